@@ -1,0 +1,246 @@
+//! A least-recently-used cache of kernel (Q) columns, bounded in bytes.
+//!
+//! Columns are stored as `f32` and may be filled only partly: a column holds
+//! its first `len` entries, which is what the SMO solver asks for while some
+//! variables are shrunk away (the active ones sit at the front after index
+//! swapping). Asking for more entries later extends the column in place.
+
+/// Bytes per stored kernel value.
+const VALUE_BYTES: usize = std::mem::size_of::<f32>();
+
+/// The cache. Column `i` of an `n`-variable problem lives in `cols[i]`.
+#[derive(Debug)]
+pub struct ColumnCache {
+    capacity: usize,
+    used: usize,
+    cols: Vec<Vec<f32>>,
+    // Doubly linked LRU list over column indices; index `n` is the sentinel.
+    // The sentinel's `next` is the least recently used column.
+    prev: Vec<usize>,
+    next: Vec<usize>,
+    linked: Vec<bool>,
+    hits: u64,
+    misses: u64,
+}
+
+impl ColumnCache {
+    /// A cache for `n` columns limited to `bytes` bytes of values. The limit is
+    /// raised to two full columns if smaller, because the solver must hold the
+    /// two columns of a working pair at once.
+    pub fn new(n: usize, bytes: usize) -> Self {
+        let capacity = (bytes / VALUE_BYTES).max(2 * n);
+        let sentinel = n;
+        ColumnCache {
+            capacity,
+            used: 0,
+            cols: vec![Vec::new(); n],
+            prev: vec![sentinel; n + 1],
+            next: vec![sentinel; n + 1],
+            linked: vec![false; n],
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Capacity in stored values.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Values currently stored.
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    /// Requests answered without computing anything.
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+
+    /// Requests that needed at least some values computed.
+    pub fn misses(&self) -> u64 {
+        self.misses
+    }
+
+    /// Number of entries of column `i` currently held.
+    pub fn held(&self, i: usize) -> usize {
+        self.cols[i].len()
+    }
+
+    fn sentinel(&self) -> usize {
+        self.cols.len()
+    }
+
+    fn unlink(&mut self, i: usize) {
+        if self.linked[i] {
+            let (p, n) = (self.prev[i], self.next[i]);
+            self.next[p] = n;
+            self.prev[n] = p;
+            self.linked[i] = false;
+        }
+    }
+
+    fn push_most_recent(&mut self, i: usize) {
+        let s = self.sentinel();
+        let last = self.prev[s];
+        self.next[last] = i;
+        self.prev[i] = last;
+        self.next[i] = s;
+        self.prev[s] = i;
+        self.linked[i] = true;
+    }
+
+    fn evict(&mut self, i: usize) {
+        self.unlink(i);
+        self.used -= self.cols[i].len();
+        self.cols[i] = Vec::new();
+    }
+
+    /// Makes column `i` hold at least `len` entries and marks it most recently
+    /// used. Returns how many leading entries were already valid: the caller
+    /// must compute entries `[start, len)` through [`ColumnCache::column_mut`].
+    /// Least recently used columns other than `i` and `keep` are evicted to
+    /// stay within the byte budget.
+    pub fn prepare(&mut self, i: usize, len: usize, keep: Option<usize>) -> usize {
+        let have = self.cols[i].len();
+        self.unlink(i);
+        if have >= len {
+            self.hits += 1;
+            self.push_most_recent(i);
+            return have;
+        }
+        self.misses += 1;
+        let extra = len - have;
+        let s = self.sentinel();
+        let mut cursor = self.next[s];
+        while self.used + extra > self.capacity && cursor != s {
+            let victim = cursor;
+            cursor = self.next[cursor];
+            if Some(victim) != keep {
+                self.evict(victim);
+            }
+        }
+        self.cols[i].resize(len, 0.0);
+        self.used += extra;
+        self.push_most_recent(i);
+        have
+    }
+
+    /// Column `i` as held.
+    #[inline]
+    pub fn column(&self, i: usize) -> &[f32] {
+        &self.cols[i]
+    }
+
+    /// Column `i` as held, for filling after [`ColumnCache::prepare`].
+    #[inline]
+    pub fn column_mut(&mut self, i: usize) -> &mut [f32] {
+        &mut self.cols[i]
+    }
+
+    /// Swaps variables `i` and `j`: their columns trade places, and every
+    /// held column has its entries `i` and `j` exchanged. A column that holds
+    /// one of the two entries but not the other can no longer be kept
+    /// consistent and is dropped.
+    pub fn swap_index(&mut self, i: usize, j: usize) {
+        if i == j {
+            return;
+        }
+        let (i_linked, j_linked) = (self.linked[i], self.linked[j]);
+        self.unlink(i);
+        self.unlink(j);
+        self.cols.swap(i, j);
+        if j_linked {
+            self.push_most_recent(i);
+        }
+        if i_linked {
+            self.push_most_recent(j);
+        }
+        let (lo, hi) = if i < j { (i, j) } else { (j, i) };
+        let s = self.sentinel();
+        let mut cursor = self.next[s];
+        while cursor != s {
+            let h = cursor;
+            cursor = self.next[cursor];
+            let len = self.cols[h].len();
+            if len > hi {
+                self.cols[h].swap(lo, hi);
+            } else if len > lo {
+                self.evict(h);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eviction_keeps_the_budget_and_the_pinned_column() {
+        // Budget: 3 columns of 4 values.
+        let mut c = ColumnCache::new(6, 12 * VALUE_BYTES);
+        for i in 0..3 {
+            assert_eq!(c.prepare(i, 4, None), 0);
+        }
+        assert_eq!(c.used(), 12);
+        // Touch column 0 so column 1 becomes the least recently used.
+        assert_eq!(c.prepare(0, 4, None), 4);
+        assert_eq!(c.prepare(3, 4, Some(1)), 0);
+        assert!(c.used() <= c.capacity());
+        // Column 1 was pinned, so column 2 (next least recent) went instead.
+        assert_eq!(c.held(1), 4);
+        assert_eq!(c.held(2), 0);
+        assert_eq!(c.held(0), 4);
+        assert_eq!(c.held(3), 4);
+        assert_eq!(c.hits(), 1);
+    }
+
+    #[test]
+    fn budget_is_at_least_two_columns() {
+        let c = ColumnCache::new(10, 1);
+        assert_eq!(c.capacity(), 20);
+    }
+
+    #[test]
+    fn partial_columns_grow() {
+        let mut c = ColumnCache::new(4, 1024);
+        assert_eq!(c.prepare(2, 2, None), 0);
+        c.column_mut(2).copy_from_slice(&[1.0, 2.0]);
+        assert_eq!(c.prepare(2, 4, None), 2);
+        assert_eq!(&c.column(2)[..2], &[1.0, 2.0]);
+        assert_eq!(c.column(2).len(), 4);
+        assert_eq!(c.used(), 4);
+    }
+
+    #[test]
+    fn swap_index_moves_columns_and_entries() {
+        let mut c = ColumnCache::new(4, 1024);
+        c.prepare(0, 4, None);
+        c.column_mut(0).copy_from_slice(&[0.0, 1.0, 2.0, 3.0]);
+        c.prepare(1, 2, None);
+        c.column_mut(1).copy_from_slice(&[10.0, 11.0]);
+        c.swap_index(0, 3);
+        // Column 0 moved to slot 3 and had its entries 0 and 3 exchanged.
+        assert_eq!(c.column(3), &[3.0, 1.0, 2.0, 0.0]);
+        assert_eq!(c.held(0), 0);
+        // Column 1 held entry 0 but not entry 3: dropped.
+        assert_eq!(c.held(1), 0);
+        assert_eq!(c.used(), 4);
+    }
+
+    #[test]
+    fn tiny_budget_under_churn_stays_bounded() {
+        let n = 50;
+        let mut c = ColumnCache::new(n, 0);
+        for step in 0..1000usize {
+            let i = (step * 7) % n;
+            let j = (step * 13 + 1) % n;
+            c.prepare(i, n, None);
+            c.prepare(j, n, Some(i));
+            assert_eq!(c.held(i), n);
+            assert_eq!(c.held(j), n);
+            assert!(c.used() <= c.capacity());
+        }
+    }
+}

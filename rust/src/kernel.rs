@@ -1,0 +1,486 @@
+//! Kernel functions and their evaluation over contiguous row-major data.
+//!
+//! A kernel value is always computed from the dot product of two rows and, for
+//! the RBF kernel, their squared norms (precomputed once per matrix), so a whole
+//! kernel column is one pass over contiguous memory with no allocation.
+
+use rayon::prelude::*;
+
+use crate::error::{shape_error, value_error, Result};
+
+/// Rows × features below which a kernel column is filled on one thread:
+/// spawning rayon tasks costs more than the arithmetic under this size.
+const PARALLEL_WORK: usize = 1 << 15;
+/// Rows handed to one rayon task when a column is filled in parallel.
+const PARALLEL_CHUNK: usize = 512;
+
+/// The kernels of LIBSVM / scikit-learn, with their parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KernelKind {
+    /// `⟨x, z⟩`
+    Linear,
+    /// `(γ⟨x, z⟩ + coef0)^degree`
+    Poly { gamma: f64, coef0: f64, degree: u32 },
+    /// `exp(−γ‖x − z‖²)`
+    Rbf { gamma: f64 },
+    /// `tanh(γ⟨x, z⟩ + coef0)`
+    Sigmoid { gamma: f64, coef0: f64 },
+    /// The caller supplies the kernel matrix itself.
+    Precomputed,
+}
+
+impl KernelKind {
+    /// Builds a kernel from the names and parameters used by scikit-learn.
+    pub fn from_name(name: &str, gamma: f64, coef0: f64, degree: i64) -> Result<Self> {
+        let kind = match name {
+            "linear" => KernelKind::Linear,
+            "poly" => {
+                if degree < 0 {
+                    value_error!("degree must be a non-negative integer, got {degree}");
+                }
+                let degree = u32::try_from(degree)
+                    .map_err(|_| crate::error::Error::Value(format!("degree {degree} is too large")))?;
+                KernelKind::Poly {
+                    gamma,
+                    coef0,
+                    degree,
+                }
+            }
+            "rbf" => KernelKind::Rbf { gamma },
+            "sigmoid" => KernelKind::Sigmoid { gamma, coef0 },
+            "precomputed" => KernelKind::Precomputed,
+            other => value_error!(
+                "unknown kernel {other:?}; expected one of 'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'"
+            ),
+        };
+        kind.validate()?;
+        Ok(kind)
+    }
+
+    /// Checks the parameters: γ must be positive and finite, coef0 finite.
+    pub fn validate(&self) -> Result<()> {
+        let gamma = match *self {
+            KernelKind::Poly { gamma, coef0, .. } | KernelKind::Sigmoid { gamma, coef0 } => {
+                if !coef0.is_finite() {
+                    value_error!("coef0 must be finite, got {coef0}");
+                }
+                Some(gamma)
+            }
+            KernelKind::Rbf { gamma } => Some(gamma),
+            KernelKind::Linear | KernelKind::Precomputed => None,
+        };
+        if let Some(g) = gamma {
+            if !(g.is_finite() && g > 0.0) {
+                value_error!("gamma must be a positive finite number, got {g}");
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the kernel needs squared row norms (only RBF does).
+    #[inline]
+    pub fn needs_norms(&self) -> bool {
+        matches!(self, KernelKind::Rbf { .. })
+    }
+
+    /// The kernel value from a dot product and the two squared norms.
+    #[inline(always)]
+    pub fn from_dot(&self, dot: f64, sq_a: f64, sq_b: f64) -> f64 {
+        match *self {
+            KernelKind::Linear | KernelKind::Precomputed => dot,
+            KernelKind::Poly {
+                gamma,
+                coef0,
+                degree,
+            } => powi(gamma * dot + coef0, degree),
+            KernelKind::Rbf { gamma } => (-gamma * (sq_a + sq_b - 2.0 * dot).max(0.0)).exp(),
+            KernelKind::Sigmoid { gamma, coef0 } => (gamma * dot + coef0).tanh(),
+        }
+    }
+}
+
+/// `base^exp` by repeated squaring (`f64::powi` takes an `i32`).
+#[inline]
+fn powi(base: f64, exp: u32) -> f64 {
+    let mut result = 1.0;
+    let mut b = base;
+    let mut e = exp;
+    while e > 0 {
+        if e & 1 == 1 {
+            result *= b;
+        }
+        b *= b;
+        e >>= 1;
+    }
+    result
+}
+
+/// Dot product with four independent accumulators so the compiler can
+/// vectorise it.
+#[inline]
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    let mut acc = [0.0f64; 4];
+    let chunks_a = a.chunks_exact(4);
+    let chunks_b = b.chunks_exact(4);
+    let tail: f64 = chunks_a
+        .remainder()
+        .iter()
+        .zip(chunks_b.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (ca, cb) in chunks_a.zip(chunks_b) {
+        acc[0] += ca[0] * cb[0];
+        acc[1] += ca[1] * cb[1];
+        acc[2] += ca[2] * cb[2];
+        acc[3] += ca[3] * cb[3];
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// A dense row-major matrix with the squared norm of every row.
+#[derive(Clone, Debug)]
+pub struct Rows {
+    data: Vec<f64>,
+    n: usize,
+    d: usize,
+    sq_norms: Vec<f64>,
+}
+
+impl Rows {
+    /// Takes ownership of `data` (`n × d`, row-major) and computes row norms.
+    pub fn new(data: Vec<f64>, n: usize, d: usize) -> Result<Self> {
+        if data.len() != n * d {
+            shape_error!("data has {} values, expected n × d = {n} × {d}", data.len());
+        }
+        if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
+            value_error!(
+                "X contains NaN or infinity (row {}, column {})",
+                pos / d.max(1),
+                pos % d.max(1)
+            );
+        }
+        let sq_norms = if d == 0 {
+            vec![0.0; n]
+        } else {
+            data.chunks_exact(d).map(|r| dot(r, r)).collect()
+        };
+        Ok(Rows {
+            data,
+            n,
+            d,
+            sq_norms,
+        })
+    }
+
+    /// Number of rows.
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of features.
+    #[inline]
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// Row `i`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.d..(i + 1) * self.d]
+    }
+
+    /// Squared norm of row `i`.
+    #[inline]
+    pub fn sq_norm(&self, i: usize) -> f64 {
+        self.sq_norms[i]
+    }
+
+    /// Swaps rows `i` and `j` in place (used by shrinking).
+    pub fn swap(&mut self, i: usize, j: usize) {
+        if i == j {
+            return;
+        }
+        let (lo, hi) = if i < j { (i, j) } else { (j, i) };
+        let d = self.d;
+        let (head, tail) = self.data.split_at_mut(hi * d);
+        head[lo * d..(lo + 1) * d].swap_with_slice(&mut tail[..d]);
+        self.sq_norms.swap(i, j);
+    }
+
+    /// A new matrix holding the listed rows, in that order.
+    pub fn gather(&self, idx: &[usize]) -> Rows {
+        let mut data = Vec::with_capacity(idx.len() * self.d);
+        for &i in idx {
+            data.extend_from_slice(self.row(i));
+        }
+        let sq_norms = idx.iter().map(|&i| self.sq_norms[i]).collect();
+        Rows {
+            data,
+            n: idx.len(),
+            d: self.d,
+            sq_norms,
+        }
+    }
+}
+
+/// Where kernel values come from: feature rows and a kernel, or a matrix the
+/// caller precomputed. Both support swapping indices, which shrinking needs.
+#[derive(Clone, Debug)]
+pub enum KernelSource {
+    /// Feature rows (swapped physically, so active rows stay contiguous).
+    Dense { kind: KernelKind, rows: Rows },
+    /// A full `n × n` kernel matrix, addressed through a permutation.
+    Precomputed {
+        matrix: Vec<f64>,
+        n: usize,
+        perm: Vec<usize>,
+    },
+}
+
+impl KernelSource {
+    /// A source over feature rows.
+    pub fn dense(kind: KernelKind, rows: Rows) -> Result<Self> {
+        if kind == KernelKind::Precomputed {
+            value_error!("a precomputed kernel needs the kernel matrix, not feature rows");
+        }
+        kind.validate()?;
+        Ok(KernelSource::Dense { kind, rows })
+    }
+
+    /// A source over a square precomputed kernel matrix (row-major).
+    pub fn precomputed(matrix: Vec<f64>, n: usize) -> Result<Self> {
+        if matrix.len() != n * n {
+            shape_error!(
+                "a precomputed kernel must be a square matrix: got {} values for {n} examples",
+                matrix.len()
+            );
+        }
+        if matrix.iter().any(|v| !v.is_finite()) {
+            value_error!("the precomputed kernel contains NaN or infinity");
+        }
+        Ok(KernelSource::Precomputed {
+            matrix,
+            n,
+            perm: (0..n).collect(),
+        })
+    }
+
+    /// Number of examples.
+    pub fn n(&self) -> usize {
+        match self {
+            KernelSource::Dense { rows, .. } => rows.n(),
+            KernelSource::Precomputed { n, .. } => *n,
+        }
+    }
+
+    /// `K(x_i, x_j)` in the current (possibly swapped) order.
+    #[inline]
+    pub fn eval(&self, i: usize, j: usize) -> f64 {
+        match self {
+            KernelSource::Dense { kind, rows } => kind.from_dot(
+                dot(rows.row(i), rows.row(j)),
+                rows.sq_norm(i),
+                rows.sq_norm(j),
+            ),
+            KernelSource::Precomputed { matrix, n, perm } => matrix[perm[i] * n + perm[j]],
+        }
+    }
+
+    /// Writes `factor · scale[t] · K(x_i, x_t)` into `out[t − start]` for
+    /// `t ∈ [start, end)`, in parallel when the work is large enough.
+    pub fn fill(
+        &self,
+        i: usize,
+        start: usize,
+        end: usize,
+        factor: f64,
+        scale: &[f64],
+        out: &mut [f32],
+    ) {
+        debug_assert_eq!(out.len(), end - start);
+        match self {
+            KernelSource::Dense { kind, rows } => {
+                let xi = rows.row(i);
+                let sq_i = rows.sq_norm(i);
+                let work = |offset: usize, chunk: &mut [f32]| {
+                    for (k, slot) in chunk.iter_mut().enumerate() {
+                        let t = offset + k;
+                        let v = kind.from_dot(dot(xi, rows.row(t)), sq_i, rows.sq_norm(t));
+                        *slot = (factor * scale[t] * v) as f32;
+                    }
+                };
+                if (end - start) * rows.d().max(1) >= PARALLEL_WORK {
+                    out.par_chunks_mut(PARALLEL_CHUNK)
+                        .enumerate()
+                        .for_each(|(c, chunk)| work(start + c * PARALLEL_CHUNK, chunk));
+                } else {
+                    work(start, out);
+                }
+            }
+            KernelSource::Precomputed { matrix, n, perm } => {
+                let row = &matrix[perm[i] * n..(perm[i] + 1) * n];
+                for (k, slot) in out.iter_mut().enumerate() {
+                    let t = start + k;
+                    *slot = (factor * scale[t] * row[perm[t]]) as f32;
+                }
+            }
+        }
+    }
+
+    /// Swaps examples `i` and `j`.
+    pub fn swap(&mut self, i: usize, j: usize) {
+        match self {
+            KernelSource::Dense { rows, .. } => rows.swap(i, j),
+            KernelSource::Precomputed { perm, .. } => perm.swap(i, j),
+        }
+    }
+
+    /// A new source restricted to the listed examples (in the current order).
+    pub fn subset(&self, idx: &[usize]) -> KernelSource {
+        match self {
+            KernelSource::Dense { kind, rows } => KernelSource::Dense {
+                kind: *kind,
+                rows: rows.gather(idx),
+            },
+            KernelSource::Precomputed { matrix, n, perm } => {
+                let m = idx.len();
+                let mut sub = Vec::with_capacity(m * m);
+                for &a in idx {
+                    let row = &matrix[perm[a] * n..(perm[a] + 1) * n];
+                    sub.extend(idx.iter().map(|&b| row[perm[b]]));
+                }
+                KernelSource::Precomputed {
+                    matrix: sub,
+                    n: m,
+                    perm: (0..m).collect(),
+                }
+            }
+        }
+    }
+}
+
+/// The kernel matrix between the rows of `a` (`na × d`) and `b` (`nb × d`),
+/// row-major `na × nb`, computed in parallel over rows of `a`.
+pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
+    if kind == KernelKind::Precomputed {
+        value_error!("kernel_matrix needs a kernel function, not 'precomputed'");
+    }
+    kind.validate()?;
+    if a.d() != b.d() {
+        shape_error!(
+            "the two matrices have {} and {} features; they must match",
+            a.d(),
+            b.d()
+        );
+    }
+    let nb = b.n();
+    let mut out = vec![0.0; a.n() * nb];
+    if nb == 0 {
+        return Ok(out);
+    }
+    out.par_chunks_mut(nb).enumerate().for_each(|(i, row)| {
+        let xi = a.row(i);
+        let sq_i = a.sq_norm(i);
+        for (t, slot) in row.iter_mut().enumerate() {
+            *slot = kind.from_dot(dot(xi, b.row(t)), sq_i, b.sq_norm(t));
+        }
+    });
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(data: &[f64], d: usize) -> Rows {
+        Rows::new(data.to_vec(), data.len() / d, d).unwrap()
+    }
+
+    #[test]
+    fn kernels_match_their_formulas() {
+        let a = rows(&[1.0, 2.0, 0.5, -1.0], 2);
+        let x = a.row(0);
+        let z = a.row(1);
+        let d = 0.5 - 2.0;
+        let dist2 = (1.0f64 - 0.5).powi(2) + (2.0f64 + 1.0).powi(2);
+        let cases = [
+            (KernelKind::Linear, d),
+            (
+                KernelKind::Poly {
+                    gamma: 0.5,
+                    coef0: 1.0,
+                    degree: 3,
+                },
+                (0.5 * d + 1.0f64).powi(3),
+            ),
+            (KernelKind::Rbf { gamma: 0.3 }, (-0.3 * dist2).exp()),
+            (
+                KernelKind::Sigmoid {
+                    gamma: 0.2,
+                    coef0: -0.1,
+                },
+                (0.2 * d - 0.1f64).tanh(),
+            ),
+        ];
+        for (kind, want) in cases {
+            let got = kind.from_dot(dot(x, z), a.sq_norm(0), a.sq_norm(1));
+            assert!((got - want).abs() < 1e-12, "{kind:?}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn poly_degree_zero_is_one() {
+        let k = KernelKind::Poly {
+            gamma: 1.0,
+            coef0: 0.0,
+            degree: 0,
+        };
+        assert_eq!(k.from_dot(5.0, 0.0, 0.0), 1.0);
+    }
+
+    #[test]
+    fn dot_handles_tails() {
+        let a: Vec<f64> = (0..11).map(f64::from).collect();
+        let want: f64 = a.iter().map(|v| v * v).sum();
+        assert_eq!(dot(&a, &a), want);
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected() {
+        assert!(KernelKind::from_name("rbf", 0.0, 0.0, 3).is_err());
+        assert!(KernelKind::from_name("rbf", f64::NAN, 0.0, 3).is_err());
+        assert!(KernelKind::from_name("poly", 1.0, 0.0, -1).is_err());
+        let err = KernelKind::from_name("cubic", 1.0, 0.0, 3).unwrap_err();
+        assert!(err.to_string().contains("unknown kernel"));
+        assert!(Rows::new(vec![1.0, f64::NAN], 1, 2).is_err());
+        assert!(Rows::new(vec![1.0, 2.0, 3.0], 2, 2).is_err());
+        assert!(KernelSource::precomputed(vec![1.0; 6], 2).is_err());
+    }
+
+    #[test]
+    fn swap_and_fill_agree_with_eval() {
+        let data: Vec<f64> = (0..40).map(|v| (v as f64 * 0.37).sin()).collect();
+        let mut src = KernelSource::dense(KernelKind::Rbf { gamma: 0.7 }, rows(&data, 4)).unwrap();
+        let before = src.eval(2, 7);
+        src.swap(2, 5);
+        assert!((src.eval(5, 7) - before).abs() < 1e-15);
+        let scale = vec![1.0; 10];
+        let mut out = vec![0.0f32; 10];
+        src.fill(5, 0, 10, 1.0, &scale, &mut out);
+        for (t, v) in out.iter().enumerate() {
+            assert!((f64::from(*v) - src.eval(5, t)).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn kernel_matrix_shapes_and_values() {
+        let a = rows(&[0.0, 0.0, 1.0, 0.0, 0.0, 1.0], 2);
+        let b = rows(&[1.0, 1.0], 2);
+        let k = kernel_matrix(KernelKind::Linear, &a, &b).unwrap();
+        assert_eq!(k, vec![0.0, 1.0, 1.0]);
+        let c = rows(&[1.0, 1.0, 1.0], 3);
+        assert!(kernel_matrix(KernelKind::Linear, &a, &c).is_err());
+    }
+}

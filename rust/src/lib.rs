@@ -1,0 +1,26 @@
+//! The Rust core of localsvm.
+//!
+//! Pure solver modules (no Python): [`kernel`] (kernel functions over
+//! contiguous rows), [`cache`] (an LRU cache of kernel columns bounded in
+//! bytes), [`qmatrix`] (the dual's Hessian served through the cache),
+//! [`smo`] (SMO with second-order working-set selection and shrinking),
+//! [`boxqp`] (coordinate descent for box-only duals), [`problem`] (the one
+//! entry point: validation, warm starts, subset optimisation) and
+//! [`predict`] (decision values of kernel expansions). The `python` feature
+//! adds the PyO3 bindings in `python.rs`, the only file that touches Python.
+
+pub mod boxqp;
+pub mod cache;
+pub mod error;
+pub mod kernel;
+pub mod predict;
+pub mod problem;
+pub mod qmatrix;
+pub mod smo;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, Result};
+pub use kernel::{KernelKind, KernelSource, Rows};
+pub use problem::{Constraint, DualProblem, Solution, SolverOptions};

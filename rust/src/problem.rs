@@ -1,0 +1,250 @@
+//! The one entry point every algorithm uses to solve a kernel dual:
+//! validation, warm starts, optimisation over a subset of the variables with
+//! the others held fixed, and the choice between the equality-constrained SMO
+//! and the box-only coordinate descent.
+
+use crate::boxqp;
+use crate::error::{shape_error, value_error, Result};
+use crate::kernel::KernelSource;
+use crate::qmatrix::KernelQ;
+use crate::smo;
+
+/// Which constraints the dual carries besides the boxes `0 ≤ α_i ≤ U_i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Constraint {
+    /// `yᵀα = 0` (the C-SVC dual, with a bias term).
+    Equality,
+    /// Boxes only (bias-free duals, MCSVM).
+    BoxOnly,
+}
+
+/// Stopping and resource settings.
+#[derive(Clone, Debug)]
+pub struct SolverOptions {
+    /// Stop when the maximal KKT violation is at most this.
+    pub tol: f64,
+    /// Cap on iterations; `None` means LIBSVM's safety cap,
+    /// `max(10⁷, 100·n)`.
+    pub max_iter: Option<u64>,
+    /// Shrink bounded variables (equality-constrained problems only).
+    pub shrinking: bool,
+    /// Byte budget of the kernel-column cache.
+    pub cache_bytes: usize,
+}
+
+impl Default for SolverOptions {
+    fn default() -> Self {
+        SolverOptions {
+            tol: 1e-3,
+            max_iter: None,
+            shrinking: true,
+            cache_bytes: 200 << 20,
+        }
+    }
+}
+
+/// `min ½ αᵀQα + pᵀα` with `Q_ij = y_i y_j K(x_i, x_j)`, `0 ≤ α ≤ U`, and
+/// optionally `yᵀα = 0`.
+#[derive(Clone, Debug)]
+pub struct DualProblem {
+    /// The kernel.
+    pub source: KernelSource,
+    /// Labels `±1` (the signs in `Q`).
+    pub y: Vec<f64>,
+    /// Linear term; `None` means `−1` everywhere (the C-SVC dual).
+    pub p: Option<Vec<f64>>,
+    /// Per-variable upper bounds `U_i ≥ 0`; `U_i = 0` pins `α_i` at 0.
+    pub upper: Vec<f64>,
+    /// Start point; `None` means `α = 0`. With the equality constraint it
+    /// must satisfy `yᵀα₀ = 0`.
+    pub alpha0: Option<Vec<f64>>,
+    /// Optimise only these variables, holding the others at `alpha0`.
+    pub active: Option<Vec<usize>>,
+    /// Equality constraint or boxes only.
+    pub constraint: Constraint,
+}
+
+/// The solver's answer, in the caller's variable order.
+#[derive(Clone, Debug)]
+pub struct Solution {
+    /// The dual variables (all of them, fixed ones unchanged).
+    pub alpha: Vec<f64>,
+    /// Decision threshold: `f(x) = Σ α_i y_i K(x_i, x) − ρ` (0 without the
+    /// equality constraint).
+    pub rho: f64,
+    /// `½ αᵀQα + pᵀα` over the optimised variables, with the fixed ones
+    /// folded into the linear term; the full objective when every variable is
+    /// optimised.
+    pub objective: f64,
+    /// Iterations (pair updates for SMO, coordinate steps for the box QP).
+    pub n_iter: u64,
+    /// False when the iteration cap stopped the solver.
+    pub converged: bool,
+    /// How many variables were optimised.
+    pub n_optimised: usize,
+}
+
+/// Relative tolerance for a warm start's `yᵀα₀ = 0` and box membership.
+const FEASIBILITY_TOL: f64 = 1e-9;
+
+impl DualProblem {
+    /// Checks shapes and values; every message names the argument at fault.
+    pub fn validate(&self) -> Result<()> {
+        let n = self.source.n();
+        if self.y.len() != n {
+            shape_error!("y has {} entries but there are {n} examples", self.y.len());
+        }
+        if self.upper.len() != n {
+            shape_error!(
+                "upper has {} entries but there are {n} examples",
+                self.upper.len()
+            );
+        }
+        if let Some(bad) = self.y.iter().find(|&&v| v != 1.0 && v != -1.0) {
+            value_error!("y must contain only -1 and +1, found {bad}");
+        }
+        if let Some(bad) = self.upper.iter().find(|&&u| !(u.is_finite() && u >= 0.0)) {
+            value_error!("upper bounds must be finite and non-negative, found {bad}");
+        }
+        if let Some(p) = &self.p {
+            if p.len() != n {
+                shape_error!("p has {} entries but there are {n} examples", p.len());
+            }
+            if p.iter().any(|v| !v.is_finite()) {
+                value_error!("p contains NaN or infinity");
+            }
+        }
+        if let Some(a) = &self.alpha0 {
+            if a.len() != n {
+                shape_error!("alpha0 has {} entries but there are {n} examples", a.len());
+            }
+            for (i, (&ai, &ui)) in a.iter().zip(&self.upper).enumerate() {
+                let slack = FEASIBILITY_TOL * ui.max(1.0);
+                if !ai.is_finite() || ai < -slack || ai > ui + slack {
+                    value_error!("alpha0[{i}] = {ai} lies outside its box [0, {ui}]");
+                }
+            }
+            if self.constraint == Constraint::Equality {
+                let ya: f64 = a.iter().zip(&self.y).map(|(a, y)| a * y).sum();
+                let scale: f64 = a.iter().map(|v| v.abs()).sum::<f64>().max(1.0);
+                if ya.abs() > FEASIBILITY_TOL * scale {
+                    value_error!(
+                        "alpha0 violates the equality constraint: y·alpha0 = {ya:e}, expected 0"
+                    );
+                }
+            }
+        }
+        if let Some(active) = &self.active {
+            let mut seen = vec![false; n];
+            for &i in active {
+                if i >= n {
+                    value_error!("active index {i} is out of range for {n} examples");
+                }
+                if seen[i] {
+                    value_error!("active index {i} appears twice");
+                }
+                seen[i] = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then solves.
+    pub fn solve(self, opts: &SolverOptions) -> Result<Solution> {
+        if !(opts.tol.is_finite() && opts.tol > 0.0) {
+            value_error!("tol must be a positive finite number, got {}", opts.tol);
+        }
+        self.validate()?;
+        let n = self.source.n();
+        let mut alpha: Vec<f64> = match &self.alpha0 {
+            Some(a) => a
+                .iter()
+                .zip(&self.upper)
+                .map(|(&a, &u)| a.clamp(0.0, u))
+                .collect(),
+            None => vec![0.0; n],
+        };
+        let p_full = self.p.clone().unwrap_or_else(|| vec![-1.0; n]);
+
+        // Variables that can move: the requested subset, minus those whose
+        // box is the single point 0.
+        let mut in_set = vec![self.active.is_none(); n];
+        if let Some(active) = &self.active {
+            for &i in active {
+                in_set[i] = true;
+            }
+        }
+        let set: Vec<usize> = (0..n)
+            .filter(|&i| in_set[i] && self.upper[i] > 0.0)
+            .collect();
+        for (i, a) in alpha.iter_mut().enumerate() {
+            if self.upper[i] == 0.0 {
+                *a = 0.0;
+            }
+        }
+        if set.is_empty() {
+            return Ok(Solution {
+                alpha,
+                rho: 0.0,
+                objective: 0.0,
+                n_iter: 0,
+                converged: true,
+                n_optimised: 0,
+            });
+        }
+        let whole = set.len() == n;
+
+        // Fold the fixed variables into the linear term of the subproblem:
+        // p_S + Q_SF α_F.
+        let fixed: Vec<usize> = (0..n)
+            .filter(|&j| !(in_set[j] && self.upper[j] > 0.0) && alpha[j] != 0.0)
+            .collect();
+        let p_sub: Vec<f64> = set
+            .iter()
+            .map(|&s| {
+                let folded: f64 = fixed
+                    .iter()
+                    .map(|&j| alpha[j] * self.y[j] * self.source.eval(s, j))
+                    .sum();
+                p_full[s] + self.y[s] * folded
+            })
+            .collect();
+        let y_sub: Vec<f64> = set.iter().map(|&i| self.y[i]).collect();
+        let u_sub: Vec<f64> = set.iter().map(|&i| self.upper[i]).collect();
+        let a_sub: Vec<f64> = set.iter().map(|&i| alpha[i]).collect();
+        let source = if whole {
+            self.source
+        } else {
+            self.source.subset(&set)
+        };
+        let m = set.len();
+        let max_iter = opts
+            .max_iter
+            .unwrap_or_else(|| 10_000_000u64.max(100 * m as u64));
+        let mut q = KernelQ::new(source, y_sub.clone(), opts.cache_bytes);
+        let result = match self.constraint {
+            Constraint::Equality => smo::solve(
+                &mut q,
+                &p_sub,
+                &y_sub,
+                &u_sub,
+                &a_sub,
+                opts.tol,
+                max_iter,
+                opts.shrinking,
+            ),
+            Constraint::BoxOnly => boxqp::solve(&mut q, &p_sub, &u_sub, &a_sub, opts.tol, max_iter),
+        };
+        for (k, &i) in set.iter().enumerate() {
+            alpha[i] = result.alpha[k];
+        }
+        Ok(Solution {
+            alpha,
+            rho: result.rho,
+            objective: result.objective,
+            n_iter: result.n_iter,
+            converged: result.converged,
+            n_optimised: m,
+        })
+    }
+}
