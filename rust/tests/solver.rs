@@ -1,6 +1,9 @@
 //! Solver tests: tiny duals with known answers, KKT conditions at the
 //! returned point, and agreement between the solver's modes.
 
+// Index loops read clearer in these checks.
+#![allow(clippy::needless_range_loop)]
+
 use localsvm_core::{Constraint, DualProblem, KernelKind, KernelSource, Rows, SolverOptions};
 
 /// A small deterministic pseudo-random generator (no dev-dependency needed).
