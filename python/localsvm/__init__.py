@@ -1,0 +1,64 @@
+"""localsvm: support vector machines that learn locally, sparsely and
+incrementally, on a Rust SMO core.
+
+Estimators follow scikit-learn's API. Solver backends, similarity and
+clustering strategies and execution engines are pluggy plugins (see
+:mod:`localsvm.hookspecs`).
+
+>>> import localsvm
+>>> sorted(localsvm.list_backends())[:2]
+['rust', 'scipy']
+"""
+
+from . import datasets
+from ._core import __version__ as _core_version
+from .backends import Capabilities, QPProblem, QPSolution, SolverBackend
+from .hookspecs import hookimpl
+from .kernels import KernelSpec
+from .parallel import run_tasks, set_default_engine, use_engine
+from .plugins import (
+    get_backend,
+    get_clustering,
+    get_engine,
+    get_plugin_manager,
+    get_similarity,
+    list_backends,
+    list_clusterings,
+    list_engines,
+    list_similarities,
+    select_backend,
+)
+from .svc import SVC
+
+__version__ = "0.1.0"
+
+if _core_version != __version__:  # pragma: no cover - a stale build
+    raise ImportError(
+        f"localsvm's compiled core is version {_core_version} but the Python package is "
+        f"{__version__}; rebuild it (pip install .)"
+    )
+
+__all__ = [
+    "SVC",
+    "Capabilities",
+    "KernelSpec",
+    "QPProblem",
+    "QPSolution",
+    "SolverBackend",
+    "__version__",
+    "datasets",
+    "get_backend",
+    "get_clustering",
+    "get_engine",
+    "get_plugin_manager",
+    "get_similarity",
+    "hookimpl",
+    "list_backends",
+    "list_clusterings",
+    "list_engines",
+    "list_similarities",
+    "run_tasks",
+    "select_backend",
+    "set_default_engine",
+    "use_engine",
+]

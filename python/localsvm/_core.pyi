@@ -1,0 +1,70 @@
+"""Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs)."""
+
+from typing import TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class QPResult(TypedDict):
+    alpha: npt.NDArray[np.float64]
+    rho: float
+    objective: float
+    n_iter: int
+    converged: bool
+    n_optimised: int
+
+def solve_qp(
+    x: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    upper: npt.NDArray[np.float64],
+    *,
+    kernel: str = "rbf",
+    gamma: float = 1.0,
+    coef0: float = 0.0,
+    degree: int = 3,
+    p: npt.NDArray[np.float64] | None = None,
+    alpha0: npt.NDArray[np.float64] | None = None,
+    active: npt.NDArray[np.int64] | None = None,
+    equality: bool = True,
+    tol: float = 1e-3,
+    max_iter: int = -1,
+    cache_size: float = 200.0,
+    shrinking: bool = True,
+) -> QPResult:
+    """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
+    ``yᵀα = 0``, with ``Q_ij = y_i y_j K(x_i, x_j)``.
+
+    ``x`` holds features, or the square kernel matrix for
+    ``kernel='precomputed'``. ``p`` defaults to −1. ``alpha0`` is a feasible
+    start; ``active`` restricts optimisation to those indices (the others stay
+    at ``alpha0``). ``max_iter=-1`` uses the safety cap ``max(10⁷, 100·n)``.
+    ``cache_size`` is in MB. Runs without the GIL; bad input raises
+    ``ValueError``.
+    """
+
+def kernel_matrix(
+    a: npt.NDArray[np.float64],
+    b: npt.NDArray[np.float64],
+    *,
+    kernel: str = "rbf",
+    gamma: float = 1.0,
+    coef0: float = 0.0,
+    degree: int = 3,
+) -> npt.NDArray[np.float64]:
+    """``K[i, j] = k(a[i], b[j])``, computed in parallel without the GIL."""
+
+def decision_values(
+    x: npt.NDArray[np.float64],
+    sv: npt.NDArray[np.float64],
+    coef: npt.NDArray[np.float64],
+    intercept: npt.NDArray[np.float64],
+    *,
+    kernel: str = "rbf",
+    gamma: float = 1.0,
+    coef0: float = 0.0,
+    degree: int = 3,
+) -> npt.NDArray[np.float64]:
+    """``coef @ K(sv, x).T + intercept`` for every row of ``x``: shape
+    ``(n_samples, n_models)``, computed in parallel without the GIL."""

@@ -1,0 +1,174 @@
+"""The solver-backend interface: what a backend accepts, returns and declares.
+
+Every estimator states its training problem as a :class:`QPProblem`, the
+kernel dual
+
+    min_α ½ αᵀQα + pᵀα,   Q_ij = y_i y_j K(x_i, x_j),
+    0 ≤ α_i ≤ U_i   (per-sample upper bounds),
+    yᵀα = 0         (unless ``equality=False``: boxes only),
+
+optionally warm-started from ``alpha0`` and optionally restricted to the
+variables in ``active`` (the others held at ``alpha0``). A backend is a small
+object with a ``name``, a ``priority`` (used by ``backend="auto"``),
+:class:`Capabilities`, and ``solve(problem) -> QPSolution``. Backends register
+themselves through the ``localsvm_register_backends`` hook.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kernels import KERNELS, KernelSpec
+
+
+class UnsupportedProblemError(ValueError):
+    """A backend was asked for something it declared it cannot do."""
+
+
+@dataclass
+class QPProblem:
+    """A kernel dual with per-sample boxes (see the module docstring).
+
+    ``X`` holds features, or the square training kernel matrix when
+    ``kernel.name == 'precomputed'``. ``y`` holds ±1. ``p`` defaults to −1
+    (the C-SVC dual). ``max_iter=-1`` means no limit beyond the solver's own
+    safety cap. ``cache_size`` is in megabytes.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    upper: np.ndarray
+    kernel: KernelSpec = field(default_factory=KernelSpec)
+    p: np.ndarray | None = None
+    alpha0: np.ndarray | None = None
+    active: np.ndarray | None = None
+    equality: bool = True
+    tol: float = 1e-3
+    max_iter: int = -1
+    cache_size: float = 200.0
+    shrinking: bool = True
+
+    @property
+    def n(self) -> int:
+        """Number of variables."""
+        return int(self.y.shape[0])
+
+    def validate(self) -> None:
+        """Check shapes and values; raises ``ValueError`` naming the field."""
+        n = self.n
+        if self.y.ndim != 1:
+            raise ValueError(f"y must be one-dimensional, got shape {self.y.shape}")
+        if self.X.ndim != 2 or self.X.shape[0] != n:
+            raise ValueError(f"X must have shape ({n}, n_features), got {self.X.shape}")
+        if self.kernel.precomputed and self.X.shape[1] != n:
+            raise ValueError(f"a precomputed kernel must be square, got shape {self.X.shape}")
+        if not np.all(np.isin(self.y, (-1.0, 1.0))):
+            raise ValueError("y must contain only -1 and +1")
+        for name in ("upper", "p", "alpha0"):
+            v = getattr(self, name)
+            if v is not None and v.shape != (n,):
+                raise ValueError(f"{name} must have shape ({n},), got {v.shape}")
+        if not np.all(np.isfinite(self.upper)) or np.any(self.upper < 0):
+            raise ValueError("upper bounds must be finite and non-negative")
+        if not (np.isfinite(self.tol) and self.tol > 0):
+            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
+        if self.max_iter < -1:
+            raise ValueError(f"max_iter must be -1 or non-negative, got {self.max_iter}")
+        if self.active is not None:
+            a = np.asarray(self.active)
+            if a.ndim != 1 or (a.size and (a.min() < 0 or a.max() >= n)):
+                raise ValueError(f"active must list indices in [0, {n})")
+            if np.unique(a).size != a.size:
+                raise ValueError("active must not repeat an index")
+
+    def features_used(self) -> set[str]:
+        """Optional features this problem relies on (see :class:`Capabilities`)."""
+        used = set()
+        if self.alpha0 is not None:
+            used.add("warm_start")
+        if self.active is not None:
+            used.add("subset")
+        if not self.equality:
+            used.add("box_only")
+        return used
+
+
+@dataclass
+class QPSolution:
+    """What a backend returns.
+
+    ``f(x) = Σ_i alpha_i y_i K(x_i, x) − rho``; ``objective`` is the dual
+    objective ½αᵀQα + pᵀα (over the optimised variables when ``active`` was
+    given); ``converged`` is False when ``max_iter`` stopped the solver.
+    """
+
+    alpha: np.ndarray
+    rho: float
+    objective: float
+    n_iter: int
+    converged: bool
+    backend: str
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do.
+
+    ``kernels``: kernel names it accepts. ``warm_start``: honours ``alpha0``.
+    ``subset``: honours ``active``. ``box_only``: solves ``equality=False``.
+    ``max_samples``: the largest problem it accepts (``None`` = no limit).
+    ``thread_safe``: several problems may be solved at once from threads.
+    """
+
+    kernels: frozenset[str] = frozenset(KERNELS)
+    warm_start: bool = False
+    subset: bool = False
+    box_only: bool = False
+    max_samples: int | None = None
+    thread_safe: bool = True
+
+
+class SolverBackend(ABC):
+    """Base class for solver backends (subclassing it is optional: any object
+    with ``name``, ``priority``, ``capabilities``, ``check`` and ``solve`` works).
+    """
+
+    #: Stable name users pass as ``backend=...``.
+    name: str = ""
+    #: ``backend="auto"`` picks the highest-priority backend that accepts the
+    #: problem.
+    priority: int = 0
+    capabilities: Capabilities = Capabilities()
+
+    def check(self, problem: QPProblem) -> str | None:
+        """``None`` if this backend can solve ``problem``, else the reason why not."""
+        return check_capabilities(self.capabilities, problem)
+
+    @abstractmethod
+    def solve(self, problem: QPProblem) -> QPSolution:
+        """Solve ``problem``; raise ``ValueError`` for input it rejects."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def check_capabilities(caps: Capabilities, problem: QPProblem) -> str | None:
+    """The first capability ``problem`` needs that ``caps`` lacks, as a sentence."""
+    if problem.kernel.name not in caps.kernels:
+        return f"it does not support the {problem.kernel.name!r} kernel"
+    if caps.max_samples is not None and problem.n > caps.max_samples:
+        return (
+            f"it accepts at most {caps.max_samples} samples and this problem has {problem.n}"
+        )
+    missing = {
+        "warm_start": caps.warm_start,
+        "subset": caps.subset,
+        "box_only": caps.box_only,
+    }
+    for feature in sorted(problem.features_used()):
+        if not missing[feature]:
+            return f"it does not support {feature.replace('_', '-')} problems"
+    return None

@@ -1,0 +1,140 @@
+"""Helpers for backends that work on the dense Hessian (scipy, clarabel, …).
+
+A dense backend builds ``Q`` once with :func:`dense_hessian`, reduces the
+problem to the variables that may move with :func:`reduce_problem` (fixed
+variables folded into the linear term, zero-width boxes dropped), solves the
+reduced QP however it likes, and hands the result to :func:`finish`, which
+computes ρ from the KKT conditions and the objective the same way for every
+backend. Third-party plugins are welcome to use these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels import kernel_matrix_numpy
+from .base import QPProblem, QPSolution
+
+#: Relative distance to a bound under which :func:`finish` puts α on the bound.
+SNAP_TOL = 1e-7
+
+
+def dense_hessian(problem: QPProblem) -> np.ndarray:
+    """``Q = (y yᵀ) ∘ K`` as a dense ``n × n`` array (kernel in NumPy)."""
+    X = np.asarray(problem.X, dtype=np.float64)
+    K = X if problem.kernel.precomputed else kernel_matrix_numpy(problem.kernel, X, X)
+    y = np.asarray(problem.y, dtype=np.float64)
+    return K * np.outer(y, y)
+
+
+@dataclass
+class ReducedQP:
+    """``min ½ aᵀQa + pᵀa, 0 ≤ a ≤ upper [, yᵀa = rhs]`` over ``index``."""
+
+    Q: np.ndarray
+    p: np.ndarray
+    y: np.ndarray
+    upper: np.ndarray
+    alpha0: np.ndarray
+    rhs: float
+    index: np.ndarray
+    alpha_full: np.ndarray
+
+
+def reduce_problem(problem: QPProblem, Q: np.ndarray) -> ReducedQP:
+    """Restrict to the variables that may move, folding the rest into ``p``."""
+    n = problem.n
+    upper = np.asarray(problem.upper, dtype=np.float64)
+    alpha = (
+        np.zeros(n)
+        if problem.alpha0 is None
+        else np.clip(np.asarray(problem.alpha0, dtype=np.float64), 0.0, upper)
+    )
+    movable = np.zeros(n, dtype=bool)
+    if problem.active is None:
+        movable[:] = True
+    else:
+        movable[np.asarray(problem.active, dtype=np.intp)] = True
+    movable &= upper > 0
+    alpha[upper == 0] = 0.0
+    idx = np.flatnonzero(movable)
+    fixed = np.flatnonzero(~movable)
+    p = -np.ones(n) if problem.p is None else np.asarray(problem.p, dtype=np.float64)
+    p_sub = p[idx] + Q[np.ix_(idx, fixed)] @ alpha[fixed]
+    y = np.asarray(problem.y, dtype=np.float64)
+    rhs = -float(y[fixed] @ alpha[fixed])
+    return ReducedQP(
+        Q=Q[np.ix_(idx, idx)],
+        p=p_sub,
+        y=y[idx],
+        upper=upper[idx],
+        alpha0=alpha[idx],
+        rhs=rhs,
+        index=idx,
+        alpha_full=alpha,
+    )
+
+
+def rho_from_kkt(
+    y: np.ndarray, grad: np.ndarray, alpha: np.ndarray, upper: np.ndarray
+) -> float:
+    """ρ of the C-SVC dual: mean of ``y_i G_i`` over free variables, else the
+    middle of the interval allowed by the bounded ones. Variables within a
+    relative 1e-6 of a bound count as bounded (interior-point solvers stop
+    just inside the box)."""
+    if alpha.size == 0:
+        return 0.0
+    yg = y * grad
+    slack = 1e-6 * np.maximum(upper, 1.0)
+    at_lower = alpha <= slack
+    at_upper = alpha >= upper - slack
+    free = ~(at_lower | at_upper)
+    if free.any():
+        return float(yg[free].mean())
+    pos = y > 0
+    ub_mask = (at_upper & ~pos) | (at_lower & pos)
+    lb_mask = ~ub_mask
+    ub = yg[ub_mask].min() if ub_mask.any() else np.inf
+    lb = yg[lb_mask].max() if lb_mask.any() else -np.inf
+    if np.isfinite(ub) and np.isfinite(lb):
+        return float(0.5 * (ub + lb))
+    if np.isfinite(ub):
+        return float(ub)
+    if np.isfinite(lb):
+        return float(lb)
+    return 0.0
+
+
+def finish(
+    problem: QPProblem,
+    reduced: ReducedQP,
+    alpha_sub: np.ndarray,
+    *,
+    n_iter: int,
+    converged: bool,
+    backend: str,
+) -> QPSolution:
+    """Clip the reduced solution into its box, snap values within a relative
+    1e-7 of a bound onto it (general-purpose solvers stop just inside the box,
+    which would otherwise make every example a support vector), compute ρ and
+    the objective, and scatter the result back over all variables."""
+    upper = reduced.upper
+    a = np.clip(np.asarray(alpha_sub, dtype=np.float64), 0.0, upper)
+    snap = SNAP_TOL * upper
+    a[a <= snap] = 0.0
+    a[a >= upper - snap] = upper[a >= upper - snap]
+    grad = reduced.Q @ a + reduced.p
+    rho = rho_from_kkt(reduced.y, grad, a, reduced.upper) if problem.equality else 0.0
+    objective = float(0.5 * a @ (reduced.Q @ a) + reduced.p @ a)
+    alpha = reduced.alpha_full.copy()
+    alpha[reduced.index] = a
+    return QPSolution(
+        alpha=alpha,
+        rho=rho,
+        objective=objective,
+        n_iter=int(n_iter),
+        converged=bool(converged),
+        backend=backend,
+    )

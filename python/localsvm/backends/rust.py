@@ -1,0 +1,58 @@
+"""The default backend: the Rust SMO solver (``localsvm._core``).
+
+Second-order working-set selection, shrinking, a float32 kernel-column cache
+bounded by ``cache_size`` megabytes, warm starts, subset optimisation and the
+box-only dual; runs with the GIL released, so problems can be solved from
+several threads at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _core
+from ..hookspecs import hookimpl
+from .base import Capabilities, QPProblem, QPSolution, SolverBackend
+
+
+class RustBackend(SolverBackend):
+    """SMO in Rust; the default backend for every problem size."""
+
+    name = "rust"
+    priority = 100
+    capabilities = Capabilities(warm_start=True, subset=True, box_only=True, thread_safe=True)
+
+    def solve(self, problem: QPProblem) -> QPSolution:
+        f64 = np.float64
+        out = _core.solve_qp(
+            np.ascontiguousarray(problem.X, dtype=f64),
+            np.ascontiguousarray(problem.y, dtype=f64),
+            np.ascontiguousarray(problem.upper, dtype=f64),
+            **problem.kernel.core_kwargs(),
+            p=None if problem.p is None else np.ascontiguousarray(problem.p, dtype=f64),
+            alpha0=None
+            if problem.alpha0 is None
+            else np.ascontiguousarray(problem.alpha0, dtype=f64),
+            active=None
+            if problem.active is None
+            else np.ascontiguousarray(problem.active, dtype=np.int64),
+            equality=bool(problem.equality),
+            tol=float(problem.tol),
+            max_iter=int(problem.max_iter),
+            cache_size=float(problem.cache_size),
+            shrinking=bool(problem.shrinking),
+        )
+        return QPSolution(
+            alpha=out["alpha"],
+            rho=float(out["rho"]),
+            objective=float(out["objective"]),
+            n_iter=int(out["n_iter"]),
+            converged=bool(out["converged"]),
+            backend=self.name,
+        )
+
+
+@hookimpl
+def localsvm_register_backends(register):
+    """Register the Rust backend."""
+    register(RustBackend())

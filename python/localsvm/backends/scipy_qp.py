@@ -1,0 +1,70 @@
+"""A reference backend: the dual solved by ``scipy.optimize.minimize``
+(SLSQP) on the dense Hessian, with kernels computed in NumPy.
+
+It is slow (dense ``n × n`` memory, cubic-time subproblems) and meant for
+small problems (at most 1000 samples; a 300-sample problem takes seconds) and as an independent check of the Rust
+solver: it shares no code with it beyond the problem definition.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import minimize
+
+from ..hookspecs import hookimpl
+from .base import Capabilities, QPProblem, QPSolution, SolverBackend
+from .dense import dense_hessian, finish, reduce_problem
+
+MAX_SAMPLES = 1000
+
+
+class ScipyBackend(SolverBackend):
+    """SLSQP on the dense dual (small problems; independent reference)."""
+
+    name = "scipy"
+    priority = 10
+    capabilities = Capabilities(
+        warm_start=True,
+        subset=True,
+        box_only=True,
+        max_samples=MAX_SAMPLES,
+        thread_safe=False,
+    )
+
+    def solve(self, problem: QPProblem) -> QPSolution:
+        problem.validate()
+        red = reduce_problem(problem, dense_hessian(problem))
+        m = red.index.size
+        if m == 0:
+            return finish(problem, red, red.alpha0, n_iter=0, converged=True, backend=self.name)
+        Q, p = red.Q, red.p
+
+        def objective(a: np.ndarray) -> tuple[float, np.ndarray]:
+            Qa = Q @ a
+            return float(0.5 * a @ Qa + p @ a), Qa + p
+
+        constraints = []
+        if problem.equality:
+            y, rhs = red.y, red.rhs
+            constraints.append(
+                {"type": "eq", "fun": lambda a: np.array([y @ a - rhs]), "jac": lambda a: y[None, :]}
+            )
+        max_iter = 10 * m + 100 if problem.max_iter < 0 else max(problem.max_iter, 1)
+        res = minimize(
+            objective,
+            red.alpha0,
+            jac=True,
+            method="SLSQP",
+            bounds=list(zip(np.zeros(m), red.upper)),
+            constraints=constraints,
+            options={"maxiter": max_iter, "ftol": 1e-14},
+        )
+        return finish(
+            problem, red, res.x, n_iter=int(res.nit), converged=bool(res.success), backend=self.name
+        )
+
+
+@hookimpl
+def localsvm_register_backends(register):
+    """Register the scipy backend."""
+    register(ScipyBackend())

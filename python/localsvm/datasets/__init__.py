@@ -1,0 +1,111 @@
+"""Benchmark data bundled with localsvm, loaded the way scikit-learn loads its
+toy data.
+
+Each loader returns a :class:`sklearn.utils.Bunch`. Sets with a standard
+split have ``X_train, y_train, X_test, y_test``; IDA-style sets (banana) hold
+ten realizations of the split and take ``realization`` (0–9); sets without a
+split have ``X, y``. Labels keep the source's values. ``DESCR`` cites the
+source.
+
+>>> from localsvm.datasets import load_banana
+>>> b = load_banana()
+>>> b.X_train.shape, b.X_test.shape
+((400, 2), (4900, 2))
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils import Bunch
+
+__all__ = [
+    "DATASETS",
+    "list_datasets",
+    "load_a9a",
+    "load_banana",
+    "load_dataset",
+    "load_ijcnn1",
+    "load_iris",
+    "load_usps",
+]
+
+_IDA = (
+    "G. Rätsch, T. Onoda, K.-R. Müller, 'Soft margins for AdaBoost', Machine Learning "
+    "42(3), 2001 (IDA benchmark repository)."
+)
+_LIBSVM = "LIBSVM data sets, C.-C. Chang & C.-J. Lin, https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/"
+
+DATASETS: dict[str, str] = {
+    "banana": "Banana, 2 features, 2 classes (−1/+1), 10 realizations of 400 train / 4900 test. "
+    + _IDA,
+    "usps": "USPS handwritten digits, 256 pixels in [0, 1], 10 classes, 7291 train / 2007 "
+    "test. J. J. Hull, 'A database for handwritten text recognition research', IEEE PAMI "
+    "16(5), 1994.",
+    "ijcnn1": "ijcnn1, 22 features, 2 classes (−1/+1), 49990 train (tr + val) / 91701 test. "
+    "D. Prokhorov, IJCNN 2001 neural network competition; " + _LIBSVM,
+    "a9a": "a9a (UCI Adult), 123 binary features, 2 classes (−1/+1), 32561 train / 16281 "
+    "test. J. Platt's preprocessing of UCI Adult; " + _LIBSVM,
+    "iris": "Iris, 4 features, 3 classes (0–2), 150 examples, no standard split. R. A. "
+    "Fisher, 1936, via PMLB (Olson et al., BioData Mining 10:36, 2017).",
+}
+
+
+def list_datasets() -> list[str]:
+    """Names of the bundled data sets."""
+    return sorted(DATASETS)
+
+
+def load_dataset(name: str, *, realization: int | None = None) -> Bunch:
+    """Load a bundled data set by name (see :data:`DATASETS`).
+
+    ``realization`` picks one of the ten splits of an IDA-style set (default
+    0); it is an error for other sets.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"unknown data set {name!r}; bundled: {', '.join(list_datasets())}")
+    ref = resources.files(__package__).joinpath("data", f"{name}.npz")
+    with resources.as_file(ref) as path, np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    out = Bunch(name=name, DESCR=DATASETS[name])
+    if "realizations" in arrays:
+        n_real = arrays["X_train"].shape[0]
+        r = 0 if realization is None else realization
+        if isinstance(r, bool) or not isinstance(r, Integral) or not 0 <= r < n_real:
+            raise ValueError(f"realization must be an integer in [0, {n_real}), got {r!r}")
+        for key in ("X_train", "y_train", "X_test", "y_test"):
+            out[key] = arrays[key][r]
+        out["realization"] = int(r)
+        return out
+    if realization is not None:
+        raise ValueError(f"data set {name!r} has a single split; realization must be None")
+    for key, value in arrays.items():
+        out[key] = value
+    return out
+
+
+def load_banana(realization: int = 0) -> Bunch:
+    """Banana (IDA), realization ``realization`` of 10: 400 train / 4900 test."""
+    return load_dataset("banana", realization=realization)
+
+
+def load_usps() -> Bunch:
+    """USPS digits: 7291 train / 2007 test, 256 features, 10 classes."""
+    return load_dataset("usps")
+
+
+def load_ijcnn1() -> Bunch:
+    """ijcnn1: 49990 train / 91701 test, 22 features, labels −1/+1."""
+    return load_dataset("ijcnn1")
+
+
+def load_a9a() -> Bunch:
+    """a9a (Adult): 32561 train / 16281 test, 123 binary features, labels −1/+1."""
+    return load_dataset("a9a")
+
+
+def load_iris() -> Bunch:
+    """Iris: 150 examples (``X``, ``y``), 4 features, 3 classes."""
+    return load_dataset("iris")

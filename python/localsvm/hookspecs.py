@@ -1,0 +1,77 @@
+"""The hooks through which plugins extend localsvm (all named ``localsvm_*``).
+
+A plugin is any module or object with functions marked ``@localsvm.hookimpl``
+whose names match the specifications below. Third-party packages make
+themselves known through the ``localsvm`` entry-point group::
+
+    [project.entry-points.localsvm]
+    myplugin = "my_package.localsvm_plugin"
+
+Every hook here is a *registration* hook: it receives a ``register`` callback
+and calls it once per thing it provides. Each thing carries a stable ``name``
+(what users pass as ``backend=...``, ``similarity=...``, ...); two plugins
+registering the same name is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .backends.base import SolverBackend
+    from .clustering import ClusteringStrategy
+    from .parallel import Engine
+    from .similarity import SimilarityStrategy
+
+PROJECT_NAME = "localsvm"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def localsvm_register_backends(register: Callable[[SolverBackend], Any]) -> None:
+    """Register solver backends.
+
+    Call ``register(backend)`` for each backend. A backend has ``name``
+    (str), ``priority`` (int; ``backend="auto"`` prefers higher), and
+    ``capabilities`` (:class:`localsvm.backends.Capabilities`), a method
+    ``check(problem) -> str | None`` (``None`` when it can solve the problem,
+    else the reason) and ``solve(problem) -> QPSolution``; see
+    :class:`localsvm.backends.SolverBackend`.
+    """
+
+
+@hookspec
+def localsvm_register_similarities(register: Callable[[SimilarityStrategy], Any]) -> None:
+    """Register similarity strategies σ(x_s, x_i) for localized SVMs.
+
+    Call ``register(strategy)`` for each strategy: an object with ``name`` and
+    ``compute(X_train, X_query, **params) -> ndarray`` of shape
+    ``(n_train, n_query)`` with values in [0, 1]; see
+    :class:`localsvm.similarity.SimilarityStrategy`.
+    """
+
+
+@hookspec
+def localsvm_register_clusterings(register: Callable[[ClusteringStrategy], Any]) -> None:
+    """Register clustering strategies (e.g. for Profile SVM).
+
+    Call ``register(strategy)`` for each strategy: an object with ``name`` and
+    ``cluster(profiles, y, n_clusters, *, random_state, **params) ->
+    ClusteringResult``; see :class:`localsvm.clustering.ClusteringStrategy`.
+    """
+
+
+@hookspec
+def localsvm_register_engines(register: Callable[[Engine], Any]) -> None:
+    """Register execution engines for independent pieces of work.
+
+    Call ``register(engine)`` for each engine: an object with ``name`` and
+    ``map(fn, tasks, *, n_jobs) -> list`` that returns ``[fn(t) for t in
+    tasks]`` in order; see :class:`localsvm.parallel.Engine`. This is where a
+    cluster engine (Dask, Ray) plugs in.
+    """

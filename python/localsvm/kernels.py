@@ -1,0 +1,130 @@
+"""Kernel specifications shared by every estimator and backend.
+
+A :class:`KernelSpec` names a kernel and carries its resolved parameters
+(``gamma`` is a number here, never ``'scale'``). Kernel values are computed by
+the Rust core (:func:`kernel_matrix`); :func:`kernel_matrix_numpy` is an
+independent NumPy implementation used by the dense backends and the tests, so
+the two can check each other.
+
+>>> import numpy as np
+>>> spec = KernelSpec("rbf", gamma=0.5)
+>>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+>>> np.round(kernel_matrix(spec, X, X), 4)
+array([[1.    , 0.6065],
+       [0.6065, 1.    ]])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from . import _core
+
+KERNELS: tuple[str, ...] = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+"""The kernel names understood everywhere in localsvm (as in scikit-learn)."""
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A kernel with numeric parameters.
+
+    ``linear``: ⟨x, z⟩; ``poly``: (γ⟨x, z⟩ + coef0)^degree; ``rbf``:
+    exp(−γ‖x − z‖²); ``sigmoid``: tanh(γ⟨x, z⟩ + coef0); ``precomputed``: the
+    caller passes kernel values instead of features.
+    """
+
+    name: str = "rbf"
+    gamma: float = 1.0
+    coef0: float = 0.0
+    degree: int = 3
+
+    def __post_init__(self) -> None:
+        if self.name not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, got {self.name!r}")
+        if self.name in ("poly", "rbf", "sigmoid") and not (
+            np.isfinite(self.gamma) and self.gamma > 0
+        ):
+            raise ValueError(f"gamma must be a positive finite number, got {self.gamma!r}")
+        if not np.isfinite(self.coef0):
+            raise ValueError(f"coef0 must be finite, got {self.coef0!r}")
+        if int(self.degree) != self.degree or self.degree < 0:
+            raise ValueError(f"degree must be a non-negative integer, got {self.degree!r}")
+
+    @property
+    def precomputed(self) -> bool:
+        """True when inputs are kernel values rather than features."""
+        return self.name == "precomputed"
+
+    def core_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for the Rust core's functions."""
+        return {
+            "kernel": self.name,
+            "gamma": float(self.gamma),
+            "coef0": float(self.coef0),
+            "degree": int(self.degree),
+        }
+
+
+def resolve_gamma(gamma: str | float, X: np.ndarray) -> float:
+    """Turn scikit-learn's ``gamma`` setting into a number.
+
+    ``'scale'`` is ``1 / (n_features · X.var())`` (1.0 when the variance is
+    0), ``'auto'`` is ``1 / n_features``; a number must be positive.
+    """
+    n_features = X.shape[1]
+    if isinstance(gamma, str):
+        if gamma == "scale":
+            var = float(X.var()) if X.size else 0.0
+            return 1.0 / (n_features * var) if var > 0 else 1.0
+        if gamma == "auto":
+            return 1.0 / max(n_features, 1)
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
+    if isinstance(gamma, bool) or not isinstance(gamma, Real):
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"gamma must be a positive float, got {gamma!r}")
+    return float(gamma)
+
+
+def make_spec(
+    kernel: str, gamma: str | float, coef0: float, degree: int, X: np.ndarray
+) -> KernelSpec:
+    """A :class:`KernelSpec` from scikit-learn style parameters and the data."""
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if isinstance(degree, bool) or not isinstance(degree, Integral) or degree < 0:
+        raise ValueError(f"degree must be a non-negative integer, got {degree!r}")
+    g = resolve_gamma(gamma, X) if kernel in ("poly", "rbf", "sigmoid") else 1.0
+    return KernelSpec(kernel, gamma=g, coef0=float(coef0), degree=int(degree))
+
+
+def _as_rows(A: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(A, dtype=np.float64)
+
+
+def kernel_matrix(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``K[i, j] = k(A[i], B[j])`` computed by the Rust core, in parallel."""
+    if spec.precomputed:
+        raise ValueError("kernel_matrix needs a kernel function, not 'precomputed'")
+    return _core.kernel_matrix(_as_rows(A), _as_rows(B), **spec.core_kwargs())
+
+
+def kernel_matrix_numpy(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """The same kernel matrix in plain NumPy (a reference implementation)."""
+    if spec.precomputed:
+        raise ValueError("kernel_matrix_numpy needs a kernel function, not 'precomputed'")
+    A = _as_rows(A)
+    B = _as_rows(B)
+    dot = A @ B.T
+    if spec.name == "linear":
+        return dot
+    if spec.name == "poly":
+        return (spec.gamma * dot + spec.coef0) ** spec.degree
+    if spec.name == "sigmoid":
+        return np.tanh(spec.gamma * dot + spec.coef0)
+    sq = (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * dot
+    return np.exp(-spec.gamma * np.maximum(sq, 0.0))

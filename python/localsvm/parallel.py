@@ -1,0 +1,152 @@
+"""One place through which every batch of independent work runs.
+
+Estimators hand independent pieces of work — one QP per class pair, per
+class, per cluster, per test example — to :func:`run_tasks`, which passes them
+to an *engine*. Built-in engines: ``"threads"`` (a thread pool; the Rust
+solvers release the GIL, so threads run truly in parallel) and ``"serial"``.
+Other engines (a Dask or Ray cluster, say) plug in through the
+``localsvm_register_engines`` hook and are chosen with
+:func:`set_default_engine`, the :func:`use_engine` context manager, or the
+``LOCALSVM_ENGINE`` environment variable.
+
+>>> run_tasks(lambda t: t * t, [1, 2, 3])
+[1, 4, 9]
+>>> with use_engine("serial"):
+...     run_tasks(str, [1, 2])
+['1', '2']
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from .hookspecs import hookimpl
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ENGINE_ENV = "LOCALSVM_ENGINE"
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Runs ``fn`` over ``tasks`` and returns the results in task order."""
+
+    name: str
+
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
+        """``[fn(t) for t in tasks]``, possibly in parallel over ``n_jobs`` workers."""
+        ...
+
+
+class SerialEngine:
+    """Runs the tasks one after another in the calling thread."""
+
+    name = "serial"
+
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
+        return [fn(t) for t in tasks]
+
+
+class ThreadEngine:
+    """Runs the tasks on a pool of ``n_jobs`` threads."""
+
+    name = "threads"
+
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
+        workers = max(1, min(n_jobs, len(tasks)))
+        if workers == 1:
+            return [fn(t) for t in tasks]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="localsvm") as pool:
+            return list(pool.map(fn, tasks))
+
+
+@hookimpl
+def localsvm_register_engines(register):
+    """Register the built-in engines."""
+    register(SerialEngine())
+    register(ThreadEngine())
+
+
+_state = threading.local()
+_default_lock = threading.Lock()
+_default_engine: str | None = None
+
+
+def get_default_engine() -> str:
+    """The engine :func:`run_tasks` uses when none is named: the innermost
+    :func:`use_engine`, else :func:`set_default_engine`, else
+    ``$LOCALSVM_ENGINE``, else ``"threads"``."""
+    stack = getattr(_state, "stack", None)
+    if stack:
+        return stack[-1]
+    if _default_engine is not None:
+        return _default_engine
+    return os.environ.get(ENGINE_ENV) or "threads"
+
+
+def set_default_engine(name: str | None) -> None:
+    """Set (or with ``None`` clear) the process-wide default engine."""
+    global _default_engine
+    if name is not None:
+        from .plugins import get_engine
+
+        get_engine(name)  # fail early on an unknown name
+    with _default_lock:
+        _default_engine = name
+
+
+@contextmanager
+def use_engine(name: str) -> Iterator[None]:
+    """Use engine ``name`` for :func:`run_tasks` calls in this thread, within the block."""
+    from .plugins import get_engine
+
+    get_engine(name)
+    stack = getattr(_state, "stack", None)
+    if stack is None:
+        stack = _state.stack = []
+    stack.append(name)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def effective_n_jobs(n_jobs: int | None) -> int:
+    """``None`` or ``-1``: all CPUs; ``-k``: all but ``k − 1``; ``k > 0``: ``k``."""
+    cpus = os.cpu_count() or 1
+    if n_jobs is None:
+        return cpus
+    if n_jobs == 0:
+        raise ValueError("n_jobs must not be 0")
+    if n_jobs < 0:
+        return max(1, cpus + 1 + n_jobs)
+    return int(n_jobs)
+
+
+def run_tasks(
+    fn: Callable[[T], R],
+    tasks: Iterable[T],
+    *,
+    n_jobs: int | None = None,
+    engine: str | None = None,
+    thread_safe: bool = True,
+) -> list[R]:
+    """Apply ``fn`` to every task through an engine; results in task order.
+
+    ``thread_safe=False`` keeps a thread-based engine from running the tasks
+    concurrently (for backends that are not re-entrant).
+    """
+    from .plugins import get_engine
+
+    items = list(tasks)
+    jobs = effective_n_jobs(n_jobs)
+    name = engine or get_default_engine()
+    if len(items) <= 1 or jobs == 1 or (not thread_safe and name == "threads"):
+        return [fn(t) for t in items]
+    return get_engine(name).map(fn, items, n_jobs=jobs)

@@ -1,0 +1,196 @@
+"""The plugin manager and the registries built from its hooks.
+
+:func:`get_plugin_manager` creates one :class:`pluggy.PluginManager` lazily:
+hook specifications, then third-party plugins from the ``localsvm`` entry-point
+group (skipped when the environment variable
+``LOCALSVM_DISABLE_PLUGIN_AUTOLOAD`` is set to anything but ``""``/``"0"``),
+then the built-in plugins in :data:`DEFAULT_PLUGINS`, then
+``check_pending()`` (a misspelt hook name in a plugin fails loudly).
+
+>>> from localsvm import list_backends
+>>> "rust" in list_backends()
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .backends.base import QPProblem, SolverBackend
+
+ENTRY_POINT_GROUP = "localsvm"
+DISABLE_AUTOLOAD_ENV = "LOCALSVM_DISABLE_PLUGIN_AUTOLOAD"
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "localsvm.backends.rust",
+    "localsvm.backends.scipy_qp",
+    "localsvm.similarity",
+    "localsvm.clustering",
+    "localsvm.parallel",
+)
+
+_lock = threading.RLock()
+_manager: pluggy.PluginManager | None = None
+_registries: dict[str, tuple[frozenset[int], dict[str, Any]]] = {}
+
+
+class PluginError(RuntimeError):
+    """A plugin registered something invalid (e.g. a name already taken)."""
+
+
+def _autoload_disabled() -> bool:
+    return os.environ.get(DISABLE_AUTOLOAD_ENV, "") not in ("", "0")
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager, created on first use."""
+    global _manager
+    with _lock:
+        if _manager is None:
+            pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+            pm.add_hookspecs(hookspecs)
+            if not _autoload_disabled():
+                pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+            for module_name in DEFAULT_PLUGINS:
+                if pm.get_plugin(module_name) is None:
+                    pm.register(importlib.import_module(module_name), name=module_name)
+            pm.check_pending()
+            _manager = pm
+        return _manager
+
+
+def reset_plugin_manager() -> None:
+    """Forget the plugin manager (the next call builds a fresh one). For tests."""
+    global _manager
+    with _lock:
+        _manager = None
+        _registries.clear()
+
+
+def _registry(hook: str, kind: str) -> dict[str, Any]:
+    """``name -> object`` for everything registered through ``hook``, rebuilt
+    whenever the set of registered plugins changes."""
+    pm = get_plugin_manager()
+    with _lock:
+        key = frozenset(id(p) for p in pm.get_plugins())
+        cached = _registries.get(hook)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        items: dict[str, Any] = {}
+
+        def register(obj: Any) -> Any:
+            name = getattr(obj, "name", None)
+            if not isinstance(name, str) or not name:
+                raise PluginError(f"a {kind} must have a non-empty string 'name', got {obj!r}")
+            if name in items:
+                raise PluginError(
+                    f"two plugins register a {kind} named {name!r}: {items[name]!r} and {obj!r}"
+                )
+            items[name] = obj
+            return obj
+
+        getattr(pm.hook, hook)(register=register)
+        _registries[hook] = (key, items)
+        return items
+
+
+def _get(hook: str, kind: str, name: str) -> Any:
+    items = _registry(hook, kind)
+    if name not in items:
+        known = ", ".join(repr(k) for k in sorted(items)) or "none"
+        raise ValueError(f"unknown {kind} {name!r}; registered {kind}s: {known}")
+    return items[name]
+
+
+def backends() -> dict[str, SolverBackend]:
+    """Registered solver backends by name."""
+    return dict(_registry("localsvm_register_backends", "backend"))
+
+
+def similarities() -> dict[str, Any]:
+    """Registered similarity strategies by name."""
+    return dict(_registry("localsvm_register_similarities", "similarity"))
+
+
+def clusterings() -> dict[str, Any]:
+    """Registered clustering strategies by name."""
+    return dict(_registry("localsvm_register_clusterings", "clustering"))
+
+
+def engines() -> dict[str, Any]:
+    """Registered execution engines by name."""
+    return dict(_registry("localsvm_register_engines", "engine"))
+
+
+def list_backends() -> list[str]:
+    """Names of the registered solver backends, sorted."""
+    return sorted(backends())
+
+
+def list_similarities() -> list[str]:
+    """Names of the registered similarity strategies, sorted."""
+    return sorted(similarities())
+
+
+def list_clusterings() -> list[str]:
+    """Names of the registered clustering strategies, sorted."""
+    return sorted(clusterings())
+
+
+def list_engines() -> list[str]:
+    """Names of the registered execution engines, sorted."""
+    return sorted(engines())
+
+
+def get_backend(name: str) -> SolverBackend:
+    """The backend registered as ``name``; ``ValueError`` listing the
+    registered names if there is none."""
+    return _get("localsvm_register_backends", "backend", name)
+
+
+def get_similarity(name: str) -> Any:
+    """The similarity strategy registered as ``name``."""
+    return _get("localsvm_register_similarities", "similarity", name)
+
+
+def get_clustering(name: str) -> Any:
+    """The clustering strategy registered as ``name``."""
+    return _get("localsvm_register_clusterings", "clustering", name)
+
+
+def get_engine(name: str) -> Any:
+    """The execution engine registered as ``name``."""
+    return _get("localsvm_register_engines", "engine", name)
+
+
+def select_backend(name: str, problem: QPProblem) -> SolverBackend:
+    """The backend that will solve ``problem``.
+
+    ``name="auto"``: among the registered backends whose ``check`` accepts the
+    problem, the one with the highest ``priority`` (ties broken by name). With
+    the built-ins that is ``rust`` for every problem. Any other name must be
+    registered, and that backend must accept the problem; otherwise a
+    ``ValueError`` says which names exist or why the backend declined.
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"backend must be a string, got {name!r}")
+    if name == "auto":
+        items = backends()
+        reasons = {}
+        for cand in sorted(items.values(), key=lambda b: (-int(b.priority), b.name)):
+            reason = cand.check(problem)
+            if reason is None:
+                return cand
+            reasons[cand.name] = reason
+        detail = "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or "none registered"
+        raise ValueError(f"no registered backend can solve this problem ({detail})")
+    backend = get_backend(name)
+    reason = backend.check(problem)
+    if reason is not None:
+        raise ValueError(f"backend {name!r} cannot solve this problem: {reason}")
+    return backend

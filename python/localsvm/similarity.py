@@ -1,0 +1,92 @@
+"""Similarity strategies σ(x_s, x_i) ∈ [0, 1] for localized SVMs.
+
+A strategy turns training examples and query (test) examples into the
+``(n_train, n_query)`` matrix of similarities that weights each training
+example's box in a local SVM (``U_i = C·σ(x_s, x_i)``, ALGORITHMS.md §2).
+Built in: ``"gaussian"`` (soft, SLSVM) and ``"knn"`` (hard, HLSVM). More
+register through the ``localsvm_register_similarities`` hook.
+
+>>> import numpy as np
+>>> X = np.array([[0.0], [1.0], [3.0]])
+>>> get_similarity("knn").compute(X, np.array([[0.2]]), k=2).ravel()
+array([1., 1., 0.])
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .hookspecs import hookimpl
+from .kernels import KernelSpec, kernel_matrix
+from .plugins import get_similarity
+
+__all__ = ["GaussianSimilarity", "KNNSimilarity", "SimilarityStrategy", "get_similarity"]
+
+
+@runtime_checkable
+class SimilarityStrategy(Protocol):
+    """The interface of a similarity strategy."""
+
+    #: The name users pass as ``similarity=...``.
+    name: str
+    #: Keyword parameters ``compute`` accepts.
+    parameters: tuple[str, ...]
+
+    def compute(self, X_train: np.ndarray, X_query: np.ndarray, **params: Any) -> np.ndarray:
+        """Similarities, shape ``(n_train, n_query)``, values in [0, 1]."""
+        ...
+
+
+def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``‖A[i] − B[j]‖²`` for all pairs, clipped at 0 against rounding."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    d = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
+    return np.maximum(d, 0.0)
+
+
+class GaussianSimilarity:
+    """Soft similarity ``exp(−‖x_s − x_i‖² / bandwidth)`` (SLSVM)."""
+
+    name = "gaussian"
+    parameters = ("bandwidth",)
+
+    def compute(
+        self, X_train: np.ndarray, X_query: np.ndarray, *, bandwidth: float = 1.0
+    ) -> np.ndarray:
+        if isinstance(bandwidth, bool) or not isinstance(bandwidth, Real):
+            raise ValueError(f"bandwidth must be a positive number, got {bandwidth!r}")
+        if not (np.isfinite(bandwidth) and bandwidth > 0):
+            raise ValueError(f"bandwidth must be a positive number, got {bandwidth!r}")
+        return kernel_matrix(KernelSpec("rbf", gamma=1.0 / float(bandwidth)), X_train, X_query)
+
+
+class KNNSimilarity:
+    """Hard similarity: 1 for the ``k`` training examples nearest to each
+    query, 0 otherwise (HLSVM / KNN-SVM). Ties at equal distance go to the
+    lower training index."""
+
+    name = "knn"
+    parameters = ("k",)
+
+    def compute(self, X_train: np.ndarray, X_query: np.ndarray, *, k: int = 10) -> np.ndarray:
+        n_train = np.asarray(X_train).shape[0]
+        if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        if k > n_train:
+            raise ValueError(f"k={k} is larger than the number of training examples ({n_train})")
+        d = squared_distances(X_train, X_query)
+        order = np.argsort(d, axis=0, kind="stable")[:k]
+        sigma = np.zeros_like(d)
+        np.put_along_axis(sigma, order, 1.0, axis=0)
+        return sigma
+
+
+@hookimpl
+def localsvm_register_similarities(register):
+    """Register the built-in similarity strategies."""
+    register(GaussianSimilarity())
+    register(KNNSimilarity())

@@ -1,0 +1,379 @@
+"""``localsvm.SVC``: C-support vector classification on a pluggable QP backend.
+
+A drop-in for scikit-learn's :class:`sklearn.svm.SVC` (same parameters where
+they mean the same thing, same fitted attributes and shapes), trained by the
+Rust SMO solver by default. See :class:`SVC`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _core
+from ._decompose import ovo_pairs, ovo_to_ovr, vote_winner
+from .backends.base import QPProblem, QPSolution
+from .kernels import KERNELS, KernelSpec, make_spec
+from .parallel import run_tasks
+from .plugins import select_backend
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    """Validate ``sample_weight``: ``None`` (all ones) or ``n_samples``
+    finite, non-negative numbers."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if sw.ndim == 0:
+        sw = np.full(n_samples, float(sw))
+    if sw.shape != (n_samples,):
+        raise ValueError(
+            f"sample_weight must have shape ({n_samples},) to match X, got {sw.shape}"
+        )
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be non-negative")
+    return sw
+
+
+class SVC(ClassifierMixin, BaseEstimator):
+    """C-support vector classification, solved by a pluggable QP backend.
+
+    The dual of each binary problem is ``min ½αᵀQα − eᵀα`` subject to
+    ``yᵀα = 0`` and ``0 ≤ α_i ≤ C · class_weight[y_i] · sample_weight_i``
+    (ALGORITHMS.md §1), solved by SMO with second-order working-set
+    selection, shrinking and a kernel cache (the ``rust`` backend), or by any
+    registered backend.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Regularisation; must be positive.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient: 'scale' is ``1 / (n_features · X.var())``, 'auto'
+        is ``1 / n_features``; a float must be positive.
+    coef0 : float, default=0.0
+        Constant term of the 'poly' and 'sigmoid' kernels.
+    shrinking : bool, default=True
+        Use the shrinking heuristic.
+    tol : float, default=1e-3
+        Stop when the maximal KKT violation is at most ``tol``.
+    cache_size : float, default=200
+        Kernel cache per binary problem, in MB.
+    class_weight : dict or 'balanced', default=None
+        Multiplies ``C`` per class; 'balanced' uses
+        ``n_samples / (n_classes · bincount(y))``.
+    max_iter : int, default=-1
+        Iteration cap per binary problem; -1 means none (beyond the solver's
+        safety cap of ``max(10⁷, 100·n)`` iterations, as in LIBSVM). A
+        ``ConvergenceWarning`` is issued when the cap stops a solver.
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With ``multiclass='ovo'``: 'ovo' returns the pairwise decision values,
+        'ovr' turns them into one score per class (votes plus a tie-breaking
+        confidence, as scikit-learn). With ``multiclass='ovr'`` the decision
+        values are always one per class and this setting has no effect.
+    break_ties : bool, default=False
+        With ``multiclass='ovo'`` and ``decision_function_shape='ovr'``,
+        break ties between classes with equal votes by the confidence;
+        otherwise the lowest class wins a tie.
+    random_state : int, RandomState instance or None, default=None
+        Accepted for compatibility with scikit-learn: the SMO solver is
+        deterministic and draws no random numbers.
+    multiclass : {'ovo', 'ovr'}, default='ovo'
+        'ovo': one binary SVM per pair of classes, prediction by voting
+        (LIBSVM). 'ovr': one SVM per class against the rest, prediction by the
+        largest decision value (seed 003). Two classes always train one SVM.
+    backend : str, default='auto'
+        Name of a registered solver backend (``localsvm.list_backends()``);
+        'auto' picks the highest-priority backend that accepts the problem
+        (the Rust one, with the built-ins).
+    n_jobs : int or None, default=None
+        Binary problems solved at once (threads; the solvers release the GIL).
+        None or -1: all CPUs.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    support_ : ndarray of shape (n_SV,)
+        Indices of support vectors, grouped by class.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        Empty, shape (0, 0), for a precomputed kernel.
+    n_support_ : ndarray of shape (n_classes,), dtype=int32
+    dual_coef_ : ndarray
+        ``y_i α_i`` of the support vectors. Shape ``(n_classes − 1, n_SV)`` in
+        LIBSVM's one-vs-one layout (``(1, n_SV)`` for two classes, positive
+        for ``classes_[1]``); ``(n_classes, n_SV)`` with ``multiclass='ovr'``,
+        row ``c`` for the SVM of class ``c``.
+    intercept_ : ndarray of shape (n_models,)
+    n_iter_ : ndarray of shape (n_models,)
+        Iterations of each binary solve.
+    fit_status_ : int
+        0 if every binary problem converged, 1 otherwise.
+    dual_objective_ : ndarray of shape (n_models,)
+        Dual objective ``½αᵀQα − eᵀα`` of each binary problem.
+    class_weight_ : ndarray of shape (n_classes,)
+    backend_ : str
+        Name of the backend that solved the problems.
+    shape_fit_ : tuple
+
+    Examples
+    --------
+    >>> from localsvm import SVC
+    >>> from localsvm.datasets import load_banana
+    >>> d = load_banana()
+    >>> clf = SVC(C=1.0, gamma=1.0).fit(d.X_train, d.y_train)
+    >>> round(clf.score(d.X_test, d.y_test), 2) > 0.85
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "C": [Interval(Real, 0.0, None, closed="neither")],
+        "kernel": [StrOptions(set(KERNELS))],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "shrinking": ["boolean"],
+        "tol": [Interval(Real, 0.0, None, closed="neither")],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "max_iter": [Interval(Integral, -1, None, closed="left")],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
+        "break_ties": ["boolean"],
+        "random_state": ["random_state"],
+        "multiclass": [StrOptions({"ovo", "ovr"})],
+        "backend": [str],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        shrinking=True,
+        tol=1e-3,
+        cache_size=200,
+        class_weight=None,
+        max_iter=-1,
+        decision_function_shape="ovr",
+        break_ties=False,
+        random_state=None,
+        multiclass="ovo",
+        backend="auto",
+        n_jobs=None,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
+        self.random_state = random_state
+        self.multiclass = multiclass
+        self.backend = backend
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    # ------------------------------------------------------------------ fit
+
+    def _binary_tasks(self, n_classes: int, y_idx: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(row indices, ±1 labels) of each binary problem."""
+        if n_classes == 2 or self.multiclass == "ovo":
+            tasks = []
+            for a, b in ovo_pairs(n_classes):
+                rows = np.flatnonzero((y_idx == a) | (y_idx == b))
+                tasks.append((rows, np.where(y_idx[rows] == a, 1.0, -1.0)))
+            return tasks
+        all_rows = np.arange(y_idx.shape[0])
+        return [(all_rows, np.where(y_idx == c, 1.0, -1.0)) for c in range(n_classes)]
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the SVM on ``X`` (features, or the square training kernel for
+        ``kernel='precomputed'``) and labels ``y``."""
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=False)
+        check_classification_targets(y)
+        n = X.shape[0]
+        if self.kernel == "precomputed" and X.shape[1] != n:
+            raise ValueError(
+                f"Precomputed matrix must be a square matrix. Input is a {n}x{X.shape[1]} matrix."
+            )
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        n_classes = self.classes_.shape[0]
+        if n_classes < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {n_classes} class"
+            )
+        sw = check_sample_weight(sample_weight, n)
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+        upper = self.C * self.class_weight_[y_idx] * sw
+        present = np.unique(y_idx[upper > 0])
+        if present.size < 2:
+            raise ValueError(
+                "Invalid input: the samples with positive weight (C · class_weight · "
+                "sample_weight > 0) must cover at least two classes"
+            )
+        spec = make_spec(self.kernel, self.gamma, self.coef0, self.degree, X)
+        self._spec = spec
+        self._gamma = spec.gamma
+
+        tasks = self._binary_tasks(n_classes, y_idx)
+        problems = [
+            QPProblem(
+                X=X[np.ix_(rows, rows)] if spec.precomputed else X[rows],
+                y=labels,
+                upper=upper[rows],
+                kernel=spec,
+                tol=float(self.tol),
+                max_iter=int(self.max_iter),
+                cache_size=float(self.cache_size),
+                shrinking=bool(self.shrinking),
+            )
+            for rows, labels in tasks
+        ]
+        largest = max(problems, key=lambda p: p.n)
+        backend = select_backend(self.backend, largest)
+        solutions: list[QPSolution] = run_tasks(
+            backend.solve,
+            problems,
+            n_jobs=self.n_jobs,
+            thread_safe=backend.capabilities.thread_safe,
+        )
+        self.backend_ = backend.name
+        self._store_solution(X, y_idx, n_classes, tasks, solutions)
+        return self
+
+    def _store_solution(self, X, y_idx, n_classes, tasks, solutions) -> None:
+        n = X.shape[0]
+        n_models = len(tasks)
+        # Dense (n_models × n) coefficients y_i α_i, then restricted to the
+        # union of support vectors, grouped by class as LIBSVM orders them.
+        coef = np.zeros((n_models, n))
+        for k, ((rows, labels), sol) in enumerate(zip(tasks, solutions)):
+            coef[k, rows] = labels * sol.alpha
+        is_sv = np.any(coef != 0.0, axis=0)
+        order = np.lexsort((np.arange(n), y_idx))
+        support = order[is_sv[order]]
+        self.support_ = support.astype(np.int32)
+        self.n_support_ = np.bincount(y_idx[support], minlength=n_classes).astype(np.int32)
+        self._model_coef = np.ascontiguousarray(coef[:, support])
+        self._model_intercept = np.array([-s.rho for s in solutions])
+        self.n_iter_ = np.array([s.n_iter for s in solutions], dtype=np.int32)
+        self.dual_objective_ = np.array([s.objective for s in solutions])
+        self.fit_status_ = int(not all(s.converged for s in solutions))
+        if self.fit_status_:
+            warnings.warn(
+                f"The solver stopped at max_iter={self.max_iter} before reaching "
+                f"tol={self.tol}; the model may be inaccurate. Scaling the features "
+                "(StandardScaler or MinMaxScaler) usually speeds convergence.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        if self._spec.precomputed:
+            self.support_vectors_ = np.empty((0, 0))
+        else:
+            self.support_vectors_ = X[support]
+        self.shape_fit_ = X.shape
+
+        if n_classes == 2:
+            # Public binary convention: positive means classes_[1].
+            self.dual_coef_ = -self._model_coef
+            self.intercept_ = -self._model_intercept
+        elif self.multiclass == "ovr":
+            self.dual_coef_ = self._model_coef.copy()
+            self.intercept_ = self._model_intercept.copy()
+        else:
+            # LIBSVM's layout: for pair (a, b), the coefficients of class-a
+            # support vectors sit in row b − 1, those of class b in row a.
+            sv_class = y_idx[support]
+            dual = np.zeros((n_classes - 1, support.size))
+            for k, (a, b) in enumerate(ovo_pairs(n_classes)):
+                in_a = sv_class == a
+                in_b = sv_class == b
+                dual[b - 1, in_a] = self._model_coef[k, in_a]
+                dual[a, in_b] = self._model_coef[k, in_b]
+            self.dual_coef_ = dual
+            self.intercept_ = self._model_intercept.copy()
+
+    # -------------------------------------------------------------- predict
+
+    def _model_decision(self, X) -> np.ndarray:
+        """Decision values of every binary model, ``(n_samples, n_models)``,
+        positive for the model's +1 side."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        if self._spec.precomputed:
+            return X[:, self.support_] @ self._model_coef.T + self._model_intercept
+        return _core.decision_values(
+            X,
+            self.support_vectors_,
+            self._model_coef,
+            self._model_intercept,
+            **self._spec.core_kwargs(),
+        )
+
+    def decision_function(self, X):
+        """Signed distances to the decision boundaries.
+
+        Two classes: shape ``(n_samples,)``, positive for ``classes_[1]``.
+        Otherwise ``(n_samples, n_classes)``, or ``(n_samples, n_pairs)`` for
+        ``multiclass='ovo'`` with ``decision_function_shape='ovo'``.
+        """
+        dec = self._model_decision(X)
+        n_classes = self.classes_.shape[0]
+        if n_classes == 2:
+            return -dec[:, 0]
+        if self.multiclass == "ovo" and self.decision_function_shape == "ovr":
+            return ovo_to_ovr(dec, n_classes)
+        return dec
+
+    def predict(self, X):
+        """Class labels for ``X``."""
+        check_is_fitted(self)
+        n_classes = self.classes_.shape[0]
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ValueError(
+                "break_ties must be False when decision_function_shape is 'ovo'"
+            )
+        dec = self._model_decision(X)
+        if n_classes == 2:
+            idx = (-dec[:, 0] > 0).astype(np.intp)
+        elif self.multiclass == "ovr":
+            idx = np.argmax(dec, axis=1)
+        elif self.break_ties:
+            idx = np.argmax(ovo_to_ovr(dec, n_classes), axis=1)
+        else:
+            idx = vote_winner(dec, n_classes)
+        return self.classes_[idx]
+
+    @property
+    def kernel_spec_(self) -> KernelSpec:
+        """The kernel with its resolved parameters (``gamma`` as a number)."""
+        check_is_fitted(self)
+        return self._spec
