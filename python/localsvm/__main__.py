@@ -103,10 +103,10 @@ def run_demo(quick: bool = False, out=sys.stdout) -> list[dict]:
         ]
         models.append(("scikit-learn SVC", SklearnSVC(**case.params)))
         for label, model in models:
-            _, fit_s = _timed(lambda m=model: m.fit(case.X_train, case.y_train))
-            pred, pred_s = _timed(lambda m=model: m.predict(case.X_test))
+            _, fit_s = _timed(lambda m=model, c=case: m.fit(c.X_train, c.y_train))
+            pred, pred_s = _timed(lambda m=model, c=case: m.predict(c.X_test))
             acc = float(np.mean(pred == case.y_test))
-            n_sv = int(len(model.support_))
+            n_sv = len(model.support_)
             row = {
                 "data": case.name,
                 "model": label,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
@@ -35,9 +36,7 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
     if sw.ndim == 0:
         sw = np.full(n_samples, float(sw))
     if sw.shape != (n_samples,):
-        raise ValueError(
-            f"sample_weight must have shape ({n_samples},) to match X, got {sw.shape}"
-        )
+        raise ValueError(f"sample_weight must have shape ({n_samples},) to match X, got {sw.shape}")
     if not np.all(np.isfinite(sw)):
         raise ValueError("sample_weight contains NaN or infinity")
     if np.any(sw < 0):
@@ -139,7 +138,7 @@ class SVC(ClassifierMixin, BaseEstimator):
     True
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "C": [Interval(Real, 0.0, None, closed="neither")],
         "kernel": [StrOptions(set(KERNELS))],
         "degree": [Interval(Integral, 0, None, closed="left")],
@@ -202,7 +201,9 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    def _binary_tasks(self, n_classes: int, y_idx: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _binary_tasks(
+        self, n_classes: int, y_idx: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
         """(row indices, ±1 labels) of each binary problem."""
         if n_classes == 2 or self.multiclass == "ovo":
             tasks = []
@@ -275,7 +276,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         # Dense (n_models × n) coefficients y_i α_i, then restricted to the
         # union of support vectors, grouped by class as LIBSVM orders them.
         coef = np.zeros((n_models, n))
-        for k, ((rows, labels), sol) in enumerate(zip(tasks, solutions)):
+        for k, ((rows, labels), sol) in enumerate(zip(tasks, solutions, strict=True)):
             coef[k, rows] = labels * sol.alpha
         is_sv = np.any(coef != 0.0, axis=0)
         order = np.lexsort((np.arange(n), y_idx))
@@ -358,9 +359,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         n_classes = self.classes_.shape[0]
         if self.break_ties and self.decision_function_shape == "ovo":
-            raise ValueError(
-                "break_ties must be False when decision_function_shape is 'ovo'"
-            )
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
         dec = self._model_decision(X)
         if n_classes == 2:
             idx = (-dec[:, 0] > 0).astype(np.intp)

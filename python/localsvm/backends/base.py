@@ -160,9 +160,7 @@ def check_capabilities(caps: Capabilities, problem: QPProblem) -> str | None:
     if problem.kernel.name not in caps.kernels:
         return f"it does not support the {problem.kernel.name!r} kernel"
     if caps.max_samples is not None and problem.n > caps.max_samples:
-        return (
-            f"it accepts at most {caps.max_samples} samples and this problem has {problem.n}"
-        )
+        return f"it accepts at most {caps.max_samples} samples and this problem has {problem.n}"
     missing = {
         "warm_start": caps.warm_start,
         "subset": caps.subset,

@@ -77,9 +77,7 @@ def reduce_problem(problem: QPProblem, Q: np.ndarray) -> ReducedQP:
     )
 
 
-def rho_from_kkt(
-    y: np.ndarray, grad: np.ndarray, alpha: np.ndarray, upper: np.ndarray
-) -> float:
+def rho_from_kkt(y: np.ndarray, grad: np.ndarray, alpha: np.ndarray, upper: np.ndarray) -> float:
     """ρ of the C-SVC dual: mean of ``y_i G_i`` over free variables, else the
     middle of the interval allowed by the bounded ones. Variables within a
     relative 1e-6 of a bound count as bounded (interior-point solvers stop

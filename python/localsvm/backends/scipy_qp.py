@@ -1,9 +1,10 @@
 """A reference backend: the dual solved by ``scipy.optimize.minimize``
 (SLSQP) on the dense Hessian, with kernels computed in NumPy.
 
-It is slow (dense ``n × n`` memory, cubic-time subproblems) and meant for
-small problems (at most 1000 samples; a 300-sample problem takes seconds) and as an independent check of the Rust
-solver: it shares no code with it beyond the problem definition.
+It is slow (dense ``n × n`` memory, cubic-time subproblems; a 300-sample
+problem takes seconds) and meant for small problems (at most 1000 samples)
+and as an independent check of the Rust solver: it shares no code with it
+beyond the problem definition.
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ class ScipyBackend(SolverBackend):
         if problem.equality:
             y, rhs = red.y, red.rhs
             constraints.append(
-                {"type": "eq", "fun": lambda a: np.array([y @ a - rhs]), "jac": lambda a: y[None, :]}
+                {
+                    "type": "eq",
+                    "fun": lambda a: np.array([y @ a - rhs]),
+                    "jac": lambda a: y[None, :],
+                }
             )
         max_iter = 10 * m + 100 if problem.max_iter < 0 else max(problem.max_iter, 1)
         res = minimize(
@@ -55,7 +60,7 @@ class ScipyBackend(SolverBackend):
             red.alpha0,
             jac=True,
             method="SLSQP",
-            bounds=list(zip(np.zeros(m), red.upper)),
+            bounds=list(zip(np.zeros(m), red.upper, strict=True)),
             constraints=constraints,
             options={"maxiter": max_iter, "ftol": 1e-14},
         )

@@ -36,7 +36,9 @@ _IDA = (
     "G. Rätsch, T. Onoda, K.-R. Müller, 'Soft margins for AdaBoost', Machine Learning "
     "42(3), 2001 (IDA benchmark repository)."
 )
-_LIBSVM = "LIBSVM data sets, C.-C. Chang & C.-J. Lin, https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/"
+_LIBSVM = (
+    "LIBSVM data sets, C.-C. Chang & C.-J. Lin, https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/"
+)
 
 DATASETS: dict[str, str] = {
     "banana": "Banana, 2 features, 2 classes (−1/+1), 10 realizations of 400 train / 4900 test. "
