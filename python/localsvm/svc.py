@@ -234,11 +234,14 @@ class SVC(ClassifierMixin, BaseEstimator):
         sw = check_sample_weight(sample_weight, n)
         self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
         upper = self.C * self.class_weight_[y_idx] * sw
-        present = np.unique(y_idx[upper > 0])
-        if present.size < 2:
+        if not np.any(upper > 0):
             raise ValueError(
-                "Invalid input: the samples with positive weight (C · class_weight · "
-                "sample_weight > 0) must cover at least two classes"
+                "Invalid input: every sample has zero weight (C · class_weight · sample_weight)"
+            )
+        if np.unique(y_idx[upper > 0]).size < 2:
+            raise ValueError(
+                "Invalid input: all samples with non-zero weight belong to one class; "
+                "at least two classes need positive weight"
             )
         spec = make_spec(self.kernel, self.gamma, self.coef0, self.degree, X)
         self._spec = spec

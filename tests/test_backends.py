@@ -1,0 +1,170 @@
+"""Backends agree with each other, honour warm starts, subsets and box-only
+problems, and the facade picks and refuses backends by documented rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import localsvm
+from conftest import make_problem_data
+from localsvm.backends import Capabilities, QPProblem, QPSolution, SolverBackend
+from localsvm.backends.dense import dense_hessian
+from localsvm.kernels import KernelSpec
+
+KERNELS = {
+    "linear": KernelSpec("linear"),
+    "poly": KernelSpec("poly", gamma=0.2, coef0=1.0, degree=2),
+    "rbf": KernelSpec("rbf", gamma=0.5),
+}
+
+
+def relative_gap(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(a), abs(b), 1e-12)
+
+
+def kkt_gap(problem: QPProblem, alpha: np.ndarray, index=None) -> float:
+    """m(α) − M(α) of the equality-constrained dual over ``index``."""
+    Q = dense_hessian(problem)
+    p = -np.ones(problem.n) if problem.p is None else problem.p
+    g = Q @ alpha + p
+    y, u = problem.y, problem.upper
+    idx = np.arange(problem.n) if index is None else np.asarray(index)
+    yg = (y * g)[idx]
+    a, uu, yy = alpha[idx], u[idx], y[idx]
+    up = ((yy > 0) & (a < uu)) | ((yy < 0) & (a > 0))
+    low = ((yy > 0) & (a > 0)) | ((yy < 0) & (a < uu))
+    return float(np.max(-yg[up]) + np.max(yg[low]))
+
+
+def problem(n=120, d=4, seed=0, kernel="rbf", upper=None, **kw) -> QPProblem:
+    X, y = make_problem_data(n, d, seed)
+    if upper is None:
+        upper = np.ones(n)
+    return QPProblem(X=X, y=y, upper=upper, kernel=KERNELS[kernel], tol=1e-6, **kw)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "n"),
+    [(k, n) for k in sorted(KERNELS) for n in (40, 150)] + [("rbf", 300)],
+)
+def test_rust_and_scipy_agree(kernel, n):
+    prob = problem(n=n, seed=n, kernel=kernel)
+    rust = localsvm.get_backend("rust").solve(prob)
+    ref = localsvm.get_backend("scipy").solve(prob)
+    assert relative_gap(rust.objective, ref.objective) < 1e-4
+    assert rust.backend == "rust" and ref.backend == "scipy"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_rust_and_scipy_agree_with_unequal_bounds(seed):
+    r = np.random.default_rng(seed)
+    upper = r.uniform(0.05, 5.0, size=200)
+    upper[r.choice(200, 10, replace=False)] = 0.0  # pinned at zero
+    prob = problem(n=200, seed=seed, upper=upper)
+    rust = localsvm.get_backend("rust").solve(prob)
+    ref = localsvm.get_backend("scipy").solve(prob)
+    assert relative_gap(rust.objective, ref.objective) < 1e-4
+    assert np.all(rust.alpha[upper == 0] == 0)
+    assert np.all(rust.alpha <= upper)
+    assert kkt_gap(prob, rust.alpha, np.flatnonzero(upper > 0)) < 1e-6 + 1e-4
+
+
+def test_precomputed_kernel_agrees_with_features():
+    prob = problem(n=100, seed=4)
+    K = dense_hessian(prob) * np.outer(prob.y, prob.y)
+    pre = QPProblem(X=K, y=prob.y, upper=prob.upper, kernel=KernelSpec("precomputed"), tol=1e-6)
+    a = localsvm.get_backend("rust").solve(prob)
+    b = localsvm.get_backend("rust").solve(pre)
+    c = localsvm.get_backend("scipy").solve(pre)
+    assert relative_gap(a.objective, b.objective) < 1e-6
+    assert relative_gap(a.objective, c.objective) < 1e-4
+
+
+def test_warm_start_and_subset_agree():
+    base = problem(n=150, seed=5)
+    full = localsvm.get_backend("rust").solve(base)
+    # A feasible but non-optimal start: half of the optimum, rescaled per class
+    # so that yᵀα stays 0.
+    start = full.alpha * 0.5
+    subset = np.arange(0, 150, 2)
+    for backend in ("rust", "scipy"):
+        prob = problem(n=150, seed=5, alpha0=start, active=subset)
+        sol = localsvm.get_backend(backend).solve(prob)
+        fixed = np.setdiff1d(np.arange(150), subset)
+        np.testing.assert_array_equal(sol.alpha[fixed], start[fixed])
+        assert abs(sol.alpha @ prob.y) < 1e-8
+        assert kkt_gap(prob, sol.alpha, subset) < 1e-4
+    rust = localsvm.get_backend("rust").solve(problem(n=150, seed=5, alpha0=start, active=subset))
+    ref = localsvm.get_backend("scipy").solve(problem(n=150, seed=5, alpha0=start, active=subset))
+    assert relative_gap(rust.objective, ref.objective) < 1e-4
+
+
+def test_warm_start_from_the_optimum_is_immediate():
+    prob = problem(n=200, seed=6)
+    cold = localsvm.get_backend("rust").solve(prob)
+    warm = localsvm.get_backend("rust").solve(problem(n=200, seed=6, alpha0=cold.alpha))
+    assert warm.n_iter <= 1 < cold.n_iter
+    assert relative_gap(cold.objective, warm.objective) < 1e-9
+
+
+def test_box_only_agrees():
+    prob = problem(n=120, seed=7, equality=False)
+    rust = localsvm.get_backend("rust").solve(prob)
+    ref = localsvm.get_backend("scipy").solve(prob)
+    assert rust.rho == 0.0
+    assert relative_gap(rust.objective, ref.objective) < 1e-4
+    # Without the equality constraint yᵀα is free.
+    assert abs(rust.alpha @ prob.y) > 1e-6
+
+
+def test_infeasible_warm_start_is_rejected():
+    prob = problem(n=20, seed=8, alpha0=np.where(np.arange(20) == 0, 0.5, 0.0))
+    with pytest.raises(ValueError, match="equality constraint"):
+        localsvm.get_backend("rust").solve(prob)
+
+
+def test_auto_picks_rust():
+    assert localsvm.select_backend("auto", problem(n=10)).name == "rust"
+
+
+def test_unknown_backend_lists_registered_names():
+    with pytest.raises(ValueError, match=r"unknown backend 'nope'.*'rust'.*'scipy'"):
+        localsvm.select_backend("nope", problem(n=10))
+
+
+def test_backend_declines_what_it_cannot_do():
+    big = problem(n=1200, seed=9)
+    with pytest.raises(ValueError, match="at most 1000 samples"):
+        localsvm.select_backend("scipy", big)
+
+
+class _LinearOnly(SolverBackend):
+    """A stand-in backend with narrow capabilities."""
+
+    name = "linear-only"
+    priority = 1000
+    capabilities = Capabilities(kernels=frozenset({"linear"}))
+
+    def solve(self, problem: QPProblem) -> QPSolution:  # pragma: no cover - never picked
+        raise AssertionError("must not be called")
+
+
+def test_capability_messages():
+    b = _LinearOnly()
+    assert "'rbf' kernel" in b.check(problem(n=10))
+    assert "warm-start" in b.check(problem(n=10, kernel="linear", alpha0=np.zeros(10)))
+    assert "subset" in b.check(problem(n=10, kernel="linear", active=np.arange(3)))
+    assert "box-only" in b.check(problem(n=10, kernel="linear", equality=False))
+    assert b.check(problem(n=10, kernel="linear")) is None
+
+
+def test_problem_validation_names_the_field():
+    prob = problem(n=10)
+    prob.upper = np.ones(9)
+    with pytest.raises(ValueError, match="upper"):
+        prob.validate()
+    prob = problem(n=10)
+    prob.y = np.zeros(10)
+    with pytest.raises(ValueError, match="-1 and \\+1"):
+        prob.validate()

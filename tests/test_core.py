@@ -1,0 +1,133 @@
+"""The compiled core (localsvm._core) seen from Python: kernels against a NumPy
+reference, decision values, input errors, and the GIL released while solving."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from conftest import make_problem_data
+from localsvm import _core
+from localsvm.kernels import KernelSpec, kernel_matrix, kernel_matrix_numpy
+
+SPECS = [
+    KernelSpec("linear"),
+    KernelSpec("poly", gamma=0.3, coef0=1.0, degree=3),
+    KernelSpec("poly", gamma=0.5, coef0=0.0, degree=0),
+    KernelSpec("rbf", gamma=0.7),
+    KernelSpec("sigmoid", gamma=0.1, coef0=-0.5),
+]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.name}-{s.degree}")
+def test_kernel_matrix_matches_numpy(spec, rng):
+    A = rng.normal(size=(37, 5))
+    B = rng.normal(size=(23, 5))
+    np.testing.assert_allclose(
+        kernel_matrix(spec, A, B), kernel_matrix_numpy(spec, A, B), rtol=1e-10, atol=1e-12
+    )
+
+
+def test_kernel_matrix_accepts_non_contiguous_input(rng):
+    A = rng.normal(size=(10, 8))[:, ::2]
+    spec = KernelSpec("rbf", gamma=0.2)
+    np.testing.assert_allclose(kernel_matrix(spec, A, A), kernel_matrix_numpy(spec, A, A))
+
+
+def test_decision_values_matches_numpy(rng):
+    spec = KernelSpec("rbf", gamma=0.4)
+    X = rng.normal(size=(300, 6))
+    sv = rng.normal(size=(40, 6))
+    coef = rng.normal(size=(3, 40))
+    b = rng.normal(size=3)
+    got = _core.decision_values(X, sv, coef, b, **spec.core_kwargs())
+    want = kernel_matrix_numpy(spec, X, sv) @ coef.T + b
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+def _args(n=20, d=3, seed=0):
+    X, y = make_problem_data(n, d, seed)
+    return X, y, np.ones(n)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda X, y, u: (X, np.where(y > 0, 2.0, -1.0), u), "y must contain only"),
+        (lambda X, y, u: (X, y, u[:-1]), "upper has"),
+        (lambda X, y, u: (X, y, -u), "non-negative"),
+        (lambda X, y, u: (np.where(X > 1, np.nan, X), y, u), "NaN or infinity"),
+        (lambda X, y, u: (np.where(X > 1, np.inf, X), y, u), "NaN or infinity"),
+        (lambda X, y, u: (X[:-1], y, u), "examples"),
+    ],
+)
+def test_solve_qp_rejects_bad_input(change, message):
+    X, y, u = change(*_args())
+    with pytest.raises(ValueError, match=message):
+        _core.solve_qp(X, y, u, kernel="rbf", gamma=1.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"kernel": "cubic"}, "unknown kernel"),
+        ({"gamma": 0.0}, "gamma must be a positive"),
+        ({"gamma": -1.0}, "gamma must be a positive"),
+        ({"tol": 0.0}, "tol must be"),
+        ({"cache_size": 0.0}, "cache_size"),
+        ({"max_iter": -2}, "max_iter"),
+        ({"alpha0": np.full(20, 5.0)}, "outside its box"),
+        ({"active": np.array([0, 0])}, "appears twice"),
+        ({"active": np.array([-1])}, "non-negative"),
+        ({"active": np.array([99])}, "out of range"),
+    ],
+)
+def test_solve_qp_rejects_bad_options(kwargs, message):
+    X, y, u = _args()
+    with pytest.raises(ValueError, match=message):
+        _core.solve_qp(X, y, u, **{"kernel": "rbf", "gamma": 1.0, **kwargs})
+
+
+def test_precomputed_must_be_square():
+    X, y, u = _args()
+    with pytest.raises(ValueError, match="square"):
+        _core.solve_qp(X @ X[:5].T, y, u, kernel="precomputed")
+
+
+def test_solve_qp_returns_a_feasible_solution():
+    X, y, u = _args(60, 4, 3)
+    out = _core.solve_qp(X, y, u, kernel="rbf", gamma=0.5, tol=1e-6)
+    a = out["alpha"]
+    assert out["converged"]
+    assert np.all(a >= 0) and np.all(a <= u)
+    assert abs(a @ y) < 1e-10
+    K = kernel_matrix_numpy(KernelSpec("rbf", gamma=0.5), X, X)
+    Q = K * np.outer(y, y)
+    assert out["objective"] == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
+
+
+def test_solver_releases_the_gil():
+    """While a solve runs in one thread, another thread keeps executing Python."""
+    X, y = make_problem_data(2500, 10, 1)
+    u = np.full(y.shape, 10.0)
+    span = {}
+
+    def work():
+        span["start"] = time.perf_counter()
+        _core.solve_qp(X, y, u, kernel="rbf", gamma=0.05, tol=1e-5, cache_size=1.0)
+        span["end"] = time.perf_counter()
+
+    t = threading.Thread(target=work)
+    ticks = []
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    inside = [s for s in ticks if span["start"] < s < span["end"]]
+    assert span["end"] - span["start"] > 0.05, "the solve was too short to tell"
+    # With the GIL held the main thread could not tick during the solve.
+    assert len(inside) >= 10

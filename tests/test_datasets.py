@@ -1,0 +1,57 @@
+"""The bundled data sets load with the documented shapes, labels and splits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from localsvm import datasets
+
+
+@pytest.mark.parametrize(
+    ("name", "shapes", "labels"),
+    [
+        ("banana", {"X_train": (400, 2), "X_test": (4900, 2)}, {-1, 1}),
+        ("usps", {"X_train": (7291, 256), "X_test": (2007, 256)}, set(range(10))),
+        ("ijcnn1", {"X_train": (49990, 22), "X_test": (91701, 22)}, {-1, 1}),
+        ("a9a", {"X_train": (32561, 123), "X_test": (16281, 123)}, {-1, 1}),
+        ("iris", {"X": (150, 4)}, {0, 1, 2}),
+    ],
+)
+def test_shapes_and_labels(name, shapes, labels):
+    d = datasets.load_dataset(name)
+    for key, shape in shapes.items():
+        assert d[key].shape == shape
+        assert np.all(np.isfinite(d[key]))
+    y = d.y_train if "y_train" in d else d.y
+    assert set(np.unique(y).tolist()) == labels
+    assert d.DESCR == datasets.DATASETS[name]
+
+
+def test_every_bundled_set_is_listed_and_loads():
+    assert datasets.list_datasets() == sorted(datasets.DATASETS)
+    for name in datasets.list_datasets():
+        assert datasets.load_dataset(name).name == name
+
+
+def test_realizations_differ():
+    a = datasets.load_banana(0)
+    b = datasets.load_banana(9)
+    assert a.realization == 0 and b.realization == 9
+    assert not np.array_equal(a.X_train, b.X_train)
+
+
+@pytest.mark.parametrize("bad", [-1, 10, 1.5, True])
+def test_bad_realization(bad):
+    with pytest.raises(ValueError, match="realization"):
+        datasets.load_dataset("banana", realization=bad)
+
+
+def test_realization_on_a_single_split_set():
+    with pytest.raises(ValueError, match="single split"):
+        datasets.load_dataset("usps", realization=1)
+
+
+def test_unknown_name_lists_the_bundled_sets():
+    with pytest.raises(ValueError, match="unknown data set 'nope'; bundled: a9a, banana"):
+        datasets.load_dataset("nope")

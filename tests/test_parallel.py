@@ -1,0 +1,64 @@
+"""run_tasks: the one place independent work goes through."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from localsvm import parallel
+from localsvm.parallel import effective_n_jobs, run_tasks, set_default_engine, use_engine
+
+
+def test_results_keep_task_order():
+    assert run_tasks(lambda t: t * 2, range(20), n_jobs=4) == [2 * t for t in range(20)]
+
+
+def test_threads_engine_uses_several_threads():
+    barrier = threading.Barrier(2, timeout=10)
+
+    def task(_):
+        barrier.wait()  # deadlocks (then times out) unless two run at once
+        return threading.get_ident()
+
+    idents = run_tasks(task, [0, 1], n_jobs=2, engine="threads")
+    assert len(set(idents)) == 2
+
+
+def test_non_thread_safe_work_runs_in_the_caller():
+    main = threading.get_ident()
+    idents = run_tasks(lambda _: threading.get_ident(), range(4), n_jobs=4, thread_safe=False)
+    assert set(idents) == {main}
+
+
+def test_engine_selection_order(monkeypatch):
+    monkeypatch.setenv(parallel.ENGINE_ENV, "serial")
+    assert parallel.get_default_engine() == "serial"
+    set_default_engine("threads")
+    try:
+        assert parallel.get_default_engine() == "threads"
+        with use_engine("serial"):
+            assert parallel.get_default_engine() == "serial"
+        assert parallel.get_default_engine() == "threads"
+    finally:
+        set_default_engine(None)
+
+
+def test_unknown_engine_is_refused():
+    with pytest.raises(ValueError, match="unknown engine 'dask'"):
+        set_default_engine("dask")
+    with pytest.raises(ValueError, match="unknown engine"), use_engine("dask"):
+        pass
+    with pytest.raises(ValueError, match="unknown engine"):
+        run_tasks(str, [1, 2], n_jobs=2, engine="dask")
+
+
+@pytest.mark.parametrize(("n_jobs", "expected"), [(1, 1), (3, 3)])
+def test_effective_n_jobs(n_jobs, expected):
+    assert effective_n_jobs(n_jobs) == expected
+
+
+def test_effective_n_jobs_defaults_and_errors():
+    assert effective_n_jobs(None) == effective_n_jobs(-1) >= 1
+    with pytest.raises(ValueError, match="n_jobs"):
+        effective_n_jobs(0)
