@@ -8,7 +8,13 @@ import pytest
 
 import localsvm
 from conftest import make_problem_data
-from localsvm.backends import Capabilities, QPProblem, QPSolution, SolverBackend
+from localsvm.backends import (
+    Capabilities,
+    QPProblem,
+    QPSolution,
+    SolverBackend,
+    UnsupportedProblemError,
+)
 from localsvm.backends.dense import dense_hessian
 from localsvm.kernels import KernelSpec
 
@@ -118,10 +124,14 @@ def test_box_only_agrees():
     assert abs(rust.alpha @ prob.y) > 1e-6
 
 
-def test_infeasible_warm_start_is_rejected():
+@pytest.mark.parametrize("backend", ["rust", "scipy"])
+def test_infeasible_warm_start_is_rejected(backend):
     prob = problem(n=20, seed=8, alpha0=np.where(np.arange(20) == 0, 0.5, 0.0))
     with pytest.raises(ValueError, match="equality constraint"):
-        localsvm.get_backend("rust").solve(prob)
+        localsvm.get_backend(backend).solve(prob)
+    prob = problem(n=20, seed=8, alpha0=np.full(20, 2.0))
+    with pytest.raises(ValueError, match="outside its box"):
+        localsvm.get_backend(backend).solve(prob)
 
 
 def test_auto_picks_rust():
@@ -135,8 +145,14 @@ def test_unknown_backend_lists_registered_names():
 
 def test_backend_declines_what_it_cannot_do():
     big = problem(n=1200, seed=9)
-    with pytest.raises(ValueError, match="at most 1000 samples"):
+    with pytest.raises(UnsupportedProblemError, match="at most 1000 samples"):
         localsvm.select_backend("scipy", big)
+    # The limit counts the variables that move, not the problem's size.
+    local = problem(n=1200, seed=9, active=np.arange(50))
+    assert localsvm.select_backend("scipy", local).name == "scipy"
+    sol = localsvm.get_backend("scipy").solve(local)
+    ref = localsvm.get_backend("rust").solve(local)
+    assert relative_gap(sol.objective, ref.objective) < 1e-4
 
 
 class _LinearOnly(SolverBackend):
@@ -153,7 +169,8 @@ class _LinearOnly(SolverBackend):
 def test_capability_messages():
     b = _LinearOnly()
     assert "'rbf' kernel" in b.check(problem(n=10))
-    assert "warm-start" in b.check(problem(n=10, kernel="linear", alpha0=np.zeros(10)))
+    # A start point is a hint, not a requirement.
+    assert b.check(problem(n=10, kernel="linear", alpha0=np.zeros(10))) is None
     assert "subset" in b.check(problem(n=10, kernel="linear", active=np.arange(3)))
     assert "box-only" in b.check(problem(n=10, kernel="linear", equality=False))
     assert b.check(problem(n=10, kernel="linear")) is None
@@ -168,3 +185,13 @@ def test_problem_validation_names_the_field():
     prob.y = np.zeros(10)
     with pytest.raises(ValueError, match="-1 and \\+1"):
         prob.validate()
+
+
+def test_dense_backend_reports_why_it_stopped():
+    prob = problem(n=100, seed=10, max_iter=1)
+    prob.tol = 1e-8
+    sol = localsvm.get_backend("scipy").solve(prob)
+    assert not sol.converged
+    assert "KKT violation" in sol.message
+    ok = localsvm.get_backend("scipy").solve(problem(n=100, seed=10))
+    assert ok.converged and ok.message == ""

@@ -131,3 +131,16 @@ def test_solver_releases_the_gil():
     assert span["end"] - span["start"] > 0.05, "the solve was too short to tell"
     # With the GIL held the main thread could not tick during the solve.
     assert len(inside) >= 10
+
+
+def test_type_stub_matches_the_compiled_module():
+    """_core.pyi describes what the extension really exports (mypy's stubtest)."""
+    import subprocess
+    import sys
+
+    res = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "localsvm._core"],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -1,12 +1,14 @@
 """Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs)."""
 
-from typing import TypedDict
+from typing import TypedDict, type_check_only
 
 import numpy as np
 import numpy.typing as npt
 
+__all__ = ["__version__", "decision_values", "kernel_matrix", "solve_qp"]
 __version__: str
 
+@type_check_only
 class QPResult(TypedDict):
     alpha: npt.NDArray[np.float64]
     rho: float

@@ -22,7 +22,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
-from .backends.base import QPProblem, SolverBackend
+from .backends.base import QPProblem, SolverBackend, UnsupportedProblemError
 
 ENTRY_POINT_GROUP = "localsvm"
 DISABLE_AUTOLOAD_ENV = "LOCALSVM_DISABLE_PLUGIN_AUTOLOAD"
@@ -174,8 +174,9 @@ def select_backend(name: str, problem: QPProblem) -> SolverBackend:
     ``name="auto"``: among the registered backends whose ``check`` accepts the
     problem, the one with the highest ``priority`` (ties broken by name). With
     the built-ins that is ``rust`` for every problem. Any other name must be
-    registered, and that backend must accept the problem; otherwise a
-    ``ValueError`` says which names exist or why the backend declined.
+    registered (else ``ValueError`` listing the names), and that backend must
+    accept the problem (else :class:`~localsvm.backends.UnsupportedProblemError`,
+    a ``ValueError``, saying why it declined).
     """
     if not isinstance(name, str):
         raise ValueError(f"backend must be a string, got {name!r}")
@@ -188,9 +189,9 @@ def select_backend(name: str, problem: QPProblem) -> SolverBackend:
                 return cand
             reasons[cand.name] = reason
         detail = "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or "none registered"
-        raise ValueError(f"no registered backend can solve this problem ({detail})")
+        raise UnsupportedProblemError(f"no registered backend can solve this problem ({detail})")
     backend = get_backend(name)
     reason = backend.check(problem)
     if reason is not None:
-        raise ValueError(f"backend {name!r} cannot solve this problem: {reason}")
+        raise UnsupportedProblemError(f"backend {name!r} cannot solve this problem: {reason}")
     return backend

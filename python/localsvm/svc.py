@@ -292,9 +292,11 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.dual_objective_ = np.array([s.objective for s in solutions])
         self.fit_status_ = int(not all(s.converged for s in solutions))
         if self.fit_status_:
+            reasons = sorted({s.message or "no reason given" for s in solutions if not s.converged})
             warnings.warn(
-                f"The solver stopped at max_iter={self.max_iter} before reaching "
-                f"tol={self.tol}; the model may be inaccurate. Scaling the features "
+                f"{sum(not s.converged for s in solutions)} of {len(solutions)} binary "
+                f"problems stopped before reaching tol={self.tol} (max_iter={self.max_iter}): "
+                f"{'; '.join(reasons)}. The model may be inaccurate; scaling the features "
                 "(StandardScaler or MinMaxScaler) usually speeds convergence.",
                 ConvergenceWarning,
                 stacklevel=3,

@@ -67,7 +67,9 @@ fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKin
     x, y, upper, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
     p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
     max_iter = -1, cache_size = 200.0, shrinking = true
-))]
+), text_signature = "(x, y, upper, *, kernel='rbf', gamma=1.0, coef0=0.0, degree=3, \
+    p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
+    cache_size=200.0, shrinking=True)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_qp<'py>(
     py: Python<'py>,

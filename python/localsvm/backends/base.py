@@ -23,6 +23,9 @@ import numpy as np
 
 from ..kernels import KERNELS, KernelSpec
 
+#: Relative tolerance for a warm start's box membership and ``yᵀα₀ = 0``.
+FEASIBILITY_TOL = 1e-9
+
 
 class UnsupportedProblemError(ValueError):
     """A backend was asked for something it declared it cannot do."""
@@ -83,12 +86,43 @@ class QPProblem:
                 raise ValueError(f"active must list indices in [0, {n})")
             if np.unique(a).size != a.size:
                 raise ValueError("active must not repeat an index")
+        if self.alpha0 is not None:
+            self._check_start()
+
+    def _check_start(self) -> None:
+        """``alpha0`` must lie in its box and, with the equality constraint,
+        satisfy ``yᵀα₀ = 0`` (both to a relative :data:`FEASIBILITY_TOL`, as the
+        Rust core checks)."""
+        a = np.asarray(self.alpha0, dtype=np.float64)
+        upper = np.asarray(self.upper, dtype=np.float64)
+        slack = FEASIBILITY_TOL * np.maximum(upper, 1.0)
+        bad = np.flatnonzero(~np.isfinite(a) | (a < -slack) | (a > upper + slack))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"alpha0[{i}] = {a[i]} lies outside its box [0, {upper[i]}]")
+        if self.equality:
+            ya = float(np.asarray(self.y, dtype=np.float64) @ a)
+            if abs(ya) > FEASIBILITY_TOL * max(float(np.abs(a).sum()), 1.0):
+                raise ValueError(
+                    f"alpha0 violates the equality constraint: y·alpha0 = {ya:e}, expected 0"
+                )
+
+    @property
+    def movable(self) -> np.ndarray:
+        """Indices of the variables the solver may move: those in ``active``
+        (all when ``None``) whose box is wider than the single point 0."""
+        mask = np.asarray(self.upper) > 0
+        if self.active is not None:
+            in_active = np.zeros(self.n, dtype=bool)
+            in_active[np.asarray(self.active, dtype=np.intp)] = True
+            mask &= in_active
+        return np.flatnonzero(mask)
 
     def features_used(self) -> set[str]:
-        """Optional features this problem relies on (see :class:`Capabilities`)."""
+        """Optional features this problem needs (see :class:`Capabilities`). A
+        start point alone needs none: a backend that cannot start from it
+        reaches the same optimum from elsewhere."""
         used = set()
-        if self.alpha0 is not None:
-            used.add("warm_start")
         if self.active is not None:
             used.add("subset")
         if not self.equality:
@@ -102,7 +136,9 @@ class QPSolution:
 
     ``f(x) = Σ_i alpha_i y_i K(x_i, x) − rho``; ``objective`` is the dual
     objective ½αᵀQα + pᵀα (over the optimised variables when ``active`` was
-    given); ``converged`` is False when ``max_iter`` stopped the solver.
+    given); ``converged`` is False when the solver stopped before reaching its
+    accuracy (the ``max_iter`` cap, or a numerical failure), and ``message``
+    then says why.
     """
 
     alpha: np.ndarray
@@ -111,16 +147,21 @@ class QPSolution:
     n_iter: int
     converged: bool
     backend: str
+    message: str = ""
 
 
 @dataclass(frozen=True)
 class Capabilities:
     """What a backend can do.
 
-    ``kernels``: kernel names it accepts. ``warm_start``: honours ``alpha0``.
-    ``subset``: honours ``active``. ``box_only``: solves ``equality=False``.
-    ``max_samples``: the largest problem it accepts (``None`` = no limit).
-    ``thread_safe``: several problems may be solved at once from threads.
+    ``kernels``: kernel names it accepts. ``warm_start``: starts from
+    ``alpha0`` (a speed hint only: every backend must hold the variables
+    outside ``active`` at ``alpha0``, and one without ``warm_start`` simply
+    starts the others elsewhere). ``subset``: honours ``active``.
+    ``box_only``: solves ``equality=False``. ``max_samples``: the most
+    variables it will optimise at once (``QPProblem.movable``; ``None`` = no
+    limit). ``thread_safe``: several problems may be solved at once from
+    threads.
     """
 
     kernels: frozenset[str] = frozenset(KERNELS)
@@ -159,10 +200,11 @@ def check_capabilities(caps: Capabilities, problem: QPProblem) -> str | None:
     """The first capability ``problem`` needs that ``caps`` lacks, as a sentence."""
     if problem.kernel.name not in caps.kernels:
         return f"it does not support the {problem.kernel.name!r} kernel"
-    if caps.max_samples is not None and problem.n > caps.max_samples:
-        return f"it accepts at most {caps.max_samples} samples and this problem has {problem.n}"
+    if caps.max_samples is not None:
+        m = problem.movable.size
+        if m > caps.max_samples:
+            return f"it accepts at most {caps.max_samples} samples and this problem has {m}"
     missing = {
-        "warm_start": caps.warm_start,
         "subset": caps.subset,
         "box_only": caps.box_only,
     }

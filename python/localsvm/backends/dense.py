@@ -1,11 +1,12 @@
 """Helpers for backends that work on the dense Hessian (scipy, clarabel, …).
 
-A dense backend builds ``Q`` once with :func:`dense_hessian`, reduces the
-problem to the variables that may move with :func:`reduce_problem` (fixed
-variables folded into the linear term, zero-width boxes dropped), solves the
-reduced QP however it likes, and hands the result to :func:`finish`, which
-computes ρ from the KKT conditions and the objective the same way for every
-backend. Third-party plugins are welcome to use these.
+A dense backend reduces the problem to the variables that may move with
+:func:`reduce_problem` (the dense Hessian of those, fixed variables folded
+into the linear term, zero-width boxes dropped), solves the reduced QP however
+it likes, and hands the result to :func:`finish`, which computes ρ from the
+KKT conditions and the objective the same way for every backend.
+:func:`dense_hessian` gives the whole ``Q``. Third-party plugins are welcome
+to use these.
 """
 
 from __future__ import annotations
@@ -43,35 +44,44 @@ class ReducedQP:
     alpha_full: np.ndarray
 
 
-def reduce_problem(problem: QPProblem, Q: np.ndarray) -> ReducedQP:
-    """Restrict to the variables that may move, folding the rest into ``p``."""
+def _kernel_block(problem: QPProblem, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``K[rows][:, cols]`` (kernel values in NumPy, or sliced when precomputed)."""
+    X = np.asarray(problem.X, dtype=np.float64)
+    if problem.kernel.precomputed:
+        return X[np.ix_(rows, cols)]
+    return kernel_matrix_numpy(problem.kernel, X[rows], X[cols])
+
+
+def reduce_problem(problem: QPProblem) -> ReducedQP:
+    """Restrict to the variables that may move (``problem.movable``), folding
+    the fixed ones into ``p``. Only the blocks ``Q_SS`` and ``Q_SF`` (for the
+    fixed variables with ``α ≠ 0``) are computed, so a small active set of a
+    large problem stays cheap."""
     n = problem.n
     upper = np.asarray(problem.upper, dtype=np.float64)
+    y = np.asarray(problem.y, dtype=np.float64)
     alpha = (
         np.zeros(n)
         if problem.alpha0 is None
         else np.clip(np.asarray(problem.alpha0, dtype=np.float64), 0.0, upper)
     )
-    movable = np.zeros(n, dtype=bool)
-    if problem.active is None:
-        movable[:] = True
-    else:
-        movable[np.asarray(problem.active, dtype=np.intp)] = True
-    movable &= upper > 0
     alpha[upper == 0] = 0.0
-    idx = np.flatnonzero(movable)
-    fixed = np.flatnonzero(~movable)
+    idx = problem.movable
+    fixed = np.setdiff1d(np.arange(n), idx)
+    fixed = fixed[alpha[fixed] != 0.0]
     p = -np.ones(n) if problem.p is None else np.asarray(problem.p, dtype=np.float64)
-    p_sub = p[idx] + Q[np.ix_(idx, fixed)] @ alpha[fixed]
-    y = np.asarray(problem.y, dtype=np.float64)
-    rhs = -float(y[fixed] @ alpha[fixed])
+    Q = _kernel_block(problem, idx, idx) * np.outer(y[idx], y[idx])
+    p_sub = p[idx].copy()
+    if fixed.size:
+        K_sf = _kernel_block(problem, idx, fixed)
+        p_sub += y[idx] * (K_sf @ (y[fixed] * alpha[fixed]))
     return ReducedQP(
-        Q=Q[np.ix_(idx, idx)],
+        Q=Q,
         p=p_sub,
         y=y[idx],
         upper=upper[idx],
         alpha0=alpha[idx],
-        rhs=rhs,
+        rhs=-float(y[fixed] @ alpha[fixed]),
         index=idx,
         alpha_full=alpha,
     )
@@ -105,6 +115,29 @@ def rho_from_kkt(y: np.ndarray, grad: np.ndarray, alpha: np.ndarray, upper: np.n
     return 0.0
 
 
+def kkt_violation(
+    y: np.ndarray, grad: np.ndarray, alpha: np.ndarray, upper: np.ndarray, equality: bool
+) -> float:
+    """How far ``alpha`` is from optimal, in SMO's measure: ``m(α) − M(α)``
+    (the largest violating pair) with the equality constraint, else the
+    largest projected-gradient violation. 0 at an exact optimum."""
+    if alpha.size == 0:
+        return 0.0
+    can_up = alpha < upper
+    can_down = alpha > 0
+    if not equality:
+        viol = np.where(can_up, np.maximum(-grad, 0.0), 0.0)
+        viol = np.maximum(viol, np.where(can_down, np.maximum(grad, 0.0), 0.0))
+        return float(viol.max())
+    yg = y * grad
+    pos = y > 0
+    up = (pos & can_up) | (~pos & can_down)
+    low = (pos & can_down) | (~pos & can_up)
+    if not up.any() or not low.any():
+        return 0.0
+    return max(float(np.max(-yg[up]) + np.max(yg[low])), 0.0)
+
+
 def finish(
     problem: QPProblem,
     reduced: ReducedQP,
@@ -113,11 +146,16 @@ def finish(
     n_iter: int,
     converged: bool,
     backend: str,
+    message: str = "",
 ) -> QPSolution:
     """Clip the reduced solution into its box, snap values within a relative
     1e-7 of a bound onto it (general-purpose solvers stop just inside the box,
     which would otherwise make every example a support vector), compute ρ and
-    the objective, and scatter the result back over all variables."""
+    the objective, and scatter the result back over all variables.
+
+    The result counts as converged when the solver says so or when its KKT
+    violation (:func:`kkt_violation`) is within ``problem.tol``, the same
+    test SMO stops on."""
     upper = reduced.upper
     a = np.clip(np.asarray(alpha_sub, dtype=np.float64), 0.0, upper)
     snap = SNAP_TOL * upper
@@ -125,6 +163,11 @@ def finish(
     a[a >= upper - snap] = upper[a >= upper - snap]
     grad = reduced.Q @ a + reduced.p
     rho = rho_from_kkt(reduced.y, grad, a, reduced.upper) if problem.equality else 0.0
+    violation = kkt_violation(reduced.y, grad, a, upper, problem.equality)
+    if not converged and violation <= problem.tol:
+        converged, message = True, ""
+    elif not converged:
+        message = f"{message or 'the solver failed'} (KKT violation {violation:.3g})"
     objective = float(0.5 * a @ (reduced.Q @ a) + reduced.p @ a)
     alpha = reduced.alpha_full.copy()
     alpha[reduced.index] = a
@@ -135,4 +178,5 @@ def finish(
         n_iter=int(n_iter),
         converged=bool(converged),
         backend=backend,
+        message=message,
     )

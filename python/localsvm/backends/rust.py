@@ -42,13 +42,15 @@ class RustBackend(SolverBackend):
             cache_size=float(problem.cache_size),
             shrinking=bool(problem.shrinking),
         )
+        converged = bool(out["converged"])
         return QPSolution(
             alpha=out["alpha"],
             rho=float(out["rho"]),
             objective=float(out["objective"]),
             n_iter=int(out["n_iter"]),
-            converged=bool(out["converged"]),
+            converged=converged,
             backend=self.name,
+            message="" if converged else f"SMO stopped at the iteration cap ({out['n_iter']})",
         )
 
 

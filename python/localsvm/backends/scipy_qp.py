@@ -14,7 +14,7 @@ from scipy.optimize import minimize
 
 from ..hookspecs import hookimpl
 from .base import Capabilities, QPProblem, QPSolution, SolverBackend
-from .dense import dense_hessian, finish, reduce_problem
+from .dense import finish, reduce_problem
 
 MAX_SAMPLES = 1000
 
@@ -34,7 +34,7 @@ class ScipyBackend(SolverBackend):
 
     def solve(self, problem: QPProblem) -> QPSolution:
         problem.validate()
-        red = reduce_problem(problem, dense_hessian(problem))
+        red = reduce_problem(problem)
         m = red.index.size
         if m == 0:
             return finish(problem, red, red.alpha0, n_iter=0, converged=True, backend=self.name)
@@ -65,7 +65,13 @@ class ScipyBackend(SolverBackend):
             options={"maxiter": max_iter, "ftol": 1e-14},
         )
         return finish(
-            problem, red, res.x, n_iter=int(res.nit), converged=bool(res.success), backend=self.name
+            problem,
+            red,
+            res.x,
+            n_iter=int(res.nit),
+            converged=bool(res.success),
+            backend=self.name,
+            message="" if res.success else f"SLSQP: {res.message}",
         )
 
 
