@@ -276,17 +276,23 @@ class SVC(ClassifierMixin, BaseEstimator):
     def _store_solution(self, X, y_idx, n_classes, tasks, solutions) -> None:
         n = X.shape[0]
         n_models = len(tasks)
-        # Dense (n_models × n) coefficients y_i α_i, then restricted to the
-        # union of support vectors, grouped by class as LIBSVM orders them.
-        coef = np.zeros((n_models, n))
-        for k, ((rows, labels), sol) in enumerate(zip(tasks, solutions, strict=True)):
-            coef[k, rows] = labels * sol.alpha
-        is_sv = np.any(coef != 0.0, axis=0)
+        # Support vectors: the union over the binary models, grouped by class
+        # as LIBSVM orders them; then each model's coefficients y_i α_i over
+        # that union (never an n_models × n array).
+        nonzero = [sol.alpha != 0.0 for sol in solutions]
+        is_sv = np.zeros(n, dtype=bool)
+        for (rows, _), nz in zip(tasks, nonzero, strict=True):
+            is_sv[rows[nz]] = True
         order = np.lexsort((np.arange(n), y_idx))
         support = order[is_sv[order]]
+        position = np.full(n, -1, dtype=np.intp)
+        position[support] = np.arange(support.size)
+        coef = np.zeros((n_models, support.size))
+        for k, ((rows, labels), sol, nz) in enumerate(zip(tasks, solutions, nonzero, strict=True)):
+            coef[k, position[rows[nz]]] = labels[nz] * sol.alpha[nz]
         self.support_ = support.astype(np.int32)
         self.n_support_ = np.bincount(y_idx[support], minlength=n_classes).astype(np.int32)
-        self._model_coef = np.ascontiguousarray(coef[:, support])
+        self._model_coef = coef
         self._model_intercept = np.array([-s.rho for s in solutions])
         self.n_iter_ = np.array([s.n_iter for s in solutions], dtype=np.int32)
         self.dual_objective_ = np.array([s.objective for s in solutions])
