@@ -110,15 +110,17 @@ def test_solve_qp_returns_a_feasible_solution():
 
 
 def test_solver_releases_the_gil():
-    """While a solve runs in one thread, another thread keeps executing Python."""
-    X, y = make_problem_data(2500, 10, 1)
+    """While solves run in one thread, another thread keeps executing Python."""
+    X, y = make_problem_data(3000, 10, 1)
     u = np.full(y.shape, 10.0)
-    span = {}
+    spans = []
 
     def work():
-        span["start"] = time.perf_counter()
-        _core.solve_qp(X, y, u, kernel="rbf", gamma=0.05, tol=1e-5, cache_size=1.0)
-        span["end"] = time.perf_counter()
+        start = time.perf_counter()
+        while time.perf_counter() - start < 0.5:
+            t0 = time.perf_counter()
+            _core.solve_qp(X, y, u, kernel="rbf", gamma=0.05, tol=1e-5, cache_size=1.0)
+            spans.append((t0, time.perf_counter()))
 
     t = threading.Thread(target=work)
     ticks = []
@@ -127,10 +129,9 @@ def test_solver_releases_the_gil():
         ticks.append(time.perf_counter())
         time.sleep(0.001)
     t.join()
-    inside = [s for s in ticks if span["start"] < s < span["end"]]
-    assert span["end"] - span["start"] > 0.05, "the solve was too short to tell"
-    # With the GIL held the main thread could not tick during the solve.
-    assert len(inside) >= 10
+    inside = [s for s in ticks if any(a < s < b for a, b in spans)]
+    # With the GIL held the main thread could not tick during a solve.
+    assert len(inside) >= 20, (len(inside), len(spans))
 
 
 def test_type_stub_matches_the_compiled_module():
@@ -144,3 +145,30 @@ def test_type_stub_matches_the_compiled_module():
         text=True,
     )
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_instruction_set_paths_agree():
+    """The AVX-512, AVX2 and baseline builds of the hot loops solve alike."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, numpy as np\n"
+        "from localsvm import _core\n"
+        "r = np.random.default_rng(3)\n"
+        "X = r.normal(size=(400, 7)); X[:, 3] = 0.0\n"
+        "y = np.where(X[:, 0] + 0.3 * r.normal(size=400) > 0, 1.0, -1.0)\n"
+        "out = _core.solve_qp(X, y, np.ones(400), kernel='rbf', gamma=0.2, tol=1e-6)\n"
+        "print(json.dumps([out['objective'], out['rho']]))\n"
+    )
+    results = {}
+    for level in ("baseline", "avx2", "avx512"):
+        env = {**__import__("os").environ, "LOCALSVM_SIMD": level}
+        res = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        results[level] = json.loads(res.stdout)
+    for level in ("avx2", "avx512"):
+        assert results[level][0] == pytest.approx(results["baseline"][0], rel=1e-6)
+        assert results[level][1] == pytest.approx(results["baseline"][1], abs=1e-4)

@@ -16,6 +16,7 @@ class QPResult(TypedDict):
     n_iter: int
     converged: bool
     n_optimised: int
+    kernel_evaluations: int
 
 def solve_qp(
     x: npt.NDArray[np.float64],

@@ -4,6 +4,10 @@
 //! its first `len` entries, which is what the SMO solver asks for while some
 //! variables are shrunk away (the active ones sit at the front after index
 //! swapping). Asking for more entries later extends the column in place.
+//!
+//! Buffers of evicted columns are kept in a pool and reused, so a long solve
+//! does not keep returning memory to the system and faulting it back in; the
+//! budget counts every buffer, pooled or held.
 
 /// Bytes per stored kernel value.
 const VALUE_BYTES: usize = std::mem::size_of::<f32>();
@@ -14,6 +18,7 @@ pub struct ColumnCache {
     capacity: usize,
     used: usize,
     cols: Vec<Vec<f32>>,
+    pool: Vec<Vec<f32>>,
     // Doubly linked LRU list over column indices; index `n` is the sentinel.
     // The sentinel's `next` is the least recently used column.
     prev: Vec<usize>,
@@ -34,6 +39,7 @@ impl ColumnCache {
             capacity,
             used: 0,
             cols: vec![Vec::new(); n],
+            pool: Vec::new(),
             prev: vec![sentinel; n + 1],
             next: vec![sentinel; n + 1],
             linked: vec![false; n],
@@ -47,7 +53,7 @@ impl ColumnCache {
         self.capacity
     }
 
-    /// Values currently stored.
+    /// Values the cache's buffers can hold (held columns and the pool).
     pub fn used(&self) -> usize {
         self.used
     }
@@ -90,10 +96,44 @@ impl ColumnCache {
         self.linked[i] = true;
     }
 
+    /// Drops column `i`, keeping its buffer in the pool.
     fn evict(&mut self, i: usize) {
         self.unlink(i);
-        self.used -= self.cols[i].len();
-        self.cols[i] = Vec::new();
+        let mut buf = std::mem::take(&mut self.cols[i]);
+        buf.clear();
+        self.pool.push(buf);
+    }
+
+    /// The smallest pooled buffer that holds `len` values, if any.
+    fn take_pooled(&mut self, len: usize) -> Option<Vec<f32>> {
+        let best = self
+            .pool
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.capacity() >= len)
+            .min_by_key(|(_, b)| b.capacity())
+            .map(|(k, _)| k)?;
+        Some(self.pool.swap_remove(best))
+    }
+
+    /// Frees pooled buffers, then evicts least recently used columns other
+    /// than `i` and `keep`, until `extra` more values fit in the budget.
+    fn make_room(&mut self, extra: usize, i: usize, keep: Option<usize>) {
+        let s = self.sentinel();
+        while self.used + extra > self.capacity {
+            if let Some(buf) = self.pool.pop() {
+                self.used -= buf.capacity();
+                continue;
+            }
+            let mut victim = self.next[s];
+            while victim != s && (victim == i || Some(victim) == keep) {
+                victim = self.next[victim];
+            }
+            if victim == s {
+                break; // only the protected columns are left
+            }
+            self.evict(victim);
+        }
     }
 
     /// Makes column `i` hold at least `len` entries and marks it most recently
@@ -110,18 +150,26 @@ impl ColumnCache {
             return have;
         }
         self.misses += 1;
-        let extra = len - have;
-        let s = self.sentinel();
-        let mut cursor = self.next[s];
-        while self.used + extra > self.capacity && cursor != s {
-            let victim = cursor;
-            cursor = self.next[cursor];
-            if Some(victim) != keep {
-                self.evict(victim);
+        if self.cols[i].capacity() >= len {
+            self.cols[i].resize(len, 0.0);
+        } else {
+            let mut buf = match self.take_pooled(len) {
+                Some(buf) => buf,
+                None => {
+                    self.make_room(len, i, keep);
+                    self.used += len;
+                    Vec::with_capacity(len)
+                }
+            };
+            buf.extend_from_slice(&self.cols[i][..have]);
+            buf.resize(len, 0.0);
+            let mut old = std::mem::replace(&mut self.cols[i], buf);
+            if old.capacity() > 0 {
+                old.clear();
+                self.pool.push(old);
+                self.make_room(0, i, keep);
             }
         }
-        self.cols[i].resize(len, 0.0);
-        self.used += extra;
         self.push_most_recent(i);
         have
     }
@@ -138,11 +186,59 @@ impl ColumnCache {
         &mut self.cols[i]
     }
 
+    /// Columns `i` and `j` (`i ≠ j`) as held, both mutable.
+    pub fn two_columns_mut(&mut self, i: usize, j: usize) -> (&mut [f32], &mut [f32]) {
+        assert_ne!(i, j, "two_columns_mut needs two different columns");
+        if i < j {
+            let (lo, hi) = self.cols.split_at_mut(j);
+            (&mut lo[i], &mut hi[0])
+        } else {
+            let (lo, hi) = self.cols.split_at_mut(i);
+            (&mut hi[0], &mut lo[j])
+        }
+    }
+
     /// Swaps variables `i` and `j`: their columns trade places, and every
     /// held column has its entries `i` and `j` exchanged. A column that holds
     /// one of the two entries but not the other can no longer be kept
     /// consistent and is dropped.
     pub fn swap_index(&mut self, i: usize, j: usize) {
+        self.swap_indices(&[(i, j)]);
+    }
+
+    /// [`ColumnCache::swap_index`] for a sequence of swaps, applied in
+    /// order. Each held column is permuted once for the whole sequence (its
+    /// data stays in the processor's cache), instead of every swap visiting
+    /// every column.
+    pub fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
+        for &(i, j) in swaps {
+            self.move_slots(i, j);
+        }
+        let s = self.sentinel();
+        let mut cursor = self.next[s];
+        while cursor != s {
+            let h = cursor;
+            cursor = self.next[cursor];
+            let col = &mut self.cols[h];
+            let len = col.len();
+            let mut consistent = true;
+            for &(i, j) in swaps {
+                let (lo, hi) = if i < j { (i, j) } else { (j, i) };
+                if len > hi {
+                    col.swap(lo, hi);
+                } else if len > lo {
+                    consistent = false;
+                    break;
+                }
+            }
+            if !consistent {
+                self.evict(h);
+            }
+        }
+    }
+
+    /// Moves the columns held for variables `i` and `j` into each other's slot.
+    fn move_slots(&mut self, i: usize, j: usize) {
         if i == j {
             return;
         }
@@ -155,19 +251,6 @@ impl ColumnCache {
         }
         if i_linked {
             self.push_most_recent(j);
-        }
-        let (lo, hi) = if i < j { (i, j) } else { (j, i) };
-        let s = self.sentinel();
-        let mut cursor = self.next[s];
-        while cursor != s {
-            let h = cursor;
-            cursor = self.next[cursor];
-            let len = self.cols[h].len();
-            if len > hi {
-                self.cols[h].swap(lo, hi);
-            } else if len > lo {
-                self.evict(h);
-            }
         }
     }
 }
@@ -210,7 +293,10 @@ mod tests {
         assert_eq!(c.prepare(2, 4, None), 2);
         assert_eq!(&c.column(2)[..2], &[1.0, 2.0]);
         assert_eq!(c.column(2).len(), 4);
-        assert_eq!(c.used(), 4);
+        // The outgrown 2-value buffer waits in the pool.
+        assert_eq!(c.used(), 6);
+        c.prepare(3, 2, None);
+        assert_eq!(c.used(), 6);
     }
 
     #[test]
@@ -224,9 +310,9 @@ mod tests {
         // Column 0 moved to slot 3 and had its entries 0 and 3 exchanged.
         assert_eq!(c.column(3), &[3.0, 1.0, 2.0, 0.0]);
         assert_eq!(c.held(0), 0);
-        // Column 1 held entry 0 but not entry 3: dropped.
+        // Column 1 held entry 0 but not entry 3: dropped (its buffer pooled).
         assert_eq!(c.held(1), 0);
-        assert_eq!(c.used(), 4);
+        assert_eq!(c.used(), 6);
     }
 
     #[test]

@@ -7,12 +7,13 @@
 use rayon::prelude::*;
 
 use crate::error::{shape_error, value_error, Result};
+use crate::simd;
 
 /// Rows × features below which a kernel column is filled on one thread:
 /// spawning rayon tasks costs more than the arithmetic under this size.
-const PARALLEL_WORK: usize = 1 << 15;
+const PARALLEL_WORK: usize = 1 << 22;
 /// Rows handed to one rayon task when a column is filled in parallel.
-const PARALLEL_CHUNK: usize = 512;
+const PARALLEL_CHUNK: usize = 2048;
 
 /// The kernels of LIBSVM / scikit-learn, with their parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -225,12 +226,344 @@ impl Rows {
     }
 }
 
+/// A feature-major `f32` copy of a set of rows (`data[f·n + t]` is feature
+/// `f` of row `t`), the layout the vectorised kernel loops read: one pass over
+/// a feature touches consecutive rows, so many rows are processed per
+/// instruction with no horizontal sums.
+#[derive(Clone, Debug)]
+pub struct Panel {
+    data: Vec<f32>,
+    sq: Vec<f32>,
+    n: usize,
+    d: usize,
+}
+
+impl Panel {
+    /// The panel of `rows`.
+    pub fn new(rows: &Rows) -> Panel {
+        let (n, d) = (rows.n(), rows.d());
+        let mut data = vec![0.0f32; n * d];
+        let mut sq = vec![0.0f32; n];
+        for t in 0..n {
+            let mut norm = 0.0f64;
+            for (f, &v) in rows.row(t).iter().enumerate() {
+                let v32 = v as f32;
+                data[f * n + t] = v32;
+                norm += f64::from(v32) * f64::from(v32);
+            }
+            sq[t] = norm as f32;
+        }
+        Panel { data, sq, n, d }
+    }
+
+    /// Row `i` as a [`Query`].
+    pub fn query(&self, i: usize) -> Query {
+        Query::with_norm(self.row(i), self.sq[i])
+    }
+
+    /// Number of rows.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of features.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// Row `i` as a contiguous vector.
+    pub fn row(&self, i: usize) -> Vec<f32> {
+        (0..self.d).map(|f| self.data[f * self.n + i]).collect()
+    }
+
+    /// Applies a sequence of row swaps, in order, one feature at a time (so
+    /// each feature's row stays in the processor's cache).
+    pub fn swap_many(&mut self, swaps: &[(usize, usize)]) {
+        if self.n == 0 {
+            return;
+        }
+        for row in self.data.chunks_exact_mut(self.n) {
+            for &(i, j) in swaps {
+                row.swap(i, j);
+            }
+        }
+        for &(i, j) in swaps {
+            self.sq.swap(i, j);
+        }
+    }
+
+    /// Feature `f` of rows `[start, end)`.
+    #[inline(always)]
+    fn feature(&self, f: usize, start: usize, end: usize) -> &[f32] {
+        &self.data[f * self.n + start..f * self.n + end]
+    }
+}
+
+/// Rows per tile of the vectorised kernel loops.
+const TILE: usize = 64;
+
+/// `value[k] = factor · scale[k] · κ(acc[k])`, where `acc` is a squared
+/// distance (RBF) or a dot product (the others).
+#[inline(always)]
+fn apply<const FMA: bool>(
+    kind: KernelKind,
+    acc: &[f32],
+    scale: &[f32],
+    factor: f32,
+    out: &mut [f32],
+) {
+    let it = out.iter_mut().zip(acc.iter().zip(scale));
+    match kind {
+        KernelKind::Rbf { gamma } => {
+            let g = -(gamma as f32);
+            for (o, (&a, &s)) in it {
+                *o = factor * s * simd::exp::<FMA>(g * a);
+            }
+        }
+        KernelKind::Linear | KernelKind::Precomputed => {
+            for (o, (&a, &s)) in it {
+                *o = factor * s * a;
+            }
+        }
+        KernelKind::Poly {
+            gamma,
+            coef0,
+            degree,
+        } => {
+            let (g, c) = (gamma as f32, coef0 as f32);
+            for (o, (&a, &s)) in it {
+                let base = simd::fmadd::<FMA>(g, a, c);
+                let mut v = 1.0f32;
+                for _ in 0..degree {
+                    v *= base;
+                }
+                *o = factor * s * v;
+            }
+        }
+        KernelKind::Sigmoid { gamma, coef0 } => {
+            let (g, c) = (gamma as f32, coef0 as f32);
+            for (o, (&a, &s)) in it {
+                // tanh z = sign(z)·(1 − e^{−2|z|}) / (1 + e^{−2|z|})
+                let z = simd::fmadd::<FMA>(g, a, c);
+                let e = simd::exp::<FMA>(-2.0 * z.abs());
+                *o = factor * s * ((1.0 - e) / (1.0 + e)).copysign(z);
+            }
+        }
+    }
+}
+
+/// One row kernel columns are computed against: its values, its non-zero
+/// features, and its squared norm.
+#[derive(Clone, Debug)]
+pub struct Query {
+    row: Vec<f32>,
+    nonzero: Vec<(usize, f32)>,
+    sq: f32,
+}
+
+impl Query {
+    /// A query from its values (norm computed here).
+    pub fn new(row: Vec<f32>) -> Query {
+        let sq = row
+            .iter()
+            .map(|&v| f64::from(v) * f64::from(v))
+            .sum::<f64>() as f32;
+        Query::with_norm(row, sq)
+    }
+
+    fn with_norm(row: Vec<f32>, sq: f32) -> Query {
+        let nonzero = row
+            .iter()
+            .enumerate()
+            .filter(|(_, &v)| v != 0.0)
+            .map(|(f, &v)| (f, v))
+            .collect();
+        Query { row, nonzero, sq }
+    }
+
+    /// True when at most three quarters of the features are non-zero: then
+    /// dot products that skip the zeros (reading fewer panel rows) beat the
+    /// difference loop, which reads every feature of every row.
+    fn sparse(&self) -> bool {
+        4 * self.nonzero.len() <= 3 * self.row.len()
+    }
+}
+
+/// How a tile's accumulator is formed for `kind` and a query.
+#[inline(always)]
+fn uses_difference(kind: KernelKind, q: &Query) -> bool {
+    matches!(kind, KernelKind::Rbf { .. }) && !q.sparse()
+}
+
+/// Kernel values between `R` dense queries and panel rows `[start, end)` for
+/// the RBF kernel, from squared differences (exact for close points):
+/// `outs[r][t − start] = factors[r] · scale[t] · K(q_r, x_t)`. The panel is
+/// read once for all `R` queries.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn fill_difference<const FMA: bool, const R: usize>(
+    kind: KernelKind,
+    panel: &Panel,
+    queries: [&Query; R],
+    factors: [f32; R],
+    scale: &[f32],
+    start: usize,
+    end: usize,
+    outs: [&mut [f32]; R],
+) {
+    let mut t0 = start;
+    while t0 < end {
+        let len = TILE.min(end - t0);
+        let mut acc = [[0.0f32; TILE]; R];
+        for f in 0..panel.d {
+            let col = panel.feature(f, t0, t0 + len);
+            for (a, q) in acc.iter_mut().zip(&queries) {
+                let qf = q.row[f];
+                for (a, &v) in a[..len].iter_mut().zip(col) {
+                    let diff = v - qf;
+                    *a = simd::fmadd::<FMA>(diff, diff, *a);
+                }
+            }
+        }
+        for r in 0..R {
+            let o = &mut outs[r][t0 - start..t0 - start + len];
+            apply::<FMA>(kind, &acc[r][..len], &scale[t0..t0 + len], factors[r], o);
+        }
+        t0 += len;
+    }
+}
+
+/// The same from dot products over the query's non-zero features only
+/// (every kernel; for RBF the distance is `‖q‖² + ‖x‖² − 2⟨q, x⟩`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn fill_dot<const FMA: bool>(
+    kind: KernelKind,
+    panel: &Panel,
+    q: &Query,
+    factor: f32,
+    scale: &[f32],
+    start: usize,
+    end: usize,
+    out: &mut [f32],
+) {
+    let rbf = matches!(kind, KernelKind::Rbf { .. });
+    let mut t0 = start;
+    while t0 < end {
+        let len = TILE.min(end - t0);
+        let mut acc = [0.0f32; TILE];
+        let acc = &mut acc[..len];
+        for &(f, qf) in &q.nonzero {
+            let col = panel.feature(f, t0, t0 + len);
+            for (a, &v) in acc.iter_mut().zip(col) {
+                *a = simd::fmadd::<FMA>(v, qf, *a);
+            }
+        }
+        if rbf {
+            for (a, &sq) in acc.iter_mut().zip(&panel.sq[t0..t0 + len]) {
+                *a = (q.sq + sq - 2.0 * *a).max(0.0);
+            }
+        }
+        let o = &mut out[t0 - start..t0 - start + len];
+        apply::<FMA>(kind, acc, &scale[t0..t0 + len], factor, o);
+        t0 += len;
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn fill_one_impl<const FMA: bool>(
+    kind: KernelKind,
+    panel: &Panel,
+    q: &Query,
+    factor: f32,
+    scale: &[f32],
+    start: usize,
+    end: usize,
+    out: &mut [f32],
+) {
+    if uses_difference(kind, q) {
+        fill_difference::<FMA, 1>(kind, panel, [q], [factor], scale, start, end, [out]);
+    } else {
+        fill_dot::<FMA>(kind, panel, q, factor, scale, start, end, out);
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn fill_two_impl<const FMA: bool>(
+    kind: KernelKind,
+    panel: &Panel,
+    q0: &Query,
+    q1: &Query,
+    f0: f32,
+    f1: f32,
+    scale: &[f32],
+    start: usize,
+    end: usize,
+    out0: &mut [f32],
+    out1: &mut [f32],
+) {
+    if uses_difference(kind, q0) && uses_difference(kind, q1) {
+        fill_difference::<FMA, 2>(
+            kind,
+            panel,
+            [q0, q1],
+            [f0, f1],
+            scale,
+            start,
+            end,
+            [out0, out1],
+        );
+    } else {
+        fill_one_impl::<FMA>(kind, panel, q0, f0, scale, start, end, out0);
+        fill_one_impl::<FMA>(kind, panel, q1, f1, scale, start, end, out1);
+    }
+}
+
+simd::multiversion!(
+    /// One query against panel rows `[start, end)`.
+    fn fill_one(
+        kind: KernelKind,
+        panel: &Panel,
+        q: &Query,
+        factor: f32,
+        scale: &[f32],
+        start: usize,
+        end: usize,
+        out: &mut [f32],
+    ) => fill_one_impl
+);
+
+simd::multiversion!(
+    /// Two queries against panel rows `[start, end)`, in one pass when both
+    /// are dense.
+    fn fill_two(
+        kind: KernelKind,
+        panel: &Panel,
+        q0: &Query,
+        q1: &Query,
+        f0: f32,
+        f1: f32,
+        scale: &[f32],
+        start: usize,
+        end: usize,
+        out0: &mut [f32],
+        out1: &mut [f32],
+    ) => fill_two_impl
+);
+
 /// Where kernel values come from: feature rows and a kernel, or a matrix the
 /// caller precomputed. Both support swapping indices, which shrinking needs.
 #[derive(Clone, Debug)]
 pub enum KernelSource {
-    /// Feature rows (swapped physically, so active rows stay contiguous).
-    Dense { kind: KernelKind, rows: Rows },
+    /// Feature rows (swapped physically, so active rows stay contiguous): an
+    /// `f64` copy for single values and an `f32` [`Panel`] for whole columns.
+    Dense {
+        kind: KernelKind,
+        rows: Rows,
+        panel: Panel,
+    },
     /// A full `n × n` kernel matrix, addressed through a permutation.
     Precomputed {
         matrix: Vec<f64>,
@@ -246,7 +579,8 @@ impl KernelSource {
             value_error!("a precomputed kernel needs the kernel matrix, not feature rows");
         }
         kind.validate()?;
-        Ok(KernelSource::Dense { kind, rows })
+        let panel = Panel::new(&rows);
+        Ok(KernelSource::Dense { kind, rows, panel })
     }
 
     /// A source over a square precomputed kernel matrix (row-major).
@@ -275,11 +609,11 @@ impl KernelSource {
         }
     }
 
-    /// `K(x_i, x_j)` in the current (possibly swapped) order.
+    /// `K(x_i, x_j)` in the current (possibly swapped) order, in `f64`.
     #[inline]
     pub fn eval(&self, i: usize, j: usize) -> f64 {
         match self {
-            KernelSource::Dense { kind, rows } => kind.from_dot(
+            KernelSource::Dense { kind, rows, .. } => kind.from_dot(
                 dot(rows.row(i), rows.row(j)),
                 rows.sq_norm(i),
                 rows.sq_norm(j),
@@ -289,61 +623,125 @@ impl KernelSource {
     }
 
     /// Writes `factor · scale[t] · K(x_i, x_t)` into `out[t − start]` for
-    /// `t ∈ [start, end)`, in parallel when the work is large enough.
+    /// `t ∈ [start, end)`, vectorised, and in parallel when the work is large.
     pub fn fill(
         &self,
         i: usize,
         start: usize,
         end: usize,
-        factor: f64,
-        scale: &[f64],
+        factor: f32,
+        scale: &[f32],
         out: &mut [f32],
     ) {
         debug_assert_eq!(out.len(), end - start);
         match self {
-            KernelSource::Dense { kind, rows } => {
-                let xi = rows.row(i);
-                let sq_i = rows.sq_norm(i);
-                let work = |offset: usize, chunk: &mut [f32]| {
-                    for (k, slot) in chunk.iter_mut().enumerate() {
-                        let t = offset + k;
-                        let v = kind.from_dot(dot(xi, rows.row(t)), sq_i, rows.sq_norm(t));
-                        *slot = (factor * scale[t] * v) as f32;
-                    }
-                };
-                if (end - start) * rows.d().max(1) >= PARALLEL_WORK {
+            KernelSource::Dense { kind, panel, .. } => {
+                let q = panel.query(i);
+                if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
                     out.par_chunks_mut(PARALLEL_CHUNK)
                         .enumerate()
-                        .for_each(|(c, chunk)| work(start + c * PARALLEL_CHUNK, chunk));
+                        .for_each(|(c, chunk)| {
+                            let s = start + c * PARALLEL_CHUNK;
+                            fill_one(*kind, panel, &q, factor, scale, s, s + chunk.len(), chunk);
+                        });
                 } else {
-                    work(start, out);
+                    fill_one(*kind, panel, &q, factor, scale, start, end, out);
                 }
             }
-            KernelSource::Precomputed { matrix, n, perm } => {
-                let row = &matrix[perm[i] * n..(perm[i] + 1) * n];
-                for (k, slot) in out.iter_mut().enumerate() {
-                    let t = start + k;
-                    *slot = (factor * scale[t] * row[perm[t]]) as f32;
+            KernelSource::Precomputed { .. } => self.fill_precomputed(i, start, factor, scale, out),
+        }
+    }
+
+    /// [`KernelSource::fill`] for two columns `i` and `j` at once (one pass
+    /// over the data).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_pair(
+        &self,
+        (i, j): (usize, usize),
+        start: usize,
+        end: usize,
+        (fi, fj): (f32, f32),
+        scale: &[f32],
+        out_i: &mut [f32],
+        out_j: &mut [f32],
+    ) {
+        match self {
+            KernelSource::Dense { kind, panel, .. } => {
+                let (qi, qj) = (panel.query(i), panel.query(j));
+                if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
+                    out_i
+                        .par_chunks_mut(PARALLEL_CHUNK)
+                        .zip(out_j.par_chunks_mut(PARALLEL_CHUNK))
+                        .enumerate()
+                        .for_each(|(c, (a, b))| {
+                            let s = start + c * PARALLEL_CHUNK;
+                            let e = s + a.len();
+                            fill_two(*kind, panel, &qi, &qj, fi, fj, scale, s, e, a, b);
+                        });
+                } else {
+                    fill_two(
+                        *kind, panel, &qi, &qj, fi, fj, scale, start, end, out_i, out_j,
+                    );
                 }
+            }
+            KernelSource::Precomputed { .. } => {
+                self.fill_precomputed(i, start, fi, scale, out_i);
+                self.fill_precomputed(j, start, fj, scale, out_j);
+            }
+        }
+    }
+
+    fn fill_precomputed(
+        &self,
+        i: usize,
+        start: usize,
+        factor: f32,
+        scale: &[f32],
+        out: &mut [f32],
+    ) {
+        if let KernelSource::Precomputed { matrix, n, perm } = self {
+            let row = &matrix[perm[i] * n..(perm[i] + 1) * n];
+            for (k, slot) in out.iter_mut().enumerate() {
+                let t = start + k;
+                *slot = factor * scale[t] * row[perm[t]] as f32;
             }
         }
     }
 
     /// Swaps examples `i` and `j`.
     pub fn swap(&mut self, i: usize, j: usize) {
+        self.swap_many(&[(i, j)]);
+    }
+
+    /// Applies a sequence of swaps, in order.
+    pub fn swap_many(&mut self, swaps: &[(usize, usize)]) {
         match self {
-            KernelSource::Dense { rows, .. } => rows.swap(i, j),
-            KernelSource::Precomputed { perm, .. } => perm.swap(i, j),
+            KernelSource::Dense { rows, panel, .. } => {
+                for &(i, j) in swaps {
+                    rows.swap(i, j);
+                }
+                panel.swap_many(swaps);
+            }
+            KernelSource::Precomputed { perm, .. } => {
+                for &(i, j) in swaps {
+                    perm.swap(i, j);
+                }
+            }
         }
     }
 
     /// A new source restricted to the listed examples (in the current order).
     pub fn subset(&self, idx: &[usize]) -> KernelSource {
         match self {
-            KernelSource::Dense { kind, rows } => KernelSource::Dense {
-                kind: *kind,
-                rows: rows.gather(idx),
-            },
+            KernelSource::Dense { kind, rows, .. } => {
+                let rows = rows.gather(idx);
+                let panel = Panel::new(&rows);
+                KernelSource::Dense {
+                    kind: *kind,
+                    rows,
+                    panel,
+                }
+            }
             KernelSource::Precomputed { matrix, n, perm } => {
                 let m = idx.len();
                 let mut sub = Vec::with_capacity(m * m);
@@ -466,7 +864,7 @@ mod tests {
         let before = src.eval(2, 7);
         src.swap(2, 5);
         assert!((src.eval(5, 7) - before).abs() < 1e-15);
-        let scale = vec![1.0; 10];
+        let scale = vec![1.0f32; 10];
         let mut out = vec![0.0f32; 10];
         src.fill(5, 0, 10, 1.0, &scale, &mut out);
         for (t, v) in out.iter().enumerate() {

@@ -16,7 +16,10 @@ pub mod kernel;
 pub mod predict;
 pub mod problem;
 pub mod qmatrix;
+pub mod simd;
 pub mod smo;
+mod vec64;
+pub mod wss;
 
 #[cfg(feature = "python")]
 mod python;

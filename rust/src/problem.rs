@@ -82,6 +82,8 @@ pub struct Solution {
     pub converged: bool,
     /// How many variables were optimised.
     pub n_optimised: usize,
+    /// Kernel values computed during the solve (what the cache did not hold).
+    pub kernel_evaluations: u64,
 }
 
 /// Relative tolerance for a warm start's `yᵀα₀ = 0` and box membership.
@@ -190,6 +192,7 @@ impl DualProblem {
                 n_iter: 0,
                 converged: true,
                 n_optimised: 0,
+                kernel_evaluations: 0,
             });
         }
         let whole = set.len() == n;
@@ -221,7 +224,7 @@ impl DualProblem {
         let max_iter = opts
             .max_iter
             .unwrap_or_else(|| 10_000_000u64.max(100 * m as u64));
-        let mut q = KernelQ::new(source, y_sub.clone(), opts.cache_bytes);
+        let mut q = KernelQ::new(source, &y_sub, opts.cache_bytes);
         let result = match self.constraint {
             Constraint::Equality => smo::solve(
                 &mut q,
@@ -245,6 +248,7 @@ impl DualProblem {
             n_iter: result.n_iter,
             converged: result.converged,
             n_optimised: m,
+            kernel_evaluations: q.kernel_evaluations(),
         })
     }
 }

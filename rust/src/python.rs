@@ -22,13 +22,15 @@ impl From<Error> for PyErr {
     }
 }
 
-/// Runs `work` without the GIL, turning a panic into `RuntimeError`.
+/// Runs `work` without the GIL, on a thread of rayon's pool (so the parallel
+/// loops inside it fork from a pool thread instead of crossing threads on
+/// every call), turning a panic into `RuntimeError`.
 fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>
 where
     T: Send,
     F: FnOnce() -> crate::Result<T> + Send,
 {
-    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(work)));
+    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(|| rayon::scope(|_| work()))));
     match outcome {
         Ok(result) => result.map_err(PyErr::from),
         Err(payload) => {
@@ -152,6 +154,7 @@ fn solve_qp<'py>(
     out.set_item("n_iter", sol.n_iter)?;
     out.set_item("converged", sol.converged)?;
     out.set_item("n_optimised", sol.n_optimised)?;
+    out.set_item("kernel_evaluations", sol.kernel_evaluations)?;
     Ok(out)
 }
 

@@ -21,28 +21,36 @@ pub trait QMatrix {
     fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[f32], &[f32]);
     /// Exchanges variables `i` and `j` (rows and columns).
     fn swap_index(&mut self, i: usize, j: usize);
+    /// Applies a sequence of [`QMatrix::swap_index`] calls, in order.
+    fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
+        for &(i, j) in swaps {
+            self.swap_index(i, j);
+        }
+    }
 }
 
 /// A kernel Hessian with label signs and a column cache.
 #[derive(Debug)]
 pub struct KernelQ {
     source: KernelSource,
-    sign: Vec<f64>,
+    sign: Vec<f32>,
     diag: Vec<f64>,
     cache: ColumnCache,
+    computed: u64,
 }
 
 impl KernelQ {
     /// `Q_ij = sign_i sign_j K_ij`, caching at most `cache_bytes` of columns.
-    pub fn new(source: KernelSource, sign: Vec<f64>, cache_bytes: usize) -> Self {
+    pub fn new(source: KernelSource, sign: &[f64], cache_bytes: usize) -> Self {
         let n = source.n();
         assert_eq!(sign.len(), n, "sign vector length must match the kernel");
         let diag = (0..n).map(|i| source.eval(i, i)).collect();
         KernelQ {
             source,
-            sign,
+            sign: sign.iter().map(|&v| v as f32).collect(),
             diag,
             cache: ColumnCache::new(n, cache_bytes),
+            computed: 0,
         }
     }
 
@@ -51,9 +59,15 @@ impl KernelQ {
         &self.cache
     }
 
+    /// Kernel values computed so far (cache misses, counted per entry).
+    pub fn kernel_evaluations(&self) -> u64 {
+        self.computed
+    }
+
     fn ensure(&mut self, i: usize, len: usize, keep: Option<usize>) {
         let start = self.cache.prepare(i, len, keep);
         if start < len {
+            self.computed += (len - start) as u64;
             let factor = self.sign[i];
             let out = &mut self.cache.column_mut(i)[start..len];
             self.source.fill(i, start, len, factor, &self.sign, out);
@@ -76,15 +90,58 @@ impl QMatrix for KernelQ {
     }
 
     fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[f32], &[f32]) {
-        self.ensure(i, len, None);
-        self.ensure(j, len, Some(i));
+        if i == j {
+            self.ensure(i, len, None);
+            return (self.cache.column(i), self.cache.column(j));
+        }
+        let si = self.cache.prepare(i, len, None);
+        let sj = self.cache.prepare(j, len, Some(i));
+        if si < len && sj < len {
+            // Both missing: fill the common range in one pass over the data.
+            let common = si.max(sj);
+            self.computed += (2 * len - si - sj) as u64;
+            let (fi, fj) = (self.sign[i], self.sign[j]);
+            let (col_i, col_j) = self.cache.two_columns_mut(i, j);
+            if si < common {
+                self.source
+                    .fill(i, si, common, fi, &self.sign, &mut col_i[si..common]);
+            }
+            if sj < common {
+                self.source
+                    .fill(j, sj, common, fj, &self.sign, &mut col_j[sj..common]);
+            }
+            self.source.fill_pair(
+                (i, j),
+                common,
+                len,
+                (fi, fj),
+                &self.sign,
+                &mut col_i[common..len],
+                &mut col_j[common..len],
+            );
+        } else {
+            for (t, start) in [(i, si), (j, sj)] {
+                if start < len {
+                    self.computed += (len - start) as u64;
+                    let factor = self.sign[t];
+                    let out = &mut self.cache.column_mut(t)[start..len];
+                    self.source.fill(t, start, len, factor, &self.sign, out);
+                }
+            }
+        }
         (self.cache.column(i), self.cache.column(j))
     }
 
     fn swap_index(&mut self, i: usize, j: usize) {
-        self.source.swap(i, j);
-        self.sign.swap(i, j);
-        self.diag.swap(i, j);
-        self.cache.swap_index(i, j);
+        self.swap_indices(&[(i, j)]);
+    }
+
+    fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
+        self.source.swap_many(swaps);
+        for &(i, j) in swaps {
+            self.sign.swap(i, j);
+            self.diag.swap(i, j);
+        }
+        self.cache.swap_indices(swaps);
     }
 }

@@ -18,6 +18,7 @@
 //!   bound) before the final optimality check.
 
 use crate::qmatrix::QMatrix;
+use crate::wss;
 
 /// Floor for the curvature `a_ij` of a working pair.
 pub const TAU: f64 = 1e-12;
@@ -50,6 +51,11 @@ struct State {
     upper: Vec<f64>,
     alpha: Vec<f64>,
     bound: Vec<Bound>,
+    // `up[t]` = 1.0 when t may move to increase y_t α_t (else 0.0), `low[t]`
+    // likewise for decreasing it. Derived from `bound` and `y`, kept as flat
+    // `f64` masks for the vector loops.
+    up: Vec<f64>,
+    low: Vec<f64>,
     grad: Vec<f64>,
     grad_bar: Vec<f64>,
     qd: Vec<f64>,
@@ -67,24 +73,29 @@ impl State {
         }
     }
 
+    /// Records the bound status of `t` and its up/low-set membership.
+    fn set_bound(&mut self, t: usize, bound: Bound) {
+        self.bound[t] = bound;
+        let positive = self.y[t] > 0.0;
+        let (up, low) = if positive {
+            (bound != Bound::Upper, bound != Bound::Lower)
+        } else {
+            (bound != Bound::Lower, bound != Bound::Upper)
+        };
+        self.up[t] = f64::from(u8::from(up));
+        self.low[t] = f64::from(u8::from(low));
+    }
+
     /// Variable `t` may move in the direction that increases `y_t α_t`.
     #[inline]
     fn in_up_set(&self, t: usize) -> bool {
-        if self.y[t] > 0.0 {
-            self.bound[t] != Bound::Upper
-        } else {
-            self.bound[t] != Bound::Lower
-        }
+        self.up[t] > 0.5
     }
 
     /// Variable `t` may move in the direction that decreases `y_t α_t`.
     #[inline]
     fn in_low_set(&self, t: usize) -> bool {
-        if self.y[t] > 0.0 {
-            self.bound[t] != Bound::Lower
-        } else {
-            self.bound[t] != Bound::Upper
-        }
+        self.low[t] > 0.5
     }
 
     fn swap(&mut self, i: usize, j: usize) {
@@ -93,6 +104,8 @@ impl State {
         self.upper.swap(i, j);
         self.alpha.swap(i, j);
         self.bound.swap(i, j);
+        self.up.swap(i, j);
+        self.low.swap(i, j);
         self.grad.swap(i, j);
         self.grad_bar.swap(i, j);
         self.qd.swap(i, j);
@@ -108,6 +121,9 @@ struct Smo<'q, Q: QMatrix> {
     active: usize,
     tol: f64,
     unshrunk: bool,
+    // The maximal violator of the active set, when the last gradient update
+    // already found it.
+    next_up: Option<(f64, usize)>,
 }
 
 impl<Q: QMatrix> Smo<'_, Q> {
@@ -135,59 +151,37 @@ impl<Q: QMatrix> Smo<'_, Q> {
         }
     }
 
-    fn swap(&mut self, i: usize, j: usize) {
-        self.q.swap_index(i, j);
-        self.st.swap(i, j);
-    }
-
     /// Second-order working-set selection. Returns `None` when the active
     /// variables satisfy the stopping condition.
     fn select(&mut self) -> Option<(usize, usize)> {
-        let st = &self.st;
         let active = self.active;
-        let mut gmax = f64::NEG_INFINITY;
-        let mut best_i = None;
-        for t in 0..active {
-            if st.in_up_set(t) {
-                let v = -st.y[t] * st.grad[t];
-                if v >= gmax {
-                    gmax = v;
-                    best_i = Some(t);
-                }
+        let (gmax, i) = match self.next_up.take() {
+            Some(found) => found,
+            None => {
+                let st = &self.st;
+                wss::max_up(&st.y[..active], &st.grad[..active], &st.up[..active])
             }
-        }
-        let i = best_i?;
-        let yi = st.y[i];
-        let qd_i = st.qd[i];
-        let col_i = self.q.column(i, active);
-
-        let mut gmax2 = f64::NEG_INFINITY;
-        let mut best_j = None;
-        let mut best_obj = f64::INFINITY;
-        for (t, &q_it) in col_i[..active].iter().enumerate() {
-            if !st.in_low_set(t) {
-                continue;
-            }
-            let yg = st.y[t] * st.grad[t];
-            if yg >= gmax2 {
-                gmax2 = yg;
-            }
-            let diff = gmax + yg;
-            if diff > 0.0 {
-                // Curvature along the pair's feasible direction:
-                // K_ii + K_tt − 2 K_it, with K_it = y_i y_t Q_it.
-                let quad = qd_i + st.qd[t] - 2.0 * yi * st.y[t] * f64::from(q_it);
-                let obj = -(diff * diff) / quad.max(TAU);
-                if obj <= best_obj {
-                    best_obj = obj;
-                    best_j = Some(t);
-                }
-            }
-        }
-        if gmax + gmax2 < self.tol {
+        };
+        if i == usize::MAX {
             return None;
         }
-        best_j.map(|j| (i, j))
+        let st = &self.st;
+        let col_i = self.q.column(i, active);
+        let partner = wss::best_partner(
+            &st.y[..active],
+            &st.grad[..active],
+            &st.qd[..active],
+            &st.low[..active],
+            &col_i[..active],
+            gmax,
+            st.y[i],
+            st.qd[i],
+            TAU,
+        );
+        if gmax + partner.gmax2 < self.tol {
+            return None;
+        }
+        partner.j.map(|j| (i, j))
     }
 
     /// Maximal violations `(m(α), −M(α))` over the active set.
@@ -233,6 +227,7 @@ impl<Q: QMatrix> Smo<'_, Q> {
     }
 
     fn shrink(&mut self) {
+        self.next_up = None;
         let (up, low) = self.violations();
         if !self.unshrunk && up + low <= self.tol * 10.0 {
             // Close to the end: bring everything back once, so the final
@@ -241,19 +236,27 @@ impl<Q: QMatrix> Smo<'_, Q> {
             self.reconstruct_gradient();
             self.active = self.n;
         }
+        // Move shrinkable variables behind the active ones. The solver's own
+        // arrays swap at once; the Hessian (data rows, cached columns) gets
+        // the whole sequence in one batch.
+        let mut swaps = Vec::new();
         let mut i = 0;
         while i < self.active {
             if self.can_shrink(i, up, low) {
                 self.active -= 1;
                 while self.active > i {
                     if !self.can_shrink(self.active, up, low) {
-                        self.swap(i, self.active);
+                        self.st.swap(i, self.active);
+                        swaps.push((i, self.active));
                         break;
                     }
                     self.active -= 1;
                 }
             }
             i += 1;
+        }
+        if !swaps.is_empty() {
+            self.q.swap_indices(&swaps);
         }
     }
 
@@ -306,18 +309,20 @@ impl<Q: QMatrix> Smo<'_, Q> {
             clip_same(old_i - delta, old_j + delta, old_i + old_j, ci, cj)
         };
         let (di, dj) = (ai - old_i, aj - old_j);
-        for ((g, &qi), &qj) in st.grad[..active]
-            .iter_mut()
-            .zip(&col_i[..active])
-            .zip(&col_j[..active])
-        {
-            *g += f64::from(qi) * di + f64::from(qj) * dj;
-        }
         st.alpha[i] = ai;
         st.alpha[j] = aj;
         let (was_i, was_j) = (st.bound[i], st.bound[j]);
-        st.bound[i] = State::bound_of(ai, ci);
-        st.bound[j] = State::bound_of(aj, cj);
+        st.set_bound(i, State::bound_of(ai, ci));
+        st.set_bound(j, State::bound_of(aj, cj));
+        self.next_up = Some(wss::update_and_max_up(
+            &mut st.grad[..active],
+            &col_i[..active],
+            &col_j[..active],
+            di,
+            dj,
+            &st.y[..active],
+            &st.up[..active],
+        ));
         // Keep Ḡ = Σ_{t at upper} U_t Q_t in step; this needs full columns.
         for (t, was, c) in [(i, was_i, ci), (j, was_j, cj)] {
             let now = st.bound[t];
@@ -431,21 +436,22 @@ pub fn solve<Q: QMatrix>(
     shrinking: bool,
 ) -> SmoResult {
     let n = q.n();
-    let st = State {
+    let mut st = State {
         y: y.to_vec(),
         p: p.to_vec(),
         upper: upper.to_vec(),
         alpha: alpha.to_vec(),
-        bound: alpha
-            .iter()
-            .zip(upper)
-            .map(|(&a, &u)| State::bound_of(a, u))
-            .collect(),
+        bound: vec![Bound::Free; n],
+        up: vec![0.0; n],
+        low: vec![0.0; n],
         grad: vec![0.0; n],
         grad_bar: vec![0.0; n],
         qd: q.diag().to_vec(),
         order: (0..n).collect(),
     };
+    for t in 0..n {
+        st.set_bound(t, State::bound_of(alpha[t], upper[t]));
+    }
     let mut s = Smo {
         q,
         st,
@@ -453,6 +459,7 @@ pub fn solve<Q: QMatrix>(
         active: n,
         tol,
         unshrunk: false,
+        next_up: None,
     };
     s.init_gradient();
 
@@ -474,6 +481,7 @@ pub fn solve<Q: QMatrix>(
                 // Optimal on the active set: check every variable.
                 s.reconstruct_gradient();
                 s.active = n;
+                s.next_up = None;
                 match s.select() {
                     Some(pair) => {
                         countdown = 1;

@@ -1,0 +1,157 @@
+//! Runtime choice of the instruction set for the hot loops, and a
+//! vectorisable `exp`.
+//!
+//! The crate is compiled for the baseline x86-64 instruction set so a wheel
+//! runs on any x86-64 machine. The few loops that dominate the run time are
+//! written once as `#[inline(always)]` generic functions and instantiated by
+//! [`multiversion!`] three times: for AVX-512, for AVX2 + FMA, and for the
+//! baseline; [`level`] picks one at run time (the environment variable
+//! `LOCALSVM_SIMD=baseline|avx2|avx512` can force a lower level, for tests).
+
+use std::sync::OnceLock;
+
+/// The instruction sets the hot loops are compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// AVX-512 F/VL with AVX2 and FMA.
+    Avx512,
+    /// AVX2 with FMA.
+    Avx2,
+    /// Whatever the crate was compiled for (SSE2 on x86-64).
+    Baseline,
+}
+
+/// The level used by this process, detected once.
+pub fn level() -> Level {
+    static LEVEL: OnceLock<Level> = OnceLock::new();
+    *LEVEL.get_or_init(|| detect(std::env::var("LOCALSVM_SIMD").ok().as_deref()))
+}
+
+fn detect(forced: Option<&str>) -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+        let avx512 =
+            avx2 && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl");
+        match forced {
+            Some("baseline") => Level::Baseline,
+            Some("avx2") if avx2 => Level::Avx2,
+            _ if avx512 => Level::Avx512,
+            _ if avx2 => Level::Avx2,
+            _ => Level::Baseline,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = forced;
+        Level::Baseline
+    }
+}
+
+/// Defines `pub fn $name(args) -> ret` that calls `$imp::<true>(args)` compiled
+/// with AVX-512 or AVX2 + FMA when the CPU has them, else `$imp::<false>(args)`
+/// for the baseline. The const parameter tells the body whether fused
+/// multiply-add is available (see [`fmadd`]).
+macro_rules! multiversion {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)? => $imp:ident) => {
+        $(#[$meta])*
+        #[allow(clippy::too_many_arguments)]
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                fn wide($($arg: $ty),*) $(-> $ret)? {
+                    $imp::<true>($($arg),*)
+                }
+                #[target_feature(enable = "avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                fn narrow($($arg: $ty),*) $(-> $ret)? {
+                    $imp::<true>($($arg),*)
+                }
+                match $crate::simd::level() {
+                    // SAFETY: `level()` reports these features only when the
+                    // CPU has them.
+                    $crate::simd::Level::Avx512 => return unsafe { wide($($arg),*) },
+                    $crate::simd::Level::Avx2 => return unsafe { narrow($($arg),*) },
+                    $crate::simd::Level::Baseline => {}
+                }
+            }
+            $imp::<false>($($arg),*)
+        }
+    };
+}
+
+pub(crate) use multiversion;
+
+/// `a·b + c`, fused when `FMA` (the caller was compiled with FMA), else a
+/// plain multiply and add (a fused one would be a slow library call).
+#[inline(always)]
+pub fn fmadd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+    if FMA {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
+const LOG2E: f32 = std::f32::consts::LOG2_E;
+// ln 2 split so that n·LN2_HI is exact for the |n| < 128 used here.
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+// Adding 1.5·2²³ rounds to an integer held in the low mantissa bits.
+const ROUND: f32 = 12_582_912.0;
+
+/// `e^x` for `x ≤ 88`, accurate to a few units in the last place of `f32`,
+/// written with arithmetic and bit operations only so loops over it
+/// vectorise. Arguments below −87 return about 1.6e-38 instead of 0 (the
+/// smallest normal `f32` is 1.2e-38).
+#[inline(always)]
+pub fn exp<const FMA: bool>(x: f32) -> f32 {
+    let x = x.clamp(-87.0, 88.0);
+    let shifted = x * LOG2E + ROUND;
+    let n = shifted - ROUND;
+    let n_int = shifted.to_bits().wrapping_sub(ROUND.to_bits());
+    let r = fmadd::<FMA>(-n, LN2_LO, fmadd::<FMA>(-n, LN2_HI, x));
+    // Taylor series to degree 7 on |r| ≤ ln2/2: truncation error < 1e-8.
+    let mut p = 1.0 / 5040.0;
+    p = fmadd::<FMA>(p, r, 1.0 / 720.0);
+    p = fmadd::<FMA>(p, r, 1.0 / 120.0);
+    p = fmadd::<FMA>(p, r, 1.0 / 24.0);
+    p = fmadd::<FMA>(p, r, 1.0 / 6.0);
+    p = fmadd::<FMA>(p, r, 0.5);
+    p = fmadd::<FMA>(p, r, 1.0);
+    p = fmadd::<FMA>(p, r, 1.0);
+    let scale = f32::from_bits(n_int.wrapping_add(127) << 23);
+    p * scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_is_accurate() {
+        let mut worst = 0.0f64;
+        let mut x = -87.0f32;
+        while x <= 88.0 {
+            for got in [exp::<true>(x), exp::<false>(x)] {
+                let want = f64::from(x).exp();
+                worst = worst.max(((f64::from(got) - want) / want).abs());
+            }
+            x += 0.0137;
+        }
+        assert!(worst < 5e-7, "worst relative error {worst}");
+        assert_eq!(exp::<false>(0.0), 1.0);
+        assert!(exp::<false>(-1e30) < 2e-38);
+    }
+
+    #[test]
+    fn forced_levels() {
+        assert_eq!(detect(Some("baseline")), Level::Baseline);
+        assert!(matches!(
+            detect(Some("avx2")),
+            Level::Avx2 | Level::Baseline
+        ));
+    }
+}

@@ -1,0 +1,323 @@
+//! The per-iteration loops of SMO: the search for the maximal violator `i`,
+//! the second-order search for its partner `j`, and the gradient update fused
+//! with the next iteration's search for `i`.
+//!
+//! Set membership comes as `f64` masks (1.0 in the set, 0.0 out) so the loops
+//! run on explicit vectors ([`crate::vec64`]) on AVX-512 and AVX2 machines; a
+//! scalar version serves the others and the tails. Ties go to the larger
+//! index, as in LIBSVM's scans.
+
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{level, Level};
+#[cfg(target_arch = "x86_64")]
+use crate::vec64::{self, Avx2, Avx512};
+
+/// A running arg-max (later indices win ties).
+#[derive(Clone, Copy, Debug)]
+struct Best {
+    value: f64,
+    index: usize,
+}
+
+impl Best {
+    const NONE: Best = Best {
+        value: f64::NEG_INFINITY,
+        index: usize::MAX,
+    };
+
+    #[inline(always)]
+    fn keep(&mut self, value: f64, index: usize) {
+        if value > f64::NEG_INFINITY && value >= self.value {
+            self.value = value;
+            self.index = index;
+        }
+    }
+
+    /// Merges a result over earlier indices into one over later indices.
+    fn after(earlier: (f64, usize), later: Best) -> Best {
+        let mut best = Best {
+            value: earlier.0,
+            index: earlier.1,
+        };
+        if later.index != usize::MAX && later.value >= best.value {
+            best = later;
+        }
+        best
+    }
+}
+
+fn max_up_scalar(y: &[f64], g: &[f64], up: &[f64], from: usize) -> Best {
+    let mut best = Best::NONE;
+    for t in from..y.len() {
+        if up[t] > 0.5 {
+            best.keep(-y[t] * g[t], t);
+        }
+    }
+    best
+}
+
+/// `(max_{t ∈ up} −y_t G_t, arg max)`; the index is `usize::MAX` when the
+/// up-set is empty.
+pub fn max_up(y: &[f64], g: &[f64], up: &[f64]) -> (f64, usize) {
+    let n = y.len();
+    let (g, up) = (&g[..n], &up[..n]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        fn wide(y: &[f64], g: &[f64], up: &[f64]) -> (f64, usize, usize) {
+            // SAFETY: compiled for AVX-512; slices have equal lengths.
+            unsafe { vec64::max_up::<Avx512>(y, g, up) }
+        }
+        #[target_feature(enable = "avx2,fma")]
+        fn narrow(y: &[f64], g: &[f64], up: &[f64]) -> (f64, usize, usize) {
+            // SAFETY: compiled for AVX2; slices have equal lengths.
+            unsafe { vec64::max_up::<Avx2>(y, g, up) }
+        }
+        let head = match level() {
+            // SAFETY: `level()` reports these features only when present.
+            Level::Avx512 => Some(unsafe { wide(y, g, up) }),
+            Level::Avx2 => Some(unsafe { narrow(y, g, up) }),
+            Level::Baseline => None,
+        };
+        if let Some((v, i, body)) = head {
+            let best = Best::after((v, i), max_up_scalar(y, g, up, body));
+            return (best.value, best.index);
+        }
+    }
+    let best = max_up_scalar(y, g, up, 0);
+    (best.value, best.index)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn update_scalar(
+    g: &mut [f64],
+    qi: &[f32],
+    qj: &[f32],
+    di: f64,
+    dj: f64,
+    y: &[f64],
+    up: &[f64],
+    from: usize,
+) -> Best {
+    let mut best = Best::NONE;
+    for t in from..g.len() {
+        let gt = g[t] + f64::from(qi[t]) * di + f64::from(qj[t]) * dj;
+        g[t] = gt;
+        if up[t] > 0.5 {
+            best.keep(-y[t] * gt, t);
+        }
+    }
+    best
+}
+
+/// `G += Q_i·di + Q_j·dj` over `G`'s length, returning [`max_up`] of the
+/// updated gradient.
+#[allow(clippy::too_many_arguments)]
+pub fn update_and_max_up(
+    g: &mut [f64],
+    qi: &[f32],
+    qj: &[f32],
+    di: f64,
+    dj: f64,
+    y: &[f64],
+    up: &[f64],
+) -> (f64, usize) {
+    let n = g.len();
+    let (qi, qj, y, up) = (&qi[..n], &qj[..n], &y[..n], &up[..n]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        type Args<'a> = (&'a [f32], &'a [f32], f64, f64, &'a [f64], &'a [f64]);
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        fn wide(g: &mut [f64], (qi, qj, di, dj, y, up): Args<'_>) -> (f64, usize, usize) {
+            // SAFETY: compiled for AVX-512; slices have equal lengths.
+            unsafe { vec64::update_and_max_up::<Avx512>(g, qi, qj, di, dj, y, up) }
+        }
+        #[target_feature(enable = "avx2,fma")]
+        fn narrow(g: &mut [f64], (qi, qj, di, dj, y, up): Args<'_>) -> (f64, usize, usize) {
+            // SAFETY: compiled for AVX2; slices have equal lengths.
+            unsafe { vec64::update_and_max_up::<Avx2>(g, qi, qj, di, dj, y, up) }
+        }
+        let args = (qi, qj, di, dj, y, up);
+        let head = match level() {
+            // SAFETY: `level()` reports these features only when present.
+            Level::Avx512 => Some(unsafe { wide(g, args) }),
+            Level::Avx2 => Some(unsafe { narrow(g, args) }),
+            Level::Baseline => None,
+        };
+        if let Some((v, i, body)) = head {
+            let tail = update_scalar(g, qi, qj, di, dj, y, up, body);
+            let best = Best::after((v, i), tail);
+            return (best.value, best.index);
+        }
+    }
+    let best = update_scalar(g, qi, qj, di, dj, y, up, 0);
+    (best.value, best.index)
+}
+
+/// What the partner search returns.
+#[derive(Clone, Copy, Debug)]
+pub struct Partner {
+    /// `max_{t ∈ low} y_t G_t` (for the stopping test).
+    pub gmax2: f64,
+    /// The partner `j`, if any variable gives a positive second-order gain.
+    pub j: Option<usize>,
+}
+
+/// The constants of one partner search: `(gmax, y_i, Q_ii, tau)`.
+type PartnerConsts = (f64, f64, f64, f64);
+
+#[allow(clippy::too_many_arguments)]
+fn partner_scalar(
+    y: &[f64],
+    g: &[f64],
+    qd: &[f64],
+    low: &[f64],
+    qi: &[f32],
+    (gmax, yi, qd_i, tau): PartnerConsts,
+    from: usize,
+) -> (f64, Best) {
+    let mut gmax2 = f64::NEG_INFINITY;
+    let mut best = Best::NONE;
+    for t in from..y.len() {
+        if low[t] > 0.5 {
+            let yg = y[t] * g[t];
+            if yg > gmax2 {
+                gmax2 = yg;
+            }
+            let diff = gmax + yg;
+            if diff > 0.0 {
+                // K_ii + K_tt − 2 K_it, with K_it = y_i y_t Q_it.
+                let quad = qd_i + qd[t] - 2.0 * yi * y[t] * f64::from(qi[t]);
+                best.keep(diff * diff / quad.max(tau), t);
+            }
+        }
+    }
+    (gmax2, best)
+}
+
+/// The second-order partner of `i` among the low-set (Fan, Chen & Lin 2005):
+/// the `t` maximising `(gmax + y_t G_t)² / a_it` over those with a positive
+/// first factor, `a_it` floored at `tau`.
+#[allow(clippy::too_many_arguments)]
+pub fn best_partner(
+    y: &[f64],
+    g: &[f64],
+    qd: &[f64],
+    low: &[f64],
+    qi: &[f32],
+    gmax: f64,
+    yi: f64,
+    qd_i: f64,
+    tau: f64,
+) -> Partner {
+    let n = y.len();
+    let (g, qd, low, qi) = (&g[..n], &qd[..n], &low[..n], &qi[..n]);
+    let consts = (gmax, yi, qd_i, tau);
+    let (gmax2, best) = 'search: {
+        #[cfg(target_arch = "x86_64")]
+        {
+            type Args<'a> = (&'a [f64], &'a [f64], &'a [f64], &'a [f64], &'a [f32]);
+            #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+            fn wide((y, g, qd, low, qi): Args<'_>, c: PartnerConsts) -> (f64, f64, usize, usize) {
+                // SAFETY: compiled for AVX-512; slices have equal lengths.
+                unsafe { vec64::best_partner::<Avx512>(y, g, qd, low, qi, c.0, c.1, c.2, c.3) }
+            }
+            #[target_feature(enable = "avx2,fma")]
+            fn narrow((y, g, qd, low, qi): Args<'_>, c: PartnerConsts) -> (f64, f64, usize, usize) {
+                // SAFETY: compiled for AVX2; slices have equal lengths.
+                unsafe { vec64::best_partner::<Avx2>(y, g, qd, low, qi, c.0, c.1, c.2, c.3) }
+            }
+            let args = (y, g, qd, low, qi);
+            let head = match level() {
+                // SAFETY: `level()` reports these features only when present.
+                Level::Avx512 => Some(unsafe { wide(args, consts) }),
+                Level::Avx2 => Some(unsafe { narrow(args, consts) }),
+                Level::Baseline => None,
+            };
+            if let Some((g2, gain, j, body)) = head {
+                let (tail_g2, tail) = partner_scalar(y, g, qd, low, qi, consts, body);
+                let best = Best::after((gain, j), tail);
+                break 'search (g2.max(tail_g2), best);
+            }
+        }
+        partner_scalar(y, g, qd, low, qi, consts, 0)
+    };
+    Partner {
+        gmax2,
+        j: (best.index != usize::MAX).then_some(best.index),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn masks(n: usize, every: usize) -> Vec<f64> {
+        (0..n)
+            .map(|t| if t % every != 0 { 1.0 } else { 0.0 })
+            .collect()
+    }
+
+    #[test]
+    fn max_up_matches_a_plain_scan() {
+        for n in [0, 3, 8, 37, 100] {
+            let y: Vec<f64> = (0..n)
+                .map(|t| if t % 3 == 0 { -1.0 } else { 1.0 })
+                .collect();
+            let g: Vec<f64> = (0..n).map(|t| ((t * 7919) % 23) as f64 - 11.0).collect();
+            let up = masks(n, 5);
+            let want = max_up_scalar(&y, &g, &up, 0);
+            assert_eq!(max_up(&y, &g, &up), (want.value, want.index), "n = {n}");
+        }
+        let (v, i) = max_up(&[1.0; 9], &[0.0; 9], &[0.0; 9]);
+        assert_eq!((v, i), (f64::NEG_INFINITY, usize::MAX));
+    }
+
+    #[test]
+    fn fused_update_updates_and_searches() {
+        let n = 21;
+        let y: Vec<f64> = (0..n)
+            .map(|t| if t % 2 == 0 { -1.0 } else { 1.0 })
+            .collect();
+        let qi: Vec<f32> = (0..n).map(|t| t as f32 * 0.5).collect();
+        let qj: Vec<f32> = (0..n).map(|t| 1.0 - t as f32 * 0.25).collect();
+        let up = masks(n, 4);
+        let mut g = vec![0.3; n];
+        let mut want_g = g.clone();
+        let want = update_scalar(&mut want_g, &qi, &qj, 1.5, -0.5, &y, &up, 0);
+        let got = update_and_max_up(&mut g, &qi, &qj, 1.5, -0.5, &y, &up);
+        assert_eq!(g, want_g);
+        assert_eq!(got, (want.value, want.index));
+    }
+
+    #[test]
+    fn partner_is_the_best_second_order_gain() {
+        let y = vec![1.0, 1.0, -1.0, -1.0];
+        let g = vec![-1.0, 0.5, 0.2, -0.3];
+        let qd = vec![1.0; 4];
+        let qi = vec![1.0, 0.2, -0.4, 0.1];
+        let low = vec![1.0, 1.0, 1.0, 0.0];
+        let p = best_partner(&y, &g, &qd, &low, &qi, 1.0, 1.0, 1.0, 1e-12);
+        // t=1: diff 1.5, quad 1.6 → 1.406; t=2: diff 0.8, quad 1.2 → 0.533.
+        assert_eq!(p.j, Some(1));
+        assert_eq!(p.gmax2, 0.5);
+    }
+
+    #[test]
+    fn vector_and_scalar_partner_searches_agree() {
+        let n = 53;
+        let y: Vec<f64> = (0..n)
+            .map(|t| if t % 3 == 0 { -1.0 } else { 1.0 })
+            .collect();
+        let g: Vec<f64> = (0..n).map(|t| ((t * 31) % 17) as f64 / 7.0 - 1.0).collect();
+        let qd: Vec<f64> = (0..n).map(|t| 1.0 + (t % 4) as f64 * 0.1).collect();
+        let qi: Vec<f32> = (0..n)
+            .map(|t| ((t * 13) % 11) as f32 / 11.0 - 0.5)
+            .collect();
+        let low = masks(n, 6);
+        let p = best_partner(&y, &g, &qd, &low, &qi, 0.7, -1.0, 1.0, 1e-12);
+        let (g2, best) = partner_scalar(&y, &g, &qd, &low, &qi, (0.7, -1.0, 1.0, 1e-12), 0);
+        assert_eq!(p.gmax2, g2);
+        assert_eq!(p.j, Some(best.index));
+    }
+}
