@@ -99,14 +99,15 @@ def test_multiclass_ovr(four_class):
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[dec.argmax(1)])
     # Each row is one class-vs-rest SVM: check it against a binary fit.
     binary = SVC(tol=1e-8).fit(X, np.where(y == 2, 1, 0))
-    np.testing.assert_allclose(dec[:, 2], binary.decision_function(X), atol=1e-6)
-    # The decision values are the kernel expansion the attributes describe.
+    np.testing.assert_allclose(dec[:, 2], binary.decision_function(X), atol=1e-5)
+    # The decision values are the kernel expansion the attributes describe
+    # (prediction runs in f32, hence the tolerance).
     spec = clf.kernel_spec_
     expansion = (
         clf.dual_coef_ @ kernel_matrix_numpy(spec, clf.support_vectors_, X)
         + clf.intercept_[:, None]
     )
-    np.testing.assert_allclose(expansion.T, dec, atol=1e-8)
+    np.testing.assert_allclose(expansion.T, dec, atol=1e-5)
     assert clf.score(X, y) > 0.8
 
 

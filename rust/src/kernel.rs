@@ -472,7 +472,7 @@ fn fill_dot<const FMA: bool>(
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn fill_one_impl<const FMA: bool>(
+pub(crate) fn fill_one_impl<const FMA: bool>(
     kind: KernelKind,
     panel: &Panel,
     q: &Query,
