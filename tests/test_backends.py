@@ -195,3 +195,38 @@ def test_dense_backend_reports_why_it_stopped():
     assert "KKT violation" in sol.message
     ok = localsvm.get_backend("scipy").solve(problem(n=100, seed=10))
     assert ok.converged and ok.message == ""
+
+
+@pytest.mark.parametrize("backend", ["rust", "scipy"])
+@pytest.mark.parametrize("precomputed", [False, True])
+def test_rows_select_examples_without_copying(backend, precomputed):
+    X, y = make_problem_data(150, 4, 11)
+    rows = np.arange(3, 150, 2)
+    spec = KernelSpec("rbf", gamma=0.5)
+    if precomputed:
+        X = dense_hessian(QPProblem(X=X, y=np.ones(150), upper=np.ones(150), kernel=spec))
+        spec = KernelSpec("precomputed")
+    sub = QPProblem(X=X, rows=rows, y=y[rows], upper=np.ones(rows.size), kernel=spec, tol=1e-6)
+    copied = QPProblem(
+        X=X[np.ix_(rows, rows)] if precomputed else X[rows],
+        y=y[rows],
+        upper=np.ones(rows.size),
+        kernel=spec,
+        tol=1e-6,
+    )
+    a = localsvm.get_backend(backend).solve(sub)
+    b = localsvm.get_backend(backend).solve(copied)
+    assert relative_gap(a.objective, b.objective) < 1e-9
+    np.testing.assert_allclose(a.alpha, b.alpha, atol=1e-9)
+
+
+def test_bad_rows_are_rejected():
+    X, y = make_problem_data(20, 2, 0)
+    prob = QPProblem(X=X, rows=np.array([0, 25]), y=y[:2], upper=np.ones(2))
+    with pytest.raises(ValueError, match="rows must index"):
+        prob.validate()
+    with pytest.raises(ValueError, match="out of range"):
+        localsvm.get_backend("rust").solve(prob)
+    prob = QPProblem(X=X, rows=np.array([0, 1, 2]), y=y[:2], upper=np.ones(2))
+    with pytest.raises(ValueError, match="rows must list 2"):
+        prob.validate()

@@ -5,7 +5,7 @@ from typing import TypedDict, type_check_only
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["__version__", "decision_values", "kernel_matrix", "solve_qp"]
+__all__ = ["__version__", "decision_values", "kernel_matrix", "simd_level", "solve_qp"]
 __version__: str
 
 @type_check_only
@@ -35,6 +35,7 @@ def solve_qp(
     max_iter: int = -1,
     cache_size: float = 200.0,
     shrinking: bool = True,
+    rows: npt.NDArray[np.int64] | None = None,
 ) -> QPResult:
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
     ``yᵀα = 0``, with ``Q_ij = y_i y_j K(x_i, x_j)``.
@@ -42,7 +43,9 @@ def solve_qp(
     ``x`` holds features, or the square kernel matrix for
     ``kernel='precomputed'``. ``p`` defaults to −1. ``alpha0`` is a feasible
     start; ``active`` restricts optimisation to those indices (the others stay
-    at ``alpha0``). ``max_iter=-1`` uses the safety cap ``max(10⁷, 100·n)``.
+    at ``alpha0``). ``rows`` picks the examples out of ``x`` (``x[rows]``, or
+    ``x[rows][:, rows]`` when precomputed) without a copy on the Python side.
+    ``max_iter=-1`` uses the safety cap ``max(10⁷, 100·n)``.
     ``cache_size`` is in MB. Runs without the GIL; bad input raises
     ``ValueError``.
     """
@@ -71,3 +74,7 @@ def decision_values(
 ) -> npt.NDArray[np.float64]:
     """``coef @ K(sv, x).T + intercept`` for every row of ``x``: shape
     ``(n_samples, n_models)``, computed in parallel without the GIL."""
+
+def simd_level() -> str:
+    """The instruction set the hot loops run with: ``"avx512"``, ``"avx2"`` or
+    ``"baseline"`` (``LOCALSVM_SIMD`` can force a lower one)."""

@@ -248,9 +248,11 @@ class SVC(ClassifierMixin, BaseEstimator):
         self._gamma = spec.gamma
 
         tasks = self._binary_tasks(n_classes, y_idx)
+
         problems = [
             QPProblem(
-                X=X[np.ix_(rows, rows)] if spec.precomputed else X[rows],
+                X=X,
+                rows=None if rows.size == n else rows,
                 y=labels,
                 upper=upper[rows],
                 kernel=spec,

@@ -415,13 +415,27 @@ fn fill_difference<const FMA: bool, const R: usize>(
     while t0 < end {
         let len = TILE.min(end - t0);
         let mut acc = [[0.0f32; TILE]; R];
-        for f in 0..panel.d {
-            let col = panel.feature(f, t0, t0 + len);
-            for (a, q) in acc.iter_mut().zip(&queries) {
-                let qf = q.row[f];
-                for (a, &v) in a[..len].iter_mut().zip(col) {
-                    let diff = v - qf;
-                    *a = simd::fmadd::<FMA>(diff, diff, *a);
+        if len == TILE {
+            // Compile-time tile size: accumulators stay in registers.
+            for f in 0..panel.d {
+                let col: &[f32; TILE] = panel.feature(f, t0, t0 + TILE).try_into().unwrap();
+                for (a, q) in acc.iter_mut().zip(&queries) {
+                    let qf = q.row[f];
+                    for k in 0..TILE {
+                        let diff = col[k] - qf;
+                        a[k] = simd::fmadd::<FMA>(diff, diff, a[k]);
+                    }
+                }
+            }
+        } else {
+            for f in 0..panel.d {
+                let col = panel.feature(f, t0, t0 + len);
+                for (a, q) in acc.iter_mut().zip(&queries) {
+                    let qf = q.row[f];
+                    for (a, &v) in a[..len].iter_mut().zip(col) {
+                        let diff = v - qf;
+                        *a = simd::fmadd::<FMA>(diff, diff, *a);
+                    }
                 }
             }
         }
@@ -451,14 +465,25 @@ fn fill_dot<const FMA: bool>(
     let mut t0 = start;
     while t0 < end {
         let len = TILE.min(end - t0);
-        let mut acc = [0.0f32; TILE];
-        let acc = &mut acc[..len];
-        for &(f, qf) in &q.nonzero {
-            let col = panel.feature(f, t0, t0 + len);
-            for (a, &v) in acc.iter_mut().zip(col) {
-                *a = simd::fmadd::<FMA>(v, qf, *a);
+        let mut tile = [0.0f32; TILE];
+        if len == TILE {
+            // A full tile has a size known at compile time, so its
+            // accumulators stay in vector registers across the features.
+            for &(f, qf) in &q.nonzero {
+                let col: &[f32; TILE] = panel.feature(f, t0, t0 + TILE).try_into().unwrap();
+                for k in 0..TILE {
+                    tile[k] = simd::fmadd::<FMA>(col[k], qf, tile[k]);
+                }
+            }
+        } else {
+            for &(f, qf) in &q.nonzero {
+                let col = panel.feature(f, t0, t0 + len);
+                for (a, &v) in tile[..len].iter_mut().zip(col) {
+                    *a = simd::fmadd::<FMA>(v, qf, *a);
+                }
             }
         }
+        let acc = &mut tile[..len];
         if rbf {
             for (a, &sq) in acc.iter_mut().zip(&panel.sq[t0..t0 + len]) {
                 *a = (q.sq + sq - 2.0 * *a).max(0.0);

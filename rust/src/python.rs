@@ -50,13 +50,50 @@ fn vec1(a: ArrayView1<'_, f64>) -> Vec<f64> {
     a.iter().copied().collect()
 }
 
-fn rows(a: ArrayView2<'_, f64>) -> crate::Result<Rows> {
-    let (n, d) = a.dim();
-    let data = match a.as_slice() {
-        Some(s) => s.to_vec(),
-        None => a.iter().copied().collect(),
-    };
-    Rows::new(data, n, d)
+/// A 2-D array's values in row-major order: borrowed from numpy when the
+/// array is C-contiguous (the borrow stays valid while the GIL is released),
+/// else copied.
+struct Flat<'a> {
+    view: ArrayView2<'a, f64>,
+    owned: Option<Vec<f64>>,
+}
+
+impl<'a> Flat<'a> {
+    fn new(view: ArrayView2<'a, f64>) -> Self {
+        let owned = match view.as_slice() {
+            Some(_) => None,
+            None => Some(view.iter().copied().collect()),
+        };
+        Flat { view, owned }
+    }
+
+    fn as_slice(&self) -> &[f64] {
+        match &self.owned {
+            Some(v) => v,
+            None => self.view.as_slice().unwrap_or(&[]),
+        }
+    }
+
+    fn rows(&self) -> crate::Result<Rows> {
+        let (n, d) = self.view.dim();
+        Rows::new(self.as_slice().to_vec(), n, d)
+    }
+}
+
+/// Index arrays (`rows`, `active`): non-negative and below `limit`.
+fn indices(a: PyReadonlyArray1<'_, i64>, name: &str, limit: usize) -> PyResult<Vec<usize>> {
+    a.as_array()
+        .iter()
+        .map(|&v| match usize::try_from(v) {
+            Ok(i) if i < limit => Ok(i),
+            Ok(_) => Err(PyValueError::new_err(format!(
+                "{name} index {v} is out of range for {limit} rows"
+            ))),
+            Err(_) => Err(PyValueError::new_err(format!(
+                "{name} indices must be non-negative, got {v}"
+            ))),
+        })
+        .collect()
 }
 
 fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKind> {
@@ -68,10 +105,10 @@ fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKin
 #[pyo3(signature = (
     x, y, upper, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
     p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
-    max_iter = -1, cache_size = 200.0, shrinking = true
+    max_iter = -1, cache_size = 200.0, shrinking = true, rows = None
 ), text_signature = "(x, y, upper, *, kernel='rbf', gamma=1.0, coef0=0.0, degree=3, \
     p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
-    cache_size=200.0, shrinking=True)")]
+    cache_size=200.0, shrinking=True, rows=None)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_qp<'py>(
     py: Python<'py>,
@@ -90,6 +127,7 @@ fn solve_qp<'py>(
     max_iter: i64,
     cache_size: f64,
     shrinking: bool,
+    rows: Option<PyReadonlyArray1<'py, i64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let kind = kind(kernel, gamma, coef0, degree)?;
     if !(cache_size.is_finite() && cache_size > 0.0) {
@@ -103,42 +141,26 @@ fn solve_qp<'py>(
         )));
     }
     let x = x.as_array();
-    let source = if kind == KernelKind::Precomputed {
-        let (n, m) = x.dim();
-        if n != m {
-            return Err(PyValueError::new_err(format!(
-                "a precomputed kernel must be square, got shape ({n}, {m})"
-            )));
-        }
-        KernelSource::precomputed(x.iter().copied().collect(), n)?
+    let (n_rows, d) = x.dim();
+    if kind == KernelKind::Precomputed && n_rows != d {
+        return Err(PyValueError::new_err(format!(
+            "a precomputed kernel must be square, got shape ({n_rows}, {d})"
+        )));
+    }
+    let rows = rows.map(|r| indices(r, "rows", n_rows)).transpose()?;
+    let x = Flat::new(x);
+    let x = x.as_slice();
+    let active = active
+        .map(|a| indices(a, "active", usize::MAX))
+        .transpose()?;
+    let y = vec1(y.as_array());
+    let p = p.map(|a| vec1(a.as_array()));
+    let upper = vec1(upper.as_array());
+    let alpha0 = alpha0.map(|a| vec1(a.as_array()));
+    let constraint = if equality {
+        Constraint::Equality
     } else {
-        KernelSource::dense(kind, rows(x)?)?
-    };
-    let active = match active {
-        Some(a) => {
-            let mut out = Vec::with_capacity(a.len()?);
-            for &v in a.as_array().iter() {
-                let idx = usize::try_from(v).map_err(|_| {
-                    PyValueError::new_err(format!("active indices must be non-negative, got {v}"))
-                })?;
-                out.push(idx);
-            }
-            Some(out)
-        }
-        None => None,
-    };
-    let problem = DualProblem {
-        source,
-        y: vec1(y.as_array()),
-        p: p.map(|a| vec1(a.as_array())),
-        upper: vec1(upper.as_array()),
-        alpha0: alpha0.map(|a| vec1(a.as_array())),
-        active,
-        constraint: if equality {
-            Constraint::Equality
-        } else {
-            Constraint::BoxOnly
-        },
+        Constraint::BoxOnly
     };
     let opts = SolverOptions {
         tol,
@@ -146,7 +168,38 @@ fn solve_qp<'py>(
         shrinking,
         cache_bytes: (cache_size * f64::from(1u32 << 20)) as usize,
     };
-    let sol = detached(py, move || problem.solve(&opts))?;
+    // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
+    // without the GIL too, so solves started from several threads overlap.
+    let sol = detached(py, move || {
+        let source = match (&rows, kind) {
+            (None, KernelKind::Precomputed) => KernelSource::precomputed(x.to_vec(), n_rows)?,
+            (None, _) => KernelSource::dense(kind, Rows::new(x.to_vec(), n_rows, d)?)?,
+            (Some(r), KernelKind::Precomputed) => {
+                let mut sub = Vec::with_capacity(r.len() * r.len());
+                for &a in r {
+                    sub.extend(r.iter().map(|&b| x[a * d + b]));
+                }
+                KernelSource::precomputed(sub, r.len())?
+            }
+            (Some(r), _) => {
+                let mut sub = Vec::with_capacity(r.len() * d);
+                for &a in r {
+                    sub.extend_from_slice(&x[a * d..(a + 1) * d]);
+                }
+                KernelSource::dense(kind, Rows::new(sub, r.len(), d)?)?
+            }
+        };
+        let problem = DualProblem {
+            source,
+            y,
+            p,
+            upper,
+            alpha0,
+            active,
+            constraint,
+        };
+        problem.solve(&opts)
+    })?;
     let out = PyDict::new(py);
     out.set_item("alpha", sol.alpha.into_pyarray(py))?;
     out.set_item("rho", sol.rho)?;
@@ -181,10 +234,11 @@ fn kernel_matrix<'py>(
     degree: i64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let kind = kind(kernel, gamma, coef0, degree)?;
-    let a = rows(a.as_array())?;
-    let b = rows(b.as_array())?;
-    let (na, nb) = (a.n(), b.n());
-    let data = detached(py, move || kernel_matrix_rs(kind, &a, &b))?;
+    let (a, b) = (a.as_array(), b.as_array());
+    let (na, nb) = (a.dim().0, b.dim().0);
+    let (a, b) = (Flat::new(a), Flat::new(b));
+    let (a, b) = (&a, &b);
+    let data = detached(py, move || kernel_matrix_rs(kind, &a.rows()?, &b.rows()?))?;
     into_matrix(py, data, na, nb)
 }
 
@@ -204,23 +258,34 @@ fn decision_values<'py>(
     degree: i64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let kind = kind(kernel, gamma, coef0, degree)?;
-    let test = rows(x.as_array())?;
-    let sv = rows(sv.as_array())?;
+    let (x, sv) = (x.as_array(), sv.as_array());
     let coef = coef.as_array();
-    if coef.dim().1 != sv.n() {
+    if coef.dim().1 != sv.dim().0 {
         return Err(PyValueError::new_err(format!(
             "coef has {} columns but there are {} support vectors",
             coef.dim().1,
-            sv.n()
+            sv.dim().0
         )));
     }
     let coef: Vec<f64> = coef.iter().copied().collect();
     let intercept = vec1(intercept.as_array());
-    let (m, k) = (test.n(), intercept.len());
+    let (m, k) = (x.dim().0, intercept.len());
+    let (x, sv) = (Flat::new(x), Flat::new(sv));
+    let (x, sv) = (&x, &sv);
     let data = detached(py, move || {
-        predict::decision_values(kind, &test, &sv, &coef, &intercept)
+        predict::decision_values(kind, &x.rows()?, &sv.rows()?, &coef, &intercept)
     })?;
     into_matrix(py, data, m, k)
+}
+
+/// The instruction set the hot loops run with: "avx512", "avx2" or "baseline".
+#[pyfunction]
+fn simd_level() -> &'static str {
+    match crate::simd::level() {
+        crate::simd::Level::Avx512 => "avx512",
+        crate::simd::Level::Avx2 => "avx2",
+        crate::simd::Level::Baseline => "baseline",
+    }
 }
 
 /// The compiled core of localsvm.
@@ -230,6 +295,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve_qp, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(decision_values, m)?)?;
+    m.add_function(wrap_pyfunction!(simd_level, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -36,9 +36,12 @@ class QPProblem:
     """A kernel dual with per-sample boxes (see the module docstring).
 
     ``X`` holds features, or the square training kernel matrix when
-    ``kernel.name == 'precomputed'``. ``y`` holds ±1. ``p`` defaults to −1
-    (the C-SVC dual). ``max_iter=-1`` means no limit beyond the solver's own
-    safety cap. ``cache_size`` is in megabytes.
+    ``kernel.name == 'precomputed'``. ``rows``, when given, picks the
+    problem's examples out of ``X`` (``X[rows]``, or ``X[rows][:, rows]`` for a
+    precomputed kernel) without the caller copying them: the one-vs-one
+    subproblems of a multiclass fit share one ``X``. ``y`` holds ±1. ``p``
+    defaults to −1 (the C-SVC dual). ``max_iter=-1`` means no limit beyond the
+    solver's own safety cap. ``cache_size`` is in megabytes.
     """
 
     X: np.ndarray
@@ -53,6 +56,14 @@ class QPProblem:
     max_iter: int = -1
     cache_size: float = 200.0
     shrinking: bool = True
+    rows: np.ndarray | None = None
+
+    def examples(self) -> np.ndarray:
+        """The problem's own ``X`` (``X[rows]``; a copy when ``rows`` is set)."""
+        if self.rows is None:
+            return self.X
+        r = np.asarray(self.rows, dtype=np.intp)
+        return self.X[np.ix_(r, r)] if self.kernel.precomputed else self.X[r]
 
     @property
     def n(self) -> int:
@@ -64,9 +75,18 @@ class QPProblem:
         n = self.n
         if self.y.ndim != 1:
             raise ValueError(f"y must be one-dimensional, got shape {self.y.shape}")
-        if self.X.ndim != 2 or self.X.shape[0] != n:
-            raise ValueError(f"X must have shape ({n}, n_features), got {self.X.shape}")
-        if self.kernel.precomputed and self.X.shape[1] != n:
+        if self.X.ndim != 2:
+            raise ValueError(f"X must be two-dimensional, got shape {self.X.shape}")
+        if self.rows is None:
+            if self.X.shape[0] != n:
+                raise ValueError(f"X must have shape ({n}, n_features), got {self.X.shape}")
+        else:
+            r = np.asarray(self.rows)
+            if r.shape != (n,):
+                raise ValueError(f"rows must list {n} row indices (one per label), got {r.shape}")
+            if r.size and (r.min() < 0 or r.max() >= self.X.shape[0]):
+                raise ValueError(f"rows must index the {self.X.shape[0]} rows of X")
+        if self.kernel.precomputed and self.X.shape[1] != self.X.shape[0]:
             raise ValueError(f"a precomputed kernel must be square, got shape {self.X.shape}")
         if not np.all(np.isin(self.y, (-1.0, 1.0))):
             raise ValueError("y must contain only -1 and +1")

@@ -24,7 +24,7 @@ SNAP_TOL = 1e-7
 
 def dense_hessian(problem: QPProblem) -> np.ndarray:
     """``Q = (y yᵀ) ∘ K`` as a dense ``n × n`` array (kernel in NumPy)."""
-    X = np.asarray(problem.X, dtype=np.float64)
+    X = np.asarray(problem.examples(), dtype=np.float64)
     K = X if problem.kernel.precomputed else kernel_matrix_numpy(problem.kernel, X, X)
     y = np.asarray(problem.y, dtype=np.float64)
     return K * np.outer(y, y)
@@ -46,6 +46,9 @@ class ReducedQP:
 
 def _kernel_block(problem: QPProblem, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """``K[rows][:, cols]`` (kernel values in NumPy, or sliced when precomputed)."""
+    if problem.rows is not None:
+        base = np.asarray(problem.rows, dtype=np.intp)
+        rows, cols = base[rows], base[cols]
     X = np.asarray(problem.X, dtype=np.float64)
     if problem.kernel.precomputed:
         return X[np.ix_(rows, cols)]

@@ -41,6 +41,9 @@ class RustBackend(SolverBackend):
             max_iter=int(problem.max_iter),
             cache_size=float(problem.cache_size),
             shrinking=bool(problem.shrinking),
+            rows=None
+            if problem.rows is None
+            else np.ascontiguousarray(problem.rows, dtype=np.int64),
         )
         converged = bool(out["converged"])
         return QPSolution(
