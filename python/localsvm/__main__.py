@@ -4,6 +4,8 @@
           prints accuracy, support vectors, fit and predict time and the
           backend used, side by side.
 ``info``  lists the registered backends, strategies and engines.
+``bench`` times localsvm against scikit-learn, scikit-learn-intelex and
+          ThunderSVM on the same data (see :mod:`localsvm.bench`).
 """
 
 from __future__ import annotations
@@ -154,11 +156,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip the slow rows: the scipy reference backend and 10-class USPS",
     )
     sub.add_parser("info", help="list registered backends, strategies and engines")
+    bench = sub.add_parser(
+        "bench", help="time localsvm against scikit-learn, sklearnex and ThunderSVM"
+    )
+    bench.add_argument("--datasets", default="ijcnn1,a9a,usps", help="comma-separated")
+    bench.add_argument(
+        "--peers", default="localsvm,sklearn,sklearnex,thundersvm", help="comma-separated"
+    )
+    bench.add_argument("--repeat", type=int, default=1, help="runs per timing (best kept)")
+    bench.add_argument(
+        "--scaling",
+        default="5000,10000,20000,49990",
+        help="ijcnn1 subsample sizes for the growth exponent ('' to skip)",
+    )
+    bench.add_argument("--no-memory", action="store_true", help="skip the peak-memory check")
     args = parser.parse_args(argv)
     if args.command == "demo":
         run_demo(quick=args.quick)
     elif args.command == "info":
         run_info()
+    elif args.command == "bench":
+        from .bench import run_bench
+
+        peers = [p for p in args.peers.split(",") if p]
+        if "localsvm" not in peers:
+            peers.insert(0, "localsvm")
+        run_bench(
+            [d for d in args.datasets.split(",") if d],
+            peers,
+            repeat=args.repeat,
+            scaling_sizes=[int(v) for v in args.scaling.split(",") if v],
+            memory_check=not args.no_memory,
+        )
     return 0
 
 

@@ -32,12 +32,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
-from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.svm import SVC as SklearnSVC
 
 import localsvm
+from localsvm._objective import libsvm_dual_objectives
 from localsvm.datasets import load_a9a, load_banana, load_ijcnn1, load_usps
-from localsvm.kernels import resolve_gamma
+from localsvm.kernels import KernelSpec, resolve_gamma
 
 SKLEARN = "sklearn"
 """The implementation id of scikit-learn's ``SVC``."""
@@ -225,53 +225,14 @@ def fitted(name: str, impl: str):
 # ------------------------------------------------------------ dual objective
 
 
-def _half_quad_minus_l1(S: np.ndarray, c: np.ndarray, kernel_kw: dict, chunk: int = 1024) -> float:
-    """½ cᵀKc − Σ|c| with K = kernel(S, S), built ``chunk`` rows at a time so
-    tens of thousands of support vectors do not need an n_SV² matrix."""
-    quad = 0.0
-    for start in range(0, S.shape[0], chunk):
-        K = pairwise_kernels(S[start : start + chunk], S, filter_params=True, **kernel_kw)
-        quad += float(c[start : start + chunk] @ (K @ c))
-    return 0.5 * quad - float(np.abs(c).sum())
-
-
-def sklearn_dual_objectives(model: SklearnSVC, X_train: np.ndarray) -> np.ndarray:
-    """Dual objective ½ Σ_ij c_i c_j K(sv_i, sv_j) − Σ|c_i| of each binary
-    problem of a fitted scikit-learn ``SVC``, with c = y·α from ``dual_coef_``.
-
-    One value for two classes; otherwise one per class pair (a, b), a < b, in
-    LIBSVM's order (localsvm's ``dual_objective_`` order). In LIBSVM's layout
-    the coefficients of pair (a, b) are row b − 1 for the support vectors of
-    class a and row a for those of class b.
-    """
-    kernel_kw = {
-        "metric": model.kernel,
-        "gamma": resolve_gamma(model.gamma, X_train),
-        "coef0": model.coef0,
-        "degree": model.degree,
-    }
-    sv = model.support_vectors_
-    start = np.concatenate([[0], np.cumsum(model.n_support_)])
-    n_classes = len(model.classes_)
-    out = []
-    for a in range(n_classes):
-        for b in range(a + 1, n_classes):
-            rows_a = np.arange(start[a], start[a + 1])
-            rows_b = np.arange(start[b], start[b + 1])
-            c = np.concatenate([model.dual_coef_[b - 1, rows_a], model.dual_coef_[a, rows_b]])
-            used = c != 0.0
-            rows = np.concatenate([rows_a, rows_b])[used]
-            out.append(_half_quad_minus_l1(sv[rows], c[used], kernel_kw))
-    return np.array(out)
-
-
 def dual_objectives(name: str, impl: str) -> np.ndarray:
     """Dual objective of each binary problem of the cached model of ``impl``."""
     key = (name, impl)
     if key not in _OBJECTIVES:
         model = fitted(name, impl)
         if impl == SKLEARN:
-            values = sklearn_dual_objectives(model, load(name).X_train)
+            gamma = resolve_gamma(model.gamma, load(name).X_train)
+            values = libsvm_dual_objectives(model, KernelSpec(model.kernel, gamma=gamma))
         else:
             values = np.asarray(model.dual_objective_, dtype=np.float64)
         _OBJECTIVES[key] = values

@@ -1,0 +1,54 @@
+"""Dual objectives recomputed from a fitted model's public attributes, so
+models from different libraries (scikit-learn's LIBSVM, scikit-learn-intelex,
+localsvm) can be compared on what they optimised.
+
+For one binary problem with coefficients ``c = y·α`` on support vectors
+``S``, the dual objective is ``½ cᵀ K(S, S) c − Σ|c|``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import KernelSpec, kernel_matrix
+
+#: Support-vector rows per kernel block, so no ``n_SV × n_SV`` matrix is held.
+CHUNK = 2048
+
+
+def binary_dual_objective(spec: KernelSpec, sv: np.ndarray, coef: np.ndarray) -> float:
+    """``½ cᵀKc − Σ|c|`` for one binary model (kernel in f64, in blocks)."""
+    used = coef != 0.0
+    sv, coef = sv[used], coef[used]
+    quad = 0.0
+    for start in range(0, sv.shape[0], CHUNK):
+        block = kernel_matrix(spec, sv[start : start + CHUNK], sv)
+        quad += float(coef[start : start + CHUNK] @ (block @ coef))
+    return 0.5 * quad - float(np.abs(coef).sum())
+
+
+def libsvm_dual_objectives(model, spec: KernelSpec) -> np.ndarray:
+    """Per-problem dual objectives of a fitted model in LIBSVM's layout
+    (``support_vectors_``, ``n_support_``, ``dual_coef_``; scikit-learn's and
+    scikit-learn-intelex's ``SVC``, or localsvm's with ``multiclass='ovo'``).
+
+    One value for two classes; otherwise one per class pair ``(a, b)``,
+    ``a < b``, in LIBSVM's order: the coefficients of pair ``(a, b)`` are row
+    ``b − 1`` for the support vectors of class ``a`` and row ``a`` for those of
+    class ``b``.
+    """
+    sv = np.asarray(model.support_vectors_, dtype=np.float64)
+    dual = np.asarray(model.dual_coef_, dtype=np.float64)
+    n_classes = len(model.classes_)
+    if n_classes == 2:
+        return np.array([binary_dual_objective(spec, sv, dual[0])])
+    start = np.concatenate([[0], np.cumsum(model.n_support_)])
+    out = []
+    for a in range(n_classes):
+        for b in range(a + 1, n_classes):
+            rows = np.r_[start[a] : start[a + 1], start[b] : start[b + 1]]
+            coef = np.concatenate(
+                [dual[b - 1, start[a] : start[a + 1]], dual[a, start[b] : start[b + 1]]]
+            )
+            out.append(binary_dual_objective(spec, sv[rows], coef))
+    return np.array(out)

@@ -1,0 +1,298 @@
+"""``python -m localsvm bench``: localsvm's SVC next to the SVMs users would
+otherwise pick, on the same data in the same run.
+
+Peers: scikit-learn's ``SVC`` (LIBSVM), scikit-learn-intelex's ``SVC``
+(oneDAL) and ThunderSVM's ``SVC``; a peer that is not installed is skipped and
+the output says so. Every implementation gets the same ``C``, ``gamma``,
+``tol=1e-3`` and ``cache_size=200``; the table shows fit and predict time
+(the best of ``--repeat`` runs), test accuracy, the dual objective reached
+(recomputed from each model's support vectors and coefficients) and, for each
+peer, how many times longer it took than localsvm. Optional sections: how fit
+time grows with the training-set size (the fitted exponent of ``time ∝ nᵏ``
+on ijcnn1 subsamples), and localsvm's peak memory during ``fit`` next to its
+bound ``cache_size + O(n·d)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import numpy as np
+
+from ._objective import libsvm_dual_objectives
+from .kernels import KernelSpec, resolve_gamma
+
+COMMON = {"kernel": "rbf", "tol": 1e-3, "cache_size": 200}
+
+
+@dataclass
+class Case:
+    """A benchmark data set and the SVC parameters used on it."""
+
+    name: str
+    load: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+    params: dict = field(default_factory=dict)
+
+
+def _split(name: str) -> Callable[[], tuple]:
+    def load():
+        from .datasets import load_dataset
+
+        d = load_dataset(name)
+        return d.X_train, d.y_train, d.X_test, d.y_test
+
+    return load
+
+
+CASES = {
+    "ijcnn1": Case("ijcnn1", _split("ijcnn1"), {"C": 1.0, "gamma": "scale"}),
+    "a9a": Case("a9a", _split("a9a"), {"C": 1.0, "gamma": "scale"}),
+    "usps": Case("usps", _split("usps"), {"C": 10.0, "gamma": "scale"}),
+    "banana": Case("banana", _split("banana"), {"C": 1.0, "gamma": 1.0}),
+}
+
+PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
+
+
+def make_estimator(peer: str, params: dict) -> tuple[Any | None, str]:
+    """An unfitted SVC of ``peer``, or ``None`` and the reason it is skipped."""
+    kw = {**params, **COMMON}
+    if peer == "localsvm":
+        from .svc import SVC
+
+        return SVC(**kw), ""
+    if peer == "sklearn":
+        from sklearn.svm import SVC as SklearnSVC
+
+        return SklearnSVC(**kw), ""
+    if peer == "sklearnex":
+        try:
+            from sklearnex.svm import SVC as IntelSVC
+        except ImportError:
+            return None, "not installed (pip install scikit-learn-intelex)"
+        return IntelSVC(**kw), ""
+    if peer == "thundersvm":
+        try:
+            from thundersvm import SVC as ThunderSVC
+        except Exception as exc:  # ImportError, or a missing shared library
+            return None, f"not usable ({type(exc).__name__}: {exc})"
+        return ThunderSVC(**kw), ""
+    raise ValueError(f"unknown peer {peer!r}; choose from {', '.join(PEERS)}")
+
+
+def _best_time(fn: Callable[[], Any], repeat: int) -> tuple[Any, float]:
+    best = float("inf")
+    out = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return out, best
+
+
+def dual_objective(peer: str, model, X: np.ndarray, params: dict) -> float:
+    """The total dual objective over the model's binary problems (NaN when
+    the model does not expose LIBSVM's attributes)."""
+    if peer == "localsvm":
+        return float(np.sum(model.dual_objective_))
+    try:
+        spec = KernelSpec("rbf", gamma=resolve_gamma(params["gamma"], X))
+        return float(np.sum(libsvm_dual_objectives(model, spec)))
+    except (AttributeError, ValueError, IndexError):
+        return float("nan")
+
+
+def run_case(case: Case, peers: list[str], repeat: int, out: TextIO) -> list[dict]:
+    """Fit and predict every available peer on ``case``; returns one row each."""
+    X, y, Xt, yt = case.load()
+    rows = []
+    for peer in peers:
+        est, why = make_estimator(peer, case.params)
+        if est is None:
+            print(f"  {case.name}: skipping {peer}: {why}", file=out)
+            continue
+        model, fit_s = _best_time(lambda e=est: e.fit(X, y), repeat)
+        pred, pred_s = _best_time(lambda m=model: m.predict(Xt), repeat)
+        rows.append(
+            {
+                "data": case.name,
+                "peer": peer,
+                "fit_s": fit_s,
+                "predict_s": pred_s,
+                "accuracy": float(np.mean(pred == yt)),
+                "objective": dual_objective(peer, model, X, case.params),
+                "n_sv": len(getattr(model, "support_", [])),
+                "n_train": int(X.shape[0]),
+                "n_test": int(Xt.shape[0]),
+            }
+        )
+        print(
+            f"  {case.name}: {peer} fit {fit_s:.2f} s, predict {pred_s:.2f} s", file=out, flush=True
+        )
+    return rows
+
+
+def print_table(rows: list[dict], out: TextIO) -> None:
+    """The ratio table: each peer's time over localsvm's (> 1: localsvm is
+    faster), accuracy difference in points, objective difference (relative)."""
+    head = (
+        f"{'data':<8} {'implementation':<12} {'fit s':>8} {'predict s':>10} {'accuracy':>9} "
+        f"{'objective':>14} {'SVs':>6} {'fit ×':>7} {'predict ×':>10} {'Δacc pt':>8} "
+        f"{'Δobj rel':>9}"
+    )
+    print(head, file=out)
+    print("-" * len(head), file=out)
+    ours = {r["data"]: r for r in rows if r["peer"] == "localsvm"}
+    for r in rows:
+        base = ours.get(r["data"])
+        if base is None or r["peer"] == "localsvm":
+            ratios = f"{'':>7} {'':>10} {'':>8} {'':>9}"
+        else:
+            d_obj = abs(r["objective"] - base["objective"]) / max(abs(base["objective"]), 1e-12)
+            ratios = (
+                f"{r['fit_s'] / base['fit_s']:>6.1f}× {r['predict_s'] / base['predict_s']:>9.1f}× "
+                f"{100 * (r['accuracy'] - base['accuracy']):>+8.2f} {d_obj:>9.1e}"
+            )
+        print(
+            f"{r['data']:<8} {r['peer']:<12} {r['fit_s']:>8.2f} {r['predict_s']:>10.2f} "
+            f"{100 * r['accuracy']:>8.2f}% {r['objective']:>14.4f} {r['n_sv']:>6d} {ratios}",
+            file=out,
+        )
+
+
+def scaling(peers: list[str], sizes: list[int], out: TextIO) -> dict[str, float]:
+    """Fit time on ijcnn1 subsamples; prints the table and the exponent ``k``
+    of a least-squares fit ``log t = k log n + c`` per implementation."""
+    X, y, _, _ = CASES["ijcnn1"].load()
+    rng = np.random.default_rng(0)
+    times: dict[str, list[float]] = {}
+    for n in sizes:
+        idx = np.sort(rng.choice(X.shape[0], min(n, X.shape[0]), replace=False))
+        for peer in peers:
+            est, _ = make_estimator(peer, CASES["ijcnn1"].params)
+            if est is None:
+                continue
+            _, t = _best_time(lambda e=est, i=idx: e.fit(X[i], y[i]), 1)
+            times.setdefault(peer, []).append(t)
+    print(f"{'n':>8} " + " ".join(f"{p:>12}" for p in times), file=out)
+    for k, n in enumerate(sizes):
+        print(f"{n:>8} " + " ".join(f"{times[p][k]:>11.2f}s" for p in times), file=out)
+    exponents = {p: float(np.polyfit(np.log(sizes), np.log(t), 1)[0]) for p, t in times.items()}
+    print(
+        "fitted exponent k (time ∝ n^k): "
+        + ", ".join(f"{p} {k:.2f}" for p, k in exponents.items()),
+        file=out,
+    )
+    return exponents
+
+
+_MEMORY_PROBE = """
+import json, sys, numpy as np
+from localsvm import SVC
+from localsvm.datasets import load_dataset
+d = load_dataset(sys.argv[1])
+X, y = np.ascontiguousarray(d.X_train), d.y_train
+def status(key):
+    for line in open('/proc/self/status'):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+before = status('VmRSS:')
+open('/proc/self/clear_refs', 'w').write('5')  # reset the peak to the current size
+SVC(C=1.0, gamma='scale', cache_size=float(sys.argv[2])).fit(X, y)
+print(json.dumps({'before': before, 'peak': status('VmHWM:'), 'n': X.shape[0], 'd': X.shape[1]}))
+"""
+
+
+#: The O(n·d) part of the bound: the solver's f64 copy of the rows and its
+#: f32 feature-major panel (1.5 × X), plus the predictions' panel of support
+#: vectors and per-sample vectors, rounded up to 2 × X.
+MEMORY_DATA_COPIES = 2.0
+#: Allowance for the interpreter and allocator (arenas, thread stacks).
+MEMORY_SLACK_MB = 64.0
+
+
+def memory(datasets: list[str], cache_sizes: list[float], out: TextIO) -> list[dict]:
+    """Peak memory added by ``fit`` (a fresh process per measurement, Linux
+    only), against the bound ``cache_size + 2·X + 64 MB`` where X is the
+    training data's size as f64."""
+    if not os.path.exists("/proc/self/clear_refs"):
+        print("memory: skipped (needs Linux /proc)", file=out)
+        return []
+    rows = []
+    head = (
+        f"{'data':<8} {'cache MB':>9} {'X MB':>7} {'fit peak +MB':>13} "
+        f"{'bound MB':>9} {'within':>7}"
+    )
+    print(head, file=out)
+    for name in datasets:
+        for cache in cache_sizes:
+            res = subprocess.run(
+                [sys.executable, "-c", _MEMORY_PROBE, name, str(cache)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            m = json.loads(res.stdout)
+            x_mb = m["n"] * m["d"] * 8 / 2**20
+            extra = (m["peak"] - m["before"]) / 2**20
+            bound = cache + MEMORY_DATA_COPIES * x_mb + MEMORY_SLACK_MB
+            rows.append(
+                {
+                    "data": name,
+                    "cache_mb": cache,
+                    "x_mb": x_mb,
+                    "extra_mb": extra,
+                    "bound_mb": bound,
+                }
+            )
+            print(
+                f"{name:<8} {cache:>9.0f} {x_mb:>7.1f} {extra:>13.1f} {bound:>9.1f} "
+                f"{'yes' if extra <= bound else 'NO':>7}",
+                file=out,
+            )
+    return rows
+
+
+def run_bench(
+    datasets: list[str],
+    peers: list[str],
+    repeat: int = 1,
+    scaling_sizes: list[int] | None = None,
+    memory_check: bool = True,
+    out: TextIO = sys.stdout,
+) -> dict:
+    """Everything ``python -m localsvm bench`` prints; returns the numbers."""
+    from . import _core
+    from .plugins import get_plugin_manager
+
+    get_plugin_manager()  # one-time plugin discovery stays out of the timings
+    unknown = [d for d in datasets if d not in CASES]
+    if unknown:
+        raise ValueError(f"unknown data sets {unknown}; choose from {', '.join(CASES)}")
+    print(
+        f"localsvm bench: {os.cpu_count()} CPUs, instruction set {_core.simd_level()}, "
+        f"tol={COMMON['tol']}, cache_size={COMMON['cache_size']} MB, best of {repeat}",
+        file=out,
+    )
+    rows = []
+    for name in datasets:
+        rows += run_case(CASES[name], peers, repeat, out)
+    print(file=out)
+    print_table(rows, out)
+    result: dict = {"rows": rows}
+    if scaling_sizes:
+        print("\nfit time against training-set size (ijcnn1 subsamples):", file=out)
+        compared = [p for p in ("localsvm", "sklearn") if p in peers]
+        result["exponents"] = scaling(compared, scaling_sizes, out)
+    if memory_check:
+        print("\nlocalsvm peak memory during fit (bound: cache_size + O(n·d)):", file=out)
+        binary = [d for d in datasets if d != "usps"] or ["banana"]
+        result["memory"] = memory(binary, [50.0, 200.0], out)
+    return result

@@ -1,0 +1,61 @@
+"""The benchmark command's machinery, on small data (speed is not asserted)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC as SklearnSVC
+
+from localsvm import SVC
+from localsvm._objective import libsvm_dual_objectives
+from localsvm.bench import make_estimator, run_bench
+from localsvm.datasets import load_iris
+from localsvm.kernels import KernelSpec, resolve_gamma
+
+
+def test_bench_table_compares_like_with_like():
+    out = io.StringIO()
+    res = run_bench(["banana"], ["localsvm", "sklearn"], scaling_sizes=None, out=out)
+    rows = {r["peer"]: r for r in res["rows"]}
+    assert set(rows) == {"localsvm", "sklearn"}
+    assert rows["localsvm"]["objective"] == pytest.approx(rows["sklearn"]["objective"], rel=1e-4)
+    assert abs(rows["localsvm"]["accuracy"] - rows["sklearn"]["accuracy"]) < 0.005
+    text = out.getvalue()
+    assert "fit ×" in text and "banana" in text
+    for m in res["memory"]:
+        assert m["extra_mb"] <= m["bound_mb"]
+
+
+def test_missing_peers_are_skipped_with_a_reason():
+    est, why = make_estimator("thundersvm", {"C": 1.0, "gamma": 1.0})
+    if est is None:
+        assert why
+    with pytest.raises(ValueError, match="unknown peer"):
+        make_estimator("libsvm-3", {})
+
+
+def test_scaling_exponent():
+    out = io.StringIO()
+    res = run_bench(
+        ["banana"], ["localsvm"], scaling_sizes=[1000, 2000], memory_check=False, out=out
+    )
+    assert set(res["exponents"]) == {"localsvm"}
+    assert np.isfinite(res["exponents"]["localsvm"])
+    assert "fitted exponent" in out.getvalue()
+
+
+def test_unknown_dataset():
+    with pytest.raises(ValueError, match="unknown data sets"):
+        run_bench(["nope"], ["localsvm"], memory_check=False, out=io.StringIO())
+
+
+def test_libsvm_objectives_match_ours_per_pair():
+    d = load_iris()
+    ours = SVC(C=2.0, tol=1e-8).fit(d.X, d.y)
+    theirs = SklearnSVC(C=2.0, tol=1e-8).fit(d.X, d.y)
+    spec = KernelSpec("rbf", gamma=resolve_gamma("scale", d.X))
+    want = ours.dual_objective_
+    np.testing.assert_allclose(libsvm_dual_objectives(theirs, spec), want, rtol=1e-6)
+    np.testing.assert_allclose(libsvm_dual_objectives(ours, spec), want, rtol=1e-6)
