@@ -77,6 +77,23 @@ def test_multiclass_ovo_matches_sklearn(four_class, shape):
     assert ours.decision_function(X).shape == (X.shape[0], 4 if shape == "ovr" else n_models)
 
 
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_linear_kernel_weights(four_class, n_classes):
+    X, y = four_class
+    if n_classes == 2:
+        y = y % 2
+    ours = SVC(kernel="linear", tol=1e-6).fit(X, y)
+    theirs = SklearnSVC(kernel="linear", tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-3)
+    # Prediction goes through w, and agrees with the kernel expansion.
+    expansion = ours.dual_coef_ @ (ours.support_vectors_ @ X.T)
+    if n_classes == 2:
+        np.testing.assert_allclose(ours.decision_function(X), expansion[0] + ours.intercept_[0])
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    with pytest.raises(AttributeError, match="linear kernel"):
+        _ = SVC().fit(X, y).coef_
+
+
 def test_break_ties(four_class):
     X, y = four_class
     ours = SVC(break_ties=True).fit(X, y)

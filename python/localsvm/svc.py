@@ -313,6 +313,11 @@ class SVC(ClassifierMixin, BaseEstimator):
             self.support_vectors_ = np.empty((0, 0))
         else:
             self.support_vectors_ = X[support]
+        # Linear kernel: each model is one weight vector w = Σ y_i α_i x_i, so
+        # prediction is a matrix product instead of a kernel expansion.
+        self._linear_w = (
+            self._model_coef @ self.support_vectors_ if self._spec.name == "linear" else None
+        )
         self.shape_fit_ = X.shape
 
         if n_classes == 2:
@@ -344,6 +349,8 @@ class SVC(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         if self._spec.precomputed:
             return X[:, self.support_] @ self._model_coef.T + self._model_intercept
+        if self._linear_w is not None:
+            return X @ self._linear_w.T + self._model_intercept
         return _core.decision_values(
             X,
             self.support_vectors_,
@@ -383,6 +390,17 @@ class SVC(ClassifierMixin, BaseEstimator):
         else:
             idx = vote_winner(dec, n_classes)
         return self.classes_[idx]
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """Feature weights of each binary model, for ``kernel='linear'`` only:
+        shape ``(1, n_features)`` for two classes (positive towards
+        ``classes_[1]``), else one row per model as ``intercept_``."""
+        check_is_fitted(self)
+        if self._linear_w is None:
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        w = -self._linear_w if self.classes_.shape[0] == 2 else self._linear_w
+        return w.copy()
 
     @property
     def kernel_spec_(self) -> KernelSpec:
