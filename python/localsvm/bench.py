@@ -5,7 +5,8 @@ Peers: scikit-learn's ``SVC`` (LIBSVM), scikit-learn-intelex's ``SVC``
 (oneDAL) and ThunderSVM's ``SVC``; a peer that is not installed is skipped and
 the output says so. Every implementation gets the same ``C``, ``gamma``,
 ``tol=1e-3`` and ``cache_size=200``; the table shows fit and predict time
-(the best of ``--repeat`` runs), test accuracy, the dual objective reached
+(the best of ``--repeat`` runs, after one untimed warm-up fit on a few
+hundred examples), test accuracy, the dual objective reached
 (recomputed from each model's support vectors and coefficients) and, for each
 peer, how many times longer it took than localsvm. Optional sections: how fit
 time grows with the training-set size (the fitted exponent of ``time ∝ nᵏ``
@@ -118,6 +119,11 @@ def run_case(case: Case, peers: list[str], repeat: int, out: TextIO) -> list[dic
         if est is None:
             print(f"  {case.name}: skipping {peer}: {why}", file=out)
             continue
+        # An untimed fit on a small slice first, so one-time start-up costs
+        # (thread pools, lazy imports, JIT dispatch tables) stay out of every
+        # implementation's timings alike.
+        warm = np.concatenate([np.flatnonzero(y == c)[:100] for c in np.unique(y)])
+        est.fit(X[warm], y[warm])
         model, fit_s = _best_time(lambda e=est: e.fit(X, y), repeat)
         pred, pred_s = _best_time(lambda m=model: m.predict(Xt), repeat)
         rows.append(

@@ -9,7 +9,7 @@ More register through the ``localsvm_register_clusterings`` hook.
 >>> import numpy as np
 >>> X = np.array([[0.0], [0.1], [5.0], [5.1]])
 >>> res = get_clustering("kmeans").cluster(X, None, 2, random_state=0)
->>> len(set(res.labels[:2])), len(set(res.labels[2:])), res.labels[0] != res.labels[2]
+>>> len(set(res.labels[:2])), len(set(res.labels[2:])), bool(res.labels[0] != res.labels[2])
 (1, 1, True)
 """
 

@@ -244,14 +244,25 @@ impl Panel {
         let (n, d) = (rows.n(), rows.d());
         let mut data = vec![0.0f32; n * d];
         let mut sq = vec![0.0f32; n];
-        for t in 0..n {
-            let mut norm = 0.0f64;
-            for (f, &v) in rows.row(t).iter().enumerate() {
-                let v32 = v as f32;
-                data[f * n + t] = v32;
-                norm += f64::from(v32) * f64::from(v32);
+        // Transpose in blocks of rows, so the writes along each feature are
+        // contiguous and the block's rows stay in the processor's cache.
+        const BLOCK: usize = 64;
+        for t0 in (0..n).step_by(BLOCK) {
+            let t1 = (t0 + BLOCK).min(n);
+            for f in 0..d {
+                let dst = &mut data[f * n + t0..f * n + t1];
+                for (k, slot) in dst.iter_mut().enumerate() {
+                    *slot = rows.row(t0 + k)[f] as f32;
+                }
             }
-            sq[t] = norm as f32;
+            for (t, norm) in (t0..t1).zip(&mut sq[t0..t1]) {
+                let sum: f64 = rows
+                    .row(t)
+                    .iter()
+                    .map(|&v| f64::from(v as f32).powi(2))
+                    .sum();
+                *norm = sum as f32;
+            }
         }
         Panel { data, sq, n, d }
     }
