@@ -15,7 +15,7 @@ from localsvm.backends import (
     SolverBackend,
     UnsupportedProblemError,
 )
-from localsvm.backends.dense import dense_hessian
+from localsvm.backends.dense import dense_hessian, kkt_violation
 from localsvm.kernels import KernelSpec
 
 KERNELS = {
@@ -31,16 +31,21 @@ def relative_gap(a: float, b: float) -> float:
 
 def kkt_gap(problem: QPProblem, alpha: np.ndarray, index=None) -> float:
     """m(α) − M(α) of the equality-constrained dual over ``index``."""
-    Q = dense_hessian(problem)
     p = -np.ones(problem.n) if problem.p is None else problem.p
-    g = Q @ alpha + p
-    y, u = problem.y, problem.upper
+    g = dense_hessian(problem) @ alpha + p
     idx = np.arange(problem.n) if index is None else np.asarray(index)
-    yg = (y * g)[idx]
-    a, uu, yy = alpha[idx], u[idx], y[idx]
-    up = ((yy > 0) & (a < uu)) | ((yy < 0) & (a > 0))
-    low = ((yy > 0) & (a > 0)) | ((yy < 0) & (a < uu))
-    return float(np.max(-yg[up]) + np.max(yg[low]))
+    return kkt_violation(problem.y[idx], g[idx], alpha[idx], problem.upper[idx], True)
+
+
+def test_kkt_violation_by_hand():
+    y = np.array([1.0, -1.0, 1.0])
+    upper = np.ones(3)
+    alpha = np.array([0.0, 0.5, 1.0])
+    g = np.array([-2.0, 0.5, 3.0])
+    # up-set: t0 (−yG = 2), t1 (0.5); low-set: t1 (−0.5), t2 (3) → 2 + 3.
+    assert kkt_violation(y, g, alpha, upper, True) == 5.0
+    # Boxes only: t0 wants to grow by 2, t2 to shrink by 3.
+    assert kkt_violation(y, g, alpha, upper, False) == 3.0
 
 
 def problem(n=120, d=4, seed=0, kernel="rbf", upper=None, **kw) -> QPProblem:

@@ -66,6 +66,11 @@ impl KernelQ {
 
     fn ensure(&mut self, i: usize, len: usize, keep: Option<usize>) {
         let start = self.cache.prepare(i, len, keep);
+        self.fill_rest(i, start, len);
+    }
+
+    /// Computes entries `[start, len)` of column `i`, already prepared.
+    fn fill_rest(&mut self, i: usize, start: usize, len: usize) {
         if start < len {
             self.computed += (len - start) as u64;
             let factor = self.sign[i];
@@ -120,14 +125,8 @@ impl QMatrix for KernelQ {
                 &mut col_j[common..len],
             );
         } else {
-            for (t, start) in [(i, si), (j, sj)] {
-                if start < len {
-                    self.computed += (len - start) as u64;
-                    let factor = self.sign[t];
-                    let out = &mut self.cache.column_mut(t)[start..len];
-                    self.source.fill(t, start, len, factor, &self.sign, out);
-                }
-            }
+            self.fill_rest(i, si, len);
+            self.fill_rest(j, sj, len);
         }
         (self.cache.column(i), self.cache.column(j))
     }
