@@ -510,60 +510,9 @@ fn fill_dot<const FMA: bool>(
     }
 }
 
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn fill_one_impl<const FMA: bool>(
-    kind: KernelKind,
-    panel: &Panel,
-    q: &Query,
-    factor: f32,
-    scale: &[f32],
-    start: usize,
-    end: usize,
-    out: &mut [f32],
-) {
-    if uses_difference(kind, q) {
-        fill_difference::<FMA, 1>(kind, panel, [q], [factor], scale, start, end, [out]);
-    } else {
-        fill_dot::<FMA>(kind, panel, q, factor, scale, start, end, out);
-    }
-}
-
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn fill_two_impl<const FMA: bool>(
-    kind: KernelKind,
-    panel: &Panel,
-    q0: &Query,
-    q1: &Query,
-    f0: f32,
-    f1: f32,
-    scale: &[f32],
-    start: usize,
-    end: usize,
-    out0: &mut [f32],
-    out1: &mut [f32],
-) {
-    if uses_difference(kind, q0) && uses_difference(kind, q1) {
-        fill_difference::<FMA, 2>(
-            kind,
-            panel,
-            [q0, q1],
-            [f0, f1],
-            scale,
-            start,
-            end,
-            [out0, out1],
-        );
-    } else {
-        fill_one_impl::<FMA>(kind, panel, q0, f0, scale, start, end, out0);
-        fill_one_impl::<FMA>(kind, panel, q1, f1, scale, start, end, out1);
-    }
-}
-
-simd::multiversion!(
+simd::multiversion! {
     /// One query against panel rows `[start, end)`.
-    fn fill_one(
+    fn fill_one, pub(crate) fn fill_one_impl(
         kind: KernelKind,
         panel: &Panel,
         q: &Query,
@@ -572,13 +521,19 @@ simd::multiversion!(
         start: usize,
         end: usize,
         out: &mut [f32],
-    ) => fill_one_impl
-);
+    ) {
+        if uses_difference(kind, q) {
+            fill_difference::<FMA, 1>(kind, panel, [q], [factor], scale, start, end, [out]);
+        } else {
+            fill_dot::<FMA>(kind, panel, q, factor, scale, start, end, out);
+        }
+    }
+}
 
-simd::multiversion!(
+simd::multiversion! {
     /// Two queries against panel rows `[start, end)`, in one pass when both
     /// are dense.
-    fn fill_two(
+    fn fill_two, fn fill_two_impl(
         kind: KernelKind,
         panel: &Panel,
         q0: &Query,
@@ -590,8 +545,24 @@ simd::multiversion!(
         end: usize,
         out0: &mut [f32],
         out1: &mut [f32],
-    ) => fill_two_impl
-);
+    ) {
+        if uses_difference(kind, q0) && uses_difference(kind, q1) {
+            fill_difference::<FMA, 2>(
+                kind,
+                panel,
+                [q0, q1],
+                [f0, f1],
+                scale,
+                start,
+                end,
+                [out0, out1],
+            );
+        } else {
+            fill_one_impl::<FMA>(kind, panel, q0, f0, scale, start, end, out0);
+            fill_one_impl::<FMA>(kind, panel, q1, f1, scale, start, end, out1);
+        }
+    }
+}
 
 /// Where kernel values come from: feature rows and a kernel, or a matrix the
 /// caller precomputed. Both support swapping indices, which shrinking needs.

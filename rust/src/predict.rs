@@ -78,26 +78,28 @@ struct Context<'a> {
     ones: &'a [f32],
 }
 
-#[inline(always)]
-fn decision_block_impl<const FMA: bool>(
-    ctx: &Context<'_>,
-    test: &Rows,
-    first: usize,
-    out: &mut [f64],
-) {
-    let k = ctx.intercept.len();
-    let s = ctx.panel.n();
-    let mut kv = vec![0.0f32; s];
-    for (r, row_out) in out.chunks_mut(k).enumerate() {
-        let q = Query::new(test.row(first + r).iter().map(|&v| v as f32).collect());
-        fill_one_impl::<FMA>(ctx.kind, ctx.panel, &q, 1.0, ctx.ones, 0, s, &mut kv);
-        for (c, slot) in row_out.iter_mut().enumerate() {
-            let coef = &ctx.coef[c * s..(c + 1) * s];
-            let mut total = ctx.intercept[c];
-            for (cb, kb) in coef.chunks(BLOCK).zip(kv.chunks(BLOCK)) {
-                total += f64::from(dot32::<FMA>(cb, kb));
+simd::multiversion! {
+    /// Decision values of test rows `first..` into `out` (`k` per row).
+    fn decision_block, fn decision_block_impl(
+        ctx: &Context<'_>,
+        test: &Rows,
+        first: usize,
+        out: &mut [f64],
+    ) {
+        let k = ctx.intercept.len();
+        let s = ctx.panel.n();
+        let mut kv = vec![0.0f32; s];
+        for (r, row_out) in out.chunks_mut(k).enumerate() {
+            let q = Query::new(test.row(first + r).iter().map(|&v| v as f32).collect());
+            fill_one_impl::<FMA>(ctx.kind, ctx.panel, &q, 1.0, ctx.ones, 0, s, &mut kv);
+            for (c, slot) in row_out.iter_mut().enumerate() {
+                let coef = &ctx.coef[c * s..(c + 1) * s];
+                let mut total = ctx.intercept[c];
+                for (cb, kb) in coef.chunks(BLOCK).zip(kv.chunks(BLOCK)) {
+                    total += f64::from(dot32::<FMA>(cb, kb));
+                }
+                *slot = total;
             }
-            *slot = total;
         }
     }
 }
@@ -119,11 +121,6 @@ fn dot32<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
     }
     acc.iter().sum::<f32>() + tail
 }
-
-simd::multiversion!(
-    /// Decision values of test rows `first..` into `out` (`k` per row).
-    fn decision_block(ctx: &Context<'_>, test: &Rows, first: usize, out: &mut [f64]) => decision_block_impl
-);
 
 #[cfg(test)]
 mod tests {

@@ -48,12 +48,28 @@ fn detect(forced: Option<&str>) -> Level {
     }
 }
 
-/// Defines `pub fn $name(args) -> ret` that calls `$imp::<true>(args)` compiled
-/// with AVX-512 or AVX2 + FMA when the CPU has them, else `$imp::<false>(args)`
-/// for the baseline. The const parameter tells the body whether fused
-/// multiply-add is available (see [`fmadd`]).
+/// From one body, defines the generic `$imp::<const FMA: bool>(args)` (the
+/// body, inlined wherever it is called; `FMA` tells it whether fused
+/// multiply-add is available, see [`fmadd`]) and the dispatcher `$name(args)`,
+/// which runs the body compiled with AVX-512 or AVX2 + FMA when the CPU has
+/// them, else the baseline build:
+///
+/// ```text
+/// multiversion! {
+///     /// Docs of the dispatcher.
+///     pub fn name, fn name_impl(a: &[f32]) -> f32 { /* uses FMA */ }
+/// }
+/// ```
 macro_rules! multiversion {
-    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)? => $imp:ident) => {
+    (
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident, $ivis:vis fn $imp:ident($($arg:ident : $ty:ty),* $(,)?)
+        $(-> $ret:ty)? $body:block
+    ) => {
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        $ivis fn $imp<const FMA: bool>($($arg: $ty),*) $(-> $ret)? $body
+
         $(#[$meta])*
         #[allow(clippy::too_many_arguments)]
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
