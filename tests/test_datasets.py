@@ -16,6 +16,13 @@ from localsvm import datasets
         ("ijcnn1", {"X_train": (49990, 22), "X_test": (91701, 22)}, {-1, 1}),
         ("a9a", {"X_train": (32561, 123), "X_test": (16281, 123)}, {-1, 1}),
         ("iris", {"X": (150, 4)}, {0, 1, 2}),
+        ("breast_w", {"X": (699, 9)}, {0, 1}),
+        ("glass", {"X": (205, 9)}, set(range(5))),
+        ("yeast", {"X": (1479, 8)}, set(range(9))),
+        ("splice", {"X": (3175, 60)}, {-1, 1}),
+        ("two_spirals", {"X": (194, 2)}, {0, 1}),
+        ("image", {"X_train": (1300, 18), "X_test": (1010, 18)}, {-1, 1}),
+        ("ringnorm", {"X_train": (400, 20), "X_test": (7000, 20)}, {-1, 1}),
     ],
 )
 def test_shapes_and_labels(name, shapes, labels):
@@ -55,3 +62,17 @@ def test_realization_on_a_single_split_set():
 def test_unknown_name_lists_the_bundled_sets():
     with pytest.raises(ValueError, match="unknown data set 'nope'; bundled: a9a, banana"):
         datasets.load_dataset("nope")
+
+
+@pytest.mark.parametrize("name", ["ringnorm", "image"])
+def test_pooled_sets_rebuild_every_realization_from_one_pool(name):
+    pool = datasets.load_dataset(name).points
+    seen = set()
+    for r in (0, 9):
+        d = datasets.load_dataset(name, realization=r)
+        both = np.concatenate([d.X_train, d.X_test])
+        # Every split row is a pool row, and a split covers the whole pool.
+        assert np.unique(both, axis=0).shape[0] == pool.shape[0]
+        assert d.y_train.dtype == np.int64
+        seen.add(d.X_train[:5].tobytes())
+    assert len(seen) == 2

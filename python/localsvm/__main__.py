@@ -6,6 +6,8 @@
 ``info``  lists the registered backends, strategies and engines.
 ``bench`` times localsvm against scikit-learn, scikit-learn-intelex and
           ThunderSVM on the same data (see :mod:`localsvm.bench`).
+``reproduce NAME``
+          runs one of the papers' experiments (see :mod:`localsvm.experiments`).
 """
 
 from __future__ import annotations
@@ -170,6 +172,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="ijcnn1 subsample sizes for the growth exponent ('' to skip)",
     )
     bench.add_argument("--no-memory", action="store_true", help="skip the peak-memory check")
+    from .experiments import EXPERIMENTS, load
+
+    reproduce = sub.add_parser("reproduce", help="reproduce a paper's experiments")
+    experiments = reproduce.add_subparsers(dest="experiment", required=True)
+    for name, (_, help_text) in sorted(EXPERIMENTS.items()):
+        load(name).add_arguments(experiments.add_parser(name, help=help_text))
     args = parser.parse_args(argv)
     if args.command == "demo":
         run_demo(quick=args.quick)
@@ -188,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             scaling_sizes=[int(v) for v in args.scaling.split(",") if v],
             memory_check=not args.no_memory,
         )
+    elif args.command == "reproduce":
+        load(args.experiment).run(args, out=sys.stdout)
     return 0
 
 

@@ -26,16 +26,24 @@ __all__ = [
     "list_datasets",
     "load_a9a",
     "load_banana",
+    "load_breast_w",
     "load_dataset",
+    "load_glass",
     "load_ijcnn1",
+    "load_image",
     "load_iris",
+    "load_ringnorm",
+    "load_splice",
+    "load_two_spirals",
     "load_usps",
+    "load_yeast",
 ]
 
 _IDA = (
     "G. Rätsch, T. Onoda, K.-R. Müller, 'Soft margins for AdaBoost', Machine Learning "
     "42(3), 2001 (IDA benchmark repository)."
 )
+_PMLB = "via PMLB (Olson et al., BioData Mining 10:36, 2017)."
 _LIBSVM = (
     "LIBSVM data sets, C.-C. Chang & C.-J. Lin, https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/"
 )
@@ -51,7 +59,23 @@ DATASETS: dict[str, str] = {
     "a9a": "a9a (UCI Adult), 123 binary features, 2 classes (−1/+1), 32561 train / 16281 "
     "test. J. Platt's preprocessing of UCI Adult; " + _LIBSVM,
     "iris": "Iris, 4 features, 3 classes (0–2), 150 examples, no standard split. R. A. "
-    "Fisher, 1936, via PMLB (Olson et al., BioData Mining 10:36, 2017).",
+    "Fisher, 1936, " + _PMLB,
+    "breast_w": "Wisconsin breast cancer (original), 9 integer features in 1–10, 2 classes "
+    "(0 benign / 1 malignant), 699 examples, no standard split. W. H. Wolberg & O. L. "
+    "Mangasarian, PNAS 87, 1990; UCI, " + _PMLB,
+    "glass": "Glass identification, 9 features, 5 classes (0–4; UCI's class 6 dropped), 205 "
+    "examples, no standard split. B. German, UCI, " + _PMLB,
+    "yeast": "Yeast protein localization, 8 features, 9 classes (0–8), 1479 examples, no "
+    "standard split. K. Nakai & P. Horton, UCI, " + _PMLB,
+    "splice": "Splice junctions (IDA's splice), 60 integer-coded nucleotides, 2 classes "
+    "(−1/+1), 3175 examples, no split stored (the FLSA paper uses 1000 / 2175). " + _IDA,
+    "image": "Image segmentation (IDA's image), 18 features, 2 classes (−1/+1), 10 "
+    "realizations of 1300 train / 1010 test. " + _IDA,
+    "ringnorm": "Ringnorm (IDA), 20 features, 2 classes (−1/+1), 10 realizations of 400 "
+    "train / 7000 test drawn from one pool of 7400 points (``points``). L. Breiman, "
+    "'Bias, variance and arcing classifiers', TR 460, UC Berkeley, 1996; " + _IDA,
+    "two_spirals": "Two spirals, 2 features, 2 classes (0/1), 194 points. K. J. Lang & M. J. "
+    "Witbrock, 1988, CMU Neural Network Benchmark collection.",
 }
 
 
@@ -72,6 +96,14 @@ def load_dataset(name: str, *, realization: int | None = None) -> Bunch:
     with resources.as_file(ref) as path, np.load(path, allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
     out = Bunch(name=name, DESCR=DATASETS[name])
+    if "points" in arrays:
+        # Pooled storage (see ``_bundle.py``): rebuild each split from row indices.
+        points = arrays.pop("points")
+        arrays["X_train"] = points[arrays.pop("index_train")]
+        arrays["X_test"] = points[arrays.pop("index_test")]
+        arrays["y_train"] = arrays["y_train"].astype(np.int64)
+        arrays["y_test"] = arrays["y_test"].astype(np.int64)
+        out["points"] = points
     if "realizations" in arrays:
         n_real = arrays["X_train"].shape[0]
         r = 0 if realization is None else realization
@@ -111,3 +143,43 @@ def load_a9a() -> Bunch:
 def load_iris() -> Bunch:
     """Iris: 150 examples (``X``, ``y``), 4 features, 3 classes."""
     return load_dataset("iris")
+
+
+def load_breast_w() -> Bunch:
+    """Wisconsin breast cancer (original): 699 examples (``X``, ``y``), 9 features."""
+    return load_dataset("breast_w")
+
+
+def load_glass() -> Bunch:
+    """Glass: 205 examples (``X``, ``y``), 9 features, 5 classes."""
+    return load_dataset("glass")
+
+
+def load_yeast() -> Bunch:
+    """Yeast: 1479 examples (``X``, ``y``), 8 features, 9 classes."""
+    return load_dataset("yeast")
+
+
+def load_splice() -> Bunch:
+    """Splice (IDA): 3175 examples (``X``, ``y``), 60 features, labels −1/+1."""
+    return load_dataset("splice")
+
+
+def load_image(realization: int = 0) -> Bunch:
+    """Image (IDA), realization ``realization`` of 10: 1300 train / 1010 test."""
+    return load_dataset("image", realization=realization)
+
+
+def load_ringnorm(realization: int = 0) -> Bunch:
+    """Ringnorm (IDA), realization ``realization`` of 10: 400 train / 7000 test.
+
+    ``points`` holds the whole pool of 7400 points (its labels are in the union of a
+    realization's ``y_train`` and ``y_test``), for splits such as the FLSA paper's
+    3000 / 4400.
+    """
+    return load_dataset("ringnorm", realization=realization)
+
+
+def load_two_spirals() -> Bunch:
+    """Two spirals: 194 points (``X``, ``y``), 2 features."""
+    return load_dataset("two_spirals")

@@ -1,0 +1,22 @@
+"""Reproductions of the papers' experiments: ``python -m localsvm reproduce NAME``.
+
+Each experiment is a module of this package with two functions:
+``add_arguments(parser)`` (its command-line options) and ``run(args, out)``
+(prints its tables next to the paper's figures, saves its images, and returns
+the rows it printed). :data:`EXPERIMENTS` maps a command name to its module.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+EXPERIMENTS: dict[str, tuple[str, str]] = {}
+"""name → (module, one-line description)."""
+
+
+def load(name: str) -> ModuleType:
+    """Import the experiment module registered as ``name``."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}; known: {', '.join(sorted(EXPERIMENTS))}")
+    return importlib.import_module(EXPERIMENTS[name][0])
