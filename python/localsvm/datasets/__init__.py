@@ -63,18 +63,19 @@ DATASETS: dict[str, str] = {
     "breast_w": "Wisconsin breast cancer (original), 9 integer features in 1–10, 2 classes "
     "(0 benign / 1 malignant), 699 examples, no standard split. W. H. Wolberg & O. L. "
     "Mangasarian, PNAS 87, 1990; UCI, " + _PMLB,
-    "glass": "Glass identification, 9 features, 5 classes (0–4; UCI's class 6 dropped), 205 "
-    "examples, no standard split. B. German, UCI, " + _PMLB,
+    "glass": "Glass identification, 9 features, 5 classes (1, 2, 3, 5, 7; UCI's class 6 "
+    "dropped), 205 examples, no standard split. B. German, UCI, " + _PMLB,
     "yeast": "Yeast protein localization, 8 features, 9 classes (0–8), 1479 examples, no "
     "standard split. K. Nakai & P. Horton, UCI, " + _PMLB,
     "splice": "Splice junctions (IDA's splice), 60 integer-coded nucleotides, 2 classes "
     "(−1/+1), 3175 examples, no split stored (the FLSA paper uses 1000 / 2175). " + _IDA,
     "image": "Image segmentation (IDA's image), 18 features, 2 classes (−1/+1), 10 "
-    "realizations of 1300 train / 1010 test. " + _IDA,
+    "realizations of 1300 train / 1010 test (in this copy realization 9 repeats realization 0). "
+    + _IDA,
     "ringnorm": "Ringnorm (IDA), 20 features, 2 classes (−1/+1), 10 realizations of 400 "
     "train / 7000 test drawn from one pool of 7400 points (``points``). L. Breiman, "
     "'Bias, variance and arcing classifiers', TR 460, UC Berkeley, 1996; " + _IDA,
-    "two_spirals": "Two spirals, 2 features, 2 classes (0/1), 194 points. K. J. Lang & M. J. "
+    "two_spirals": "Two spirals, 2 features, 2 classes (−1/+1), 194 points. K. J. Lang & M. J. "
     "Witbrock, 1988, CMU Neural Network Benchmark collection.",
 }
 
