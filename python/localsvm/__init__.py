@@ -15,6 +15,7 @@ from ._core import __version__ as _core_version
 from .backends import Capabilities, QPProblem, QPSolution, SolverBackend
 from .hookspecs import hookimpl
 from .kernels import KernelSpec
+from .local import LocalSVC
 from .parallel import run_tasks, set_default_engine, use_engine
 from .plugins import (
     get_backend,
@@ -42,6 +43,7 @@ __all__ = [
     "SVC",
     "Capabilities",
     "KernelSpec",
+    "LocalSVC",
     "QPProblem",
     "QPSolution",
     "SolverBackend",

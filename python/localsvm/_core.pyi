@@ -1,6 +1,6 @@
 """Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs)."""
 
-from typing import TypedDict, type_check_only
+from typing import Any, TypedDict, type_check_only
 
 import numpy as np
 import numpy.typing as npt
@@ -74,6 +74,35 @@ def decision_values(
 ) -> npt.NDArray[np.float64]:
     """``coef @ K(sv, x).T + intercept`` for every row of ``x``: shape
     ``(n_samples, n_models)``, computed in parallel without the GIL."""
+
+def solve_local(
+    x: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    sigma: npt.NDArray[np.float64],
+    cross: npt.NDArray[np.float64],
+    *,
+    c: float,
+    kernel: str = "linear",
+    gamma: float = 1.0,
+    coef0: float = 0.0,
+    degree: int = 3,
+    threshold: float = 1e-6,
+    tol: float = 1e-3,
+    max_iter: int = -1,
+    shrinking: bool = True,
+    warm_start: bool = True,
+) -> dict[str, Any]:
+    """One localized SVM per query (ALGORITHMS.md §2), in the order given.
+
+    ``x`` holds the ``n`` training examples (or their square kernel for
+    ``kernel='precomputed'``), ``y`` their ±1 labels; ``sigma[s, i]`` is
+    σ(x_s, x_i) ≥ 0 and ``cross[s, i]`` is K(x_i, x_s). Query ``s`` solves the
+    C-SVC dual with boxes ``c·sigma[s]`` over the examples with
+    ``sigma[s, i] ≥ threshold``, warm-started from the previous query. Returns
+    ``decision``, ``status`` (uint8: 0 solved, 1 only +1 examples, 2 only −1,
+    3 none; the decision is then +1, −1 or 0), ``n_iter``, ``n_active``,
+    ``n_support`` and ``converged``, one entry per query. Runs without the GIL.
+    """
 
 def simd_level() -> str:
     """The instruction set the hot loops run with: ``"avx512"``, ``"avx2"`` or

@@ -6,13 +6,15 @@
 //! [`smo`] (SMO with second-order working-set selection and shrinking),
 //! [`boxqp`] (coordinate descent for box-only duals), [`problem`] (the one
 //! entry point: validation, warm starts, subset optimisation) and
-//! [`predict`] (decision values of kernel expansions). The `python` feature
+//! [`predict`] (decision values of kernel expansions) and [`local`]
+//! (localized SVMs: one box-weighted dual per query). The `python` feature
 //! adds the PyO3 bindings in `python.rs`, the only file that touches Python.
 
 pub mod boxqp;
 pub mod cache;
 pub mod error;
 pub mod kernel;
+pub mod local;
 pub mod predict;
 pub mod problem;
 pub mod qmatrix;

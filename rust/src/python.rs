@@ -13,6 +13,7 @@ use pyo3::types::PyDict;
 
 use crate::error::Error;
 use crate::kernel::{kernel_matrix as kernel_matrix_rs, KernelKind, KernelSource, Rows};
+use crate::local::{solve_local as solve_local_rs, LocalOptions};
 use crate::predict;
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 
@@ -278,6 +279,82 @@ fn decision_values<'py>(
     into_matrix(py, data, m, k)
 }
 
+/// One localized SVM per query (row of `sigma`); see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, sigma, cross, *, c, kernel = "linear", gamma = 1.0, coef0 = 0.0, degree = 3,
+    threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true
+))]
+#[allow(clippy::too_many_arguments)]
+fn solve_local<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    sigma: PyReadonlyArray2<'py, f64>,
+    cross: PyReadonlyArray2<'py, f64>,
+    c: f64,
+    kernel: &str,
+    gamma: f64,
+    coef0: f64,
+    degree: i64,
+    threshold: f64,
+    tol: f64,
+    max_iter: i64,
+    shrinking: bool,
+    warm_start: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let kind = kind(kernel, gamma, coef0, degree)?;
+    if max_iter < -1 {
+        return Err(PyValueError::new_err(format!(
+            "max_iter must be -1 (no limit) or a non-negative integer, got {max_iter}"
+        )));
+    }
+    let x = x.as_array();
+    let (n, d) = x.dim();
+    if kind == KernelKind::Precomputed && n != d {
+        return Err(PyValueError::new_err(format!(
+            "a precomputed kernel must be square, got shape ({n}, {d})"
+        )));
+    }
+    let (sigma, cross) = (sigma.as_array(), cross.as_array());
+    if sigma.dim().1 != n || cross.dim() != sigma.dim() {
+        return Err(PyValueError::new_err(format!(
+            "sigma and cross must both have shape (n_queries, {n}), got {:?} and {:?}",
+            sigma.dim(),
+            cross.dim()
+        )));
+    }
+    let y = vec1(y.as_array());
+    let (x, sigma, cross) = (Flat::new(x), Flat::new(sigma), Flat::new(cross));
+    let (x, sigma, cross) = (&x, &sigma, &cross);
+    let opts = LocalOptions {
+        c,
+        threshold,
+        tol,
+        max_iter: u64::try_from(max_iter).ok(),
+        shrinking,
+        warm_start,
+    };
+    let res = detached(py, move || {
+        let base = match kind {
+            KernelKind::Precomputed => KernelSource::precomputed(x.as_slice().to_vec(), n)?,
+            _ => KernelSource::dense(kind, x.rows()?)?,
+        };
+        solve_local_rs(&base, &y, sigma.as_slice(), cross.as_slice(), &opts)
+    })?;
+    let out = PyDict::new(py);
+    out.set_item("decision", res.decision.into_pyarray(py))?;
+    let status: Vec<u8> = res.status.iter().map(|&s| s as u8).collect();
+    out.set_item("status", status.into_pyarray(py))?;
+    out.set_item("n_iter", res.n_iter.into_pyarray(py))?;
+    let n_active: Vec<u64> = res.n_active.iter().map(|&v| v as u64).collect();
+    out.set_item("n_active", n_active.into_pyarray(py))?;
+    let n_support: Vec<u64> = res.n_support.iter().map(|&v| v as u64).collect();
+    out.set_item("n_support", n_support.into_pyarray(py))?;
+    out.set_item("converged", res.converged.into_pyarray(py))?;
+    Ok(out)
+}
+
 /// The instruction set the hot loops run with: "avx512", "avx2" or "baseline".
 #[pyfunction]
 fn simd_level() -> &'static str {
@@ -295,6 +372,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve_qp, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(decision_values, m)?)?;
+    m.add_function(wrap_pyfunction!(solve_local, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

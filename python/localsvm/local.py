@@ -1,0 +1,472 @@
+"""``localsvm.LocalSVC``: localized SVMs, one linear SVM per test example.
+
+SLSVM and HLSVM (Cheng, Tan & Jin, "Localized Support Vector Machine and Its
+Efficient Algorithm", SDM 2007, §3; ALGORITHMS.md §2). For each test example
+``x_s`` the C-SVC dual is solved with per-example boxes ``C·σ(x_s, x_i)``, so
+training examples far from ``x_s`` barely count, and ``x_s`` is classified by
+that model alone. ``similarity='gaussian'`` (σ = exp(−‖x_s − x_i‖²/λ)) gives
+the soft version, SLSVM; ``similarity='knn'`` (σ = 1 for the ``k`` nearest
+examples, else 0) the hard one, HLSVM, which is KNN-SVM (Zhang et al., CVPR
+2006).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils import Bunch
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _core
+from ._decompose import ovo_pairs, ovo_to_ovr
+from .backends.base import QPProblem
+from .kernels import KernelSpec, kernel_matrix, make_spec
+from .parallel import effective_n_jobs, run_tasks
+from .plugins import get_similarity, select_backend
+
+__all__ = ["LocalSVC", "compute_similarity"]
+
+#: The training kernel is kept as a matrix (built once at fit) up to this
+#: many bytes; above it, local problems compute kernel columns from features.
+GRAM_LIMIT_BYTES = 128 << 20
+
+#: Queries handled per block of :meth:`LocalSVC.decision_details`: bounds the
+#: ``n_train × block`` similarity and kernel matrices held at once.
+BLOCK_BYTES = 64 << 20
+
+SOLVED, ONLY_POSITIVE, ONLY_NEGATIVE, EMPTY = 0, 1, 2, 3
+
+
+def similarity_kwargs(strategy: Any, estimator: Any) -> dict[str, Any]:
+    """The keyword parameters for ``strategy.compute``: each name the
+    strategy declares in ``parameters`` taken from the estimator's attribute
+    of that name (``bandwidth``, ``k``), then ``similarity_params`` on top."""
+    kwargs = {
+        name: getattr(estimator, name)
+        for name in getattr(strategy, "parameters", ())
+        if hasattr(estimator, name)
+    }
+    kwargs.update(estimator.similarity_params or {})
+    return kwargs
+
+
+def compute_similarity(
+    name: str, X_train: np.ndarray, X_query: np.ndarray, **params: Any
+) -> np.ndarray:
+    """σ(x_s, x_i) of the registered strategy ``name``, checked: shape
+    ``(n_train, n_query)``, finite values in [0, 1]."""
+    strategy = get_similarity(name)
+    sigma = np.asarray(strategy.compute(X_train, X_query, **params), dtype=np.float64)
+    expected = (X_train.shape[0], X_query.shape[0])
+    if sigma.shape != expected:
+        raise ValueError(
+            f"similarity strategy {name!r} returned shape {sigma.shape}, expected {expected}"
+        )
+    if not np.all(np.isfinite(sigma)) or sigma.min(initial=0.0) < 0 or sigma.max(initial=0.0) > 1:
+        raise ValueError(f"similarity strategy {name!r} returned values outside [0, 1]")
+    return sigma
+
+
+def feasible_start(
+    previous: np.ndarray, rows: np.ndarray, y: np.ndarray, upper: np.ndarray
+) -> np.ndarray:
+    """The previous query's α (over all examples) moved into new boxes: clipped,
+    then the class side with the larger sum scaled down so ``yᵀα = 0``."""
+    a = np.clip(previous[rows], 0.0, upper)
+    pos, neg = a[y > 0].sum(), a[y < 0].sum()
+    if pos <= 0 or neg <= 0:
+        return np.zeros_like(a)
+    if pos > neg:
+        a[y > 0] *= neg / pos
+    else:
+        a[y < 0] *= pos / neg
+    return a
+
+
+@dataclass
+class _Pair:
+    """One binary problem: the training rows of classes ``a`` (+1) and ``b`` (−1)."""
+
+    a: int
+    b: int
+    rows: np.ndarray
+    y: np.ndarray
+    kernel_input: np.ndarray  # features, or the Gram matrix of the rows
+    spec: KernelSpec  # the kernel to apply to ``kernel_input``
+
+
+class LocalSVC(ClassifierMixin, BaseEstimator):
+    """Localized SVM (SLSVM / HLSVM): one SVM per test example.
+
+    For a test example ``x_s`` the model solves (seed 000, eq. 3.6)
+
+        max Σα_i − ½ Σ α_i α_j y_i y_j K(x_i, x_j)
+        s.t. Σ α_i y_i = 0,  0 ≤ α_i ≤ C·σ(x_s, x_i),
+
+    with a linear kernel by default (the paper's choice), and predicts
+    ``x_s`` with that model. It is lazy: :meth:`fit` validates and stores the
+    data (and the training kernel matrix, computed once); prediction solves
+    one QP per test example (per class pair), in parallel over chunks of test
+    examples with the GIL released, each chunk's examples ordered along the
+    training data's main direction and warm-started from the previous
+    example's solution.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Regularisation; boxes are ``C·σ``.
+    similarity : str, default='gaussian'
+        A registered similarity strategy (``localsvm.list_similarities()``):
+        'gaussian' (SLSVM, uses ``bandwidth``) or 'knn' (HLSVM, uses ``k``).
+    bandwidth : float, default=1.0
+        λ of the Gaussian similarity ``exp(−‖x_s − x_i‖² / λ)``; must be > 0.
+    k : int, default=10
+        Neighbours of the 'knn' similarity; at most the training set's size.
+    similarity_params : dict, default=None
+        Further keyword parameters for the strategy (third-party ones).
+    similarity_threshold : float, default=1e-6
+        Training examples with ``σ < similarity_threshold`` are left out of a
+        test example's problem: their box is below ``C·similarity_threshold``,
+        so they can move the local model only that much. 0 keeps every
+        example with ``σ > 0``.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid'}, default='linear'
+        Kernel of the local SVMs; the paper uses linear ones.
+    degree, gamma, coef0 :
+        Kernel parameters, as :class:`localsvm.SVC`.
+    tol : float, default=1e-3
+        SMO's stopping tolerance per local problem.
+    max_iter : int, default=-1
+        Iteration cap per local problem (-1: the solver's safety cap).
+    shrinking : bool, default=True
+    warm_start : bool, default=True
+        Start each test example's solver from the previous example's α.
+    backend : str, default='auto'
+        A registered solver backend. The Rust one ('auto') solves a whole
+        chunk of test examples in one call; others get one
+        :class:`~localsvm.backends.QPProblem` per test example.
+    chunk_size : int or None, default=None
+        Test examples per parallel task (None: enough chunks for every
+        worker, at least 16 examples each).
+    n_jobs : int or None, default=None
+        Chunks solved at once (threads); None or -1: all CPUs.
+
+    Notes
+    -----
+    A test example whose neighbourhood (``σ ≥ similarity_threshold``) holds
+    one class only is given that class; one with no neighbour at all falls
+    back to the σ-weighted vote of every training example (the weighted
+    k-NN rule, seed 000 eq. 2.1), and to the most frequent class when every
+    σ is 0. More than two classes: one local SVM per pair of classes present
+    in the neighbourhood, then voting (as :class:`localsvm.SVC`).
+
+    Examples
+    --------
+    >>> from localsvm import LocalSVC
+    >>> from localsvm.datasets import load_banana
+    >>> d = load_banana()
+    >>> clf = LocalSVC(C=10.0, bandwidth=0.5).fit(d.X_train, d.y_train)
+    >>> round(clf.score(d.X_test[:500], d.y_test[:500]), 2) > 0.85
+    True
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "C": [Interval(Real, 0.0, None, closed="neither")],
+        "similarity": [str],
+        "bandwidth": [Interval(Real, 0.0, None, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "similarity_params": [dict, None],
+        "similarity_threshold": [Interval(Real, 0.0, 1.0, closed="left")],
+        "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid"})],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "tol": [Interval(Real, 0.0, None, closed="neither")],
+        "max_iter": [Interval(Integral, -1, None, closed="left")],
+        "shrinking": ["boolean"],
+        "warm_start": ["boolean"],
+        "backend": [str],
+        "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        similarity="gaussian",
+        bandwidth=1.0,
+        k=10,
+        similarity_params=None,
+        similarity_threshold=1e-6,
+        kernel="linear",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        tol=1e-3,
+        max_iter=-1,
+        shrinking=True,
+        warm_start=True,
+        backend="auto",
+        chunk_size=None,
+        n_jobs=None,
+    ):
+        self.C = C
+        self.similarity = similarity
+        self.bandwidth = bandwidth
+        self.k = k
+        self.similarity_params = similarity_params
+        self.similarity_threshold = similarity_threshold
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.warm_start = warm_start
+        self.backend = backend
+        self.chunk_size = chunk_size
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ fit
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Validate and store the training data; the work happens at predict."""
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got "
+                f"{self.classes_.shape[0]} class"
+            )
+        # The strategy validates its own parameters (k > n, bandwidth ≤ 0, an
+        # unknown name) now rather than at the first predict.
+        self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self)
+        compute_similarity(self.similarity, X, X[:1], **self._sim_kwargs)
+        self._spec = make_spec(self.kernel, self.gamma, self.coef0, self.degree, X)
+        self.X_fit_ = X
+        self.y_fit_ = y_idx.astype(np.intp)
+        self.class_counts_ = np.bincount(y_idx, minlength=self.classes_.shape[0])
+        self.use_gram_ = X.shape[0] ** 2 * 8 <= GRAM_LIMIT_BYTES
+        gram = kernel_matrix(self._spec, X, X) if self.use_gram_ else None
+        self._pairs = []
+        for a, b in ovo_pairs(self.classes_.shape[0]):
+            rows = np.flatnonzero((y_idx == a) | (y_idx == b))
+            labels = np.where(y_idx[rows] == a, 1.0, -1.0)
+            if gram is not None:
+                kin = np.ascontiguousarray(gram[np.ix_(rows, rows)])
+                spec = KernelSpec("precomputed")
+            else:
+                kin, spec = X[rows], self._spec
+            self._pairs.append(_Pair(a, b, rows, labels, kin, spec))
+        # Test examples are visited along the training data's main direction,
+        # so consecutive ones (warm-start neighbours) tend to be close.
+        centred = X - X.mean(axis=0)
+        if X.shape[0] > 1 and np.any(centred):
+            self._direction = np.linalg.svd(centred, full_matrices=False)[2][0]
+        else:
+            self._direction = np.ones(X.shape[1])
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags
+
+    # -------------------------------------------------------------- predict
+
+    def _chunks(self, order: np.ndarray) -> list[np.ndarray]:
+        m = order.shape[0]
+        if self.chunk_size is not None:
+            size = int(self.chunk_size)
+        else:
+            size = max(16, math.ceil(m / (4 * effective_n_jobs(self.n_jobs))))
+        return [order[i : i + size] for i in range(0, m, size)]
+
+    def decision_details(self, X) -> Bunch:
+        """Every local model's outcome for each row of ``X``.
+
+        Returns a :class:`~sklearn.utils.Bunch` with arrays of shape
+        ``(n_samples, n_pairs)`` (one column per class pair, in
+        :func:`localsvm._decompose.ovo_pairs` order; one column for two
+        classes): ``decision`` (positive for the pair's first class),
+        ``status`` (0 solved, 1 only the first class nearby, 2 only the
+        second, 3 nobody nearby), ``n_iter``, ``n_active`` (examples in the
+        local problem) and ``n_support``; plus ``sigma_sum`` of shape
+        ``(n_samples, n_classes)`` (Σσ per class, for the fallback vote).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        m, n = X.shape[0], self.X_fit_.shape[0]
+        n_pairs = len(self._pairs)
+        out = Bunch(
+            decision=np.zeros((m, n_pairs)),
+            status=np.zeros((m, n_pairs), dtype=np.uint8),
+            n_iter=np.zeros((m, n_pairs), dtype=np.int64),
+            n_active=np.zeros((m, n_pairs), dtype=np.int64),
+            n_support=np.zeros((m, n_pairs), dtype=np.int64),
+            sigma_sum=np.zeros((m, self.classes_.shape[0])),
+        )
+        if m == 0:
+            return out
+        probe = QPProblem(
+            X=self._pairs[0].kernel_input,
+            y=self._pairs[0].y,
+            upper=np.full(self._pairs[0].y.shape[0], float(self.C)),
+            kernel=self._pairs[0].spec,
+        )
+        backend = select_backend(self.backend, probe)
+        block = max(1, BLOCK_BYTES // (16 * n))
+        for start in range(0, m, block):
+            Xb = X[start : start + block]
+            sigma = compute_similarity(self.similarity, self.X_fit_, Xb, **self._sim_kwargs)
+            sigma_t = np.ascontiguousarray(sigma.T)  # queries × training
+            cross = kernel_matrix(self._spec, Xb, self.X_fit_)
+            for c in range(self.classes_.shape[0]):
+                out.sigma_sum[start : start + Xb.shape[0], c] = sigma_t[:, self.y_fit_ == c].sum(1)
+            order = np.argsort(Xb @ self._direction, kind="stable")
+            tasks = [(p, chunk) for p in range(n_pairs) for chunk in self._chunks(order)]
+
+            def solve(task, sigma_t=sigma_t, cross=cross):
+                p, chunk = task
+                pair = self._pairs[p]
+                return self._solve_chunk(backend, pair, sigma_t[chunk], cross[chunk])
+
+            results = run_tasks(
+                solve, tasks, n_jobs=self.n_jobs, thread_safe=backend.capabilities.thread_safe
+            )
+            for (p, chunk), res in zip(tasks, results, strict=True):
+                rows = start + chunk
+                for key in ("decision", "status", "n_iter", "n_active", "n_support"):
+                    out[key][rows, p] = res[key]
+        return out
+
+    def _solve_chunk(self, backend, pair: _Pair, sigma_t: np.ndarray, cross: np.ndarray) -> dict:
+        """Solve the local problems of one chunk of queries for one class pair."""
+        sig = np.ascontiguousarray(sigma_t[:, pair.rows])
+        crs = np.ascontiguousarray(cross[:, pair.rows])
+        common = {
+            "threshold": float(self.similarity_threshold),
+            "tol": float(self.tol),
+            "max_iter": int(self.max_iter),
+            "shrinking": bool(self.shrinking),
+        }
+        if backend.name == "rust":
+            res = _core.solve_local(
+                pair.kernel_input,
+                pair.y,
+                sig,
+                crs,
+                c=float(self.C),
+                warm_start=bool(self.warm_start),
+                **pair.spec.core_kwargs(),
+                **common,
+            )
+            return {k: np.asarray(v) for k, v in res.items()}
+        return self._solve_chunk_generic(backend, pair, sig, crs)
+
+    def _solve_chunk_generic(self, backend, pair, sig, crs) -> dict:
+        """The same as the Rust batch, one :class:`QPProblem` per query, for
+        any registered backend."""
+        q = sig.shape[0]
+        res = {
+            "decision": np.zeros(q),
+            "status": np.zeros(q, dtype=np.uint8),
+            "n_iter": np.zeros(q, dtype=np.int64),
+            "n_active": np.zeros(q, dtype=np.int64),
+            "n_support": np.zeros(q, dtype=np.int64),
+        }
+        n = pair.y.shape[0]
+        previous = None
+        threshold = float(self.similarity_threshold)
+        for s in range(q):
+            active = np.flatnonzero((sig[s] >= threshold) & (sig[s] > 0))
+            ys = pair.y[active]
+            n_pos = int(np.sum(ys > 0))
+            res["n_active"][s] = active.size
+            if n_pos == 0 or n_pos == active.size:
+                status = (
+                    EMPTY if active.size == 0 else (ONLY_NEGATIVE if n_pos == 0 else ONLY_POSITIVE)
+                )
+                res["status"][s] = status
+                res["decision"][s] = {ONLY_POSITIVE: 1.0, ONLY_NEGATIVE: -1.0}.get(status, 0.0)
+                previous = None
+                continue
+            upper = float(self.C) * sig[s, active]
+            alpha0 = None
+            if self.warm_start and previous is not None:
+                alpha0 = feasible_start(previous, active, ys, upper)
+            problem = QPProblem(
+                X=pair.kernel_input,
+                rows=active,
+                y=ys,
+                upper=upper,
+                kernel=pair.spec,
+                alpha0=alpha0,
+                tol=float(self.tol),
+                max_iter=int(self.max_iter),
+                shrinking=bool(self.shrinking),
+            )
+            sol = backend.solve(problem)
+            alpha = np.asarray(sol.alpha)
+            res["decision"][s] = float(alpha * ys @ crs[s, active]) - sol.rho
+            res["n_iter"][s] = sol.n_iter
+            res["n_support"][s] = int(np.count_nonzero(alpha))
+            previous = np.zeros(n)
+            previous[active] = alpha
+        return res
+
+    def _votes(self, details: Bunch) -> np.ndarray:
+        """Per-class scores: ovo votes (a one-class neighbourhood votes for its
+        class) with the σ-weighted fallback where no pair voted."""
+        n_classes = self.classes_.shape[0]
+        m = details.decision.shape[0]
+        votes = np.zeros((m, n_classes))
+        for p, (a, b) in enumerate(ovo_pairs(n_classes)):
+            dec, status = details.decision[:, p], details.status[:, p]
+            voted = status != EMPTY
+            votes[voted & (dec > 0), a] += 1
+            votes[voted & (dec <= 0), b] += 1
+        nobody = votes.sum(1) == 0
+        if np.any(nobody):
+            weights = details.sigma_sum[nobody]
+            none = weights.sum(1) == 0
+            weights[none] = self.class_counts_
+            votes[nobody] = weights / weights.sum(1, keepdims=True)
+        return votes
+
+    def decision_function(self, X):
+        """Two classes: the local decision value of each row, positive for
+        ``classes_[1]`` (±1 for a one-class neighbourhood, the σ-weighted
+        vote's margin when nobody is nearby). More classes: one score per
+        class, votes plus a confidence in (−⅓, ⅓) as :class:`localsvm.SVC`."""
+        details = self.decision_details(X)
+        if self.classes_.shape[0] == 2:
+            dec = -details.decision[:, 0]
+            nobody = details.status[:, 0] == EMPTY
+            if np.any(nobody):
+                votes = self._votes(Bunch(**{k: v[nobody] for k, v in details.items()}))
+                dec[nobody] = votes[:, 1] - votes[:, 0]
+            return dec
+        return ovo_to_ovr(
+            np.where(details.status == EMPTY, 0.0, details.decision), self.classes_.shape[0]
+        )
+
+    def predict(self, X):
+        """Class labels for ``X``."""
+        details = self.decision_details(X)
+        votes = self._votes(details)
+        if self.classes_.shape[0] == 2:
+            dec = -details.decision[:, 0]
+            idx = np.where(details.status[:, 0] == EMPTY, np.argmax(votes, axis=1), dec > 0)
+            return self.classes_[idx.astype(np.intp)]
+        return self.classes_[np.argmax(votes, axis=1)]

@@ -1,0 +1,354 @@
+//! Localized SVMs (ALGORITHMS.md §2; seed 000, §3): one dual per query.
+//!
+//! For each query (test example) `x_s` the C-SVC dual is solved with the
+//! boxes `0 ≤ α_i ≤ C·σ(x_s, x_i)` instead of `C`, and the query is scored
+//! by that model alone. The training kernel is built once by the caller
+//! (a [`KernelSource`], typically the precomputed Gram matrix) and every
+//! query's problem gathers its rows from it, so no kernel value is derived
+//! twice. Training examples with `σ < threshold` are dropped from a query's
+//! problem (their box is below `C·threshold`).
+//!
+//! Queries are solved in the order given, each warm-started from the
+//! previous query's solution: that `α` is clipped to the new boxes and the
+//! larger class side scaled down until `yᵀα = 0` holds again, which keeps it
+//! feasible. Callers order queries so that neighbours follow each other.
+
+use crate::error::{shape_error, value_error, Result};
+use crate::kernel::KernelSource;
+use crate::qmatrix::KernelQ;
+use crate::smo;
+
+/// How a query's neighbourhood turned out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LocalStatus {
+    /// Both classes present: an SVM was solved.
+    Solved = 0,
+    /// Only `y = +1` examples have `σ ≥ threshold`: the decision is `+1`.
+    OnlyPositive = 1,
+    /// Only `y = −1` examples: the decision is `−1`.
+    OnlyNegative = 2,
+    /// No example has `σ ≥ threshold`: the decision is `0`.
+    Empty = 3,
+}
+
+/// Settings shared by every query.
+#[derive(Clone, Debug)]
+pub struct LocalOptions {
+    /// The regularisation `C` (boxes are `C·σ_i`).
+    pub c: f64,
+    /// Examples with `σ < threshold` are left out of a query's problem.
+    pub threshold: f64,
+    /// SMO's stopping tolerance on the maximal KKT violation.
+    pub tol: f64,
+    /// Iteration cap per query; `None` means `max(10⁷, 100·n)`.
+    pub max_iter: Option<u64>,
+    /// SMO's shrinking heuristic.
+    pub shrinking: bool,
+    /// Start each query from the previous one's solution.
+    pub warm_start: bool,
+}
+
+/// Per-query results, in query order.
+#[derive(Clone, Debug, Default)]
+pub struct LocalResult {
+    /// `Σ α_i y_i K(x_i, x_s) − ρ`, or `±1` / `0` per [`LocalStatus`].
+    pub decision: Vec<f64>,
+    pub status: Vec<LocalStatus>,
+    /// SMO iterations (0 when no SVM was solved).
+    pub n_iter: Vec<u64>,
+    /// Examples in the query's problem (`σ ≥ threshold`).
+    pub n_active: Vec<usize>,
+    /// Support vectors of the query's model.
+    pub n_support: Vec<usize>,
+    /// False when the iteration cap stopped the query's solver.
+    pub converged: Vec<bool>,
+}
+
+/// Solves one localized SVM per query.
+///
+/// `sigma` and `cross` are query-major, `m × n`: `sigma[s·n + i] = σ(x_s,
+/// x_i)` and `cross[s·n + i] = K(x_i, x_s)`. `y` holds `±1` for the `n`
+/// training examples of `base`.
+pub fn solve_local(
+    base: &KernelSource,
+    y: &[f64],
+    sigma: &[f64],
+    cross: &[f64],
+    opts: &LocalOptions,
+) -> Result<LocalResult> {
+    let n = base.n();
+    if y.len() != n {
+        shape_error!("y has {} entries but there are {n} examples", y.len());
+    }
+    if let Some(bad) = y.iter().find(|&&v| v != 1.0 && v != -1.0) {
+        value_error!("y must contain only -1 and +1, found {bad}");
+    }
+    if n == 0 || !sigma.len().is_multiple_of(n) {
+        shape_error!(
+            "sigma has {} entries, not a multiple of the {n} training examples",
+            sigma.len()
+        );
+    }
+    if cross.len() != sigma.len() {
+        shape_error!(
+            "the query kernel has {} entries but sigma has {}",
+            cross.len(),
+            sigma.len()
+        );
+    }
+    if let Some(bad) = sigma.iter().find(|&&v| !(v.is_finite() && v >= 0.0)) {
+        value_error!("similarities must be finite and non-negative, found {bad}");
+    }
+    if !(opts.c.is_finite() && opts.c > 0.0) {
+        value_error!("C must be a positive finite number, got {}", opts.c);
+    }
+    if !(opts.threshold.is_finite() && opts.threshold >= 0.0) {
+        value_error!(
+            "threshold must be a finite non-negative number, got {}",
+            opts.threshold
+        );
+    }
+    if !(opts.tol.is_finite() && opts.tol > 0.0) {
+        value_error!("tol must be a positive finite number, got {}", opts.tol);
+    }
+    let m = sigma.len() / n;
+    let mut out = LocalResult::default();
+    // The previous query's α over all n examples (0 outside its problem).
+    let mut previous: Option<Vec<f64>> = None;
+    let mut active: Vec<usize> = Vec::with_capacity(n);
+    for s in 0..m {
+        let sig = &sigma[s * n..(s + 1) * n];
+        active.clear();
+        active.extend((0..n).filter(|&i| sig[i] >= opts.threshold && sig[i] > 0.0));
+        let n_pos = active.iter().filter(|&&i| y[i] > 0.0).count();
+        let status = match (n_pos, active.len() - n_pos) {
+            (0, 0) => LocalStatus::Empty,
+            (_, 0) => LocalStatus::OnlyPositive,
+            (0, _) => LocalStatus::OnlyNegative,
+            _ => LocalStatus::Solved,
+        };
+        if status != LocalStatus::Solved {
+            out.decision.push(match status {
+                LocalStatus::OnlyPositive => 1.0,
+                LocalStatus::OnlyNegative => -1.0,
+                _ => 0.0,
+            });
+            out.status.push(status);
+            out.n_iter.push(0);
+            out.n_active.push(active.len());
+            out.n_support.push(0);
+            out.converged.push(true);
+            previous = None;
+            continue;
+        }
+        let y_sub: Vec<f64> = active.iter().map(|&i| y[i]).collect();
+        let upper: Vec<f64> = active.iter().map(|&i| opts.c * sig[i]).collect();
+        let start = match (&previous, opts.warm_start) {
+            (Some(prev), true) => feasible_start(prev, &active, &y_sub, &upper),
+            _ => vec![0.0; active.len()],
+        };
+        let k = active.len();
+        let max_iter = opts
+            .max_iter
+            .unwrap_or_else(|| 10_000_000u64.max(100 * k as u64));
+        // The whole local Hessian fits the cache: columns are gathered once.
+        let mut q = KernelQ::new(base.subset(&active), &y_sub, k * k * 4 + (1 << 16));
+        let p = vec![-1.0; k];
+        let res = smo::solve(
+            &mut q,
+            &p,
+            &y_sub,
+            &upper,
+            &start,
+            opts.tol,
+            max_iter,
+            opts.shrinking,
+        );
+        let row = &cross[s * n..(s + 1) * n];
+        let mut f = -res.rho;
+        let mut full = vec![0.0; n];
+        let mut n_sv = 0;
+        for (t, &i) in active.iter().enumerate() {
+            let a = res.alpha[t];
+            if a != 0.0 {
+                f += a * y[i] * row[i];
+                n_sv += 1;
+            }
+            full[i] = a;
+        }
+        out.decision.push(f);
+        out.status.push(LocalStatus::Solved);
+        out.n_iter.push(res.n_iter);
+        out.n_active.push(k);
+        out.n_support.push(n_sv);
+        out.converged.push(res.converged);
+        previous = Some(full);
+    }
+    Ok(out)
+}
+
+/// The previous solution moved into the new boxes: clipped to them, then the
+/// class side with the larger `Σ α` scaled down so that `yᵀα = 0`.
+fn feasible_start(previous: &[f64], active: &[usize], y: &[f64], upper: &[f64]) -> Vec<f64> {
+    let mut a: Vec<f64> = active
+        .iter()
+        .zip(upper)
+        .map(|(&i, &u)| previous[i].clamp(0.0, u))
+        .collect();
+    let (mut pos, mut neg) = (0.0, 0.0);
+    for (v, &yi) in a.iter().zip(y) {
+        if yi > 0.0 {
+            pos += v;
+        } else {
+            neg += v;
+        }
+    }
+    if pos <= 0.0 || neg <= 0.0 {
+        return vec![0.0; a.len()];
+    }
+    let (shrink_positive, factor) = if pos > neg {
+        (true, neg / pos)
+    } else {
+        (false, pos / neg)
+    };
+    for (v, &yi) in a.iter_mut().zip(y) {
+        if (yi > 0.0) == shrink_positive {
+            *v *= factor;
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{KernelKind, Rows};
+    use crate::problem::{DualProblem, SolverOptions};
+
+    fn data() -> (Rows, Vec<f64>) {
+        // Two interleaved groups on a line: locally linear, globally not.
+        let x: Vec<f64> = (0..40).map(|i| f64::from(i) / 10.0).collect();
+        let y: Vec<f64> = x
+            .iter()
+            .map(|&v| if (v as i64) % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        (Rows::new(x, 40, 1).unwrap(), y)
+    }
+
+    fn opts(warm: bool) -> LocalOptions {
+        LocalOptions {
+            c: 10.0,
+            threshold: 1e-6,
+            tol: 1e-6,
+            max_iter: None,
+            shrinking: true,
+            warm_start: warm,
+        }
+    }
+
+    fn gaussian(x: &Rows, q: &[f64], bw: f64) -> Vec<f64> {
+        let mut s = Vec::new();
+        for &v in q {
+            s.extend((0..x.n()).map(|i| (-(x.row(i)[0] - v).powi(2) / bw).exp()));
+        }
+        s
+    }
+
+    fn cross(x: &Rows, q: &[f64]) -> Vec<f64> {
+        let mut c = Vec::new();
+        for &v in q {
+            c.extend((0..x.n()).map(|i| x.row(i)[0] * v));
+        }
+        c
+    }
+
+    #[test]
+    fn each_query_matches_a_direct_solve_with_scaled_boxes() {
+        let (x, y) = data();
+        let queries = [0.45, 1.5, 2.52, 3.3];
+        let sigma = gaussian(&x, &queries, 0.3);
+        let base = KernelSource::dense(KernelKind::Linear, x.clone()).unwrap();
+        let cold = solve_local(&base, &y, &sigma, &cross(&x, &queries), &opts(false)).unwrap();
+        let warm = solve_local(&base, &y, &sigma, &cross(&x, &queries), &opts(true)).unwrap();
+        for (s, &qv) in queries.iter().enumerate() {
+            let upper: Vec<f64> = sigma[s * 40..(s + 1) * 40]
+                .iter()
+                .map(|&v| if v >= 1e-6 { 10.0 * v } else { 0.0 })
+                .collect();
+            let sol = DualProblem {
+                source: KernelSource::dense(KernelKind::Linear, x.clone()).unwrap(),
+                y: y.clone(),
+                p: None,
+                upper,
+                alpha0: None,
+                active: None,
+                constraint: crate::problem::Constraint::Equality,
+            }
+            .solve(&SolverOptions {
+                tol: 1e-6,
+                ..SolverOptions::default()
+            })
+            .unwrap();
+            let w: f64 = (0..40).map(|i| sol.alpha[i] * y[i] * x.row(i)[0]).sum();
+            let f = w * qv - sol.rho;
+            assert_eq!(cold.status[s], LocalStatus::Solved);
+            assert!(
+                (cold.decision[s] - f).abs() < 1e-3,
+                "{} vs {f}",
+                cold.decision[s]
+            );
+            assert!(
+                (warm.decision[s] - f).abs() < 1e-3,
+                "{} vs {f}",
+                warm.decision[s]
+            );
+        }
+    }
+
+    #[test]
+    fn one_class_and_empty_neighbourhoods_are_reported() {
+        let (x, y) = data();
+        let base = KernelSource::dense(KernelKind::Linear, x.clone()).unwrap();
+        let queries = [0.2, 1.2, 100.0];
+        let sigma = gaussian(&x, &queries, 0.001);
+        let r = solve_local(&base, &y, &sigma, &cross(&x, &queries), &opts(true)).unwrap();
+        assert_eq!(
+            r.status,
+            vec![
+                LocalStatus::OnlyPositive,
+                LocalStatus::OnlyNegative,
+                LocalStatus::Empty
+            ]
+        );
+        assert_eq!(r.decision, vec![1.0, -1.0, 0.0]);
+    }
+
+    #[test]
+    fn warm_start_is_feasible() {
+        let prev = vec![1.0, 0.5, 2.0, 0.0];
+        let y = [1.0, -1.0, -1.0];
+        let a = feasible_start(&prev, &[0, 1, 2], &y, &[0.8, 1.0, 1.0]);
+        let ya: f64 = a.iter().zip(&y).map(|(a, y)| a * y).sum();
+        assert!(ya.abs() < 1e-12);
+        assert!(a
+            .iter()
+            .zip([0.8, 1.0, 1.0])
+            .all(|(&v, u)| (0.0..=u).contains(&v)));
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let (x, y) = data();
+        let base = KernelSource::dense(KernelKind::Linear, x.clone()).unwrap();
+        let mut sigma = gaussian(&x, &[1.0], 1.0);
+        let c = cross(&x, &[1.0]);
+        assert!(solve_local(&base, &y[..39], &sigma, &c, &opts(true)).is_err());
+        assert!(solve_local(&base, &y, &sigma[..39], &c, &opts(true)).is_err());
+        let mut bad = opts(true);
+        bad.c = 0.0;
+        assert!(solve_local(&base, &y, &sigma, &c, &bad).is_err());
+        sigma[3] = f64::NAN;
+        assert!(solve_local(&base, &y, &sigma, &c, &opts(true)).is_err());
+    }
+}
