@@ -29,6 +29,7 @@ from .plugins import (
     list_similarities,
     select_backend,
 )
+from .profile_svm import ProfileSVC
 from .svc import SVC
 
 __version__ = "0.1.0"
@@ -44,6 +45,7 @@ __all__ = [
     "Capabilities",
     "KernelSpec",
     "LocalSVC",
+    "ProfileSVC",
     "QPProblem",
     "QPSolution",
     "SolverBackend",

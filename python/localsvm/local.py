@@ -146,7 +146,11 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
         Iteration cap per local problem (-1: the solver's safety cap).
     shrinking : bool, default=True
     warm_start : bool, default=True
-        Start each test example's solver from the previous example's α.
+        Start each test example's solver from the previous example's α. The
+        local model is the same to ``tol``, except that a bias left undecided
+        by the dual (every α at a bound, so any b in an interval is optimal)
+        may come out as another point of that interval; with
+        ``warm_start=False`` each decision is independent of the batch.
     backend : str, default='auto'
         A registered solver backend. The Rust one ('auto') solves a whole
         chunk of test examples in one call; others get one

@@ -1,0 +1,356 @@
+"""``localsvm.ProfileSVC``: Profile SVM, one linear SVM per cluster of
+similarity profiles (Cheng, Tan & Jin, SDM 2007, §4; ALGORITHMS.md §3).
+
+Each training example is described by its *profile*, its similarities to a
+set of reference points (the test set in the paper, the training set or a
+landmark sample here by default). The profiles are clustered with a strategy
+that keeps every class in every cluster (MagKmeans), one SVM is trained per
+cluster, and a test example is classified by the model of the cluster whose
+members are, on average, most similar to it.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from .clustering import check_n_clusters
+from .local import compute_similarity, similarity_kwargs
+from .parallel import run_tasks
+from .plugins import get_clustering, get_similarity
+from .svc import SVC
+
+__all__ = ["ProfileSVC"]
+
+
+class ProfileSVC(ClassifierMixin, BaseEstimator):
+    """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
+
+    Fit (seed 000, §4):
+
+    1. Σ[i, l] = σ(x_i, r_l): the similarity of training example ``i`` to
+       reference point ``l``. The references are the test examples given to
+       ``fit`` (``transductive=True``, the paper's setting), else the training
+       set itself or ``n_landmarks`` examples drawn from it.
+    2. The rows of Σ are clustered into ``n_clusters`` (κ) groups with the
+       named strategy: 'magkmeans' (k-means plus ``R``·class imbalance, so each
+       cluster holds both classes; the Z-step is an LP), 'magkmeans-greedy'
+       (the same objective, a local-search Z-step) or 'kmeans' (the paper's
+       Figure-2 contrast: clusters tend to be pure).
+    3. One SVM (linear by default) per cluster on its members, with box C.
+       A cluster with a single class predicts that class.
+
+    Predict: a test example ``x`` goes to the cluster with the largest mean
+    similarity ``mean_{i ∈ cluster} σ(x, x_i)``, which is the centroid entry
+    the paper uses when ``x`` is one of the references, and is defined for
+    any new ``x`` too; its cluster's model labels it.
+
+    More than two classes: the clustering strategy balances every class per
+    cluster (MagKmeans' per-class imbalance term, the paper's future work),
+    and each cluster's SVM is a one-vs-one :class:`localsvm.SVC` over the
+    classes it holds.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+    n_clusters : int, default=10
+        κ; at most the number of training examples.
+    R : float or None, default=None
+        Weight of the class-imbalance term; None lets the strategy choose
+        (MagKmeans: the profiles' diameter / κ, the seed's choice). Ignored
+        by strategies without it ('kmeans').
+    clustering : str, default='magkmeans'
+        A registered clustering strategy (``localsvm.list_clusterings()``).
+    clustering_params : dict or None, default=None
+        Further keyword parameters for the strategy (``max_iter``,
+        ``n_init``, ``min_cluster_size`` for MagKmeans).
+    similarity, bandwidth, k, similarity_params :
+        The similarity that builds the profiles, as :class:`LocalSVC`.
+    transductive : bool, default=False
+        Profiles against the test set passed as ``fit(X, y, X_test=...)``
+        (the paper) instead of against training examples.
+    n_landmarks : int or None, default=None
+        Inductive mode only: profile against this many training examples
+        drawn with ``random_state`` (None: all of them).
+    kernel, degree, gamma, coef0, tol, max_iter, backend :
+        The per-cluster SVMs, as :class:`localsvm.SVC` (linear by default).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the clustering and the landmark draw.
+    n_jobs : int or None, default=None
+        Cluster SVMs trained at once.
+
+    Attributes
+    ----------
+    classes_, n_features_in_
+    cluster_labels_ : ndarray of shape (n_samples,)
+        The cluster of each training example.
+    cluster_sizes_ : ndarray of shape (n_clusters,)
+    cluster_classes_ : list of ndarray
+        Class indices present in each cluster.
+    cluster_models_ : list
+        Each cluster's fitted :class:`localsvm.SVC`, or None for an empty or
+        one-class cluster.
+    clustering_ : ClusteringResult
+        What the strategy returned (objective, iterations, ...).
+    references_ : ndarray
+        The reference points of the profiles.
+    timings_ : dict
+        Seconds spent in 'similarity', 'clustering' and 'svm' during fit.
+    cluster_n_iter_ : ndarray of shape (n_clusters,)
+        SMO iterations of each cluster's SVM (summed over its binary
+        problems); 0 for a cluster with no SVM (empty or one class).
+    n_iter_ : int
+        SMO iterations of all cluster SVMs together.
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "C": [Interval(Real, 0.0, None, closed="neither")],
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "R": [Interval(Real, 0.0, None, closed="left"), None],
+        "clustering": [str],
+        "clustering_params": [dict, None],
+        "similarity": [str],
+        "bandwidth": [Interval(Real, 0.0, None, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "similarity_params": [dict, None],
+        "transductive": ["boolean"],
+        "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
+        "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid"})],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "tol": [Interval(Real, 0.0, None, closed="neither")],
+        "max_iter": [Interval(Integral, -1, None, closed="left")],
+        "backend": [str],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        n_clusters=10,
+        R=None,
+        clustering="magkmeans",
+        clustering_params=None,
+        similarity="gaussian",
+        bandwidth=1.0,
+        k=10,
+        similarity_params=None,
+        transductive=False,
+        n_landmarks=None,
+        kernel="linear",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        tol=1e-3,
+        max_iter=-1,
+        backend="auto",
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.C = C
+        self.n_clusters = n_clusters
+        self.R = R
+        self.clustering = clustering
+        self.clustering_params = clustering_params
+        self.similarity = similarity
+        self.bandwidth = bandwidth
+        self.k = k
+        self.similarity_params = similarity_params
+        self.transductive = transductive
+        self.n_landmarks = n_landmarks
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.backend = backend
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, X_test=None):
+        """Cluster the training profiles and train one SVM per cluster.
+
+        ``X_test`` (required with ``transductive=True``, refused otherwise)
+        holds the test examples the profiles are measured against.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        n_classes = self.classes_.shape[0]
+        if n_classes < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {n_classes} class"
+            )
+        n = X.shape[0]
+        kappa = check_n_clusters(self.n_clusters, n)
+        rng = check_random_state(self.random_state)
+        if self.transductive:
+            if X_test is None:
+                raise ValueError("transductive=True needs the test examples: fit(X, y, X_test=...)")
+            refs = validate_data(self, X_test, dtype=np.float64, order="C", reset=False)
+            if refs.shape[0] == 0:
+                raise ValueError("X_test must hold at least one example")
+        else:
+            if X_test is not None:
+                raise ValueError(
+                    "X_test is only used with transductive=True; the inductive mode "
+                    "profiles against training examples"
+                )
+            if self.n_landmarks is not None and self.n_landmarks < n:
+                refs = X[np.sort(rng.choice(n, int(self.n_landmarks), replace=False))]
+            else:
+                refs = X
+        self.references_ = refs
+        self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self)
+        timings = {}
+        start = time.perf_counter()
+        profiles = compute_similarity(self.similarity, X, refs, **self._sim_kwargs)
+        timings["similarity"] = time.perf_counter() - start
+
+        strategy = get_clustering(self.clustering)
+        params = dict(self.clustering_params or {})
+        if self.R is not None:
+            params["R"] = float(self.R)
+        start = time.perf_counter()
+        try:
+            result = strategy.cluster(
+                profiles, y_idx, kappa, random_state=rng.randint(np.iinfo(np.int32).max), **params
+            )
+        except TypeError as err:
+            raise ValueError(
+                f"clustering strategy {self.clustering!r} rejected its parameters "
+                f"{sorted(params)}: {err}"
+            ) from err
+        timings["clustering"] = time.perf_counter() - start
+        labels = np.asarray(result.labels, dtype=np.intp)
+        if labels.shape != (n,) or labels.min(initial=0) < 0 or labels.max(initial=0) >= kappa:
+            raise ValueError(
+                f"clustering strategy {self.clustering!r} returned invalid labels "
+                f"(expected {n} cluster indices in [0, {kappa}))"
+            )
+        self.clustering_ = result
+        self.cluster_labels_ = labels
+        self.cluster_sizes_ = np.bincount(labels, minlength=kappa)
+        self.cluster_classes_ = [np.unique(y_idx[labels == j]) for j in range(kappa)]
+        self.X_fit_ = X
+
+        def train(j):
+            members = np.flatnonzero(labels == j)
+            if self.cluster_classes_[j].size < 2:
+                return None
+            model = SVC(
+                C=self.C,
+                kernel=self.kernel,
+                degree=self.degree,
+                gamma=self.gamma,
+                coef0=self.coef0,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                backend=self.backend,
+                n_jobs=1,
+            )
+            return model.fit(X[members], y_idx[members])
+
+        start = time.perf_counter()
+        self.cluster_models_ = run_tasks(train, list(range(kappa)), n_jobs=self.n_jobs)
+        timings["svm"] = time.perf_counter() - start
+        self.timings_ = timings
+        self.cluster_n_iter_ = np.array(
+            [0 if m is None else int(np.sum(m.n_iter_)) for m in self.cluster_models_],
+            dtype=np.int64,
+        )
+        self.n_iter_ = int(self.cluster_n_iter_.sum())
+        return self
+
+    def assign(self, X) -> np.ndarray:
+        """The cluster of each row of ``X``: the largest mean similarity to a
+        cluster's members (empty clusters are never chosen)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        sigma = compute_similarity(self.similarity, self.X_fit_, X, **self._sim_kwargs)
+        kappa = self.cluster_sizes_.shape[0]
+        member = np.zeros((kappa, self.X_fit_.shape[0]))
+        member[self.cluster_labels_, np.arange(self.X_fit_.shape[0])] = 1.0
+        sizes = self.cluster_sizes_.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = (member @ sigma) / sizes[:, None]
+        mean[sizes == 0] = -np.inf
+        return np.argmax(mean, axis=0)
+
+    def _per_cluster(self, X, fn_model, fn_constant, width: int) -> np.ndarray:
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        cluster = self.assign(X)
+        out = np.zeros((X.shape[0], width))
+        for j in np.unique(cluster):
+            rows = np.flatnonzero(cluster == j)
+            model = self.cluster_models_[j]
+            if model is None:
+                out[rows] = fn_constant(j)
+            else:
+                out[rows] = fn_model(model, X[rows])
+        return out
+
+    def decision_function(self, X):
+        """Two classes: the assigned cluster's decision value, positive for
+        ``classes_[1]`` (±1 from a one-class cluster). More classes: per-class
+        scores of the assigned cluster's model (its votes plus confidence,
+        as :class:`localsvm.SVC`), −1 for classes the cluster lacks."""
+        check_is_fitted(self)
+        n_classes = self.classes_.shape[0]
+        if n_classes == 2:
+            return self._per_cluster(
+                X,
+                lambda model, Xr: model.decision_function(Xr)[:, None],
+                lambda j: 1.0 if self.cluster_classes_[j][0] == 1 else -1.0,
+                1,
+            )[:, 0]
+
+        def scores(model, Xr):
+            full = np.full((Xr.shape[0], n_classes), -1.0)
+            dec = model.decision_function(Xr)
+            if model.classes_.shape[0] == 2:
+                # Two classes here: the binary margin, split symmetrically.
+                dec = np.column_stack([-dec, dec])
+            full[:, model.classes_] = dec
+            return full
+
+        def constant(j):
+            row = np.full(n_classes, -1.0)
+            row[self.cluster_classes_[j]] = float(n_classes)
+            return row
+
+        return self._per_cluster(X, scores, constant, n_classes)
+
+    def predict(self, X):
+        """Class labels for ``X``."""
+        check_is_fitted(self)
+        idx = self._per_cluster(
+            X,
+            lambda model, Xr: model.predict(Xr)[:, None],
+            lambda j: float(self.cluster_classes_[j][0]) if self.cluster_classes_[j].size else 0,
+            1,
+        )[:, 0]
+        return self.classes_[idx.astype(np.intp)]
+
+    def fit_predict(self, X, y, X_test=None):
+        """Fit, then predict ``X_test`` (or ``X`` itself when ``X_test`` is None).
+
+        With ``transductive=True`` the profiles are measured against
+        ``X_test`` (the paper's protocol), so it must be given."""
+        if X_test is None:
+            return self.fit(X, y).predict(X)
+        if self.transductive:
+            return self.fit(X, y, X_test=X_test).predict(X_test)
+        return self.fit(X, y).predict(X_test)

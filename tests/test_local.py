@@ -1,0 +1,221 @@
+"""LocalSVC (SLSVM / HLSVM): each test example's model against independent
+references, warm starts, thresholds, fallbacks, plugins and bad input."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC as SklearnSVC
+
+import localsvm
+from localsvm import LocalSVC, hookimpl, plugins
+from localsvm.local import EMPTY, ONLY_NEGATIVE, ONLY_POSITIVE, SOLVED, feasible_start
+from localsvm.parallel import use_engine
+from localsvm.similarity import squared_distances
+
+
+@pytest.fixture(scope="module")
+def small(banana):
+    return banana.X_train[:120], banana.y_train[:120], banana.X_test[:15]
+
+
+def test_each_decision_is_libsvm_with_sigma_weighted_boxes(small):
+    """SLSVM's dual for x_s is the C-SVC with C·σ(x_s, x_i) per example, which is
+    LIBSVM with sample_weight = σ (seed 000, eq. 3.6)."""
+    X, y, Q = small
+    clf = LocalSVC(C=10.0, bandwidth=0.5, tol=1e-6, similarity_threshold=0.0).fit(X, y)
+    ours = clf.decision_function(Q)
+    for s in range(Q.shape[0]):
+        sigma = np.exp(-squared_distances(X, Q[s : s + 1])[:, 0] / 0.5)
+        ref = SklearnSVC(kernel="linear", C=10.0, tol=1e-8).fit(X, y, sample_weight=sigma)
+        assert ours[s] == pytest.approx(ref.decision_function(Q[s : s + 1])[0], abs=2e-3)
+
+
+def test_hlsvm_is_knn_svm(small):
+    """σ ∈ {0, 1} for the k nearest: a linear SVM on the k nearest neighbours.
+
+    Cold starts, because with every α at a bound the bias is any point of an
+    interval: LIBSVM takes its midpoint from the solution it reaches, and a
+    warm start can reach another optimal α with another interval."""
+    X, y, Q = small
+    clf = LocalSVC(C=1.0, similarity="knn", k=25, tol=1e-6, warm_start=False).fit(X, y)
+    ours = clf.decision_function(Q)
+    order = np.argsort(squared_distances(X, Q), axis=0, kind="stable")
+    for s in range(Q.shape[0]):
+        nn = order[:25, s]
+        if np.unique(y[nn]).size < 2:
+            assert ours[s] == (1.0 if y[nn][0] == 1 else -1.0)
+            continue
+        ref = SklearnSVC(kernel="linear", C=1.0, tol=1e-8).fit(X[nn], y[nn])
+        assert ours[s] == pytest.approx(ref.decision_function(Q[s : s + 1])[0], abs=2e-3)
+
+
+def test_infinite_bandwidth_is_the_global_linear_svm(small):
+    X, y, Q = small
+    ours = LocalSVC(C=1.0, bandwidth=1e12, tol=1e-6).fit(X, y).decision_function(Q)
+    ref = SklearnSVC(kernel="linear", C=1.0, tol=1e-8).fit(X, y).decision_function(Q)
+    np.testing.assert_allclose(ours, ref, atol=2e-3)
+
+
+@pytest.mark.parametrize("backend", ["scipy", "clarabel"])
+def test_other_backends_solve_the_same_local_problems(backend):
+    if backend not in localsvm.list_backends():
+        pytest.skip(f"{backend} backend not installed")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    Q = rng.normal(size=(6, 2))
+    kw = {"C": 5.0, "bandwidth": 1.0, "tol": 1e-6}
+    rust = LocalSVC(**kw).fit(X, y).decision_details(Q)
+    other = LocalSVC(backend=backend, **kw).fit(X, y).decision_details(Q)
+    np.testing.assert_array_equal(rust.status, other.status)
+    np.testing.assert_allclose(rust.decision, other.decision, atol=5e-3)
+
+
+def test_warm_starts_agree_with_cold_starts_and_save_iterations(banana):
+    X, y, Q = banana.X_train, banana.y_train, banana.X_test[:300]
+    kw = {"C": 10.0, "bandwidth": 2.0, "tol": 1e-4}
+    warm = LocalSVC(warm_start=True, **kw).fit(X, y).decision_details(Q)
+    cold = LocalSVC(warm_start=False, **kw).fit(X, y).decision_details(Q)
+    np.testing.assert_allclose(warm.decision, cold.decision, atol=1e-2)
+    assert warm.n_iter.sum() < cold.n_iter.sum()
+    assert np.all(cold.n_iter[cold.status == SOLVED] >= 1)
+
+
+def test_cold_starts_are_batch_invariant(small):
+    X, y, Q = small
+    clf = LocalSVC(warm_start=False, bandwidth=0.3).fit(X, y)
+    whole = clf.decision_function(Q)
+    parts = np.concatenate([clf.decision_function(Q[:4]), clf.decision_function(Q[4:])])
+    np.testing.assert_array_equal(whole, parts)
+
+
+def test_threshold_drops_negligible_examples(small):
+    X, y, Q = small
+    clf = LocalSVC(bandwidth=0.05, similarity_threshold=1e-3).fit(X, y)
+    details = clf.decision_details(Q)
+    sigma = np.exp(-squared_distances(X, Q) / 0.05)
+    np.testing.assert_array_equal(details.n_active[:, 0], (sigma >= 1e-3).sum(0))
+    exact = LocalSVC(bandwidth=0.05, similarity_threshold=0.0).fit(X, y).decision_details(Q)
+    assert np.all(exact.n_active >= details.n_active)
+
+
+def test_one_class_and_empty_neighbourhoods():
+    X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [5.2], [5.3]])
+    y = np.array(["a", "a", "a", "b", "b", "b", "b"])
+    clf = LocalSVC(bandwidth=0.01, similarity_threshold=1e-3).fit(X, y)
+    Q = np.array([[0.05], [5.15], [100.0]])
+    details = clf.decision_details(Q)
+    assert details.status[:, 0].tolist() == [ONLY_POSITIVE, ONLY_NEGATIVE, EMPTY]
+    # Nobody within reach of 100.0 (every σ underflows to 0): the majority class.
+    assert clf.predict(Q).tolist() == ["a", "b", "b"]
+    assert clf.decision_function(Q)[:2].tolist() == [-1.0, 1.0]
+
+
+def test_multiclass_votes_over_local_pairs():
+    iris = localsvm.datasets.load_iris()
+    X, y = iris.X / iris.X.max(0), iris.y
+    clf = LocalSVC(C=10.0, bandwidth=0.1).fit(X[::2], y[::2])
+    details = clf.decision_details(X[1::2])
+    assert details.decision.shape == (75, 3)
+    assert clf.decision_function(X[1::2]).shape == (75, 3)
+    assert clf.score(X[1::2], y[1::2]) > 0.9
+
+
+def test_chunks_go_through_the_engine_in_parallel(small):
+    X, y, Q = small
+    seen = []
+
+    class Recording:
+        name = "recording-local"
+
+        def map(self, fn, tasks, *, n_jobs):
+            seen.append((len(tasks), threading.get_ident()))
+            return [fn(t) for t in tasks]
+
+    class Plugin:
+        @hookimpl
+        def localsvm_register_engines(self, register):
+            register(Recording())
+
+    pm = plugins.get_plugin_manager()
+    plugin = Plugin()
+    pm.register(plugin)
+    try:
+        with use_engine("recording-local"):
+            a = LocalSVC(chunk_size=4, warm_start=False).fit(X, y).decision_function(Q)
+    finally:
+        pm.unregister(plugin)
+    assert seen == [(4, seen[0][1])]  # 15 test examples in chunks of 4
+    b = LocalSVC(warm_start=False, n_jobs=2).fit(X, y).decision_function(Q)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_third_party_similarity_by_name(small):
+    X, y, Q = small
+
+    class Laplacian:
+        name = "laplacian"
+        parameters = ("scale",)
+
+        def compute(self, X_train, X_query, *, scale=1.0):
+            return np.exp(-np.sqrt(squared_distances(X_train, X_query)) / scale)
+
+    class Plugin:
+        @hookimpl
+        def localsvm_register_similarities(self, register):
+            register(Laplacian())
+
+    pm = plugins.get_plugin_manager()
+    plugin = Plugin()
+    pm.register(plugin)
+    try:
+        clf = LocalSVC(similarity="laplacian", similarity_params={"scale": 0.5}).fit(X, y)
+        assert clf.decision_function(Q).shape == (15,)
+        with pytest.raises(TypeError):
+            LocalSVC(similarity="laplacian", similarity_params={"nope": 1}).fit(X, y)
+    finally:
+        pm.unregister(plugin)
+
+
+def test_bad_input(small):
+    X, y, _ = small
+    with pytest.raises(ValueError, match=r"k=500 is larger than the number of training"):
+        LocalSVC(similarity="knn", k=500).fit(X, y)
+    with pytest.raises(ValueError, match="bandwidth"):
+        LocalSVC(bandwidth=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="bandwidth"):
+        LocalSVC(bandwidth=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="unknown similarity 'nope'"):
+        LocalSVC(similarity="nope").fit(X, y)
+    with pytest.raises(ValueError, match="similarity_threshold"):
+        LocalSVC(similarity_threshold=1.5).fit(X, y)
+    with pytest.raises(ValueError, match="greater than one"):
+        LocalSVC().fit(X, np.ones_like(y))
+    with pytest.raises(ValueError, match="NaN"):
+        LocalSVC().fit(np.full_like(X, np.nan), y)
+
+
+def test_feasible_start_keeps_boxes_and_balance():
+    prev = np.array([1.0, 0.5, 2.0, 0.3])
+    rows = np.array([0, 1, 2])
+    y = np.array([1.0, -1.0, -1.0])
+    upper = np.array([0.8, 1.0, 1.0])
+    a = feasible_start(prev, rows, y, upper)
+    assert a @ y == pytest.approx(0.0, abs=1e-12)
+    assert np.all((a >= 0) & (a <= upper))
+
+
+def test_rust_batch_rejects_bad_arrays():
+    from localsvm import _core
+
+    X = np.zeros((3, 2))
+    y = np.array([1.0, -1.0, 1.0])
+    with pytest.raises(ValueError, match="sigma and cross"):
+        _core.solve_local(X, y, np.ones((2, 4)), np.ones((2, 4)), c=1.0)
+    with pytest.raises(ValueError, match="C must be a positive"):
+        _core.solve_local(X, y, np.ones((2, 3)), np.ones((2, 3)), c=-1.0)
+    with pytest.raises(ValueError, match="similarities must be finite"):
+        _core.solve_local(X, y, np.full((2, 3), np.nan), np.ones((2, 3)), c=1.0)

@@ -1,0 +1,143 @@
+"""ProfileSVC: clustering of similarity profiles, per-cluster SVMs, the
+assignment rule, the transductive mode, plugins and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC as SklearnSVC
+
+import localsvm
+from localsvm import ProfileSVC, hookimpl, plugins
+from localsvm.clustering import ClusteringResult
+from localsvm.similarity import squared_distances
+
+
+def test_each_cluster_has_its_own_linear_svm(banana):
+    X, y = banana.X_train, banana.y_train
+    clf = ProfileSVC(C=10.0, n_clusters=6, bandwidth=0.5, random_state=0).fit(X, y)
+    assert clf.cluster_labels_.shape == (400,)
+    assert clf.cluster_sizes_.sum() == 400
+    Q = banana.X_test[:400]
+    cluster = clf.assign(Q)
+    dec = clf.decision_function(Q)
+    for j in range(6):
+        members = clf.cluster_labels_ == j
+        rows = cluster == j
+        if not rows.any() or clf.cluster_models_[j] is None:
+            continue
+        ref = SklearnSVC(kernel="linear", C=10.0, tol=1e-8).fit(X[members], y[members])
+        np.testing.assert_allclose(dec[rows], ref.decision_function(Q[rows]), atol=1e-2)
+
+
+def test_assignment_is_the_largest_mean_similarity(banana):
+    X, y = banana.X_train, banana.y_train
+    clf = ProfileSVC(n_clusters=5, bandwidth=0.5, random_state=1).fit(X, y)
+    Q = banana.X_test[:50]
+    sigma = np.exp(-squared_distances(X, Q) / 0.5)
+    means = np.stack([sigma[clf.cluster_labels_ == j].mean(0) for j in range(5)])
+    np.testing.assert_array_equal(clf.assign(Q), np.argmax(means, axis=0))
+
+
+def test_magkmeans_keeps_both_classes_where_kmeans_may_not(banana):
+    X, y = banana.X_train, banana.y_train
+    mag = ProfileSVC(n_clusters=8, bandwidth=0.1, R=50.0, random_state=0).fit(X, y)
+    km = ProfileSVC(n_clusters=8, bandwidth=0.1, clustering="kmeans", random_state=0).fit(X, y)
+
+    def imbalance(model):
+        return sum(abs(int(np.sum(y[model.cluster_labels_ == j]))) for j in range(8))
+
+    # Banana's training set has 34 more positives than negatives: no
+    # clustering can do better than that total, and a large R reaches it.
+    assert imbalance(mag) == abs(int(y.sum())) < imbalance(km)
+
+
+def test_accuracy_on_banana_is_close_to_rbf_svm(banana):
+    clf = ProfileSVC(C=10.0, n_clusters=11, bandwidth=0.5, random_state=0)
+    acc = clf.fit(banana.X_train, banana.y_train).score(banana.X_test, banana.y_test)
+    ref = SklearnSVC(C=1.0, gamma=1.0).fit(banana.X_train, banana.y_train)
+    assert acc > ref.score(banana.X_test, banana.y_test) - 0.03
+
+
+def test_transductive_profiles_against_the_test_set(banana):
+    X, y, Q = banana.X_train, banana.y_train, banana.X_test[:300]
+    clf = ProfileSVC(n_clusters=6, bandwidth=0.5, transductive=True, random_state=0)
+    pred = clf.fit_predict(X, y, Q)
+    assert clf.references_.shape == (300, 2)
+    assert np.mean(pred == banana.y_test[:300]) > 0.8
+    # The centroid entry of a test example is its mean similarity to the members.
+    sigma = np.exp(-squared_distances(X, Q) / 0.5)
+    centers = np.stack([sigma[clf.cluster_labels_ == j].mean(0) for j in range(6)])
+    np.testing.assert_array_equal(clf.assign(Q), np.argmax(centers, axis=0))
+    with pytest.raises(ValueError, match="X_test"):
+        ProfileSVC(transductive=True).fit(X, y)
+    with pytest.raises(ValueError, match="only used with transductive=True"):
+        ProfileSVC().fit(X, y, X_test=Q)
+
+
+def test_landmarks_bound_the_profile_width(banana):
+    clf = ProfileSVC(n_clusters=4, n_landmarks=50, random_state=0)
+    clf.fit(banana.X_train, banana.y_train)
+    assert clf.references_.shape == (50, 2)
+    assert clf.score(banana.X_test[:200], banana.y_test[:200]) > 0.6
+
+
+def test_one_class_cluster_predicts_its_class():
+    X = np.array([[0.0], [0.1], [0.2], [10.0], [10.1], [10.2], [10.3], [10.4]])
+    y = np.array([0, 0, 0, 0, 1, 0, 1, 1])
+    clf = ProfileSVC(n_clusters=2, clustering="kmeans", bandwidth=1.0, random_state=0)
+    clf.fit(X, y)
+    lonely = [j for j in range(2) if clf.cluster_classes_[j].size == 1]
+    assert lonely and clf.cluster_models_[lonely[0]] is None
+    assert clf.predict(np.array([[0.05]])).tolist() == [0]
+    assert clf.decision_function(np.array([[0.05]])).tolist() == [-1.0]
+
+
+def test_multiclass_keeps_every_class_per_cluster():
+    iris = localsvm.datasets.load_iris()
+    X, y = iris.X / iris.X.max(0), iris.y
+    clf = ProfileSVC(C=10.0, n_clusters=3, bandwidth=0.1, R=50.0, random_state=0)
+    clf.fit(X[::2], y[::2])
+    assert all(c.size == 3 for c in clf.cluster_classes_)
+    assert clf.decision_function(X[1::2]).shape == (75, 3)
+    assert clf.score(X[1::2], y[1::2]) > 0.85
+
+
+def test_third_party_clustering_by_name(banana):
+    class Halves:
+        name = "halves"
+
+        def cluster(self, profiles, y, n_clusters, *, random_state=None):
+            labels = (np.arange(profiles.shape[0]) * n_clusters) // profiles.shape[0]
+            centers = np.stack([profiles[labels == j].mean(0) for j in range(n_clusters)])
+            return ClusteringResult(labels=labels, centers=centers, n_iter=1, objective=0.0)
+
+    class Plugin:
+        @hookimpl
+        def localsvm_register_clusterings(self, register):
+            register(Halves())
+
+    pm = plugins.get_plugin_manager()
+    plugin = Plugin()
+    pm.register(plugin)
+    try:
+        clf = ProfileSVC(n_clusters=2, clustering="halves").fit(banana.X_train, banana.y_train)
+        assert np.bincount(clf.cluster_labels_).tolist() == [200, 200]
+        with pytest.raises(ValueError, match="rejected its parameters"):
+            ProfileSVC(n_clusters=2, clustering="halves", R=1.0).fit(banana.X_train, banana.y_train)
+    finally:
+        pm.unregister(plugin)
+
+
+def test_bad_input(banana):
+    X, y = banana.X_train[:30], banana.y_train[:30]
+    with pytest.raises(ValueError, match=r"n_clusters=31 is larger than the number of examples"):
+        ProfileSVC(n_clusters=31).fit(X, y)
+    with pytest.raises(ValueError, match="bandwidth"):
+        ProfileSVC(bandwidth=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="'R' parameter"):
+        ProfileSVC(R=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="unknown clustering 'nope'"):
+        ProfileSVC(clustering="nope", n_clusters=2).fit(X, y)
+    with pytest.raises(ValueError, match=r"k=40 is larger"):
+        ProfileSVC(similarity="knn", k=40, n_clusters=2).fit(X, y)
