@@ -2,7 +2,7 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from localsvm import SVC
+from localsvm import SVC, FLSAClassifier, FLSAClassifierCV, RFLSAClassifier
 
 # Checks that cannot pass by design, with the reason. scikit-learn declares
 # the same exception for its own SVC.
@@ -23,6 +23,10 @@ EXPECTED_FAILED_CHECKS = {
         SVC(kernel="linear"),
         SVC(multiclass="ovr"),
         SVC(kernel="precomputed"),
+        FLSAClassifier(),
+        FLSAClassifier(kernel="precomputed"),
+        RFLSAClassifier(dictionary_size=0.5),
+        FLSAClassifierCV(n_support=10, cv=3),
     ],
     expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
 )
