@@ -20,8 +20,8 @@
 //! each candidate needs one dot product `a_c = uᵀk_c`, then `s_c −= a_c²` and
 //! `p_c −= ζ a_c`: one pass over the candidate columns per step.
 //!
-//! The column finally selected is re-orthogonalised explicitly (modified
-//! Gram–Schmidt, two passes), which gives `R`'s column and a basis vector
+//! The column finally selected is re-orthogonalised explicitly (classical
+//! Gram–Schmidt applied twice), which gives `R`'s column and a basis vector
 //! orthogonal to working precision; its exact residue also guards the
 //! downdated `s_c` against cancellation (a candidate whose exact gain is
 //! less than half the downdated one gets its scalars corrected and the
@@ -252,16 +252,47 @@ impl FlsaPath {
     }
 }
 
-/// Removes from `q` its components along the basis (two passes of modified
-/// Gram–Schmidt); returns the coefficients.
+/// Rows of `q` updated by one task in [`orthogonalise`]: the chunk stays in
+/// L1 while the basis vectors stream past it.
+const ROW_CHUNK: usize = 512;
+
+/// Removes from `q` its components along the (orthonormal) basis by
+/// classical Gram–Schmidt with selective reorthogonalisation: a second pass
+/// runs when the first removed more than half of `q`'s squared norm (the
+/// Daniel–Gragg–Kaufman–Stewart criterion with η = 1/√2; "twice is
+/// enough"), which keeps the basis orthogonal to working precision. Each
+/// pass is two independent sweeps — all coefficients, then one update —
+/// that run in parallel over basis vectors and rows. The passes stream the
+/// basis (`n · k` numbers), so a step costs `O(n · k)` memory traffic.
+/// Returns the coefficients.
 fn orthogonalise(basis: &[Vec<f64>], q: &mut [f64]) -> Vec<f64> {
     let mut coef = vec![0.0; basis.len()];
+    let parallel = q.len() * basis.len() >= PARALLEL_WORK;
+    let mut before = dot(q, q);
     for _ in 0..2 {
-        for (u, slot) in basis.iter().zip(coef.iter_mut()) {
-            let a = dot(u, q);
-            q.iter_mut().zip(u).for_each(|(v, w)| *v -= a * w);
-            *slot += a;
+        let c: Vec<f64> = if parallel {
+            basis.par_iter().map(|u| dot(u, q)).collect()
+        } else {
+            basis.iter().map(|u| dot(u, q)).collect()
+        };
+        let update = |(b, chunk): (usize, &mut [f64])| {
+            let start = b * ROW_CHUNK;
+            for (u, &cj) in basis.iter().zip(&c) {
+                let part = &u[start..start + chunk.len()];
+                chunk.iter_mut().zip(part).for_each(|(v, w)| *v -= cj * w);
+            }
+        };
+        if parallel {
+            q.par_chunks_mut(ROW_CHUNK).enumerate().for_each(update);
+        } else {
+            q.chunks_mut(ROW_CHUNK).enumerate().for_each(update);
         }
+        coef.iter_mut().zip(&c).for_each(|(a, b)| *a += b);
+        let after = dot(q, q);
+        if after > 0.5 * before {
+            break;
+        }
+        before = after;
     }
     coef
 }
