@@ -2,7 +2,14 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from localsvm import SVC, LocalSVC, ProfileSVC
+from localsvm import (
+    SVC,
+    FLSAClassifier,
+    FLSAClassifierCV,
+    LocalSVC,
+    ProfileSVC,
+    RFLSAClassifier,
+)
 
 # Checks that cannot pass by design, with the reason. scikit-learn declares
 # the same exception for its own SVC.
@@ -49,6 +56,10 @@ def expected_failures(estimator):
         LocalSVC(warm_start=False, kernel="rbf"),
         ProfileSVC(n_clusters=3, random_state=0),
         ProfileSVC(n_clusters=2, clustering="magkmeans-greedy", random_state=0),
+        FLSAClassifier(),
+        FLSAClassifier(kernel="precomputed"),
+        RFLSAClassifier(dictionary_size=0.5),
+        FLSAClassifierCV(n_support=10, cv=3),
     ],
     expected_failed_checks=expected_failures,
 )

@@ -13,6 +13,7 @@ True
 from . import datasets
 from ._core import __version__ as _core_version
 from .backends import Capabilities, QPProblem, QPSolution, SolverBackend
+from .flsa import FLSAClassifier, FLSAClassifierCV, FLSAPath, FLSARankWarning, RFLSAClassifier
 from .hookspecs import hookimpl
 from .kernels import KernelSpec
 from .local import LocalSVC
@@ -43,11 +44,16 @@ if _core_version != __version__:  # pragma: no cover - a stale build
 __all__ = [
     "SVC",
     "Capabilities",
+    "FLSAClassifier",
+    "FLSAClassifierCV",
+    "FLSAPath",
+    "FLSARankWarning",
     "KernelSpec",
     "LocalSVC",
     "ProfileSVC",
     "QPProblem",
     "QPSolution",
+    "RFLSAClassifier",
     "SolverBackend",
     "__version__",
     "datasets",

@@ -5,7 +5,15 @@ from typing import Any, TypedDict, type_check_only
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["__version__", "decision_values", "kernel_matrix", "simd_level", "solve_qp"]
+__all__ = [
+    "__version__",
+    "decision_values",
+    "flsa_path",
+    "kernel_matrix",
+    "simd_level",
+    "solve_local",
+    "solve_qp",
+]
 __version__: str
 
 @type_check_only
@@ -102,6 +110,45 @@ def solve_local(
     ``decision``, ``status`` (uint8: 0 solved, 1 only +1 examples, 2 only −1,
     3 none; the decision is then +1, −1 or 0), ``n_iter``, ``n_active``,
     ``n_support`` and ``converged``, one entry per query. Runs without the GIL.
+    """
+
+@type_check_only
+class FLSAResult(TypedDict):
+    selected: npt.NDArray[np.int64]
+    r: npt.NDArray[np.float64]
+    z: npt.NDArray[np.float64]
+    residual_sq: npt.NDArray[np.float64]
+    n_pruned: int
+    exhausted: bool
+
+def flsa_path(
+    x: npt.NDArray[np.float64],
+    y: npt.NDArray[np.float64],
+    candidates: npt.NDArray[np.int64],
+    *,
+    kernel: str = "rbf",
+    gamma: float = 1.0,
+    coef0: float = 0.0,
+    degree: int = 3,
+    max_terms: int = 10,
+    tol: float = 1e-6,
+    selection: str = "greedy",
+    gram: str = "precomputed",
+) -> FLSAResult:
+    """One forward least-squares pass over the kernel columns ``K(x, x[c])``
+    for ``c`` in ``candidates`` (rust/src/flsa.rs).
+
+    ``selection='greedy'`` takes the column with the largest error reduction
+    (FLSA), ``'in_order'`` the candidates in the given order (RFLSA); columns
+    dependent on the selected ones (relative residue norm ≤ ``tol``) are
+    pruned. ``gram='precomputed'`` holds the ``n × len(candidates)`` block of
+    columns (8 bytes each), ``'on_the_fly'`` evaluates columns when needed.
+    For ``kernel='precomputed'``, ``x`` is the square training kernel.
+    Returns the selected rows of ``x`` in order, the upper-triangular ``r``
+    (constant column first) and ``z = Uᵀy``, so the model with ``k`` columns
+    has coefficients ``solve(r[:k+1, :k+1], z[:k+1])`` (intercept first);
+    ``residual_sq[k]`` is its training squared error; ``exhausted`` tells that
+    the rank, not ``max_terms``, ended the pass. Runs without the GIL.
     """
 
 def simd_level() -> str:

@@ -4,7 +4,8 @@
 //! contiguous rows), [`cache`] (an LRU cache of kernel columns bounded in
 //! bytes), [`qmatrix`] (the dual's Hessian served through the cache),
 //! [`smo`] (SMO with second-order working-set selection and shrinking),
-//! [`boxqp`] (coordinate descent for box-only duals), [`problem`] (the one
+//! [`boxqp`] (coordinate descent for box-only duals), [`flsa`] (forward
+//! least-squares selection of kernel columns for the FLSA-SVM), [`problem`] (the one
 //! entry point: validation, warm starts, subset optimisation) and
 //! [`predict`] (decision values of kernel expansions) and [`local`]
 //! (localized SVMs: one box-weighted dual per query). The `python` feature
@@ -13,6 +14,7 @@
 pub mod boxqp;
 pub mod cache;
 pub mod error;
+pub mod flsa;
 pub mod kernel;
 pub mod local;
 pub mod predict;

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::error::Error;
+use crate::flsa::{forward_select, Candidates, FlsaOptions, Selection, Stop};
 use crate::kernel::{kernel_matrix as kernel_matrix_rs, KernelKind, KernelSource, Rows};
 use crate::local::{solve_local as solve_local_rs, LocalOptions};
 use crate::predict;
@@ -284,7 +285,8 @@ fn decision_values<'py>(
 #[pyo3(signature = (
     x, y, sigma, cross, *, c, kernel = "linear", gamma = 1.0, coef0 = 0.0, degree = 3,
     threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true
-))]
+), text_signature = "(x, y, sigma, cross, *, c, kernel='linear', gamma=1.0, coef0=0.0, \
+    degree=3, threshold=1e-06, tol=0.001, max_iter=-1, shrinking=True, warm_start=True)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_local<'py>(
     py: Python<'py>,
@@ -355,6 +357,94 @@ fn solve_local<'py>(
     Ok(out)
 }
 
+/// One forward least-squares pass (FLSA / RFLSA); see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, candidates, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
+    max_terms = 10, tol = 1e-6, selection = "greedy", gram = "precomputed"
+))]
+#[allow(clippy::too_many_arguments)]
+fn flsa_path<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    candidates: PyReadonlyArray1<'py, i64>,
+    kernel: &str,
+    gamma: f64,
+    coef0: f64,
+    degree: i64,
+    max_terms: i64,
+    tol: f64,
+    selection: &str,
+    gram: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let kind = kind(kernel, gamma, coef0, degree)?;
+    let selection = match selection {
+        "greedy" => Selection::Greedy,
+        "in_order" => Selection::InOrder,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "selection must be 'greedy' or 'in_order', got {other:?}"
+            )))
+        }
+    };
+    let on_the_fly = match gram {
+        "precomputed" => false,
+        "on_the_fly" => true,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "gram must be 'precomputed' or 'on_the_fly', got {other:?}"
+            )))
+        }
+    };
+    let max_terms = usize::try_from(max_terms).map_err(|_| {
+        PyValueError::new_err(format!(
+            "max_terms must be a non-negative integer, got {max_terms}"
+        ))
+    })?;
+    let x = x.as_array();
+    let (n, d) = x.dim();
+    if kind == KernelKind::Precomputed && n != d {
+        return Err(PyValueError::new_err(format!(
+            "a precomputed kernel must be square, got shape ({n}, {d})"
+        )));
+    }
+    let idx = indices(candidates, "candidates", n)?;
+    let y = vec1(y.as_array());
+    let x = Flat::new(x);
+    let x = &x;
+    let opts = FlsaOptions {
+        max_terms,
+        tol,
+        selection,
+    };
+    let (path, idx) = detached(py, move || {
+        let cand = if kind == KernelKind::Precomputed {
+            let k = x.as_slice();
+            let mut block = Vec::with_capacity(n * idx.len());
+            for &c in &idx {
+                block.extend((0..n).map(|t| k[t * n + c]));
+            }
+            Candidates::block(block, n, idx.len())?
+        } else if on_the_fly {
+            Candidates::on_the_fly(kind, x.rows()?, idx.clone())?
+        } else {
+            Candidates::precompute(kind, &x.rows()?, &idx)?
+        };
+        Ok((forward_select(&cand, &y, &opts)?, idx))
+    })?;
+    let dim = path.len() + 1;
+    let selected: Vec<i64> = path.selected.iter().map(|&c| idx[c] as i64).collect();
+    let out = PyDict::new(py);
+    out.set_item("selected", selected.into_pyarray(py))?;
+    out.set_item("r", into_matrix(py, path.r, dim, dim)?)?;
+    out.set_item("z", path.z.into_pyarray(py))?;
+    out.set_item("residual_sq", path.residual_sq.into_pyarray(py))?;
+    out.set_item("n_pruned", path.n_pruned)?;
+    out.set_item("exhausted", path.stop == Stop::Exhausted)?;
+    Ok(out)
+}
+
 /// The instruction set the hot loops run with: "avx512", "avx2" or "baseline".
 #[pyfunction]
 fn simd_level() -> &'static str {
@@ -373,6 +463,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(decision_values, m)?)?;
     m.add_function(wrap_pyfunction!(solve_local, m)?)?;
+    m.add_function(wrap_pyfunction!(flsa_path, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -14,6 +14,12 @@ from types import ModuleType
 EXPERIMENTS: dict[str, tuple[str, str]] = {}
 """name → (module, one-line description)."""
 
+EXPERIMENTS["flsa"] = (
+    "localsvm.experiments.flsa",
+    "FLSA-SVM paper: sparse least-squares SVMs (FLSA, RFLSA) vs SVM and LS-SVM, "
+    "two spirals, tuning time",
+)
+
 
 def load(name: str) -> ModuleType:
     """Import the experiment module registered as ``name``."""

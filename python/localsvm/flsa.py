@@ -1,0 +1,603 @@
+"""Sparse least-squares SVMs: ``FLSAClassifier``, ``RFLSAClassifier`` and
+``FLSAClassifierCV`` (seed 002; ALGORITHMS.md §5).
+
+The model is ``f(x) = b + Σ_{j∈S} β_j K(x, x_j)``, the least-squares fit of
+±1 targets on the kernel columns ``K[:, S]`` and a constant. ``S`` grows one
+column at a time (forward selection) while the selected columns are kept
+orthonormalised (Gram–Schmidt in the Rust core, ``rust/src/flsa.rs``):
+
+* **FLSA** (``selection="greedy"``) adds the candidate with the largest
+  reduction of the training error; one step costs one pass over the
+  candidate columns, ``O(n · #candidates)``.
+* **RFLSA** (``selection="random"``) draws a dictionary of
+  ``dictionary_size`` random columns and takes them in that random order;
+  one step costs ``O(n · |S|)`` and only the columns used are evaluated.
+
+Candidates that become linearly dependent on the selected columns (relative
+residue norm ≤ ``tol``) are pruned, so the number of support vectors
+``n_support`` — the only regularisation parameter — is capped by the
+numerical rank of the kernel matrix; the fit stops there with a warning.
+
+**Contexts inheritance.** The factorisation for ``k`` support vectors is a
+prefix of the one for any larger ``k``, so one fit keeps the whole path:
+``path_`` (one :class:`FLSAPath` per binary model), the decision values of
+every prefix (:meth:`~FLSAClassifier.path_decision_function`,
+:meth:`~FLSAClassifier.staged_decision_function`) and the model at any ``k``
+(:meth:`~FLSAClassifier.sparse_model`) without refitting.
+:class:`FLSAClassifierCV` picks ``n_support`` by cross-validation with one
+pass per fold.
+
+**Memory.** Greedy selection reads every candidate column at every step.
+``gram="precomputed"`` holds them: an ``n × m`` block of ``8·n·m`` bytes for
+``m`` candidates (all ``n`` training points by default: 72 MB for
+``n = 3000``, 800 MB for ``n = 10000``). ``gram="on_the_fly"`` holds no
+kernel block and evaluates each candidate column again at each step
+(``O(n · m · d)`` kernel work per step instead of ``O(n · m)`` reads);
+``gram="auto"`` precomputes when the block fits in :data:`GRAM_AUTO_BYTES`.
+For large ``n`` the rectangular route is a smaller dictionary
+(``dictionary_size``, greedy over ``m`` random candidates), or RFLSA, which
+never needs more than ``n · n_support`` numbers (the orthonormal basis).
+Multiclass problems are one-vs-rest: one path per class.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from scipy.linalg import solve_triangular
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.model_selection import check_cv
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _core
+from .kernels import KERNELS, make_spec
+from .kernels import kernel_matrix as _kernel_matrix
+from .parallel import run_tasks
+
+GRAM_AUTO_BYTES = 1 << 30
+"""``gram="auto"`` holds the candidate block when it needs at most this many
+bytes (1 GiB), else evaluates columns on the fly."""
+
+
+class FLSARankWarning(UserWarning):
+    """The forward pass stopped before ``n_support`` columns: every remaining
+    candidate was linearly dependent on the selected ones (or the dictionary
+    ran out)."""
+
+
+@dataclass(frozen=True)
+class FLSAPath:
+    """One binary model's forward pass.
+
+    Attributes
+    ----------
+    support : ndarray of shape (k,)
+        Training indices of the selected columns, in the order selected.
+    R : ndarray of shape (k + 1, k + 1)
+        Upper-triangular factor of ``[1, K[:, support]] = U R`` (constant
+        column first).
+    z : ndarray of shape (k + 1,)
+        ``Uᵀ y``: the target's coordinates in the orthonormal basis.
+    residual_sq : ndarray of shape (k + 1,)
+        Training squared error ``‖y − f_j‖²`` of the model with ``j`` columns.
+    n_pruned : int
+        Candidates dropped as linearly dependent.
+    exhausted : bool
+        True when the rank (or the dictionary), not ``n_support``, ended it.
+    """
+
+    support: np.ndarray
+    R: np.ndarray
+    z: np.ndarray
+    residual_sq: np.ndarray
+    n_pruned: int
+    exhausted: bool
+
+    def __len__(self) -> int:
+        return int(self.support.shape[0])
+
+    def coef(self, k: int) -> tuple[float, np.ndarray]:
+        """``(intercept, β)`` of the model with the first ``k`` columns
+        (capped at the path's length): a back-substitution
+        ``R[:k+1, :k+1] (b, β) = z[:k+1]``."""
+        k = min(int(k), len(self))
+        sol = solve_triangular(self.R[: k + 1, : k + 1], self.z[: k + 1], lower=False)
+        return float(sol[0]), sol[1:]
+
+
+def _resolve_dictionary(dictionary_size, n: int) -> int:
+    if dictionary_size is None:
+        return n
+    if isinstance(dictionary_size, Integral):
+        if dictionary_size > n:
+            raise ValueError(
+                f"dictionary_size={dictionary_size} is larger than the number of training "
+                f"examples ({n}); use at most {n} or a fraction in (0, 1]"
+            )
+        return int(dictionary_size)
+    return max(1, round(float(dictionary_size) * n))
+
+
+class FLSAClassifier(ClassifierMixin, BaseEstimator):
+    """Forward least-squares approximation SVM (FLSA-SVM), with the whole
+    regularisation path from one fit.
+
+    Parameters
+    ----------
+    n_support : int, default=30
+        Number of support vectors (kernel columns) ``N_sv``: the
+        regularisation parameter. The pass stops earlier, with a
+        :class:`FLSARankWarning`, when the remaining candidates are linearly
+        dependent on the selected ones.
+    selection : {'greedy', 'random'}, default='greedy'
+        'greedy': the column with the largest error reduction (FLSA);
+        'random': the dictionary's columns in random order (RFLSA).
+    dictionary_size : int, float or None, default=None
+        Candidate columns: a number ``m ≤ n``, a fraction of ``n`` in (0, 1],
+        or None for all ``n`` training points. Drawn at random (with
+        ``random_state``) when smaller than ``n``.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+    degree : int, default=3
+    gamma : {'scale', 'auto'} or float, default='scale'
+        As in :class:`localsvm.SVC`; the paper's RBF width σ is
+        ``gamma = 1 / (2σ²)``.
+    coef0 : float, default=0.0
+    tol : float, default=1e-6
+        A candidate is pruned once the norm of its component orthogonal to
+        the selected columns is at most ``tol`` times its own norm. Values
+        below ~1e-7 are not resolved by the downdated norms (rounding).
+    gram : {'auto', 'precomputed', 'on_the_fly'}, default='auto'
+        Greedy selection only: hold the ``n × m`` block of candidate columns
+        (``8·n·m`` bytes) or evaluate them at every step (no block, ``d``
+        times more work per step); 'auto' holds it up to
+        :data:`GRAM_AUTO_BYTES`. Random selection always evaluates just the
+        columns it uses.
+    random_state : int, RandomState instance or None, default=None
+        Draws the dictionary (and its order for 'random').
+    n_jobs : int or None, default=None
+        One-vs-rest models fitted at once (threads; the core releases the GIL).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    path_ : list of FLSAPath
+        One per binary model (one for two classes, else one per class,
+        one-vs-rest).
+    support_ : ndarray of shape (n_SV,)
+        Training indices of the support vectors of the active model (the
+        union over the one-vs-rest models, sorted).
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        Empty, shape (0, 0), for a precomputed kernel.
+    dual_coef_ : ndarray of shape (n_models, n_SV)
+        β of each binary model over ``support_``.
+    intercept_ : ndarray of shape (n_models,)
+    n_support_ : ndarray of shape (n_models,)
+        Support vectors each binary model uses (≤ ``n_support``).
+    n_pruned_ : ndarray of shape (n_models,)
+
+    Examples
+    --------
+    >>> from localsvm import FLSAClassifier
+    >>> from localsvm.datasets import load_banana
+    >>> d = load_banana()
+    >>> clf = FLSAClassifier(n_support=30, gamma=1.0).fit(d.X_train, d.y_train)
+    >>> clf.support_.shape, round(clf.score(d.X_test, d.y_test), 2) > 0.85
+    ((30,), True)
+    >>> path = clf.path_decision_function(d.X_test)   # models with 0..30 SVs
+    >>> path.shape
+    (31, 4900)
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "n_support": [Interval(Integral, 1, None, closed="left")],
+        "selection": [StrOptions({"greedy", "random"})],
+        "dictionary_size": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            None,
+        ],
+        "kernel": [StrOptions(set(KERNELS))],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "tol": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "gram": [StrOptions({"auto", "precomputed", "on_the_fly"})],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
+    _default_selection = "greedy"
+
+    def __init__(
+        self,
+        *,
+        n_support=30,
+        selection="greedy",
+        dictionary_size=None,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        tol=1e-6,
+        gram="auto",
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.n_support = n_support
+        self.selection = selection
+        self.dictionary_size = dictionary_size
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.gram = gram
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    # ------------------------------------------------------------------ fit
+
+    def _validate_xy(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        n = X.shape[0]
+        if self.kernel == "precomputed" and X.shape[1] != n:
+            raise ValueError(
+                f"Precomputed matrix must be a square matrix. Input is a {n}x{X.shape[1]} matrix."
+            )
+        return X, y
+
+    def _fit_paths(self, X, y, n_terms: int, *, warn: bool = True) -> None:
+        """Validated data in, ``path_`` and the private state out."""
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        n_classes = self.classes_.shape[0]
+        if n_classes < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {n_classes} class"
+            )
+        n = X.shape[0]
+        m = _resolve_dictionary(self.dictionary_size, n)
+        rng = check_random_state(self.random_state)
+        selection = self.selection
+        if selection == "random":
+            candidates = rng.permutation(n)[:m]
+        elif m < n:
+            candidates = np.sort(rng.choice(n, size=m, replace=False))
+        else:
+            candidates = np.arange(n)
+        spec = make_spec(self.kernel, self.gamma, self.coef0, self.degree, X)
+        self._spec = spec
+        self._gamma = spec.gamma
+        if selection == "random":
+            gram = "on_the_fly"
+        elif self.gram == "auto":
+            gram = "precomputed" if 8 * n * m <= GRAM_AUTO_BYTES else "on_the_fly"
+        else:
+            gram = self.gram
+        if spec.precomputed:
+            gram = "precomputed"
+        self.gram_ = gram
+        if n_classes == 2:
+            targets = [np.where(y_idx == 1, 1.0, -1.0)]
+        else:
+            targets = [np.where(y_idx == c, 1.0, -1.0) for c in range(n_classes)]
+        kwargs = dict(
+            spec.core_kwargs(),
+            max_terms=int(n_terms),
+            tol=float(self.tol),
+            selection="greedy" if selection == "greedy" else "in_order",
+            gram=gram,
+        )
+        cand = candidates.astype(np.int64)
+
+        def one(target: np.ndarray) -> FLSAPath:
+            res = _core.flsa_path(X, target, cand, **kwargs)
+            return FLSAPath(
+                support=res["selected"].astype(np.intp),
+                R=res["r"],
+                z=res["z"],
+                residual_sq=res["residual_sq"],
+                n_pruned=int(res["n_pruned"]),
+                exhausted=bool(res["exhausted"]),
+            )
+
+        self.path_ = run_tasks(one, targets, n_jobs=self.n_jobs)
+        short = [len(p) for p in self.path_ if len(p) < n_terms]
+        if warn and short:
+            warnings.warn(
+                f"n_support={n_terms} exceeds what the data supports: the forward pass "
+                f"stopped at {min(short)} support vectors because every remaining "
+                f"candidate (of {m}) is linearly dependent on the selected ones (tol="
+                f"{self.tol}); the models use at most {max(len(p) for p in self.path_)}.",
+                FLSARankWarning,
+                stacklevel=3,
+            )
+        rows = np.unique(np.concatenate([p.support for p in self.path_]))
+        self._path_rows = rows
+        self._path_X = None if spec.precomputed else X[rows]
+        self.n_pruned_ = np.array([p.n_pruned for p in self.path_])
+        self.shape_fit_ = X.shape
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the path up to ``n_support`` support vectors on ``X``
+        (features, or the square training kernel for ``kernel='precomputed'``)
+        and labels ``y``; the active model has ``n_support`` of them."""
+        X, y = self._validate_xy(X, y)
+        self._fit_paths(X, y, self.n_support)
+        self._activate(self.n_support)
+        return self
+
+    # ------------------------------------------------------------- the path
+
+    def sparse_model(self, k: int) -> Bunch:
+        """The model with ``k`` support vectors along the fitted path
+        (each binary model capped at its path's length), without refitting:
+        a Bunch with ``support_``, ``support_vectors_``, ``dual_coef_``,
+        ``intercept_`` and ``n_support_`` as the fitted attributes."""
+        check_is_fitted(self)
+        k = int(k)
+        if k < 0:
+            raise ValueError(f"k must be a non-negative number of support vectors, got {k}")
+        coefs = [p.coef(k) for p in self.path_]
+        used = [p.support[: min(k, len(p))] for p in self.path_]
+        support = np.unique(np.concatenate(used)).astype(np.intp)
+        dual = np.zeros((len(self.path_), support.size))
+        for row, (sup, (_, beta)) in enumerate(zip(used, coefs, strict=True)):
+            dual[row, np.searchsorted(support, sup)] = beta
+        if self._path_X is None:
+            sv = np.empty((0, 0))
+        else:
+            sv = self._path_X[np.searchsorted(self._path_rows, support)]
+        return Bunch(
+            support_=support,
+            support_vectors_=sv,
+            dual_coef_=dual,
+            intercept_=np.array([b for b, _ in coefs]),
+            n_support_=np.array([u.size for u in used]),
+        )
+
+    def _activate(self, k: int) -> None:
+        model = self.sparse_model(k)
+        self.support_ = model.support_
+        self.support_vectors_ = model.support_vectors_
+        self.dual_coef_ = model.dual_coef_
+        self.intercept_ = model.intercept_
+        self.n_support_ = model.n_support_
+
+    def _columns(self, X, rows: np.ndarray) -> np.ndarray:
+        """``K(X, x_rows)`` for training rows among the path's support vectors."""
+        if self._spec.precomputed:
+            return X[:, rows]
+        sv = self._path_X[np.searchsorted(self._path_rows, rows)]
+        if rows.size == 0:
+            return np.zeros((X.shape[0], 0))
+        return _kernel_matrix(self._spec, X, sv)
+
+    def _check_X(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        if self._spec.precomputed and X.shape[1] != self.shape_fit_[0]:
+            raise ValueError(
+                f"X must be the kernel between the samples and the {self.shape_fit_[0]} "
+                f"training samples, got shape {X.shape}"
+            )
+        return X
+
+    def _format(self, dec: np.ndarray) -> np.ndarray:
+        return dec[..., 0] if self.classes_.shape[0] == 2 else dec
+
+    def decision_function(self, X):
+        """Decision values of the active model: shape ``(n_samples,)`` for two
+        classes (positive for ``classes_[1]``), else ``(n_samples, n_classes)``
+        (one-vs-rest)."""
+        X = self._check_X(X)
+        dec = self._columns(X, self.support_) @ self.dual_coef_.T + self.intercept_
+        return self._format(dec)
+
+    def predict(self, X):
+        """Class labels for ``X``."""
+        return self._labels(self.decision_function(X))
+
+    def _labels(self, dec: np.ndarray) -> np.ndarray:
+        if self.classes_.shape[0] == 2:
+            return self.classes_[(dec > 0).astype(np.intp)]
+        return self.classes_[np.argmax(dec, axis=-1)]
+
+    def path_decision_function(self, X, max_n_support: int | None = None) -> np.ndarray:
+        """Decision values of every model along the path, from one kernel
+        evaluation: shape ``(K + 1, n_samples)`` for two classes, else
+        ``(K + 1, n_samples, n_classes)``; entry ``k`` is the model with
+        ``k`` support vectors (``k = 0``: the constant), ``K`` the longest
+        path (or ``max_n_support``). A binary model whose path is shorter
+        keeps its last value.
+
+        With ``u(x) = [1, K(x, S)] R⁻¹`` (a triangular solve), the model
+        with ``k`` columns is ``Σ_{j≤k} z_j u_j(x)``: a cumulative sum.
+        """
+        X = self._check_X(X)
+        longest = max(len(p) for p in self.path_)
+        K = longest if max_n_support is None else min(int(max_n_support), longest)
+        cols = self._columns(X, self._path_rows)
+        out = np.empty((K + 1, X.shape[0], len(self.path_)))
+        for c, p in enumerate(self.path_):
+            k = min(K, len(p))
+            phi = np.empty((X.shape[0], k + 1))
+            phi[:, 0] = 1.0
+            phi[:, 1:] = cols[:, np.searchsorted(self._path_rows, p.support[:k])]
+            u = solve_triangular(p.R[: k + 1, : k + 1], phi.T, trans="T", lower=False)
+            staged = np.cumsum(p.z[: k + 1, None] * u, axis=0)
+            out[: k + 1, :, c] = staged
+            out[k + 1 :, :, c] = staged[-1]
+        return self._format(out)
+
+    def staged_decision_function(self, X) -> Iterator[np.ndarray]:
+        """Decision values for ``n_support = 1, 2, …`` along the path (as
+        scikit-learn's ``staged_*`` methods)."""
+        yield from self.path_decision_function(X)[1:]
+
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        """Predicted labels for ``n_support = 1, 2, …`` along the path."""
+        for dec in self.staged_decision_function(X):
+            yield self._labels(dec)
+
+    def path_score(self, X, y) -> np.ndarray:
+        """Accuracy on ``(X, y)`` of every model along the path (index = number
+        of support vectors)."""
+        dec = self.path_decision_function(X)
+        return np.array([np.mean(self._labels(d) == np.asarray(y)) for d in dec])
+
+
+class RFLSAClassifier(FLSAClassifier):
+    """Reduced FLSA-SVM: :class:`FLSAClassifier` with ``selection='random'``.
+
+    A dictionary of ``dictionary_size`` random training columns (all of them
+    by default) is taken in random order; columns dependent on the selected
+    ones are skipped. A step costs ``O(n · k)`` and the kernel matrix needed
+    is the ``n × m`` dictionary at most (only the columns used are ever
+    evaluated). ``random_state`` fixes the dictionary and its order.
+
+    >>> from localsvm import RFLSAClassifier
+    >>> from localsvm.datasets import load_banana
+    >>> d = load_banana()
+    >>> clf = RFLSAClassifier(n_support=40, gamma=1.0, random_state=0)
+    >>> round(clf.fit(d.X_train, d.y_train).score(d.X_test, d.y_test), 2) > 0.8
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        n_support=30,
+        selection="random",
+        dictionary_size=None,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        tol=1e-6,
+        gram="auto",
+        random_state=None,
+        n_jobs=None,
+    ):
+        super().__init__(
+            n_support=n_support,
+            selection=selection,
+            dictionary_size=dictionary_size,
+            kernel=kernel,
+            degree=degree,
+            gamma=gamma,
+            coef0=coef0,
+            tol=tol,
+            gram=gram,
+            random_state=random_state,
+            n_jobs=n_jobs,
+        )
+
+
+class FLSAClassifierCV(FLSAClassifier):
+    """FLSA / RFLSA with ``n_support`` chosen by cross-validation along the
+    path: one forward pass per fold (folds run through
+    :func:`localsvm.run_tasks`) scores every ``k ≤ n_support`` at once, then
+    one pass on all the data gives the model at the best ``k``.
+
+    Parameters are those of :class:`FLSAClassifier` (``n_support`` is the
+    largest number of support vectors tried) plus ``cv`` (as scikit-learn's
+    ``cv``: an int for stratified k-fold, a splitter or an iterable).
+
+    Attributes
+    ----------
+    cv_scores_ : ndarray of shape (n_folds, n_support + 1)
+        Validation accuracy of each fold's model with ``k`` support vectors.
+    mean_cv_scores_ : ndarray of shape (n_support + 1,)
+    best_n_support_ : int
+        The smallest ``k ≥ 1`` with the best mean validation accuracy.
+    plus those of :class:`FLSAClassifier` for the model at ``best_n_support_``
+    (``path_`` runs up to ``n_support``).
+
+    >>> from localsvm import FLSAClassifierCV
+    >>> from localsvm.datasets import load_banana
+    >>> d = load_banana()
+    >>> clf = FLSAClassifierCV(n_support=40, gamma=1.0, cv=3).fit(d.X_train, d.y_train)
+    >>> 1 <= clf.best_n_support_ <= 40 and clf.cv_scores_.shape == (3, 41)
+    True
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **FLSAClassifier._parameter_constraints,
+        "cv": ["cv_object"],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_support=30,
+        selection="greedy",
+        dictionary_size=None,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        tol=1e-6,
+        gram="auto",
+        cv=5,
+        random_state=None,
+        n_jobs=None,
+    ):
+        super().__init__(
+            n_support=n_support,
+            selection=selection,
+            dictionary_size=dictionary_size,
+            kernel=kernel,
+            degree=degree,
+            gamma=gamma,
+            coef0=coef0,
+            tol=tol,
+            gram=gram,
+            random_state=random_state,
+            n_jobs=n_jobs,
+        )
+        self.cv = cv
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Score every ``k ≤ n_support`` by cross-validation, then fit the
+        path on all the data and activate the best ``k``."""
+        X, y = self._validate_xy(X, y)
+        folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
+        params = {k: v for k, v in self.get_params().items() if k != "cv"}
+        precomputed = self.kernel == "precomputed"
+        K = int(self.n_support)
+
+        def one(fold) -> np.ndarray:
+            train, val = fold
+            est = FLSAClassifier(**params)
+            X_tr = X[np.ix_(train, train)] if precomputed else X[train]
+            X_val = X[np.ix_(val, train)] if precomputed else X[val]
+            est._validate_xy(X_tr, y[train])
+            est._fit_paths(X_tr, y[train], K, warn=False)
+            scores = est.path_score(X_val, y[val])
+            # A fold whose path stopped early keeps its last model's score.
+            return np.concatenate([scores, np.full(K + 1 - scores.size, scores[-1])])
+
+        self.cv_scores_ = np.array(run_tasks(one, folds, n_jobs=self.n_jobs))
+        self.mean_cv_scores_ = self.cv_scores_.mean(axis=0)
+        self._fit_paths(X, y, K)
+        longest = max(len(p) for p in self.path_)
+        best = 1 + int(np.argmax(self.mean_cv_scores_[1 : longest + 1])) if longest else 0
+        self.best_n_support_ = best
+        self._activate(best)
+        return self

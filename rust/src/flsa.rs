@@ -1,0 +1,622 @@
+//! Forward least-squares approximation (FLSA): greedy or in-order selection
+//! of kernel columns with an orthonormal basis kept by Gram–Schmidt, the
+//! engine of the FLSA-SVM and the Reduced FLSA-SVM (ALGORITHMS.md §5).
+//!
+//! The model after `k` steps is `f(x) = β₀ + Σ_{j≤k} β_j K(x, x_{s_j})`, the
+//! least-squares fit of `y` on the columns `[1, K[:, s_1], …, K[:, s_k]]`.
+//! Those columns factor as `Φ = U R` (`U` orthonormal `n × (k+1)`, `R`
+//! upper triangular with the constant column first), so with `z = Uᵀy`
+//! the coefficients are the back-substitution `R β = z`. Every prefix of the
+//! factorisation is the factorisation of the shorter model ("contexts
+//! inheritance"), so one pass records the models for every `k` up to the
+//! last: [`FlsaPath`] keeps the selected columns in order, `R` and `z`.
+//!
+//! # The greedy step in `O(n · #candidates)`
+//! Residues are never stored. For each candidate column `k_c` the engine
+//! keeps two scalars: `s_c = ‖q_c‖²`, the squared norm of its residue
+//! `q_c = (I − UUᵀ) k_c`, and `p_c = rᵀk_c` (equal to `rᵀq_c`, because the
+//! target residue `r` is orthogonal to `U`). The error reduction of adding
+//! `c` is `p_c² / s_c`. After a new basis vector `u` with `ζ = uᵀr` joins,
+//! each candidate needs one dot product `a_c = uᵀk_c`, then `s_c −= a_c²` and
+//! `p_c −= ζ a_c`: one pass over the candidate columns per step.
+//!
+//! The column finally selected is re-orthogonalised explicitly (classical
+//! Gram–Schmidt applied twice), which gives `R`'s column and a basis vector
+//! orthogonal to working precision; its exact residue also guards the
+//! downdated `s_c` against cancellation (a candidate whose exact gain is
+//! less than half the downdated one gets its scalars corrected and the
+//! choice is made again).
+//!
+//! # Pruning
+//! A candidate is dropped for good once `s_c ≤ tol² ‖k_c‖²`: its column is,
+//! to relative precision `tol`, a combination of the selected ones, so the
+//! selected support vectors stay linearly independent and the path stops at
+//! the numerical rank. `tol` should not go below about `1e-7`: the
+//! downdated `s_c` carry rounding errors of order `k · ε · ‖k_c‖²`.
+//!
+//! # In-order selection (RFLSA)
+//! With [`Selection::InOrder`] the candidates are taken in the order given
+//! (the caller passes a random permutation of a random dictionary); a
+//! candidate dependent on the selected ones is skipped (pruned) when its
+//! turn comes, which equals pruning it at any earlier step because `s_c`
+//! only decreases. No per-candidate scalars are needed, so a step costs
+//! `O(n · k)` (one column and its orthogonalisation) and only the columns
+//! actually used are ever computed.
+//!
+//! # Where the columns come from
+//! [`Candidates`] either holds the `n × m` block of candidate columns
+//! (`8·n·m` bytes, one kernel evaluation per entry, computed once, in
+//! parallel) or computes each column from the feature rows whenever it is
+//! needed (no block; a greedy step then costs `O(n · m · d)` kernel work
+//! instead of `O(n · m)` reads).
+
+use rayon::prelude::*;
+
+use crate::error::{shape_error, value_error, Result};
+use crate::kernel::{dot, kernel_matrix, KernelKind, Rows};
+
+/// Candidate columns × rows above which a pass over the candidates runs on
+/// rayon's pool.
+const PARALLEL_WORK: usize = 1 << 16;
+
+/// Where the candidate columns come from.
+#[derive(Clone, Debug)]
+pub enum Candidates {
+    /// Candidate-major block: column `c` is `data[c·n .. (c+1)·n]`.
+    Block { data: Vec<f64>, n: usize, m: usize },
+    /// Column `c` is `K(x_t, x_{idx[c]})` for `t < n`, evaluated on demand.
+    OnTheFly {
+        kind: KernelKind,
+        rows: Rows,
+        idx: Vec<usize>,
+    },
+}
+
+impl Candidates {
+    /// A block supplied by the caller (candidate-major, `m` columns of `n`).
+    pub fn block(data: Vec<f64>, n: usize, m: usize) -> Result<Self> {
+        if data.len() != n * m {
+            shape_error!(
+                "the candidate block has {} values, expected {n} rows × {m} candidates",
+                data.len()
+            );
+        }
+        if data.iter().any(|v| !v.is_finite()) {
+            value_error!("the kernel matrix contains NaN or infinity");
+        }
+        Ok(Candidates::Block { data, n, m })
+    }
+
+    /// The columns `K(X, x_c)` for the listed rows, computed once, in parallel.
+    pub fn precompute(kind: KernelKind, rows: &Rows, idx: &[usize]) -> Result<Self> {
+        check_indices(idx, rows.n())?;
+        let data = kernel_matrix(kind, &rows.gather(idx), rows)?;
+        Ok(Candidates::Block {
+            data,
+            n: rows.n(),
+            m: idx.len(),
+        })
+    }
+
+    /// Columns evaluated from `rows` whenever they are needed.
+    pub fn on_the_fly(kind: KernelKind, rows: Rows, idx: Vec<usize>) -> Result<Self> {
+        if kind == KernelKind::Precomputed {
+            value_error!("on-the-fly columns need a kernel function, not 'precomputed'");
+        }
+        kind.validate()?;
+        check_indices(&idx, rows.n())?;
+        Ok(Candidates::OnTheFly { kind, rows, idx })
+    }
+
+    /// Number of rows (training examples).
+    pub fn n(&self) -> usize {
+        match self {
+            Candidates::Block { n, .. } => *n,
+            Candidates::OnTheFly { rows, .. } => rows.n(),
+        }
+    }
+
+    /// Number of candidate columns.
+    pub fn m(&self) -> usize {
+        match self {
+            Candidates::Block { m, .. } => *m,
+            Candidates::OnTheFly { idx, .. } => idx.len(),
+        }
+    }
+
+    /// Runs `f` on column `c`, using `buf` (length `n`) when it must be computed.
+    #[inline]
+    fn with_column<R>(&self, c: usize, buf: &mut [f64], f: impl FnOnce(&[f64]) -> R) -> R {
+        match self {
+            Candidates::Block { data, n, .. } => f(&data[c * n..(c + 1) * n]),
+            Candidates::OnTheFly { kind, rows, idx } => {
+                let j = idx[c];
+                let (xj, sq_j) = (rows.row(j), rows.sq_norm(j));
+                for (t, slot) in buf.iter_mut().enumerate() {
+                    *slot = kind.from_dot(dot(rows.row(t), xj), rows.sq_norm(t), sq_j);
+                }
+                f(buf)
+            }
+        }
+    }
+
+    /// Column `c` as an owned vector.
+    fn column(&self, c: usize) -> Vec<f64> {
+        let mut buf = vec![0.0; self.n()];
+        self.with_column(c, &mut buf, |col| col.to_vec())
+    }
+
+    /// `out[c] = g(c, column c)` for every `c` with `live[c]`, in parallel
+    /// when the work is large.
+    fn map_columns<G>(&self, live: &[bool], out: &mut [[f64; 3]], g: G)
+    where
+        G: Fn(usize, &[f64], &mut [f64; 3]) + Sync,
+    {
+        let n = self.n();
+        let body = |buf: &mut Vec<f64>, (c, slot): (usize, &mut [f64; 3])| {
+            if live[c] {
+                self.with_column(c, buf, |col| g(c, col, slot));
+            }
+        };
+        if n * self.m() >= PARALLEL_WORK {
+            out.par_iter_mut()
+                .enumerate()
+                .for_each_init(|| vec![0.0; n], body);
+        } else {
+            let mut buf = vec![0.0; n];
+            out.iter_mut()
+                .enumerate()
+                .for_each(|item| body(&mut buf, item));
+        }
+    }
+}
+
+fn check_indices(idx: &[usize], n: usize) -> Result<()> {
+    if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
+        value_error!("candidate index {bad} is out of range for {n} examples");
+    }
+    Ok(())
+}
+
+/// How the next basis function is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// The candidate with the largest error reduction (FLSA).
+    Greedy,
+    /// The next candidate in the given order (RFLSA, with a random order).
+    InOrder,
+}
+
+/// Settings of one forward pass.
+#[derive(Clone, Copy, Debug)]
+pub struct FlsaOptions {
+    /// Kernel columns to select at most (the constant column not counted).
+    pub max_terms: usize,
+    /// Relative residue norm under which a candidate is pruned.
+    pub tol: f64,
+    /// Greedy or in-order selection.
+    pub selection: Selection,
+}
+
+/// Why the pass ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `max_terms` columns were selected.
+    MaxTerms,
+    /// Every remaining candidate was selected or pruned as dependent: the
+    /// numerical rank of `[1, K[:, candidates]]` is the limit.
+    Exhausted,
+}
+
+/// One forward pass: the models for every number of terms up to `k`.
+#[derive(Clone, Debug)]
+pub struct FlsaPath {
+    /// Selected candidates (positions in the candidate list), in order.
+    pub selected: Vec<usize>,
+    /// `R`, row-major `(k+1) × (k+1)`, upper triangular; row/column 0 is
+    /// the constant column.
+    pub r: Vec<f64>,
+    /// `z = Uᵀy`, length `k + 1`.
+    pub z: Vec<f64>,
+    /// `‖y − f_j‖²` on the training set for `j = 0..=k` terms.
+    pub residual_sq: Vec<f64>,
+    /// Candidates dropped as linearly dependent on the selected ones.
+    pub n_pruned: usize,
+    /// Why the pass ended.
+    pub stop: Stop,
+}
+
+impl FlsaPath {
+    /// Number of kernel columns selected.
+    pub fn len(&self) -> usize {
+        self.selected.len()
+    }
+
+    /// True when no kernel column was selected.
+    pub fn is_empty(&self) -> bool {
+        self.selected.is_empty()
+    }
+
+    /// `(β₀, β₁..β_k)` of the model with the first `k` columns
+    /// (back-substitution of `R[..k+1, ..k+1] β = z[..k+1]`).
+    pub fn coefficients(&self, k: usize) -> Vec<f64> {
+        let dim = self.len() + 1;
+        let k = k.min(self.len());
+        let mut beta = self.z[..=k].to_vec();
+        for i in (0..=k).rev() {
+            let row = &self.r[i * dim..i * dim + dim];
+            let tail: f64 = (i + 1..=k).map(|j| row[j] * beta[j]).sum();
+            beta[i] = (beta[i] - tail) / row[i];
+        }
+        beta
+    }
+}
+
+/// Rows of `q` updated by one task in [`orthogonalise`]: the chunk stays in
+/// L1 while the basis vectors stream past it.
+const ROW_CHUNK: usize = 512;
+
+/// Removes from `q` its components along the (orthonormal) basis by
+/// classical Gram–Schmidt with selective reorthogonalisation: a second pass
+/// runs when the first removed more than half of `q`'s squared norm (the
+/// Daniel–Gragg–Kaufman–Stewart criterion with η = 1/√2; "twice is
+/// enough"), which keeps the basis orthogonal to working precision. Each
+/// pass is two independent sweeps — all coefficients, then one update —
+/// that run in parallel over basis vectors and rows. The passes stream the
+/// basis (`n · k` numbers), so a step costs `O(n · k)` memory traffic.
+/// Returns the coefficients.
+fn orthogonalise(basis: &[Vec<f64>], q: &mut [f64]) -> Vec<f64> {
+    let mut coef = vec![0.0; basis.len()];
+    let parallel = q.len() * basis.len() >= PARALLEL_WORK;
+    let mut before = dot(q, q);
+    for _ in 0..2 {
+        let c: Vec<f64> = if parallel {
+            basis.par_iter().map(|u| dot(u, q)).collect()
+        } else {
+            basis.iter().map(|u| dot(u, q)).collect()
+        };
+        let update = |(b, chunk): (usize, &mut [f64])| {
+            let start = b * ROW_CHUNK;
+            for (u, &cj) in basis.iter().zip(&c) {
+                let part = &u[start..start + chunk.len()];
+                chunk.iter_mut().zip(part).for_each(|(v, w)| *v -= cj * w);
+            }
+        };
+        if parallel {
+            q.par_chunks_mut(ROW_CHUNK).enumerate().for_each(update);
+        } else {
+            q.chunks_mut(ROW_CHUNK).enumerate().for_each(update);
+        }
+        coef.iter_mut().zip(&c).for_each(|(a, b)| *a += b);
+        let after = dot(q, q);
+        if after > 0.5 * before {
+            break;
+        }
+        before = after;
+    }
+    coef
+}
+
+/// Runs forward selection of the candidate columns for target `y`.
+pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<FlsaPath> {
+    let n = cand.n();
+    let m = cand.m();
+    if y.len() != n {
+        shape_error!("y has {} values but there are {n} examples", y.len());
+    }
+    if n == 0 {
+        value_error!("forward selection needs at least one example");
+    }
+    if y.iter().any(|v| !v.is_finite()) {
+        value_error!("y contains NaN or infinity");
+    }
+    if !(opts.tol.is_finite() && opts.tol > 0.0 && opts.tol < 1.0) {
+        value_error!("tol must be in (0, 1), got {}", opts.tol);
+    }
+    let tol2 = opts.tol * opts.tol;
+
+    // The constant column is the first basis function.
+    let sqrt_n = (n as f64).sqrt();
+    let u0 = vec![1.0 / sqrt_n; n];
+    let z0 = y.iter().sum::<f64>() / sqrt_n;
+    let mut r: Vec<f64> = y.iter().map(|v| v - z0 / sqrt_n).collect();
+    let mut basis = vec![u0];
+    let mut r_cols: Vec<Vec<f64>> = vec![vec![sqrt_n]];
+    let mut z = vec![z0];
+    let mut residual_sq = vec![dot(&r, &r)];
+    let mut selected = Vec::new();
+    let mut n_pruned = 0;
+    let greedy = opts.selection == Selection::Greedy;
+
+    // Per candidate: [‖k_c‖², s_c, p_c] (only the greedy mode uses them).
+    let mut live = vec![true; m];
+    let mut state = vec![[0.0f64; 3]; m];
+    if greedy {
+        cand.map_columns(&live, &mut state, |_, col, slot| {
+            let norm2 = dot(col, col);
+            let a0 = col.iter().sum::<f64>() / sqrt_n;
+            *slot = [norm2, norm2 - a0 * a0, dot(&r, col)];
+        });
+        for (c, st) in state.iter().enumerate() {
+            if st[1] <= tol2 * st[0] {
+                live[c] = false;
+                n_pruned += 1;
+            }
+        }
+    }
+    let mut next_in_order = 0;
+    let mut verified = vec![false; m];
+
+    let stop = loop {
+        if selected.len() >= opts.max_terms {
+            break Stop::MaxTerms;
+        }
+        // Choose a candidate.
+        let pick = if greedy {
+            let mut best: Option<(usize, f64)> = None;
+            for (c, st) in state.iter().enumerate() {
+                if live[c] {
+                    let gain = st[2] * st[2] / st[1];
+                    if best.is_none_or(|(_, g)| gain > g) {
+                        best = Some((c, gain));
+                    }
+                }
+            }
+            best
+        } else {
+            (next_in_order < m).then(|| {
+                next_in_order += 1;
+                (next_in_order - 1, f64::NAN)
+            })
+        };
+        let Some((c, claimed)) = pick else {
+            break Stop::Exhausted;
+        };
+        // Its exact residue.
+        let mut q = cand.column(c);
+        let norm2 = if greedy { state[c][0] } else { dot(&q, &q) };
+        let coef = orthogonalise(&basis, &mut q);
+        let sq = dot(&q, &q);
+        if sq <= tol2 * norm2 || norm2 == 0.0 {
+            live[c] = false;
+            n_pruned += 1;
+            continue;
+        }
+        if greedy && !verified[c] {
+            let p = dot(&r, &q);
+            let exact = p * p / sq;
+            if exact < 0.5 * claimed {
+                // Rounding made the downdated scalars optimistic: correct
+                // them and choose again.
+                state[c][1] = sq;
+                state[c][2] = p;
+                verified[c] = true;
+                continue;
+            }
+        }
+        let norm = sq.sqrt();
+        q.iter_mut().for_each(|v| *v /= norm);
+        let zeta = dot(&q, &r);
+        r.iter_mut().zip(&q).for_each(|(v, w)| *v -= zeta * w);
+        let mut col = coef;
+        col.push(norm);
+        r_cols.push(col);
+        z.push(zeta);
+        residual_sq.push(dot(&r, &r));
+        selected.push(c);
+        live[c] = false;
+        basis.push(q);
+        if greedy {
+            let u = basis.last().map(Vec::as_slice).unwrap_or(&[]);
+            let mut delta = vec![[0.0f64; 3]; m];
+            cand.map_columns(&live, &mut delta, |_, col, slot| {
+                slot[0] = dot(u, col);
+            });
+            for c in 0..m {
+                if !live[c] {
+                    continue;
+                }
+                let a = delta[c][0];
+                let st = &mut state[c];
+                st[1] -= a * a;
+                st[2] -= zeta * a;
+                if st[1] <= tol2 * st[0] {
+                    live[c] = false;
+                    n_pruned += 1;
+                }
+            }
+            verified.iter_mut().for_each(|v| *v = false);
+        }
+    };
+
+    let dim = selected.len() + 1;
+    let mut rm = vec![0.0; dim * dim];
+    for (j, col) in r_cols.iter().enumerate() {
+        for (i, &v) in col.iter().enumerate() {
+            rm[i * dim + j] = v;
+        }
+    }
+    Ok(FlsaPath {
+        selected,
+        r: rm,
+        z,
+        residual_sq,
+        n_pruned,
+        stop,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::needless_range_loop)]
+mod tests {
+    use super::*;
+
+    fn toy(n: usize, d: usize) -> (Rows, Vec<f64>) {
+        let data: Vec<f64> = (0..n * d)
+            .map(|v| ((v as f64) * 0.731).sin() * 2.0)
+            .collect();
+        let rows = Rows::new(data, n, d).unwrap();
+        let y = (0..n)
+            .map(|i| if (i * 7 % 5) < 2 { 1.0 } else { -1.0 })
+            .collect();
+        (rows, y)
+    }
+
+    /// Least squares of `y` on `[1, K[:, cols]]` by normal equations solved
+    /// with Gaussian elimination (small, well-conditioned cases only).
+    fn lstsq(cand: &Candidates, cols: &[usize], y: &[f64]) -> Vec<f64> {
+        let n = y.len();
+        let mut phi = vec![vec![1.0; n]];
+        phi.extend(cols.iter().map(|&c| cand.column(c)));
+        let k = phi.len();
+        let mut a = vec![vec![0.0; k + 1]; k];
+        for i in 0..k {
+            for j in 0..k {
+                a[i][j] = dot(&phi[i], &phi[j]);
+            }
+            a[i][k] = dot(&phi[i], y);
+        }
+        for p in 0..k {
+            let piv = (p..k)
+                .max_by(|&x, &y| a[x][p].abs().total_cmp(&a[y][p].abs()))
+                .unwrap();
+            a.swap(p, piv);
+            for i in 0..k {
+                if i != p {
+                    let f = a[i][p] / a[p][p];
+                    for j in p..=k {
+                        a[i][j] -= f * a[p][j];
+                    }
+                }
+            }
+        }
+        (0..k).map(|i| a[i][k] / a[i][i]).collect()
+    }
+
+    fn opts(max_terms: usize, selection: Selection) -> FlsaOptions {
+        FlsaOptions {
+            max_terms,
+            tol: 1e-7,
+            selection,
+        }
+    }
+
+    #[test]
+    fn coefficients_are_least_squares_at_every_step() {
+        let (rows, y) = toy(40, 3);
+        let kind = KernelKind::Rbf { gamma: 0.5 };
+        let idx: Vec<usize> = (0..40).collect();
+        let cand = Candidates::precompute(kind, &rows, &idx).unwrap();
+        let path = forward_select(&cand, &y, &opts(8, Selection::Greedy)).unwrap();
+        assert_eq!(path.len(), 8);
+        for k in 0..=8 {
+            let beta = path.coefficients(k);
+            let want = lstsq(&cand, &path.selected[..k], &y);
+            for (a, b) in beta.iter().zip(&want) {
+                assert!((a - b).abs() < 1e-6 * (1.0 + b.abs()), "k={k}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn greedy_picks_the_largest_error_reduction() {
+        let (rows, y) = toy(30, 2);
+        let kind = KernelKind::Rbf { gamma: 1.0 };
+        let idx: Vec<usize> = (0..30).collect();
+        let cand = Candidates::precompute(kind, &rows, &idx).unwrap();
+        let path = forward_select(&cand, &y, &opts(5, Selection::Greedy)).unwrap();
+        for k in 0..5 {
+            let sse = |cols: &[usize]| {
+                let beta = lstsq(&cand, cols, &y);
+                let mut total = 0.0;
+                for t in 0..30 {
+                    let mut f = beta[0];
+                    for (j, &c) in cols.iter().enumerate() {
+                        f += beta[j + 1] * cand.column(c)[t];
+                    }
+                    total += (y[t] - f).powi(2);
+                }
+                total
+            };
+            let prefix = &path.selected[..k];
+            let best = (0..30)
+                .filter(|c| !prefix.contains(c))
+                .min_by(|&a, &b| {
+                    let mut pa = prefix.to_vec();
+                    pa.push(a);
+                    let mut pb = prefix.to_vec();
+                    pb.push(b);
+                    sse(&pa).total_cmp(&sse(&pb))
+                })
+                .unwrap();
+            assert_eq!(path.selected[k], best, "step {k}");
+            assert!((path.residual_sq[k + 1] - sse(&path.selected[..=k])).abs() < 1e-8);
+        }
+    }
+
+    #[test]
+    fn on_the_fly_matches_the_block() {
+        let (rows, y) = toy(50, 4);
+        let kind = KernelKind::Rbf { gamma: 0.3 };
+        let idx: Vec<usize> = (0..50).step_by(2).collect();
+        let block = Candidates::precompute(kind, &rows, &idx).unwrap();
+        let fly = Candidates::on_the_fly(kind, rows, idx).unwrap();
+        let a = forward_select(&block, &y, &opts(10, Selection::Greedy)).unwrap();
+        let b = forward_select(&fly, &y, &opts(10, Selection::Greedy)).unwrap();
+        assert_eq!(a.selected, b.selected);
+        for (x, w) in a.z.iter().zip(&b.z) {
+            assert!((x - w).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn duplicated_columns_are_pruned_and_the_rank_stops_the_pass() {
+        // Linear kernel on 2-D points: rank of [1, K] is at most 3.
+        let data = vec![1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 0.5, 1.0, 0.0, -1.0, 3.0];
+        let rows = Rows::new(data, 6, 2).unwrap();
+        let y = vec![1.0, -1.0, 1.0, 1.0, -1.0, -1.0];
+        let cand = Candidates::precompute(KernelKind::Linear, &rows, &[0, 1, 2, 3, 4, 5]).unwrap();
+        for sel in [Selection::Greedy, Selection::InOrder] {
+            let path = forward_select(&cand, &y, &opts(6, sel)).unwrap();
+            assert_eq!(path.stop, Stop::Exhausted, "{sel:?}");
+            assert!(path.len() <= 2, "{sel:?}: {:?}", path.selected);
+            assert_eq!(path.len() + path.n_pruned, 6);
+            if sel == Selection::InOrder {
+                // Row 4 duplicates row 0: never both.
+                assert!(!(path.selected.contains(&0) && path.selected.contains(&4)));
+            }
+        }
+    }
+
+    #[test]
+    fn in_order_takes_the_given_order() {
+        let (rows, y) = toy(20, 2);
+        let kind = KernelKind::Rbf { gamma: 1.0 };
+        let idx = vec![7, 3, 11, 0];
+        let cand = Candidates::on_the_fly(kind, rows, idx).unwrap();
+        let path = forward_select(&cand, &y, &opts(3, Selection::InOrder)).unwrap();
+        assert_eq!(path.selected, vec![0, 1, 2]);
+        assert_eq!(path.stop, Stop::MaxTerms);
+        let beta = path.coefficients(3);
+        let want = lstsq(&cand, &[0, 1, 2], &y);
+        for (a, b) in beta.iter().zip(&want) {
+            assert!((a - b).abs() < 1e-8 * (1.0 + b.abs()));
+        }
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let (rows, y) = toy(10, 2);
+        let kind = KernelKind::Rbf { gamma: 1.0 };
+        assert!(Candidates::precompute(kind, &rows, &[10]).is_err());
+        let cand = Candidates::precompute(kind, &rows, &[0, 1]).unwrap();
+        assert!(forward_select(&cand, &y[..9], &opts(2, Selection::Greedy)).is_err());
+        let mut bad = y.clone();
+        bad[0] = f64::NAN;
+        assert!(forward_select(&cand, &bad, &opts(2, Selection::Greedy)).is_err());
+        let mut o = opts(2, Selection::Greedy);
+        o.tol = 0.0;
+        assert!(forward_select(&cand, &y, &o).is_err());
+        assert!(Candidates::block(vec![1.0; 5], 2, 3).is_err());
+    }
+}
