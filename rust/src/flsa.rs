@@ -303,7 +303,8 @@ fn orthogonalise(basis: &[Vec<f64>], q: &mut [f64]) -> Vec<f64> {
     coef
 }
 
-/// Runs forward selection of the candidate columns for target `y`.
+/// Runs forward selection of the candidate columns for target `y`: the
+/// greedy pass here, the in-order one in [`forward_in_order`].
 pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<FlsaPath> {
     let n = cand.n();
     let m = cand.m();
@@ -335,55 +336,43 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
     let mut residual_sq = vec![dot(&r, &r)];
     let mut selected = Vec::new();
     let mut n_pruned = 0;
-    let greedy = opts.selection == Selection::Greedy;
 
-    // Per candidate: [‖k_c‖², s_c, p_c] (only the greedy mode uses them).
+    // Per candidate: [‖k_c‖², s_c, p_c].
     let mut live = vec![true; m];
     let mut state = vec![[0.0f64; 3]; m];
-    if greedy {
-        cand.map_columns(&live, &mut state, |_, col, slot| {
-            let norm2 = dot(col, col);
-            let a0 = col.iter().sum::<f64>() / sqrt_n;
-            *slot = [norm2, norm2 - a0 * a0, dot(&r, col)];
-        });
-        for (c, st) in state.iter().enumerate() {
-            if st[1] <= tol2 * st[0] {
-                live[c] = false;
-                n_pruned += 1;
-            }
+    cand.map_columns(&live, &mut state, |_, col, slot| {
+        let norm2 = dot(col, col);
+        let a0 = col.iter().sum::<f64>() / sqrt_n;
+        *slot = [norm2, norm2 - a0 * a0, dot(&r, col)];
+    });
+    for (c, st) in state.iter().enumerate() {
+        if st[1] <= tol2 * st[0] {
+            live[c] = false;
+            n_pruned += 1;
         }
     }
-    let mut next_in_order = 0;
     let mut verified = vec![false; m];
 
     let stop = loop {
         if selected.len() >= opts.max_terms {
             break Stop::MaxTerms;
         }
-        // Choose a candidate.
-        let pick = if greedy {
-            let mut best: Option<(usize, f64)> = None;
-            for (c, st) in state.iter().enumerate() {
-                if live[c] {
-                    let gain = st[2] * st[2] / st[1];
-                    if best.is_none_or(|(_, g)| gain > g) {
-                        best = Some((c, gain));
-                    }
+        // Choose the candidate with the largest error reduction.
+        let mut pick: Option<(usize, f64)> = None;
+        for (c, st) in state.iter().enumerate() {
+            if live[c] {
+                let gain = st[2] * st[2] / st[1];
+                if pick.is_none_or(|(_, g)| gain > g) {
+                    pick = Some((c, gain));
                 }
             }
-            best
-        } else {
-            (next_in_order < m).then(|| {
-                next_in_order += 1;
-                (next_in_order - 1, f64::NAN)
-            })
-        };
+        }
         let Some((c, claimed)) = pick else {
             break Stop::Exhausted;
         };
         // Its exact residue.
         let mut q = cand.column(c);
-        let norm2 = if greedy { state[c][0] } else { dot(&q, &q) };
+        let norm2 = state[c][0];
         let coef = orthogonalise(&basis, &mut q);
         let sq = dot(&q, &q);
         if sq <= tol2 * norm2 || norm2 == 0.0 {
@@ -391,7 +380,7 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
             n_pruned += 1;
             continue;
         }
-        if greedy && !verified[c] {
+        if !verified[c] {
             let p = dot(&r, &q);
             let exact = p * p / sq;
             if exact < 0.5 * claimed {
@@ -415,27 +404,25 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
         selected.push(c);
         live[c] = false;
         basis.push(q);
-        if greedy {
-            let u = basis.last().map(Vec::as_slice).unwrap_or(&[]);
-            let mut delta = vec![[0.0f64; 3]; m];
-            cand.map_columns(&live, &mut delta, |_, col, slot| {
-                slot[0] = dot(u, col);
-            });
-            for c in 0..m {
-                if !live[c] {
-                    continue;
-                }
-                let a = delta[c][0];
-                let st = &mut state[c];
-                st[1] -= a * a;
-                st[2] -= zeta * a;
-                if st[1] <= tol2 * st[0] {
-                    live[c] = false;
-                    n_pruned += 1;
-                }
+        let u = basis.last().map(Vec::as_slice).unwrap_or(&[]);
+        let mut delta = vec![[0.0f64; 3]; m];
+        cand.map_columns(&live, &mut delta, |_, col, slot| {
+            slot[0] = dot(u, col);
+        });
+        for c in 0..m {
+            if !live[c] {
+                continue;
             }
-            verified.iter_mut().for_each(|v| *v = false);
+            let a = delta[c][0];
+            let st = &mut state[c];
+            st[1] -= a * a;
+            st[2] -= zeta * a;
+            if st[1] <= tol2 * st[0] {
+                live[c] = false;
+                n_pruned += 1;
+            }
         }
+        verified.iter_mut().for_each(|v| *v = false);
     };
 
     Ok(assemble(selected, r_cols, z, residual_sq, n_pruned, stop))
