@@ -11,14 +11,18 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-EXPERIMENTS: dict[str, tuple[str, str]] = {}
+EXPERIMENTS: dict[str, tuple[str, str]] = {
+    "lsvm": (
+        "localsvm.experiments.lsvm",
+        "Localized SVM paper (seed 000): Table 1, Figures 3 and 4",
+    ),
+    "flsa": (
+        "localsvm.experiments.flsa",
+        "FLSA-SVM paper: sparse least-squares SVMs (FLSA, RFLSA) vs SVM and LS-SVM, "
+        "two spirals, tuning time",
+    ),
+}
 """name → (module, one-line description)."""
-
-EXPERIMENTS["flsa"] = (
-    "localsvm.experiments.flsa",
-    "FLSA-SVM paper: sparse least-squares SVMs (FLSA, RFLSA) vs SVM and LS-SVM, "
-    "two spirals, tuning time",
-)
 
 
 def load(name: str) -> ModuleType:

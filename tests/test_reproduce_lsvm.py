@@ -1,0 +1,103 @@
+"""``python -m localsvm reproduce lsvm --quick`` runs end to end: Table 1 with
+the paper's figures, the Figure-4 runtime table, the performance bar and both
+images."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+import numpy as np
+import pytest
+
+from localsvm.__main__ import main
+from localsvm.experiments import EXPERIMENTS, load
+from localsvm.experiments.lsvm import DATASETS, METHODS, PAPER, load_binary
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("lsvm")
+    mod = load("lsvm")
+    captured: list[list[dict]] = []
+    run = mod.run
+
+    def spy(args, out):
+        rows = run(args, out)
+        captured.append(rows)
+        return rows
+
+    buf = io.StringIO()
+    mod.run = spy
+    try:
+        with contextlib.redirect_stdout(buf):
+            assert main(["reproduce", "lsvm", "--quick", "--out", str(out_dir)]) == 0
+    finally:
+        mod.run = run
+    return buf.getvalue(), captured[0], out_dir
+
+
+def test_lsvm_is_registered():
+    assert EXPERIMENTS["lsvm"][0] == "localsvm.experiments.lsvm"
+    mod = load("lsvm")
+    assert hasattr(mod, "add_arguments") and hasattr(mod, "run")
+
+
+def test_table1_rows(quick_run):
+    text, rows, _ = quick_run
+    table = [r for r in rows if r["section"] == "table1"]
+    assert {(r["data"], r["method"]) for r in table} == {(d, m) for d in DATASETS for m in METHODS}
+    for r in table:
+        assert 0.0 <= r["mean"] <= 100.0, r
+        assert all(0.0 <= a <= 100.0 for a in r["accuracies"]), r
+        assert r["repetitions"] == 2
+        assert r["paper"] == PAPER[r["data"]][r["method"]]
+    # The paper's numbers are printed beside ours, unavailable sets included.
+    for figure in ("94.57", "66.91", "97.06", "96.00", "98.29", "90.39"):
+        assert figure in text
+    assert "KDDCup, Physics, Robot and Covtype are not available here" in text
+    assert "Table 1" in text and "seed 000" in text
+    assert "parameters CV chose most often" in text
+    # The class groups are printed; yeast's membrane classes are found by their counts.
+    assert "window {1, 2, 3}" in text and "versicolor {1}" in text
+    assert "membrane {ME1=3, ME2=5, ME3=6}" in text
+
+
+def test_runtime_rows(quick_run):
+    text, rows, _ = quick_run
+    runtime = [r for r in rows if r["section"] == "runtime"]
+    assert [r["n_test"] for r in runtime] == [300, 600]
+    for r in runtime:
+        for col in ("SVM", "KNN", "HLSVM", "SLSVM", "PSVM", "PSVM clustering"):
+            assert r[col] >= 0.0
+        assert r["PSVM clustering"] <= r["PSVM"]
+    assert re.search(r"^\s+300(\s+\d+\.\d+){7}$", text, flags=re.MULTILINE)
+    assert "ijcnn1 stands in" in text
+    accs = [r for r in rows if r["section"] == "runtime-accuracy"]
+    assert all(0.0 <= r[m] <= 100.0 for r in accs for m in METHODS)
+
+
+def test_performance_bar(quick_run):
+    text, rows, _ = quick_run
+    verdicts = {r["against"]: r for r in rows if r["section"] == "bar-verdict"}
+    assert set(verdicts) == {"sklearn SVC", "localsvm SVC"}
+    for r in verdicts.values():
+        assert r["verdict"] == ("PASS" if r["faster"] and r["no_worse"] else "FAIL")
+    assert "ms per test example" in text and "CV tuning PSVM" in text
+    assert re.search(r"(PASS|FAIL): PSVM vs sklearn SVC", text)
+
+
+def test_images(quick_run):
+    text, rows, out_dir = quick_run
+    figure3 = [r for r in rows if r["section"] == "figure3"]
+    assert len(figure3) == 1 and 50.0 <= figure3[0]["accuracy"] <= 100.0
+    pytest.importorskip("matplotlib")
+    for name in ("lsvm_runtime.png", "lsvm_psvm_boundary.png"):
+        assert (out_dir / name).stat().st_size > 1000, name
+    assert "figure skipped" not in text
+
+
+def test_yeast_groups_match_uci_counts():
+    d = load_binary("yeast")
+    assert int(np.sum(d.y == 1)) == 44 + 51 + 163
