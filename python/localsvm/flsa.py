@@ -58,7 +58,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _core
-from .kernels import KERNELS, make_spec
+from .kernels import KERNELS, kernel_parameter_constraints, make_spec
 from .kernels import kernel_matrix as _kernel_matrix
 from .parallel import run_tasks
 
@@ -206,9 +206,7 @@ class FLSAClassifier(ClassifierMixin, BaseEstimator):
             None,
         ],
         "kernel": [StrOptions(set(KERNELS))],
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
+        **kernel_parameter_constraints(),
         "tol": [Interval(Real, 0.0, 1.0, closed="neither")],
         "gram": [StrOptions({"auto", "precomputed", "on_the_fly"})],
         "random_state": ["random_state"],

@@ -27,9 +27,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _core
 from ._decompose import ovo_pairs, ovo_to_ovr
 from .backends.base import QPProblem
-from .kernels import KernelSpec, kernel_matrix, make_spec
+from .kernels import KernelSpec, kernel_matrix, kernel_parameter_constraints, make_spec
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import get_similarity, select_backend
+from .similarity import similarity_parameter_constraints
 
 __all__ = ["LocalSVC", "compute_similarity"]
 
@@ -182,15 +183,10 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: ClassVar[dict] = {
         "C": [Interval(Real, 0.0, None, closed="neither")],
-        "similarity": [str],
-        "bandwidth": [Interval(Real, 0.0, None, closed="neither")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "similarity_params": [dict, None],
+        **similarity_parameter_constraints(),
         "similarity_threshold": [Interval(Real, 0.0, 1.0, closed="left")],
         "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid"})],
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
+        **kernel_parameter_constraints(),
         "tol": [Interval(Real, 0.0, None, closed="neither")],
         "max_iter": [Interval(Integral, -1, None, closed="left")],
         "shrinking": ["boolean"],

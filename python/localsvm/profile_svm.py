@@ -22,9 +22,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from .clustering import check_n_clusters
+from .kernels import kernel_parameter_constraints
 from .local import compute_similarity, similarity_kwargs
 from .parallel import run_tasks
 from .plugins import get_clustering, get_similarity
+from .similarity import similarity_parameter_constraints
 from .svc import SVC
 
 __all__ = ["ProfileSVC"]
@@ -116,16 +118,11 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
         "R": [Interval(Real, 0.0, None, closed="left"), None],
         "clustering": [str],
         "clustering_params": [dict, None],
-        "similarity": [str],
-        "bandwidth": [Interval(Real, 0.0, None, closed="neither")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "similarity_params": [dict, None],
+        **similarity_parameter_constraints(),
         "transductive": ["boolean"],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
         "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid"})],
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
+        **kernel_parameter_constraints(),
         "tol": [Interval(Real, 0.0, None, closed="neither")],
         "max_iter": [Interval(Integral, -1, None, closed="left")],
         "backend": [str],

@@ -48,6 +48,19 @@ def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.maximum(d, 0.0)
 
 
+def similarity_parameter_constraints() -> dict[str, list]:
+    """scikit-learn parameter constraints of the estimator parameters that
+    choose and configure a similarity strategy (LocalSVC, ProfileSVC)."""
+    from sklearn.utils._param_validation import Interval
+
+    return {
+        "similarity": [str],
+        "bandwidth": [Interval(Real, 0.0, None, closed="neither")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "similarity_params": [dict, None],
+    }
+
+
 class GaussianSimilarity:
     """Soft similarity ``exp(−‖x_s − x_i‖² / bandwidth)`` (SLSVM)."""
 

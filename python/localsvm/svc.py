@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _core
 from ._decompose import ovo_pairs, ovo_to_ovr, vote_winner
 from .backends.base import QPProblem, QPSolution
-from .kernels import KERNELS, KernelSpec, make_spec
+from .kernels import KERNELS, KernelSpec, kernel_parameter_constraints, make_spec
 from .parallel import run_tasks
 from .plugins import select_backend
 
@@ -141,9 +141,7 @@ class SVC(ClassifierMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "C": [Interval(Real, 0.0, None, closed="neither")],
         "kernel": [StrOptions(set(KERNELS))],
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
+        **kernel_parameter_constraints(),
         "shrinking": ["boolean"],
         "tol": [Interval(Real, 0.0, None, closed="neither")],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
