@@ -54,10 +54,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import check_cv
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _core
+from ._validation import encode_classes, validate_training_data
 from .kernels import KERNELS, kernel_parameter_constraints, make_spec
 from .kernels import kernel_matrix as _kernel_matrix
 from .parallel import run_tasks
@@ -249,23 +249,12 @@ class FLSAClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit
 
     def _validate_xy(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
-        n = X.shape[0]
-        if self.kernel == "precomputed" and X.shape[1] != n:
-            raise ValueError(
-                f"Precomputed matrix must be a square matrix. Input is a {n}x{X.shape[1]} matrix."
-            )
-        return X, y
+        return validate_training_data(self, X, y, precomputed=self.kernel == "precomputed")
 
     def _fit_paths(self, X, y, n_terms: int, *, warn: bool = True) -> None:
         """Validated data in, ``path_`` and the private state out."""
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        y_idx = encode_classes(self, y)
         n_classes = self.classes_.shape[0]
-        if n_classes < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {n_classes} class"
-            )
         n = X.shape[0]
         m = _resolve_dictionary(self.dictionary_size, n)
         rng = check_random_state(self.random_state)

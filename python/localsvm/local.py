@@ -21,11 +21,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _core
 from ._decompose import ovo_pairs, ovo_to_ovr
+from ._validation import encode_classes, validate_training_data
 from .backends.base import QPProblem
 from .kernels import KernelSpec, kernel_matrix, kernel_parameter_constraints, make_spec
 from .parallel import effective_n_jobs, run_tasks
@@ -240,14 +240,8 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Validate and store the training data; the work happens at predict."""
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if self.classes_.shape[0] < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got "
-                f"{self.classes_.shape[0]} class"
-            )
+        X, y = validate_training_data(self, X, y)
+        y_idx = encode_classes(self, y)
         # The strategy validates its own parameters (k > n, bandwidth ≤ 0, an
         # unknown name) now rather than at the first predict.
         self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self)

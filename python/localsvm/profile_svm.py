@@ -18,9 +18,9 @@ from typing import ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from ._validation import encode_classes, validate_training_data
 from .clustering import check_n_clusters
 from .kernels import kernel_parameter_constraints
 from .local import compute_similarity, similarity_kwargs
@@ -182,14 +182,8 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
         ``X_test`` (required with ``transductive=True``, refused otherwise)
         holds the test examples the profiles are measured against.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        n_classes = self.classes_.shape[0]
-        if n_classes < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {n_classes} class"
-            )
+        X, y = validate_training_data(self, X, y)
+        y_idx = encode_classes(self, y)
         n = X.shape[0]
         kappa = check_n_clusters(self.n_clusters, n)
         rng = check_random_state(self.random_state)

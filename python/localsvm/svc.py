@@ -16,11 +16,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _core
 from ._decompose import ovo_pairs, ovo_to_ovr, vote_winner
+from ._validation import encode_classes, validate_training_data
 from .backends.base import QPProblem, QPSolution
 from .kernels import KERNELS, KernelSpec, kernel_parameter_constraints, make_spec
 from .parallel import run_tasks
@@ -216,19 +216,10 @@ class SVC(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit the SVM on ``X`` (features, or the square training kernel for
         ``kernel='precomputed'``) and labels ``y``."""
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=False)
-        check_classification_targets(y)
+        X, y = validate_training_data(self, X, y, precomputed=self.kernel == "precomputed")
         n = X.shape[0]
-        if self.kernel == "precomputed" and X.shape[1] != n:
-            raise ValueError(
-                f"Precomputed matrix must be a square matrix. Input is a {n}x{X.shape[1]} matrix."
-            )
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        y_idx = encode_classes(self, y)
         n_classes = self.classes_.shape[0]
-        if n_classes < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {n_classes} class"
-            )
         sw = check_sample_weight(sample_weight, n)
         self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
         upper = self.C * self.class_weight_[y_idx] * sw
