@@ -200,8 +200,9 @@ def _signs(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------- model selection
 
 
-def tune_flsa(split: Split, selection: str, cfg: Config, max_path: int, seed: int):
-    """Best (gamma, N_sv) by CV along the path; the refitted model."""
+def cv_flsa(split: Split, selection: str, cfg: Config, max_path: int, seed: int):
+    """The model cross-validation picks along the path over the gamma grid
+    (an :class:`FLSAClassifierCV`, refitted at its best N_sv)."""
     g0 = gamma_scale(split.X_train)
     best = None
     for f in cfg.gamma_factors:
@@ -220,7 +221,12 @@ def tune_flsa(split: Split, selection: str, cfg: Config, max_path: int, seed: in
         score = est.mean_cv_scores_[est.best_n_support_]
         if best is None or score > best[0]:
             best = (score, est)
-    est = best[1]
+    return best[1]
+
+
+def tune_flsa(split: Split, selection: str, cfg: Config, max_path: int, seed: int):
+    """Test accuracy and support vectors of the model CV picks."""
+    est = cv_flsa(split, selection, cfg, max_path, seed)
     return est.score(split.X_test, split.y_test), int(est.support_.size)
 
 
@@ -459,23 +465,8 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
 
 def _cv_rflsa(split: Split, cfg: Config, max_path: int, seed: int) -> tuple[float, int]:
     """The (gamma, N_sv) that cross-validation picks for RFLSA (as in the table)."""
-    g0 = gamma_scale(split.X_train)
-    best = None
-    for f in cfg.gamma_factors:
-        est = FLSAClassifierCV(
-            n_support=max_path,
-            selection="random",
-            gamma=f * g0,
-            cv=StratifiedKFold(cfg.folds, shuffle=True, random_state=seed),
-            random_state=seed,
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FLSARankWarning)
-            est.fit(split.X_train, split.y_train)
-        score = est.mean_cv_scores_[est.best_n_support_]
-        if best is None or score > best[0]:
-            best = (score, f * g0, int(est.best_n_support_))
-    return best[1], best[2]
+    est = cv_flsa(split, "random", cfg, max_path, seed)
+    return float(est.gamma), int(est.best_n_support_)
 
 
 def bench(quick: bool, out: TextIO) -> dict:
