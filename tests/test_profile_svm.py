@@ -69,6 +69,9 @@ def test_transductive_profiles_against_the_test_set(banana):
     sigma = np.exp(-squared_distances(X, Q) / 0.5)
     centers = np.stack([sigma[clf.cluster_labels_ == j].mean(0) for j in range(6)])
     np.testing.assert_array_equal(clf.assign(Q), np.argmax(centers, axis=0))
+    # fit_predict reads the test examples' clusters off the fit's profiles.
+    np.testing.assert_array_equal(clf.reference_clusters_, clf.assign(Q))
+    np.testing.assert_array_equal(pred, clf.predict(Q))
     with pytest.raises(ValueError, match="X_test"):
         ProfileSVC(transductive=True).fit(X, y)
     with pytest.raises(ValueError, match="only used with transductive=True"):

@@ -103,6 +103,11 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
         What the strategy returned (objective, iterations, ...).
     references_ : ndarray
         The reference points of the profiles.
+    reference_clusters_ : ndarray of shape (n_references,)
+        The cluster each reference point is assigned to (the rule of
+        :meth:`assign`, read off the profiles computed at fit). In the
+        transductive mode these are the test examples' clusters, which
+        :meth:`fit_predict` uses without measuring the similarities again.
     timings_ : dict
         Seconds spent in 'similarity', 'clustering' and 'svm' during fit.
     cluster_n_iter_ : ndarray of shape (n_clusters,)
@@ -236,6 +241,7 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
         self.cluster_sizes_ = np.bincount(labels, minlength=kappa)
         self.cluster_classes_ = [np.unique(y_idx[labels == j]) for j in range(kappa)]
         self.X_fit_ = X
+        self.reference_clusters_ = self._nearest_cluster(profiles)
 
         def train(j):
             members = np.flatnonzero(labels == j)
@@ -265,24 +271,35 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
         self.n_iter_ = int(self.cluster_n_iter_.sum())
         return self
 
-    def assign(self, X) -> np.ndarray:
-        """The cluster of each row of ``X``: the largest mean similarity to a
-        cluster's members (empty clusters are never chosen)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        sigma = compute_similarity(self.similarity, self.X_fit_, X, **self._sim_kwargs)
+    def _nearest_cluster(self, sigma: np.ndarray) -> np.ndarray:
+        """Per column of ``sigma`` (similarities of the training examples to
+        some points), the cluster with the largest mean similarity; empty
+        clusters are never chosen."""
+        n = self.cluster_labels_.shape[0]
         kappa = self.cluster_sizes_.shape[0]
-        member = np.zeros((kappa, self.X_fit_.shape[0]))
-        member[self.cluster_labels_, np.arange(self.X_fit_.shape[0])] = 1.0
+        member = np.zeros((kappa, n))
+        member[self.cluster_labels_, np.arange(n)] = 1.0
         sizes = self.cluster_sizes_.astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = (member @ sigma) / sizes[:, None]
         mean[sizes == 0] = -np.inf
         return np.argmax(mean, axis=0)
 
-    def _per_cluster(self, X, fn_model, fn_constant, width: int) -> np.ndarray:
+    def assign(self, X) -> np.ndarray:
+        """The cluster of each row of ``X``: the largest mean similarity to a
+        cluster's members (empty clusters are never chosen)."""
+        check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        cluster = self.assign(X)
+        return self._assign_valid(X)
+
+    def _assign_valid(self, X: np.ndarray) -> np.ndarray:
+        sigma = compute_similarity(self.similarity, self.X_fit_, X, **self._sim_kwargs)
+        return self._nearest_cluster(sigma)
+
+    def _per_cluster(self, X, fn_model, fn_constant, width: int, cluster=None) -> np.ndarray:
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        if cluster is None:
+            cluster = self._assign_valid(X)
         out = np.zeros((X.shape[0], width))
         for j in np.unique(cluster):
             rows = np.flatnonzero(cluster == j)
@@ -327,11 +344,15 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Class labels for ``X``."""
         check_is_fitted(self)
+        return self._predict(X, None)
+
+    def _predict(self, X, cluster) -> np.ndarray:
         idx = self._per_cluster(
             X,
             lambda model, Xr: model.predict(Xr)[:, None],
             lambda j: float(self.cluster_classes_[j][0]) if self.cluster_classes_[j].size else 0,
             1,
+            cluster,
         )[:, 0]
         return self.classes_[idx.astype(np.intp)]
 
@@ -343,5 +364,7 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
         if X_test is None:
             return self.fit(X, y).predict(X)
         if self.transductive:
-            return self.fit(X, y, X_test=X_test).predict(X_test)
+            self.fit(X, y, X_test=X_test)
+            # The test examples are the references: their clusters are known.
+            return self._predict(X_test, self.reference_clusters_)
         return self.fit(X, y).predict(X_test)
