@@ -250,14 +250,15 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
         self.X_fit_ = X
         self.y_fit_ = y_idx.astype(np.intp)
         self.class_counts_ = np.bincount(y_idx, minlength=self.classes_.shape[0])
-        self.use_gram_ = X.shape[0] ** 2 * 8 <= GRAM_LIMIT_BYTES
+        n = X.shape[0]
+        self.use_gram_ = n**2 * 8 <= GRAM_LIMIT_BYTES
         gram = kernel_matrix(self._spec, X, X) if self.use_gram_ else None
         self._pairs = []
         for a, b in ovo_pairs(self.classes_.shape[0]):
             rows = np.flatnonzero((y_idx == a) | (y_idx == b))
             labels = np.where(y_idx[rows] == a, 1.0, -1.0)
             if gram is not None:
-                kin = np.ascontiguousarray(gram[np.ix_(rows, rows)])
+                kin = gram if rows.size == n else np.ascontiguousarray(gram[np.ix_(rows, rows)])
                 spec = KernelSpec("precomputed")
             else:
                 kin, spec = X[rows], self._spec
@@ -346,8 +347,11 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
 
     def _solve_chunk(self, backend, pair: _Pair, sigma_t: np.ndarray, cross: np.ndarray) -> dict:
         """Solve the local problems of one chunk of queries for one class pair."""
-        sig = np.ascontiguousarray(sigma_t[:, pair.rows])
-        crs = np.ascontiguousarray(cross[:, pair.rows])
+        if pair.rows.size == sigma_t.shape[1]:  # two classes: every row takes part
+            sig, crs = sigma_t, cross
+        else:
+            sig = np.ascontiguousarray(sigma_t[:, pair.rows])
+            crs = np.ascontiguousarray(cross[:, pair.rows])
         common = {
             "threshold": float(self.similarity_threshold),
             "tol": float(self.tol),

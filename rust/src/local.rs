@@ -3,9 +3,9 @@
 //! For each query (test example) `x_s` the C-SVC dual is solved with the
 //! boxes `0 ≤ α_i ≤ C·σ(x_s, x_i)` instead of `C`, and the query is scored
 //! by that model alone. The training kernel is built once by the caller
-//! (a [`KernelSource`], typically the precomputed Gram matrix) and every
-//! query's problem gathers its rows from it, so no kernel value is derived
-//! twice. Training examples with `σ < threshold` are dropped from a query's
+//! (a [`LocalKernel`]: the Gram matrix, borrowed, or features with a kernel
+//! function) and every query's problem gathers its rows from it, so no kernel
+//! value is derived twice and the Gram matrix is never copied whole. Training examples with `σ < threshold` are dropped from a query's
 //! problem (their box is below `C·threshold`).
 //!
 //! Queries are solved in the order given, each warm-started from the
@@ -17,6 +17,59 @@ use crate::error::{shape_error, value_error, Result};
 use crate::kernel::KernelSource;
 use crate::qmatrix::KernelQ;
 use crate::smo;
+
+/// The training kernel that every local problem is gathered from.
+#[derive(Debug)]
+pub enum LocalKernel<'a> {
+    /// The square Gram matrix of the training examples, row-major.
+    Gram { matrix: &'a [f64], n: usize },
+    /// Features and a kernel function: local problems compute their columns.
+    Source(KernelSource),
+}
+
+impl<'a> LocalKernel<'a> {
+    /// A borrowed Gram matrix, checked once: square and finite.
+    pub fn gram(matrix: &'a [f64], n: usize) -> Result<Self> {
+        if matrix.len() != n * n {
+            shape_error!(
+                "the Gram matrix must be square: got {} values for {n} examples",
+                matrix.len()
+            );
+        }
+        if matrix.iter().any(|v| !v.is_finite()) {
+            value_error!("the Gram matrix contains NaN or infinity");
+        }
+        Ok(LocalKernel::Gram { matrix, n })
+    }
+
+    /// Number of training examples.
+    pub fn n(&self) -> usize {
+        match self {
+            LocalKernel::Gram { n, .. } => *n,
+            LocalKernel::Source(s) => s.n(),
+        }
+    }
+
+    /// The kernel of the listed examples, as a solver source.
+    fn subset(&self, idx: &[usize]) -> KernelSource {
+        match self {
+            LocalKernel::Gram { matrix, n } => {
+                let k = idx.len();
+                let mut sub = Vec::with_capacity(k * k);
+                for &a in idx {
+                    let row = &matrix[a * n..(a + 1) * n];
+                    sub.extend(idx.iter().map(|&b| row[b]));
+                }
+                KernelSource::Precomputed {
+                    matrix: sub,
+                    n: k,
+                    perm: (0..k).collect(),
+                }
+            }
+            LocalKernel::Source(s) => s.subset(idx),
+        }
+    }
+}
 
 /// How a query's neighbourhood turned out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +124,7 @@ pub struct LocalResult {
 /// x_i)` and `cross[s·n + i] = K(x_i, x_s)`. `y` holds `±1` for the `n`
 /// training examples of `base`.
 pub fn solve_local(
-    base: &KernelSource,
+    base: &LocalKernel<'_>,
     y: &[f64],
     sigma: &[f64],
     cross: &[f64],
@@ -268,7 +321,7 @@ mod tests {
         let (x, y) = data();
         let queries = [0.45, 1.5, 2.52, 3.3];
         let sigma = gaussian(&x, &queries, 0.3);
-        let base = KernelSource::dense(KernelKind::Linear, x.clone()).unwrap();
+        let base = LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x.clone()).unwrap());
         let cold = solve_local(&base, &y, &sigma, &cross(&x, &queries), &opts(false)).unwrap();
         let warm = solve_local(&base, &y, &sigma, &cross(&x, &queries), &opts(true)).unwrap();
         for (s, &qv) in queries.iter().enumerate() {
@@ -309,7 +362,7 @@ mod tests {
     #[test]
     fn one_class_and_empty_neighbourhoods_are_reported() {
         let (x, y) = data();
-        let base = KernelSource::dense(KernelKind::Linear, x.clone()).unwrap();
+        let base = LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x.clone()).unwrap());
         let queries = [0.2, 1.2, 100.0];
         let sigma = gaussian(&x, &queries, 0.001);
         let r = solve_local(&base, &y, &sigma, &cross(&x, &queries), &opts(true)).unwrap();
@@ -322,6 +375,33 @@ mod tests {
             ]
         );
         assert_eq!(r.decision, vec![1.0, -1.0, 0.0]);
+    }
+
+    #[test]
+    fn a_borrowed_gram_matrix_gives_the_feature_results() {
+        let (x, y) = data();
+        let queries = [0.45, 2.52];
+        let sigma = gaussian(&x, &queries, 0.3);
+        let gram = crate::kernel::kernel_matrix(KernelKind::Linear, &x, &x).unwrap();
+        let c = cross(&x, &queries);
+        let from_gram = solve_local(
+            &LocalKernel::gram(&gram, 40).unwrap(),
+            &y,
+            &sigma,
+            &c,
+            &opts(true),
+        );
+        let features = LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x).unwrap());
+        let from_features = solve_local(&features, &y, &sigma, &c, &opts(true)).unwrap();
+        for (a, b) in from_gram
+            .unwrap()
+            .decision
+            .iter()
+            .zip(&from_features.decision)
+        {
+            assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+        }
+        assert!(LocalKernel::gram(&gram[..10], 40).is_err());
     }
 
     #[test]
@@ -340,7 +420,7 @@ mod tests {
     #[test]
     fn bad_input_is_an_error() {
         let (x, y) = data();
-        let base = KernelSource::dense(KernelKind::Linear, x.clone()).unwrap();
+        let base = LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x.clone()).unwrap());
         let mut sigma = gaussian(&x, &[1.0], 1.0);
         let c = cross(&x, &[1.0]);
         assert!(solve_local(&base, &y[..39], &sigma, &c, &opts(true)).is_err());

@@ -14,7 +14,7 @@ use pyo3::types::PyDict;
 use crate::error::Error;
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Selection, Stop};
 use crate::kernel::{kernel_matrix as kernel_matrix_rs, KernelKind, KernelSource, Rows};
-use crate::local::{solve_local as solve_local_rs, LocalOptions};
+use crate::local::{solve_local as solve_local_rs, LocalKernel, LocalOptions};
 use crate::predict;
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 
@@ -338,9 +338,11 @@ fn solve_local<'py>(
         warm_start,
     };
     let res = detached(py, move || {
+        // The Gram matrix is read where numpy holds it; features are copied
+        // once into the solver's layout.
         let base = match kind {
-            KernelKind::Precomputed => KernelSource::precomputed(x.as_slice().to_vec(), n)?,
-            _ => KernelSource::dense(kind, x.rows()?)?,
+            KernelKind::Precomputed => LocalKernel::gram(x.as_slice(), n)?,
+            _ => LocalKernel::Source(KernelSource::dense(kind, x.rows()?)?),
         };
         solve_local_rs(&base, &y, sigma.as_slice(), cross.as_slice(), &opts)
     })?;
