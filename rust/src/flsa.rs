@@ -58,7 +58,7 @@
 use rayon::prelude::*;
 
 use crate::error::{shape_error, value_error, Result};
-use crate::kernel::{dot, kernel_matrix, KernelKind, Rows};
+use crate::kernel::{check_kernel_values, dot, kernel_matrix, KernelKind, Rows};
 use crate::simd;
 
 /// Candidate columns × rows above which a pass over the candidates runs on
@@ -81,15 +81,7 @@ pub enum Candidates {
 impl Candidates {
     /// A block supplied by the caller (candidate-major, `m` columns of `n`).
     pub fn block(data: Vec<f64>, n: usize, m: usize) -> Result<Self> {
-        if data.len() != n * m {
-            shape_error!(
-                "the candidate block has {} values, expected {n} rows × {m} candidates",
-                data.len()
-            );
-        }
-        if data.iter().any(|v| !v.is_finite()) {
-            value_error!("the kernel matrix contains NaN or infinity");
-        }
+        check_kernel_values(&data, n, m, "the kernel block of the candidates")?;
         Ok(Candidates::Block { data, n, m })
     }
 

@@ -596,15 +596,7 @@ impl KernelSource {
 
     /// A source over a square precomputed kernel matrix (row-major).
     pub fn precomputed(matrix: Vec<f64>, n: usize) -> Result<Self> {
-        if matrix.len() != n * n {
-            shape_error!(
-                "a precomputed kernel must be a square matrix: got {} values for {n} examples",
-                matrix.len()
-            );
-        }
-        if matrix.iter().any(|v| !v.is_finite()) {
-            value_error!("the precomputed kernel contains NaN or infinity");
-        }
+        check_kernel_values(&matrix, n, n, "the precomputed kernel")?;
         Ok(KernelSource::Precomputed {
             matrix,
             n,
@@ -768,6 +760,21 @@ impl KernelSource {
             }
         }
     }
+}
+
+/// Checks caller-supplied kernel values: `rows × cols` of them, all finite.
+/// `what` names the matrix in the error message.
+pub fn check_kernel_values(values: &[f64], rows: usize, cols: usize, what: &str) -> Result<()> {
+    if values.len() != rows * cols {
+        shape_error!(
+            "{what} has {} values, expected {rows} × {cols}",
+            values.len()
+        );
+    }
+    if values.iter().any(|v| !v.is_finite()) {
+        value_error!("{what} contains NaN or infinity");
+    }
+    Ok(())
 }
 
 /// The kernel matrix between the rows of `a` (`na × d`) and `b` (`nb × d`),

@@ -14,7 +14,7 @@
 //! feasible. Callers order queries so that neighbours follow each other.
 
 use crate::error::{shape_error, value_error, Result};
-use crate::kernel::KernelSource;
+use crate::kernel::{check_kernel_values, KernelSource};
 use crate::qmatrix::KernelQ;
 use crate::smo;
 
@@ -30,15 +30,7 @@ pub enum LocalKernel<'a> {
 impl<'a> LocalKernel<'a> {
     /// A borrowed Gram matrix, checked once: square and finite.
     pub fn gram(matrix: &'a [f64], n: usize) -> Result<Self> {
-        if matrix.len() != n * n {
-            shape_error!(
-                "the Gram matrix must be square: got {} values for {n} examples",
-                matrix.len()
-            );
-        }
-        if matrix.iter().any(|v| !v.is_finite()) {
-            value_error!("the Gram matrix contains NaN or infinity");
-        }
+        check_kernel_values(matrix, n, n, "the Gram matrix")?;
         Ok(LocalKernel::Gram { matrix, n })
     }
 
