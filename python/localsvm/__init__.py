@@ -12,7 +12,7 @@ True
 
 from . import datasets
 from ._core import __version__ as _core_version
-from .backends import Capabilities, QPProblem, QPSolution, SolverBackend
+from .backends import Capabilities, QPProblem, QPSolution, SolverBackend, select_backend
 from .flsa import FLSAClassifier, FLSAClassifierCV, FLSAPath, FLSARankWarning, RFLSAClassifier
 from .hookspecs import hookimpl
 from .kernels import KernelSpec
@@ -28,7 +28,6 @@ from .plugins import (
     list_clusterings,
     list_engines,
     list_similarities,
-    select_backend,
 )
 from .profile_svm import ProfileSVC
 from .svc import SVC

@@ -1,6 +1,7 @@
 """Multiclass decompositions shared by the estimators: one-vs-one pairs in
-LIBSVM's order, one-vs-rest, and the conversions between their decision
-values and predictions.
+LIBSVM's order, one-vs-rest, the conversions between their decision
+values and predictions, and LIBSVM's ``dual_coef_`` layout in both
+directions (:func:`ovo_to_libsvm`, :func:`libsvm_to_ovo`).
 
 >>> ovo_pairs(3)
 [(0, 1), (0, 2), (1, 2)]
@@ -48,3 +49,37 @@ def vote_winner(dec: np.ndarray, n_classes: int) -> np.ndarray:
     """Class index with the most one-vs-one votes; ties go to the lowest index
     (LIBSVM's rule)."""
     return np.argmax(ovo_votes(dec, n_classes), axis=1)
+
+
+def ovo_to_libsvm(coef: np.ndarray, sv_class: np.ndarray, n_classes: int) -> np.ndarray:
+    """Pack one-vs-one coefficients into LIBSVM's ``dual_coef_`` layout.
+
+    ``coef[k]`` holds pair ``k``'s coefficients ``y_i α_i`` over all support
+    vectors (zero outside the pair); ``sv_class`` is each support vector's
+    class index. For pair ``(a, b)`` the coefficients of class-``a`` support
+    vectors go to row ``b − 1`` and those of class ``b`` to row ``a``, giving
+    shape ``(n_classes − 1, n_SV)``.
+    """
+    dual = np.zeros((n_classes - 1, sv_class.shape[0]))
+    for k, (a, b) in enumerate(ovo_pairs(n_classes)):
+        in_a = sv_class == a
+        in_b = sv_class == b
+        dual[b - 1, in_a] = coef[k, in_a]
+        dual[a, in_b] = coef[k, in_b]
+    return dual
+
+
+def libsvm_to_ovo(dual: np.ndarray, n_support: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Unpack LIBSVM's ``dual_coef_`` (support vectors grouped by class,
+    ``n_support`` per class): per class pair in :func:`ovo_pairs` order, the
+    support-vector positions of the pair and their coefficients (the inverse
+    of :func:`ovo_to_libsvm`)."""
+    start = np.concatenate([[0], np.cumsum(n_support)]).astype(np.intp)
+    out = []
+    for a, b in ovo_pairs(len(n_support)):
+        rows = np.r_[start[a] : start[a + 1], start[b] : start[b + 1]]
+        coef = np.concatenate(
+            [dual[b - 1, start[a] : start[a + 1]], dual[a, start[b] : start[b + 1]]]
+        )
+        out.append((rows, coef))
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._decompose import libsvm_to_ovo
 from .kernels import KernelSpec, kernel_matrix
 
 #: Support-vector rows per kernel block, so no ``n_SV × n_SV`` matrix is held.
@@ -33,22 +34,17 @@ def libsvm_dual_objectives(model, spec: KernelSpec) -> np.ndarray:
     scikit-learn-intelex's ``SVC``, or localsvm's with ``multiclass='ovo'``).
 
     One value for two classes; otherwise one per class pair ``(a, b)``,
-    ``a < b``, in LIBSVM's order: the coefficients of pair ``(a, b)`` are row
-    ``b − 1`` for the support vectors of class ``a`` and row ``a`` for those of
-    class ``b``.
+    ``a < b``, in LIBSVM's order (decoded by
+    :func:`localsvm._decompose.libsvm_to_ovo`).
     """
     sv = np.asarray(model.support_vectors_, dtype=np.float64)
     dual = np.asarray(model.dual_coef_, dtype=np.float64)
     n_classes = len(model.classes_)
     if n_classes == 2:
         return np.array([binary_dual_objective(spec, sv, dual[0])])
-    start = np.concatenate([[0], np.cumsum(model.n_support_)])
-    out = []
-    for a in range(n_classes):
-        for b in range(a + 1, n_classes):
-            rows = np.r_[start[a] : start[a + 1], start[b] : start[b + 1]]
-            coef = np.concatenate(
-                [dual[b - 1, start[a] : start[a + 1]], dual[a, start[b] : start[b + 1]]]
-            )
-            out.append(binary_dual_objective(spec, sv[rows], coef))
-    return np.array(out)
+    return np.array(
+        [
+            binary_dual_objective(spec, sv[rows], coef)
+            for rows, coef in libsvm_to_ovo(dual, np.asarray(model.n_support_))
+        ]
+    )

@@ -28,3 +28,20 @@ def encode_classes(estimator, y) -> np.ndarray:
     if n_classes < 2:
         raise ValueError(f"The number of classes has to be greater than one; got {n_classes} class")
     return y_idx
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    """Validate ``sample_weight``: ``None`` (all ones), a scalar, or
+    ``n_samples`` finite, non-negative numbers."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if sw.ndim == 0:
+        sw = np.full(n_samples, float(sw))
+    if sw.shape != (n_samples,):
+        raise ValueError(f"sample_weight must have shape ({n_samples},) to match X, got {sw.shape}")
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be non-negative")
+    return sw

@@ -50,15 +50,14 @@ from typing import ClassVar
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import check_cv
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._base import BaseKernelClassifier
+from ._compat import Interval, RealNotInt, StrOptions, fit_context
 from ._validation import encode_classes, validate_training_data
-from .kernels import KERNELS, kernel_parameter_constraints, make_spec
 from .kernels import kernel_matrix as _kernel_matrix
 from .parallel import run_tasks
 
@@ -126,7 +125,7 @@ def _resolve_dictionary(dictionary_size, n: int) -> int:
     return max(1, round(float(dictionary_size) * n))
 
 
-class FLSAClassifier(ClassifierMixin, BaseEstimator):
+class FLSAClassifier(BaseKernelClassifier):
     """Forward least-squares approximation SVM (FLSA-SVM), with the whole
     regularisation path from one fit.
 
@@ -198,6 +197,7 @@ class FLSAClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
+        **BaseKernelClassifier._parameter_constraints,
         "n_support": [Interval(Integral, 1, None, closed="left")],
         "selection": [StrOptions({"greedy", "random"})],
         "dictionary_size": [
@@ -205,14 +205,10 @@ class FLSAClassifier(ClassifierMixin, BaseEstimator):
             Interval(RealNotInt, 0.0, 1.0, closed="right"),
             None,
         ],
-        "kernel": [StrOptions(set(KERNELS))],
-        **kernel_parameter_constraints(),
         "tol": [Interval(Real, 0.0, 1.0, closed="neither")],
         "gram": [StrOptions({"auto", "precomputed", "on_the_fly"})],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
     }
-    _default_selection = "greedy"
 
     def __init__(
         self,
@@ -241,15 +237,10 @@ class FLSAClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
     # ------------------------------------------------------------------ fit
 
     def _validate_xy(self, X, y):
-        return validate_training_data(self, X, y, precomputed=self.kernel == "precomputed")
+        return validate_training_data(self, X, y, precomputed=self._precomputed)
 
     def _fit_paths(self, X, y, n_terms: int, *, warn: bool = True) -> None:
         """Validated data in, ``path_`` and the private state out."""
@@ -265,9 +256,7 @@ class FLSAClassifier(ClassifierMixin, BaseEstimator):
             candidates = np.sort(rng.choice(n, size=m, replace=False))
         else:
             candidates = np.arange(n)
-        spec = make_spec(self.kernel, self.gamma, self.coef0, self.degree, X)
-        self._spec = spec
-        self._gamma = spec.gamma
+        spec = self._resolve_kernel(X)
         if selection == "random":
             gram = "on_the_fly"
         elif self.gram == "auto":
@@ -318,7 +307,7 @@ class FLSAClassifier(ClassifierMixin, BaseEstimator):
         self.n_pruned_ = np.array([p.n_pruned for p in self.path_])
         self.shape_fit_ = X.shape
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the path up to ``n_support`` support vectors on ``X``
         (features, or the square training kernel for ``kernel='precomputed'``)
@@ -375,8 +364,7 @@ class FLSAClassifier(ClassifierMixin, BaseEstimator):
         return _kernel_matrix(self._spec, X, sv)
 
     def _check_X(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = self._predict_prologue(X)
         if self._spec.precomputed and X.shape[1] != self.shape_fit_[0]:
             raise ValueError(
                 f"X must be the kernel between the samples and the {self.shape_fit_[0]} "
@@ -559,7 +547,7 @@ class FLSAClassifierCV(FLSAClassifier):
         )
         self.cv = cv
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Score every ``k ≤ n_support`` by cross-validation, then fit the
         path on all the data and activate the best ``k``."""

@@ -16,15 +16,12 @@ registering the same name is an error.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pluggy
 
-if TYPE_CHECKING:
-    from .backends.base import SolverBackend
-    from .clustering import ClusteringStrategy
-    from .parallel import Engine
-    from .similarity import SimilarityStrategy
+# This module imports nothing from localsvm (the registered objects are typed
+# in the docstrings), so every module may import ``hookimpl`` without a cycle.
 
 PROJECT_NAME = "localsvm"
 
@@ -33,7 +30,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def localsvm_register_backends(register: Callable[[SolverBackend], Any]) -> None:
+def localsvm_register_backends(register: Callable[[Any], Any]) -> None:
     """Register solver backends.
 
     Call ``register(backend)`` for each backend. A backend has ``name``
@@ -46,7 +43,7 @@ def localsvm_register_backends(register: Callable[[SolverBackend], Any]) -> None
 
 
 @hookspec
-def localsvm_register_similarities(register: Callable[[SimilarityStrategy], Any]) -> None:
+def localsvm_register_similarities(register: Callable[[Any], Any]) -> None:
     """Register similarity strategies σ(x_s, x_i) for localized SVMs.
 
     Call ``register(strategy)`` for each strategy: an object with ``name`` and
@@ -57,7 +54,7 @@ def localsvm_register_similarities(register: Callable[[SimilarityStrategy], Any]
 
 
 @hookspec
-def localsvm_register_clusterings(register: Callable[[ClusteringStrategy], Any]) -> None:
+def localsvm_register_clusterings(register: Callable[[Any], Any]) -> None:
     """Register clustering strategies (e.g. for Profile SVM).
 
     Call ``register(strategy)`` for each strategy: an object with ``name`` and
@@ -67,7 +64,7 @@ def localsvm_register_clusterings(register: Callable[[ClusteringStrategy], Any])
 
 
 @hookspec
-def localsvm_register_engines(register: Callable[[Engine], Any]) -> None:
+def localsvm_register_engines(register: Callable[[Any], Any]) -> None:
     """Register execution engines for independent pieces of work.
 
     Call ``register(engine)`` for each engine: an object with ``name`` and

@@ -15,24 +15,25 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _core
+from ._base import FEATURE_KERNELS, BaseSVMClassifier
+from ._compat import Interval, StrOptions, fit_context
 from ._decompose import ovo_pairs, ovo_to_ovr
-from ._validation import encode_classes, validate_training_data
-from .backends.base import QPProblem
-from .kernels import KernelSpec, kernel_matrix, kernel_parameter_constraints, make_spec
+from .backends.base import EMPTY, SOLVED, LocalBatch, QPProblem, solve_local_batch
+from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
-from .plugins import get_similarity, select_backend
-from .similarity import similarity_parameter_constraints
+from .similarity import (
+    compute_similarity,
+    get_similarity,
+    similarity_kwargs,
+    similarity_parameter_constraints,
+)
 
-__all__ = ["LocalSVC", "compute_similarity"]
+__all__ = ["LocalSVC"]
 
 #: The training kernel is kept as a matrix (built once at fit) up to this
 #: many bytes; above it, local problems compute kernel columns from features.
@@ -41,54 +42,6 @@ GRAM_LIMIT_BYTES = 128 << 20
 #: Queries handled per block of :meth:`LocalSVC.decision_details`: bounds the
 #: ``n_train × block`` similarity and kernel matrices held at once.
 BLOCK_BYTES = 64 << 20
-
-SOLVED, ONLY_POSITIVE, ONLY_NEGATIVE, EMPTY = 0, 1, 2, 3
-
-
-def similarity_kwargs(strategy: Any, estimator: Any) -> dict[str, Any]:
-    """The keyword parameters for ``strategy.compute``: each name the
-    strategy declares in ``parameters`` taken from the estimator's attribute
-    of that name (``bandwidth``, ``k``), then ``similarity_params`` on top."""
-    kwargs = {
-        name: getattr(estimator, name)
-        for name in getattr(strategy, "parameters", ())
-        if hasattr(estimator, name)
-    }
-    kwargs.update(estimator.similarity_params or {})
-    return kwargs
-
-
-def compute_similarity(
-    name: str, X_train: np.ndarray, X_query: np.ndarray, **params: Any
-) -> np.ndarray:
-    """σ(x_s, x_i) of the registered strategy ``name``, checked: shape
-    ``(n_train, n_query)``, finite values in [0, 1]."""
-    strategy = get_similarity(name)
-    sigma = np.asarray(strategy.compute(X_train, X_query, **params), dtype=np.float64)
-    expected = (X_train.shape[0], X_query.shape[0])
-    if sigma.shape != expected:
-        raise ValueError(
-            f"similarity strategy {name!r} returned shape {sigma.shape}, expected {expected}"
-        )
-    if not np.all(np.isfinite(sigma)) or sigma.min(initial=0.0) < 0 or sigma.max(initial=0.0) > 1:
-        raise ValueError(f"similarity strategy {name!r} returned values outside [0, 1]")
-    return sigma
-
-
-def feasible_start(
-    previous: np.ndarray, rows: np.ndarray, y: np.ndarray, upper: np.ndarray
-) -> np.ndarray:
-    """The previous query's α (over all examples) moved into new boxes: clipped,
-    then the class side with the larger sum scaled down so ``yᵀα = 0``."""
-    a = np.clip(previous[rows], 0.0, upper)
-    pos, neg = a[y > 0].sum(), a[y < 0].sum()
-    if pos <= 0 or neg <= 0:
-        return np.zeros_like(a)
-    if pos > neg:
-        a[y > 0] *= neg / pos
-    else:
-        a[y < 0] *= pos / neg
-    return a
 
 
 @dataclass
@@ -103,7 +56,7 @@ class _Pair:
     spec: KernelSpec  # the kernel to apply to ``kernel_input``
 
 
-class LocalSVC(ClassifierMixin, BaseEstimator):
+class LocalSVC(BaseSVMClassifier):
     """Localized SVM (SLSVM / HLSVM): one SVM per test example.
 
     For a test example ``x_s`` the model solves (seed 000, eq. 3.6)
@@ -182,18 +135,13 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "C": [Interval(Real, 0.0, None, closed="neither")],
+        **BaseSVMClassifier._parameter_constraints,
+        "kernel": [StrOptions(set(FEATURE_KERNELS))],
         **similarity_parameter_constraints(),
         "similarity_threshold": [Interval(Real, 0.0, 1.0, closed="left")],
-        "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid"})],
-        **kernel_parameter_constraints(),
-        "tol": [Interval(Real, 0.0, None, closed="neither")],
-        "max_iter": [Interval(Integral, -1, None, closed="left")],
         "shrinking": ["boolean"],
         "warm_start": ["boolean"],
-        "backend": [str],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
-        "n_jobs": [Integral, None],
     }
 
     def __init__(
@@ -237,16 +185,15 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Validate and store the training data; the work happens at predict."""
-        X, y = validate_training_data(self, X, y)
-        y_idx = encode_classes(self, y)
+        X, y, y_idx = self._fit_prologue(X, y)
         # The strategy validates its own parameters (k > n, bandwidth ≤ 0, an
         # unknown name) now rather than at the first predict.
         self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self)
         compute_similarity(self.similarity, X, X[:1], **self._sim_kwargs)
-        self._spec = make_spec(self.kernel, self.gamma, self.coef0, self.degree, X)
+        self._resolve_kernel(X)
         self.X_fit_ = X
         self.y_fit_ = y_idx.astype(np.intp)
         self.class_counts_ = np.bincount(y_idx, minlength=self.classes_.shape[0])
@@ -272,11 +219,6 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
             self._direction = np.ones(X.shape[1])
         return self
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
-        return tags
-
     # -------------------------------------------------------------- predict
 
     def _chunks(self, order: np.ndarray) -> list[np.ndarray]:
@@ -299,8 +241,7 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
         local problem) and ``n_support``; plus ``sigma_sum`` of shape
         ``(n_samples, n_classes)`` (Σσ per class, for the fallback vote).
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = self._predict_prologue(X)
         m, n = X.shape[0], self.X_fit_.shape[0]
         n_pairs = len(self._pairs)
         out = Bunch(
@@ -309,6 +250,7 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
             n_iter=np.zeros((m, n_pairs), dtype=np.int64),
             n_active=np.zeros((m, n_pairs), dtype=np.int64),
             n_support=np.zeros((m, n_pairs), dtype=np.int64),
+            converged=np.ones((m, n_pairs), dtype=bool),
             sigma_sum=np.zeros((m, self.classes_.shape[0])),
         )
         if m == 0:
@@ -319,7 +261,7 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
             upper=np.full(self._pairs[0].y.shape[0], float(self.C)),
             kernel=self._pairs[0].spec,
         )
-        backend = select_backend(self.backend, probe)
+        backend = self._select_backend(probe)
         block = max(1, BLOCK_BYTES // (16 * n))
         for start in range(0, m, block):
             Xb = X[start : start + block]
@@ -341,87 +283,37 @@ class LocalSVC(ClassifierMixin, BaseEstimator):
             )
             for (p, chunk), res in zip(tasks, results, strict=True):
                 rows = start + chunk
-                for key in ("decision", "status", "n_iter", "n_active", "n_support"):
-                    out[key][rows, p] = res[key]
+                for key in ("decision", "status", "n_iter", "n_active", "n_support", "converged"):
+                    out[key][rows, p] = getattr(res, key)
+        self._warn_unconverged(
+            out.converged[out.status == SOLVED],
+            "local problems",
+            (f"SMO stopped at the iteration cap ({self.max_iter})",),
+        )
         return out
 
-    def _solve_chunk(self, backend, pair: _Pair, sigma_t: np.ndarray, cross: np.ndarray) -> dict:
-        """Solve the local problems of one chunk of queries for one class pair."""
+    def _solve_chunk(self, backend, pair: _Pair, sigma_t: np.ndarray, cross: np.ndarray):
+        """Solve the local problems of one chunk of queries for one class pair
+        (a :class:`~localsvm.backends.base.LocalBatch` for the backend)."""
         if pair.rows.size == sigma_t.shape[1]:  # two classes: every row takes part
             sig, crs = sigma_t, cross
         else:
             sig = np.ascontiguousarray(sigma_t[:, pair.rows])
             crs = np.ascontiguousarray(cross[:, pair.rows])
-        common = {
-            "threshold": float(self.similarity_threshold),
-            "tol": float(self.tol),
-            "max_iter": int(self.max_iter),
-            "shrinking": bool(self.shrinking),
-        }
-        if backend.name == "rust":
-            res = _core.solve_local(
-                pair.kernel_input,
-                pair.y,
-                sig,
-                crs,
-                c=float(self.C),
-                warm_start=bool(self.warm_start),
-                **pair.spec.core_kwargs(),
-                **common,
-            )
-            return {k: np.asarray(v) for k, v in res.items()}
-        return self._solve_chunk_generic(backend, pair, sig, crs)
-
-    def _solve_chunk_generic(self, backend, pair, sig, crs) -> dict:
-        """The same as the Rust batch, one :class:`QPProblem` per query, for
-        any registered backend."""
-        q = sig.shape[0]
-        res = {
-            "decision": np.zeros(q),
-            "status": np.zeros(q, dtype=np.uint8),
-            "n_iter": np.zeros(q, dtype=np.int64),
-            "n_active": np.zeros(q, dtype=np.int64),
-            "n_support": np.zeros(q, dtype=np.int64),
-        }
-        n = pair.y.shape[0]
-        previous = None
-        threshold = float(self.similarity_threshold)
-        for s in range(q):
-            active = np.flatnonzero((sig[s] >= threshold) & (sig[s] > 0))
-            ys = pair.y[active]
-            n_pos = int(np.sum(ys > 0))
-            res["n_active"][s] = active.size
-            if n_pos == 0 or n_pos == active.size:
-                status = (
-                    EMPTY if active.size == 0 else (ONLY_NEGATIVE if n_pos == 0 else ONLY_POSITIVE)
-                )
-                res["status"][s] = status
-                res["decision"][s] = {ONLY_POSITIVE: 1.0, ONLY_NEGATIVE: -1.0}.get(status, 0.0)
-                previous = None
-                continue
-            upper = float(self.C) * sig[s, active]
-            alpha0 = None
-            if self.warm_start and previous is not None:
-                alpha0 = feasible_start(previous, active, ys, upper)
-            problem = QPProblem(
-                X=pair.kernel_input,
-                rows=active,
-                y=ys,
-                upper=upper,
-                kernel=pair.spec,
-                alpha0=alpha0,
-                tol=float(self.tol),
-                max_iter=int(self.max_iter),
-                shrinking=bool(self.shrinking),
-            )
-            sol = backend.solve(problem)
-            alpha = np.asarray(sol.alpha)
-            res["decision"][s] = float(alpha * ys @ crs[s, active]) - sol.rho
-            res["n_iter"][s] = sol.n_iter
-            res["n_support"][s] = int(np.count_nonzero(alpha))
-            previous = np.zeros(n)
-            previous[active] = alpha
-        return res
+        batch = LocalBatch(
+            X=pair.kernel_input,
+            y=pair.y,
+            sigma=sig,
+            cross=crs,
+            C=float(self.C),
+            kernel=pair.spec,
+            threshold=float(self.similarity_threshold),
+            tol=float(self.tol),
+            max_iter=int(self.max_iter),
+            shrinking=bool(self.shrinking),
+            warm_start=bool(self.warm_start),
+        )
+        return solve_local_batch(backend, batch)
 
     def _votes(self, details: Bunch) -> np.ndarray:
         """Per-class scores: ovo votes (a one-class neighbourhood votes for its

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .hookspecs import hookimpl
+from .plugins import get_engine
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -94,8 +95,6 @@ def set_default_engine(name: str | None) -> None:
     """Set (or with ``None`` clear) the process-wide default engine."""
     global _default_engine
     if name is not None:
-        from .plugins import get_engine
-
         get_engine(name)  # fail early on an unknown name
     with _default_lock:
         _default_engine = name
@@ -104,8 +103,6 @@ def set_default_engine(name: str | None) -> None:
 @contextmanager
 def use_engine(name: str) -> Iterator[None]:
     """Use engine ``name`` for :func:`run_tasks` calls in this thread, within the block."""
-    from .plugins import get_engine
-
     get_engine(name)
     stack = getattr(_state, "stack", None)
     if stack is None:
@@ -142,8 +139,6 @@ def run_tasks(
     ``thread_safe=False`` keeps a thread-based engine from running the tasks
     concurrently (for backends that are not re-entrant).
     """
-    from .plugins import get_engine
-
     items = list(tasks)
     jobs = effective_n_jobs(n_jobs)
     name = engine or get_default_engine()

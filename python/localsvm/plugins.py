@@ -22,7 +22,6 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
-from .backends.base import QPProblem, SolverBackend, UnsupportedProblemError
 
 ENTRY_POINT_GROUP = "localsvm"
 DISABLE_AUTOLOAD_ENV = "LOCALSVM_DISABLE_PLUGIN_AUTOLOAD"
@@ -107,7 +106,7 @@ def _get(hook: str, kind: str, name: str) -> Any:
     return items[name]
 
 
-def backends() -> dict[str, SolverBackend]:
+def backends() -> dict[str, Any]:
     """Registered solver backends by name."""
     return dict(_registry("localsvm_register_backends", "backend"))
 
@@ -147,7 +146,7 @@ def list_engines() -> list[str]:
     return sorted(engines())
 
 
-def get_backend(name: str) -> SolverBackend:
+def get_backend(name: str) -> Any:
     """The backend registered as ``name``; ``ValueError`` listing the
     registered names if there is none."""
     return _get("localsvm_register_backends", "backend", name)
@@ -166,32 +165,3 @@ def get_clustering(name: str) -> Any:
 def get_engine(name: str) -> Any:
     """The execution engine registered as ``name``."""
     return _get("localsvm_register_engines", "engine", name)
-
-
-def select_backend(name: str, problem: QPProblem) -> SolverBackend:
-    """The backend that will solve ``problem``.
-
-    ``name="auto"``: among the registered backends whose ``check`` accepts the
-    problem, the one with the highest ``priority`` (ties broken by name). With
-    the built-ins that is ``rust`` for every problem. Any other name must be
-    registered (else ``ValueError`` listing the names), and that backend must
-    accept the problem (else :class:`~localsvm.backends.UnsupportedProblemError`,
-    a ``ValueError``, saying why it declined).
-    """
-    if not isinstance(name, str):
-        raise ValueError(f"backend must be a string, got {name!r}")
-    if name == "auto":
-        items = backends()
-        reasons = {}
-        for cand in sorted(items.values(), key=lambda b: (-int(b.priority), b.name)):
-            reason = cand.check(problem)
-            if reason is None:
-                return cand
-            reasons[cand.name] = reason
-        detail = "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or "none registered"
-        raise UnsupportedProblemError(f"no registered backend can solve this problem ({detail})")
-    backend = get_backend(name)
-    reason = backend.check(problem)
-    if reason is not None:
-        raise UnsupportedProblemError(f"backend {name!r} cannot solve this problem: {reason}")
-    return backend

@@ -1,5 +1,6 @@
 """``localsvm.ProfileSVC``: Profile SVM, one linear SVM per cluster of
-similarity profiles (Cheng, Tan & Jin, SDM 2007, §4; ALGORITHMS.md §3).
+similarity profiles (Cheng, Tan & Jin, "Localized Support Vector Machine and
+Its Efficient Algorithm", SIAM SDM 2007, §4).
 
 Each training example is described by its *profile*, its similarities to a
 set of reference points (the test set in the paper, the training set or a
@@ -16,26 +17,28 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from ._validation import encode_classes, validate_training_data
+from ._base import FEATURE_KERNELS, BaseSVMClassifier
+from ._compat import Interval, StrOptions, fit_context
 from .clustering import check_n_clusters
-from .kernels import kernel_parameter_constraints
-from .local import compute_similarity, similarity_kwargs
 from .parallel import run_tasks
-from .plugins import get_clustering, get_similarity
-from .similarity import similarity_parameter_constraints
+from .plugins import get_clustering
+from .similarity import (
+    compute_similarity,
+    get_similarity,
+    similarity_kwargs,
+    similarity_parameter_constraints,
+)
 from .svc import SVC
 
 __all__ = ["ProfileSVC"]
 
 
-class ProfileSVC(ClassifierMixin, BaseEstimator):
+class ProfileSVC(BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
-    Fit (seed 000, §4):
+    Fit (Cheng, Tan & Jin, 2007, §4):
 
     1. Σ[i, l] = σ(x_i, r_l): the similarity of training example ``i`` to
        reference point ``l``. The references are the test examples given to
@@ -66,7 +69,7 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
         κ; at most the number of training examples.
     R : float or None, default=None
         Weight of the class-imbalance term; None lets the strategy choose
-        (MagKmeans: the profiles' diameter / κ, the seed's choice). Ignored
+        (MagKmeans: the profiles' diameter / κ, the paper's choice). Ignored
         by strategies without it ('kmeans').
     clustering : str, default='magkmeans'
         A registered clustering strategy (``localsvm.list_clusterings()``).
@@ -118,7 +121,8 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "C": [Interval(Real, 0.0, None, closed="neither")],
+        **BaseSVMClassifier._parameter_constraints,
+        "kernel": [StrOptions(set(FEATURE_KERNELS))],
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "R": [Interval(Real, 0.0, None, closed="left"), None],
         "clustering": [str],
@@ -126,13 +130,7 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
         **similarity_parameter_constraints(),
         "transductive": ["boolean"],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
-        "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid"})],
-        **kernel_parameter_constraints(),
-        "tol": [Interval(Real, 0.0, None, closed="neither")],
-        "max_iter": [Interval(Integral, -1, None, closed="left")],
-        "backend": [str],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
     }
 
     def __init__(
@@ -180,15 +178,14 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_test=None):
         """Cluster the training profiles and train one SVM per cluster.
 
         ``X_test`` (required with ``transductive=True``, refused otherwise)
         holds the test examples the profiles are measured against.
         """
-        X, y = validate_training_data(self, X, y)
-        y_idx = encode_classes(self, y)
+        X, y, y_idx = self._fit_prologue(X, y)
         n = X.shape[0]
         kappa = check_n_clusters(self.n_clusters, n)
         rng = check_random_state(self.random_state)
@@ -288,16 +285,14 @@ class ProfileSVC(ClassifierMixin, BaseEstimator):
     def assign(self, X) -> np.ndarray:
         """The cluster of each row of ``X``: the largest mean similarity to a
         cluster's members (empty clusters are never chosen)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        return self._assign_valid(X)
+        return self._assign_valid(self._predict_prologue(X))
 
     def _assign_valid(self, X: np.ndarray) -> np.ndarray:
         sigma = compute_similarity(self.similarity, self.X_fit_, X, **self._sim_kwargs)
         return self._nearest_cluster(sigma)
 
     def _per_cluster(self, X, fn_model, fn_constant, width: int, cluster=None) -> np.ndarray:
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = self._predict_prologue(X)
         if cluster is None:
             cluster = self._assign_valid(X)
         out = np.zeros((X.shape[0], width))

@@ -19,11 +19,19 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ._compat import Interval
 from .hookspecs import hookimpl
 from .kernels import KernelSpec, kernel_matrix
 from .plugins import get_similarity
 
-__all__ = ["GaussianSimilarity", "KNNSimilarity", "SimilarityStrategy", "get_similarity"]
+__all__ = [
+    "GaussianSimilarity",
+    "KNNSimilarity",
+    "SimilarityStrategy",
+    "compute_similarity",
+    "get_similarity",
+    "similarity_kwargs",
+]
 
 
 @runtime_checkable
@@ -51,14 +59,42 @@ def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 def similarity_parameter_constraints() -> dict[str, list]:
     """scikit-learn parameter constraints of the estimator parameters that
     choose and configure a similarity strategy (LocalSVC, ProfileSVC)."""
-    from sklearn.utils._param_validation import Interval
-
     return {
         "similarity": [str],
         "bandwidth": [Interval(Real, 0.0, None, closed="neither")],
         "k": [Interval(Integral, 1, None, closed="left")],
         "similarity_params": [dict, None],
     }
+
+
+def similarity_kwargs(strategy: Any, estimator: Any) -> dict[str, Any]:
+    """The keyword parameters for ``strategy.compute``: each name the
+    strategy declares in ``parameters`` taken from the estimator's attribute
+    of that name (``bandwidth``, ``k``), then ``similarity_params`` on top."""
+    kwargs = {
+        name: getattr(estimator, name)
+        for name in getattr(strategy, "parameters", ())
+        if hasattr(estimator, name)
+    }
+    kwargs.update(estimator.similarity_params or {})
+    return kwargs
+
+
+def compute_similarity(
+    name: str, X_train: np.ndarray, X_query: np.ndarray, **params: Any
+) -> np.ndarray:
+    """σ(x_s, x_i) of the registered strategy ``name``, checked: shape
+    ``(n_train, n_query)``, finite values in [0, 1]."""
+    strategy = get_similarity(name)
+    sigma = np.asarray(strategy.compute(X_train, X_query, **params), dtype=np.float64)
+    expected = (X_train.shape[0], X_query.shape[0])
+    if sigma.shape != expected:
+        raise ValueError(
+            f"similarity strategy {name!r} returned shape {sigma.shape}, expected {expected}"
+        )
+    if not np.all(np.isfinite(sigma)) or sigma.min(initial=0.0) < 0 or sigma.max(initial=0.0) > 1:
+        raise ValueError(f"similarity strategy {name!r} returned values outside [0, 1]")
+    return sigma
 
 
 class GaussianSimilarity:

@@ -7,49 +7,28 @@ Rust SMO solver by default. See :class:`SVC`.
 
 from __future__ import annotations
 
-import warnings
-from numbers import Integral, Real
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._decompose import ovo_pairs, ovo_to_ovr, vote_winner
-from ._validation import encode_classes, validate_training_data
+from ._base import BaseSVMClassifier
+from ._compat import Interval, StrOptions, fit_context
+from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr, vote_winner
+from ._validation import check_sample_weight
 from .backends.base import QPProblem, QPSolution
-from .kernels import KERNELS, KernelSpec, kernel_parameter_constraints, make_spec
 from .parallel import run_tasks
-from .plugins import select_backend
 
 
-def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
-    """Validate ``sample_weight``: ``None`` (all ones) or ``n_samples``
-    finite, non-negative numbers."""
-    if sample_weight is None:
-        return np.ones(n_samples)
-    sw = np.asarray(sample_weight, dtype=np.float64)
-    if sw.ndim == 0:
-        sw = np.full(n_samples, float(sw))
-    if sw.shape != (n_samples,):
-        raise ValueError(f"sample_weight must have shape ({n_samples},) to match X, got {sw.shape}")
-    if not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight contains NaN or infinity")
-    if np.any(sw < 0):
-        raise ValueError("sample_weight must be non-negative")
-    return sw
-
-
-class SVC(ClassifierMixin, BaseEstimator):
+class SVC(BaseSVMClassifier):
     """C-support vector classification, solved by a pluggable QP backend.
 
     The dual of each binary problem is ``min ½αᵀQα − eᵀα`` subject to
     ``yᵀα = 0`` and ``0 ≤ α_i ≤ C · class_weight[y_i] · sample_weight_i``
-    (ALGORITHMS.md §1), solved by SMO with second-order working-set
+    (Chang & Lin, 2011), solved by SMO with second-order working-set
     selection, shrinking and a kernel cache (the ``rust`` backend), or by any
     registered backend.
 
@@ -93,7 +72,7 @@ class SVC(ClassifierMixin, BaseEstimator):
     multiclass : {'ovo', 'ovr'}, default='ovo'
         'ovo': one binary SVM per pair of classes, prediction by voting
         (LIBSVM). 'ovr': one SVM per class against the rest, prediction by the
-        largest decision value (seed 003). Two classes always train one SVM.
+        largest decision value. Two classes always train one SVM.
     backend : str, default='auto'
         Name of a registered solver backend (``localsvm.list_backends()``);
         'auto' picks the highest-priority backend that accepts the problem
@@ -139,20 +118,14 @@ class SVC(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "C": [Interval(Real, 0.0, None, closed="neither")],
-        "kernel": [StrOptions(set(KERNELS))],
-        **kernel_parameter_constraints(),
+        **BaseSVMClassifier._parameter_constraints,
         "shrinking": ["boolean"],
-        "tol": [Interval(Real, 0.0, None, closed="neither")],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "class_weight": [StrOptions({"balanced"}), dict, None],
-        "max_iter": [Interval(Integral, -1, None, closed="left")],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
         "random_state": ["random_state"],
         "multiclass": [StrOptions({"ovo", "ovr"})],
-        "backend": [str],
-        "n_jobs": [Integral, None],
     }
 
     def __init__(
@@ -192,11 +165,6 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.backend = backend
         self.n_jobs = n_jobs
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
     # ------------------------------------------------------------------ fit
 
     def _binary_tasks(
@@ -212,13 +180,12 @@ class SVC(ClassifierMixin, BaseEstimator):
         all_rows = np.arange(y_idx.shape[0])
         return [(all_rows, np.where(y_idx == c, 1.0, -1.0)) for c in range(n_classes)]
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the SVM on ``X`` (features, or the square training kernel for
         ``kernel='precomputed'``) and labels ``y``."""
-        X, y = validate_training_data(self, X, y, precomputed=self.kernel == "precomputed")
+        X, y, y_idx = self._fit_prologue(X, y)
         n = X.shape[0]
-        y_idx = encode_classes(self, y)
         n_classes = self.classes_.shape[0]
         sw = check_sample_weight(sample_weight, n)
         self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
@@ -232,9 +199,7 @@ class SVC(ClassifierMixin, BaseEstimator):
                 "Invalid input: all samples with non-zero weight belong to one class; "
                 "at least two classes need positive weight"
             )
-        spec = make_spec(self.kernel, self.gamma, self.coef0, self.degree, X)
-        self._spec = spec
-        self._gamma = spec.gamma
+        spec = self._resolve_kernel(X)
 
         tasks = self._binary_tasks(n_classes, y_idx)
 
@@ -253,7 +218,7 @@ class SVC(ClassifierMixin, BaseEstimator):
             for rows, labels in tasks
         ]
         largest = max(problems, key=lambda p: p.n)
-        backend = select_backend(self.backend, largest)
+        backend = self._select_backend(largest)
         solutions: list[QPSolution] = run_tasks(
             backend.solve,
             problems,
@@ -287,17 +252,13 @@ class SVC(ClassifierMixin, BaseEstimator):
         self._model_intercept = np.array([-s.rho for s in solutions])
         self.n_iter_ = np.array([s.n_iter for s in solutions], dtype=np.int32)
         self.dual_objective_ = np.array([s.objective for s in solutions])
-        self.fit_status_ = int(not all(s.converged for s in solutions))
-        if self.fit_status_:
-            reasons = sorted({s.message or "no reason given" for s in solutions if not s.converged})
-            warnings.warn(
-                f"{sum(not s.converged for s in solutions)} of {len(solutions)} binary "
-                f"problems stopped before reaching tol={self.tol} (max_iter={self.max_iter}): "
-                f"{'; '.join(reasons)}. The model may be inaccurate; scaling the features "
-                "(StandardScaler or MinMaxScaler) usually speeds convergence.",
-                ConvergenceWarning,
-                stacklevel=3,
+        self.fit_status_ = int(
+            self._warn_unconverged(
+                (s.converged for s in solutions),
+                "binary problems",
+                (s.message or "no reason given" for s in solutions if not s.converged),
             )
+        )
         if self._spec.precomputed:
             self.support_vectors_ = np.empty((0, 0))
         else:
@@ -317,16 +278,7 @@ class SVC(ClassifierMixin, BaseEstimator):
             self.dual_coef_ = self._model_coef.copy()
             self.intercept_ = self._model_intercept.copy()
         else:
-            # LIBSVM's layout: for pair (a, b), the coefficients of class-a
-            # support vectors sit in row b − 1, those of class b in row a.
-            sv_class = y_idx[support]
-            dual = np.zeros((n_classes - 1, support.size))
-            for k, (a, b) in enumerate(ovo_pairs(n_classes)):
-                in_a = sv_class == a
-                in_b = sv_class == b
-                dual[b - 1, in_a] = self._model_coef[k, in_a]
-                dual[a, in_b] = self._model_coef[k, in_b]
-            self.dual_coef_ = dual
+            self.dual_coef_ = ovo_to_libsvm(self._model_coef, y_idx[support], n_classes)
             self.intercept_ = self._model_intercept.copy()
 
     # -------------------------------------------------------------- predict
@@ -334,8 +286,7 @@ class SVC(ClassifierMixin, BaseEstimator):
     def _model_decision(self, X) -> np.ndarray:
         """Decision values of every binary model, ``(n_samples, n_models)``,
         positive for the model's +1 side."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = self._predict_prologue(X)
         if self._spec.precomputed:
             return X[:, self.support_] @ self._model_coef.T + self._model_intercept
         if self._linear_w is not None:
@@ -390,9 +341,3 @@ class SVC(ClassifierMixin, BaseEstimator):
             raise AttributeError("coef_ is only available when using a linear kernel")
         w = -self._linear_w if self.classes_.shape[0] == 2 else self._linear_w
         return w.copy()
-
-    @property
-    def kernel_spec_(self) -> KernelSpec:
-        """The kernel with its resolved parameters (``gamma`` as a number)."""
-        check_is_fitted(self)
-        return self._spec

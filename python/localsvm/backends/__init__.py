@@ -13,6 +13,7 @@ from .base import (
     UnsupportedProblemError,
     check_capabilities,
 )
+from .select import select_backend
 
 __all__ = [
     "Capabilities",
@@ -21,4 +22,5 @@ __all__ = [
     "SolverBackend",
     "UnsupportedProblemError",
     "check_capabilities",
+    "select_backend",
 ]

@@ -181,7 +181,10 @@ class Capabilities:
     ``box_only``: solves ``equality=False``. ``max_samples``: the most
     variables it will optimise at once (``QPProblem.movable``; ``None`` = no
     limit). ``thread_safe``: several problems may be solved at once from
-    threads.
+    threads. ``local_batch``: the backend solves a whole :class:`LocalBatch`
+    natively in :meth:`SolverBackend.solve_local` (a speed hint: every
+    backend can solve one, the generic fallback poses one
+    :class:`QPProblem` per query).
     """
 
     kernels: frozenset[str] = frozenset(KERNELS)
@@ -190,6 +193,7 @@ class Capabilities:
     box_only: bool = False
     max_samples: int | None = None
     thread_safe: bool = True
+    local_batch: bool = False
 
 
 class SolverBackend(ABC):
@@ -212,6 +216,11 @@ class SolverBackend(ABC):
     def solve(self, problem: QPProblem) -> QPSolution:
         """Solve ``problem``; raise ``ValueError`` for input it rejects."""
 
+    def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
+        """Solve every query's localized dual of ``batch``; the default poses
+        one :class:`QPProblem` per query (:func:`solve_local_generic`)."""
+        return solve_local_generic(self, batch)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 
@@ -232,3 +241,148 @@ def check_capabilities(caps: Capabilities, problem: QPProblem) -> str | None:
         if not missing[feature]:
             return f"it does not support {feature.replace('_', '-')} problems"
     return None
+
+
+# ----------------------------------------------------------- local batches
+
+#: ``LocalBatchResult.status`` codes: the local problem was solved; only the
+#: first (+1) class, only the second (−1) class, or nobody is in the
+#: neighbourhood (no problem was posed).
+SOLVED, ONLY_POSITIVE, ONLY_NEGATIVE, EMPTY = 0, 1, 2, 3
+
+
+@dataclass
+class LocalBatch:
+    """The localized duals of a batch of queries over one training set.
+
+    For query ``s`` the problem is the C-SVC dual over the training examples
+    with ``sigma[s, i] ≥ threshold`` (and ``> 0``), each with the box
+    ``0 ≤ α_i ≤ C·sigma[s, i]`` and ``yᵀα = 0``; its decision value at the
+    query is ``Σ α_i y_i cross[s, i] − ρ``. With ``warm_start`` each query
+    starts from the previous query's α, moved into its own boxes.
+
+    ``X`` holds features, or the square training kernel matrix when
+    ``kernel.name == 'precomputed'``; ``sigma`` and ``cross`` (the kernel
+    values between the queries and the training examples) have shape
+    ``(n_queries, n_train)``.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    sigma: np.ndarray
+    cross: np.ndarray
+    C: float
+    kernel: KernelSpec = field(default_factory=lambda: KernelSpec("linear"))
+    threshold: float = 1e-6
+    tol: float = 1e-3
+    max_iter: int = -1
+    shrinking: bool = True
+    warm_start: bool = True
+
+    @property
+    def n_queries(self) -> int:
+        """Number of local problems."""
+        return int(self.sigma.shape[0])
+
+
+@dataclass
+class LocalBatchResult:
+    """Per query of a :class:`LocalBatch`: ``decision`` (positive for the +1
+    class), ``status`` (:data:`SOLVED`, :data:`ONLY_POSITIVE`,
+    :data:`ONLY_NEGATIVE` or :data:`EMPTY`), ``n_iter``, ``n_active`` (the
+    examples in the local problem), ``n_support`` and ``converged`` (False
+    when the solver stopped at ``max_iter``)."""
+
+    decision: np.ndarray
+    status: np.ndarray
+    n_iter: np.ndarray
+    n_active: np.ndarray
+    n_support: np.ndarray
+    converged: np.ndarray
+
+    @classmethod
+    def empty(cls, q: int) -> LocalBatchResult:
+        """A result for ``q`` queries, every field zero (``converged`` True)."""
+        return cls(
+            decision=np.zeros(q),
+            status=np.zeros(q, dtype=np.uint8),
+            n_iter=np.zeros(q, dtype=np.int64),
+            n_active=np.zeros(q, dtype=np.int64),
+            n_support=np.zeros(q, dtype=np.int64),
+            converged=np.ones(q, dtype=bool),
+        )
+
+
+def feasible_start(
+    previous: np.ndarray, rows: np.ndarray, y: np.ndarray, upper: np.ndarray
+) -> np.ndarray:
+    """The previous query's α (over all examples) moved into new boxes: clipped,
+    then the class side with the larger sum scaled down so ``yᵀα = 0``."""
+    a = np.clip(previous[rows], 0.0, upper)
+    pos, neg = a[y > 0].sum(), a[y < 0].sum()
+    if pos <= 0 or neg <= 0:
+        return np.zeros_like(a)
+    if pos > neg:
+        a[y > 0] *= neg / pos
+    else:
+        a[y < 0] *= pos / neg
+    return a
+
+
+def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
+    """Solve a :class:`LocalBatch` with any backend's ``solve``: one
+    :class:`QPProblem` per query, over the query's neighbourhood
+    (``rows``), warm-started from the previous query with
+    :func:`feasible_start`."""
+    q = batch.n_queries
+    res = LocalBatchResult.empty(q)
+    n = batch.y.shape[0]
+    previous = None
+    for s in range(q):
+        sig = batch.sigma[s]
+        active = np.flatnonzero((sig >= batch.threshold) & (sig > 0))
+        ys = batch.y[active]
+        n_pos = int(np.sum(ys > 0))
+        res.n_active[s] = active.size
+        if n_pos == 0 or n_pos == active.size:
+            if active.size == 0:
+                status = EMPTY
+            else:
+                status = ONLY_NEGATIVE if n_pos == 0 else ONLY_POSITIVE
+            res.status[s] = status
+            res.decision[s] = {ONLY_POSITIVE: 1.0, ONLY_NEGATIVE: -1.0}.get(status, 0.0)
+            previous = None
+            continue
+        upper = float(batch.C) * sig[active]
+        alpha0 = None
+        if batch.warm_start and previous is not None:
+            alpha0 = feasible_start(previous, active, ys, upper)
+        problem = QPProblem(
+            X=batch.X,
+            rows=active,
+            y=ys,
+            upper=upper,
+            kernel=batch.kernel,
+            alpha0=alpha0,
+            tol=float(batch.tol),
+            max_iter=int(batch.max_iter),
+            shrinking=bool(batch.shrinking),
+        )
+        sol = backend.solve(problem)
+        alpha = np.asarray(sol.alpha)
+        res.decision[s] = float(alpha * ys @ batch.cross[s, active]) - sol.rho
+        res.n_iter[s] = sol.n_iter
+        res.n_support[s] = int(np.count_nonzero(alpha))
+        res.converged[s] = bool(sol.converged)
+        previous = np.zeros(n)
+        previous[active] = alpha
+    return res
+
+
+def solve_local_batch(backend, batch: LocalBatch) -> LocalBatchResult:
+    """``backend.solve_local(batch)``, or :func:`solve_local_generic` for a
+    backend that does not subclass :class:`SolverBackend` and lacks the method."""
+    method = getattr(backend, "solve_local", None)
+    if method is None:
+        return solve_local_generic(backend, batch)
+    return method(batch)

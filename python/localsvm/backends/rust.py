@@ -12,7 +12,14 @@ import numpy as np
 
 from .. import _core
 from ..hookspecs import hookimpl
-from .base import Capabilities, QPProblem, QPSolution, SolverBackend
+from .base import (
+    Capabilities,
+    LocalBatch,
+    LocalBatchResult,
+    QPProblem,
+    QPSolution,
+    SolverBackend,
+)
 
 
 class RustBackend(SolverBackend):
@@ -20,7 +27,9 @@ class RustBackend(SolverBackend):
 
     name = "rust"
     priority = 100
-    capabilities = Capabilities(warm_start=True, subset=True, box_only=True, thread_safe=True)
+    capabilities = Capabilities(
+        warm_start=True, subset=True, box_only=True, thread_safe=True, local_batch=True
+    )
 
     def solve(self, problem: QPProblem) -> QPSolution:
         f64 = np.float64
@@ -54,6 +63,31 @@ class RustBackend(SolverBackend):
             converged=converged,
             backend=self.name,
             message="" if converged else f"SMO stopped at the iteration cap ({out['n_iter']})",
+        )
+
+    def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
+        """The whole batch in one call, each query warm-started from the last."""
+        f64 = np.float64
+        out = _core.solve_local(
+            np.ascontiguousarray(batch.X, dtype=f64),
+            np.ascontiguousarray(batch.y, dtype=f64),
+            np.ascontiguousarray(batch.sigma, dtype=f64),
+            np.ascontiguousarray(batch.cross, dtype=f64),
+            c=float(batch.C),
+            **batch.kernel.core_kwargs(),
+            threshold=float(batch.threshold),
+            tol=float(batch.tol),
+            max_iter=int(batch.max_iter),
+            shrinking=bool(batch.shrinking),
+            warm_start=bool(batch.warm_start),
+        )
+        return LocalBatchResult(
+            decision=np.asarray(out["decision"]),
+            status=np.asarray(out["status"]),
+            n_iter=np.asarray(out["n_iter"]),
+            n_active=np.asarray(out["n_active"]),
+            n_support=np.asarray(out["n_support"]),
+            converged=np.asarray(out["converged"], dtype=bool),
         )
 
 
