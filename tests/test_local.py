@@ -9,7 +9,7 @@ from sklearn.svm import SVC as SklearnSVC
 
 import localsvm
 from localsvm import LocalSVC, hookimpl, plugins
-from localsvm.local import EMPTY, ONLY_NEGATIVE, ONLY_POSITIVE, SOLVED, feasible_start
+from localsvm.backends.base import EMPTY, ONLY_NEGATIVE, ONLY_POSITIVE, SOLVED, feasible_start
 from localsvm.parallel import use_engine
 from localsvm.similarity import squared_distances
 

@@ -28,18 +28,6 @@ KERNELS: tuple[str, ...] = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 """The kernel names understood everywhere in localsvm (as in scikit-learn)."""
 
 
-def kernel_parameter_constraints() -> dict[str, list]:
-    """scikit-learn parameter constraints of ``degree``, ``gamma`` and
-    ``coef0``, shared by every kernel estimator."""
-    from sklearn.utils._param_validation import Interval, StrOptions
-
-    return {
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
-    }
-
-
 @dataclass(frozen=True)
 class KernelSpec:
     """A kernel with numeric parameters.
