@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC as SklearnSVC
 
 import localsvm
@@ -217,3 +218,63 @@ def test_rust_batch_rejects_bad_arrays():
         _core.solve_local(X, y, np.ones((2, 3)), np.ones((2, 3)), c=-1.0)
     with pytest.raises(ValueError, match="similarities must be finite"):
         _core.solve_local(X, y, np.full((2, 3), np.nan), np.ones((2, 3)), c=1.0)
+
+
+@pytest.mark.parametrize("backend", ["rust", "scipy"])
+def test_iteration_cap_warns(banana, backend):
+    """A local problem stopped by max_iter is reported, whichever backend ran it."""
+    X, y = banana.X_train[:120], banana.y_train[:120]
+    clf = LocalSVC(C=10.0, bandwidth=0.5, max_iter=1, backend=backend).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="local problems stopped"):
+        details = clf.decision_details(banana.X_test[:8])
+    solved = details.status == SOLVED
+    assert solved.any() and not details.converged[solved].all()
+
+
+def test_no_warning_when_every_local_problem_converges(banana, recwarn):
+    clf = LocalSVC(C=10.0, bandwidth=0.5).fit(banana.X_train, banana.y_train)
+    details = clf.decision_details(banana.X_test[:40])
+    assert details.converged.all()
+    assert not [w for w in recwarn if issubclass(w.category, ConvergenceWarning)]
+
+
+class _PlainBackend:
+    """A backend that does not subclass SolverBackend: no ``solve_local``."""
+
+    name = "plain-test"
+    priority = -1
+    capabilities = localsvm.Capabilities(warm_start=True, subset=True, box_only=True)
+
+    def __init__(self):
+        self.calls = 0
+
+    def check(self, problem):
+        return None
+
+    def solve(self, problem):
+        self.calls += 1
+        return localsvm.get_backend("rust").solve(problem)
+
+
+def test_backend_without_local_batch_gets_one_problem_per_query(small):
+    """The generic fallback poses one QPProblem per query and matches the
+    Rust batch."""
+    X, y, Xt = small
+    backend = _PlainBackend()
+
+    class Plugin:
+        @hookimpl
+        def localsvm_register_backends(self, register):
+            register(backend)
+
+    pm = plugins.get_plugin_manager()
+    plugin = Plugin()
+    pm.register(plugin)
+    try:
+        ours = LocalSVC(C=5.0, bandwidth=2.0, backend="plain-test", warm_start=False)
+        dec = ours.fit(X, y).decision_function(Xt)
+    finally:
+        pm.unregister(plugin)
+    ref = LocalSVC(C=5.0, bandwidth=2.0, warm_start=False).fit(X, y).decision_function(Xt)
+    assert backend.calls > 0
+    np.testing.assert_allclose(dec, ref, atol=1e-3)

@@ -17,7 +17,6 @@ array([[1.    , 0.6065],
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -73,31 +72,56 @@ def resolve_gamma(gamma: str | float, X: np.ndarray) -> float:
     """Turn scikit-learn's ``gamma`` setting into a number.
 
     ``'scale'`` is ``1 / (n_features · X.var())`` (1.0 when the variance is
-    0), ``'auto'`` is ``1 / n_features``; a number must be positive.
+    0), ``'auto'`` is ``1 / n_features``; a number is returned as it is (the
+    estimators' parameter constraints have checked it).
+
+    Parameters
+    ----------
+    gamma : {'scale', 'auto'} or float
+        The setting.
+    X : ndarray of shape (n_samples, n_features)
+        The training data it is resolved on.
+
+    Returns
+    -------
+    float
+        The kernel coefficient.
     """
     n_features = X.shape[1]
-    if isinstance(gamma, str):
-        if gamma == "scale":
-            var = float(X.var()) if X.size else 0.0
-            return 1.0 / (n_features * var) if var > 0 else 1.0
-        if gamma == "auto":
-            return 1.0 / max(n_features, 1)
-        raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
-    if isinstance(gamma, bool) or not isinstance(gamma, Real):
-        raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
-    if not (np.isfinite(gamma) and gamma > 0):
-        raise ValueError(f"gamma must be a positive float, got {gamma!r}")
+    if gamma == "scale":
+        var = float(X.var()) if X.size else 0.0
+        return 1.0 / (n_features * var) if var > 0 else 1.0
+    if gamma == "auto":
+        return 1.0 / max(n_features, 1)
     return float(gamma)
 
 
 def make_spec(
     kernel: str, gamma: str | float, coef0: float, degree: int, X: np.ndarray
 ) -> KernelSpec:
-    """A :class:`KernelSpec` from scikit-learn style parameters and the data."""
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
-    if isinstance(degree, bool) or not isinstance(degree, Integral) or degree < 0:
-        raise ValueError(f"degree must be a non-negative integer, got {degree!r}")
+    """A :class:`KernelSpec` from scikit-learn style parameters and the data.
+
+    The parameters are validated once, by the estimators' constraints;
+    :class:`KernelSpec` itself rejects values no kernel can use.
+
+    Parameters
+    ----------
+    kernel : str
+        One of :data:`KERNELS`.
+    gamma : {'scale', 'auto'} or float
+        Resolved on ``X`` by :func:`resolve_gamma`.
+    coef0 : float
+        Constant term of 'poly' and 'sigmoid'.
+    degree : int
+        Degree of 'poly'.
+    X : ndarray of shape (n_samples, n_features)
+        The training data.
+
+    Returns
+    -------
+    KernelSpec
+        The kernel with numeric parameters.
+    """
     g = resolve_gamma(gamma, X) if kernel in ("poly", "rbf", "sigmoid") else 1.0
     return KernelSpec(kernel, gamma=g, coef0=float(coef0), degree=int(degree))
 
