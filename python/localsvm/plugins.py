@@ -102,7 +102,8 @@ def _get(hook: str, kind: str, name: str) -> Any:
     items = _registry(hook, kind)
     if name not in items:
         known = ", ".join(repr(k) for k in sorted(items)) or "none"
-        raise ValueError(f"unknown {kind} {name!r}; registered {kind}s: {known}")
+        plural = "similarities" if kind == "similarity" else f"{kind}s"
+        raise ValueError(f"unknown {kind} {name!r}; registered {plural}: {known}")
     return items[name]
 
 
