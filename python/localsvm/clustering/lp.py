@@ -32,9 +32,10 @@ def magkmeans_lp(
     Parameters
     ----------
     D : array-like of shape (n_samples, κ)
-        ``D[i, j] = ‖X_i − C_j‖²``.
+        The cost of putting example ``i`` in cluster ``j``: its squared
+        distance to the centroid, ``‖X_i − C_j‖²``.
     y : array-like of shape (n_samples,)
-        Class labels.
+        Class labels, any values (mapped to ``0..K-1``).
     R : float
         The penalty weight.
     form : {"auto", "binary", "multiclass"}, default="auto"

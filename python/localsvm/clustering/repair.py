@@ -73,9 +73,10 @@ def fill_empty(
     Parameters
     ----------
     D : ndarray of shape (n_samples, k)
-        Squared distances to the centroids.
+        Squared distances to the current centroids; a re-opened cluster's
+        column is recomputed from its new centroid.
     labels : ndarray of shape (n_samples,)
-        The assignment (not modified).
+        The result of the assignment step (not modified).
     A : ndarray of shape (n_samples, P)
         The balance vectors of the examples.
     R : float
