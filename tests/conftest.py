@@ -5,20 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from localsvm._objective import binary_dual_objective
 from localsvm.datasets import load_banana
-from localsvm.kernels import KernelSpec, kernel_matrix_numpy
-
-
-def dual_objective(spec: KernelSpec, support_vectors: np.ndarray, coef: np.ndarray) -> float:
-    """½ cᵀKc − Σ|c| for one binary model given its coefficients c = y·α."""
-    K = kernel_matrix_numpy(spec, support_vectors, support_vectors)
-    return float(0.5 * coef @ K @ coef - np.abs(coef).sum())
+from localsvm.kernels import KernelSpec
 
 
 def sklearn_binary_objective(model, X_train: np.ndarray) -> float:
-    """The dual objective of a fitted two-class scikit-learn ``SVC``."""
+    """The dual objective of a fitted two-class scikit-learn ``SVC``, by the
+    library's own formula (the same one that compares models in ``bench``)."""
     spec = KernelSpec(model.kernel, gamma=model._gamma, coef0=model.coef0, degree=model.degree)
-    return dual_objective(spec, X_train[model.support_], model.dual_coef_[0])
+    return binary_dual_objective(spec, X_train[model.support_], model.dual_coef_[0])
 
 
 @pytest.fixture(scope="session")

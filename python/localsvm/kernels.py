@@ -137,6 +137,36 @@ def kernel_matrix(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return _core.kernel_matrix(_as_rows(A), _as_rows(B), **spec.core_kwargs())
 
 
+def decision_values(
+    spec: KernelSpec,
+    X: np.ndarray,
+    support_vectors: np.ndarray,
+    coef: np.ndarray,
+    intercept: np.ndarray,
+) -> np.ndarray:
+    """Kernel expansions of several binary models, computed by the Rust core.
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        A kernel function (not ``'precomputed'``).
+    X : ndarray of shape (n_samples, n_features)
+        The rows to evaluate.
+    support_vectors : ndarray of shape (n_SV, n_features)
+        The support vectors shared by the models.
+    coef : ndarray of shape (n_models, n_SV)
+        Each model's coefficients ``y·α`` (0 where a vector is not its own).
+    intercept : ndarray of shape (n_models,)
+        Each model's intercept.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_models)
+        ``K(X, support_vectors) @ coef.T + intercept``.
+    """
+    return _core.decision_values(X, support_vectors, coef, intercept, **spec.core_kwargs())
+
+
 def kernel_matrix_numpy(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """The same kernel matrix in plain NumPy (a reference implementation)."""
     if spec.precomputed:

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 
 from ._base import FEATURE_KERNELS, BaseSVMClassifier
 from ._compat import Interval, StrOptions, fit_context
-from .clustering import check_n_clusters
+from .clustering.base import check_n_clusters
 from .parallel import run_tasks
 from .plugins import get_clustering
 from .similarity import (

@@ -14,12 +14,12 @@ import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
-from . import _core
 from ._base import BaseSVMClassifier
 from ._compat import Interval, StrOptions, fit_context
 from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr, vote_winner
 from ._validation import check_sample_weight
 from .backends.base import QPProblem, QPSolution
+from .kernels import decision_values
 from .parallel import run_tasks
 
 
@@ -291,12 +291,8 @@ class SVC(BaseSVMClassifier):
             return X[:, self.support_] @ self._model_coef.T + self._model_intercept
         if self._linear_w is not None:
             return X @ self._linear_w.T + self._model_intercept
-        return _core.decision_values(
-            X,
-            self.support_vectors_,
-            self._model_coef,
-            self._model_intercept,
-            **self._spec.core_kwargs(),
+        return decision_values(
+            self._spec, X, self.support_vectors_, self._model_coef, self._model_intercept
         )
 
     def decision_function(self, X):

@@ -1,0 +1,88 @@
+"""The command line of ``python -m localsvm reproduce lsvm``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import TextIO
+
+from .data import DATASETS
+from .figures import run_boundary
+from .protocol import config
+from .report import say
+from .runtime import run_runtime
+from .table1 import run_table
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the experiment's options to ``parser``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The ``reproduce lsvm`` subcommand's parser.
+    """
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 repetitions, 3 folds, tiny grids, 150 + 150 training / 300, 600 test for "
+        "Figure 4: a smoke run of seconds",
+    )
+    parser.add_argument("--repetitions", type=int, default=None, help="Table 1 repetitions (10)")
+    parser.add_argument("--folds", type=int, default=None, help="CV folds (10)")
+    parser.add_argument(
+        "--out", default="localsvm-figures", help="folder for the images (localsvm-figures)"
+    )
+    parser.add_argument(
+        "--datasets",
+        default=",".join(DATASETS),
+        help=f"comma-separated Table 1 data sets ({','.join(DATASETS)})",
+    )
+    parser.add_argument("--skip-table", action="store_true", help="skip Table 1")
+    parser.add_argument(
+        "--skip-runtime", action="store_true", help="skip Figure 4 and the performance bar"
+    )
+    parser.add_argument("--skip-figure", action="store_true", help="skip Figure 3")
+    parser.add_argument(
+        "--bar-repeat", type=int, default=None, help="timed runs per model in the bar (best kept)"
+    )
+    parser.add_argument(
+        "--n-jobs", type=int, default=None, help="threads for localsvm and the CV (all CPUs)"
+    )
+
+
+def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
+    """Run the selected parts: Table 1, Figure 4 with the performance bar, Figure 3.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The options of :func:`add_arguments`.
+    out : TextIO
+        Where the tables and messages are printed.
+
+    Returns
+    -------
+    rows : list of dict
+        Every part's rows, in the order run; each names its ``"section"``.
+    """
+    start = time.perf_counter()
+    cfg = config(args)
+    figdir = Path(args.out)
+    title = "Localized SVM (seed 000) reproduced: Table 1, Figures 3 and 4"
+    say(out, title)
+    say(out, "#" * len(title))
+    if args.quick:
+        say(out, "--quick: small grids and sizes, not the paper's protocol")
+    rows: list[dict] = []
+    if not args.skip_table:
+        names = [n.strip() for n in args.datasets.split(",") if n.strip()]
+        rows += run_table(cfg, names, args.n_jobs, out)
+    if not args.skip_runtime:
+        rows += run_runtime(cfg, args.n_jobs, figdir, out)
+    if not getattr(args, "skip_figure", False):
+        rows += run_boundary(cfg, figdir, out)
+    say(out)
+    say(out, f"total time: {time.perf_counter() - start:.1f} s")
+    return rows

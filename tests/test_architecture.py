@@ -1,0 +1,185 @@
+"""Architecture rules of ``python/localsvm``, checked on the source text (the
+modules are parsed, not imported):
+
+* no import cycle among localsvm's modules;
+* the estimators reach the compiled core and the solvers only through the
+  backend interface: they neither import ``localsvm._core`` nor name a
+  built-in backend;
+* the interface modules do not depend on the plugin manager, directly or
+  through other modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1] / "python" / "localsvm"
+
+#: The estimator modules (relative to ``python/localsvm``); add new ones here.
+ESTIMATOR_MODULES = (
+    "_base.py",  # the estimators' shared base class
+    "svc.py",
+    "local.py",
+    "profile_svm.py",
+    "flsa.py",
+)
+
+#: Estimator modules allowed to import ``localsvm._core``, and why.
+CORE_IMPORT_ALLOWED = {
+    # FLSA is not a QP: its sparse path comes from the core's dedicated
+    # routine (``_core.flsa_path``), which no SolverBackend offers.
+    "flsa.py": "FLSA's path is not a QP solve",
+}
+
+#: Modules that define a plugin interface. ``similarity.py`` and ``parallel.py``
+#: still hold their interface beside the built-ins and the registry lookup;
+#: list their interface modules here once they are split out.
+INTERFACE_MODULES = ("localsvm.backends.base", "localsvm.clustering.base")
+PLUGIN_MANAGER = "localsvm.plugins"
+
+BUILTIN_BACKEND_NAMES = frozenset({"rust", "scipy"})
+BUILTIN_BACKEND_MODULES = frozenset({"localsvm.backends.rust", "localsvm.backends.scipy_qp"})
+CORE_MODULE = "localsvm._core"
+
+
+def module_name(path: Path, package_dir: Path) -> str:
+    """``localsvm.a.b`` for ``<package_dir>/a/b.py`` (a package for ``__init__.py``)."""
+    parts = [package_dir.name, *path.relative_to(package_dir).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def find_modules(package_dir: Path) -> dict[str, Path]:
+    """Every Python module below ``package_dir``, by dotted name."""
+    return {module_name(p, package_dir): p for p in sorted(package_dir.rglob("*.py"))}
+
+
+def imported_names(module: str, path: Path) -> Iterator[str]:
+    """Every dotted name that an import statement of the module may load,
+    function-local imports included: for ``from X import y`` both ``X`` and
+    ``X.y`` (which is a module when ``y`` is a submodule)."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                if not is_package:
+                    base.pop()
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            yield target
+            yield from (f"{target}.{alias.name}" for alias in node.names)
+
+
+def ancestors(name: str) -> list[str]:
+    """The packages that contain ``name``: ``a.b.c`` → ``[a, a.b]``."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def import_graph(package_dir: Path) -> dict[str, set[str]]:
+    """Module → the modules of the package it imports.
+
+    Importing ``a.b.c`` also runs the ``__init__`` of ``a`` and ``a.b``, so
+    those are edges too, except towards the importer's own parent packages:
+    they are always being imported already when the module runs.
+    """
+    modules = find_modules(package_dir)
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        own_parents = set(ancestors(module))
+        deps: set[str] = set()
+        for name in imported_names(module, path):
+            if name in modules:
+                deps.update([*ancestors(name), name])
+        graph[module] = {d for d in deps if d in modules and d != module} - own_parents
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle (its first module repeated at the end), or None."""
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as err:
+        return list(err.args[1])
+    return None
+
+
+def test_no_import_cycle():
+    graph = import_graph(PACKAGE_DIR)
+    assert len(graph) > 20, "the package was not found"
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(reversed(cycle))
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for dep in graph[todo.pop()] - seen:
+            seen.add(dep)
+            todo.append(dep)
+    return seen
+
+
+@pytest.mark.parametrize("interface", INTERFACE_MODULES)
+def test_interfaces_do_not_depend_on_the_plugin_manager(interface):
+    graph = import_graph(PACKAGE_DIR)
+    assert interface in graph, f"{interface} is listed in INTERFACE_MODULES but does not exist"
+    assert PLUGIN_MANAGER not in reachable(graph, interface)
+
+
+def test_the_checker_sees_cycles(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from . import a\n")
+    (pkg / "a.py").write_text("def f():\n    from .sub.b import g\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "b.py").write_text("from .. import a\n")
+    graph = import_graph(pkg)
+    # The package's own __init__ importing a submodule is not a cycle.
+    assert graph["pkg.a"] == {"pkg.sub", "pkg.sub.b"}
+    assert find_cycle(graph) is not None
+    # Through a parent package's __init__ too.
+    (pkg / "sub" / "b.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("from ..a import f\n")
+    assert find_cycle(import_graph(pkg)) is not None
+    (pkg / "sub" / "__init__.py").write_text("")
+    assert find_cycle(import_graph(pkg)) is None
+
+
+def backend_names_in(path: Path) -> list[tuple[int, str]]:
+    """``(line, name)`` of every string literal that is a built-in backend's name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in BUILTIN_BACKEND_NAMES
+    ]
+
+
+@pytest.mark.parametrize("filename", ESTIMATOR_MODULES)
+def test_estimators_go_through_the_backend_interface(filename):
+    path = PACKAGE_DIR / filename
+    assert path.is_file(), f"{filename} is listed in ESTIMATOR_MODULES but does not exist"
+    module = module_name(path, PACKAGE_DIR)
+    imports = set(imported_names(module, path))
+    if filename not in CORE_IMPORT_ALLOWED:
+        assert CORE_MODULE not in imports, f"{filename} imports {CORE_MODULE}"
+    assert not imports & BUILTIN_BACKEND_MODULES, f"{filename} imports a built-in backend"
+    assert not backend_names_in(path), f"{filename} names a backend: {backend_names_in(path)}"
+
+
+def test_core_exceptions_are_estimators():
+    assert set(CORE_IMPORT_ALLOWED) <= set(ESTIMATOR_MODULES)
