@@ -168,7 +168,8 @@ def load_banana(realization: int = 0) -> Bunch:
     Returns
     -------
     Bunch
-        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` and ``realization``.
+        ``X_train, y_train, X_test, y_test``, ``realization``, ``name`` and
+        ``DESCR`` (the source).
 
     Examples
     --------
@@ -186,7 +187,8 @@ def load_usps() -> Bunch:
     Returns
     -------
     Bunch
-        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR``.
+        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` (the
+        source).
 
     Examples
     --------
@@ -204,7 +206,8 @@ def load_ijcnn1() -> Bunch:
     Returns
     -------
     Bunch
-        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR``.
+        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` (the
+        source).
 
     Examples
     --------
@@ -224,7 +227,8 @@ def load_a9a() -> Bunch:
     Returns
     -------
     Bunch
-        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR``.
+        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` (the
+        source).
 
     Examples
     --------
@@ -242,7 +246,7 @@ def load_iris() -> Bunch:
     Returns
     -------
     Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` and ``feature_names``.
+        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
 
     Examples
     --------
@@ -262,7 +266,7 @@ def load_breast_w() -> Bunch:
     Returns
     -------
     Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` and ``feature_names``.
+        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
 
     Examples
     --------
@@ -280,7 +284,7 @@ def load_glass() -> Bunch:
     Returns
     -------
     Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` and ``feature_names``.
+        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
 
     Examples
     --------
@@ -298,7 +302,7 @@ def load_yeast() -> Bunch:
     Returns
     -------
     Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` and ``feature_names``.
+        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
 
     Examples
     --------
@@ -318,7 +322,7 @@ def load_splice() -> Bunch:
     Returns
     -------
     Bunch
-        ``X``, ``y``, ``name`` and ``DESCR``.
+        ``X``, ``y``, ``name`` and ``DESCR`` (the source).
 
     Examples
     --------
@@ -343,7 +347,8 @@ def load_image(realization: int = 0) -> Bunch:
     Returns
     -------
     Bunch
-        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR``, ``realization`` and ``points`` (the pool the splits index).
+        ``X_train, y_train, X_test, y_test``, ``realization``, ``points``
+        (the pool the splits index), ``name`` and ``DESCR`` (the source).
 
     Examples
     --------
@@ -370,7 +375,8 @@ def load_ringnorm(realization: int = 0) -> Bunch:
     Returns
     -------
     Bunch
-        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR``, ``realization`` and ``points``.
+        ``X_train, y_train, X_test, y_test``, ``realization``, ``points``,
+        ``name`` and ``DESCR`` (the source).
 
     Examples
     --------
@@ -388,7 +394,7 @@ def load_two_spirals() -> Bunch:
     Returns
     -------
     Bunch
-        ``X``, ``y``, ``name`` and ``DESCR``.
+        ``X``, ``y``, ``name`` and ``DESCR`` (the source).
 
     Examples
     --------
