@@ -92,7 +92,29 @@ def get_default_engine() -> str:
 
 
 def set_default_engine(name: str | None) -> None:
-    """Set (or with ``None`` clear) the process-wide default engine."""
+    """Set (or with ``None`` clear) the process-wide default engine.
+
+    A :func:`use_engine` block still takes precedence in its thread.
+
+    Parameters
+    ----------
+    name : str or None
+        A name from :func:`localsvm.list_engines`, or None to fall back to
+        ``$LOCALSVM_ENGINE`` and then ``"threads"``.
+
+    Raises
+    ------
+    ValueError
+        If no engine is registered under ``name``.
+
+    Examples
+    --------
+    >>> from localsvm import run_tasks, set_default_engine
+    >>> set_default_engine("serial")
+    >>> run_tasks(abs, [-1, -2])
+    [1, 2]
+    >>> set_default_engine(None)
+    """
     global _default_engine
     if name is not None:
         get_engine(name)  # fail early on an unknown name
@@ -102,7 +124,33 @@ def set_default_engine(name: str | None) -> None:
 
 @contextmanager
 def use_engine(name: str) -> Iterator[None]:
-    """Use engine ``name`` for :func:`run_tasks` calls in this thread, within the block."""
+    """Use engine ``name`` for :func:`run_tasks` calls in this thread, within the block.
+
+    Blocks nest; the innermost wins, and the previous engine is restored on
+    leaving the block.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`localsvm.list_engines`.
+
+    Yields
+    ------
+    None
+        Control, for the body of the ``with`` block.
+
+    Raises
+    ------
+    ValueError
+        If no engine is registered under ``name``.
+
+    Examples
+    --------
+    >>> from localsvm import run_tasks, use_engine
+    >>> with use_engine("serial"):
+    ...     run_tasks(len, ["a", "bc"])
+    [1, 2]
+    """
     get_engine(name)
     stack = getattr(_state, "stack", None)
     if stack is None:
@@ -136,8 +184,34 @@ def run_tasks(
 ) -> list[R]:
     """Apply ``fn`` to every task through an engine; results in task order.
 
-    ``thread_safe=False`` keeps a thread-based engine from running the tasks
-    concurrently (for backends that are not re-entrant).
+    With one task or one job the tasks run in the calling thread.
+
+    Parameters
+    ----------
+    fn : callable
+        Called once per task, with the task as its only argument.
+    tasks : iterable
+        The independent pieces of work.
+    n_jobs : int or None, default=None
+        Workers: None or -1 for all CPUs, ``-k`` for all but ``k − 1``.
+    engine : str or None, default=None
+        A registered engine; None uses the default (:func:`use_engine`,
+        :func:`set_default_engine`, ``$LOCALSVM_ENGINE``, else
+        ``"threads"``).
+    thread_safe : bool, default=True
+        False keeps the thread-based engine from running the tasks
+        concurrently (for backends that are not re-entrant).
+
+    Returns
+    -------
+    list
+        ``fn(task)`` for each task, in task order.
+
+    Examples
+    --------
+    >>> from localsvm import run_tasks
+    >>> run_tasks(lambda t: t + 1, range(4), n_jobs=2)
+    [1, 2, 3, 4]
     """
     items = list(tasks)
     jobs = effective_n_jobs(n_jobs)
