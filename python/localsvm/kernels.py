@@ -33,7 +33,27 @@ class KernelSpec:
 
     ``linear``: ⟨x, z⟩; ``poly``: (γ⟨x, z⟩ + coef0)^degree; ``rbf``:
     exp(−γ‖x − z‖²); ``sigmoid``: tanh(γ⟨x, z⟩ + coef0); ``precomputed``: the
-    caller passes kernel values instead of features.
+    caller passes kernel values instead of features. The parameters are kept
+    as attributes of the same names; invalid values raise ``ValueError``.
+
+    Parameters
+    ----------
+    name : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+        The kernel.
+    gamma : float, default=1.0
+        Coefficient γ of 'poly', 'rbf' and 'sigmoid'; positive and finite
+        (scikit-learn's 'scale' and 'auto' are resolved before this point).
+    coef0 : float, default=0.0
+        Constant term of 'poly' and 'sigmoid'.
+    degree : int, default=3
+        Degree of 'poly'; a non-negative integer.
+
+    Examples
+    --------
+    >>> from localsvm import KernelSpec
+    >>> spec = KernelSpec("poly", gamma=0.5, degree=2)
+    >>> spec.precomputed, spec.core_kwargs()["degree"]
+    (False, 2)
     """
 
     name: str = "rbf"
@@ -59,7 +79,14 @@ class KernelSpec:
         return self.name == "precomputed"
 
     def core_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for the Rust core's functions."""
+        """Return the keyword arguments for the Rust core's functions.
+
+        Returns
+        -------
+        dict
+            ``kernel``, ``gamma``, ``coef0`` and ``degree``, as Python
+            scalars.
+        """
         return {
             "kernel": self.name,
             "gamma": float(self.gamma),
