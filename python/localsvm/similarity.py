@@ -2,9 +2,12 @@
 
 A strategy turns training examples and query (test) examples into the
 ``(n_train, n_query)`` matrix of similarities that weights each training
-example's box in a local SVM (``U_i = C·σ(x_s, x_i)``, ALGORITHMS.md §2).
-Built in: ``"gaussian"`` (soft, SLSVM) and ``"knn"`` (hard, HLSVM). More
-register through the ``localsvm_register_similarities`` hook.
+example's box in a local SVM (``U_i = C·σ(x_s, x_i)``; H. Cheng, P.-N. Tan and
+R. Jin, "Localized Support Vector Machine and Its Efficient Algorithm", SIAM
+International Conference on Data Mining (SDM), 2007). Built in:
+``"gaussian"`` (soft, SLSVM) and ``"knn"`` (hard, HLSVM, the SVM-KNN of H.
+Zhang, A. C. Berg, M. Maire and J. Malik, CVPR 2006). More register through
+the ``localsvm_register_similarities`` hook.
 
 >>> import numpy as np
 >>> X = np.array([[0.0], [1.0], [3.0]])
