@@ -158,14 +158,44 @@ def _as_rows(A: np.ndarray) -> np.ndarray:
 
 
 def kernel_matrix(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``K[i, j] = k(A[i], B[j])`` computed by the Rust core, in parallel."""
+    """Compute ``K[i, j] = k(A[i], B[j])`` in the Rust core, in parallel.
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel; not 'precomputed'.
+    A : array-like of shape (n_a, n_features)
+        Row points.
+    B : array-like of shape (n_b, n_features)
+        Column points.
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b)
+        The kernel matrix.
+    """
     if spec.precomputed:
         raise ValueError("kernel_matrix needs a kernel function, not 'precomputed'")
     return _core.kernel_matrix(_as_rows(A), _as_rows(B), **spec.core_kwargs())
 
 
 def kernel_matrix_numpy(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """The same kernel matrix in plain NumPy (a reference implementation)."""
+    """Compute the same kernel matrix in plain NumPy (a reference implementation).
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel; not 'precomputed'.
+    A : array-like of shape (n_a, n_features)
+        Row points.
+    B : array-like of shape (n_b, n_features)
+        Column points.
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b)
+        The kernel matrix.
+    """
     if spec.precomputed:
         raise ValueError("kernel_matrix_numpy needs a kernel function, not 'precomputed'")
     A = _as_rows(A)

@@ -36,12 +36,36 @@ ENGINE_ENV = "LOCALSVM_ENGINE"
 
 @runtime_checkable
 class Engine(Protocol):
-    """Runs ``fn`` over ``tasks`` and returns the results in task order."""
+    """The interface of an execution engine.
+
+    An engine runs ``fn`` over ``tasks`` and returns the results in task
+    order.
+
+    Attributes
+    ----------
+    name : str
+        The name passed as ``engine=...`` or to :func:`use_engine`.
+    """
 
     name: str
 
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
-        """``[fn(t) for t in tasks]``, possibly in parallel over ``n_jobs`` workers."""
+        """Compute ``[fn(t) for t in tasks]``, possibly in parallel.
+
+        Parameters
+        ----------
+        fn : callable
+            Called once per task.
+        tasks : sequence
+            The tasks.
+        n_jobs : int
+            Workers to use at most (already resolved, ≥ 1).
+
+        Returns
+        -------
+        list
+            ``fn(t)`` for each task, in task order.
+        """
         ...
 
 
@@ -69,7 +93,13 @@ class ThreadEngine:
 
 @hookimpl
 def localsvm_register_engines(register):
-    """Register the built-in engines."""
+    """Register the built-in engines.
+
+    Parameters
+    ----------
+    register : callable
+        Called once per engine; it rejects a name that is already taken.
+    """
     register(SerialEngine())
     register(ThreadEngine())
 
@@ -80,9 +110,14 @@ _default_engine: str | None = None
 
 
 def get_default_engine() -> str:
-    """The engine :func:`run_tasks` uses when none is named: the innermost
-    :func:`use_engine`, else :func:`set_default_engine`, else
-    ``$LOCALSVM_ENGINE``, else ``"threads"``."""
+    """Return the engine :func:`run_tasks` uses when none is named.
+
+    Returns
+    -------
+    str
+        The innermost :func:`use_engine`, else :func:`set_default_engine`,
+        else ``$LOCALSVM_ENGINE``, else ``"threads"``.
+    """
     stack = getattr(_state, "stack", None)
     if stack:
         return stack[-1]
@@ -163,7 +198,19 @@ def use_engine(name: str) -> Iterator[None]:
 
 
 def effective_n_jobs(n_jobs: int | None) -> int:
-    """``None`` or ``-1``: all CPUs; ``-k``: all but ``k − 1``; ``k > 0``: ``k``."""
+    """Resolve ``n_jobs`` to a number of workers.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None`` or ``-1``: all CPUs; ``-k``: all but ``k − 1``; ``k > 0``:
+        ``k``. 0 is an error.
+
+    Returns
+    -------
+    int
+        The number of workers, at least 1.
+    """
     cpus = os.cpu_count() or 1
     if n_jobs is None:
         return cpus
