@@ -76,7 +76,8 @@ def _cases(quick: bool) -> list[Case]:
                 u.y_test,
                 {"C": 10.0, "gamma": "scale"},
                 ("rust",),
-                note="seed 003 reports 4.38 % test error (RBF, C = 10)",
+                note="J. Ulén, 'Support Vector Machines' (student project report, Lund "
+                "University) reports 4.38 % test error (RBF, C = 10)",
             )
         )
     return cases

@@ -83,8 +83,12 @@ class BaseKernelClassifier(ClassifierMixin, BaseEstimator):
 
 
 class BaseSVMClassifier(BaseKernelClassifier):
-    """:class:`BaseKernelClassifier` plus the parameters and checks of the
-    estimators that solve SVM duals through a solver backend."""
+    """Base of the estimators that solve SVM duals through a solver backend.
+
+    :class:`BaseKernelClassifier` plus the parameters ``C``, ``tol``,
+    ``max_iter`` and ``backend``, the backend choice and the convergence
+    warning.
+    """
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseKernelClassifier._parameter_constraints,

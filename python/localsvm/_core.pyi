@@ -100,7 +100,10 @@ def solve_local(
     shrinking: bool = True,
     warm_start: bool = True,
 ) -> dict[str, Any]:
-    """One localized SVM per query (ALGORITHMS.md §2), in the order given.
+    """One localized SVM per query, in the order given.
+
+    The localized SVM of H. Cheng, P.-N. Tan and R. Jin, "Localized Support
+    Vector Machine and Its Efficient Algorithm", SIAM SDM 2007, eq. 3.6.
 
     ``x`` holds the ``n`` training examples (or their square kernel for
     ``kernel='precomputed'``), ``y`` their ±1 labels; ``sigma[s, i]`` is

@@ -1,5 +1,12 @@
 """Sparse least-squares SVMs: ``FLSAClassifier``, ``RFLSAClassifier`` and
-``FLSAClassifierCV`` (seed 002; ALGORITHMS.md §5).
+``FLSAClassifierCV``.
+
+FLSA-SVM is X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
+Machines", Mathematical Problems in Engineering 2013, Article ID 602341;
+RFLSA-SVM, contexts inheritance and the model selection along the path are
+X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection for Sparse
+Least-Square SVMs", Mathematical Problems in Engineering 2013, Article ID
+712437.
 
 The model is ``f(x) = b + Σ_{j∈S} β_j K(x, x_j)``, the least-squares fit of
 ±1 targets on the kernel columns ``K[:, S]`` and a constant. ``S`` grows one
@@ -67,16 +74,36 @@ bytes (1 GiB), else evaluates columns on the fly."""
 
 
 class FLSARankWarning(UserWarning):
-    """The forward pass stopped before ``n_support`` columns: every remaining
-    candidate was linearly dependent on the selected ones (or the dictionary
-    ran out)."""
+    """Warning that the forward pass stopped before ``n_support`` columns.
+
+    Every remaining candidate was linearly dependent on the selected ones (or
+    the dictionary ran out), so the models use fewer support vectors than
+    asked for.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from localsvm import FLSAClassifier, FLSARankWarning
+    >>> X = np.array([[0., 0.], [1., 0.], [0., 1.], [1., 1.], [2., 1.], [1., 2.]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     clf = FLSAClassifier(n_support=5, kernel="linear").fit(X, y)
+    >>> caught[0].category is FLSARankWarning, clf.n_support_
+    (True, array([2]))
+    """
 
 
 @dataclass(frozen=True)
 class FLSAPath:
     """One binary model's forward pass.
 
-    Attributes
+    The parameters are kept as attributes of the same names. The pass is the
+    forward selection of Xia et al. [1]_; every prefix of it is a model
+    (contexts inheritance, Xia, Qian, Liu & Xing [2]_).
+
+    Parameters
     ----------
     support : ndarray of shape (k,)
         Training indices of the selected columns, in the order selected.
@@ -91,6 +118,28 @@ class FLSAPath:
         Candidates dropped as linearly dependent.
     exhausted : bool
         True when the rank (or the dictionary), not ``n_support``, ended it.
+
+    References
+    ----------
+    .. [1] X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
+       Machines", Mathematical Problems in Engineering 2013, Article ID
+       602341.
+    .. [2] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
+       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
+       2013, Article ID 712437.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import FLSAClassifier
+    >>> X = np.array([[0., 0.], [1., 0.], [0., 1.], [1., 1.], [2., 1.], [1., 2.]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> path = FLSAClassifier(n_support=1, kernel="linear").fit(X, y).path_[0]
+    >>> len(path), path.support, np.round(path.residual_sq, 3)
+    (1, array([3]), array([6.   , 1.091]))
+    >>> b, beta = path.coef(1)
+    >>> round(b, 3), np.round(beta, 3)
+    (-1.364, array([0.818]))
     """
 
     support: np.ndarray
@@ -104,9 +153,22 @@ class FLSAPath:
         return int(self.support.shape[0])
 
     def coef(self, k: int) -> tuple[float, np.ndarray]:
-        """``(intercept, β)`` of the model with the first ``k`` columns
-        (capped at the path's length): a back-substitution
-        ``R[:k+1, :k+1] (b, β) = z[:k+1]``."""
+        """Compute the coefficients of the model with the first ``k`` columns.
+
+        A back-substitution ``R[:k+1, :k+1] (b, β) = z[:k+1]``.
+
+        Parameters
+        ----------
+        k : int
+            Number of columns; capped at the path's length.
+
+        Returns
+        -------
+        intercept : float
+            The constant ``b``.
+        beta : ndarray of shape (min(k, len(self)),)
+            The weight of each selected column, in ``support`` order.
+        """
         k = min(int(k), len(self))
         sol = solve_triangular(self.R[: k + 1, : k + 1], self.z[: k + 1], lower=False)
         return float(sol[0]), sol[1:]
@@ -126,8 +188,12 @@ def _resolve_dictionary(dictionary_size, n: int) -> int:
 
 
 class FLSAClassifier(BaseKernelClassifier):
-    """Forward least-squares approximation SVM (FLSA-SVM), with the whole
-    regularisation path from one fit.
+    """Forward least-squares approximation SVM (FLSA-SVM).
+
+    The model is the least-squares fit of ±1 targets on ``n_support`` kernel
+    columns chosen one at a time (Xia et al. [1]_); one fit keeps the whole
+    regularisation path, every model with fewer columns, as the contexts
+    inheritance of Xia, Qian, Liu & Xing [2]_ does.
 
     Parameters
     ----------
@@ -144,11 +210,15 @@ class FLSAClassifier(BaseKernelClassifier):
         or None for all ``n`` training points. Drawn at random (with
         ``random_state``) when smaller than ``n``.
     kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+        The kernel whose columns are selected; 'precomputed' takes the square
+        training kernel at fit.
     degree : int, default=3
+        Degree of the 'poly' kernel.
     gamma : {'scale', 'auto'} or float, default='scale'
         As in :class:`localsvm.SVC`; the paper's RBF width σ is
         ``gamma = 1 / (2σ²)``.
     coef0 : float, default=0.0
+        Constant term of the 'poly' and 'sigmoid' kernels.
     tol : float, default=1e-6
         A candidate is pruned once the norm of its component orthogonal to
         the selected columns is at most ``tol`` times its own norm. Values
@@ -167,7 +237,9 @@ class FLSAClassifier(BaseKernelClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
     n_features_in_ : int
+        Number of features seen during fit.
     path_ : list of FLSAPath
         One per binary model (one for two classes, else one per class,
         one-vs-rest).
@@ -179,9 +251,22 @@ class FLSAClassifier(BaseKernelClassifier):
     dual_coef_ : ndarray of shape (n_models, n_SV)
         β of each binary model over ``support_``.
     intercept_ : ndarray of shape (n_models,)
+        Constant term of each binary model.
     n_support_ : ndarray of shape (n_models,)
         Support vectors each binary model uses (≤ ``n_support``).
     n_pruned_ : ndarray of shape (n_models,)
+        Candidates each binary model's pass dropped as linearly dependent.
+    gram_ : {'precomputed', 'on_the_fly'}
+        How the candidate columns were held during the fit.
+
+    References
+    ----------
+    .. [1] X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
+       Machines", Mathematical Problems in Engineering 2013, Article ID
+       602341.
+    .. [2] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
+       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
+       2013, Article ID 712437.
 
     Examples
     --------
@@ -309,9 +394,24 @@ class FLSAClassifier(BaseKernelClassifier):
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit the path up to ``n_support`` support vectors on ``X``
-        (features, or the square training kernel for ``kernel='precomputed'``)
-        and labels ``y``; the active model has ``n_support`` of them."""
+        """Fit the path up to ``n_support`` support vectors.
+
+        The active model (``support_``, ``dual_coef_``, ...) is the one with
+        ``n_support`` of them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training examples, or the square training kernel for
+            ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : FLSAClassifier
+            The fitted estimator.
+        """
         X, y = self._validate_xy(X, y)
         self._fit_paths(X, y, self.n_support)
         self._activate(self.n_support)
@@ -320,10 +420,23 @@ class FLSAClassifier(BaseKernelClassifier):
     # ------------------------------------------------------------- the path
 
     def sparse_model(self, k: int) -> Bunch:
-        """The model with ``k`` support vectors along the fitted path
-        (each binary model capped at its path's length), without refitting:
-        a Bunch with ``support_``, ``support_vectors_``, ``dual_coef_``,
-        ``intercept_`` and ``n_support_`` as the fitted attributes."""
+        """Read the model with ``k`` support vectors off the fitted path.
+
+        No refitting is needed: the factorisation for ``k`` columns is a
+        prefix of the fitted one.
+
+        Parameters
+        ----------
+        k : int
+            Number of support vectors; each binary model is capped at its
+            path's length.
+
+        Returns
+        -------
+        Bunch
+            ``support_``, ``support_vectors_``, ``dual_coef_``, ``intercept_``
+            and ``n_support_``, as the fitted attributes of the same names.
+        """
         check_is_fitted(self)
         k = int(k)
         if k < 0:
@@ -376,15 +489,38 @@ class FLSAClassifier(BaseKernelClassifier):
         return dec[..., 0] if self.classes_.shape[0] == 2 else dec
 
     def decision_function(self, X):
-        """Decision values of the active model: shape ``(n_samples,)`` for two
-        classes (positive for ``classes_[1]``), else ``(n_samples, n_classes)``
-        (one-vs-rest)."""
+        """Evaluate the decision function of the active model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Two classes: one value per sample, positive for ``classes_[1]``;
+            else one column per class (one-vs-rest).
+        """
         X = self._check_X(X)
         dec = self._columns(X, self.support_) @ self.dual_coef_.T + self.intercept_
         return self._format(dec)
 
     def predict(self, X):
-        """Class labels for ``X``."""
+        """Predict the class of each sample with the active model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predicted labels, taken from ``classes_``.
+        """
         return self._labels(self.decision_function(X))
 
     def _labels(self, dec: np.ndarray) -> np.ndarray:
@@ -393,15 +529,27 @@ class FLSAClassifier(BaseKernelClassifier):
         return self.classes_[np.argmax(dec, axis=-1)]
 
     def path_decision_function(self, X, max_n_support: int | None = None) -> np.ndarray:
-        """Decision values of every model along the path, from one kernel
-        evaluation: shape ``(K + 1, n_samples)`` for two classes, else
-        ``(K + 1, n_samples, n_classes)``; entry ``k`` is the model with
-        ``k`` support vectors (``k = 0``: the constant), ``K`` the longest
-        path (or ``max_n_support``). A binary model whose path is shorter
-        keeps its last value.
+        """Evaluate every model along the path, from one kernel evaluation.
 
         With ``u(x) = [1, K(x, S)] R⁻¹`` (a triangular solve), the model
         with ``k`` columns is ``Σ_{j≤k} z_j u_j(x)``: a cumulative sum.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+        max_n_support : int or None, default=None
+            Largest number of support vectors evaluated; None goes to the
+            end of the longest path.
+
+        Returns
+        -------
+        ndarray of shape (K + 1, n_samples) or (K + 1, n_samples, n_classes)
+            Entry ``k`` holds the decision values of the model with ``k``
+            support vectors (``k = 0``: the constant); ``K`` is the longest
+            path's length (or ``max_n_support``). A binary model whose path is
+            shorter keeps its last value.
         """
         X = self._check_X(X)
         longest = max(len(p) for p in self.path_)
@@ -420,18 +568,59 @@ class FLSAClassifier(BaseKernelClassifier):
         return self._format(out)
 
     def staged_decision_function(self, X) -> Iterator[np.ndarray]:
-        """Decision values for ``n_support = 1, 2, …`` along the path (as
-        scikit-learn's ``staged_*`` methods)."""
+        """Yield the decision values for ``n_support = 1, 2, …``.
+
+        As scikit-learn's ``staged_*`` methods, one model of the path at a
+        time.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+
+        Yields
+        ------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The decision values of the next model along the path, as
+            :meth:`decision_function` returns them.
+        """
         yield from self.path_decision_function(X)[1:]
 
     def staged_predict(self, X) -> Iterator[np.ndarray]:
-        """Predicted labels for ``n_support = 1, 2, …`` along the path."""
+        """Yield the predicted labels for ``n_support = 1, 2, …``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+
+        Yields
+        ------
+        ndarray of shape (n_samples,)
+            The labels the next model along the path predicts.
+        """
         for dec in self.staged_decision_function(X):
             yield self._labels(dec)
 
     def path_score(self, X, y) -> np.ndarray:
-        """Accuracy on ``(X, y)`` of every model along the path (index = number
-        of support vectors)."""
+        """Score every model along the path on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            True labels.
+
+        Returns
+        -------
+        ndarray of shape (K + 1,)
+            The accuracy of each model; the index is its number of support
+            vectors.
+        """
         dec = self.path_decision_function(X)
         return np.array([np.mean(self._labels(d) == np.asarray(y)) for d in dec])
 
@@ -440,11 +629,46 @@ class RFLSAClassifier(FLSAClassifier):
     """Reduced FLSA-SVM: :class:`FLSAClassifier` with ``selection='random'``.
 
     A dictionary of ``dictionary_size`` random training columns (all of them
-    by default) is taken in random order; columns dependent on the selected
-    ones are skipped. A step costs ``O(n · k)`` and the kernel matrix needed
-    is the ``n × m`` dictionary at most (only the columns used are ever
-    evaluated). ``random_state`` fixes the dictionary and its order.
+    by default) is taken in random order (Xia, Qian, Liu & Xing [1]_);
+    columns dependent on the selected ones are skipped. A step costs
+    ``O(n · k)`` and the kernel matrix needed is the ``n × m`` dictionary at
+    most (only the columns used are ever evaluated). ``random_state`` fixes
+    the dictionary and its order. The fitted attributes and methods are those
+    of :class:`FLSAClassifier`.
 
+    Parameters
+    ----------
+    n_support : int, default=30
+        Number of support vectors ``N_sv``, as in :class:`FLSAClassifier`.
+    selection : {'greedy', 'random'}, default='random'
+        How columns are chosen, as in :class:`FLSAClassifier`.
+    dictionary_size : int, float or None, default=None
+        Candidate columns: a number, a fraction of ``n`` or None for all.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+        The kernel whose columns are selected.
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels.
+    coef0 : float, default=0.0
+        Constant term of the 'poly' and 'sigmoid' kernels.
+    tol : float, default=1e-6
+        Relative residue norm under which a candidate is pruned.
+    gram : {'auto', 'precomputed', 'on_the_fly'}, default='auto'
+        Whether greedy selection holds the candidate columns.
+    random_state : int, RandomState instance or None, default=None
+        Draws the dictionary and its order.
+    n_jobs : int or None, default=None
+        One-vs-rest models fitted at once (threads).
+
+    References
+    ----------
+    .. [1] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
+       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
+       2013, Article ID 712437.
+
+    Examples
+    --------
     >>> from localsvm import RFLSAClassifier
     >>> from localsvm.datasets import load_banana
     >>> d = load_banana()
@@ -484,14 +708,40 @@ class RFLSAClassifier(FLSAClassifier):
 
 
 class FLSAClassifierCV(FLSAClassifier):
-    """FLSA / RFLSA with ``n_support`` chosen by cross-validation along the
-    path: one forward pass per fold (folds run through
-    :func:`localsvm.run_tasks`) scores every ``k ≤ n_support`` at once, then
-    one pass on all the data gives the model at the best ``k``.
+    """FLSA / RFLSA with ``n_support`` chosen by cross-validation along the path.
 
-    Parameters are those of :class:`FLSAClassifier` (``n_support`` is the
-    largest number of support vectors tried) plus ``cv`` (as scikit-learn's
-    ``cv``: an int for stratified k-fold, a splitter or an iterable).
+    One forward pass per fold (folds run through :func:`localsvm.run_tasks`)
+    scores every ``k ≤ n_support`` at once, thanks to contexts inheritance
+    (Xia, Qian, Liu & Xing [1]_), then one pass on all the data gives the
+    model at the best ``k``.
+
+    Parameters
+    ----------
+    n_support : int, default=30
+        The largest number of support vectors tried.
+    selection : {'greedy', 'random'}, default='greedy'
+        How columns are chosen, as in :class:`FLSAClassifier`.
+    dictionary_size : int, float or None, default=None
+        Candidate columns: a number, a fraction of ``n`` or None for all.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+        The kernel whose columns are selected.
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels.
+    coef0 : float, default=0.0
+        Constant term of the 'poly' and 'sigmoid' kernels.
+    tol : float, default=1e-6
+        Relative residue norm under which a candidate is pruned.
+    gram : {'auto', 'precomputed', 'on_the_fly'}, default='auto'
+        Whether greedy selection holds the candidate columns.
+    cv : int, cross-validation generator or iterable, default=5
+        As scikit-learn's ``cv``: an int for stratified k-fold, a splitter or
+        an iterable of (train, validation) index arrays.
+    random_state : int, RandomState instance or None, default=None
+        Draws the dictionary (and its order for 'random').
+    n_jobs : int or None, default=None
+        Folds (and one-vs-rest models) fitted at once (threads).
 
     Attributes
     ----------
@@ -500,9 +750,18 @@ class FLSAClassifierCV(FLSAClassifier):
     mean_cv_scores_ : ndarray of shape (n_support + 1,)
     best_n_support_ : int
         The smallest ``k ≥ 1`` with the best mean validation accuracy.
-    plus those of :class:`FLSAClassifier` for the model at ``best_n_support_``
-    (``path_`` runs up to ``n_support``).
+    path_, support_, dual_coef_, intercept_ : see FLSAClassifier
+        As in :class:`FLSAClassifier`, for the model at ``best_n_support_``
+        (``path_`` runs up to ``n_support``).
 
+    References
+    ----------
+    .. [1] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
+       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
+       2013, Article ID 712437.
+
+    Examples
+    --------
     >>> from localsvm import FLSAClassifierCV
     >>> from localsvm.datasets import load_banana
     >>> d = load_banana()
@@ -549,8 +808,24 @@ class FLSAClassifierCV(FLSAClassifier):
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Score every ``k ≤ n_support`` by cross-validation, then fit the
-        path on all the data and activate the best ``k``."""
+        """Choose ``n_support`` by cross-validation, then fit on all the data.
+
+        Every ``k ≤ n_support`` is scored on each fold; the path fitted on all
+        the data is then activated at the best ``k``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training examples, or the square training kernel for
+            ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : FLSAClassifierCV
+            The fitted estimator.
+        """
         X, y = self._validate_xy(X, y)
         folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
         params = {k: v for k, v in self.get_params().items() if k != "cv"}

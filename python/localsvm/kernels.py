@@ -33,7 +33,27 @@ class KernelSpec:
 
     ``linear``: ⟨x, z⟩; ``poly``: (γ⟨x, z⟩ + coef0)^degree; ``rbf``:
     exp(−γ‖x − z‖²); ``sigmoid``: tanh(γ⟨x, z⟩ + coef0); ``precomputed``: the
-    caller passes kernel values instead of features.
+    caller passes kernel values instead of features. The parameters are kept
+    as attributes of the same names; invalid values raise ``ValueError``.
+
+    Parameters
+    ----------
+    name : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+        The kernel.
+    gamma : float, default=1.0
+        Coefficient γ of 'poly', 'rbf' and 'sigmoid'; positive and finite
+        (scikit-learn's 'scale' and 'auto' are resolved before this point).
+    coef0 : float, default=0.0
+        Constant term of 'poly' and 'sigmoid'.
+    degree : int, default=3
+        Degree of 'poly'; a non-negative integer.
+
+    Examples
+    --------
+    >>> from localsvm import KernelSpec
+    >>> spec = KernelSpec("poly", gamma=0.5, degree=2)
+    >>> spec.precomputed, spec.core_kwargs()["degree"]
+    (False, 2)
     """
 
     name: str = "rbf"
@@ -59,7 +79,14 @@ class KernelSpec:
         return self.name == "precomputed"
 
     def core_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for the Rust core's functions."""
+        """Return the keyword arguments for the Rust core's functions.
+
+        Returns
+        -------
+        dict
+            ``kernel``, ``gamma``, ``coef0`` and ``degree``, as Python
+            scalars.
+        """
         return {
             "kernel": self.name,
             "gamma": float(self.gamma),
@@ -131,7 +158,22 @@ def _as_rows(A: np.ndarray) -> np.ndarray:
 
 
 def kernel_matrix(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``K[i, j] = k(A[i], B[j])`` computed by the Rust core, in parallel."""
+    """Compute ``K[i, j] = k(A[i], B[j])`` in the Rust core, in parallel.
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel; not 'precomputed'.
+    A : array-like of shape (n_a, n_features)
+        Row points.
+    B : array-like of shape (n_b, n_features)
+        Column points.
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b)
+        The kernel matrix.
+    """
     if spec.precomputed:
         raise ValueError("kernel_matrix needs a kernel function, not 'precomputed'")
     return _core.kernel_matrix(_as_rows(A), _as_rows(B), **spec.core_kwargs())
@@ -168,7 +210,22 @@ def decision_values(
 
 
 def kernel_matrix_numpy(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """The same kernel matrix in plain NumPy (a reference implementation)."""
+    """Compute the same kernel matrix in plain NumPy (a reference implementation).
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel; not 'precomputed'.
+    A : array-like of shape (n_a, n_features)
+        Row points.
+    B : array-like of shape (n_b, n_features)
+        Column points.
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b)
+        The kernel matrix.
+    """
     if spec.precomputed:
         raise ValueError("kernel_matrix_numpy needs a kernel function, not 'precomputed'")
     A = _as_rows(A)

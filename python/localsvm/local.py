@@ -1,13 +1,14 @@
 """``localsvm.LocalSVC``: localized SVMs, one linear SVM per test example.
 
-SLSVM and HLSVM (Cheng, Tan & Jin, "Localized Support Vector Machine and Its
-Efficient Algorithm", SDM 2007, §3; ALGORITHMS.md §2). For each test example
+SLSVM and HLSVM (H. Cheng, P.-N. Tan and R. Jin, "Localized Support Vector
+Machine and Its Efficient Algorithm", SIAM International Conference on Data
+Mining (SDM), 2007, §3). For each test example
 ``x_s`` the C-SVC dual is solved with per-example boxes ``C·σ(x_s, x_i)``, so
 training examples far from ``x_s`` barely count, and ``x_s`` is classified by
 that model alone. ``similarity='gaussian'`` (σ = exp(−‖x_s − x_i‖²/λ)) gives
 the soft version, SLSVM; ``similarity='knn'`` (σ = 1 for the ``k`` nearest
-examples, else 0) the hard one, HLSVM, which is KNN-SVM (Zhang et al., CVPR
-2006).
+examples, else 0) the hard one, HLSVM, which is SVM-KNN (H. Zhang, A. C.
+Berg, M. Maire and J. Malik, CVPR 2006).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class _Pair:
 class LocalSVC(BaseSVMClassifier):
     """Localized SVM (SLSVM / HLSVM): one SVM per test example.
 
-    For a test example ``x_s`` the model solves (seed 000, eq. 3.6)
+    For a test example ``x_s`` the model solves (Cheng, Tan & Jin [1]_,
+    eq. 3.6)::
 
         max Σα_i − ½ Σ α_i α_j y_i y_j K(x_i, x_j)
         s.t. Σ α_i y_i = 0,  0 ≤ α_i ≤ C·σ(x_s, x_i),
@@ -78,9 +80,11 @@ class LocalSVC(BaseSVMClassifier):
         Regularisation; boxes are ``C·σ``.
     similarity : str, default='gaussian'
         A registered similarity strategy (``localsvm.list_similarities()``):
-        'gaussian' (SLSVM, uses ``bandwidth``) or 'knn' (HLSVM, uses ``k``).
+        'gaussian' (SLSVM, uses ``bandwidth``) or 'knn' (HLSVM, uses ``k``;
+        the SVM-KNN of Zhang et al. [2]_).
     bandwidth : float, default=1.0
-        λ of the Gaussian similarity ``exp(−‖x_s − x_i‖² / λ)``; must be > 0.
+        The width λ of the Gaussian similarity ``exp(−‖x_s − x_i‖² / λ)``;
+        must be > 0.
     k : int, default=10
         Neighbours of the 'knn' similarity; at most the training set's size.
     similarity_params : dict, default=None
@@ -92,13 +96,19 @@ class LocalSVC(BaseSVMClassifier):
         example with ``σ > 0``.
     kernel : {'linear', 'poly', 'rbf', 'sigmoid'}, default='linear'
         Kernel of the local SVMs; the paper uses linear ones.
-    degree, gamma, coef0 :
-        Kernel parameters, as :class:`localsvm.SVC`.
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels, as in
+        :class:`localsvm.SVC`.
+    coef0 : float, default=0.0
+        Constant term of the 'poly' and 'sigmoid' kernels.
     tol : float, default=1e-3
         SMO's stopping tolerance per local problem.
     max_iter : int, default=-1
         Iteration cap per local problem (-1: the solver's safety cap).
     shrinking : bool, default=True
+        Use SMO's shrinking heuristic in each local problem.
     warm_start : bool, default=True
         Start each test example's solver from the previous example's α. The
         local model is the same to ``tol``, except that a bias left undecided
@@ -115,14 +125,42 @@ class LocalSVC(BaseSVMClassifier):
     n_jobs : int or None, default=None
         Chunks solved at once (threads); None or -1: all CPUs.
 
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    n_features_in_ : int
+        Number of features seen during fit.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training examples, kept for prediction.
+    y_fit_ : ndarray of shape (n_samples,)
+        Index into ``classes_`` of each training label.
+    class_counts_ : ndarray of shape (n_classes,)
+        Training examples per class.
+    use_gram_ : bool
+        Whether the training kernel matrix was computed at fit (it is when it
+        needs at most 128 MiB); otherwise local problems compute kernel
+        columns from the features.
+
     Notes
     -----
     A test example whose neighbourhood (``σ ≥ similarity_threshold``) holds
     one class only is given that class; one with no neighbour at all falls
     back to the σ-weighted vote of every training example (the weighted
-    k-NN rule, seed 000 eq. 2.1), and to the most frequent class when every
-    σ is 0. More than two classes: one local SVM per pair of classes present
-    in the neighbourhood, then voting (as :class:`localsvm.SVC`).
+    k-NN rule, Cheng, Tan & Jin [1]_, eq. 2.1), and to the most frequent
+    class when every σ is 0. More than two classes: one local SVM per pair of
+    classes present in the neighbourhood, then voting (as
+    :class:`localsvm.SVC`).
+
+    References
+    ----------
+    .. [1] H. Cheng, P.-N. Tan and R. Jin, "Localized Support Vector Machine
+       and Its Efficient Algorithm", SIAM International Conference on Data
+       Mining (SDM), 2007.
+    .. [2] H. Zhang, A. C. Berg, M. Maire and J. Malik, "SVM-KNN:
+       Discriminative Nearest Neighbor Classification for Visual Category
+       Recognition", IEEE Conference on Computer Vision and Pattern
+       Recognition (CVPR), 2006.
 
     Examples
     --------
@@ -187,7 +225,20 @@ class LocalSVC(BaseSVMClassifier):
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Validate and store the training data; the work happens at predict."""
+        """Validate and store the training data; the work happens at predict.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training examples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : LocalSVC
+            The fitted estimator.
+        """
         X, y, y_idx = self._fit_prologue(X, y)
         # The strategy validates its own parameters (k > n, bandwidth ≤ 0, an
         # unknown name) now rather than at the first predict.
@@ -230,16 +281,24 @@ class LocalSVC(BaseSVMClassifier):
         return [order[i : i + size] for i in range(0, m, size)]
 
     def decision_details(self, X) -> Bunch:
-        """Every local model's outcome for each row of ``X``.
+        """Report every local model's outcome for each row of ``X``.
 
-        Returns a :class:`~sklearn.utils.Bunch` with arrays of shape
-        ``(n_samples, n_pairs)`` (one column per class pair, in
-        :func:`localsvm._decompose.ovo_pairs` order; one column for two
-        classes): ``decision`` (positive for the pair's first class),
-        ``status`` (0 solved, 1 only the first class nearby, 2 only the
-        second, 3 nobody nearby), ``n_iter``, ``n_active`` (examples in the
-        local problem) and ``n_support``; plus ``sigma_sum`` of shape
-        ``(n_samples, n_classes)`` (Σσ per class, for the fallback vote).
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test examples; each gets its own local SVM.
+
+        Returns
+        -------
+        Bunch
+            Arrays of shape ``(n_samples, n_pairs)``, one column per class
+            pair (pairs ``(0, 1), (0, 2), …, (1, 2), …`` of class indices; one
+            column for two classes): ``decision`` (positive for the pair's
+            first class), ``status`` (0 solved, 1 only the first class nearby,
+            2 only the second, 3 nobody nearby), ``n_iter``, ``n_active``
+            (examples in the local problem), ``n_support`` and ``converged``;
+            plus ``sigma_sum`` of shape ``(n_samples, n_classes)`` (Σσ per
+            class, for the fallback vote).
         """
         X = self._predict_prologue(X)
         m, n = X.shape[0], self.X_fit_.shape[0]
@@ -335,10 +394,22 @@ class LocalSVC(BaseSVMClassifier):
         return votes
 
     def decision_function(self, X):
-        """Two classes: the local decision value of each row, positive for
-        ``classes_[1]`` (±1 for a one-class neighbourhood, the σ-weighted
-        vote's margin when nobody is nearby). More classes: one score per
-        class, votes plus a confidence in (−⅓, ⅓) as :class:`localsvm.SVC`."""
+        """Evaluate each row's local decision function.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test examples; each gets its own local SVM.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Two classes: the local decision value of each row, positive for
+            ``classes_[1]`` (±1 for a one-class neighbourhood, the σ-weighted
+            vote's margin when nobody is nearby). More classes: one score per
+            class, votes plus a confidence in (−⅓, ⅓), as
+            :class:`localsvm.SVC`.
+        """
         details = self.decision_details(X)
         if self.classes_.shape[0] == 2:
             dec = -details.decision[:, 0]
@@ -352,7 +423,18 @@ class LocalSVC(BaseSVMClassifier):
         )
 
     def predict(self, X):
-        """Class labels for ``X``."""
+        """Predict the class of each sample with its local SVM.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test examples; each gets its own local SVM.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predicted labels, taken from ``classes_``.
+        """
         details = self.decision_details(X)
         votes = self._votes(details)
         if self.classes_.shape[0] == 2:

@@ -36,12 +36,36 @@ ENGINE_ENV = "LOCALSVM_ENGINE"
 
 @runtime_checkable
 class Engine(Protocol):
-    """Runs ``fn`` over ``tasks`` and returns the results in task order."""
+    """The interface of an execution engine.
+
+    An engine runs ``fn`` over ``tasks`` and returns the results in task
+    order.
+
+    Attributes
+    ----------
+    name : str
+        The name passed as ``engine=...`` or to :func:`use_engine`.
+    """
 
     name: str
 
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
-        """``[fn(t) for t in tasks]``, possibly in parallel over ``n_jobs`` workers."""
+        """Compute ``[fn(t) for t in tasks]``, possibly in parallel.
+
+        Parameters
+        ----------
+        fn : callable
+            Called once per task.
+        tasks : sequence
+            The tasks.
+        n_jobs : int
+            Workers to use at most (already resolved, ≥ 1).
+
+        Returns
+        -------
+        list
+            ``fn(t)`` for each task, in task order.
+        """
         ...
 
 
@@ -69,7 +93,13 @@ class ThreadEngine:
 
 @hookimpl
 def localsvm_register_engines(register):
-    """Register the built-in engines."""
+    """Register the built-in engines.
+
+    Parameters
+    ----------
+    register : callable
+        Called once per engine; it rejects a name that is already taken.
+    """
     register(SerialEngine())
     register(ThreadEngine())
 
@@ -80,9 +110,14 @@ _default_engine: str | None = None
 
 
 def get_default_engine() -> str:
-    """The engine :func:`run_tasks` uses when none is named: the innermost
-    :func:`use_engine`, else :func:`set_default_engine`, else
-    ``$LOCALSVM_ENGINE``, else ``"threads"``."""
+    """Return the engine :func:`run_tasks` uses when none is named.
+
+    Returns
+    -------
+    str
+        The innermost :func:`use_engine`, else :func:`set_default_engine`,
+        else ``$LOCALSVM_ENGINE``, else ``"threads"``.
+    """
     stack = getattr(_state, "stack", None)
     if stack:
         return stack[-1]
@@ -92,7 +127,29 @@ def get_default_engine() -> str:
 
 
 def set_default_engine(name: str | None) -> None:
-    """Set (or with ``None`` clear) the process-wide default engine."""
+    """Set (or with ``None`` clear) the process-wide default engine.
+
+    A :func:`use_engine` block still takes precedence in its thread.
+
+    Parameters
+    ----------
+    name : str or None
+        A name from :func:`localsvm.list_engines`, or None to fall back to
+        ``$LOCALSVM_ENGINE`` and then ``"threads"``.
+
+    Raises
+    ------
+    ValueError
+        If no engine is registered under ``name``.
+
+    Examples
+    --------
+    >>> from localsvm import run_tasks, set_default_engine
+    >>> set_default_engine("serial")
+    >>> run_tasks(abs, [-1, -2])
+    [1, 2]
+    >>> set_default_engine(None)
+    """
     global _default_engine
     if name is not None:
         get_engine(name)  # fail early on an unknown name
@@ -102,7 +159,33 @@ def set_default_engine(name: str | None) -> None:
 
 @contextmanager
 def use_engine(name: str) -> Iterator[None]:
-    """Use engine ``name`` for :func:`run_tasks` calls in this thread, within the block."""
+    """Use engine ``name`` for :func:`run_tasks` calls in this thread, within the block.
+
+    Blocks nest; the innermost wins, and the previous engine is restored on
+    leaving the block.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`localsvm.list_engines`.
+
+    Yields
+    ------
+    None
+        Control, for the body of the ``with`` block.
+
+    Raises
+    ------
+    ValueError
+        If no engine is registered under ``name``.
+
+    Examples
+    --------
+    >>> from localsvm import run_tasks, use_engine
+    >>> with use_engine("serial"):
+    ...     run_tasks(len, ["a", "bc"])
+    [1, 2]
+    """
     get_engine(name)
     stack = getattr(_state, "stack", None)
     if stack is None:
@@ -115,7 +198,19 @@ def use_engine(name: str) -> Iterator[None]:
 
 
 def effective_n_jobs(n_jobs: int | None) -> int:
-    """``None`` or ``-1``: all CPUs; ``-k``: all but ``k − 1``; ``k > 0``: ``k``."""
+    """Resolve ``n_jobs`` to a number of workers.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None`` or ``-1``: all CPUs; ``-k``: all but ``k − 1``; ``k > 0``:
+        ``k``. 0 is an error.
+
+    Returns
+    -------
+    int
+        The number of workers, at least 1.
+    """
     cpus = os.cpu_count() or 1
     if n_jobs is None:
         return cpus
@@ -136,8 +231,34 @@ def run_tasks(
 ) -> list[R]:
     """Apply ``fn`` to every task through an engine; results in task order.
 
-    ``thread_safe=False`` keeps a thread-based engine from running the tasks
-    concurrently (for backends that are not re-entrant).
+    With one task or one job the tasks run in the calling thread.
+
+    Parameters
+    ----------
+    fn : callable
+        Called once per task, with the task as its only argument.
+    tasks : iterable
+        The independent pieces of work.
+    n_jobs : int or None, default=None
+        Workers: None or -1 for all CPUs, ``-k`` for all but ``k − 1``.
+    engine : str or None, default=None
+        A registered engine; None uses the default (:func:`use_engine`,
+        :func:`set_default_engine`, ``$LOCALSVM_ENGINE``, else
+        ``"threads"``).
+    thread_safe : bool, default=True
+        False keeps the thread-based engine from running the tasks
+        concurrently (for backends that are not re-entrant).
+
+    Returns
+    -------
+    list
+        ``fn(task)`` for each task, in task order.
+
+    Examples
+    --------
+    >>> from localsvm import run_tasks
+    >>> run_tasks(lambda t: t + 1, range(4), n_jobs=2)
+    [1, 2, 3, 4]
     """
     items = list(tasks)
     jobs = effective_n_jobs(n_jobs)

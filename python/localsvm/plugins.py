@@ -47,7 +47,21 @@ def _autoload_disabled() -> bool:
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
-    """The process-wide plugin manager, created on first use."""
+    """Return the process-wide plugin manager, created on first use.
+
+    Returns
+    -------
+    pluggy.PluginManager
+        The manager holding localsvm's hook specifications, the third-party
+        plugins of the ``localsvm`` entry-point group and the built-in ones.
+
+    Examples
+    --------
+    >>> from localsvm import get_plugin_manager
+    >>> pm = get_plugin_manager()
+    >>> pm.project_name, pm.has_plugin("localsvm.backends.rust")
+    ('localsvm', True)
+    """
     global _manager
     with _lock:
         if _manager is None:
@@ -128,41 +142,177 @@ def engines() -> dict[str, Any]:
 
 
 def list_backends() -> list[str]:
-    """Names of the registered solver backends, sorted."""
+    """List the names of the registered solver backends.
+
+    Returns
+    -------
+    list of str
+        The names, sorted; each is accepted as ``backend=``.
+
+    Examples
+    --------
+    >>> from localsvm import list_backends
+    >>> {"rust", "scipy"} <= set(list_backends())
+    True
+    """
     return sorted(backends())
 
 
 def list_similarities() -> list[str]:
-    """Names of the registered similarity strategies, sorted."""
+    """List the names of the registered similarity strategies.
+
+    Returns
+    -------
+    list of str
+        The names, sorted; each is accepted as ``similarity=``.
+
+    Examples
+    --------
+    >>> from localsvm import list_similarities
+    >>> list_similarities()[:2]
+    ['gaussian', 'knn']
+    """
     return sorted(similarities())
 
 
 def list_clusterings() -> list[str]:
-    """Names of the registered clustering strategies, sorted."""
+    """List the names of the registered clustering strategies.
+
+    Returns
+    -------
+    list of str
+        The names, sorted; each is accepted as ``clustering=``.
+
+    Examples
+    --------
+    >>> from localsvm import list_clusterings
+    >>> "magkmeans" in list_clusterings()
+    True
+    """
     return sorted(clusterings())
 
 
 def list_engines() -> list[str]:
-    """Names of the registered execution engines, sorted."""
+    """List the names of the registered execution engines.
+
+    Returns
+    -------
+    list of str
+        The names, sorted; each is accepted as ``engine=`` and :func:`localsvm.use_engine`.
+
+    Examples
+    --------
+    >>> from localsvm import list_engines
+    >>> {"serial", "threads"} <= set(list_engines())
+    True
+    """
     return sorted(engines())
 
 
 def get_backend(name: str) -> Any:
-    """The backend registered as ``name``; ``ValueError`` listing the
-    registered names if there is none."""
+    """Return the solver backend registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_backends`.
+
+    Returns
+    -------
+    SolverBackend
+        The backend object (anything with ``name``, ``priority``,
+        ``capabilities``, ``check`` and ``solve``).
+
+    Raises
+    ------
+    ValueError
+        If no backend has that name; the message lists the registered ones.
+
+    Examples
+    --------
+    >>> from localsvm import get_backend
+    >>> get_backend("rust")
+    <RustBackend 'rust'>
+    """
     return _get("localsvm_register_backends", "backend", name)
 
 
 def get_similarity(name: str) -> Any:
-    """The similarity strategy registered as ``name``."""
+    """Return the similarity strategy registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_similarities`.
+
+    Returns
+    -------
+    object
+        An object with ``name``, ``parameters`` and ``compute``.
+
+    Raises
+    ------
+    ValueError
+        If nothing is registered under that name.
+
+    Examples
+    --------
+    >>> from localsvm import get_similarity
+    >>> get_similarity("gaussian").name
+    'gaussian'
+    """
     return _get("localsvm_register_similarities", "similarity", name)
 
 
 def get_clustering(name: str) -> Any:
-    """The clustering strategy registered as ``name``."""
+    """Return the clustering strategy registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_clusterings`.
+
+    Returns
+    -------
+    object
+        An object with ``name`` and ``cluster``.
+
+    Raises
+    ------
+    ValueError
+        If nothing is registered under that name.
+
+    Examples
+    --------
+    >>> from localsvm import get_clustering
+    >>> get_clustering("magkmeans").name
+    'magkmeans'
+    """
     return _get("localsvm_register_clusterings", "clustering", name)
 
 
 def get_engine(name: str) -> Any:
-    """The execution engine registered as ``name``."""
+    """Return the execution engine registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_engines`.
+
+    Returns
+    -------
+    object
+        An object with ``name`` and ``map``.
+
+    Raises
+    ------
+    ValueError
+        If nothing is registered under that name.
+
+    Examples
+    --------
+    >>> from localsvm import get_engine
+    >>> get_engine("serial").name
+    'serial'
+    """
     return _get("localsvm_register_engines", "engine", name)

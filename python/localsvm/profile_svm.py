@@ -1,6 +1,7 @@
 """``localsvm.ProfileSVC``: Profile SVM, one linear SVM per cluster of
-similarity profiles (Cheng, Tan & Jin, "Localized Support Vector Machine and
-Its Efficient Algorithm", SIAM SDM 2007, §4).
+similarity profiles (H. Cheng, P.-N. Tan and R. Jin, "Localized Support Vector
+Machine and Its Efficient Algorithm", SIAM International Conference on Data
+Mining (SDM), 2007, §4).
 
 Each training example is described by its *profile*, its similarities to a
 set of reference points (the test set in the paper, the training set or a
@@ -38,7 +39,7 @@ __all__ = ["ProfileSVC"]
 class ProfileSVC(BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
-    Fit (Cheng, Tan & Jin, 2007, §4):
+    Fit (Cheng, Tan & Jin [1]_, §4):
 
     1. Σ[i, l] = σ(x_i, r_l): the similarity of training example ``i`` to
        reference point ``l``. The references are the test examples given to
@@ -65,8 +66,9 @@ class ProfileSVC(BaseSVMClassifier):
     Parameters
     ----------
     C : float, default=1.0
+        Regularisation of each cluster's SVM; must be positive.
     n_clusters : int, default=10
-        κ; at most the number of training examples.
+        Number of clusters κ; at most the number of training examples.
     R : float or None, default=None
         Weight of the class-imbalance term; None lets the strategy choose
         (MagKmeans: the profiles' diameter / κ, the paper's choice). Ignored
@@ -76,16 +78,36 @@ class ProfileSVC(BaseSVMClassifier):
     clustering_params : dict or None, default=None
         Further keyword parameters for the strategy (``max_iter``,
         ``n_init``, ``min_cluster_size`` for MagKmeans).
-    similarity, bandwidth, k, similarity_params :
-        The similarity that builds the profiles, as :class:`LocalSVC`.
+    similarity : str, default='gaussian'
+        The registered similarity strategy that builds the profiles
+        (``localsvm.list_similarities()``), as in :class:`localsvm.LocalSVC`.
+    bandwidth : float, default=1.0
+        Width λ of the 'gaussian' similarity ``exp(−‖x − r‖² / λ)``.
+    k : int, default=10
+        Neighbours of the 'knn' similarity.
+    similarity_params : dict or None, default=None
+        Further keyword parameters for the similarity strategy.
     transductive : bool, default=False
         Profiles against the test set passed as ``fit(X, y, X_test=...)``
         (the paper) instead of against training examples.
     n_landmarks : int or None, default=None
         Inductive mode only: profile against this many training examples
         drawn with ``random_state`` (None: all of them).
-    kernel, degree, gamma, coef0, tol, max_iter, backend :
-        The per-cluster SVMs, as :class:`localsvm.SVC` (linear by default).
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid'}, default='linear'
+        Kernel of the per-cluster SVMs (linear, as in the paper).
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels, resolved per
+        cluster as in :class:`localsvm.SVC`.
+    coef0 : float, default=0.0
+        Constant term of the 'poly' and 'sigmoid' kernels.
+    tol : float, default=1e-3
+        SMO's stopping tolerance for each cluster's SVM.
+    max_iter : int, default=-1
+        Iteration cap per binary problem (-1: the solver's safety cap).
+    backend : str, default='auto'
+        A registered solver backend for the cluster SVMs.
     random_state : int, RandomState instance or None, default=None
         Seeds the clustering and the landmark draw.
     n_jobs : int or None, default=None
@@ -93,10 +115,14 @@ class ProfileSVC(BaseSVMClassifier):
 
     Attributes
     ----------
-    classes_, n_features_in_
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    n_features_in_ : int
+        Number of features seen during fit.
     cluster_labels_ : ndarray of shape (n_samples,)
         The cluster of each training example.
     cluster_sizes_ : ndarray of shape (n_clusters,)
+        Training examples in each cluster.
     cluster_classes_ : list of ndarray
         Class indices present in each cluster.
     cluster_models_ : list
@@ -118,6 +144,23 @@ class ProfileSVC(BaseSVMClassifier):
         problems); 0 for a cluster with no SVM (empty or one class).
     n_iter_ : int
         SMO iterations of all cluster SVMs together.
+
+    References
+    ----------
+    .. [1] H. Cheng, P.-N. Tan and R. Jin, "Localized Support Vector Machine
+       and Its Efficient Algorithm", SIAM International Conference on Data
+       Mining (SDM), 2007.
+
+    Examples
+    --------
+    >>> from localsvm import ProfileSVC
+    >>> from localsvm.datasets import load_banana
+    >>> d = load_banana()
+    >>> clf = ProfileSVC(n_clusters=4, bandwidth=0.5, n_landmarks=50,
+    ...                  clustering="magkmeans-greedy", random_state=0)
+    >>> clf = clf.fit(d.X_train, d.y_train)
+    >>> int(clf.cluster_sizes_.sum()), round(clf.score(d.X_test, d.y_test), 2) > 0.7
+    (400, True)
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -182,8 +225,20 @@ class ProfileSVC(BaseSVMClassifier):
     def fit(self, X, y, X_test=None):
         """Cluster the training profiles and train one SVM per cluster.
 
-        ``X_test`` (required with ``transductive=True``, refused otherwise)
-        holds the test examples the profiles are measured against.
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training examples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        X_test : array-like of shape (n_test, n_features), default=None
+            The test examples the profiles are measured against: required
+            with ``transductive=True``, refused otherwise.
+
+        Returns
+        -------
+        self : ProfileSVC
+            The fitted estimator.
         """
         X, y, y_idx = self._fit_prologue(X, y)
         n = X.shape[0]
@@ -283,8 +338,21 @@ class ProfileSVC(BaseSVMClassifier):
         return np.argmax(mean, axis=0)
 
     def assign(self, X) -> np.ndarray:
-        """The cluster of each row of ``X``: the largest mean similarity to a
-        cluster's members (empty clusters are never chosen)."""
+        """Assign each row of ``X`` to a cluster.
+
+        A row goes to the cluster whose members are, on average, most similar
+        to it; empty clusters are never chosen.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The cluster index of each row.
+        """
         return self._assign_valid(self._predict_prologue(X))
 
     def _assign_valid(self, X: np.ndarray) -> np.ndarray:
@@ -306,10 +374,22 @@ class ProfileSVC(BaseSVMClassifier):
         return out
 
     def decision_function(self, X):
-        """Two classes: the assigned cluster's decision value, positive for
-        ``classes_[1]`` (±1 from a one-class cluster). More classes: per-class
-        scores of the assigned cluster's model (its votes plus confidence,
-        as :class:`localsvm.SVC`), −1 for classes the cluster lacks."""
+        """Evaluate the decision function of each row's cluster model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Two classes: the assigned cluster's decision value, positive for
+            ``classes_[1]`` (±1 from a one-class cluster). More classes:
+            per-class scores of the assigned cluster's model (its votes plus
+            confidence, as :class:`localsvm.SVC`), −1 for classes the cluster
+            lacks.
+        """
         check_is_fitted(self)
         n_classes = self.classes_.shape[0]
         if n_classes == 2:
@@ -337,7 +417,18 @@ class ProfileSVC(BaseSVMClassifier):
         return self._per_cluster(X, scores, constant, n_classes)
 
     def predict(self, X):
-        """Class labels for ``X``."""
+        """Predict the class of each sample with its cluster's model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predicted labels, taken from ``classes_``.
+        """
         check_is_fitted(self)
         return self._predict(X, None)
 
@@ -352,10 +443,25 @@ class ProfileSVC(BaseSVMClassifier):
         return self.classes_[idx.astype(np.intp)]
 
     def fit_predict(self, X, y, X_test=None):
-        """Fit, then predict ``X_test`` (or ``X`` itself when ``X_test`` is None).
+        """Fit, then predict ``X_test`` (or ``X`` itself when it is None).
 
         With ``transductive=True`` the profiles are measured against
-        ``X_test`` (the paper's protocol), so it must be given."""
+        ``X_test`` (the paper's protocol), so it must be given.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training examples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        X_test : array-like of shape (n_test, n_features), default=None
+            The examples to label; None labels the training examples.
+
+        Returns
+        -------
+        ndarray of shape (n_test,) or (n_samples,)
+            The predicted labels of ``X_test`` (of ``X`` when it is None).
+        """
         if X_test is None:
             return self.fit(X, y).predict(X)
         if self.transductive:

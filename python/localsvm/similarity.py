@@ -2,9 +2,12 @@
 
 A strategy turns training examples and query (test) examples into the
 ``(n_train, n_query)`` matrix of similarities that weights each training
-example's box in a local SVM (``U_i = C·σ(x_s, x_i)``, ALGORITHMS.md §2).
-Built in: ``"gaussian"`` (soft, SLSVM) and ``"knn"`` (hard, HLSVM). More
-register through the ``localsvm_register_similarities`` hook.
+example's box in a local SVM (``U_i = C·σ(x_s, x_i)``; H. Cheng, P.-N. Tan and
+R. Jin, "Localized Support Vector Machine and Its Efficient Algorithm", SIAM
+International Conference on Data Mining (SDM), 2007). Built in:
+``"gaussian"`` (soft, SLSVM) and ``"knn"`` (hard, HLSVM, the SVM-KNN of H.
+Zhang, A. C. Berg, M. Maire and J. Malik, CVPR 2006). More register through
+the ``localsvm_register_similarities`` hook.
 
 >>> import numpy as np
 >>> X = np.array([[0.0], [1.0], [3.0]])
@@ -36,7 +39,16 @@ __all__ = [
 
 @runtime_checkable
 class SimilarityStrategy(Protocol):
-    """The interface of a similarity strategy."""
+    """The interface of a similarity strategy.
+
+    Attributes
+    ----------
+    name : str
+        The name users pass as ``similarity=...``.
+    parameters : tuple of str
+        Keyword parameters ``compute`` accepts; estimators fill those they
+        have an attribute for (``bandwidth``, ``k``).
+    """
 
     #: The name users pass as ``similarity=...``.
     name: str
@@ -44,12 +56,40 @@ class SimilarityStrategy(Protocol):
     parameters: tuple[str, ...]
 
     def compute(self, X_train: np.ndarray, X_query: np.ndarray, **params: Any) -> np.ndarray:
-        """Similarities, shape ``(n_train, n_query)``, values in [0, 1]."""
+        """Compute the similarity of every training example to every query.
+
+        Parameters
+        ----------
+        X_train : ndarray of shape (n_train, n_features)
+            Training examples.
+        X_query : ndarray of shape (n_query, n_features)
+            Query (test) examples.
+        **params : dict
+            The strategy's parameters, named in ``parameters``.
+
+        Returns
+        -------
+        ndarray of shape (n_train, n_query)
+            Similarities, values in [0, 1].
+        """
         ...
 
 
 def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``‖A[i] − B[j]‖²`` for all pairs, clipped at 0 against rounding."""
+    """Compute ``‖A[i] − B[j]‖²`` for all pairs, clipped at 0 against rounding.
+
+    Parameters
+    ----------
+    A : array-like of shape (n_a, n_features)
+        First set of points.
+    B : array-like of shape (n_b, n_features)
+        Second set of points.
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b)
+        The squared Euclidean distances.
+    """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     d = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
@@ -83,8 +123,25 @@ def similarity_kwargs(strategy: Any, estimator: Any) -> dict[str, Any]:
 def compute_similarity(
     name: str, X_train: np.ndarray, X_query: np.ndarray, **params: Any
 ) -> np.ndarray:
-    """σ(x_s, x_i) of the registered strategy ``name``, checked: shape
-    ``(n_train, n_query)``, finite values in [0, 1]."""
+    """Compute σ(x_s, x_i) with the registered strategy ``name``, checked.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`localsvm.list_similarities`.
+    X_train : ndarray of shape (n_train, n_features)
+        Training examples.
+    X_query : ndarray of shape (n_query, n_features)
+        Query (test) examples.
+    **params : dict
+        The strategy's parameters.
+
+    Returns
+    -------
+    ndarray of shape (n_train, n_query)
+        The similarities; ``ValueError`` if the strategy returned another
+        shape or values that are not finite and in [0, 1].
+    """
     strategy = get_similarity(name)
     sigma = np.asarray(strategy.compute(X_train, X_query, **params), dtype=np.float64)
     expected = (X_train.shape[0], X_query.shape[0])
@@ -136,6 +193,12 @@ class KNNSimilarity:
 
 @hookimpl
 def localsvm_register_similarities(register):
-    """Register the built-in similarity strategies."""
+    """Register the built-in similarity strategies.
+
+    Parameters
+    ----------
+    register : callable
+        Called once per strategy; it rejects a name that is already taken.
+    """
     register(GaussianSimilarity())
     register(KNNSimilarity())

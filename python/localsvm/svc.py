@@ -28,15 +28,18 @@ class SVC(BaseSVMClassifier):
 
     The dual of each binary problem is ``min ½αᵀQα − eᵀα`` subject to
     ``yᵀα = 0`` and ``0 ≤ α_i ≤ C · class_weight[y_i] · sample_weight_i``
-    (Chang & Lin, 2011), solved by SMO with second-order working-set
-    selection, shrinking and a kernel cache (the ``rust`` backend), or by any
-    registered backend.
+    (Chang & Lin [1]_), solved by SMO with second-order working-set
+    selection (Fan, Chen & Lin [2]_), shrinking and a kernel cache (the
+    ``rust`` backend), or by any registered backend.
 
     Parameters
     ----------
     C : float, default=1.0
         Regularisation; must be positive.
     kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+        The kernel; 'precomputed' takes kernel values instead of features
+        (the square training kernel at fit, the kernel between the samples
+        and the training samples at predict).
     degree : int, default=3
         Degree of the 'poly' kernel.
     gamma : {'scale', 'auto'} or float, default='scale'
@@ -84,18 +87,23 @@ class SVC(BaseSVMClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
     n_features_in_ : int
+        Number of features seen during fit.
     support_ : ndarray of shape (n_SV,)
         Indices of support vectors, grouped by class.
     support_vectors_ : ndarray of shape (n_SV, n_features)
-        Empty, shape (0, 0), for a precomputed kernel.
+        The support vectors; empty, shape (0, 0), for a precomputed kernel.
     n_support_ : ndarray of shape (n_classes,), dtype=int32
+        Number of support vectors of each class.
     dual_coef_ : ndarray
         ``y_i α_i`` of the support vectors. Shape ``(n_classes − 1, n_SV)`` in
         LIBSVM's one-vs-one layout (``(1, n_SV)`` for two classes, positive
         for ``classes_[1]``); ``(n_classes, n_SV)`` with ``multiclass='ovr'``,
         row ``c`` for the SVM of class ``c``.
     intercept_ : ndarray of shape (n_models,)
+        Constant term of each binary model's decision function (with the
+        sign convention of ``dual_coef_``).
     n_iter_ : ndarray of shape (n_models,)
         Iterations of each binary solve.
     fit_status_ : int
@@ -103,9 +111,27 @@ class SVC(BaseSVMClassifier):
     dual_objective_ : ndarray of shape (n_models,)
         Dual objective ``½αᵀQα − eᵀα`` of each binary problem.
     class_weight_ : ndarray of shape (n_classes,)
+        The multiplier of ``C`` for each class.
     backend_ : str
         Name of the backend that solved the problems.
-    shape_fit_ : tuple
+    shape_fit_ : tuple of int
+        Shape of the training ``X``.
+
+    Notes
+    -----
+    On the USPS digits (RBF kernel, C = 10, one-vs-one) Ulén [3]_ reports
+    4.38 % test error; ``python -m localsvm demo`` trains that case.
+
+    References
+    ----------
+    .. [1] C.-C. Chang and C.-J. Lin, "LIBSVM: A library for support vector
+       machines", ACM Transactions on Intelligent Systems and Technology
+       2(3), 2011.
+    .. [2] R.-E. Fan, P.-H. Chen and C.-J. Lin, "Working set selection using
+       second order information for training support vector machines",
+       Journal of Machine Learning Research 6, 2005.
+    .. [3] J. Ulén, "Support Vector Machines", student project report, Lund
+       University (in Swedish).
 
     Examples
     --------
@@ -182,8 +208,23 @@ class SVC(BaseSVMClassifier):
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit the SVM on ``X`` (features, or the square training kernel for
-        ``kernel='precomputed'``) and labels ``y``."""
+        """Fit one SVM per binary problem.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training examples, or the square training kernel for
+            ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample multipliers of ``C``; None weighs every sample 1.
+
+        Returns
+        -------
+        self : SVC
+            The fitted estimator.
+        """
         X, y, y_idx = self._fit_prologue(X, y)
         n = X.shape[0]
         n_classes = self.classes_.shape[0]
@@ -298,9 +339,18 @@ class SVC(BaseSVMClassifier):
     def decision_function(self, X):
         """Signed distances to the decision boundaries.
 
-        Two classes: shape ``(n_samples,)``, positive for ``classes_[1]``.
-        Otherwise ``(n_samples, n_classes)``, or ``(n_samples, n_pairs)`` for
-        ``multiclass='ovo'`` with ``decision_function_shape='ovo'``.
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), (n_samples, n_classes) or (n_samples, n_pairs)
+            Two classes: one value per sample, positive for ``classes_[1]``.
+            Otherwise one column per class, or one per class pair for
+            ``multiclass='ovo'`` with ``decision_function_shape='ovo'``.
         """
         dec = self._model_decision(X)
         n_classes = self.classes_.shape[0]
@@ -311,7 +361,19 @@ class SVC(BaseSVMClassifier):
         return dec
 
     def predict(self, X):
-        """Class labels for ``X``."""
+        """Predict the class of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predicted labels, taken from ``classes_``.
+        """
         check_is_fitted(self)
         n_classes = self.classes_.shape[0]
         if self.break_ties and self.decision_function_shape == "ovo":
@@ -329,9 +391,11 @@ class SVC(BaseSVMClassifier):
 
     @property
     def coef_(self) -> np.ndarray:
-        """Feature weights of each binary model, for ``kernel='linear'`` only:
-        shape ``(1, n_features)`` for two classes (positive towards
-        ``classes_[1]``), else one row per model as ``intercept_``."""
+        """Feature weights of each binary model (``kernel='linear'`` only).
+
+        Shape ``(1, n_features)`` for two classes (positive towards
+        ``classes_[1]``), else one row per model, as ``intercept_``.
+        """
         check_is_fitted(self)
         if self._linear_w is None:
             raise AttributeError("coef_ is only available when using a linear kernel")

@@ -33,15 +33,59 @@ class UnsupportedProblemError(ValueError):
 
 @dataclass
 class QPProblem:
-    """A kernel dual with per-sample boxes (see the module docstring).
+    """A kernel dual with per-sample boxes.
 
-    ``X`` holds features, or the square training kernel matrix when
-    ``kernel.name == 'precomputed'``. ``rows``, when given, picks the
-    problem's examples out of ``X`` (``X[rows]``, or ``X[rows][:, rows]`` for a
-    precomputed kernel) without the caller copying them: the one-vs-one
-    subproblems of a multiclass fit share one ``X``. ``y`` holds ±1. ``p``
-    defaults to −1 (the C-SVC dual). ``max_iter=-1`` means no limit beyond the
-    solver's own safety cap. ``cache_size`` is in megabytes.
+    The problem is ``min ½αᵀQα + pᵀα`` with ``Q_ij = y_i y_j K(x_i, x_j)``,
+    ``0 ≤ α_i ≤ upper_i`` and, unless ``equality=False``, ``yᵀα = 0``. The
+    parameters are kept as attributes of the same names.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features) or (n_rows, n_rows)
+        Features, or the square training kernel matrix when
+        ``kernel.name == 'precomputed'``.
+    y : ndarray of shape (n,)
+        Labels, ±1.
+    upper : ndarray of shape (n,)
+        Per-sample upper bounds ``U_i ≥ 0``.
+    kernel : KernelSpec, default=KernelSpec()
+        The kernel (RBF with γ = 1 by default).
+    p : ndarray of shape (n,) or None, default=None
+        Linear term; None means −1 everywhere (the C-SVC dual).
+    alpha0 : ndarray of shape (n,) or None, default=None
+        A feasible start point; None starts from 0.
+    active : ndarray of int or None, default=None
+        Indices of the variables to optimise; the others stay at ``alpha0``.
+        None optimises all.
+    equality : bool, default=True
+        Whether the constraint ``yᵀα = 0`` applies; False leaves only the
+        boxes.
+    tol : float, default=1e-3
+        Stopping tolerance on the KKT violation.
+    max_iter : int, default=-1
+        Iteration cap; -1 means no limit beyond the solver's own safety cap.
+    cache_size : float, default=200.0
+        Kernel cache, in megabytes.
+    shrinking : bool, default=True
+        Whether the solver may use the shrinking heuristic.
+    rows : ndarray of int or None, default=None
+        When given, picks the problem's examples out of ``X`` (``X[rows]``,
+        or ``X[rows][:, rows]`` for a precomputed kernel) without the caller
+        copying them: the one-vs-one subproblems of a multiclass fit share
+        one ``X``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import QPProblem, get_backend
+    >>> problem = QPProblem(
+    ...     X=np.array([[0.0], [1.0], [3.0]]), y=np.array([1.0, -1.0, -1.0]), upper=np.ones(3)
+    ... )
+    >>> problem.n, problem.features_used()
+    (3, set())
+    >>> solution = get_backend("rust").solve(problem)
+    >>> solution.converged, np.round(solution.alpha, 2)
+    (True, array([1.  , 0.69, 0.31]))
     """
 
     X: np.ndarray
@@ -59,7 +103,14 @@ class QPProblem:
     rows: np.ndarray | None = None
 
     def examples(self) -> np.ndarray:
-        """The problem's own ``X`` (``X[rows]``; a copy when ``rows`` is set)."""
+        """Return the problem's own examples.
+
+        Returns
+        -------
+        ndarray
+            ``X[rows]`` (``X[rows][:, rows]`` for a precomputed kernel), a
+            copy when ``rows`` is set; ``X`` itself otherwise.
+        """
         if self.rows is None:
             return self.X
         r = np.asarray(self.rows, dtype=np.intp)
@@ -129,8 +180,11 @@ class QPProblem:
 
     @property
     def movable(self) -> np.ndarray:
-        """Indices of the variables the solver may move: those in ``active``
-        (all when ``None``) whose box is wider than the single point 0."""
+        """Indices of the variables the solver may move.
+
+        Those in ``active`` (all when ``None``) whose box is wider than the
+        single point 0.
+        """
         mask = np.asarray(self.upper) > 0
         if self.active is not None:
             in_active = np.zeros(self.n, dtype=bool)
@@ -139,9 +193,17 @@ class QPProblem:
         return np.flatnonzero(mask)
 
     def features_used(self) -> set[str]:
-        """Optional features this problem needs (see :class:`Capabilities`). A
-        start point alone needs none: a backend that cannot start from it
-        reaches the same optimum from elsewhere."""
+        """List the optional backend features this problem needs.
+
+        A start point alone needs none: a backend that cannot start from it
+        reaches the same optimum from elsewhere.
+
+        Returns
+        -------
+        set of str
+            Names of :class:`Capabilities` flags: ``'subset'`` when
+            ``active`` is set, ``'box_only'`` when ``equality`` is False.
+        """
         used = set()
         if self.active is not None:
             used.add("subset")
@@ -154,11 +216,36 @@ class QPProblem:
 class QPSolution:
     """What a backend returns.
 
-    ``f(x) = Σ_i alpha_i y_i K(x_i, x) − rho``; ``objective`` is the dual
-    objective ½αᵀQα + pᵀα (over the optimised variables when ``active`` was
-    given); ``converged`` is False when the solver stopped before reaching its
-    accuracy (the ``max_iter`` cap, or a numerical failure), and ``message``
-    then says why.
+    The decision function is ``f(x) = Σ_i alpha_i y_i K(x_i, x) − rho``. The
+    parameters are kept as attributes of the same names.
+
+    Parameters
+    ----------
+    alpha : ndarray of shape (n,)
+        The dual solution.
+    rho : float
+        Minus the bias of the decision function.
+    objective : float
+        The dual objective ½αᵀQα + pᵀα (over the optimised variables when
+        ``active`` was given).
+    n_iter : int
+        Iterations the solver ran.
+    converged : bool
+        False when the solver stopped before reaching its accuracy (the
+        ``max_iter`` cap, or a numerical failure).
+    backend : str
+        Name of the backend that solved the problem.
+    message : str, default=''
+        Why the solver did not converge; empty when it did.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import QPProblem, get_backend
+    >>> problem = QPProblem(X=np.eye(2), y=np.array([1.0, -1.0]), upper=np.ones(2))
+    >>> solution = get_backend("rust").solve(problem)
+    >>> solution.backend, solution.converged, solution.message
+    ('rust', True, '')
     """
 
     alpha: np.ndarray
@@ -174,17 +261,40 @@ class QPSolution:
 class Capabilities:
     """What a backend can do.
 
-    ``kernels``: kernel names it accepts. ``warm_start``: starts from
-    ``alpha0`` (a speed hint only: every backend must hold the variables
-    outside ``active`` at ``alpha0``, and one without ``warm_start`` simply
-    starts the others elsewhere). ``subset``: honours ``active``.
-    ``box_only``: solves ``equality=False``. ``max_samples``: the most
-    variables it will optimise at once (``QPProblem.movable``; ``None`` = no
-    limit). ``thread_safe``: several problems may be solved at once from
-    threads. ``local_batch``: the backend solves a whole :class:`LocalBatch`
-    natively in :meth:`SolverBackend.solve_local` (a speed hint: every
-    backend can solve one, the generic fallback poses one
-    :class:`QPProblem` per query).
+    :meth:`SolverBackend.check` compares a problem's needs with these flags.
+    The parameters are kept as attributes of the same names.
+
+    Parameters
+    ----------
+    kernels : frozenset of str, default=all kernels
+        Kernel names the backend accepts.
+    warm_start : bool, default=False
+        Starts from ``alpha0``. A speed hint only: every backend must hold
+        the variables outside ``active`` at ``alpha0``, and one without
+        ``warm_start`` simply starts the others elsewhere.
+    subset : bool, default=False
+        Honours ``active``.
+    box_only : bool, default=False
+        Solves ``equality=False``.
+    max_samples : int or None, default=None
+        The most variables it will optimise at once (``QPProblem.movable``);
+        None means no limit.
+    thread_safe : bool, default=True
+        Several problems may be solved at once from threads.
+    local_batch : bool, default=False
+        Solves a whole :class:`LocalBatch` natively in
+        :meth:`SolverBackend.solve_local`. A speed hint: every backend can
+        solve one, the generic fallback poses one :class:`QPProblem` per
+        query.
+
+    Examples
+    --------
+    >>> from localsvm import Capabilities, get_backend
+    >>> caps = get_backend("scipy").capabilities
+    >>> caps.max_samples, caps.thread_safe
+    (1000, False)
+    >>> Capabilities(kernels=frozenset({"linear"})).subset
+    False
     """
 
     kernels: frozenset[str] = frozenset(KERNELS)
@@ -197,8 +307,27 @@ class Capabilities:
 
 
 class SolverBackend(ABC):
-    """Base class for solver backends (subclassing it is optional: any object
-    with ``name``, ``priority``, ``capabilities``, ``check`` and ``solve`` works).
+    """Base class for solver backends.
+
+    Subclassing it is optional: any object with ``name``, ``priority``,
+    ``capabilities``, ``check`` and ``solve`` works. A plugin makes a backend
+    available by registering it from a ``localsvm_register_backends`` hook
+    implementation (:data:`localsvm.hookimpl`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import QPProblem, SolverBackend, get_backend
+    >>> class Delegating(SolverBackend):
+    ...     name = "delegating"
+    ...     def solve(self, problem):
+    ...         return get_backend("rust").solve(problem)
+    >>> backend = Delegating()
+    >>> backend
+    <Delegating 'delegating'>
+    >>> problem = QPProblem(X=np.eye(2), y=np.array([1.0, -1.0]), upper=np.ones(2))
+    >>> backend.check(problem) is None, backend.solve(problem).converged
+    (True, True)
     """
 
     #: Stable name users pass as ``backend=...``.
@@ -209,16 +338,59 @@ class SolverBackend(ABC):
     capabilities: Capabilities = Capabilities()
 
     def check(self, problem: QPProblem) -> str | None:
-        """``None`` if this backend can solve ``problem``, else the reason why not."""
+        """Tell whether this backend can solve ``problem``.
+
+        Parameters
+        ----------
+        problem : QPProblem
+            The problem to solve.
+
+        Returns
+        -------
+        str or None
+            None if the backend accepts the problem, else the reason why not,
+            as a sentence.
+        """
         return check_capabilities(self.capabilities, problem)
 
     @abstractmethod
     def solve(self, problem: QPProblem) -> QPSolution:
-        """Solve ``problem``; raise ``ValueError`` for input it rejects."""
+        """Solve ``problem``.
+
+        Parameters
+        ----------
+        problem : QPProblem
+            The problem; the backend has accepted it in :meth:`check`.
+
+        Returns
+        -------
+        QPSolution
+            The solution, with ``converged`` False if the solver stopped
+            early.
+
+        Raises
+        ------
+        ValueError
+            For input the backend rejects.
+        """
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
-        """Solve every query's localized dual of ``batch``; the default poses
-        one :class:`QPProblem` per query (:func:`solve_local_generic`)."""
+        """Solve every query's localized dual of ``batch``.
+
+        The default poses one :class:`QPProblem` per query
+        (:func:`solve_local_generic`); backends with
+        ``capabilities.local_batch`` solve the batch natively.
+
+        Parameters
+        ----------
+        batch : LocalBatch
+            The local problems of a batch of queries over one training set.
+
+        Returns
+        -------
+        LocalBatchResult
+            Each query's decision value, status and solver statistics.
+        """
         return solve_local_generic(self, batch)
 
     def __repr__(self) -> str:

@@ -66,7 +66,18 @@ class RustBackend(SolverBackend):
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
-        """The whole batch in one call, each query warm-started from the last."""
+        """Solve the whole batch in one call, each query warm-started from the last.
+
+        Parameters
+        ----------
+        batch : LocalBatch
+            The local problems of a batch of queries over one training set.
+
+        Returns
+        -------
+        LocalBatchResult
+            Each query's decision value, status and solver statistics.
+        """
         f64 = np.float64
         out = _core.solve_local(
             np.ascontiguousarray(batch.X, dtype=f64),
@@ -93,5 +104,11 @@ class RustBackend(SolverBackend):
 
 @hookimpl
 def localsvm_register_backends(register):
-    """Register the Rust backend."""
+    """Register the Rust backend.
+
+    Parameters
+    ----------
+    register : callable
+        Called once per backend; it rejects a name that is already taken.
+    """
     register(RustBackend())

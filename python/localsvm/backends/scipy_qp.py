@@ -77,5 +77,11 @@ class ScipyBackend(SolverBackend):
 
 @hookimpl
 def localsvm_register_backends(register):
-    """Register the scipy backend."""
+    """Register the scipy backend.
+
+    Parameters
+    ----------
+    register : callable
+        Called once per backend; it rejects a name that is already taken.
+    """
     register(ScipyBackend())

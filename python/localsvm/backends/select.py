@@ -7,14 +7,40 @@ from .base import QPProblem, SolverBackend, UnsupportedProblemError
 
 
 def select_backend(name: str, problem: QPProblem) -> SolverBackend:
-    """The backend that will solve ``problem``.
+    """Choose the backend that will solve ``problem``.
 
-    ``name="auto"``: among the registered backends whose ``check`` accepts the
-    problem, the one with the highest ``priority`` (ties broken by name). With
-    the built-ins that is ``rust`` for every problem. Any other name must be
-    registered (else ``ValueError`` listing the names), and that backend must
-    accept the problem (else :class:`~localsvm.backends.UnsupportedProblemError`,
-    a ``ValueError``, saying why it declined).
+    Parameters
+    ----------
+    name : str
+        ``"auto"``: among the registered backends whose ``check`` accepts the
+        problem, the one with the highest ``priority`` (ties broken by name);
+        with the built-ins that is ``rust`` for every problem. Any other name
+        must be registered, and that backend must accept the problem.
+    problem : QPProblem
+        The problem to solve.
+
+    Returns
+    -------
+    SolverBackend
+        The chosen backend.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not registered (the message lists the names).
+    UnsupportedProblemError
+        A ``ValueError`` subclass: the named backend declined the problem, or
+        none accepts it under ``"auto"``; the message says why.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import QPProblem, select_backend
+    >>> problem = QPProblem(X=np.eye(2), y=np.array([1.0, -1.0]), upper=np.ones(2))
+    >>> select_backend("auto", problem).name
+    'rust'
+    >>> select_backend("scipy", problem).name
+    'scipy'
     """
     if not isinstance(name, str):
         raise ValueError(f"backend must be a string, got {name!r}")

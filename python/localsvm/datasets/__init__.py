@@ -81,15 +81,49 @@ DATASETS: dict[str, str] = {
 
 
 def list_datasets() -> list[str]:
-    """Names of the bundled data sets."""
+    """List the names of the bundled data sets.
+
+    Returns
+    -------
+    list of str
+        The names :func:`load_dataset` accepts, sorted.
+
+    Examples
+    --------
+    >>> from localsvm.datasets import list_datasets
+    >>> list_datasets()[:4]
+    ['a9a', 'banana', 'breast_w', 'glass']
+    """
     return sorted(DATASETS)
 
 
 def load_dataset(name: str, *, realization: int | None = None) -> Bunch:
-    """Load a bundled data set by name (see :data:`DATASETS`).
+    """Load a bundled data set by name.
 
-    ``realization`` picks one of the ten splits of an IDA-style set (default
-    0); it is an error for other sets.
+    The names and sources are listed in :data:`DATASETS`.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`.
+    realization : int or None, default=None
+        Which of the ten splits of an IDA-style set (banana, image, ringnorm)
+        to return; None means 0. It is an error for the other sets.
+
+    Returns
+    -------
+    Bunch
+        ``name`` and ``DESCR`` (the source), and either ``X_train, y_train,
+        X_test, y_test`` (sets with a standard split; ``realization`` too for
+        IDA-style ones, and ``points`` for the pooled ones) or ``X, y`` (sets
+        without a split; ``feature_names`` where the source names them).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_dataset
+    >>> d = load_dataset("image", realization=3)
+    >>> d.realization, d.X_train.shape, d.X_test.shape
+    (3, (1300, 18), (1010, 18))
     """
     if name not in DATASETS:
         raise ValueError(f"unknown data set {name!r}; bundled: {', '.join(list_datasets())}")
@@ -122,65 +156,251 @@ def load_dataset(name: str, *, realization: int | None = None) -> Bunch:
 
 
 def load_banana(realization: int = 0) -> Bunch:
-    """Banana (IDA), realization ``realization`` of 10: 400 train / 4900 test."""
+    """Load Banana (IDA): realization ``realization`` of 10, 400 train / 4900 test.
+
+    Two features, labels −1/+1.
+
+    Parameters
+    ----------
+    realization : int, default=0
+        Which of the ten train/test splits to return (0–9).
+
+    Returns
+    -------
+    Bunch
+        ``X_train, y_train, X_test, y_test``, ``realization``, ``name`` and
+        ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_banana
+    >>> d = load_banana(realization=1)
+    >>> d.X_train.shape, d.X_test.shape, d.realization
+    ((400, 2), (4900, 2), 1)
+    """
     return load_dataset("banana", realization=realization)
 
 
 def load_usps() -> Bunch:
-    """USPS digits: 7291 train / 2007 test, 256 features, 10 classes."""
+    """Load the USPS digits: 7291 train / 2007 test, 256 pixels, 10 classes.
+
+    Returns
+    -------
+    Bunch
+        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` (the
+        source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_usps
+    >>> d = load_usps()
+    >>> d.X_train.shape, d.X_test.shape, len(set(d.y_train))
+    ((7291, 256), (2007, 256), 10)
+    """
     return load_dataset("usps")
 
 
 def load_ijcnn1() -> Bunch:
-    """ijcnn1: 49990 train / 91701 test, 22 features, labels −1/+1."""
+    """Load ijcnn1: 49990 train / 91701 test, 22 features, labels −1/+1.
+
+    Returns
+    -------
+    Bunch
+        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` (the
+        source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_ijcnn1
+    >>> d = load_ijcnn1()
+    >>> d.X_train.shape, d.X_test.shape
+    ((49990, 22), (91701, 22))
+    """
     return load_dataset("ijcnn1")
 
 
 def load_a9a() -> Bunch:
-    """a9a (Adult): 32561 train / 16281 test, 123 binary features, labels −1/+1."""
+    """Load a9a (UCI Adult): 32561 train / 16281 test, 123 binary features.
+
+    Labels −1/+1.
+
+    Returns
+    -------
+    Bunch
+        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` (the
+        source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_a9a
+    >>> d = load_a9a()
+    >>> d.X_train.shape, d.X_test.shape
+    ((32561, 123), (16281, 123))
+    """
     return load_dataset("a9a")
 
 
 def load_iris() -> Bunch:
-    """Iris: 150 examples (``X``, ``y``), 4 features, 3 classes."""
+    """Load Iris: 150 examples, 4 features, 3 classes (0–2), no standard split.
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_iris
+    >>> d = load_iris()
+    >>> d.X.shape, sorted(set(d.y.tolist()))
+    ((150, 4), [0, 1, 2])
+    """
     return load_dataset("iris")
 
 
 def load_breast_w() -> Bunch:
-    """Wisconsin breast cancer (original): 699 examples (``X``, ``y``), 9 features."""
+    """Load Wisconsin breast cancer (original): 699 examples, 9 features.
+
+    Labels 0 (benign) and 1 (malignant); no standard split.
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_breast_w
+    >>> d = load_breast_w()
+    >>> d.X.shape, sorted(set(d.y.tolist()))
+    ((699, 9), [0, 1])
+    """
     return load_dataset("breast_w")
 
 
 def load_glass() -> Bunch:
-    """Glass: 205 examples (``X``, ``y``), 9 features, 5 classes."""
+    """Load Glass: 205 examples, 9 features, 5 classes, no standard split.
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_glass
+    >>> d = load_glass()
+    >>> d.X.shape, sorted(set(d.y.tolist()))
+    ((205, 9), [1, 2, 3, 5, 7])
+    """
     return load_dataset("glass")
 
 
 def load_yeast() -> Bunch:
-    """Yeast: 1479 examples (``X``, ``y``), 8 features, 9 classes."""
+    """Load Yeast: 1479 examples, 8 features, 9 classes, no standard split.
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_yeast
+    >>> d = load_yeast()
+    >>> d.X.shape, len(set(d.y.tolist()))
+    ((1479, 8), 9)
+    """
     return load_dataset("yeast")
 
 
 def load_splice() -> Bunch:
-    """Splice (IDA): 3175 examples (``X``, ``y``), 60 features, labels −1/+1."""
+    """Load Splice (IDA): 3175 examples, 60 features, labels −1/+1.
+
+    No split is stored.
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``name`` and ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_splice
+    >>> d = load_splice()
+    >>> d.X.shape, sorted(set(d.y.tolist()))
+    ((3175, 60), [-1, 1])
+    """
     return load_dataset("splice")
 
 
 def load_image(realization: int = 0) -> Bunch:
-    """Image (IDA), realization ``realization`` of 10: 1300 train / 1010 test."""
+    """Load Image (IDA): realization ``realization`` of 10, 1300 train / 1010 test.
+
+    18 features, labels −1/+1.
+
+    Parameters
+    ----------
+    realization : int, default=0
+        Which of the ten train/test splits to return (0–9).
+
+    Returns
+    -------
+    Bunch
+        ``X_train, y_train, X_test, y_test``, ``realization``, ``points``
+        (the pool the splits index), ``name`` and ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_image
+    >>> d = load_image()
+    >>> d.X_train.shape, d.X_test.shape
+    ((1300, 18), (1010, 18))
+    """
     return load_dataset("image", realization=realization)
 
 
 def load_ringnorm(realization: int = 0) -> Bunch:
-    """Ringnorm (IDA), realization ``realization`` of 10: 400 train / 7000 test.
+    """Load Ringnorm (IDA): realization ``realization`` of 10, 400 train / 7000 test.
 
-    ``points`` holds the whole pool of 7400 points (its labels are in the union of a
-    realization's ``y_train`` and ``y_test``), for splits such as the FLSA paper's
-    3000 / 4400.
+    20 features, labels −1/+1. ``points`` holds the whole pool of 7400
+    points (its labels are in the union of a realization's ``y_train`` and
+    ``y_test``), for splits such as the FLSA paper's 3000 / 4400.
+
+    Parameters
+    ----------
+    realization : int, default=0
+        Which of the ten train/test splits to return (0–9).
+
+    Returns
+    -------
+    Bunch
+        ``X_train, y_train, X_test, y_test``, ``realization``, ``points``,
+        ``name`` and ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_ringnorm
+    >>> d = load_ringnorm()
+    >>> d.X_train.shape, d.X_test.shape, d.points.shape
+    ((400, 20), (7000, 20), (7400, 20))
     """
     return load_dataset("ringnorm", realization=realization)
 
 
 def load_two_spirals() -> Bunch:
-    """Two spirals: 194 points (``X``, ``y``), 2 features."""
+    """Load Two spirals: 194 points, 2 features, labels −1/+1.
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``name`` and ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_two_spirals
+    >>> d = load_two_spirals()
+    >>> d.X.shape, sorted(set(d.y.tolist()))
+    ((194, 2), [-1, 1])
+    """
     return load_dataset("two_spirals")
