@@ -123,16 +123,13 @@ PACKAGE = Path(localsvm.__file__).parent
 # numbers. Papers are cited by authors, title and venue instead.
 INTERNAL_REFERENCE = re.compile(r"ALGORITHMS\.md|\bseeds?\s+0\d\d\b|\bissues?\s+#?\d+", re.I)
 
-# Files another branch is rewriting; they are checked once it has merged.
-PENDING = frozenset({"experiments/__init__.py", "experiments/lsvm.py", "experiments/flsa.py"})
-
 
 def _text_files() -> list[str]:
     files = [p for ext in ("*.py", "*.pyi") for p in PACKAGE.rglob(ext)]
     return sorted(p.relative_to(PACKAGE).as_posix() for p in files)
 
 
-@pytest.mark.parametrize("relpath", [f for f in _text_files() if f not in PENDING])
+@pytest.mark.parametrize("relpath", _text_files())
 def test_no_internal_references(relpath):
     text = (PACKAGE / relpath).read_text(encoding="utf-8")
     hits = [
@@ -140,9 +137,3 @@ def test_no_internal_references(relpath):
         for m in INTERNAL_REFERENCE.finditer(text)
     ]
     assert not hits, f"{relpath} cites internal references:\n" + "\n".join(hits)
-
-
-def test_pending_files_exist():
-    # Keep the exclusion list honest: a file that was renamed or removed
-    # must leave it.
-    assert PENDING <= set(_text_files())

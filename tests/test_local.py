@@ -22,7 +22,7 @@ def small(banana):
 
 def test_each_decision_is_libsvm_with_sigma_weighted_boxes(small):
     """SLSVM's dual for x_s is the C-SVC with C·σ(x_s, x_i) per example, which is
-    LIBSVM with sample_weight = σ (seed 000, eq. 3.6)."""
+    LIBSVM with sample_weight = σ (Cheng, Tan & Jin 2007, eq. 3.6)."""
     X, y, Q = small
     clf = LocalSVC(C=10.0, bandwidth=0.5, tol=1e-6, similarity_threshold=0.0).fit(X, y)
     ours = clf.decision_function(Q)

@@ -1,4 +1,4 @@
-"""MagKmeans (seed 000, §4.1): the LP and greedy assignment steps, the
+"""MagKmeans (Cheng, Tan & Jin 2007, §4.1): the LP and greedy assignment steps, the
 multiclass extension, and the registered ``magkmeans`` strategies."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _sq_dist(X, C):
 
 
 def _figure2(m=40, seed=0):
-    """Four tight blobs, two per class, the classes side by side (seed 000, Fig. 2):
+    """Four tight blobs, two per class, the classes side by side (Cheng, Tan & Jin 2007, Fig. 2):
     k-means with two clusters splits by class."""
     rng = np.random.default_rng(seed)
     X, y = [], []

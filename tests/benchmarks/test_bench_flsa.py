@@ -1,8 +1,8 @@
-"""Benchmarks of the sparse least-squares SVMs (seed 002).
+"""Benchmarks of the sparse least-squares SVMs (Xia et al., 2013).
 
 * ``rflsa path ringnorm``: the whole RFLSA path (every N_sv up to 100) next
   to one RBF ``SVC`` fit (C=1, gamma='scale') on the same Ringnorm training
-  set — the issue's bar is that the path costs less than the fit.
+  set — the claim measured is that the whole path costs less than one SVC fit.
 * ``flsa steps ringnorm``: greedy FLSA fits for growing ``n_support`` (the
   block of candidate columns held): the time grows linearly in N_sv, one
   pass over the candidate columns per step (O(n · #candidates)).

@@ -1,4 +1,4 @@
-"""Benchmarks of the localized SVMs (seed 000) on the issue's performance bar.
+"""Benchmarks of the localized SVMs (Cheng, Tan & Jin, 2007).
 
 Data: the Figure-4 stand-in of ``python -m localsvm reproduce lsvm`` — 300
 training examples per class from ijcnn1's training set and a balanced test
@@ -12,7 +12,7 @@ sample from its test set (seed 0), attributes divided by their largest
 * ``fit+predict ijcnn1-600/<n_test>``: PSVM (``ProfileSVC``, MagKmeans,
   transductive: profiles against the test set) against an RBF SVC
   (localsvm's and scikit-learn's), fit on the 600 examples then predicting
-  the test set, for 600 and for the issue's 4800 test examples (all in the
+  the test set, for 600 and for 4800 test examples (all in the
   default run: the slowest, PSVM on 4800, takes about 0.6 s a round).
 
 With benchmarks disabled (the default ``addopts``) each body runs once as a

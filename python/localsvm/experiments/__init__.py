@@ -14,7 +14,7 @@ from types import ModuleType
 EXPERIMENTS: dict[str, tuple[str, str]] = {
     "lsvm": (
         "localsvm.experiments.lsvm",
-        "Localized SVM paper (seed 000): Table 1, Figures 3 and 4",
+        "Localized SVM paper (Cheng, Tan & Jin, SDM 2007): Table 1, Figures 3 and 4",
     ),
     "flsa": (
         "localsvm.experiments.flsa",

@@ -1,5 +1,5 @@
 """``python -m localsvm reproduce flsa``: the FLSA-SVM / RFLSA-SVM paper
-(seed 002; ALGORITHMS.md §5), next to the paper's figures.
+(Xia et al., Mathematical Problems in Engineering, 2013), next to the paper's figures.
 
 1. Test accuracy and number of support vectors on Banana (400 / 4900), Splice
    (1000 / 2175), Image (1300 / 1010) and Ringnorm (3000 / 4400) for FLSA,
@@ -46,7 +46,8 @@ from ..parallel import run_tasks
 from ..svc import SVC
 
 PAPER_SOURCE = (
-    "seed 002 (FLSA-SVM / RFLSA-SVM paper), Tables 'Test correctness (%)' and 'Number of "
+    "Xia, Qian, Liu & Xing, Efficient Model Selection for Sparse Least-Square "
+    "SVMs (2013), Tables 'Test correctness (%)' and 'Number of "
     "support vectors'; '—' where the figure was lost in the text extraction"
 )
 
@@ -560,7 +561,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> dict:
     cfg = config(args.quick, args.realizations, args.folds)
     result: dict = {}
-    title = "FLSA-SVM / RFLSA-SVM (seed 002) reproduced"
+    title = "FLSA-SVM / RFLSA-SVM (Xia et al., 2013) reproduced"
     print(title + (" (quick)" if args.quick else ""), file=out)
     if not getattr(args, "skip_accuracy", False):
         result["accuracy"] = accuracy_table(cfg, out)

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
     start = time.perf_counter()
     cfg = config(args)
     figdir = Path(args.out)
-    title = "Localized SVM (seed 000) reproduced: Table 1, Figures 3 and 4"
+    title = "Localized SVM (Cheng, Tan & Jin, SDM 2007) reproduced: Table 1, Figures 3 and 4"
     say(out, title)
     say(out, "#" * len(title))
     if args.quick:

@@ -154,7 +154,7 @@ def run_bar(
     n_train = data.y.shape[0]
     n_test = max(cfg.runtime_sizes)
     X, y, Xt, yt = data.X, data.y, data.X_test, data.y_test
-    heading(out, f"Performance bar (issue 4), {n_train} training / {n_test} test examples")
+    heading(out, f"PSVM against a tuned SVC, {n_train} training / {n_test} test examples")
     rows: list[dict] = []
     per_example = 1000.0 * slsvm_predict[n_test] / n_test
     say(

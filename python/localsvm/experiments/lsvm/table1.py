@@ -16,7 +16,7 @@ from .protocol import METHODS, Config, cross_validate, fit_predict, grids
 from .report import describe, grid_text, heading, say
 
 #: The source the printed summary names.
-PAPER_SOURCE = "seed 000 (Cheng, Tan & Jin, SDM 2007), Table 1"
+PAPER_SOURCE = "Cheng, Tan & Jin, SDM 2007, Table 1"
 
 #: Table 1 of Cheng, Tan and Jin (SDM 2007): accuracy (%) per data set and method.
 PAPER: dict[str, dict[str, float]] = {
