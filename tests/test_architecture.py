@@ -36,10 +36,13 @@ CORE_IMPORT_ALLOWED = {
     "flsa.py": "FLSA's path is not a QP solve",
 }
 
-#: Modules that define a plugin interface. ``similarity.py`` and ``parallel.py``
-#: still hold their interface beside the built-ins and the registry lookup;
-#: list their interface modules here once they are split out.
-INTERFACE_MODULES = ("localsvm.backends.base", "localsvm.clustering.base")
+#: Modules that define a plugin interface.
+INTERFACE_MODULES = (
+    "localsvm.backends.base",
+    "localsvm.clustering.base",
+    "localsvm.similarity.base",
+    "localsvm.engines",
+)
 PLUGIN_MANAGER = "localsvm.plugins"
 
 BUILTIN_BACKEND_NAMES = frozenset({"rust", "scipy"})

@@ -20,88 +20,28 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TypeVar
 
-from .hookspecs import hookimpl
+from .engines import Engine, SerialEngine, ThreadEngine
 from .plugins import get_engine
+
+__all__ = [
+    "Engine",
+    "SerialEngine",
+    "ThreadEngine",
+    "effective_n_jobs",
+    "get_default_engine",
+    "run_tasks",
+    "set_default_engine",
+    "use_engine",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 ENGINE_ENV = "LOCALSVM_ENGINE"
-
-
-@runtime_checkable
-class Engine(Protocol):
-    """The interface of an execution engine.
-
-    An engine runs ``fn`` over ``tasks`` and returns the results in task
-    order.
-
-    Attributes
-    ----------
-    name : str
-        The name passed as ``engine=...`` or to :func:`use_engine`.
-    """
-
-    name: str
-
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
-        """Compute ``[fn(t) for t in tasks]``, possibly in parallel.
-
-        Parameters
-        ----------
-        fn : callable
-            Called once per task.
-        tasks : sequence
-            The tasks.
-        n_jobs : int
-            Workers to use at most (already resolved, ≥ 1).
-
-        Returns
-        -------
-        list
-            ``fn(t)`` for each task, in task order.
-        """
-        ...
-
-
-class SerialEngine:
-    """Runs the tasks one after another in the calling thread."""
-
-    name = "serial"
-
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
-        return [fn(t) for t in tasks]
-
-
-class ThreadEngine:
-    """Runs the tasks on a pool of ``n_jobs`` threads."""
-
-    name = "threads"
-
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
-        workers = max(1, min(n_jobs, len(tasks)))
-        if workers == 1:
-            return [fn(t) for t in tasks]
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="localsvm") as pool:
-            return list(pool.map(fn, tasks))
-
-
-@hookimpl
-def localsvm_register_engines(register):
-    """Register the built-in engines.
-
-    Parameters
-    ----------
-    register : callable
-        Called once per engine; it rejects a name that is already taken.
-    """
-    register(SerialEngine())
-    register(ThreadEngine())
 
 
 _state = threading.local()

@@ -30,7 +30,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "localsvm.backends.scipy_qp",
     "localsvm.similarity",
     "localsvm.clustering",
-    "localsvm.parallel",
+    "localsvm.engines",
 )
 
 _lock = threading.RLock()

@@ -18,14 +18,15 @@ array([1., 1., 0.])
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-from ._compat import Interval
-from .hookspecs import hookimpl
-from .kernels import KernelSpec, kernel_matrix
-from .plugins import get_similarity
+from .._compat import Interval
+from ..hookspecs import hookimpl
+from ..kernels import KernelSpec, kernel_matrix
+from ..plugins import get_similarity
+from .base import SimilarityStrategy
 
 __all__ = [
     "GaussianSimilarity",
@@ -35,44 +36,6 @@ __all__ = [
     "get_similarity",
     "similarity_kwargs",
 ]
-
-
-@runtime_checkable
-class SimilarityStrategy(Protocol):
-    """The interface of a similarity strategy.
-
-    Attributes
-    ----------
-    name : str
-        The name users pass as ``similarity=...``.
-    parameters : tuple of str
-        Keyword parameters ``compute`` accepts; estimators fill those they
-        have an attribute for (``bandwidth``, ``k``).
-    """
-
-    #: The name users pass as ``similarity=...``.
-    name: str
-    #: Keyword parameters ``compute`` accepts.
-    parameters: tuple[str, ...]
-
-    def compute(self, X_train: np.ndarray, X_query: np.ndarray, **params: Any) -> np.ndarray:
-        """Compute the similarity of every training example to every query.
-
-        Parameters
-        ----------
-        X_train : ndarray of shape (n_train, n_features)
-            Training examples.
-        X_query : ndarray of shape (n_query, n_features)
-            Query (test) examples.
-        **params : dict
-            The strategy's parameters, named in ``parameters``.
-
-        Returns
-        -------
-        ndarray of shape (n_train, n_query)
-            Similarities, values in [0, 1].
-        """
-        ...
 
 
 def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
