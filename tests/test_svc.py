@@ -278,6 +278,12 @@ Y_OK = np.array([0, 1, 1, 0])
         ({"max_iter": -2}, X_OK, Y_OK, "'max_iter' parameter"),
         ({"multiclass": "all"}, X_OK, Y_OK, "'multiclass' parameter"),
         ({"kernel": "precomputed"}, X_OK, Y_OK, "square"),
+        ({"class_weight": {0: 1.0, 1: 1.0, 5: 2.0}}, X_OK, Y_OK, r"not in y: \[5\]"),
+        # gamma='scale' from a variance that overflows float64
+        ({}, X_OK * 1e154, Y_OK, "variance of X, which overflows"),
+        # a linear kernel whose values overflow: never a fitted model with a
+        # NaN objective
+        ({"kernel": "linear"}, X_OK * 1e160, Y_OK, "not finite"),
     ],
 )
 def test_bad_input_raises_value_error(params, X, y, message):

@@ -102,6 +102,27 @@ class BaseSVMClassifier(BaseKernelClassifier):
         """The backend named by ``backend`` (or chosen by 'auto') for ``problem``."""
         return select_backend(self.backend, problem)
 
+    def _check_finite(self, solutions) -> None:
+        """Refuse a solution with a non-finite coefficient, bias or objective:
+        never report one as a fitted model.
+
+        Parameters
+        ----------
+        solutions : iterable of QPSolution
+            The solves of one fit.
+        """
+        for sol in solutions:
+            if not (
+                np.all(np.isfinite(sol.alpha))
+                and np.isfinite(sol.rho)
+                and np.isfinite(sol.objective)
+            ):
+                raise ValueError(
+                    "The dual coefficients, intercept or objective are not finite: the "
+                    "kernel values overflow for this data and these kernel parameters. "
+                    "Scale the features (e.g. StandardScaler) or lower gamma."
+                )
+
     def _warn_unconverged(
         self, converged: Iterable[bool], what: str, reasons: Iterable[str] = ()
     ) -> bool:

@@ -116,8 +116,20 @@ def resolve_gamma(gamma: str | float, X: np.ndarray) -> float:
     """
     n_features = X.shape[1]
     if gamma == "scale":
-        var = float(X.var()) if X.size else 0.0
-        return 1.0 / (n_features * var) if var > 0 else 1.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            var = float(X.var()) if X.size else 0.0
+        if not np.isfinite(var):
+            raise ValueError(
+                "gamma='scale' needs the variance of X, which overflows float64 for this "
+                "data; scale the features (e.g. StandardScaler) or pass a numeric gamma"
+            )
+        g = 1.0 / (n_features * var) if var > 0 else 1.0
+        if not (np.isfinite(g) and g > 0):
+            raise ValueError(
+                f"gamma='scale' gives 1 / (n_features * X.var()) = {g!r} for this data "
+                f"(X.var() = {var!r}); scale the features or pass a numeric gamma"
+            )
+        return g
     if gamma == "auto":
         return 1.0 / max(n_features, 1)
     return float(gamma)

@@ -229,6 +229,13 @@ class SVC(BaseSVMClassifier):
         n = X.shape[0]
         n_classes = self.classes_.shape[0]
         sw = check_sample_weight(sample_weight, n)
+        if isinstance(self.class_weight, dict):
+            unknown = sorted(set(self.class_weight) - set(self.classes_.tolist()), key=str)
+            if unknown:
+                raise ValueError(
+                    f"class_weight names classes that are not in y: {unknown}; "
+                    f"the classes are {self.classes_.tolist()}"
+                )
         self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
         upper = self.C * self.class_weight_[y_idx] * sw
         if not np.any(upper > 0):
@@ -266,6 +273,7 @@ class SVC(BaseSVMClassifier):
             n_jobs=self.n_jobs,
             thread_safe=backend.capabilities.thread_safe,
         )
+        self._check_finite(solutions)
         self.backend_ = backend.name
         self._store_solution(X, y_idx, n_classes, tasks, solutions)
         return self
