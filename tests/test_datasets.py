@@ -23,6 +23,7 @@ from localsvm import datasets
         ("two_spirals", {"X": (194, 2)}, {-1, 1}),
         ("image", {"X_train": (1300, 18), "X_test": (1010, 18)}, {-1, 1}),
         ("ringnorm", {"X_train": (400, 20), "X_test": (7000, 20)}, {-1, 1}),
+        ("diabetis", {"X_train": (468, 8), "X_test": (300, 8)}, {-1, 1}),
     ],
 )
 def test_shapes_and_labels(name, shapes, labels):
@@ -64,7 +65,7 @@ def test_unknown_name_lists_the_bundled_sets():
         datasets.load_dataset("nope")
 
 
-@pytest.mark.parametrize("name", ["ringnorm", "image"])
+@pytest.mark.parametrize("name", ["ringnorm", "image", "diabetis"])
 def test_pooled_sets_rebuild_every_realization_from_one_pool(name):
     pool = datasets.load_dataset(name).points
     seen = set()

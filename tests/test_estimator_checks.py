@@ -7,6 +7,7 @@ from localsvm import (
     SVC,
     FLSAClassifier,
     FLSAClassifierCV,
+    IncrementalSVC,
     LocalSVC,
     ProfileSVC,
     RFLSAClassifier,
@@ -61,6 +62,9 @@ def expected_failures(estimator):
         FLSAClassifier(kernel="precomputed"),
         RFLSAClassifier(dictionary_size=0.5),
         FLSAClassifierCV(n_support=10, cv=3),
+        IncrementalSVC(),
+        IncrementalSVC(multiclass="ovr", max_support=50),
+        IncrementalSVC(strategy="rebatch"),
     ],
     expected_failed_checks=expected_failures,
 )

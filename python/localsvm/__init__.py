@@ -15,6 +15,7 @@ from ._core import __version__ as _core_version
 from .backends import Capabilities, QPProblem, QPSolution, SolverBackend, select_backend
 from .flsa import FLSAClassifier, FLSAClassifierCV, FLSAPath, FLSARankWarning, RFLSAClassifier
 from .hookspecs import hookimpl
+from .incremental import IncrementalSVC
 from .kernels import KernelSpec
 from .local import LocalSVC
 from .parallel import run_tasks, set_default_engine, use_engine
@@ -47,6 +48,7 @@ __all__ = [
     "FLSAClassifierCV",
     "FLSAPath",
     "FLSARankWarning",
+    "IncrementalSVC",
     "KernelSpec",
     "LocalSVC",
     "ProfileSVC",

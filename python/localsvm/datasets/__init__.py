@@ -28,6 +28,7 @@ __all__ = [
     "load_banana",
     "load_breast_w",
     "load_dataset",
+    "load_diabetis",
     "load_glass",
     "load_ijcnn1",
     "load_image",
@@ -75,6 +76,9 @@ DATASETS: dict[str, str] = {
     "ringnorm": "Ringnorm (IDA), 20 features, 2 classes (−1/+1), 10 realizations of 400 "
     "train / 7000 test drawn from one pool of 7400 points (``points``). L. Breiman, "
     "'Bias, variance and arcing classifiers', TR 460, UC Berkeley, 1996; " + _IDA,
+    "diabetis": "Diabetis (IDA; Pima Indians diabetes), 8 features, 2 classes (−1/+1), 10 "
+    "realizations of 468 train / 300 test drawn from one pool of 768 points (``points``; the "
+    "copy does not say which of IDA's 100 realizations these are). UCI, via " + _IDA,
     "two_spirals": "Two spirals, 2 features, 2 classes (−1/+1), 194 points. K. J. Lang & M. J. "
     "Witbrock, 1988, CMU Neural Network Benchmark collection.",
 }
@@ -386,6 +390,11 @@ def load_ringnorm(realization: int = 0) -> Bunch:
     ((400, 20), (7000, 20), (7400, 20))
     """
     return load_dataset("ringnorm", realization=realization)
+
+
+def load_diabetis(realization: int = 0) -> Bunch:
+    """Diabetis (IDA), realization ``realization`` of 10: 468 train / 300 test."""
+    return load_dataset("diabetis", realization=realization)
 
 
 def load_two_spirals() -> Bunch:

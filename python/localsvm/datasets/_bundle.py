@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 PLAIN = ("breast_w", "glass", "yeast", "splice", "two_spirals")
-POOLED = ("ringnorm", "image")
+POOLED = ("ringnorm", "image", "diabetis")
 
 
 def pool(z) -> dict[str, np.ndarray]:
@@ -32,7 +32,8 @@ def pool(z) -> dict[str, np.ndarray]:
         "index_test": inverse[r * n_tr :].reshape(r, n_te),
         "y_train": z["y_train"].astype(np.int8),
         "y_test": z["y_test"].astype(np.int8),
-        "realizations": z["realizations"],
+        # diabetis' copy does not number its realizations: 1..R then.
+        "realizations": z["realizations"] if "realizations" in z.files else np.arange(1, r + 1),
     }
     assert np.array_equal(points[out["index_train"]], z["X_train"])
     assert np.array_equal(points[out["index_test"]], z["X_test"])

@@ -16,6 +16,11 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "localsvm.experiments.lsvm",
         "Localized SVM paper (Cheng, Tan & Jin, SDM 2007): Table 1, Figures 3 and 4",
     ),
+    "lisvm": (
+        "localsvm.experiments.lisvm",
+        "Local incremental SVM paper (LISVM): Banana, Ringnorm, Diabetis as streams, "
+        "Figures 2 and 3, final table",
+    ),
     "flsa": (
         "localsvm.experiments.flsa",
         "FLSA-SVM paper: sparse least-squares SVMs (FLSA, RFLSA) vs SVM and LS-SVM, "

@@ -1,0 +1,307 @@
+"""``python -m localsvm reproduce lisvm``: the local incremental SVM paper
+(Ralaivola & d'Alché-Buc, ICANN 2001) with :class:`localsvm.IncrementalSVC`.
+
+Banana, Ringnorm and Diabetis (IDA realizations) are learnt as streams, one
+training example at a time, by LISVM for η in {0.1, 0.01, 0.001}, by the
+paper's "rebatch" baseline (a batch SVM retrained on all the examples seen at
+each new one) and compared with the batch SVM (:class:`localsvm.SVC`). As in
+the paper the validation set is the first two thirds of each realization's
+test set. Along the stream: validation error, number of support vectors,
+``‖ξ‖² / t`` and ``‖w‖² = αᵀQα`` (the paper's Figures 2 and 3), then the
+final table (error, #SV, CPU time) next to what the paper states, and the
+performance bar on Banana (LISVM's time against rebatch's, its error against
+the batch SVM's).
+
+The paper's SVM parameters and band width were lost from its text; here
+Banana uses C = 1, gamma = 1 (as the rest of localsvm's Banana examples) and
+Ringnorm and Diabetis C = 1, gamma = 'scale'; the band is ``epsilon = 0.5``
+and neighbourhoods grow one example at a time up to 50 neighbours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..datasets import load_dataset
+from ..incremental import IncrementalSVC
+from ..kernels import kernel_matrix
+from ..svc import SVC
+
+DATASETS = ("banana", "ringnorm", "diabetis")
+THRESHOLDS = (0.1, 0.01, 0.001)
+PARAMS = {
+    "banana": {"C": 1.0, "gamma": 1.0},
+    "ringnorm": {"C": 1.0, "gamma": "scale"},
+    "diabetis": {"C": 1.0, "gamma": "scale"},
+}
+PAPER_CLAIMS = (
+    "The paper (Table 1; its numbers were lost from the text we have) states: LISVM reaches "
+    "the validation error of rebatch / batch SVM with comparable or fewer support vectors "
+    "for eta in {0.1, 0.01, 0.001}; a larger eta gives fewer SVs at a higher error (0.16 on "
+    "Banana, 0.24 on Diabetes); on Ringnorm CPU time falls sharply with smaller "
+    "neighbourhoods (larger eta)."
+)
+
+
+def _say(out: TextIO, text: str = "") -> None:
+    print(text, file=out, flush=True)
+
+
+def methods() -> list[str]:
+    """Method names, in table order."""
+    return [f"LISVM {eta:g}" for eta in THRESHOLDS] + ["rebatch", "batch SVM"]
+
+
+def _model(method: str, params: dict) -> IncrementalSVC:
+    if method == "rebatch":
+        return IncrementalSVC(strategy="rebatch", **params)
+    return IncrementalSVC(threshold=float(method.split()[1]), **params)
+
+
+def _w_norm(model) -> float:
+    """``‖w‖² = Σ_ij c_i c_j K(x_i, x_j)`` of a binary model (c = dual_coef_)."""
+    sv = model.support_vectors_
+    if sv.shape[0] == 0:
+        return 0.0
+    c = model.dual_coef_[0]
+    return float(c @ kernel_matrix(model.kernel_spec_, sv, sv) @ c)
+
+
+def stream(
+    method: str, params: dict, X, y, Xv, yv, every: int
+) -> tuple[dict[str, np.ndarray], IncrementalSVC, float]:
+    """Learn ``X`` one example at a time; every ``every`` examples record the
+    validation error, #SV, ‖ξ‖²/t and ‖w‖². Returns the curves, the final
+    model and the CPU seconds spent learning (evaluation excluded)."""
+    model = _model(method, params)
+    classes = np.unique(y)
+    curves: dict[str, list] = {"n_seen": [], "error": [], "n_sv": [], "xi": [], "w2": []}
+    cpu = 0.0
+    for start in range(0, X.shape[0], every):
+        t0 = time.process_time()
+        model.partial_fit(X[start : start + every], y[start : start + every], classes=classes)
+        cpu += time.process_time() - t0
+        curves["n_seen"].append(model.n_seen_)
+        curves["error"].append(1.0 - model.score(Xv, yv))
+        curves["n_sv"].append(model.support_.size)
+        curves["xi"].append(float(model.history_["criterion"][-1]))
+        curves["w2"].append(_w_norm(model))
+    return {k: np.asarray(v) for k, v in curves.items()}, model, cpu
+
+
+def run_dataset(name: str, realizations, n_train, every, out: TextIO) -> list[dict]:
+    """Every method on ``name`` over ``realizations``; one row per run."""
+    rows = []
+    for r in realizations:
+        d = load_dataset(name, realization=r)
+        X, y = d.X_train[:n_train], d.y_train[:n_train]
+        n_val = 2 * d.X_test.shape[0] // 3
+        Xv, yv = d.X_test[:n_val], d.y_test[:n_val]
+        params = PARAMS[name]
+        for method in methods():
+            if method == "batch SVM":
+                t0 = time.process_time()
+                svc = SVC(**params).fit(X, y)
+                cpu = time.process_time() - t0
+                err = 1.0 - svc.score(Xv, yv)
+                rows.append(
+                    dict(
+                        section="table",
+                        data=name,
+                        method=method,
+                        realization=r,
+                        error=err,
+                        n_sv=int(svc.support_.size),
+                        cpu=cpu,
+                        curves=None,
+                    )
+                )
+                continue
+            curves, model, cpu = stream(method, params, X, y, Xv, yv, every)
+            h = model.history_
+            rows.append(
+                dict(
+                    section="table",
+                    data=name,
+                    method=method,
+                    realization=r,
+                    error=float(curves["error"][-1]),
+                    n_sv=int(model.support_.size),
+                    cpu=cpu,
+                    curves=curves,
+                    mean_neighbourhood=float(h["neighbourhood"][h["updated"]].mean())
+                    if h["updated"].any()
+                    else 0.0,
+                )
+            )
+    return rows
+
+
+def print_table(rows: list[dict], out: TextIO) -> list[dict]:
+    """Mean ± std over realizations of the final validation error, #SV and
+    CPU time, per data set and method."""
+    _say(out, f"{'data':<9} {'method':<13} {'val. error %':>14} {'#SV':>12} {'CPU s':>12}")
+    summary = []
+    for name in dict.fromkeys(r["data"] for r in rows):
+        for method in methods():
+            sel = [r for r in rows if r["data"] == name and r["method"] == method]
+            if not sel:
+                continue
+            e = 100 * np.array([r["error"] for r in sel])
+            s = np.array([r["n_sv"] for r in sel], dtype=float)
+            c = np.array([r["cpu"] for r in sel])
+            _say(
+                out,
+                f"{name:<9} {method:<13} {e.mean():>7.2f} ± {e.std():<4.2f} "
+                f"{s.mean():>6.1f} ± {s.std():<4.1f} {c.mean():>6.2f} ± {c.std():<4.2f}",
+            )
+            summary.append(
+                dict(
+                    section="summary",
+                    data=name,
+                    method=method,
+                    error=float(e.mean()),
+                    n_sv=float(s.mean()),
+                    cpu=float(c.mean()),
+                    runs=len(sel),
+                )
+            )
+    return summary
+
+
+def print_bar(summary: list[dict], out: TextIO) -> list[dict]:
+    """The performance bar on Banana: LISVM's CPU time ≤ 10 % of rebatch's and
+    its validation error within 1 point of the batch SVM's."""
+    by = {(r["data"], r["method"]): r for r in summary}
+    if ("banana", "rebatch") not in by:
+        return []
+    reb, batch = by[("banana", "rebatch")], by[("banana", "batch SVM")]
+    rows = []
+    for eta in THRESHOLDS:
+        r = by[("banana", f"LISVM {eta:g}")]
+        ratio = r["cpu"] / reb["cpu"] if reb["cpu"] > 0 else float("inf")
+        gap = r["error"] - batch["error"]
+        ok = ratio <= 0.10 and gap <= 1.0
+        verdict = "PASS" if ok else "FAIL"
+        _say(
+            out,
+            f"{verdict}: banana LISVM {eta:g}: CPU {r['cpu']:.2f} s = {100 * ratio:.0f} % of "
+            f"rebatch ({reb['cpu']:.2f} s; bar 10 %); error {r['error']:.2f} % vs batch SVM "
+            f"{batch['error']:.2f} % (bar +1 point)",
+        )
+        rows.append(dict(section="bar", eta=eta, ratio=ratio, gap=gap, verdict=verdict))
+    return rows
+
+
+def _mean_curve(rows, name, method, key):
+    sel = [r["curves"] for r in rows if r["data"] == name and r["method"] == method]
+    n = min(len(c["n_seen"]) for c in sel)
+    return sel[0]["n_seen"][:n], np.mean([c[key][:n] for c in sel], axis=0)
+
+
+def figures(rows: list[dict], figdir: Path, out: TextIO) -> list[Path]:
+    """Figure 2 (Banana: error, #SV, ‖ξ‖²/t, ‖w‖²) and Figure 3 (validation
+    error on Ringnorm and Diabetis), saved as PNG."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        _say(out, "figures skipped: matplotlib not installed")
+        return []
+    figdir.mkdir(parents=True, exist_ok=True)
+    streamed = [m for m in methods() if m != "batch SVM"]
+    saved = []
+    names = {r["data"] for r in rows}
+    if "banana" in names:
+        fig = Figure(figsize=(11, 8))
+        panels = [
+            ("error", "validation error"),
+            ("n_sv", "# of support vectors"),
+            ("xi", "‖ξ‖² / # of training instances"),
+            ("w2", "‖w‖²"),
+        ]
+        for k, (key, label) in enumerate(panels):
+            ax = fig.add_subplot(2, 2, k + 1)
+            for m in streamed:
+                xs, ys = _mean_curve(rows, "banana", m, key)
+                ax.plot(xs, ys, label=m)
+            ax.set_xlabel("# of training instances observed")
+            ax.set_ylabel(label)
+            ax.set_title(f"({'abcd'[k]}) Banana")
+            ax.legend(fontsize=8)
+        fig.suptitle("LISVM on Banana (Figure 2 of the paper)")
+        fig.tight_layout()
+        path = figdir / "lisvm_banana.png"
+        fig.savefig(path, dpi=100)
+        saved.append(path)
+    others = [n for n in ("ringnorm", "diabetis") if n in names]
+    if others:
+        fig = Figure(figsize=(11, 4))
+        for k, name in enumerate(others):
+            ax = fig.add_subplot(1, len(others), k + 1)
+            for m in streamed:
+                xs, ys = _mean_curve(rows, name, m, "error")
+                ax.plot(xs, ys, label=m)
+            ax.set_xlabel("# of training instances observed")
+            ax.set_ylabel("validation error")
+            ax.set_title(name.capitalize())
+            ax.legend(fontsize=8)
+        fig.suptitle("Validation error along the stream (Figure 3 of the paper)")
+        fig.tight_layout()
+        path = figdir / "lisvm_validation.png"
+        fig.savefig(path, dpi=100)
+        saved.append(path)
+    for p in saved:
+        _say(out, f"figure saved: {p}")
+    return saved
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``reproduce lisvm``."""
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="one realization, the first 80 examples of each stream (a smoke run)",
+    )
+    parser.add_argument(
+        "--realizations", type=int, default=5, help="IDA realizations per data set (5)"
+    )
+    parser.add_argument(
+        "--every", type=int, default=10, help="examples between two evaluations (10)"
+    )
+    parser.add_argument(
+        "--out", default="localsvm-figures", help="folder for the images (localsvm-figures)"
+    )
+
+
+def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
+    """Run the experiment; returns every row it printed."""
+    if args.quick:
+        realizations, n_train, every = [0], 80, 20
+        _say(out, "--quick: one realization, 80 examples per stream; not the paper's protocol")
+    else:
+        realizations, n_train, every = list(range(args.realizations)), None, args.every
+    _say(out, "LISVM (Ralaivola & d'Alché-Buc, ICANN 2001): streams, one example at a time")
+    rows: list[dict] = []
+    with warnings.catch_warnings():
+        # Noisy sets keep the slack criterion above small thresholds: the
+        # neighbourhood then reaches its cap, which is the expected behaviour.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for name in DATASETS:
+            rows += run_dataset(name, realizations, n_train, every, out)
+    _say(out)
+    _say(out, "Final table (validation = first 2/3 of each test set; mean ± std over runs)")
+    summary = print_table(rows, out)
+    _say(out)
+    _say(out, PAPER_CLAIMS)
+    _say(out)
+    _say(out, "Performance bar (Banana stream)")
+    bar = print_bar(summary, out)
+    figures(rows, Path(args.out), out)
+    return rows + summary + bar

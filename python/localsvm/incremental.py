@@ -1,0 +1,921 @@
+"""``localsvm.IncrementalSVC``: an online kernel SVM learnt one example at a
+time by local re-optimisation (LISVM), with ``partial_fit``.
+
+Each binary learner keeps the examples worth reconsidering, their multipliers
+α, the kernel expansion ``g_i = Σ_j α_j y_j K(x_j, x_i)`` on them and the
+bias ``b``, so that ``f(x_i) = g_i + b`` is known without a kernel sum. A new
+example that the current machine classifies with margin (``y f(x) ≥ 1``)
+changes nothing. Otherwise a working set grows from the new example and its
+nearest neighbours in input space, among the examples of the band; the dual
+is re-optimised over the working set only (the other multipliers fixed, the
+equality constraint kept) by the solver backend, until the slack criterion
+``‖ξ‖² / t`` falls under ``threshold``. See :class:`IncrementalSVC`.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _core
+from ._base import FEATURE_KERNELS, BaseSVMClassifier
+from ._compat import Interval, StrOptions, fit_context
+from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr
+from .backends.base import QPProblem, SolverBackend
+from .kernels import KernelSpec, kernel_matrix
+from .parallel import run_tasks
+
+#: New examples whose decision values are computed at once (against the
+#: support vectors), then corrected after each update by the changed
+#: multipliers only.
+BLOCK = 256
+
+#: Columns of :attr:`IncrementalSVC.history_`.
+HISTORY_FIELDS = (
+    "learner",
+    "n_seen",
+    "updated",
+    "neighbourhood",
+    "n_solves",
+    "reached",
+    "criterion",
+    "n_support",
+    "n_stored",
+    "time",
+)
+
+
+@dataclass
+class _Context:
+    """What a binary learner needs from its estimator for one ``partial_fit``
+    call (not stored in the learner, so a pickled model holds no backend)."""
+
+    spec: KernelSpec
+    C: float
+    threshold: float
+    epsilon: float
+    max_neighbors: int
+    neighbor_step: int
+    rebatch: bool
+    max_support: int | None
+    tol: float
+    max_iter: int
+    backend: SolverBackend
+
+
+@dataclass
+class _CallStats:
+    """Per call: updates whose neighbourhood hit ``max_neighbors`` before
+    the criterion fell under the threshold, and unconverged solves."""
+
+    capped: int = 0
+    updates: int = 0
+    solves: int = 0
+    unconverged: int = 0
+
+
+class _OnlineBinary:
+    """One binary online SVM (labels ±1).
+
+    Stored examples live in growing arrays (``X``, ``sq`` = squared norms,
+    ``y``, ``cls`` = class index, ``seen`` = position in the stream,
+    ``alpha``, ``g``); ``alive`` marks the examples still reconsidered.
+    Examples leave when their multiplier is 0 and their margin ``y f`` is
+    beyond ``1 + epsilon``, or when the budget removes them; dead rows are
+    compacted away once they are as many as the live ones.
+    """
+
+    def __init__(self, n_features: int, learner: int) -> None:
+        cap = 64
+        self.learner = learner
+        self.X = np.zeros((cap, n_features))
+        self.sq = np.zeros(cap)
+        self.y = np.zeros(cap)
+        self.cls = np.zeros(cap, dtype=np.intp)
+        self.seen = np.zeros(cap, dtype=np.int64)
+        self.alpha = np.zeros(cap)
+        self.g = np.zeros(cap)
+        self.alive = np.zeros(cap, dtype=bool)
+        self.n = 0
+        self.b = 0.0
+        self.t = 0
+        self.xi_sum = 0.0
+        self.n_support = 0
+        self.n_alive = 0
+        self.n_iter = 0
+        self.history: list[tuple] = []
+
+    # ------------------------------------------------------------ storage
+
+    def _append(self, x, label: float, cls: int, seen: int, g: float) -> int:
+        if self.n == self.X.shape[0]:
+            self._grow()
+        j = self.n
+        self.X[j] = x
+        self.sq[j] = x @ x
+        self.y[j] = label
+        self.cls[j] = cls
+        self.seen[j] = seen
+        self.alpha[j] = 0.0
+        self.g[j] = g
+        self.alive[j] = True
+        self.n += 1
+        self.n_alive += 1
+        return j
+
+    def _grow(self) -> None:
+        cap = 2 * self.X.shape[0]
+        for name in ("X", "sq", "y", "cls", "seen", "alpha", "g", "alive"):
+            old = getattr(self, name)
+            new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
+            new[: self.n] = old[: self.n]
+            setattr(self, name, new)
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self.alive[: self.n])
+        m = keep.size
+        for name in ("X", "sq", "y", "cls", "seen", "alpha", "g", "alive"):
+            arr = getattr(self, name)
+            arr[:m] = arr[keep]
+        self.alive[m : self.n] = False
+        self.n = m
+
+    def support(self) -> np.ndarray:
+        """Store indices of the support vectors (α > 0, alive)."""
+        n = self.n
+        return np.flatnonzero(self.alive[:n] & (self.alpha[:n] > 0.0))
+
+    def decision(self, Xq: np.ndarray, spec: KernelSpec) -> np.ndarray:
+        """``f`` at the rows of ``Xq``, in float64 NumPy (the stored ``g``
+        must agree with the kernel sums to rounding)."""
+        sv = self.support()
+        if sv.size == 0:
+            return np.full(Xq.shape[0], self.b)
+        coef = self.alpha[sv] * self.y[sv]
+        return _kernel(spec, Xq, self.X[sv], None, self.sq[sv]) @ coef + self.b
+
+    # ------------------------------------------------------------ learning
+
+    def learn(self, Xb, labels, cls, seen, ctx: _Context, stats: _CallStats) -> None:
+        """Learn the rows of ``Xb`` in order."""
+        m = Xb.shape[0]
+        for s in range(0, m, BLOCK):
+            Xc = Xb[s : s + BLOCK]
+            fc = self.decision(Xc, ctx.spec)
+            for i in range(Xc.shape[0]):
+                start = time.perf_counter()
+                k = s + i
+                record = self._step(Xc[i], labels[k], cls[k], seen[k], fc[i], ctx, stats)
+                changes = record.pop()
+                if changes is not None and i + 1 < Xc.shape[0]:
+                    Xw, dcoef, db = changes
+                    rest = Xc[i + 1 :]
+                    if dcoef.size:
+                        fc[i + 1 :] += _kernel(ctx.spec, rest, Xw) @ dcoef
+                    fc[i + 1 :] += db
+                crit = self.xi_sum / self.t
+                record += [crit, self.n_support, self.n_alive, time.perf_counter() - start]
+                self.history.append(tuple(record))
+
+    def _step(self, x, label, cls, seen, f, ctx: _Context, stats: _CallStats) -> list:
+        """Learn one example; returns the start of its history row
+        (``learner, n_seen, updated, neighbourhood, n_solves, reached``) and,
+        last, the change to the decision function (``None``, or the changed
+        examples, their ``Δ(α y)`` and ``Δb``)."""
+        self.t += 1
+        margin = label * f
+        if margin >= 1.0 and not ctx.rebatch:
+            # Well classified: nothing to learn; kept (α = 0) if it lies in
+            # the band.
+            if margin <= 1.0 + ctx.epsilon:
+                self._append(x, label, cls, seen, f - self.b)
+            return [self.learner, int(seen), False, 0, 0, True, None]
+        j = self._append(x, label, cls, seen, f - self.b)
+        n = self.n
+        ys = self.y[:n]
+        alive = self.alive[:n]
+        if not (np.any(alive & (ys > 0)) and np.any(alive & (ys < 0))):
+            # One class so far: the constant machine f = label classifies
+            # every stored example with margin exactly 1.
+            db = label - self.b
+            self.b = label
+            self.xi_sum = 0.0
+            change = (np.zeros((0, x.shape[0])), np.zeros(0), db)
+            return [self.learner, int(seen), True, 1, 0, True, change]
+        stats.updates += 1
+        if ctx.rebatch:
+            return self._rebatch(seen, ctx, stats)
+        return self._local(j, x, seen, ctx, stats)
+
+    def _solve(self, problem: QPProblem, ctx: _Context, stats: _CallStats):
+        sol = ctx.backend.solve(problem)
+        stats.solves += 1
+        self.n_iter += int(sol.n_iter)
+        if not sol.converged:
+            stats.unconverged += 1
+        return sol
+
+    def _local(self, j, x, seen, ctx: _Context, stats: _CallStats) -> list:
+        n = self.n
+        ys = self.y[:n]
+        alive = self.alive[:n]
+        # Candidates: the band (y f ≤ 1 + ε) and the support vectors.
+        f_all = self.g[:n] + self.b
+        cand = alive & ((ys * f_all <= 1.0 + ctx.epsilon) | (self.alpha[:n] > 0.0))
+        cand[j] = False
+        ci = np.flatnonzero(cand)
+        d2 = self.sq[ci] - 2.0 * (self.X[ci] @ x)
+        k = min(ctx.max_neighbors, ci.size)
+        if k < ci.size:
+            part = np.argpartition(d2, k - 1)[:k]
+            near = ci[part[np.argsort(d2[part], kind="stable")]]
+        else:
+            near = ci[np.argsort(d2, kind="stable")]
+
+        # Kernel columns of the working set against every stored example,
+        # filled as the set grows.
+        K = np.empty((n, near.size + 1))
+        X, sq = self.X[:n], self.sq[:n]
+        K[:, 0] = _kernel(ctx.spec, X, x[None, :], sq, self.sq[j : j + 1])[:, 0]
+        W = np.empty(near.size + 1, dtype=np.intp)
+        W[0] = j
+        a_start = np.zeros(near.size + 1)
+        a_start[1:] = self.alpha[near]
+        aW = a_start[:1].copy()
+        g_c = self.g[:n].copy()
+        b_c = self.b
+        w = 1
+        n_solves = 0
+        reached = False
+        xi_sum = self.xi_sum
+        while True:
+            take = near[w - 1 : w - 1 + ctx.neighbor_step]
+            if take.size:
+                W[w : w + take.size] = take
+                K[:, w : w + take.size] = _kernel(ctx.spec, X, self.X[take], sq, self.sq[take])
+                aW = np.concatenate([aW, a_start[w : w + take.size]])
+                w += take.size
+            Wi = W[:w]
+            Kw = K[:, :w]
+            sol_a, rho = self._solve_working_set(Wi, aW, g_c, Kw[Wi], ctx, stats)
+            n_solves += 1
+            g_c += Kw @ ((sol_a - aW) * ys[Wi])
+            b_c = -rho
+            aW = sol_a
+            xi = np.maximum(0.0, 1.0 - ys * (g_c + b_c))
+            xi[~alive] = 0.0
+            xi_sum = float(xi @ xi)
+            if xi_sum / self.t < ctx.threshold:
+                reached = True
+                break
+            if w > near.size:
+                if ci.size > ctx.max_neighbors:
+                    stats.capped += 1
+                break
+        Wi = W[:w]
+        self.alpha[Wi] = aW
+        self.g[:n] = g_c
+        db = b_c - self.b
+        self.b = b_c
+        self.xi_sum = xi_sum
+        Xw = [self.X[Wi].copy()]
+        dco = [(aW - a_start[:w]) * ys[Wi]]
+        self._retire(ctx)
+        if ctx.max_support is not None:
+            b_before = self.b
+            for xs, dc in self._enforce_budget(ctx, stats):
+                Xw.append(xs)
+                dco.append(dc)
+            db += self.b - b_before
+        self._refresh_counts()
+        change = (np.vstack(Xw), np.concatenate(dco), db)
+        return [self.learner, int(seen), True, w, n_solves, reached, change]
+
+    def _refresh_counts(self) -> None:
+        n = self.n
+        self.n_support = int(self.support().size)
+        self.n_alive = int(self.alive[:n].sum())
+        if self.n > 64 and 2 * self.n_alive < self.n:
+            self._compact()
+
+    def _solve_working_set(self, Wi, aW, g_c, Kww, ctx: _Context, stats: _CallStats):
+        """Re-optimise the multipliers of the working set ``Wi`` (current
+        values ``aW``) with the others fixed: the fixed ones enter through the
+        linear term ``p_i = −1 + y_i Σ_{j∉W} α_j y_j K_ij``, and the equality
+        constraint ``Σ_W y_i α_i = −Σ_{j∉W} y_j α_j`` through one extra fixed
+        variable carrying that sum (its kernel terms taken back out of ``p``,
+        so only the constraint remains). Returns the new ``aW`` and ``rho``."""
+        yw = self.y[Wi]
+        w = Wi.size
+        coef = aW * yw
+        p = -1.0 + yw * (g_c[Wi] - Kww @ coef)
+        c = float(yw @ aW)
+        rows, y_all, upper, alpha0 = Wi, yw, np.full(w, ctx.C), aW
+        if c != 0.0:
+            yd = -np.sign(c)
+            # The balancing variable is a copy of W's first example.
+            p = p - yw * (yd * abs(c)) * Kww[:, 0]
+            rows = np.append(Wi, Wi[0])
+            y_all = np.append(yw, yd)
+            upper = np.append(upper, abs(c))
+            alpha0 = np.append(aW, abs(c))
+            p = np.append(p, 0.0)
+        problem = QPProblem(
+            X=self.X,
+            rows=rows,
+            y=y_all,
+            upper=upper,
+            kernel=ctx.spec,
+            p=p,
+            alpha0=np.clip(alpha0, 0.0, upper),
+            active=np.arange(w),
+            tol=ctx.tol,
+            max_iter=ctx.max_iter,
+            cache_size=8.0,
+            shrinking=False,
+        )
+        sol = self._solve(problem, ctx, stats)
+        return np.asarray(sol.alpha[:w], dtype=np.float64), float(sol.rho)
+
+    def _retire(self, ctx: _Context) -> None:
+        n = self.n
+        f = self.g[:n] + self.b
+        out = self.alive[:n] & (self.alpha[:n] == 0.0) & (self.y[:n] * f > 1.0 + ctx.epsilon)
+        self.alive[:n] &= ~out
+
+    def _enforce_budget(self, ctx: _Context, stats: _CallStats):
+        """Remove support vectors while there are more than ``max_support``:
+        each time the one with the smallest margin ``y f`` (then the smallest
+        multiplier); its multiplier is
+        handed to its nearest same-class candidates (or taken from the
+        nearest other-class ones), keeping ``yᵀα = 0``, and that
+        neighbourhood is re-optimised once. Then at most ``max_support``
+        examples without a multiplier are kept (the oldest leave first)."""
+        changes = []
+        while True:
+            sv = self.support()
+            if sv.size <= ctx.max_support:
+                break
+            margin = self.y[sv] * (self.g[sv] + self.b)
+            r = int(sv[np.lexsort((self.alpha[sv], np.round(margin, 9)))[0]])
+            change = self._remove(r, ctx, stats)
+            if change is None:
+                break
+            changes.append(change)
+        n = self.n
+        rest = np.flatnonzero(self.alive[:n] & (self.alpha[:n] == 0.0))
+        if rest.size > ctx.max_support:
+            self.alive[rest[: rest.size - ctx.max_support]] = False
+        return changes
+
+    def _remove(self, r: int, ctx: _Context, stats: _CallStats):
+        n = self.n
+        ys = self.y[:n]
+        cand = self.alive[:n].copy()
+        cand[r] = False
+        ci = np.flatnonzero(cand)
+        d2 = self.sq[ci] - 2.0 * (self.X[ci] @ self.X[r])
+        near = ci[np.argsort(d2, kind="stable")[: max(ctx.max_neighbors, 2)]]
+        a_r, y_r = float(self.alpha[r]), float(ys[r])
+        a_new = self.alpha[near].copy()
+        need = a_r
+        for idx in range(near.size):  # same class: add (room up to C)
+            if need <= 0.0:
+                break
+            if ys[near[idx]] == y_r:
+                add = min(need, ctx.C - a_new[idx])
+                a_new[idx] += add
+                need -= add
+        for idx in range(near.size):  # other class: take away
+            if need <= 0.0:
+                break
+            if ys[near[idx]] != y_r:
+                sub = min(need, a_new[idx])
+                a_new[idx] -= sub
+                need -= sub
+        if need > 1e-12 * max(a_r, 1.0):
+            # No room nearby (rare): this support vector stays.
+            return None
+        Wi = near
+        cols = np.concatenate([[r], Wi])
+        K = _kernel(ctx.spec, self.X[:n], self.X[cols], self.sq[:n], self.sq[cols])
+        # Apply the hand-off: α_r → 0 and the neighbours to a_new.
+        d_start = np.concatenate([[-a_r * y_r], (a_new - self.alpha[Wi]) * ys[Wi]])
+        g_c = self.g[:n] + K @ d_start
+        a_before = self.alpha[Wi].copy()
+        self.alpha[r] = 0.0
+        self.alive[r] = False
+        sol_a, rho = self._solve_working_set(Wi, a_new, g_c, K[Wi][:, 1:], ctx, stats)
+        dco = (sol_a - a_new) * ys[Wi]
+        g_c += K[:, 1:] @ dco
+        self.g[:n] = g_c
+        self.alpha[Wi] = sol_a
+        self.b = -rho
+        xi = np.maximum(0.0, 1.0 - ys * (g_c + self.b))
+        xi[~self.alive[:n]] = 0.0
+        self.xi_sum = float(xi @ xi)
+        Xs = np.vstack([self.X[r][None, :], self.X[Wi]])
+        return Xs, np.concatenate([[-a_r * y_r], (sol_a - a_before) * ys[Wi]])
+
+    def _rebatch(self, seen, ctx: _Context, stats: _CallStats):
+        """Solve the dual over every stored example afresh (the batch SVM)."""
+        n = self.n
+        ys = self.y[:n]
+        problem = QPProblem(
+            X=self.X[:n],
+            y=ys.copy(),
+            upper=np.full(n, ctx.C),
+            kernel=ctx.spec,
+            tol=ctx.tol,
+            max_iter=ctx.max_iter,
+        )
+        sol = self._solve(problem, ctx, stats)
+        a = np.asarray(sol.alpha, dtype=np.float64)
+        changed = np.flatnonzero(a != self.alpha[:n])
+        dcoef = (a[changed] - self.alpha[changed]) * ys[changed]
+        if changed.size:
+            self.g[:n] += kernel_matrix(ctx.spec, self.X[:n], self.X[changed]) @ dcoef
+        self.alpha[:n] = a
+        db = -float(sol.rho) - self.b
+        self.b = -float(sol.rho)
+        xi = np.maximum(0.0, 1.0 - ys * (self.g[:n] + self.b))
+        self.xi_sum = float(xi @ xi)
+        self._refresh_counts()
+        change = (self.X[changed].copy(), dcoef, db)
+        return [self.learner, int(seen), True, n, 1, True, change]
+
+
+def _kernel(spec: KernelSpec, A, B, sqA=None, sqB=None) -> np.ndarray:
+    """``K(A, B)`` in NumPy: the blocks here are thin (a few columns), where
+    one matrix product beats a parallel call. ``sqA``/``sqB`` are the rows'
+    squared norms when known (RBF)."""
+    dot = A @ B.T
+    if spec.name == "linear":
+        return dot
+    if spec.name == "poly":
+        return (spec.gamma * dot + spec.coef0) ** spec.degree
+    if spec.name == "sigmoid":
+        return np.tanh(spec.gamma * dot + spec.coef0)
+    if sqA is None:
+        sqA = np.einsum("ij,ij->i", A, A)
+    if sqB is None:
+        sqB = np.einsum("ij,ij->i", B, B)
+    d2 = sqA[:, None] + sqB[None, :] - 2.0 * dot
+    return np.exp(-spec.gamma * np.maximum(d2, 0.0))
+
+
+def _learn_task(task):
+    learner, Xb, labels, cls, seen, ctx = task
+    stats = _CallStats()
+    learner.learn(Xb, labels, cls, seen, ctx, stats)
+    return learner, stats
+
+
+class IncrementalSVC(BaseSVMClassifier):
+    """Online kernel SVM learnt one example at a time by local updates
+    (LISVM), with ``partial_fit``.
+
+    Each binary learner processes the examples in the order given. A new
+    example ``(x_t, y_t)`` starts with multiplier ``α_t = 0``; if the current
+    machine classifies it with margin (``y_t f(x_t) ≥ 1``) nothing changes.
+    Otherwise a working set ``W`` starts as ``x_t`` and its nearest neighbour
+    (Euclidean distance in input space) among the *candidates*, and grows by
+    ``neighbor_step`` next-nearest candidates at a time. For each ``W`` the
+    dual is re-optimised over the multipliers in ``W`` only, the others fixed
+    and the equality constraint ``yᵀα = 0`` kept, by the solver backend
+    (SMO, warm-started from the previous working set's solution), giving a
+    candidate machine. Growth stops as soon as the candidate's slack
+    criterion ``‖ξ‖² / t`` (``ξ_i = max(0, 1 − y_i f(x_i))`` over the
+    examples kept, ``t`` the number of examples the learner has seen) is
+    below ``threshold``, or when the candidates (at most ``max_neighbors``)
+    are used up; the last candidate becomes the new machine.
+
+    The candidates are the examples of the band around the decision surface
+    (an example of class ``y`` whose ``y f(x) ≤ 1 + epsilon``) and the
+    support vectors. An example with ``α = 0`` that lies beyond the band is
+    forgotten: it is not reconsidered and counts as zero slack afterwards.
+    The decision values of the stored examples are updated from the changed
+    multipliers only, so one update costs ``O(|W| · n_kept)`` kernel values
+    (``n_kept``: the support vectors and the band) and the neighbour search
+    runs over the kept examples only.
+
+    ``strategy='rebatch'`` is the baseline of [1]_: every example is kept and
+    each new one triggers a batch SVM trained afresh on all the examples
+    seen, so the model is always the batch SVM of the examples so far (up to
+    ``tol``).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Regularisation; must be positive.
+    kernel : {'rbf', 'linear', 'poly', 'sigmoid'}, default='rbf'
+        The local approach assumes a local kernel (RBF); the others are
+        accepted. A precomputed kernel is not (the examples arrive one by
+        one).
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient; 'scale' (``1 / (n_features · X.var())``) is
+        computed on the first batch that :meth:`partial_fit` (or
+        :meth:`fit`) receives and then kept.
+    coef0 : float, default=0.0
+        Constant term of the 'poly' and 'sigmoid' kernels.
+    threshold : float, default=0.01
+        η: growth of the working set stops once ``‖ξ‖² / t < threshold``;
+        must be positive. Smaller values mean larger neighbourhoods.
+    epsilon : float, default=0.5
+        Width of the band: examples with ``y f(x) ≤ 1 + epsilon`` are kept
+        and reconsidered; must be non-negative.
+    max_neighbors : int, default=50
+        Most neighbours added to a working set (which then has at most
+        ``max_neighbors + 1`` examples).
+    neighbor_step : int, default=1
+        Neighbours added to the working set at each growth step (1 is the
+        original procedure; larger steps solve fewer subproblems).
+    strategy : {'local', 'rebatch'}, default='local'
+        'local': the update described above. 'rebatch': retrain on all the
+        examples seen at each new example.
+    max_support : int or None, default=None
+        Budget. When a binary learner holds more support vectors than this,
+        the one with the smallest margin ``y f(x)`` is removed (the example
+        deepest on the wrong side of the boundary, usually an outlier held
+        at ``α = C``; among equal margins, the smallest multiplier): its
+        multiplier is
+        handed to its nearest same-class neighbours (or, if they lack room
+        under ``C``, taken from its nearest other-class neighbours), so that
+        ``yᵀα = 0`` still holds, and those neighbours are re-optimised once.
+        Of the kept examples without a multiplier only the ``max_support``
+        most recent stay. Memory is then bounded whatever the stream length.
+        Ignored by ``strategy='rebatch'``.
+    tol : float, default=1e-3
+        Stopping tolerance of each subproblem's solver (maximal KKT
+        violation).
+    max_iter : int, default=-1
+        Iteration cap of each subproblem's solver; -1 means none beyond the
+        solver's safety cap.
+    multiclass : {'ovo', 'ovr'}, default='ovo'
+        'ovo': one online learner per pair of classes (each sees its two
+        classes' examples), prediction by votes. 'ovr': one learner per class
+        against the rest (each sees every example). Two classes use one
+        learner.
+    backend : str, default='auto'
+        Solver backend for the subproblems; it must support optimising a
+        subset of the variables ('rust' does).
+    n_jobs : int or None, default=None
+        Binary learners updated at once (threads) during a ``partial_fit``
+        call. None or -1: all CPUs.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    support_ : ndarray of shape (n_SV,)
+        Positions in the stream (counted over every row passed to
+        :meth:`partial_fit` since the model was created by :meth:`fit` or
+        the first :meth:`partial_fit` call) of the support vectors, grouped
+        by class.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+    n_support_ : ndarray of shape (n_classes,), dtype=int32
+    dual_coef_ : ndarray
+        ``y_i α_i`` of the support vectors, laid out as in :class:`SVC`:
+        ``(1, n_SV)`` for two classes (positive for ``classes_[1]``),
+        ``(n_classes − 1, n_SV)`` for one-vs-one, ``(n_classes, n_SV)`` for
+        one-vs-rest.
+    intercept_ : ndarray of shape (n_models,)
+    n_iter_ : ndarray of shape (n_models,)
+        Solver iterations of each binary learner, summed over its updates.
+    n_seen_ : int
+        Examples learnt so far.
+    history_ : dict of ndarray
+        One entry per example and binary learner, in the order learnt:
+        ``learner``, ``n_seen`` (position in the stream), ``updated``
+        (False when the example was classified with margin),
+        ``neighbourhood`` (final working-set size, 0 without an update),
+        ``n_solves`` (subproblems solved), ``reached`` (the criterion fell
+        under ``threshold``), ``criterion`` (``‖ξ‖² / t`` after the
+        example), ``n_support``, ``n_stored`` (examples kept) and
+        ``time`` (seconds spent on the example).
+    kernel_spec_ : KernelSpec
+
+    See Also
+    --------
+    SVC : the batch SVM the 'rebatch' strategy reproduces.
+
+    References
+    ----------
+    .. [1] L. Ralaivola and F. d'Alché-Buc, "Incremental Support Vector
+       Machine Learning: a Local Approach", in *Artificial Neural Networks —
+       ICANN 2001*, Lecture Notes in Computer Science 2130, Springer, 2001,
+       pp. 322–330.
+
+    Examples
+    --------
+    >>> from localsvm import IncrementalSVC
+    >>> from localsvm.datasets import load_banana
+    >>> d = load_banana()
+    >>> clf = IncrementalSVC(C=1.0, gamma=1.0)
+    >>> for start in range(0, 400, 100):
+    ...     _ = clf.partial_fit(d.X_train[start : start + 100],
+    ...                         d.y_train[start : start + 100], classes=[-1, 1])
+    >>> clf.n_seen_
+    400
+    >>> clf.score(d.X_test, d.y_test) > 0.85
+    True
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseSVMClassifier._parameter_constraints,
+        "kernel": [StrOptions(set(FEATURE_KERNELS))],
+        "threshold": [Interval(Real, 0.0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0.0, None, closed="left")],
+        "max_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "neighbor_step": [Interval(Integral, 1, None, closed="left")],
+        "strategy": [StrOptions({"local", "rebatch"})],
+        "max_support": [Interval(Integral, 1, None, closed="left"), None],
+        "multiclass": [StrOptions({"ovo", "ovr"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        threshold=0.01,
+        epsilon=0.5,
+        max_neighbors=50,
+        neighbor_step=1,
+        strategy="local",
+        max_support=None,
+        tol=1e-3,
+        max_iter=-1,
+        multiclass="ovo",
+        backend="auto",
+        n_jobs=None,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.threshold = threshold
+        self.epsilon = epsilon
+        self.max_neighbors = max_neighbors
+        self.neighbor_step = neighbor_step
+        self.strategy = strategy
+        self.max_support = max_support
+        self.tol = tol
+        self.max_iter = max_iter
+        self.multiclass = multiclass
+        self.backend = backend
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------ fitting
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """A fresh model, then every row of ``X`` learnt in order (as one
+        :meth:`partial_fit` call)."""
+        self._reset()
+        X, _, idx = self._fit_prologue(X, y)
+        self._start(X, self.classes_)
+        return self._learn(X, idx)
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        """Learn the rows of ``X`` in order, one example at a time.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,), default=None
+            Every class the stream can hold. Required on the first call
+            unless ``y`` already holds at least two classes; later calls may
+            omit it, or must repeat the same classes.
+
+        Returns
+        -------
+        self : IncrementalSVC
+        """
+        first = not hasattr(self, "_learners")
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
+        check_classification_targets(y)
+        if first:
+            if classes is None:
+                known = np.unique(y)
+                if known.size < 2:
+                    raise ValueError(
+                        "classes must be passed on the first call to partial_fit unless y holds "
+                        f"at least two classes; got only {known.tolist()}"
+                    )
+            else:
+                known = np.unique(np.asarray(classes))
+                if known.size < 2:
+                    raise ValueError(
+                        f"classes must list at least two classes, got {known.tolist()}"
+                    )
+            idx = self._encode(y, known)
+            self.classes_ = known
+            self._start(X, known)
+            return self._learn(X, idx)
+        if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(
+                f"classes={np.unique(classes).tolist()} is not the same as on the first call "
+                f"to partial_fit: {self.classes_.tolist()}"
+            )
+        return self._learn(X, self._encode(y, self.classes_))
+
+    def _reset(self) -> None:
+        for name in ("_learners", "_spec", "classes_", "n_seen_"):
+            if hasattr(self, name):
+                delattr(self, name)
+
+    def _start(self, X, classes) -> None:
+        """Resolve the kernel on ``X`` and create the binary learners."""
+        self._resolve_kernel(X)
+        n_classes = classes.shape[0]
+        if n_classes == 2 or self.multiclass == "ovo":
+            self._tasks = ovo_pairs(n_classes)
+        else:
+            self._tasks = [(c, -1) for c in range(n_classes)]
+        self._learners = [_OnlineBinary(X.shape[1], k) for k in range(len(self._tasks))]
+        self.n_seen_ = 0
+
+    def _context(self) -> _Context:
+        d = self.n_features_in_
+        probe = QPProblem(
+            X=np.zeros((2, d)),
+            y=np.array([1.0, -1.0]),
+            upper=np.full(2, float(self.C)),
+            kernel=self._spec,
+            active=np.arange(2),
+            p=-np.ones(2),
+        )
+        return _Context(
+            spec=self._spec,
+            C=float(self.C),
+            threshold=float(self.threshold),
+            epsilon=float(self.epsilon),
+            max_neighbors=int(self.max_neighbors),
+            neighbor_step=int(self.neighbor_step),
+            rebatch=self.strategy == "rebatch",
+            max_support=None
+            if self.max_support is None or self.strategy == "rebatch"
+            else int(self.max_support),
+            tol=float(self.tol),
+            max_iter=int(self.max_iter),
+            backend=self._select_backend(probe),
+        )
+
+    @staticmethod
+    def _encode(y, classes) -> np.ndarray:
+        """Each label's index into ``classes``; ``ValueError`` for a label
+        outside them."""
+        y = np.asarray(y)
+        if y.dtype.kind != classes.dtype.kind and not (
+            y.dtype.kind in "iuf" and classes.dtype.kind in "iuf"
+        ):
+            raise ValueError(
+                f"y's labels (dtype {y.dtype}) cannot belong to classes={classes.tolist()}"
+            )
+        idx = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
+        bad = classes[idx] != y
+        if np.any(bad):
+            unknown = np.unique(y[bad]).tolist()
+            raise ValueError(
+                f"y holds labels {unknown} outside classes={classes.tolist()} "
+                "(given on the first call to partial_fit, or found by fit)"
+            )
+        return idx
+
+    def _learn(self, X, idx):
+        ctx = self._context()
+        seen = np.arange(self.n_seen_, self.n_seen_ + X.shape[0], dtype=np.int64)
+        tasks = []
+        for learner, (a, b) in zip(self._learners, self._tasks, strict=True):
+            if b < 0:  # one-vs-rest
+                rows = np.arange(X.shape[0])
+                labels = np.where(idx == a, 1.0, -1.0)
+            else:
+                rows = np.flatnonzero((idx == a) | (idx == b))
+                labels = np.where(idx[rows] == a, 1.0, -1.0)
+            tasks.append((learner, X[rows], labels, idx[rows], seen[rows], ctx))
+        results = run_tasks(
+            _learn_task, tasks, n_jobs=self.n_jobs, thread_safe=ctx.backend.capabilities.thread_safe
+        )
+        self._learners = [r[0] for r in results]
+        stats = [r[1] for r in results]
+        self.n_seen_ += X.shape[0]
+        self.backend_ = ctx.backend.name
+        self._warn(stats)
+        self._assemble()
+        return self
+
+    def _warn(self, stats: list[_CallStats]) -> None:
+        capped = sum(s.capped for s in stats)
+        updates = sum(s.updates for s in stats)
+        if capped:
+            warnings.warn(
+                f"{capped} of {updates} updates used max_neighbors={self.max_neighbors} "
+                f"neighbours without bringing the slack criterion under threshold="
+                f"{self.threshold}; raise max_neighbors or threshold (or C) if the model "
+                "is not accurate enough",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        self._warn_unconverged(
+            [True] * sum(s.solves - s.unconverged for s in stats)
+            + [False] * sum(s.unconverged for s in stats),
+            "subproblem solves",
+        )
+
+    def _assemble(self) -> None:
+        """The fitted attributes from the learners' current state."""
+        n_classes = self.classes_.shape[0]
+        parts = [(lr, lr.support()) for lr in self._learners]
+        seen = np.concatenate([lr.seen[s] for lr, s in parts]) if parts else np.zeros(0)
+        cls = np.concatenate([lr.cls[s] for lr, s in parts])
+        rows = np.concatenate([lr.X[s] for lr, s in parts]).reshape(-1, self.n_features_in_)
+        uniq, first = np.unique(seen, return_index=True)
+        order = np.lexsort((uniq, cls[first]))
+        support = uniq[order]
+        self.support_ = support.astype(np.int64)
+        self.support_vectors_ = rows[first[order]]
+        sv_cls = cls[first[order]]
+        self.n_support_ = np.bincount(sv_cls, minlength=n_classes).astype(np.int32)
+        coef = np.zeros((len(self._learners), support.size))
+        for k, (lr, s) in enumerate(parts):
+            pos = np.searchsorted(uniq, lr.seen[s])
+            inv = np.empty(uniq.size, dtype=np.intp)
+            inv[order] = np.arange(uniq.size)
+            coef[k, inv[pos]] = lr.alpha[s] * lr.y[s]
+        self._model_coef = coef
+        self._model_intercept = np.array([lr.b for lr in self._learners])
+        self.n_iter_ = np.array([lr.n_iter for lr in self._learners], dtype=np.int64)
+        if n_classes == 2:
+            self.dual_coef_ = -coef
+            self.intercept_ = -self._model_intercept
+        elif self.multiclass == "ovr":
+            self.dual_coef_ = coef.copy()
+            self.intercept_ = self._model_intercept.copy()
+        else:
+            self.dual_coef_ = ovo_to_libsvm(coef, sv_cls, n_classes)
+            self.intercept_ = self._model_intercept.copy()
+
+    @property
+    def history_(self) -> dict[str, np.ndarray]:
+        """Per example and binary learner: see the class docstring."""
+        check_is_fitted(self)
+        rows = [r for lr in self._learners for r in lr.history]
+        rows.sort(key=lambda r: (r[1], r[0]))
+        cols = list(zip(*rows, strict=True)) if rows else [()] * len(HISTORY_FIELDS)
+        dtypes = (np.intp, np.int64, bool, np.intp, np.intp, bool, float, np.intp, np.intp, float)
+        return {
+            name: np.asarray(col, dtype=dt)
+            for name, col, dt in zip(HISTORY_FIELDS, cols, dtypes, strict=True)
+        }
+
+    # ------------------------------------------------------------ predicting
+
+    def _model_decision(self, X) -> np.ndarray:
+        X = self._predict_prologue(X)
+        if self.support_vectors_.shape[0] == 0:
+            return np.tile(self._model_intercept, (X.shape[0], 1))
+        return _core.decision_values(
+            X,
+            np.ascontiguousarray(self.support_vectors_),
+            self._model_coef,
+            self._model_intercept,
+            **self._spec.core_kwargs(),
+        )
+
+    def decision_function(self, X):
+        """Signed distances to the decision boundaries: shape
+        ``(n_samples,)`` for two classes (positive for ``classes_[1]``),
+        else ``(n_samples, n_classes)`` (one-vs-one votes with a confidence
+        tie-break, as :class:`SVC`, or one-vs-rest decision values)."""
+        dec = self._model_decision(X)
+        n_classes = self.classes_.shape[0]
+        if n_classes == 2:
+            return -dec[:, 0]
+        if self.multiclass == "ovo":
+            return ovo_to_ovr(dec, n_classes)
+        return dec
+
+    def predict(self, X):
+        """Class labels for ``X``."""
+        dec = self.decision_function(X)
+        if dec.ndim == 1:
+            return self.classes_[(dec > 0).astype(np.intp)]
+        return self.classes_[np.argmax(dec, axis=1)]

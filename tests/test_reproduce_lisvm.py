@@ -1,0 +1,69 @@
+"""``python -m localsvm reproduce lisvm --quick`` runs end to end: the final
+table for every data set and method, the Banana performance bar and both
+figures."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from localsvm.__main__ import main
+from localsvm.experiments import EXPERIMENTS, load
+from localsvm.experiments.lisvm import DATASETS, methods
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("lisvm")
+    mod = load("lisvm")
+    captured: list[list[dict]] = []
+    run = mod.run
+
+    def spy(args, out):
+        rows = run(args, out)
+        captured.append(rows)
+        return rows
+
+    buf = io.StringIO()
+    mod.run = spy
+    try:
+        with contextlib.redirect_stdout(buf):
+            assert main(["reproduce", "lisvm", "--quick", "--out", str(out_dir)]) == 0
+    finally:
+        mod.run = run
+    return buf.getvalue(), captured[0], out_dir
+
+
+def test_registered():
+    assert EXPERIMENTS["lisvm"][0] == "localsvm.experiments.lisvm"
+
+
+def test_table(quick_run):
+    text, rows, _ = quick_run
+    summary = [r for r in rows if r["section"] == "summary"]
+    assert {(r["data"], r["method"]) for r in summary} == {
+        (d, m) for d in DATASETS for m in methods()
+    }
+    for r in summary:
+        assert 0.0 <= r["error"] <= 100.0 and r["n_sv"] > 0 and r["cpu"] >= 0.0
+    assert "Final table" in text and "The paper" in text
+
+
+def test_streams_record_curves(quick_run):
+    _, rows, _ = quick_run
+    for r in rows:
+        if r["section"] == "table" and r["method"] != "batch SVM":
+            c = r["curves"]
+            assert c["n_seen"][-1] == 80 and c["error"].shape == c["w2"].shape
+
+
+def test_bar_and_figures(quick_run):
+    text, rows, out_dir = quick_run
+    bar = [r for r in rows if r["section"] == "bar"]
+    assert len(bar) == 3 and all(r["verdict"] in ("PASS", "FAIL") for r in bar)
+    assert "rebatch" in text
+    pytest.importorskip("matplotlib")
+    for name in ("lisvm_banana.png", "lisvm_validation.png"):
+        assert (out_dir / name).stat().st_size > 1000
