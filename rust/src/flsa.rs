@@ -753,6 +753,30 @@ mod tests {
         (0..k).map(|i| a[i][k] / a[i][i]).collect()
     }
 
+    /// A greedy pass with every row of `toy(n, d)` a candidate (RBF kernel).
+    fn greedy_on_toy(
+        n: usize,
+        d: usize,
+        gamma: f64,
+        max_terms: usize,
+    ) -> (Candidates, Vec<f64>, FlsaPath) {
+        let (rows, y) = toy(n, d);
+        let idx: Vec<usize> = (0..n).collect();
+        let cand = Candidates::precompute(KernelKind::Rbf { gamma }, &rows, &idx).unwrap();
+        let path = forward_select(&cand, &y, &opts(max_terms, Selection::Greedy)).unwrap();
+        (cand, y, path)
+    }
+
+    /// The path's model with `k` terms is the least-squares fit on its
+    /// first `k` selected columns, to relative precision `tol`.
+    fn assert_least_squares(path: &FlsaPath, cand: &Candidates, y: &[f64], k: usize, tol: f64) {
+        let beta = path.coefficients(k);
+        let want = lstsq(cand, &path.selected[..k], y);
+        for (a, b) in beta.iter().zip(&want) {
+            assert!((a - b).abs() < tol * (1.0 + b.abs()), "k={k}: {a} vs {b}");
+        }
+    }
+
     fn opts(max_terms: usize, selection: Selection) -> FlsaOptions {
         FlsaOptions {
             max_terms,
@@ -763,28 +787,16 @@ mod tests {
 
     #[test]
     fn coefficients_are_least_squares_at_every_step() {
-        let (rows, y) = toy(40, 3);
-        let kind = KernelKind::Rbf { gamma: 0.5 };
-        let idx: Vec<usize> = (0..40).collect();
-        let cand = Candidates::precompute(kind, &rows, &idx).unwrap();
-        let path = forward_select(&cand, &y, &opts(8, Selection::Greedy)).unwrap();
+        let (cand, y, path) = greedy_on_toy(40, 3, 0.5, 8);
         assert_eq!(path.len(), 8);
         for k in 0..=8 {
-            let beta = path.coefficients(k);
-            let want = lstsq(&cand, &path.selected[..k], &y);
-            for (a, b) in beta.iter().zip(&want) {
-                assert!((a - b).abs() < 1e-6 * (1.0 + b.abs()), "k={k}: {a} vs {b}");
-            }
+            assert_least_squares(&path, &cand, &y, k, 1e-6);
         }
     }
 
     #[test]
     fn greedy_picks_the_largest_error_reduction() {
-        let (rows, y) = toy(30, 2);
-        let kind = KernelKind::Rbf { gamma: 1.0 };
-        let idx: Vec<usize> = (0..30).collect();
-        let cand = Candidates::precompute(kind, &rows, &idx).unwrap();
-        let path = forward_select(&cand, &y, &opts(5, Selection::Greedy)).unwrap();
+        let (cand, y, path) = greedy_on_toy(30, 2, 1.0, 5);
         for k in 0..5 {
             let sse = |cols: &[usize]| {
                 let beta = lstsq(&cand, cols, &y);
@@ -857,11 +869,7 @@ mod tests {
         let path = forward_select(&cand, &y, &opts(3, Selection::InOrder)).unwrap();
         assert_eq!(path.selected, vec![0, 1, 2]);
         assert_eq!(path.stop, Stop::MaxTerms);
-        let beta = path.coefficients(3);
-        let want = lstsq(&cand, &[0, 1, 2], &y);
-        for (a, b) in beta.iter().zip(&want) {
-            assert!((a - b).abs() < 1e-8 * (1.0 + b.abs()));
-        }
+        assert_least_squares(&path, &cand, &y, 3, 1e-8);
     }
 
     #[test]
@@ -880,17 +888,13 @@ mod tests {
         assert!(!path.selected.contains(&(IN_ORDER_BLOCK - 1)));
         assert!(!path.selected.contains(&(IN_ORDER_BLOCK + 1)));
         for k in [10, IN_ORDER_BLOCK, 45] {
-            let beta = path.coefficients(k);
-            let want = lstsq(&cand, &path.selected[..k], &y);
-            for (a, b) in beta.iter().zip(&want) {
-                assert!((a - b).abs() < 1e-6 * (1.0 + b.abs()), "k={k}: {a} vs {b}");
-            }
+            assert_least_squares(&path, &cand, &y, k, 1e-6);
         }
     }
 
     #[test]
     fn every_column_store_gives_the_same_path() {
-        let (rows, y) = toy(30, 3);
+        let (rows, _) = toy(30, 3);
         let kind = KernelKind::Rbf { gamma: 0.4 };
         let idx = vec![3, 17, 0, 29, 8, 11];
         let data: Vec<f64> = (0..30).flat_map(|i| rows.row(i).to_vec()).collect();

@@ -20,74 +20,55 @@ use crate::predict;
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 
 /// What `solve_qp` returns.
-#[pyclass(frozen, module = "localsvm._core")]
+#[pyclass(frozen, get_all, module = "localsvm._core")]
 struct QPResult {
     /// The dual variables, in the caller's order.
-    #[pyo3(get)]
     alpha: Py<PyArray1<f64>>,
     /// The threshold: `f(x) = Σ α_i y_i K(x_i, x) − ρ`.
-    #[pyo3(get)]
     rho: f64,
     /// `½αᵀQα + pᵀα` over the optimised variables.
-    #[pyo3(get)]
     objective: f64,
     /// Solver iterations.
-    #[pyo3(get)]
     n_iter: u64,
     /// False when the iteration cap stopped the solver.
-    #[pyo3(get)]
     converged: bool,
     /// How many variables were optimised.
-    #[pyo3(get)]
     n_optimised: usize,
     /// Kernel values computed (what the column cache did not hold).
-    #[pyo3(get)]
     kernel_evaluations: u64,
 }
 
 /// What `solve_local` returns: one entry per query, in query order.
-#[pyclass(frozen, module = "localsvm._core")]
+#[pyclass(frozen, get_all, module = "localsvm._core")]
 struct LocalResult {
     /// The query's decision value.
-    #[pyo3(get)]
     decision: Py<PyArray1<f64>>,
     /// 0 solved, 1 only +1 examples, 2 only −1, 3 none.
-    #[pyo3(get)]
     status: Py<PyArray1<u8>>,
     /// Solver iterations (0 when no SVM was solved).
-    #[pyo3(get)]
     n_iter: Py<PyArray1<u64>>,
     /// Examples in the query's problem.
-    #[pyo3(get)]
     n_active: Py<PyArray1<u64>>,
     /// Support vectors of the query's model.
-    #[pyo3(get)]
     n_support: Py<PyArray1<u64>>,
     /// False when the iteration cap stopped the query's solver.
-    #[pyo3(get)]
     converged: Py<PyArray1<bool>>,
 }
 
 /// What `flsa_path` returns: the models for every number of terms.
-#[pyclass(frozen, module = "localsvm._core")]
+#[pyclass(frozen, get_all, module = "localsvm._core")]
 struct FLSAResult {
     /// The selected rows of `x`, in order.
-    #[pyo3(get)]
     selected: Py<PyArray1<i64>>,
     /// `R`, upper triangular, constant column first.
-    #[pyo3(get)]
     r: Py<PyArray2<f64>>,
     /// `z = Uᵀy`.
-    #[pyo3(get)]
     z: Py<PyArray1<f64>>,
     /// Training squared error with `k` terms, for every `k`.
-    #[pyo3(get)]
     residual_sq: Py<PyArray1<f64>>,
     /// Candidates pruned as dependent on the selected ones.
-    #[pyo3(get)]
     n_pruned: usize,
     /// True when the rank, not `max_terms`, ended the pass.
-    #[pyo3(get)]
     exhausted: bool,
 }
 

@@ -101,26 +101,31 @@ macro_rules! multiversion {
 
 pub(crate) use multiversion;
 
-/// `a·b + c`, fused when `FMA` (the caller was compiled with FMA), else a
-/// plain multiply and add (a fused one would be a slow library call).
-#[inline(always)]
-pub fn fmadd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
-    if FMA {
-        a.mul_add(b, c)
-    } else {
-        a * b + c
-    }
+/// Defines `a·b + c` for one float type: fused when `FMA` (the caller was
+/// compiled with FMA), else a plain multiply and add (a fused one would be a
+/// slow library call).
+macro_rules! fused_multiply_add {
+    ($(#[$meta:meta])* $name:ident: $t:ty) => {
+        $(#[$meta])*
+        #[inline(always)]
+        pub fn $name<const FMA: bool>(a: $t, b: $t, c: $t) -> $t {
+            if FMA {
+                a.mul_add(b, c)
+            } else {
+                a * b + c
+            }
+        }
+    };
 }
 
-/// [`fmadd`] in `f64`.
-#[inline(always)]
-pub fn fmadd64<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
-    if FMA {
-        a.mul_add(b, c)
-    } else {
-        a * b + c
-    }
-}
+fused_multiply_add!(
+    /// `a·b + c` in `f32`, fused when `FMA`.
+    fmadd: f32
+);
+fused_multiply_add!(
+    /// `a·b + c` in `f64`, fused when `FMA`.
+    fmadd64: f64
+);
 
 /// Lanes of the `f64` tiles below: one AVX-512 register, two AVX2 ones.
 const LANES: usize = 8;

@@ -117,56 +117,9 @@ fn fill_difference<const FMA: bool, const R: usize>(
     }
 }
 
-/// The same from dot products over the query's non-zero features only
-/// (every kernel; for RBF the distance is `‖q‖² + ‖x‖² − 2⟨q, x⟩`).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn fill_dot<const FMA: bool>(
-    kind: KernelKind,
-    panel: &Panel,
-    q: &Query,
-    factor: f32,
-    scale: &[f32],
-    start: usize,
-    end: usize,
-    out: &mut [f32],
-) {
-    let rbf = matches!(kind, KernelKind::Rbf { .. });
-    let mut t0 = start;
-    while t0 < end {
-        let len = TILE.min(end - t0);
-        let mut tile = [0.0f32; TILE];
-        if len == TILE {
-            // A full tile has a size known at compile time, so its
-            // accumulators stay in vector registers across the features.
-            for &(f, qf) in &q.nonzero {
-                let col: &[f32; TILE] = panel.feature(f, t0, t0 + TILE).try_into().unwrap();
-                for k in 0..TILE {
-                    tile[k] = simd::fmadd::<FMA>(col[k], qf, tile[k]);
-                }
-            }
-        } else {
-            for &(f, qf) in &q.nonzero {
-                let col = panel.feature(f, t0, t0 + len);
-                for (a, &v) in tile[..len].iter_mut().zip(col) {
-                    *a = simd::fmadd::<FMA>(v, qf, *a);
-                }
-            }
-        }
-        let acc = &mut tile[..len];
-        if rbf {
-            for (a, &sq) in acc.iter_mut().zip(&panel.sq[t0..t0 + len]) {
-                *a = (q.sq + sq - 2.0 * *a).max(0.0);
-            }
-        }
-        let o = &mut out[t0 - start..t0 - start + len];
-        apply::<FMA>(kind, acc, &scale[t0..t0 + len], factor, o);
-        t0 += len;
-    }
-}
-
 simd::multiversion! {
-    /// One query against panel rows `[start, end)`.
+    /// One query against panel rows `[start, end)`:
+    /// `out[t − start] = factor · scale[t] · K(q, x_t)`.
     pub(super) fn fill_one, pub(crate) fn fill_one_impl(
         kind: KernelKind,
         panel: &Panel,
@@ -179,8 +132,41 @@ simd::multiversion! {
     ) {
         if uses_difference(kind, q) {
             fill_difference::<FMA, 1>(kind, panel, [q], [factor], scale, start, end, [out]);
-        } else {
-            fill_dot::<FMA>(kind, panel, q, factor, scale, start, end, out);
+            return;
+        }
+        // From dot products over the query's non-zero features only (every
+        // kernel; for RBF the distance is `‖q‖² + ‖x‖² − 2⟨q, x⟩`).
+        let rbf = matches!(kind, KernelKind::Rbf { .. });
+        let mut t0 = start;
+        while t0 < end {
+            let len = TILE.min(end - t0);
+            let mut tile = [0.0f32; TILE];
+            if len == TILE {
+                // A full tile has a size known at compile time, so its
+                // accumulators stay in vector registers across the features.
+                for &(f, qf) in &q.nonzero {
+                    let col: &[f32; TILE] = panel.feature(f, t0, t0 + TILE).try_into().unwrap();
+                    for k in 0..TILE {
+                        tile[k] = simd::fmadd::<FMA>(col[k], qf, tile[k]);
+                    }
+                }
+            } else {
+                for &(f, qf) in &q.nonzero {
+                    let col = panel.feature(f, t0, t0 + len);
+                    for (a, &v) in tile[..len].iter_mut().zip(col) {
+                        *a = simd::fmadd::<FMA>(v, qf, *a);
+                    }
+                }
+            }
+            let acc = &mut tile[..len];
+            if rbf {
+                for (a, &sq) in acc.iter_mut().zip(&panel.sq[t0..t0 + len]) {
+                    *a = (q.sq + sq - 2.0 * *a).max(0.0);
+                }
+            }
+            let o = &mut out[t0 - start..t0 - start + len];
+            apply::<FMA>(kind, acc, &scale[t0..t0 + len], factor, o);
+            t0 += len;
         }
     }
 }
