@@ -106,13 +106,13 @@ def test_precomputed_must_be_square():
 def test_solve_qp_returns_a_feasible_solution():
     X, y, u = _args(60, 4, 3)
     out = _core.solve_qp(X, y, u, kernel="rbf", gamma=0.5, tol=1e-6)
-    a = out["alpha"]
-    assert out["converged"]
+    a = out.alpha
+    assert out.converged
     assert np.all(a >= 0) and np.all(a <= u)
     assert abs(a @ y) < 1e-10
     K = kernel_matrix_numpy(KernelSpec("rbf", gamma=0.5), X, X)
     Q = K * np.outer(y, y)
-    assert out["objective"] == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
+    assert out.objective == pytest.approx(0.5 * a @ Q @ a - a.sum(), rel=1e-6)
 
 
 def test_solver_releases_the_gil():
@@ -166,7 +166,7 @@ def test_instruction_set_paths_agree():
         "X = r.normal(size=(400, 7)); X[:, 3] = 0.0\n"
         "y = np.where(X[:, 0] + 0.3 * r.normal(size=400) > 0, 1.0, -1.0)\n"
         "out = _core.solve_qp(X, y, np.ones(400), kernel='rbf', gamma=0.2, tol=1e-6)\n"
-        "print(json.dumps([out['objective'], out['rho']]))\n"
+        "print(json.dumps([out.objective, out.rho]))\n"
     )
     results = {}
     for level in ("baseline", "avx2", "avx512"):

@@ -1,11 +1,14 @@
 """Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs)."""
 
-from typing import Any, TypedDict, type_check_only
+from typing import final
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "FLSAResult",
+    "LocalResult",
+    "QPResult",
     "__version__",
     "decision_values",
     "flsa_path",
@@ -16,15 +19,31 @@ __all__ = [
 ]
 __version__: str
 
-@type_check_only
-class QPResult(TypedDict):
-    alpha: npt.NDArray[np.float64]
-    rho: float
-    objective: float
-    n_iter: int
-    converged: bool
-    n_optimised: int
-    kernel_evaluations: int
+@final
+class QPResult:
+    """What :func:`solve_qp` returns."""
+
+    @property
+    def alpha(self) -> npt.NDArray[np.float64]:
+        """The dual variables, in the caller's order."""
+    @property
+    def rho(self) -> float:
+        """The threshold: ``f(x) = Σ α_i y_i K(x_i, x) − ρ``."""
+    @property
+    def objective(self) -> float:
+        """``½αᵀQα + pᵀα`` over the optimised variables."""
+    @property
+    def n_iter(self) -> int:
+        """Solver iterations."""
+    @property
+    def converged(self) -> bool:
+        """False when the iteration cap stopped the solver."""
+    @property
+    def n_optimised(self) -> int:
+        """How many variables were optimised."""
+    @property
+    def kernel_evaluations(self) -> int:
+        """Kernel values computed (what the column cache did not hold)."""
 
 def solve_qp(
     x: npt.NDArray[np.float64],
@@ -83,6 +102,29 @@ def decision_values(
     """``coef @ K(sv, x).T + intercept`` for every row of ``x``: shape
     ``(n_samples, n_models)``, computed in parallel without the GIL."""
 
+@final
+class LocalResult:
+    """What :func:`solve_local` returns: one entry per query, in query order."""
+
+    @property
+    def decision(self) -> npt.NDArray[np.float64]:
+        """The query's decision value."""
+    @property
+    def status(self) -> npt.NDArray[np.uint8]:
+        """0 solved, 1 only +1 examples, 2 only −1, 3 none."""
+    @property
+    def n_iter(self) -> npt.NDArray[np.uint64]:
+        """Solver iterations (0 when no SVM was solved)."""
+    @property
+    def n_active(self) -> npt.NDArray[np.uint64]:
+        """Examples in the query's problem."""
+    @property
+    def n_support(self) -> npt.NDArray[np.uint64]:
+        """Support vectors of the query's model."""
+    @property
+    def converged(self) -> npt.NDArray[np.bool_]:
+        """False when the iteration cap stopped the query's solver."""
+
 def solve_local(
     x: npt.NDArray[np.float64],
     y: npt.NDArray[np.float64],
@@ -99,7 +141,7 @@ def solve_local(
     max_iter: int = -1,
     shrinking: bool = True,
     warm_start: bool = True,
-) -> dict[str, Any]:
+) -> LocalResult:
     """One localized SVM per query, in the order given.
 
     The localized SVM of H. Cheng, P.-N. Tan and R. Jin, "Localized Support
@@ -115,14 +157,28 @@ def solve_local(
     ``n_support`` and ``converged``, one entry per query. Runs without the GIL.
     """
 
-@type_check_only
-class FLSAResult(TypedDict):
-    selected: npt.NDArray[np.int64]
-    r: npt.NDArray[np.float64]
-    z: npt.NDArray[np.float64]
-    residual_sq: npt.NDArray[np.float64]
-    n_pruned: int
-    exhausted: bool
+@final
+class FLSAResult:
+    """What :func:`flsa_path` returns: the models for every number of terms."""
+
+    @property
+    def selected(self) -> npt.NDArray[np.int64]:
+        """The selected rows of ``x``, in order."""
+    @property
+    def r(self) -> npt.NDArray[np.float64]:
+        """``R``, upper triangular, constant column first."""
+    @property
+    def z(self) -> npt.NDArray[np.float64]:
+        """``z = Uᵀy``."""
+    @property
+    def residual_sq(self) -> npt.NDArray[np.float64]:
+        """Training squared error with ``k`` terms, for every ``k``."""
+    @property
+    def n_pruned(self) -> int:
+        """Candidates pruned as dependent on the selected ones."""
+    @property
+    def exhausted(self) -> bool:
+        """True when the rank, not ``max_terms``, ended the pass."""
 
 def flsa_path(
     x: npt.NDArray[np.float64],

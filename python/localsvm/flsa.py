@@ -367,12 +367,12 @@ class FLSAClassifier(BaseKernelClassifier):
         def one(target: np.ndarray) -> FLSAPath:
             res = _core.flsa_path(X, target, cand, **kwargs)
             return FLSAPath(
-                support=res["selected"].astype(np.intp),
-                R=res["r"],
-                z=res["z"],
-                residual_sq=res["residual_sq"],
-                n_pruned=int(res["n_pruned"]),
-                exhausted=bool(res["exhausted"]),
+                support=res.selected.astype(np.intp),
+                R=res.r,
+                z=res.z,
+                residual_sq=res.residual_sq,
+                n_pruned=int(res.n_pruned),
+                exhausted=bool(res.exhausted),
             )
 
         self.path_ = run_tasks(one, targets, n_jobs=self.n_jobs)

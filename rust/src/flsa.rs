@@ -58,7 +58,9 @@
 use rayon::prelude::*;
 
 use crate::error::{shape_error, value_error, Result};
-use crate::kernel::{check_kernel_values, dot, kernel_matrix, KernelKind, Rows};
+use crate::kernel::{
+    check_indices, check_kernel_values, dot, kernel_matrix, KernelKind, Rows, TrainingData,
+};
 use crate::simd;
 
 /// Candidate columns × rows above which a pass over the candidates runs on
@@ -78,7 +80,46 @@ pub enum Candidates {
     },
 }
 
+/// How the candidate columns are held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gram {
+    /// The `n × m` block of columns, computed once (8 bytes per entry).
+    Precomputed,
+    /// Each column computed from the feature rows whenever it is needed.
+    OnTheFly,
+}
+
+impl Gram {
+    /// From the names `"precomputed"` and `"on_the_fly"`.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "precomputed" => Ok(Gram::Precomputed),
+            "on_the_fly" => Ok(Gram::OnTheFly),
+            other => value_error!("gram must be 'precomputed' or 'on_the_fly', got {other:?}"),
+        }
+    }
+}
+
 impl Candidates {
+    /// The columns `K(X, x_c)` for `c` in `idx` of the caller's training
+    /// data, held as `gram` says. For a precomputed kernel they are copied
+    /// out of the caller's matrix into a block.
+    pub fn new(data: &TrainingData<'_>, idx: Vec<usize>, gram: Gram) -> Result<Self> {
+        match (data.kind(), gram) {
+            (KernelKind::Precomputed, _) => {
+                let (k, n) = (data.values(), data.n());
+                check_indices(&idx, n, "candidates")?;
+                let mut block = Vec::with_capacity(n * idx.len());
+                for &c in &idx {
+                    block.extend((0..n).map(|t| k[t * n + c]));
+                }
+                Candidates::block(block, n, idx.len())
+            }
+            (kind, Gram::OnTheFly) => Candidates::on_the_fly(kind, data.rows()?, idx),
+            (kind, Gram::Precomputed) => Candidates::precompute(kind, &data.rows()?, &idx),
+        }
+    }
+
     /// A block supplied by the caller (candidate-major, `m` columns of `n`).
     pub fn block(data: Vec<f64>, n: usize, m: usize) -> Result<Self> {
         check_kernel_values(&data, n, m, "the kernel block of the candidates")?;
@@ -87,7 +128,7 @@ impl Candidates {
 
     /// The columns `K(X, x_c)` for the listed rows, computed once, in parallel.
     pub fn precompute(kind: KernelKind, rows: &Rows, idx: &[usize]) -> Result<Self> {
-        check_indices(idx, rows.n())?;
+        check_indices(idx, rows.n(), "candidates")?;
         let data = kernel_matrix(kind, &rows.gather(idx), rows)?;
         Ok(Candidates::Block {
             data,
@@ -98,11 +139,8 @@ impl Candidates {
 
     /// Columns evaluated from `rows` whenever they are needed.
     pub fn on_the_fly(kind: KernelKind, rows: Rows, idx: Vec<usize>) -> Result<Self> {
-        if kind == KernelKind::Precomputed {
-            value_error!("on-the-fly columns need a kernel function, not 'precomputed'");
-        }
-        kind.validate()?;
-        check_indices(&idx, rows.n())?;
+        kind.require_function("gram='on_the_fly'")?;
+        check_indices(&idx, rows.n(), "candidates")?;
         Ok(Candidates::OnTheFly { kind, rows, idx })
     }
 
@@ -169,13 +207,6 @@ impl Candidates {
     }
 }
 
-fn check_indices(idx: &[usize], n: usize) -> Result<()> {
-    if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
-        value_error!("candidate index {bad} is out of range for {n} examples");
-    }
-    Ok(())
-}
-
 /// How the next basis function is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Selection {
@@ -183,6 +214,17 @@ pub enum Selection {
     Greedy,
     /// The next candidate in the given order (RFLSA, with a random order).
     InOrder,
+}
+
+impl Selection {
+    /// From the names `"greedy"` and `"in_order"`.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "greedy" => Ok(Selection::Greedy),
+            "in_order" => Ok(Selection::InOrder),
+            other => value_error!("selection must be 'greedy' or 'in_order', got {other:?}"),
+        }
+    }
 }
 
 /// Settings of one forward pass.
@@ -427,50 +469,6 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
 /// projections run at arithmetic speed instead of memory speed.
 const IN_ORDER_BLOCK: usize = 32;
 
-#[inline(always)]
-fn fma64<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
-    if FMA {
-        a.mul_add(b, c)
-    } else {
-        a * b + c
-    }
-}
-
-/// Lanes of the tiles below: one AVX-512 register, two AVX2 ones.
-const LANES: usize = 8;
-
-/// `v += s · a`, lane by lane.
-#[inline(always)]
-fn axpy_lanes<const FMA: bool>(v: &mut [f64; LANES], s: f64, a: &[f64; LANES]) {
-    for l in 0..LANES {
-        v[l] = fma64::<FMA>(s, a[l], v[l]);
-    }
-}
-
-/// `c −= Σ_j h[j] q[j]` for four columns `q`.
-#[inline(always)]
-fn update_4<const FMA: bool>(q: [&[f64]; 4], h: [f64; 4], c: &mut [f64]) {
-    let (q0, t0) = q[0].as_chunks::<LANES>();
-    let (q1, t1) = q[1].as_chunks::<LANES>();
-    let (q2, t2) = q[2].as_chunks::<LANES>();
-    let (q3, t3) = q[3].as_chunks::<LANES>();
-    let (cs, rest) = c.as_chunks_mut::<LANES>();
-    let it = cs.iter_mut().zip(q0).zip(q1).zip(q2).zip(q3);
-    for ((((v, x0), x1), x2), x3) in it {
-        let mut w = *v;
-        axpy_lanes::<FMA>(&mut w, -h[0], x0);
-        axpy_lanes::<FMA>(&mut w, -h[1], x1);
-        axpy_lanes::<FMA>(&mut w, -h[2], x2);
-        axpy_lanes::<FMA>(&mut w, -h[3], x3);
-        *v = w;
-    }
-    for (i, v) in rest.iter_mut().enumerate() {
-        for (hj, tq) in h.iter().zip([t0, t1, t2, t3]) {
-            *v = fma64::<FMA>(-hj, tq[i], *v);
-        }
-    }
-}
-
 /// Rows per chunk of [`project_out`]: the basis' rows of one chunk stay in
 /// L2 while the block's columns are projected.
 const PROJECT_ROWS: usize = 256;
@@ -513,8 +511,8 @@ simd::multiversion! {
                     let row = &basis.row[i * basis.stride + lo..i * basis.stride + hi];
                     let (s0, s1) = (c[b * n + i], c[(b + 1) * n + i]);
                     for ((x, y0), y1) in row.iter().zip(h0.iter_mut()).zip(h1.iter_mut()) {
-                        *y0 = fma64::<FMA>(s0, *x, *y0);
-                        *y1 = fma64::<FMA>(s1, *x, *y1);
+                        *y0 = simd::fmadd64::<FMA>(s0, *x, *y0);
+                        *y1 = simd::fmadd64::<FMA>(s1, *x, *y1);
                     }
                 }
                 b += 2;
@@ -525,7 +523,7 @@ simd::multiversion! {
                     let row = &basis.row[i * basis.stride + lo..i * basis.stride + hi];
                     let s0 = c[b * n + i];
                     for (x, y0) in row.iter().zip(h0.iter_mut()) {
-                        *y0 = fma64::<FMA>(s0, *x, *y0);
+                        *y0 = simd::fmadd64::<FMA>(s0, *x, *y0);
                     }
                 }
             }
@@ -539,12 +537,12 @@ simd::multiversion! {
                 let mut j = 0;
                 while j + 4 <= k {
                     let q = [lo + j, lo + j + 1, lo + j + 2, lo + j + 3].map(|t| &col(t)[r0..r1]);
-                    update_4::<FMA>(q, [hb[j], hb[j + 1], hb[j + 2], hb[j + 3]], cb);
+                    simd::sub_4_columns::<FMA>(q, [hb[j], hb[j + 1], hb[j + 2], hb[j + 3]], cb);
                     j += 4;
                 }
                 for (j, &hj) in hb.iter().enumerate().skip(j) {
                     let q = &col(lo + j)[r0..r1];
-                    cb.iter_mut().zip(q).for_each(|(v, x)| *v = fma64::<FMA>(-hj, *x, *v));
+                    cb.iter_mut().zip(q).for_each(|(v, x)| *v = simd::fmadd64::<FMA>(-hj, *x, *v));
                 }
             }
         }
@@ -755,6 +753,30 @@ mod tests {
         (0..k).map(|i| a[i][k] / a[i][i]).collect()
     }
 
+    /// A greedy pass with every row of `toy(n, d)` a candidate (RBF kernel).
+    fn greedy_on_toy(
+        n: usize,
+        d: usize,
+        gamma: f64,
+        max_terms: usize,
+    ) -> (Candidates, Vec<f64>, FlsaPath) {
+        let (rows, y) = toy(n, d);
+        let idx: Vec<usize> = (0..n).collect();
+        let cand = Candidates::precompute(KernelKind::Rbf { gamma }, &rows, &idx).unwrap();
+        let path = forward_select(&cand, &y, &opts(max_terms, Selection::Greedy)).unwrap();
+        (cand, y, path)
+    }
+
+    /// The path's model with `k` terms is the least-squares fit on its
+    /// first `k` selected columns, to relative precision `tol`.
+    fn assert_least_squares(path: &FlsaPath, cand: &Candidates, y: &[f64], k: usize, tol: f64) {
+        let beta = path.coefficients(k);
+        let want = lstsq(cand, &path.selected[..k], y);
+        for (a, b) in beta.iter().zip(&want) {
+            assert!((a - b).abs() < tol * (1.0 + b.abs()), "k={k}: {a} vs {b}");
+        }
+    }
+
     fn opts(max_terms: usize, selection: Selection) -> FlsaOptions {
         FlsaOptions {
             max_terms,
@@ -765,28 +787,16 @@ mod tests {
 
     #[test]
     fn coefficients_are_least_squares_at_every_step() {
-        let (rows, y) = toy(40, 3);
-        let kind = KernelKind::Rbf { gamma: 0.5 };
-        let idx: Vec<usize> = (0..40).collect();
-        let cand = Candidates::precompute(kind, &rows, &idx).unwrap();
-        let path = forward_select(&cand, &y, &opts(8, Selection::Greedy)).unwrap();
+        let (cand, y, path) = greedy_on_toy(40, 3, 0.5, 8);
         assert_eq!(path.len(), 8);
         for k in 0..=8 {
-            let beta = path.coefficients(k);
-            let want = lstsq(&cand, &path.selected[..k], &y);
-            for (a, b) in beta.iter().zip(&want) {
-                assert!((a - b).abs() < 1e-6 * (1.0 + b.abs()), "k={k}: {a} vs {b}");
-            }
+            assert_least_squares(&path, &cand, &y, k, 1e-6);
         }
     }
 
     #[test]
     fn greedy_picks_the_largest_error_reduction() {
-        let (rows, y) = toy(30, 2);
-        let kind = KernelKind::Rbf { gamma: 1.0 };
-        let idx: Vec<usize> = (0..30).collect();
-        let cand = Candidates::precompute(kind, &rows, &idx).unwrap();
-        let path = forward_select(&cand, &y, &opts(5, Selection::Greedy)).unwrap();
+        let (cand, y, path) = greedy_on_toy(30, 2, 1.0, 5);
         for k in 0..5 {
             let sse = |cols: &[usize]| {
                 let beta = lstsq(&cand, cols, &y);
@@ -859,11 +869,7 @@ mod tests {
         let path = forward_select(&cand, &y, &opts(3, Selection::InOrder)).unwrap();
         assert_eq!(path.selected, vec![0, 1, 2]);
         assert_eq!(path.stop, Stop::MaxTerms);
-        let beta = path.coefficients(3);
-        let want = lstsq(&cand, &[0, 1, 2], &y);
-        for (a, b) in beta.iter().zip(&want) {
-            assert!((a - b).abs() < 1e-8 * (1.0 + b.abs()));
-        }
+        assert_least_squares(&path, &cand, &y, 3, 1e-8);
     }
 
     #[test]
@@ -882,12 +888,36 @@ mod tests {
         assert!(!path.selected.contains(&(IN_ORDER_BLOCK - 1)));
         assert!(!path.selected.contains(&(IN_ORDER_BLOCK + 1)));
         for k in [10, IN_ORDER_BLOCK, 45] {
-            let beta = path.coefficients(k);
-            let want = lstsq(&cand, &path.selected[..k], &y);
-            for (a, b) in beta.iter().zip(&want) {
-                assert!((a - b).abs() < 1e-6 * (1.0 + b.abs()), "k={k}: {a} vs {b}");
+            assert_least_squares(&path, &cand, &y, k, 1e-6);
+        }
+    }
+
+    #[test]
+    fn every_column_store_gives_the_same_path() {
+        let (rows, _) = toy(30, 3);
+        let kind = KernelKind::Rbf { gamma: 0.4 };
+        let idx = vec![3, 17, 0, 29, 8, 11];
+        let data: Vec<f64> = (0..30).flat_map(|i| rows.row(i).to_vec()).collect();
+        let gram = kernel_matrix(kind, &rows, &rows).unwrap();
+        let feats = TrainingData::new(kind, &data, 30, 3).unwrap();
+        let k = TrainingData::new(KernelKind::Precomputed, &gram, 30, 30).unwrap();
+        let want = Candidates::precompute(kind, &rows, &idx).unwrap();
+        for cand in [
+            Candidates::new(&feats, idx.clone(), Gram::Precomputed).unwrap(),
+            Candidates::new(&feats, idx.clone(), Gram::OnTheFly).unwrap(),
+            Candidates::new(&k, idx.clone(), Gram::OnTheFly).unwrap(),
+        ] {
+            for c in 0..idx.len() {
+                for (a, b) in cand.column(c).iter().zip(want.column(c)) {
+                    assert!((a - b).abs() < 1e-12);
+                }
             }
         }
+        assert!(Candidates::new(&k, vec![30], Gram::Precomputed).is_err());
+        assert_eq!(Selection::from_name("in_order"), Ok(Selection::InOrder));
+        assert!(Selection::from_name("best").is_err());
+        assert_eq!(Gram::from_name("on_the_fly"), Ok(Gram::OnTheFly));
+        assert!(Gram::from_name("lazy").is_err());
     }
 
     #[test]

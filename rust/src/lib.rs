@@ -29,5 +29,5 @@ pub mod wss;
 mod python;
 
 pub use error::{Error, Result};
-pub use kernel::{KernelKind, KernelSource, Rows};
+pub use kernel::{KernelKind, KernelSource, Rows, TrainingData};
 pub use problem::{Constraint, DualProblem, Solution, SolverOptions};

@@ -1,4 +1,4 @@
-//! Localized SVMs (ALGORITHMS.md §2; seed 000, §3): one dual per query.
+//! Localized SVMs (ALGORITHMS.md §2): one dual per query.
 //!
 //! For each query (test example) `x_s` the C-SVC dual is solved with the
 //! boxes `0 ≤ α_i ≤ C·σ(x_s, x_i)` instead of `C`, and the query is scored
@@ -14,7 +14,7 @@
 //! feasible. Callers order queries so that neighbours follow each other.
 
 use crate::error::{shape_error, value_error, Result};
-use crate::kernel::{check_kernel_values, KernelSource};
+use crate::kernel::{check_kernel_values, gather_square, KernelKind, KernelSource, TrainingData};
 use crate::qmatrix::KernelQ;
 use crate::smo;
 
@@ -28,6 +28,15 @@ pub enum LocalKernel<'a> {
 }
 
 impl<'a> LocalKernel<'a> {
+    /// The caller's training data: the Gram matrix, borrowed, for a
+    /// precomputed kernel, else the feature rows, copied once.
+    pub fn new(data: &TrainingData<'a>) -> Result<Self> {
+        match data.kind() {
+            KernelKind::Precomputed => LocalKernel::gram(data.values(), data.n()),
+            _ => Ok(LocalKernel::Source(KernelSource::from_data(data, None)?)),
+        }
+    }
+
     /// A borrowed Gram matrix, checked once: square and finite.
     pub fn gram(matrix: &'a [f64], n: usize) -> Result<Self> {
         check_kernel_values(matrix, n, n, "the Gram matrix")?;
@@ -46,17 +55,7 @@ impl<'a> LocalKernel<'a> {
     fn subset(&self, idx: &[usize]) -> KernelSource {
         match self {
             LocalKernel::Gram { matrix, n } => {
-                let k = idx.len();
-                let mut sub = Vec::with_capacity(k * k);
-                for &a in idx {
-                    let row = &matrix[a * n..(a + 1) * n];
-                    sub.extend(idx.iter().map(|&b| row[b]));
-                }
-                KernelSource::Precomputed {
-                    matrix: sub,
-                    n: k,
-                    perm: (0..k).collect(),
-                }
+                KernelSource::checked_gram(gather_square(matrix, *n, idx), idx.len())
             }
             LocalKernel::Source(s) => s.subset(idx),
         }

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{shape_error, value_error, Result};
+use crate::error::{shape_error, Result};
 use crate::kernel::{fill_one_impl, KernelKind, Panel, Query, Rows};
 use crate::simd;
 
@@ -26,10 +26,7 @@ pub fn decision_values(
     coef: &[f64],
     intercept: &[f64],
 ) -> Result<Vec<f64>> {
-    if kind == KernelKind::Precomputed {
-        value_error!("decision_values needs a kernel function, not 'precomputed'");
-    }
-    kind.validate()?;
+    kind.require_function("decision_values")?;
     if test.d() != sv.d() {
         shape_error!(
             "X has {} features, but the model was fitted with {} features",

@@ -6,17 +6,71 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use numpy::ndarray::{ArrayView1, ArrayView2};
-use numpy::{IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 use crate::error::Error;
-use crate::flsa::{forward_select, Candidates, FlsaOptions, Selection, Stop};
-use crate::kernel::{kernel_matrix as kernel_matrix_rs, KernelKind, KernelSource, Rows};
+use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
+use crate::kernel::{
+    kernel_matrix as kernel_matrix_rs, KernelKind, KernelSource, Rows, TrainingData,
+};
 use crate::local::{solve_local as solve_local_rs, LocalKernel, LocalOptions};
 use crate::predict;
 use crate::problem::{Constraint, DualProblem, SolverOptions};
+
+/// What `solve_qp` returns.
+#[pyclass(frozen, get_all, module = "localsvm._core")]
+struct QPResult {
+    /// The dual variables, in the caller's order.
+    alpha: Py<PyArray1<f64>>,
+    /// The threshold: `f(x) = Σ α_i y_i K(x_i, x) − ρ`.
+    rho: f64,
+    /// `½αᵀQα + pᵀα` over the optimised variables.
+    objective: f64,
+    /// Solver iterations.
+    n_iter: u64,
+    /// False when the iteration cap stopped the solver.
+    converged: bool,
+    /// How many variables were optimised.
+    n_optimised: usize,
+    /// Kernel values computed (what the column cache did not hold).
+    kernel_evaluations: u64,
+}
+
+/// What `solve_local` returns: one entry per query, in query order.
+#[pyclass(frozen, get_all, module = "localsvm._core")]
+struct LocalResult {
+    /// The query's decision value.
+    decision: Py<PyArray1<f64>>,
+    /// 0 solved, 1 only +1 examples, 2 only −1, 3 none.
+    status: Py<PyArray1<u8>>,
+    /// Solver iterations (0 when no SVM was solved).
+    n_iter: Py<PyArray1<u64>>,
+    /// Examples in the query's problem.
+    n_active: Py<PyArray1<u64>>,
+    /// Support vectors of the query's model.
+    n_support: Py<PyArray1<u64>>,
+    /// False when the iteration cap stopped the query's solver.
+    converged: Py<PyArray1<bool>>,
+}
+
+/// What `flsa_path` returns: the models for every number of terms.
+#[pyclass(frozen, get_all, module = "localsvm._core")]
+struct FLSAResult {
+    /// The selected rows of `x`, in order.
+    selected: Py<PyArray1<i64>>,
+    /// `R`, upper triangular, constant column first.
+    r: Py<PyArray2<f64>>,
+    /// `z = Uᵀy`.
+    z: Py<PyArray1<f64>>,
+    /// Training squared error with `k` terms, for every `k`.
+    residual_sq: Py<PyArray1<f64>>,
+    /// Candidates pruned as dependent on the selected ones.
+    n_pruned: usize,
+    /// True when the rank, not `max_terms`, ended the pass.
+    exhausted: bool,
+}
 
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
@@ -80,22 +134,45 @@ impl<'a> Flat<'a> {
         let (n, d) = self.view.dim();
         Rows::new(self.as_slice().to_vec(), n, d)
     }
+
+    /// The array as a solver's training data for `kind`.
+    fn data(&self, kind: KernelKind) -> crate::Result<TrainingData<'_>> {
+        let (n, d) = self.view.dim();
+        TrainingData::new(kind, self.as_slice(), n, d)
+    }
 }
 
-/// Index arrays (`rows`, `active`): non-negative and below `limit`.
-fn indices(a: PyReadonlyArray1<'_, i64>, name: &str, limit: usize) -> PyResult<Vec<usize>> {
+/// Index arrays (`rows`, `active`, `candidates`) as `usize`: non-negative
+/// (the core checks the upper bound).
+fn indices(a: PyReadonlyArray1<'_, i64>, name: &str) -> PyResult<Vec<usize>> {
     a.as_array()
         .iter()
-        .map(|&v| match usize::try_from(v) {
-            Ok(i) if i < limit => Ok(i),
-            Ok(_) => Err(PyValueError::new_err(format!(
-                "{name} index {v} is out of range for {limit} rows"
-            ))),
-            Err(_) => Err(PyValueError::new_err(format!(
-                "{name} indices must be non-negative, got {v}"
-            ))),
+        .map(|&v| {
+            usize::try_from(v).map_err(|_| {
+                PyValueError::new_err(format!("{name} indices must be non-negative, got {v}"))
+            })
         })
         .collect()
+}
+
+/// `max_iter` as the solvers take it: `-1` means no cap of the caller's.
+fn iteration_cap(max_iter: i64) -> PyResult<Option<u64>> {
+    if max_iter < -1 {
+        return Err(PyValueError::new_err(format!(
+            "max_iter must be -1 (no limit) or a non-negative integer, got {max_iter}"
+        )));
+    }
+    Ok(u64::try_from(max_iter).ok())
+}
+
+/// `cache_size` (megabytes) in bytes.
+fn cache_bytes(cache_size: f64) -> PyResult<usize> {
+    if !(cache_size.is_finite() && cache_size > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "cache_size must be a positive number of megabytes, got {cache_size}"
+        )));
+    }
+    Ok((cache_size * f64::from(1u32 << 20)) as usize)
 }
 
 fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKind> {
@@ -130,31 +207,18 @@ fn solve_qp<'py>(
     cache_size: f64,
     shrinking: bool,
     rows: Option<PyReadonlyArray1<'py, i64>>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<QPResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
-    if !(cache_size.is_finite() && cache_size > 0.0) {
-        return Err(PyValueError::new_err(format!(
-            "cache_size must be a positive number of megabytes, got {cache_size}"
-        )));
-    }
-    if max_iter < -1 {
-        return Err(PyValueError::new_err(format!(
-            "max_iter must be -1 (no limit) or a non-negative integer, got {max_iter}"
-        )));
-    }
-    let x = x.as_array();
-    let (n_rows, d) = x.dim();
-    if kind == KernelKind::Precomputed && n_rows != d {
-        return Err(PyValueError::new_err(format!(
-            "a precomputed kernel must be square, got shape ({n_rows}, {d})"
-        )));
-    }
-    let rows = rows.map(|r| indices(r, "rows", n_rows)).transpose()?;
-    let x = Flat::new(x);
-    let x = x.as_slice();
-    let active = active
-        .map(|a| indices(a, "active", usize::MAX))
-        .transpose()?;
+    let opts = SolverOptions {
+        tol,
+        max_iter: iteration_cap(max_iter)?,
+        shrinking,
+        cache_bytes: cache_bytes(cache_size)?,
+    };
+    let x = Flat::new(x.as_array());
+    let x = &x;
+    let rows = rows.map(|r| indices(r, "rows")).transpose()?;
+    let active = active.map(|a| indices(a, "active")).transpose()?;
     let y = vec1(y.as_array());
     let p = p.map(|a| vec1(a.as_array()));
     let upper = vec1(upper.as_array());
@@ -164,35 +228,11 @@ fn solve_qp<'py>(
     } else {
         Constraint::BoxOnly
     };
-    let opts = SolverOptions {
-        tol,
-        max_iter: u64::try_from(max_iter).ok(),
-        shrinking,
-        cache_bytes: (cache_size * f64::from(1u32 << 20)) as usize,
-    };
     // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
     // without the GIL too, so solves started from several threads overlap.
     let sol = detached(py, move || {
-        let source = match (&rows, kind) {
-            (None, KernelKind::Precomputed) => KernelSource::precomputed(x.to_vec(), n_rows)?,
-            (None, _) => KernelSource::dense(kind, Rows::new(x.to_vec(), n_rows, d)?)?,
-            (Some(r), KernelKind::Precomputed) => {
-                let mut sub = Vec::with_capacity(r.len() * r.len());
-                for &a in r {
-                    sub.extend(r.iter().map(|&b| x[a * d + b]));
-                }
-                KernelSource::precomputed(sub, r.len())?
-            }
-            (Some(r), _) => {
-                let mut sub = Vec::with_capacity(r.len() * d);
-                for &a in r {
-                    sub.extend_from_slice(&x[a * d..(a + 1) * d]);
-                }
-                KernelSource::dense(kind, Rows::new(sub, r.len(), d)?)?
-            }
-        };
         let problem = DualProblem {
-            source,
+            source: KernelSource::from_data(&x.data(kind)?, rows.as_deref())?,
             y,
             p,
             upper,
@@ -202,15 +242,15 @@ fn solve_qp<'py>(
         };
         problem.solve(&opts)
     })?;
-    let out = PyDict::new(py);
-    out.set_item("alpha", sol.alpha.into_pyarray(py))?;
-    out.set_item("rho", sol.rho)?;
-    out.set_item("objective", sol.objective)?;
-    out.set_item("n_iter", sol.n_iter)?;
-    out.set_item("converged", sol.converged)?;
-    out.set_item("n_optimised", sol.n_optimised)?;
-    out.set_item("kernel_evaluations", sol.kernel_evaluations)?;
-    Ok(out)
+    Ok(QPResult {
+        alpha: sol.alpha.into_pyarray(py).unbind(),
+        rho: sol.rho,
+        objective: sol.objective,
+        n_iter: sol.n_iter,
+        converged: sol.converged,
+        n_optimised: sol.n_optimised,
+        kernel_evaluations: sol.kernel_evaluations,
+    })
 }
 
 fn into_matrix<'py>(
@@ -304,20 +344,17 @@ fn solve_local<'py>(
     max_iter: i64,
     shrinking: bool,
     warm_start: bool,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<LocalResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
-    if max_iter < -1 {
-        return Err(PyValueError::new_err(format!(
-            "max_iter must be -1 (no limit) or a non-negative integer, got {max_iter}"
-        )));
-    }
-    let x = x.as_array();
-    let (n, d) = x.dim();
-    if kind == KernelKind::Precomputed && n != d {
-        return Err(PyValueError::new_err(format!(
-            "a precomputed kernel must be square, got shape ({n}, {d})"
-        )));
-    }
+    let opts = LocalOptions {
+        c,
+        threshold,
+        tol,
+        max_iter: iteration_cap(max_iter)?,
+        shrinking,
+        warm_start,
+    };
+    let n = x.as_array().dim().0;
     let (sigma, cross) = (sigma.as_array(), cross.as_array());
     if sigma.dim().1 != n || cross.dim() != sigma.dim() {
         return Err(PyValueError::new_err(format!(
@@ -327,36 +364,24 @@ fn solve_local<'py>(
         )));
     }
     let y = vec1(y.as_array());
-    let (x, sigma, cross) = (Flat::new(x), Flat::new(sigma), Flat::new(cross));
+    let (x, sigma, cross) = (Flat::new(x.as_array()), Flat::new(sigma), Flat::new(cross));
     let (x, sigma, cross) = (&x, &sigma, &cross);
-    let opts = LocalOptions {
-        c,
-        threshold,
-        tol,
-        max_iter: u64::try_from(max_iter).ok(),
-        shrinking,
-        warm_start,
-    };
     let res = detached(py, move || {
         // The Gram matrix is read where numpy holds it; features are copied
         // once into the solver's layout.
-        let base = match kind {
-            KernelKind::Precomputed => LocalKernel::gram(x.as_slice(), n)?,
-            _ => LocalKernel::Source(KernelSource::dense(kind, x.rows()?)?),
-        };
+        let base = LocalKernel::new(&x.data(kind)?)?;
         solve_local_rs(&base, &y, sigma.as_slice(), cross.as_slice(), &opts)
     })?;
-    let out = PyDict::new(py);
-    out.set_item("decision", res.decision.into_pyarray(py))?;
+    let counts = |v: Vec<usize>| -> Vec<u64> { v.into_iter().map(|c| c as u64).collect() };
     let status: Vec<u8> = res.status.iter().map(|&s| s as u8).collect();
-    out.set_item("status", status.into_pyarray(py))?;
-    out.set_item("n_iter", res.n_iter.into_pyarray(py))?;
-    let n_active: Vec<u64> = res.n_active.iter().map(|&v| v as u64).collect();
-    out.set_item("n_active", n_active.into_pyarray(py))?;
-    let n_support: Vec<u64> = res.n_support.iter().map(|&v| v as u64).collect();
-    out.set_item("n_support", n_support.into_pyarray(py))?;
-    out.set_item("converged", res.converged.into_pyarray(py))?;
-    Ok(out)
+    Ok(LocalResult {
+        decision: res.decision.into_pyarray(py).unbind(),
+        status: status.into_pyarray(py).unbind(),
+        n_iter: res.n_iter.into_pyarray(py).unbind(),
+        n_active: counts(res.n_active).into_pyarray(py).unbind(),
+        n_support: counts(res.n_support).into_pyarray(py).unbind(),
+        converged: res.converged.into_pyarray(py).unbind(),
+    })
 }
 
 /// One forward least-squares pass (FLSA / RFLSA); see `_core.pyi`.
@@ -379,72 +404,36 @@ fn flsa_path<'py>(
     tol: f64,
     selection: &str,
     gram: &str,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<FLSAResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
-    let selection = match selection {
-        "greedy" => Selection::Greedy,
-        "in_order" => Selection::InOrder,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "selection must be 'greedy' or 'in_order', got {other:?}"
-            )))
-        }
-    };
-    let on_the_fly = match gram {
-        "precomputed" => false,
-        "on_the_fly" => true,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "gram must be 'precomputed' or 'on_the_fly', got {other:?}"
-            )))
-        }
-    };
-    let max_terms = usize::try_from(max_terms).map_err(|_| {
-        PyValueError::new_err(format!(
-            "max_terms must be a non-negative integer, got {max_terms}"
-        ))
-    })?;
-    let x = x.as_array();
-    let (n, d) = x.dim();
-    if kind == KernelKind::Precomputed && n != d {
-        return Err(PyValueError::new_err(format!(
-            "a precomputed kernel must be square, got shape ({n}, {d})"
-        )));
-    }
-    let idx = indices(candidates, "candidates", n)?;
-    let y = vec1(y.as_array());
-    let x = Flat::new(x);
-    let x = &x;
+    let gram = Gram::from_name(gram)?;
     let opts = FlsaOptions {
-        max_terms,
+        max_terms: usize::try_from(max_terms).map_err(|_| {
+            PyValueError::new_err(format!(
+                "max_terms must be a non-negative integer, got {max_terms}"
+            ))
+        })?,
         tol,
-        selection,
+        selection: Selection::from_name(selection)?,
     };
+    let idx = indices(candidates, "candidates")?;
+    let y = vec1(y.as_array());
+    let x = Flat::new(x.as_array());
+    let x = &x;
     let (path, idx) = detached(py, move || {
-        let cand = if kind == KernelKind::Precomputed {
-            let k = x.as_slice();
-            let mut block = Vec::with_capacity(n * idx.len());
-            for &c in &idx {
-                block.extend((0..n).map(|t| k[t * n + c]));
-            }
-            Candidates::block(block, n, idx.len())?
-        } else if on_the_fly {
-            Candidates::on_the_fly(kind, x.rows()?, idx.clone())?
-        } else {
-            Candidates::precompute(kind, &x.rows()?, &idx)?
-        };
+        let cand = Candidates::new(&x.data(kind)?, idx.clone(), gram)?;
         Ok((forward_select(&cand, &y, &opts)?, idx))
     })?;
     let dim = path.len() + 1;
     let selected: Vec<i64> = path.selected.iter().map(|&c| idx[c] as i64).collect();
-    let out = PyDict::new(py);
-    out.set_item("selected", selected.into_pyarray(py))?;
-    out.set_item("r", into_matrix(py, path.r, dim, dim)?)?;
-    out.set_item("z", path.z.into_pyarray(py))?;
-    out.set_item("residual_sq", path.residual_sq.into_pyarray(py))?;
-    out.set_item("n_pruned", path.n_pruned)?;
-    out.set_item("exhausted", path.stop == Stop::Exhausted)?;
-    Ok(out)
+    Ok(FLSAResult {
+        selected: selected.into_pyarray(py).unbind(),
+        r: into_matrix(py, path.r, dim, dim)?.unbind(),
+        z: path.z.into_pyarray(py).unbind(),
+        residual_sq: path.residual_sq.into_pyarray(py).unbind(),
+        n_pruned: path.n_pruned,
+        exhausted: path.stop == Stop::Exhausted,
+    })
 }
 
 /// The instruction set the hot loops run with: "avx512", "avx2" or "baseline".
@@ -467,6 +456,9 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve_local, m)?)?;
     m.add_function(wrap_pyfunction!(flsa_path, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
+    m.add_class::<QPResult>()?;
+    m.add_class::<LocalResult>()?;
+    m.add_class::<FLSAResult>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

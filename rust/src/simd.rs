@@ -1,5 +1,6 @@
-//! Runtime choice of the instruction set for the hot loops, and a
-//! vectorisable `exp`.
+//! Runtime choice of the instruction set for the hot loops, and the
+//! arithmetic they share: fused multiply-add in `f32` and `f64`, a
+//! vectorisable `exp`, and register-tiled `f64` column updates.
 //!
 //! The crate is compiled for the baseline x86-64 instruction set so a wheel
 //! runs on any x86-64 machine. The few loops that dominate the run time are
@@ -100,14 +101,65 @@ macro_rules! multiversion {
 
 pub(crate) use multiversion;
 
-/// `a·b + c`, fused when `FMA` (the caller was compiled with FMA), else a
-/// plain multiply and add (a fused one would be a slow library call).
+/// Defines `a·b + c` for one float type: fused when `FMA` (the caller was
+/// compiled with FMA), else a plain multiply and add (a fused one would be a
+/// slow library call).
+macro_rules! fused_multiply_add {
+    ($(#[$meta:meta])* $name:ident: $t:ty) => {
+        $(#[$meta])*
+        #[inline(always)]
+        pub fn $name<const FMA: bool>(a: $t, b: $t, c: $t) -> $t {
+            if FMA {
+                a.mul_add(b, c)
+            } else {
+                a * b + c
+            }
+        }
+    };
+}
+
+fused_multiply_add!(
+    /// `a·b + c` in `f32`, fused when `FMA`.
+    fmadd: f32
+);
+fused_multiply_add!(
+    /// `a·b + c` in `f64`, fused when `FMA`.
+    fmadd64: f64
+);
+
+/// Lanes of the `f64` tiles below: one AVX-512 register, two AVX2 ones.
+const LANES: usize = 8;
+
+/// `v += s · a`, lane by lane.
 #[inline(always)]
-pub fn fmadd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
-    if FMA {
-        a.mul_add(b, c)
-    } else {
-        a * b + c
+fn axpy_lanes<const FMA: bool>(v: &mut [f64; LANES], s: f64, a: &[f64; LANES]) {
+    for l in 0..LANES {
+        v[l] = fmadd64::<FMA>(s, a[l], v[l]);
+    }
+}
+
+/// `c −= Σ_j h[j] q[j]` for four columns `q` as long as `c`, in
+/// tiles of eight rows that stay in registers.
+#[inline(always)]
+pub fn sub_4_columns<const FMA: bool>(q: [&[f64]; 4], h: [f64; 4], c: &mut [f64]) {
+    let (q0, t0) = q[0].as_chunks::<LANES>();
+    let (q1, t1) = q[1].as_chunks::<LANES>();
+    let (q2, t2) = q[2].as_chunks::<LANES>();
+    let (q3, t3) = q[3].as_chunks::<LANES>();
+    let (cs, rest) = c.as_chunks_mut::<LANES>();
+    let it = cs.iter_mut().zip(q0).zip(q1).zip(q2).zip(q3);
+    for ((((v, x0), x1), x2), x3) in it {
+        let mut w = *v;
+        axpy_lanes::<FMA>(&mut w, -h[0], x0);
+        axpy_lanes::<FMA>(&mut w, -h[1], x1);
+        axpy_lanes::<FMA>(&mut w, -h[2], x2);
+        axpy_lanes::<FMA>(&mut w, -h[3], x3);
+        *v = w;
+    }
+    for (i, v) in rest.iter_mut().enumerate() {
+        for (hj, tq) in h.iter().zip([t0, t1, t2, t3]) {
+            *v = fmadd64::<FMA>(-hj, tq[i], *v);
+        }
     }
 }
 

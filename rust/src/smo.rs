@@ -167,17 +167,17 @@ impl<Q: QMatrix> Smo<'_, Q> {
         }
         let st = &self.st;
         let col_i = self.q.column(i, active);
-        let partner = wss::best_partner(
-            &st.y[..active],
-            &st.grad[..active],
-            &st.qd[..active],
-            &st.low[..active],
-            &col_i[..active],
+        let partner = wss::best_partner(&wss::PartnerSearch {
+            y: &st.y[..active],
+            g: &st.grad[..active],
+            qd: &st.qd[..active],
+            low: &st.low[..active],
+            qi: &col_i[..active],
             gmax,
-            st.y[i],
-            st.qd[i],
-            TAU,
-        );
+            yi: st.y[i],
+            qd_i: st.qd[i],
+            tau: TAU,
+        });
         if gmax + partner.gmax2 < self.tol {
             return None;
         }
@@ -314,12 +314,15 @@ impl<Q: QMatrix> Smo<'_, Q> {
         let (was_i, was_j) = (st.bound[i], st.bound[j]);
         st.set_bound(i, State::bound_of(ai, ci));
         st.set_bound(j, State::bound_of(aj, cj));
-        self.next_up = Some(wss::update_and_max_up(
-            &mut st.grad[..active],
-            &col_i[..active],
-            &col_j[..active],
+        let step = wss::GradientStep {
+            qi: &col_i[..active],
+            qj: &col_j[..active],
             di,
             dj,
+        };
+        self.next_up = Some(wss::update_and_max_up(
+            &mut st.grad[..active],
+            step,
             &st.y[..active],
             &st.up[..active],
         ));
@@ -396,26 +399,23 @@ fn clip_opposite(mut ai: f64, mut aj: f64, diff: f64, ci: f64, cj: f64) -> (f64,
 
 /// Clips a step on a pair with `y_i = y_j` (so `α_i + α_j = sum` is kept)
 /// back into `[0, ci] × [0, cj]`.
-fn clip_same(mut ai: f64, mut aj: f64, sum: f64, ci: f64, cj: f64) -> (f64, f64) {
-    if sum > ci {
-        if ai > ci {
-            ai = ci;
-            aj = sum - ci;
-        }
-    } else if aj < 0.0 {
-        aj = 0.0;
-        ai = sum;
-    }
-    if sum > cj {
-        if aj > cj {
-            aj = cj;
-            ai = sum - cj;
-        }
-    } else if ai < 0.0 {
-        ai = 0.0;
-        aj = sum;
-    }
+fn clip_same(ai: f64, aj: f64, sum: f64, ci: f64, cj: f64) -> (f64, f64) {
+    let (ai, aj) = clip_same_to(ai, aj, sum, ci);
+    let (aj, ai) = clip_same_to(aj, ai, sum, cj);
     (ai, aj)
+}
+
+/// One side of [`clip_same`]: when `sum > c`, caps `a` at `c`; otherwise
+/// lifts `b` to 0. The partner takes what keeps `a + b = sum`.
+fn clip_same_to(a: f64, b: f64, sum: f64, c: f64) -> (f64, f64) {
+    if sum > c {
+        if a > c {
+            return (c, sum - c);
+        }
+    } else if b < 0.0 {
+        return (sum, 0.0);
+    }
+    (a, b)
 }
 
 /// Solves the equality-constrained dual from the feasible start `alpha`.

@@ -10,6 +10,8 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+use crate::wss::{GradientStep, PartnerSearch};
+
 /// A vector of `f64` lanes and its comparison mask.
 ///
 /// # Safety
@@ -231,16 +233,13 @@ pub(crate) unsafe fn max_up<V: F64s>(y: &[f64], g: &[f64], up: &[f64]) -> (f64, 
 
 /// `G += Q_i·di + Q_j·dj`, then [`max_up`] of the result.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn update_and_max_up<V: F64s>(
     g: &mut [f64],
-    qi: &[f32],
-    qj: &[f32],
-    di: f64,
-    dj: f64,
+    step: GradientStep<'_>,
     y: &[f64],
     up: &[f64],
 ) -> (f64, usize, usize) {
+    let GradientStep { qi, qj, di, dj } = step;
     let n = g.len();
     let body = n - n % V::LANES;
     let (zero, half, neg_inf) = (V::splat(0.0), V::splat(0.5), V::splat(f64::NEG_INFINITY));
@@ -268,23 +267,13 @@ pub(crate) unsafe fn update_and_max_up<V: F64s>(
 /// The second-order partner search of [`crate::wss::best_partner`] over the
 /// vector part: returns `(gmax2, best gain, its index, elements covered)`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn best_partner<V: F64s>(
-    y: &[f64],
-    g: &[f64],
-    qd: &[f64],
-    low: &[f64],
-    qi: &[f32],
-    gmax: f64,
-    yi: f64,
-    qd_i: f64,
-    tau: f64,
-) -> (f64, f64, usize, usize) {
+pub(crate) unsafe fn best_partner<V: F64s>(s: &PartnerSearch<'_>) -> (f64, f64, usize, usize) {
+    let (y, g, qd, low, qi) = (s.y, s.g, s.qd, s.low, s.qi);
     let n = y.len();
     let body = n - n % V::LANES;
     let (zero, half, neg_inf) = (V::splat(0.0), V::splat(0.5), V::splat(f64::NEG_INFINITY));
-    let (vgmax, vtau, vqdi) = (V::splat(gmax), V::splat(tau), V::splat(qd_i));
-    let two_yi = V::splat(2.0 * yi);
+    let (vgmax, vtau, vqdi) = (V::splat(s.gmax), V::splat(s.tau), V::splat(s.qd_i));
+    let two_yi = V::splat(2.0 * s.yi);
     let step = V::splat(V::LANES as f64);
     let mut idx = indices::<V>(0);
     let mut acc = ArgMax::<V>::new();

@@ -88,17 +88,27 @@ pub fn max_up(y: &[f64], g: &[f64], up: &[f64]) -> (f64, usize) {
     (best.value, best.index)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One SMO step's change of the gradient: `G += Q_i·di + Q_j·dj`.
+#[derive(Clone, Copy, Debug)]
+pub struct GradientStep<'a> {
+    /// Column `i` of `Q`.
+    pub qi: &'a [f32],
+    /// Column `j` of `Q`.
+    pub qj: &'a [f32],
+    /// The change of `α_i`.
+    pub di: f64,
+    /// The change of `α_j`.
+    pub dj: f64,
+}
+
 fn update_scalar(
     g: &mut [f64],
-    qi: &[f32],
-    qj: &[f32],
-    di: f64,
-    dj: f64,
+    step: GradientStep<'_>,
     y: &[f64],
     up: &[f64],
     from: usize,
 ) -> Best {
+    let GradientStep { qi, qj, di, dj } = step;
     let mut best = Best::NONE;
     for t in from..g.len() {
         let gt = g[t] + f64::from(qi[t]) * di + f64::from(qj[t]) * dj;
@@ -112,32 +122,33 @@ fn update_scalar(
 
 /// `G += Q_i·di + Q_j·dj` over `G`'s length, returning [`max_up`] of the
 /// updated gradient.
-#[allow(clippy::too_many_arguments)]
 pub fn update_and_max_up(
     g: &mut [f64],
-    qi: &[f32],
-    qj: &[f32],
-    di: f64,
-    dj: f64,
+    step: GradientStep<'_>,
     y: &[f64],
     up: &[f64],
 ) -> (f64, usize) {
     let n = g.len();
-    let (qi, qj, y, up) = (&qi[..n], &qj[..n], &y[..n], &up[..n]);
+    let step = GradientStep {
+        qi: &step.qi[..n],
+        qj: &step.qj[..n],
+        ..step
+    };
+    let (y, up) = (&y[..n], &up[..n]);
     #[cfg(target_arch = "x86_64")]
     {
-        type Args<'a> = (&'a [f32], &'a [f32], f64, f64, &'a [f64], &'a [f64]);
+        type Args<'a> = (GradientStep<'a>, &'a [f64], &'a [f64]);
         #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-        fn wide(g: &mut [f64], (qi, qj, di, dj, y, up): Args<'_>) -> (f64, usize, usize) {
+        fn wide(g: &mut [f64], (step, y, up): Args<'_>) -> (f64, usize, usize) {
             // SAFETY: compiled for AVX-512; slices have equal lengths.
-            unsafe { vec64::update_and_max_up::<Avx512>(g, qi, qj, di, dj, y, up) }
+            unsafe { vec64::update_and_max_up::<Avx512>(g, step, y, up) }
         }
         #[target_feature(enable = "avx2,fma")]
-        fn narrow(g: &mut [f64], (qi, qj, di, dj, y, up): Args<'_>) -> (f64, usize, usize) {
+        fn narrow(g: &mut [f64], (step, y, up): Args<'_>) -> (f64, usize, usize) {
             // SAFETY: compiled for AVX2; slices have equal lengths.
-            unsafe { vec64::update_and_max_up::<Avx2>(g, qi, qj, di, dj, y, up) }
+            unsafe { vec64::update_and_max_up::<Avx2>(g, step, y, up) }
         }
-        let args = (qi, qj, di, dj, y, up);
+        let args = (step, y, up);
         let head = match level() {
             // SAFETY: `level()` reports these features only when present.
             Level::Avx512 => Some(unsafe { wide(g, args) }),
@@ -145,12 +156,12 @@ pub fn update_and_max_up(
             Level::Baseline => None,
         };
         if let Some((v, i, body)) = head {
-            let tail = update_scalar(g, qi, qj, di, dj, y, up, body);
+            let tail = update_scalar(g, step, y, up, body);
             let best = Best::after((v, i), tail);
             return (best.value, best.index);
         }
     }
-    let best = update_scalar(g, qi, qj, di, dj, y, up, 0);
+    let best = update_scalar(g, step, y, up, 0);
     (best.value, best.index)
 }
 
@@ -163,19 +174,33 @@ pub struct Partner {
     pub j: Option<usize>,
 }
 
-/// The constants of one partner search: `(gmax, y_i, Q_ii, tau)`.
-type PartnerConsts = (f64, f64, f64, f64);
+/// One search for the partner of the working variable `i`, over the
+/// low-set.
+#[derive(Clone, Copy, Debug)]
+pub struct PartnerSearch<'a> {
+    /// Labels `y_t`.
+    pub y: &'a [f64],
+    /// The gradient `G_t`.
+    pub g: &'a [f64],
+    /// The diagonal `Q_tt`.
+    pub qd: &'a [f64],
+    /// The low-set mask (1.0 in the set, 0.0 out).
+    pub low: &'a [f64],
+    /// Column `i` of `Q`.
+    pub qi: &'a [f32],
+    /// `i`'s violation, `−y_i G_i`.
+    pub gmax: f64,
+    /// `y_i`.
+    pub yi: f64,
+    /// `Q_ii`.
+    pub qd_i: f64,
+    /// The floor of the curvature `a_it`.
+    pub tau: f64,
+}
 
-#[allow(clippy::too_many_arguments)]
-fn partner_scalar(
-    y: &[f64],
-    g: &[f64],
-    qd: &[f64],
-    low: &[f64],
-    qi: &[f32],
-    (gmax, yi, qd_i, tau): PartnerConsts,
-    from: usize,
-) -> (f64, Best) {
+fn partner_scalar(s: &PartnerSearch<'_>, from: usize) -> (f64, Best) {
+    let (y, g, qd, low, qi) = (s.y, s.g, s.qd, s.low, s.qi);
+    let (gmax, yi, qd_i, tau) = (s.gmax, s.yi, s.qd_i, s.tau);
     let mut gmax2 = f64::NEG_INFINITY;
     let mut best = Best::NONE;
     for t in from..y.len() {
@@ -198,49 +223,41 @@ fn partner_scalar(
 /// The second-order partner of `i` among the low-set (Fan, Chen & Lin 2005):
 /// the `t` maximising `(gmax + y_t G_t)² / a_it` over those with a positive
 /// first factor, `a_it` floored at `tau`.
-#[allow(clippy::too_many_arguments)]
-pub fn best_partner(
-    y: &[f64],
-    g: &[f64],
-    qd: &[f64],
-    low: &[f64],
-    qi: &[f32],
-    gmax: f64,
-    yi: f64,
-    qd_i: f64,
-    tau: f64,
-) -> Partner {
-    let n = y.len();
-    let (g, qd, low, qi) = (&g[..n], &qd[..n], &low[..n], &qi[..n]);
-    let consts = (gmax, yi, qd_i, tau);
+pub fn best_partner(search: &PartnerSearch<'_>) -> Partner {
+    let n = search.y.len();
+    let s = PartnerSearch {
+        g: &search.g[..n],
+        qd: &search.qd[..n],
+        low: &search.low[..n],
+        qi: &search.qi[..n],
+        ..*search
+    };
     let (gmax2, best) = 'search: {
         #[cfg(target_arch = "x86_64")]
         {
-            type Args<'a> = (&'a [f64], &'a [f64], &'a [f64], &'a [f64], &'a [f32]);
             #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-            fn wide((y, g, qd, low, qi): Args<'_>, c: PartnerConsts) -> (f64, f64, usize, usize) {
+            fn wide(s: &PartnerSearch<'_>) -> (f64, f64, usize, usize) {
                 // SAFETY: compiled for AVX-512; slices have equal lengths.
-                unsafe { vec64::best_partner::<Avx512>(y, g, qd, low, qi, c.0, c.1, c.2, c.3) }
+                unsafe { vec64::best_partner::<Avx512>(s) }
             }
             #[target_feature(enable = "avx2,fma")]
-            fn narrow((y, g, qd, low, qi): Args<'_>, c: PartnerConsts) -> (f64, f64, usize, usize) {
+            fn narrow(s: &PartnerSearch<'_>) -> (f64, f64, usize, usize) {
                 // SAFETY: compiled for AVX2; slices have equal lengths.
-                unsafe { vec64::best_partner::<Avx2>(y, g, qd, low, qi, c.0, c.1, c.2, c.3) }
+                unsafe { vec64::best_partner::<Avx2>(s) }
             }
-            let args = (y, g, qd, low, qi);
             let head = match level() {
                 // SAFETY: `level()` reports these features only when present.
-                Level::Avx512 => Some(unsafe { wide(args, consts) }),
-                Level::Avx2 => Some(unsafe { narrow(args, consts) }),
+                Level::Avx512 => Some(unsafe { wide(&s) }),
+                Level::Avx2 => Some(unsafe { narrow(&s) }),
                 Level::Baseline => None,
             };
             if let Some((g2, gain, j, body)) = head {
-                let (tail_g2, tail) = partner_scalar(y, g, qd, low, qi, consts, body);
+                let (tail_g2, tail) = partner_scalar(&s, body);
                 let best = Best::after((gain, j), tail);
                 break 'search (g2.max(tail_g2), best);
             }
         }
-        partner_scalar(y, g, qd, low, qi, consts, 0)
+        partner_scalar(&s, 0)
     };
     Partner {
         gmax2,
@@ -252,6 +269,13 @@ pub fn best_partner(
 mod tests {
     use super::*;
 
+    /// Labels: −1 at every `every`-th index, +1 elsewhere.
+    fn labels(n: usize, every: usize) -> Vec<f64> {
+        (0..n)
+            .map(|t| if t % every == 0 { -1.0 } else { 1.0 })
+            .collect()
+    }
+
     fn masks(n: usize, every: usize) -> Vec<f64> {
         (0..n)
             .map(|t| if t % every != 0 { 1.0 } else { 0.0 })
@@ -261,9 +285,7 @@ mod tests {
     #[test]
     fn max_up_matches_a_plain_scan() {
         for n in [0, 3, 8, 37, 100] {
-            let y: Vec<f64> = (0..n)
-                .map(|t| if t % 3 == 0 { -1.0 } else { 1.0 })
-                .collect();
+            let y = labels(n, 3);
             let g: Vec<f64> = (0..n).map(|t| ((t * 7919) % 23) as f64 - 11.0).collect();
             let up = masks(n, 5);
             let want = max_up_scalar(&y, &g, &up, 0);
@@ -276,16 +298,20 @@ mod tests {
     #[test]
     fn fused_update_updates_and_searches() {
         let n = 21;
-        let y: Vec<f64> = (0..n)
-            .map(|t| if t % 2 == 0 { -1.0 } else { 1.0 })
-            .collect();
+        let y = labels(n, 2);
         let qi: Vec<f32> = (0..n).map(|t| t as f32 * 0.5).collect();
         let qj: Vec<f32> = (0..n).map(|t| 1.0 - t as f32 * 0.25).collect();
         let up = masks(n, 4);
         let mut g = vec![0.3; n];
         let mut want_g = g.clone();
-        let want = update_scalar(&mut want_g, &qi, &qj, 1.5, -0.5, &y, &up, 0);
-        let got = update_and_max_up(&mut g, &qi, &qj, 1.5, -0.5, &y, &up);
+        let step = GradientStep {
+            qi: &qi,
+            qj: &qj,
+            di: 1.5,
+            dj: -0.5,
+        };
+        let want = update_scalar(&mut want_g, step, &y, &up, 0);
+        let got = update_and_max_up(&mut g, step, &y, &up);
         assert_eq!(g, want_g);
         assert_eq!(got, (want.value, want.index));
     }
@@ -297,7 +323,17 @@ mod tests {
         let qd = vec![1.0; 4];
         let qi = vec![1.0, 0.2, -0.4, 0.1];
         let low = vec![1.0, 1.0, 1.0, 0.0];
-        let p = best_partner(&y, &g, &qd, &low, &qi, 1.0, 1.0, 1.0, 1e-12);
+        let p = best_partner(&PartnerSearch {
+            y: &y,
+            g: &g,
+            qd: &qd,
+            low: &low,
+            qi: &qi,
+            gmax: 1.0,
+            yi: 1.0,
+            qd_i: 1.0,
+            tau: 1e-12,
+        });
         // t=1: diff 1.5, quad 1.6 → 1.406; t=2: diff 0.8, quad 1.2 → 0.533.
         assert_eq!(p.j, Some(1));
         assert_eq!(p.gmax2, 0.5);
@@ -306,17 +342,26 @@ mod tests {
     #[test]
     fn vector_and_scalar_partner_searches_agree() {
         let n = 53;
-        let y: Vec<f64> = (0..n)
-            .map(|t| if t % 3 == 0 { -1.0 } else { 1.0 })
-            .collect();
+        let y = labels(n, 3);
         let g: Vec<f64> = (0..n).map(|t| ((t * 31) % 17) as f64 / 7.0 - 1.0).collect();
         let qd: Vec<f64> = (0..n).map(|t| 1.0 + (t % 4) as f64 * 0.1).collect();
         let qi: Vec<f32> = (0..n)
             .map(|t| ((t * 13) % 11) as f32 / 11.0 - 0.5)
             .collect();
         let low = masks(n, 6);
-        let p = best_partner(&y, &g, &qd, &low, &qi, 0.7, -1.0, 1.0, 1e-12);
-        let (g2, best) = partner_scalar(&y, &g, &qd, &low, &qi, (0.7, -1.0, 1.0, 1e-12), 0);
+        let search = PartnerSearch {
+            y: &y,
+            g: &g,
+            qd: &qd,
+            low: &low,
+            qi: &qi,
+            gmax: 0.7,
+            yi: -1.0,
+            qd_i: 1.0,
+            tau: 1e-12,
+        };
+        let p = best_partner(&search);
+        let (g2, best) = partner_scalar(&search, 0);
         assert_eq!(p.gmax2, g2);
         assert_eq!(p.j, Some(best.index));
     }

@@ -54,15 +54,15 @@ class RustBackend(SolverBackend):
             if problem.rows is None
             else np.ascontiguousarray(problem.rows, dtype=np.int64),
         )
-        converged = bool(out["converged"])
+        converged = bool(out.converged)
         return QPSolution(
-            alpha=out["alpha"],
-            rho=float(out["rho"]),
-            objective=float(out["objective"]),
-            n_iter=int(out["n_iter"]),
+            alpha=out.alpha,
+            rho=float(out.rho),
+            objective=float(out.objective),
+            n_iter=int(out.n_iter),
             converged=converged,
             backend=self.name,
-            message="" if converged else f"SMO stopped at the iteration cap ({out['n_iter']})",
+            message="" if converged else f"SMO stopped at the iteration cap ({out.n_iter})",
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
@@ -93,12 +93,12 @@ class RustBackend(SolverBackend):
             warm_start=bool(batch.warm_start),
         )
         return LocalBatchResult(
-            decision=np.asarray(out["decision"]),
-            status=np.asarray(out["status"]),
-            n_iter=np.asarray(out["n_iter"]),
-            n_active=np.asarray(out["n_active"]),
-            n_support=np.asarray(out["n_support"]),
-            converged=np.asarray(out["converged"], dtype=bool),
+            decision=np.asarray(out.decision),
+            status=np.asarray(out.status),
+            n_iter=np.asarray(out.n_iter),
+            n_active=np.asarray(out.n_active),
+            n_support=np.asarray(out.n_support),
+            converged=np.asarray(out.converged, dtype=bool),
         )
 
 

@@ -1,0 +1,206 @@
+//! The vectorised kernel-column loops: one query (or two) against a range of
+//! panel rows, instantiated once per instruction set by
+//! [`simd::multiversion!`](crate::simd).
+
+use super::kinds::KernelKind;
+use super::panel::{Panel, Query};
+use crate::simd;
+
+/// Rows per tile of the vectorised kernel loops.
+const TILE: usize = 64;
+
+/// `value[k] = factor · scale[k] · κ(acc[k])`, where `acc` is a squared
+/// distance (RBF) or a dot product (the others).
+#[inline(always)]
+fn apply<const FMA: bool>(
+    kind: KernelKind,
+    acc: &[f32],
+    scale: &[f32],
+    factor: f32,
+    out: &mut [f32],
+) {
+    let it = out.iter_mut().zip(acc.iter().zip(scale));
+    match kind {
+        KernelKind::Rbf { gamma } => {
+            let g = -(gamma as f32);
+            for (o, (&a, &s)) in it {
+                *o = factor * s * simd::exp::<FMA>(g * a);
+            }
+        }
+        KernelKind::Linear | KernelKind::Precomputed => {
+            for (o, (&a, &s)) in it {
+                *o = factor * s * a;
+            }
+        }
+        KernelKind::Poly {
+            gamma,
+            coef0,
+            degree,
+        } => {
+            let (g, c) = (gamma as f32, coef0 as f32);
+            for (o, (&a, &s)) in it {
+                let base = simd::fmadd::<FMA>(g, a, c);
+                let mut v = 1.0f32;
+                for _ in 0..degree {
+                    v *= base;
+                }
+                *o = factor * s * v;
+            }
+        }
+        KernelKind::Sigmoid { gamma, coef0 } => {
+            let (g, c) = (gamma as f32, coef0 as f32);
+            for (o, (&a, &s)) in it {
+                // tanh z = sign(z)·(1 − e^{−2|z|}) / (1 + e^{−2|z|})
+                let z = simd::fmadd::<FMA>(g, a, c);
+                let e = simd::exp::<FMA>(-2.0 * z.abs());
+                *o = factor * s * ((1.0 - e) / (1.0 + e)).copysign(z);
+            }
+        }
+    }
+}
+
+/// How a tile's accumulator is formed for `kind` and a query.
+#[inline(always)]
+fn uses_difference(kind: KernelKind, q: &Query) -> bool {
+    matches!(kind, KernelKind::Rbf { .. }) && !q.sparse()
+}
+
+/// Kernel values between `R` dense queries and panel rows `[start, end)` for
+/// the RBF kernel, from squared differences (exact for close points):
+/// `outs[r][t − start] = factors[r] · scale[t] · K(q_r, x_t)`. The panel is
+/// read once for all `R` queries.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn fill_difference<const FMA: bool, const R: usize>(
+    kind: KernelKind,
+    panel: &Panel,
+    queries: [&Query; R],
+    factors: [f32; R],
+    scale: &[f32],
+    start: usize,
+    end: usize,
+    outs: [&mut [f32]; R],
+) {
+    let mut t0 = start;
+    while t0 < end {
+        let len = TILE.min(end - t0);
+        let mut acc = [[0.0f32; TILE]; R];
+        if len == TILE {
+            // Compile-time tile size: accumulators stay in registers.
+            for f in 0..panel.d {
+                let col: &[f32; TILE] = panel.feature(f, t0, t0 + TILE).try_into().unwrap();
+                for (a, q) in acc.iter_mut().zip(&queries) {
+                    let qf = q.row[f];
+                    for k in 0..TILE {
+                        let diff = col[k] - qf;
+                        a[k] = simd::fmadd::<FMA>(diff, diff, a[k]);
+                    }
+                }
+            }
+        } else {
+            for f in 0..panel.d {
+                let col = panel.feature(f, t0, t0 + len);
+                for (a, q) in acc.iter_mut().zip(&queries) {
+                    let qf = q.row[f];
+                    for (a, &v) in a[..len].iter_mut().zip(col) {
+                        let diff = v - qf;
+                        *a = simd::fmadd::<FMA>(diff, diff, *a);
+                    }
+                }
+            }
+        }
+        for r in 0..R {
+            let o = &mut outs[r][t0 - start..t0 - start + len];
+            apply::<FMA>(kind, &acc[r][..len], &scale[t0..t0 + len], factors[r], o);
+        }
+        t0 += len;
+    }
+}
+
+simd::multiversion! {
+    /// One query against panel rows `[start, end)`:
+    /// `out[t − start] = factor · scale[t] · K(q, x_t)`.
+    pub(super) fn fill_one, pub(crate) fn fill_one_impl(
+        kind: KernelKind,
+        panel: &Panel,
+        q: &Query,
+        factor: f32,
+        scale: &[f32],
+        start: usize,
+        end: usize,
+        out: &mut [f32],
+    ) {
+        if uses_difference(kind, q) {
+            fill_difference::<FMA, 1>(kind, panel, [q], [factor], scale, start, end, [out]);
+            return;
+        }
+        // From dot products over the query's non-zero features only (every
+        // kernel; for RBF the distance is `‖q‖² + ‖x‖² − 2⟨q, x⟩`).
+        let rbf = matches!(kind, KernelKind::Rbf { .. });
+        let mut t0 = start;
+        while t0 < end {
+            let len = TILE.min(end - t0);
+            let mut tile = [0.0f32; TILE];
+            if len == TILE {
+                // A full tile has a size known at compile time, so its
+                // accumulators stay in vector registers across the features.
+                for &(f, qf) in &q.nonzero {
+                    let col: &[f32; TILE] = panel.feature(f, t0, t0 + TILE).try_into().unwrap();
+                    for k in 0..TILE {
+                        tile[k] = simd::fmadd::<FMA>(col[k], qf, tile[k]);
+                    }
+                }
+            } else {
+                for &(f, qf) in &q.nonzero {
+                    let col = panel.feature(f, t0, t0 + len);
+                    for (a, &v) in tile[..len].iter_mut().zip(col) {
+                        *a = simd::fmadd::<FMA>(v, qf, *a);
+                    }
+                }
+            }
+            let acc = &mut tile[..len];
+            if rbf {
+                for (a, &sq) in acc.iter_mut().zip(&panel.sq[t0..t0 + len]) {
+                    *a = (q.sq + sq - 2.0 * *a).max(0.0);
+                }
+            }
+            let o = &mut out[t0 - start..t0 - start + len];
+            apply::<FMA>(kind, acc, &scale[t0..t0 + len], factor, o);
+            t0 += len;
+        }
+    }
+}
+
+simd::multiversion! {
+    /// Two queries against panel rows `[start, end)`, in one pass when both
+    /// are dense.
+    pub(super) fn fill_two, fn fill_two_impl(
+        kind: KernelKind,
+        panel: &Panel,
+        q0: &Query,
+        q1: &Query,
+        f0: f32,
+        f1: f32,
+        scale: &[f32],
+        start: usize,
+        end: usize,
+        out0: &mut [f32],
+        out1: &mut [f32],
+    ) {
+        if uses_difference(kind, q0) && uses_difference(kind, q1) {
+            fill_difference::<FMA, 2>(
+                kind,
+                panel,
+                [q0, q1],
+                [f0, f1],
+                scale,
+                start,
+                end,
+                [out0, out1],
+            );
+        } else {
+            fill_one_impl::<FMA>(kind, panel, q0, f0, scale, start, end, out0);
+            fill_one_impl::<FMA>(kind, panel, q1, f1, scale, start, end, out1);
+        }
+    }
+}

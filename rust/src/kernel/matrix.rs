@@ -1,0 +1,116 @@
+//! The caller's training data, checks and gathers of caller-supplied kernel
+//! values, and whole kernel matrices.
+
+use rayon::prelude::*;
+
+use super::kinds::KernelKind;
+use super::rows::{dot, Rows};
+use crate::error::{shape_error, value_error, Result};
+
+/// Training data as the caller holds it, borrowed: `n` row-major rows of `d`
+/// features, or for a precomputed kernel the square `n × n` kernel matrix.
+#[derive(Clone, Copy, Debug)]
+pub struct TrainingData<'a> {
+    kind: KernelKind,
+    values: &'a [f64],
+    n: usize,
+    d: usize,
+}
+
+impl<'a> TrainingData<'a> {
+    /// Checks the shape: `n × d` values, and square for a precomputed kernel.
+    pub fn new(kind: KernelKind, values: &'a [f64], n: usize, d: usize) -> Result<Self> {
+        if kind == KernelKind::Precomputed && n != d {
+            shape_error!("a precomputed kernel must be square, got shape ({n}, {d})");
+        }
+        if values.len() != n * d {
+            shape_error!("X has {} values, expected {n} × {d}", values.len());
+        }
+        Ok(TrainingData { kind, values, n, d })
+    }
+
+    /// The kernel.
+    pub fn kind(&self) -> KernelKind {
+        self.kind
+    }
+
+    /// The values, row-major.
+    pub fn values(&self) -> &'a [f64] {
+        self.values
+    }
+
+    /// Number of examples.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of columns: features, or `n` for a precomputed kernel.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// An owned copy of the feature rows (checked finite, norms computed).
+    pub fn rows(&self) -> Result<Rows> {
+        Rows::new(self.values.to_vec(), self.n, self.d)
+    }
+}
+
+/// Checks that every index lies below `n`; `what` names the index list in
+/// the error message.
+pub fn check_indices(idx: &[usize], n: usize, what: &str) -> Result<()> {
+    if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
+        value_error!("{what} index {bad} is out of range for {n} rows");
+    }
+    Ok(())
+}
+
+/// The square block `K[idx][:, idx]` of the row-major `n × n` matrix `matrix`.
+pub fn gather_square(matrix: &[f64], n: usize, idx: &[usize]) -> Vec<f64> {
+    let mut sub = Vec::with_capacity(idx.len() * idx.len());
+    for &a in idx {
+        let row = &matrix[a * n..(a + 1) * n];
+        sub.extend(idx.iter().map(|&b| row[b]));
+    }
+    sub
+}
+
+/// Checks caller-supplied kernel values: `rows × cols` of them, all finite.
+/// `what` names the matrix in the error message.
+pub fn check_kernel_values(values: &[f64], rows: usize, cols: usize, what: &str) -> Result<()> {
+    if values.len() != rows * cols {
+        shape_error!(
+            "{what} has {} values, expected {rows} × {cols}",
+            values.len()
+        );
+    }
+    if values.iter().any(|v| !v.is_finite()) {
+        value_error!("{what} contains NaN or infinity");
+    }
+    Ok(())
+}
+
+/// The kernel matrix between the rows of `a` (`na × d`) and `b` (`nb × d`),
+/// row-major `na × nb`, computed in parallel over rows of `a`.
+pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
+    kind.require_function("kernel_matrix")?;
+    if a.d() != b.d() {
+        shape_error!(
+            "the two matrices have {} and {} features; they must match",
+            a.d(),
+            b.d()
+        );
+    }
+    let nb = b.n();
+    let mut out = vec![0.0; a.n() * nb];
+    if nb == 0 {
+        return Ok(out);
+    }
+    out.par_chunks_mut(nb).enumerate().for_each(|(i, row)| {
+        let xi = a.row(i);
+        let sq_i = a.sq_norm(i);
+        for (t, slot) in row.iter_mut().enumerate() {
+            *slot = kind.from_dot(dot(xi, b.row(t)), sq_i, b.sq_norm(t));
+        }
+    });
+    Ok(out)
+}

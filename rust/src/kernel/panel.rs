@@ -1,0 +1,129 @@
+//! The feature-major `f32` layout the vectorised kernel loops read, and the
+//! rows kernel columns are computed against.
+
+use super::rows::Rows;
+
+/// A feature-major `f32` copy of a set of rows (`data[f·n + t]` is feature
+/// `f` of row `t`), the layout the vectorised kernel loops read: one pass over
+/// a feature touches consecutive rows, so many rows are processed per
+/// instruction with no horizontal sums.
+#[derive(Clone, Debug)]
+pub struct Panel {
+    data: Vec<f32>,
+    pub(super) sq: Vec<f32>,
+    n: usize,
+    pub(super) d: usize,
+}
+
+impl Panel {
+    /// The panel of `rows`.
+    pub fn new(rows: &Rows) -> Panel {
+        let (n, d) = (rows.n(), rows.d());
+        let mut data = vec![0.0f32; n * d];
+        let mut sq = vec![0.0f32; n];
+        // Transpose in blocks of rows, so the writes along each feature are
+        // contiguous and the block's rows stay in the processor's cache.
+        const BLOCK: usize = 64;
+        for t0 in (0..n).step_by(BLOCK) {
+            let t1 = (t0 + BLOCK).min(n);
+            for f in 0..d {
+                let dst = &mut data[f * n + t0..f * n + t1];
+                for (k, slot) in dst.iter_mut().enumerate() {
+                    *slot = rows.row(t0 + k)[f] as f32;
+                }
+            }
+            for (t, norm) in (t0..t1).zip(&mut sq[t0..t1]) {
+                let sum: f64 = rows
+                    .row(t)
+                    .iter()
+                    .map(|&v| f64::from(v as f32).powi(2))
+                    .sum();
+                *norm = sum as f32;
+            }
+        }
+        Panel { data, sq, n, d }
+    }
+
+    /// Row `i` as a [`Query`].
+    pub fn query(&self, i: usize) -> Query {
+        Query::with_norm(self.row(i), self.sq[i])
+    }
+
+    /// Number of rows.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of features.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// Row `i` as a contiguous vector.
+    pub fn row(&self, i: usize) -> Vec<f32> {
+        (0..self.d).map(|f| self.data[f * self.n + i]).collect()
+    }
+
+    /// Applies a sequence of row swaps, in order, one feature at a time (so
+    /// each feature's row stays in the processor's cache).
+    pub fn swap_many(&mut self, swaps: &[(usize, usize)]) {
+        if self.n == 0 {
+            return;
+        }
+        for row in self.data.chunks_exact_mut(self.n) {
+            for &(i, j) in swaps {
+                row.swap(i, j);
+            }
+        }
+        for &(i, j) in swaps {
+            self.sq.swap(i, j);
+        }
+    }
+
+    /// Feature `f` of rows `[start, end)`.
+    #[inline(always)]
+    pub(super) fn feature(&self, f: usize, start: usize, end: usize) -> &[f32] {
+        &self.data[f * self.n + start..f * self.n + end]
+    }
+}
+
+/// One row kernel columns are computed against: its values, its non-zero
+/// features, and its squared norm.
+#[derive(Clone, Debug)]
+pub struct Query {
+    pub(super) row: Vec<f32>,
+    pub(super) nonzero: Vec<(usize, f32)>,
+    pub(super) sq: f32,
+}
+
+impl Query {
+    /// A query from its values (norm computed here).
+    pub fn new(row: Vec<f32>) -> Query {
+        let sq = row
+            .iter()
+            .map(|&v| f64::from(v) * f64::from(v))
+            .sum::<f64>() as f32;
+        Query::with_norm(row, sq)
+    }
+
+    fn with_norm(row: Vec<f32>, sq: f32) -> Query {
+        let nonzero = row
+            .iter()
+            .enumerate()
+            .filter(|(_, &v)| v != 0.0)
+            .map(|(f, &v)| (f, v))
+            .collect();
+        Query { row, nonzero, sq }
+    }
+
+    /// True when at most three quarters of the features are non-zero: then
+    /// dot products that skip the zeros (reading fewer panel rows) beat the
+    /// difference loop, which reads every feature of every row. For RBF the
+    /// distance is then `‖q‖² + ‖x‖² − 2⟨q, x⟩` in `f32`, whose rounding
+    /// grows with the norms: exact for binary data like a9a, about 1e-7 of
+    /// `‖q‖² + ‖x‖²` otherwise, so data far from the origin should be
+    /// centred or scaled (as SVMs want anyway).
+    pub(super) fn sparse(&self) -> bool {
+        4 * self.nonzero.len() <= 3 * self.row.len()
+    }
+}

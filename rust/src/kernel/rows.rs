@@ -1,0 +1,120 @@
+//! Row-major `f64` feature rows with their squared norms.
+
+use crate::error::{shape_error, value_error, Result};
+
+/// Dot product with four independent accumulators so the compiler can
+/// vectorise it.
+#[inline]
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    let mut acc = [0.0f64; 4];
+    let chunks_a = a.chunks_exact(4);
+    let chunks_b = b.chunks_exact(4);
+    let tail: f64 = chunks_a
+        .remainder()
+        .iter()
+        .zip(chunks_b.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (ca, cb) in chunks_a.zip(chunks_b) {
+        acc[0] += ca[0] * cb[0];
+        acc[1] += ca[1] * cb[1];
+        acc[2] += ca[2] * cb[2];
+        acc[3] += ca[3] * cb[3];
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// A dense row-major matrix with the squared norm of every row.
+#[derive(Clone, Debug)]
+pub struct Rows {
+    data: Vec<f64>,
+    n: usize,
+    d: usize,
+    sq_norms: Vec<f64>,
+}
+
+impl Rows {
+    /// Takes ownership of `data` (`n × d`, row-major) and computes row norms.
+    pub fn new(data: Vec<f64>, n: usize, d: usize) -> Result<Self> {
+        if data.len() != n * d {
+            shape_error!("data has {} values, expected n × d = {n} × {d}", data.len());
+        }
+        if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
+            value_error!(
+                "X contains NaN or infinity (row {}, column {})",
+                pos / d.max(1),
+                pos % d.max(1)
+            );
+        }
+        let sq_norms = if d == 0 {
+            vec![0.0; n]
+        } else {
+            data.chunks_exact(d).map(|r| dot(r, r)).collect()
+        };
+        Ok(Rows {
+            data,
+            n,
+            d,
+            sq_norms,
+        })
+    }
+
+    /// Number of rows.
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of features.
+    #[inline]
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// Row `i`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.d..(i + 1) * self.d]
+    }
+
+    /// Squared norm of row `i`.
+    #[inline]
+    pub fn sq_norm(&self, i: usize) -> f64 {
+        self.sq_norms[i]
+    }
+
+    /// Swaps rows `i` and `j` in place (used by shrinking).
+    pub fn swap(&mut self, i: usize, j: usize) {
+        if i == j {
+            return;
+        }
+        let (lo, hi) = if i < j { (i, j) } else { (j, i) };
+        let d = self.d;
+        let (head, tail) = self.data.split_at_mut(hi * d);
+        head[lo * d..(lo + 1) * d].swap_with_slice(&mut tail[..d]);
+        self.sq_norms.swap(i, j);
+    }
+
+    /// A new matrix holding the listed rows, in that order.
+    pub fn gather(&self, idx: &[usize]) -> Rows {
+        let data = gather_rows(&self.data, self.d, idx);
+        let sq_norms = idx.iter().map(|&i| self.sq_norms[i]).collect();
+        Rows {
+            data,
+            n: idx.len(),
+            d: self.d,
+            sq_norms,
+        }
+    }
+}
+
+/// The listed rows of the row-major matrix `data` (rows of `d` values), in
+/// that order.
+pub(crate) fn gather_rows(data: &[f64], d: usize, idx: &[usize]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(idx.len() * d);
+    for &i in idx {
+        out.extend_from_slice(&data[i * d..(i + 1) * d]);
+    }
+    out
+}

@@ -1,0 +1,229 @@
+//! Where a solver's kernel values come from: feature rows with a kernel
+//! function, or a kernel matrix the caller computed.
+
+use rayon::prelude::*;
+
+use super::fill::{fill_one, fill_two};
+use super::kinds::KernelKind;
+use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
+use super::panel::Panel;
+use super::rows::{dot, gather_rows, Rows};
+use crate::error::Result;
+
+/// Rows × features below which a kernel column is filled on one thread:
+/// spawning rayon tasks costs more than the arithmetic under this size.
+const PARALLEL_WORK: usize = 1 << 22;
+/// Rows handed to one rayon task when a column is filled in parallel.
+const PARALLEL_CHUNK: usize = 2048;
+
+/// Where kernel values come from: feature rows and a kernel, or a matrix the
+/// caller precomputed. Both support swapping indices, which shrinking needs.
+#[derive(Clone, Debug)]
+pub enum KernelSource {
+    /// Feature rows (swapped physically, so active rows stay contiguous): an
+    /// `f64` copy for single values and an `f32` [`Panel`] for whole columns.
+    Dense {
+        kind: KernelKind,
+        rows: Rows,
+        panel: Panel,
+    },
+    /// A full `n × n` kernel matrix, addressed through a permutation.
+    Precomputed {
+        matrix: Vec<f64>,
+        n: usize,
+        perm: Vec<usize>,
+    },
+}
+
+impl KernelSource {
+    /// A source over feature rows.
+    pub fn dense(kind: KernelKind, rows: Rows) -> Result<Self> {
+        kind.require_function("a kernel source over feature rows")?;
+        let panel = Panel::new(&rows);
+        Ok(KernelSource::Dense { kind, rows, panel })
+    }
+
+    /// A source over a square precomputed kernel matrix (row-major).
+    pub fn precomputed(matrix: Vec<f64>, n: usize) -> Result<Self> {
+        check_kernel_values(&matrix, n, n, "the precomputed kernel")?;
+        Ok(KernelSource::checked_gram(matrix, n))
+    }
+
+    /// A source over a square kernel matrix already known to be finite.
+    pub(crate) fn checked_gram(matrix: Vec<f64>, n: usize) -> Self {
+        KernelSource::Precomputed {
+            matrix,
+            n,
+            perm: (0..n).collect(),
+        }
+    }
+
+    /// The source of the caller's training data, or of the listed examples
+    /// only (`rows`, in that order): their feature rows, or for a
+    /// precomputed kernel the square block `K[rows][:, rows]`. Only the
+    /// examples used are copied and checked.
+    pub fn from_data(data: &TrainingData<'_>, rows: Option<&[usize]>) -> Result<Self> {
+        let (values, n, d) = (data.values(), data.n(), data.d());
+        if let Some(r) = rows {
+            check_indices(r, n, "rows")?;
+        }
+        match (rows, data.kind()) {
+            (None, KernelKind::Precomputed) => KernelSource::precomputed(values.to_vec(), n),
+            (None, kind) => KernelSource::dense(kind, Rows::new(values.to_vec(), n, d)?),
+            (Some(r), KernelKind::Precomputed) => {
+                KernelSource::precomputed(gather_square(values, n, r), r.len())
+            }
+            (Some(r), kind) => {
+                KernelSource::dense(kind, Rows::new(gather_rows(values, d, r), r.len(), d)?)
+            }
+        }
+    }
+
+    /// Number of examples.
+    pub fn n(&self) -> usize {
+        match self {
+            KernelSource::Dense { rows, .. } => rows.n(),
+            KernelSource::Precomputed { n, .. } => *n,
+        }
+    }
+
+    /// `K(x_i, x_j)` in the current (possibly swapped) order, in `f64`.
+    #[inline]
+    pub fn eval(&self, i: usize, j: usize) -> f64 {
+        match self {
+            KernelSource::Dense { kind, rows, .. } => kind.from_dot(
+                dot(rows.row(i), rows.row(j)),
+                rows.sq_norm(i),
+                rows.sq_norm(j),
+            ),
+            KernelSource::Precomputed { matrix, n, perm } => matrix[perm[i] * n + perm[j]],
+        }
+    }
+
+    /// Writes `factor · scale[t] · K(x_i, x_t)` into `out[t − start]` for
+    /// `t ∈ [start, end)`, vectorised, and in parallel when the work is large.
+    pub fn fill(
+        &self,
+        i: usize,
+        start: usize,
+        end: usize,
+        factor: f32,
+        scale: &[f32],
+        out: &mut [f32],
+    ) {
+        debug_assert_eq!(out.len(), end - start);
+        match self {
+            KernelSource::Dense { kind, panel, .. } => {
+                let q = panel.query(i);
+                if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
+                    out.par_chunks_mut(PARALLEL_CHUNK)
+                        .enumerate()
+                        .for_each(|(c, chunk)| {
+                            let s = start + c * PARALLEL_CHUNK;
+                            fill_one(*kind, panel, &q, factor, scale, s, s + chunk.len(), chunk);
+                        });
+                } else {
+                    fill_one(*kind, panel, &q, factor, scale, start, end, out);
+                }
+            }
+            KernelSource::Precomputed { .. } => self.fill_precomputed(i, start, factor, scale, out),
+        }
+    }
+
+    /// [`KernelSource::fill`] for two columns `i` and `j` at once (one pass
+    /// over the data).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_pair(
+        &self,
+        (i, j): (usize, usize),
+        start: usize,
+        end: usize,
+        (fi, fj): (f32, f32),
+        scale: &[f32],
+        out_i: &mut [f32],
+        out_j: &mut [f32],
+    ) {
+        match self {
+            KernelSource::Dense { kind, panel, .. } => {
+                let (qi, qj) = (panel.query(i), panel.query(j));
+                if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
+                    out_i
+                        .par_chunks_mut(PARALLEL_CHUNK)
+                        .zip(out_j.par_chunks_mut(PARALLEL_CHUNK))
+                        .enumerate()
+                        .for_each(|(c, (a, b))| {
+                            let s = start + c * PARALLEL_CHUNK;
+                            let e = s + a.len();
+                            fill_two(*kind, panel, &qi, &qj, fi, fj, scale, s, e, a, b);
+                        });
+                } else {
+                    fill_two(
+                        *kind, panel, &qi, &qj, fi, fj, scale, start, end, out_i, out_j,
+                    );
+                }
+            }
+            KernelSource::Precomputed { .. } => {
+                self.fill_precomputed(i, start, fi, scale, out_i);
+                self.fill_precomputed(j, start, fj, scale, out_j);
+            }
+        }
+    }
+
+    fn fill_precomputed(
+        &self,
+        i: usize,
+        start: usize,
+        factor: f32,
+        scale: &[f32],
+        out: &mut [f32],
+    ) {
+        if let KernelSource::Precomputed { matrix, n, perm } = self {
+            let row = &matrix[perm[i] * n..(perm[i] + 1) * n];
+            for (k, slot) in out.iter_mut().enumerate() {
+                let t = start + k;
+                *slot = factor * scale[t] * row[perm[t]] as f32;
+            }
+        }
+    }
+
+    /// Swaps examples `i` and `j`.
+    pub fn swap(&mut self, i: usize, j: usize) {
+        self.swap_many(&[(i, j)]);
+    }
+
+    /// Applies a sequence of swaps, in order.
+    pub fn swap_many(&mut self, swaps: &[(usize, usize)]) {
+        match self {
+            KernelSource::Dense { rows, panel, .. } => {
+                for &(i, j) in swaps {
+                    rows.swap(i, j);
+                }
+                panel.swap_many(swaps);
+            }
+            KernelSource::Precomputed { perm, .. } => {
+                for &(i, j) in swaps {
+                    perm.swap(i, j);
+                }
+            }
+        }
+    }
+
+    /// A new source restricted to the listed examples (in the current order).
+    pub fn subset(&self, idx: &[usize]) -> KernelSource {
+        match self {
+            KernelSource::Dense { kind, rows, .. } => {
+                let rows = rows.gather(idx);
+                let panel = Panel::new(&rows);
+                KernelSource::Dense {
+                    kind: *kind,
+                    rows,
+                    panel,
+                }
+            }
+            KernelSource::Precomputed { matrix, n, perm } => {
+                let at: Vec<usize> = idx.iter().map(|&a| perm[a]).collect();
+                KernelSource::checked_gram(gather_square(matrix, *n, &at), idx.len())
+            }
+        }
+    }
+}
