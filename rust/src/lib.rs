@@ -7,14 +7,16 @@
 //! [`boxqp`] (coordinate descent for box-only duals), [`flsa`] (forward
 //! least-squares selection of kernel columns for the FLSA-SVM), [`problem`] (the one
 //! entry point: validation, warm starts, subset optimisation) and
-//! [`predict`] (decision values of kernel expansions) and [`local`]
-//! (localized SVMs: one box-weighted dual per query). The `python` feature
+//! [`predict`] (decision values of kernel expansions), [`local`]
+//! (localized SVMs: one box-weighted dual per query) and [`incremental`]
+//! (LISVM: an online SVM learnt one example at a time by local updates). The `python` feature
 //! adds the PyO3 bindings in `python.rs`, the only file that touches Python.
 
 pub mod boxqp;
 pub mod cache;
 pub mod error;
 pub mod flsa;
+pub mod incremental;
 pub mod kernel;
 pub mod local;
 pub mod predict;

@@ -1,0 +1,1333 @@
+//! LISVM: an online kernel SVM learnt one example at a time by local
+//! re-optimisation (L. Ralaivola and F. d'Alché-Buc, "Incremental Support
+//! Vector Machine Learning: a Local Approach", ICANN 2001).
+//!
+//! An [`OnlineLearner`] is one binary machine `f(x) = Σ_i α_i y_i K(x_i, x) + b`
+//! over the examples it keeps. For each of them it holds the multiplier `α_i`
+//! and `g_i = Σ_j α_j y_j K(x_j, x_i)`, so `f(x_i) = g_i + b` is known without
+//! a kernel sum, and `g` is updated from the changes in `α` only. A new
+//! example `(x_t, y_t)`:
+//!
+//! 1. enters with `α_t = 0`; if `y_t f(x_t) ≥ 1` nothing changes (it is kept,
+//!    with `α_t = 0`, if it lies in the band `y f ≤ 1 + ε`);
+//! 2. otherwise a working set grows from `x_t` and its nearest neighbours
+//!    (input-space distance) among the *candidates*, the kept examples in the
+//!    band or with `α > 0`; each working set is re-optimised by SMO
+//!    ([`smo::solve`] on a dense Hessian gathered from the row cache) with
+//!    the other multipliers fixed, which keeps `yᵀα` and so `yᵀα = 0`;
+//! 3. growth stops once the slack criterion `E = ‖ξ‖² / t` (`ξ_i = max(0,
+//!    1 − y_i f(x_i))` over the kept examples, `t` the examples seen) is under
+//!    the threshold `η`, or once the last neighbour lowered it by less than
+//!    the fraction `η` of its value (the *variation* of the estimate, which is
+//!    what stops the growth on data whose `E` never falls under `η`), or when
+//!    the neighbours run out.
+//!
+//! Examples with `α = 0` beyond the band are then forgotten. Kernel rows of
+//! the kept examples against every kept example are cached (bounded in
+//! bytes, least recently used out first) and extended lazily as the store
+//! grows, so an update costs `O(|W| · n_kept)` once its rows are cached.
+//! The optional budget (`max_support`) removes support vectors as the
+//! Python reference does; `rebatch` is the paper's baseline (a batch SVM over
+//! every kept example at each new one).
+
+use std::cmp::Ordering;
+use std::time::Instant;
+
+use crate::error::{shape_error, value_error, Result};
+use crate::kernel::{dot, KernelKind, KernelSource, Rows};
+use crate::problem::{Constraint, DualProblem, SolverOptions};
+use crate::qmatrix::QMatrix;
+use crate::smo;
+
+/// Settings of one [`OnlineLearner::learn`] call.
+#[derive(Clone, Debug)]
+pub struct OnlineOptions {
+    /// Regularisation `C` (every box is `[0, C]`).
+    pub c: f64,
+    /// `η`: the level and the relative variation of `‖ξ‖²/t` that stop growth.
+    pub threshold: f64,
+    /// Width of the band: examples with `y f ≤ 1 + ε` are kept.
+    pub epsilon: f64,
+    /// Most neighbours added to a working set.
+    pub max_neighbors: usize,
+    /// Neighbours added per growth step.
+    pub neighbor_step: usize,
+    /// Most support vectors kept; `None`: no budget.
+    pub max_support: Option<usize>,
+    /// Retrain a batch SVM on every kept example at each new one.
+    pub rebatch: bool,
+    /// SMO's stopping tolerance on the maximal KKT violation.
+    pub tol: f64,
+    /// Iteration cap per subproblem; `None` means `max(10⁷, 100·n)`.
+    pub max_iter: Option<u64>,
+    /// Byte budget of the kernel-row cache.
+    pub cache_bytes: usize,
+}
+
+impl Default for OnlineOptions {
+    fn default() -> Self {
+        OnlineOptions {
+            c: 1.0,
+            threshold: 0.01,
+            epsilon: 0.5,
+            max_neighbors: 50,
+            neighbor_step: 1,
+            max_support: None,
+            rebatch: false,
+            tol: 1e-3,
+            max_iter: None,
+            cache_bytes: 64 << 20,
+        }
+    }
+}
+
+impl OnlineOptions {
+    /// Checks every setting; the message names the one at fault.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.c.is_finite() && self.c > 0.0) {
+            value_error!("C must be a positive finite number, got {}", self.c);
+        }
+        if !(self.threshold.is_finite() && self.threshold > 0.0) {
+            value_error!(
+                "threshold must be a positive finite number, got {}",
+                self.threshold
+            );
+        }
+        if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
+            value_error!(
+                "epsilon must be a non-negative finite number, got {}",
+                self.epsilon
+            );
+        }
+        if self.max_neighbors == 0 || self.neighbor_step == 0 {
+            value_error!("max_neighbors and neighbor_step must be at least 1");
+        }
+        if self.max_support == Some(0) {
+            value_error!("max_support must be at least 1 (or None)");
+        }
+        if !(self.tol.is_finite() && self.tol > 0.0) {
+            value_error!("tol must be a positive finite number, got {}", self.tol);
+        }
+        Ok(())
+    }
+}
+
+/// What happened to one example.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepRecord {
+    /// False when the example was classified with margin.
+    pub updated: bool,
+    /// Final working-set size (0 without an update).
+    pub neighbourhood: usize,
+    /// Subproblems solved.
+    pub n_solves: usize,
+    /// The stopping rule (level or variation of `E`) ended the growth.
+    pub reached: bool,
+    /// `‖ξ‖² / t` after the example.
+    pub criterion: f64,
+    /// Support vectors after the example.
+    pub n_support: usize,
+    /// Examples kept after the example.
+    pub n_stored: usize,
+    /// Seconds spent on the example.
+    pub seconds: f64,
+}
+
+/// What one [`OnlineLearner::learn`] call did.
+#[derive(Clone, Debug, Default)]
+pub struct LearnReport {
+    /// One record per example, in order.
+    pub steps: Vec<StepRecord>,
+    /// Examples that triggered an update.
+    pub updates: usize,
+    /// Updates whose neighbours ran out (more candidates than
+    /// `max_neighbors`) before the stopping rule held.
+    pub capped: usize,
+    /// Subproblems solved.
+    pub solves: usize,
+    /// Subproblems whose solver stopped at its iteration cap.
+    pub unconverged: usize,
+}
+
+/// The whole state of a learner, enough to continue identically
+/// ([`OnlineLearner::state`], [`OnlineLearner::from_state`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LearnerState {
+    /// Kept examples, row-major `n × d`.
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    /// Class index of each kept example (the caller's bookkeeping).
+    pub cls: Vec<i64>,
+    /// Position of each kept example in the stream.
+    pub seen: Vec<i64>,
+    pub alpha: Vec<f64>,
+    /// `g_i = Σ_j α_j y_j K(x_j, x_i)`.
+    pub g: Vec<f64>,
+    /// False for examples forgotten but not yet compacted away.
+    pub alive: Vec<bool>,
+    pub b: f64,
+    /// Examples seen.
+    pub t: u64,
+    /// `‖ξ‖²` after the last example.
+    pub xi_sum: f64,
+    /// Solver iterations so far.
+    pub n_iter: u64,
+}
+
+/// Kernel rows `K(x_j, ·)` of kept examples against every kept example,
+/// indexed by storage position, extended lazily as the store grows.
+#[derive(Clone, Debug, Default)]
+struct RowCache {
+    rows: Vec<Option<Vec<f64>>>,
+    used: Vec<u64>,
+    clock: u64,
+    /// Rows used at or after this clock value are not evicted.
+    epoch: u64,
+    bytes: usize,
+    budget: usize,
+}
+
+impl RowCache {
+    fn new(budget: usize) -> Self {
+        RowCache {
+            budget,
+            ..RowCache::default()
+        }
+    }
+
+    fn push(&mut self) {
+        self.rows.push(None);
+        self.used.push(0);
+    }
+
+    fn touch(&mut self, j: usize) {
+        self.clock += 1;
+        self.used[j] = self.clock;
+    }
+
+    /// Protects from eviction every row touched from now on.
+    fn new_epoch(&mut self) {
+        self.epoch = self.clock + 1;
+    }
+
+    fn row(&self, j: usize) -> &[f64] {
+        self.rows[j].as_deref().unwrap_or(&[])
+    }
+
+    /// Drops least recently used rows (not of this epoch) until within budget.
+    fn evict(&mut self) {
+        while self.bytes > self.budget {
+            let victim = (0..self.rows.len())
+                .filter(|&j| self.rows[j].is_some() && self.used[j] < self.epoch)
+                .min_by_key(|&j| self.used[j]);
+            let Some(j) = victim else { return };
+            if let Some(row) = self.rows[j].take() {
+                self.bytes -= row.capacity() * std::mem::size_of::<f64>();
+            }
+        }
+    }
+
+    /// Keeps the positions listed in `keep` (increasing), renumbered.
+    fn compact(&mut self, keep: &[usize]) {
+        let mut rows = Vec::with_capacity(keep.len());
+        let mut used = Vec::with_capacity(keep.len());
+        let mut bytes = 0;
+        for &j in keep {
+            let row = self.rows[j].take().map(|old| {
+                let len = keep.partition_point(|&k| k < old.len());
+                let new: Vec<f64> = keep[..len].iter().map(|&k| old[k]).collect();
+                bytes += new.capacity() * std::mem::size_of::<f64>();
+                new
+            });
+            rows.push(row);
+            used.push(self.used[j]);
+        }
+        self.rows = rows;
+        self.used = used;
+        self.bytes = bytes;
+    }
+}
+
+/// A dense symmetric Hessian, column-major `f32`, for the small working-set
+/// problems.
+struct DenseQ {
+    n: usize,
+    cols: Vec<f32>,
+    diag: Vec<f64>,
+}
+
+impl QMatrix for DenseQ {
+    fn n(&self) -> usize {
+        self.n
+    }
+
+    fn diag(&self) -> &[f64] {
+        &self.diag
+    }
+
+    fn column(&mut self, i: usize, _len: usize) -> &[f32] {
+        &self.cols[i * self.n..(i + 1) * self.n]
+    }
+
+    fn pair(&mut self, i: usize, j: usize, _len: usize) -> (&[f32], &[f32]) {
+        let n = self.n;
+        (
+            &self.cols[i * n..(i + 1) * n],
+            &self.cols[j * n..(j + 1) * n],
+        )
+    }
+
+    fn swap_index(&mut self, i: usize, j: usize) {
+        if i == j {
+            return;
+        }
+        let n = self.n;
+        for c in 0..n {
+            self.cols.swap(c * n + i, c * n + j);
+        }
+        for r in 0..n {
+            self.cols.swap(i * n + r, j * n + r);
+        }
+        self.diag.swap(i, j);
+    }
+}
+
+/// Orders `(distance², position)` pairs: nearest first, then by position.
+fn by_distance(a: &(f64, usize), b: &(f64, usize)) -> Ordering {
+    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
+}
+
+/// The `k` nearest of `cand`, nearest first (ties by position).
+fn nearest(mut cand: Vec<(f64, usize)>, k: usize) -> Vec<usize> {
+    if k == 0 {
+        return Vec::new();
+    }
+    if k < cand.len() {
+        cand.select_nth_unstable_by(k - 1, by_distance);
+        cand.truncate(k);
+    }
+    cand.sort_unstable_by(by_distance);
+    cand.into_iter().map(|(_, i)| i).collect()
+}
+
+/// One binary online SVM (labels ±1); see the module documentation.
+#[derive(Clone, Debug)]
+pub struct OnlineLearner {
+    kind: KernelKind,
+    d: usize,
+    x: Vec<f64>,
+    sq: Vec<f64>,
+    y: Vec<f64>,
+    cls: Vec<i64>,
+    seen: Vec<i64>,
+    alpha: Vec<f64>,
+    g: Vec<f64>,
+    alive: Vec<bool>,
+    b: f64,
+    t: u64,
+    xi_sum: f64,
+    n_iter: u64,
+    n_support: usize,
+    n_alive: usize,
+    cache: RowCache,
+}
+
+/// Stored arrays are compacted once the forgotten rows are as many as the
+/// kept ones and there are more than this many rows.
+const COMPACT_MIN: usize = 64;
+
+impl OnlineLearner {
+    /// An empty learner for `d` features and a kernel function (not
+    /// `Precomputed`).
+    pub fn new(kind: KernelKind, d: usize) -> Result<Self> {
+        kind.require_function("an online learner")?;
+        Ok(OnlineLearner {
+            kind,
+            d,
+            x: Vec::new(),
+            sq: Vec::new(),
+            y: Vec::new(),
+            cls: Vec::new(),
+            seen: Vec::new(),
+            alpha: Vec::new(),
+            g: Vec::new(),
+            alive: Vec::new(),
+            b: 0.0,
+            t: 0,
+            xi_sum: 0.0,
+            n_iter: 0,
+            n_support: 0,
+            n_alive: 0,
+            cache: RowCache::new(OnlineOptions::default().cache_bytes),
+        })
+    }
+
+    /// A learner that continues from `state` (the kernel cache starts empty;
+    /// it holds nothing that changes the results).
+    pub fn from_state(kind: KernelKind, d: usize, state: LearnerState) -> Result<Self> {
+        let mut lr = OnlineLearner::new(kind, d)?;
+        let n = state.y.len();
+        if state.x.len() != n * d {
+            shape_error!("x has {} values, expected {n} × {d}", state.x.len());
+        }
+        let lens = [
+            state.cls.len(),
+            state.seen.len(),
+            state.alpha.len(),
+            state.g.len(),
+            state.alive.len(),
+        ];
+        if lens.iter().any(|&l| l != n) {
+            shape_error!("the state's arrays must all have {n} entries, got {lens:?}");
+        }
+        if let Some(v) = state.y.iter().find(|&&v| v != 1.0 && v != -1.0) {
+            value_error!("y must contain only -1 and +1, found {v}");
+        }
+        let finite = |v: &[f64]| v.iter().all(|a| a.is_finite());
+        if !(finite(&state.x) && finite(&state.alpha) && finite(&state.g)) || !state.b.is_finite() {
+            value_error!("the state holds NaN or infinity");
+        }
+        lr.sq = if d == 0 {
+            vec![0.0; n]
+        } else {
+            state.x.chunks_exact(d).map(|r| dot(r, r)).collect()
+        };
+        lr.x = state.x;
+        lr.y = state.y;
+        lr.cls = state.cls;
+        lr.seen = state.seen;
+        lr.alpha = state.alpha;
+        lr.g = state.g;
+        lr.alive = state.alive;
+        lr.b = state.b;
+        lr.t = state.t;
+        lr.xi_sum = state.xi_sum;
+        lr.n_iter = state.n_iter;
+        for _ in 0..n {
+            lr.cache.push();
+        }
+        lr.count();
+        Ok(lr)
+    }
+
+    /// A copy of the learner's state.
+    pub fn state(&self) -> LearnerState {
+        LearnerState {
+            x: self.x.clone(),
+            y: self.y.clone(),
+            cls: self.cls.clone(),
+            seen: self.seen.clone(),
+            alpha: self.alpha.clone(),
+            g: self.g.clone(),
+            alive: self.alive.clone(),
+            b: self.b,
+            t: self.t,
+            xi_sum: self.xi_sum,
+            n_iter: self.n_iter,
+        }
+    }
+
+    /// The kernel.
+    pub fn kind(&self) -> KernelKind {
+        self.kind
+    }
+
+    /// Number of features.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// Stored rows (kept examples and forgotten ones not yet compacted away).
+    pub fn len(&self) -> usize {
+        self.y.len()
+    }
+
+    /// True before any example is stored.
+    pub fn is_empty(&self) -> bool {
+        self.y.is_empty()
+    }
+
+    /// The bias `b`.
+    pub fn bias(&self) -> f64 {
+        self.b
+    }
+
+    /// Support vectors (kept, `α > 0`).
+    pub fn n_support(&self) -> usize {
+        self.n_support
+    }
+
+    /// Kept examples.
+    pub fn n_alive(&self) -> usize {
+        self.n_alive
+    }
+
+    /// Solver iterations so far.
+    pub fn n_iter(&self) -> u64 {
+        self.n_iter
+    }
+
+    /// Examples seen.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// `‖ξ‖² / t` after the last example (0 before any).
+    pub fn criterion(&self) -> f64 {
+        if self.t == 0 {
+            0.0
+        } else {
+            self.xi_sum / self.t as f64
+        }
+    }
+
+    /// Storage positions of the support vectors.
+    pub fn support(&self) -> Vec<usize> {
+        (0..self.len())
+            .filter(|&i| self.alive[i] && self.alpha[i] > 0.0)
+            .collect()
+    }
+
+    /// `f(x) = Σ α_i y_i K(x_i, x) + b` for each row of `x` (row-major).
+    pub fn decision(&self, x: &[f64]) -> Result<Vec<f64>> {
+        let d = self.d;
+        if d == 0 || !x.len().is_multiple_of(d) {
+            shape_error!("x must hold rows of {d} features, got {} values", x.len());
+        }
+        let sv = self.support();
+        Ok(x.chunks_exact(d)
+            .map(|row| {
+                let sq = dot(row, row);
+                let k = self.kernel_row(row, sq, &sv);
+                sv.iter()
+                    .zip(k)
+                    .map(|(&i, kv)| self.alpha[i] * self.y[i] * kv)
+                    .sum::<f64>()
+                    + self.b
+            })
+            .collect())
+    }
+
+    /// `K(x_i, row)` for the listed storage positions.
+    fn kernel_row(&self, row: &[f64], sq: f64, idx: &[usize]) -> Vec<f64> {
+        idx.iter()
+            .map(|&i| self.kind.from_dot(dot(self.row(i), row), self.sq[i], sq))
+            .collect()
+    }
+
+    fn row(&self, i: usize) -> &[f64] {
+        &self.x[i * self.d..(i + 1) * self.d]
+    }
+
+    /// Learns the rows of `x` (row-major, `d` features) in order; `y` holds
+    /// their labels (±1), `cls` and `seen` the caller's class index and
+    /// stream position of each (kept with the examples).
+    pub fn learn(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        cls: &[i64],
+        seen: &[i64],
+        opts: &OnlineOptions,
+    ) -> Result<LearnReport> {
+        opts.validate()?;
+        let d = self.d;
+        let m = y.len();
+        if x.len() != m * d {
+            shape_error!(
+                "x has {} values, expected {m} rows of {d} features",
+                x.len()
+            );
+        }
+        if cls.len() != m || seen.len() != m {
+            shape_error!(
+                "cls and seen must have {m} entries (one per label), got {} and {}",
+                cls.len(),
+                seen.len()
+            );
+        }
+        if let Some(v) = y.iter().find(|&&v| v != 1.0 && v != -1.0) {
+            value_error!("y must contain only -1 and +1, found {v}");
+        }
+        if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
+            value_error!(
+                "X contains NaN or infinity (row {}, column {})",
+                pos / d.max(1),
+                pos % d.max(1)
+            );
+        }
+        self.cache.budget = opts.cache_bytes;
+        let mut report = LearnReport {
+            steps: Vec::with_capacity(m),
+            ..LearnReport::default()
+        };
+        for k in 0..m {
+            let row = &x[k * d..(k + 1) * d];
+            let rec = self.step(row, y[k], cls[k], seen[k], opts, &mut report)?;
+            report.steps.push(rec);
+        }
+        Ok(report)
+    }
+
+    fn step(
+        &mut self,
+        xt: &[f64],
+        label: f64,
+        cls: i64,
+        seen: i64,
+        opts: &OnlineOptions,
+        report: &mut LearnReport,
+    ) -> Result<StepRecord> {
+        let start = Instant::now();
+        self.t += 1;
+        self.cache.new_epoch();
+        let n = self.len();
+        let sq_t = dot(xt, xt);
+        let dots: Vec<f64> = (0..n).map(|i| dot(self.row(i), xt)).collect();
+        let krow: Vec<f64> = (0..n)
+            .map(|i| self.kind.from_dot(dots[i], self.sq[i], sq_t))
+            .collect();
+        let f = self.b
+            + (0..n)
+                .filter(|&i| self.alpha[i] > 0.0)
+                .map(|i| self.alpha[i] * self.y[i] * krow[i])
+                .sum::<f64>();
+        let margin = label * f;
+        let mut rec = StepRecord {
+            reached: true,
+            ..StepRecord::default()
+        };
+        if margin >= 1.0 && !opts.rebatch {
+            // Well classified: nothing to learn; kept (α = 0) in the band.
+            if margin <= 1.0 + opts.epsilon {
+                self.append(xt, sq_t, label, cls, seen, f - self.b, krow);
+            }
+            return Ok(self.finish(rec, start));
+        }
+        let j = self.append(xt, sq_t, label, cls, seen, f - self.b, krow);
+        rec.updated = true;
+        let (mut pos, mut neg) = (false, false);
+        for i in 0..self.len() {
+            if self.alive[i] {
+                pos |= self.y[i] > 0.0;
+                neg |= self.y[i] < 0.0;
+            }
+        }
+        if !(pos && neg) {
+            // One class so far: the constant machine f = label classifies
+            // every kept example with margin exactly 1.
+            self.b = label;
+            self.xi_sum = 0.0;
+            rec.neighbourhood = 1;
+            return Ok(self.finish(rec, start));
+        }
+        report.updates += 1;
+        if opts.rebatch {
+            self.rebatch(opts, report, &mut rec)?;
+        } else {
+            self.local(j, &dots, opts, report, &mut rec);
+        }
+        Ok(self.finish(rec, start))
+    }
+
+    fn finish(&self, mut rec: StepRecord, start: Instant) -> StepRecord {
+        rec.criterion = self.criterion();
+        rec.n_support = self.n_support;
+        rec.n_stored = self.n_alive;
+        rec.seconds = start.elapsed().as_secs_f64();
+        rec
+    }
+
+    /// Stores a new example with `α = 0`; `krow` holds its kernel values
+    /// against the stored examples (its cached row, completed here).
+    #[allow(clippy::too_many_arguments)]
+    fn append(
+        &mut self,
+        xt: &[f64],
+        sq_t: f64,
+        label: f64,
+        cls: i64,
+        seen: i64,
+        g: f64,
+        mut krow: Vec<f64>,
+    ) -> usize {
+        let j = self.len();
+        self.x.extend_from_slice(xt);
+        self.sq.push(sq_t);
+        self.y.push(label);
+        self.cls.push(cls);
+        self.seen.push(seen);
+        self.alpha.push(0.0);
+        self.g.push(g);
+        self.alive.push(true);
+        self.n_alive += 1;
+        self.cache.push();
+        krow.push(self.kind.from_dot(dot(xt, xt), sq_t, sq_t));
+        self.cache.bytes += krow.capacity() * std::mem::size_of::<f64>();
+        self.cache.rows[j] = Some(krow);
+        self.cache.touch(j);
+        self.cache.evict();
+        j
+    }
+
+    /// Makes row `j` of the cache cover every stored example.
+    fn ensure_row(&mut self, j: usize) {
+        self.cache.touch(j);
+        let n = self.len();
+        let (kind, d) = (self.kind, self.d);
+        let (x, sq) = (&self.x, &self.sq);
+        let row = self.cache.rows[j].get_or_insert_with(Vec::new);
+        let (start, cap) = (row.len(), row.capacity());
+        if start < n {
+            let xj = &x[j * d..(j + 1) * d];
+            row.extend(
+                (start..n).map(|i| kind.from_dot(dot(&x[i * d..(i + 1) * d], xj), sq[i], sq[j])),
+            );
+            self.cache.bytes += (row.capacity() - cap) * std::mem::size_of::<f64>();
+            self.cache.evict();
+        }
+    }
+
+    /// `‖ξ‖²` over the kept examples.
+    fn slack_sum(&self) -> f64 {
+        (0..self.len())
+            .filter(|&i| self.alive[i])
+            .map(|i| {
+                let xi = (1.0 - self.y[i] * (self.g[i] + self.b)).max(0.0);
+                xi * xi
+            })
+            .sum()
+    }
+
+    /// The paper's update for the new example at `j` (`dots`: its dot
+    /// products with the examples stored before it).
+    fn local(
+        &mut self,
+        j: usize,
+        dots: &[f64],
+        opts: &OnlineOptions,
+        report: &mut LearnReport,
+        rec: &mut StepRecord,
+    ) {
+        let eps = opts.epsilon;
+        let cand: Vec<(f64, usize)> = (0..j)
+            .filter(|&i| {
+                self.alive[i]
+                    && (self.y[i] * (self.g[i] + self.b) <= 1.0 + eps || self.alpha[i] > 0.0)
+            })
+            .map(|i| (self.sq[i] - 2.0 * dots[i], i))
+            .collect();
+        let n_cand = cand.len();
+        let near = nearest(cand, opts.max_neighbors);
+        let t = self.t as f64;
+        let mut e_prev = self.slack_sum() / t;
+        let mut work = vec![j];
+        let mut next = 0;
+        let mut e = e_prev;
+        loop {
+            let take = opts.neighbor_step.min(near.len() - next);
+            work.extend_from_slice(&near[next..next + take]);
+            next += take;
+            let changed = self.solve_working_set(&work, opts, report);
+            rec.n_solves += 1;
+            if changed {
+                e = self.slack_sum() / t;
+            }
+            // The level, or the variation of the estimate between candidates
+            // that differ (a neighbour that changes nothing says nothing
+            // about it).
+            if e < opts.threshold || (changed && (e_prev - e).abs() < opts.threshold * e_prev) {
+                rec.reached = true;
+                break;
+            }
+            e_prev = e;
+            rec.reached = false;
+            if next >= near.len() {
+                if n_cand > opts.max_neighbors {
+                    report.capped += 1;
+                }
+                break;
+            }
+        }
+        rec.neighbourhood = work.len();
+        self.xi_sum = e * t;
+        self.retire(opts.epsilon);
+        if let Some(budget) = opts.max_support {
+            self.enforce_budget(budget, opts, report);
+        }
+        self.count();
+        self.maybe_compact();
+    }
+
+    /// Re-optimises the multipliers of `work` (storage positions) with the
+    /// others fixed, then updates `g` from the changes and `b`; false when
+    /// neither `α` nor `b` moved.
+    fn solve_working_set(
+        &mut self,
+        work: &[usize],
+        opts: &OnlineOptions,
+        report: &mut LearnReport,
+    ) -> bool {
+        for &i in work {
+            self.ensure_row(i);
+        }
+        let w = work.len();
+        let mut cols = vec![0.0f32; w * w];
+        let mut kww = vec![0.0f64; w * w];
+        let mut diag = vec![0.0f64; w];
+        for (a, &ia) in work.iter().enumerate() {
+            let row = self.cache.row(ia);
+            for (bb, &ib) in work.iter().enumerate() {
+                let k = row[ib];
+                kww[a * w + bb] = k;
+                cols[a * w + bb] = (self.y[ia] * self.y[ib] * k) as f32;
+            }
+            diag[a] = row[ia];
+        }
+        let ys: Vec<f64> = work.iter().map(|&i| self.y[i]).collect();
+        let a0: Vec<f64> = work
+            .iter()
+            .map(|&i| self.alpha[i].clamp(0.0, opts.c))
+            .collect();
+        // The fixed multipliers enter through p: g minus W's own share.
+        let p: Vec<f64> = (0..w)
+            .map(|a| {
+                let own: f64 = (0..w).map(|bb| a0[bb] * ys[bb] * kww[a * w + bb]).sum();
+                -1.0 + ys[a] * (self.g[work[a]] - own)
+            })
+            .collect();
+        let upper = vec![opts.c; w];
+        let max_iter = opts
+            .max_iter
+            .unwrap_or_else(|| 10_000_000u64.max(100 * w as u64));
+        let mut q = DenseQ { n: w, cols, diag };
+        let res = smo::solve(&mut q, &p, &ys, &upper, &a0, opts.tol, max_iter, false);
+        report.solves += 1;
+        if !res.converged {
+            report.unconverged += 1;
+        }
+        self.n_iter += res.n_iter;
+        let mut changed = false;
+        for (a, &ia) in work.iter().enumerate() {
+            let delta = (res.alpha[a] - self.alpha[ia]) * ys[a];
+            self.alpha[ia] = res.alpha[a];
+            if delta != 0.0 {
+                changed = true;
+                let row = self.cache.row(ia);
+                for (gi, k) in self.g.iter_mut().zip(row) {
+                    *gi += delta * k;
+                }
+            }
+        }
+        let b = self.global_bias(opts.c);
+        changed |= b != self.b;
+        self.b = b;
+        changed
+    }
+
+    /// The bias from the KKT conditions of every kept example (LIBSVM's
+    /// rule, over the whole machine rather than the working set, whose
+    /// few variables often all sit at a bound): minus the mean of
+    /// `g_i − y_i` over the free multipliers, else the middle of the interval
+    /// the bounded ones allow.
+    fn global_bias(&self, c: f64) -> f64 {
+        let (mut ub, mut lb) = (f64::INFINITY, f64::NEG_INFINITY);
+        let (mut sum, mut free) = (0.0, 0usize);
+        for i in 0..self.len() {
+            if !self.alive[i] {
+                continue;
+            }
+            let (a, y) = (self.alpha[i], self.y[i]);
+            let yg = self.g[i] - y; // y_i · ∇_i of the dual
+            if a > 0.0 && a < c {
+                free += 1;
+                sum += yg;
+            } else if (a >= c) == (y < 0.0) {
+                ub = ub.min(yg);
+            } else {
+                lb = lb.max(yg);
+            }
+        }
+        let rho = if free > 0 {
+            sum / free as f64
+        } else {
+            match (ub.is_finite(), lb.is_finite()) {
+                (true, true) => 0.5 * (ub + lb),
+                (true, false) => ub,
+                (false, true) => lb,
+                (false, false) => 0.0,
+            }
+        };
+        -rho
+    }
+
+    /// Forgets the examples with `α = 0` beyond the band.
+    fn retire(&mut self, epsilon: f64) {
+        for i in 0..self.len() {
+            if self.alive[i]
+                && self.alpha[i] == 0.0
+                && self.y[i] * (self.g[i] + self.b) > 1.0 + epsilon
+            {
+                self.alive[i] = false;
+            }
+        }
+    }
+
+    fn count(&mut self) {
+        self.n_alive = self.alive.iter().filter(|&&a| a).count();
+        self.n_support = (0..self.len())
+            .filter(|&i| self.alive[i] && self.alpha[i] > 0.0)
+            .count();
+    }
+
+    fn maybe_compact(&mut self) {
+        let n = self.len();
+        if n <= COMPACT_MIN || 2 * self.n_alive >= n {
+            return;
+        }
+        let keep: Vec<usize> = (0..n).filter(|&i| self.alive[i]).collect();
+        let d = self.d;
+        self.x = keep
+            .iter()
+            .flat_map(|&i| self.x[i * d..(i + 1) * d].iter().copied())
+            .collect();
+        fn pick<T: Copy>(v: &[T], keep: &[usize]) -> Vec<T> {
+            keep.iter().map(|&i| v[i]).collect()
+        }
+        self.sq = pick(&self.sq, &keep);
+        self.y = pick(&self.y, &keep);
+        self.cls = pick(&self.cls, &keep);
+        self.seen = pick(&self.seen, &keep);
+        self.alpha = pick(&self.alpha, &keep);
+        self.g = pick(&self.g, &keep);
+        self.alive = vec![true; keep.len()];
+        self.cache.compact(&keep);
+    }
+
+    /// Removes support vectors while there are more than `budget`, each time
+    /// the one with the smallest margin `y f` (then the smallest `α`, then
+    /// the oldest); then keeps at most `budget` examples without a
+    /// multiplier, the most recent.
+    fn enforce_budget(&mut self, budget: usize, opts: &OnlineOptions, report: &mut LearnReport) {
+        loop {
+            let sv = self.support();
+            if sv.len() <= budget {
+                break;
+            }
+            let key = |i: usize| {
+                let m = self.y[i] * (self.g[i] + self.b);
+                ((m * 1e9).round(), self.alpha[i])
+            };
+            let r = sv
+                .iter()
+                .copied()
+                .min_by(|&a, &b| {
+                    let (ka, kb) = (key(a), key(b));
+                    ka.0.total_cmp(&kb.0)
+                        .then(ka.1.total_cmp(&kb.1))
+                        .then(a.cmp(&b))
+                })
+                .unwrap_or(sv[0]);
+            if !self.remove(r, opts, report) {
+                break;
+            }
+        }
+        let rest: Vec<usize> = (0..self.len())
+            .filter(|&i| self.alive[i] && self.alpha[i] == 0.0)
+            .collect();
+        if rest.len() > budget {
+            for &i in &rest[..rest.len() - budget] {
+                self.alive[i] = false;
+            }
+        }
+    }
+
+    /// Removes support vector `r`: its multiplier goes to its nearest
+    /// same-class neighbours (room up to `C`) or is taken from its nearest
+    /// other-class ones, keeping `yᵀα`; that neighbourhood is re-optimised
+    /// once. False (nothing changed) when the neighbours lack the room.
+    fn remove(&mut self, r: usize, opts: &OnlineOptions, report: &mut LearnReport) -> bool {
+        let xr = self.row(r).to_vec();
+        let cand: Vec<(f64, usize)> = (0..self.len())
+            .filter(|&i| self.alive[i] && i != r)
+            .map(|i| (self.sq[i] - 2.0 * dot(self.row(i), &xr), i))
+            .collect();
+        let near = nearest(cand, opts.max_neighbors.max(2));
+        let (a_r, y_r) = (self.alpha[r], self.y[r]);
+        let mut a_new: Vec<f64> = near.iter().map(|&i| self.alpha[i]).collect();
+        let mut need = a_r;
+        for (k, &i) in near.iter().enumerate() {
+            if need <= 0.0 {
+                break;
+            }
+            if self.y[i] == y_r {
+                let add = need.min(opts.c - a_new[k]);
+                a_new[k] += add;
+                need -= add;
+            }
+        }
+        for (k, &i) in near.iter().enumerate() {
+            if need <= 0.0 {
+                break;
+            }
+            if self.y[i] != y_r {
+                let sub = need.min(a_new[k]);
+                a_new[k] -= sub;
+                need -= sub;
+            }
+        }
+        if need > 1e-12 * a_r.max(1.0) {
+            return false;
+        }
+        // Apply the hand-off: α_r → 0 and the neighbours to a_new.
+        let mut changes = vec![(r, -a_r * y_r)];
+        for (k, &i) in near.iter().enumerate() {
+            changes.push((i, (a_new[k] - self.alpha[i]) * self.y[i]));
+        }
+        for &(i, delta) in &changes {
+            if delta != 0.0 {
+                self.ensure_row(i);
+                let row = self.cache.row(i);
+                for (gi, k) in self.g.iter_mut().zip(row) {
+                    *gi += delta * k;
+                }
+            }
+        }
+        self.alpha[r] = 0.0;
+        self.alive[r] = false;
+        for (k, &i) in near.iter().enumerate() {
+            self.alpha[i] = a_new[k];
+        }
+        self.solve_working_set(&near, opts, report);
+        self.xi_sum = self.slack_sum();
+        true
+    }
+
+    /// The baseline: a batch SVM over every kept example, trained afresh.
+    fn rebatch(
+        &mut self,
+        opts: &OnlineOptions,
+        report: &mut LearnReport,
+        rec: &mut StepRecord,
+    ) -> Result<()> {
+        let n = self.len();
+        let rows = Rows::new(self.x.clone(), n, self.d)?;
+        let problem = DualProblem {
+            source: KernelSource::dense(self.kind, rows)?,
+            y: self.y.clone(),
+            p: None,
+            upper: vec![opts.c; n],
+            alpha0: None,
+            active: None,
+            constraint: Constraint::Equality,
+        };
+        let sol = problem.solve(&SolverOptions {
+            tol: opts.tol,
+            max_iter: opts.max_iter,
+            shrinking: true,
+            cache_bytes: opts.cache_bytes,
+        })?;
+        report.solves += 1;
+        if !sol.converged {
+            report.unconverged += 1;
+        }
+        self.n_iter += sol.n_iter;
+        for i in 0..n {
+            let delta = (sol.alpha[i] - self.alpha[i]) * self.y[i];
+            if delta != 0.0 {
+                self.ensure_row(i);
+                let row = self.cache.row(i);
+                for (gi, k) in self.g.iter_mut().zip(row) {
+                    *gi += delta * k;
+                }
+            }
+        }
+        self.alpha = sol.alpha;
+        self.b = -sol.rho;
+        self.xi_sum = self.slack_sum();
+        self.count();
+        rec.neighbourhood = n;
+        rec.n_solves = 1;
+        rec.reached = true;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A two-class stream: class by the sign of `sin(3 x₀) − x₁` with label
+    /// noise every 7th example.
+    fn stream(m: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+        let mut s = seed;
+        let mut next = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64) / ((1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        let mut x = Vec::with_capacity(2 * m);
+        let mut y = Vec::with_capacity(m);
+        for k in 0..m {
+            let (a, b) = (next(), next());
+            x.extend_from_slice(&[a, b]);
+            let mut label = if (3.0 * a).sin() > b { 1.0 } else { -1.0 };
+            if k % 7 == 6 {
+                label = -label;
+            }
+            y.push(label);
+        }
+        (x, y)
+    }
+
+    fn learner(kind: KernelKind, x: &[f64], y: &[f64], opts: &OnlineOptions) -> OnlineLearner {
+        let mut lr = OnlineLearner::new(kind, 2).unwrap();
+        let m = y.len();
+        let seen: Vec<i64> = (0..m as i64).collect();
+        let cls: Vec<i64> = y.iter().map(|&v| i64::from(v > 0.0)).collect();
+        lr.learn(x, y, &cls, &seen, opts).unwrap();
+        lr
+    }
+
+    /// `α` in its box, `yᵀα = 0`, `g` equal to the kernel sum, and only the
+    /// band and the support vectors kept.
+    fn check_invariants(lr: &OnlineLearner, opts: &OnlineOptions) {
+        let n = lr.len();
+        let ya: f64 = (0..n).map(|i| lr.y[i] * lr.alpha[i]).sum();
+        let total: f64 = lr.alpha.iter().sum();
+        assert!(ya.abs() <= 1e-9 * total.max(1.0), "yᵀα = {ya}");
+        for i in 0..n {
+            assert!(lr.alpha[i] >= 0.0 && lr.alpha[i] <= opts.c + 1e-12);
+            if !lr.alive[i] {
+                assert_eq!(lr.alpha[i], 0.0);
+                continue;
+            }
+            let g: f64 = (0..n)
+                .filter(|&j| lr.alive[j])
+                .map(|j| {
+                    lr.alpha[j]
+                        * lr.y[j]
+                        * lr.kind
+                            .from_dot(dot(lr.row(j), lr.row(i)), lr.sq[j], lr.sq[i])
+                })
+                .sum();
+            assert!((g - lr.g[i]).abs() < 1e-8, "g[{i}] = {} vs {g}", lr.g[i]);
+            let margin = lr.y[i] * (g + lr.b);
+            assert!(margin <= 1.0 + opts.epsilon + 1e-9 || lr.alpha[i] > 0.0);
+        }
+    }
+
+    fn accuracy(lr: &OnlineLearner, x: &[f64], y: &[f64]) -> f64 {
+        let f = lr.decision(x).unwrap();
+        let hits = f.iter().zip(y).filter(|(f, y)| **f * **y > 0.0).count();
+        hits as f64 / y.len() as f64
+    }
+
+    #[test]
+    fn learns_a_stream_and_keeps_its_invariants() {
+        let (x, y) = stream(300, 1);
+        let opts = OnlineOptions {
+            cache_bytes: 20_000, // small: rows are evicted and recomputed
+            ..OnlineOptions::default()
+        };
+        let kind = KernelKind::Rbf { gamma: 2.0 };
+        let lr = learner(kind, &x, &y, &opts);
+        check_invariants(&lr, &opts);
+        assert!(lr.n_support() > 0 && lr.n_alive() < 300);
+        let (xt, yt) = stream(400, 2);
+        // 1 in 7 labels is flipped: 6/7 is the best accuracy.
+        assert!(accuracy(&lr, &xt, &yt) > 0.72);
+        // The same stream with an ample cache: the same model.
+        let ample = learner(kind, &x, &y, &OnlineOptions::default());
+        assert_eq!(ample.state(), lr.state());
+    }
+
+    #[test]
+    fn well_classified_examples_change_nothing() {
+        let (x, y) = stream(200, 3);
+        let opts = OnlineOptions::default();
+        let mut lr = learner(KernelKind::Rbf { gamma: 2.0 }, &x, &y, &opts);
+        let before = lr.state();
+        // A probe far on its own side (the margin is largest there).
+        let (xt, yt) = stream(400, 4);
+        let f = lr.decision(&xt).unwrap();
+        let k = (0..400)
+            .max_by(|&a, &b| (yt[a] * f[a]).total_cmp(&(yt[b] * f[b])))
+            .unwrap();
+        assert!(yt[k] * f[k] >= 1.0);
+        let rep = lr
+            .learn(&xt[2 * k..2 * k + 2], &yt[k..=k], &[0], &[999], &opts)
+            .unwrap();
+        assert!(!rep.steps[0].updated && rep.steps[0].neighbourhood == 0);
+        let after = lr.state();
+        let n = before.alpha.len();
+        assert_eq!(after.alpha[..n], before.alpha[..]);
+        assert!(after.alpha[n..].iter().all(|&a| a == 0.0));
+        assert_eq!(after.b, before.b);
+        // Kept (with α = 0) only in the band.
+        let kept = after.x.len() > before.x.len();
+        assert_eq!(kept, yt[k] * f[k] <= 1.0 + opts.epsilon);
+        assert_eq!(after.t, before.t + 1);
+    }
+
+    #[test]
+    fn the_threshold_controls_the_neighbourhood() {
+        let (x, y) = stream(250, 5);
+        let kind = KernelKind::Rbf { gamma: 2.0 };
+        let mean_size = |eta: f64| {
+            let mut lr = OnlineLearner::new(kind, 2).unwrap();
+            let opts = OnlineOptions {
+                threshold: eta,
+                ..OnlineOptions::default()
+            };
+            let seen: Vec<i64> = (0..250).collect();
+            let rep = lr.learn(&x, &y, &vec![0; 250], &seen, &opts).unwrap();
+            let up: Vec<_> = rep.steps.iter().filter(|s| s.n_solves > 0).collect();
+            for s in &up {
+                assert_eq!(s.n_solves + 1, s.neighbourhood);
+            }
+            up.iter().map(|s| s.neighbourhood as f64).sum::<f64>() / up.len() as f64
+        };
+        let (big, mid, small) = (mean_size(100.0), mean_size(0.01), mean_size(1e-4));
+        assert_eq!(big, 2.0); // the first working set already meets the level
+        assert!(big < mid && mid < small, "{big} {mid} {small}");
+    }
+
+    #[test]
+    fn state_round_trip_continues_identically() {
+        let (x, y) = stream(300, 6);
+        let opts = OnlineOptions {
+            max_support: Some(30),
+            ..OnlineOptions::default()
+        };
+        let kind = KernelKind::Rbf { gamma: 2.0 };
+        let seen: Vec<i64> = (0..300).collect();
+        let cls = vec![0; 300];
+        let mut a = OnlineLearner::new(kind, 2).unwrap();
+        a.learn(&x[..300], &y[..150], &cls[..150], &seen[..150], &opts)
+            .unwrap();
+        let mut b = OnlineLearner::from_state(kind, 2, a.state()).unwrap();
+        let ra = a
+            .learn(&x[300..], &y[150..], &cls[150..], &seen[150..], &opts)
+            .unwrap();
+        let rb = b
+            .learn(&x[300..], &y[150..], &cls[150..], &seen[150..], &opts)
+            .unwrap();
+        assert_eq!(a.state(), b.state());
+        let strip = |r: &LearnReport| -> Vec<StepRecord> {
+            r.steps
+                .iter()
+                .map(|s| StepRecord { seconds: 0.0, ..*s })
+                .collect()
+        };
+        assert_eq!(strip(&ra), strip(&rb));
+        assert!(a.n_support() <= 30);
+        check_invariants(&a, &opts);
+    }
+
+    #[test]
+    fn rebatch_keeps_everything_and_matches_the_batch_svm() {
+        let (x, y) = stream(60, 7);
+        let opts = OnlineOptions {
+            rebatch: true,
+            tol: 1e-8,
+            ..OnlineOptions::default()
+        };
+        let kind = KernelKind::Rbf { gamma: 2.0 };
+        let lr = learner(kind, &x, &y, &opts);
+        assert_eq!(lr.n_alive(), 60);
+        check_invariants(&lr, &opts);
+        let batch = DualProblem {
+            source: KernelSource::dense(kind, Rows::new(x.clone(), 60, 2).unwrap()).unwrap(),
+            y: y.clone(),
+            p: None,
+            upper: vec![1.0; 60],
+            alpha0: None,
+            active: None,
+            constraint: Constraint::Equality,
+        }
+        .solve(&SolverOptions {
+            tol: 1e-8,
+            ..SolverOptions::default()
+        })
+        .unwrap();
+        for (a, b) in lr.alpha.iter().zip(&batch.alpha) {
+            assert!((a - b).abs() < 1e-5);
+        }
+        assert!((lr.b + batch.rho).abs() < 1e-5);
+    }
+
+    #[test]
+    fn other_kernels_keep_the_invariants() {
+        let (x, y) = stream(120, 8);
+        let opts = OnlineOptions {
+            max_neighbors: 10,
+            ..OnlineOptions::default()
+        };
+        for kind in [
+            KernelKind::Linear,
+            KernelKind::Poly {
+                gamma: 0.5,
+                coef0: 1.0,
+                degree: 3,
+            },
+            KernelKind::Sigmoid {
+                gamma: 0.5,
+                coef0: 0.0,
+            },
+        ] {
+            let lr = learner(kind, &x, &y, &opts);
+            check_invariants(&lr, &opts);
+        }
+    }
+
+    #[test]
+    fn one_class_so_far_is_a_constant_machine() {
+        let mut lr = OnlineLearner::new(KernelKind::Rbf { gamma: 1.0 }, 1).unwrap();
+        let opts = OnlineOptions::default();
+        let rep = lr
+            .learn(&[0.0, 1.0], &[-1.0, -1.0], &[0, 0], &[0, 1], &opts)
+            .unwrap();
+        assert_eq!(lr.bias(), -1.0);
+        assert_eq!(rep.updates, 0);
+        assert_eq!(lr.decision(&[5.0]).unwrap(), vec![-1.0]);
+    }
+
+    #[test]
+    fn iteration_caps_are_reported() {
+        let (x, y) = stream(100, 9);
+        let opts = OnlineOptions {
+            c: 100.0,
+            max_iter: Some(1),
+            threshold: 10.0,
+            ..OnlineOptions::default()
+        };
+        let mut lr = OnlineLearner::new(KernelKind::Rbf { gamma: 2.0 }, 2).unwrap();
+        let seen: Vec<i64> = (0..100).collect();
+        let rep = lr.learn(&x, &y, &vec![0; 100], &seen, &opts).unwrap();
+        assert!(rep.unconverged > 0 && rep.unconverged <= rep.solves);
+    }
+
+    #[test]
+    fn bad_input_is_rejected() {
+        assert!(OnlineLearner::new(KernelKind::Precomputed, 2).is_err());
+        let mut lr = OnlineLearner::new(KernelKind::Linear, 2).unwrap();
+        let opts = OnlineOptions::default();
+        assert!(lr.learn(&[1.0; 3], &[1.0], &[0], &[0], &opts).is_err());
+        assert!(lr.learn(&[1.0; 2], &[2.0], &[0], &[0], &opts).is_err());
+        assert!(lr
+            .learn(&[f64::NAN, 1.0], &[1.0], &[0], &[0], &opts)
+            .is_err());
+        let bad = OnlineOptions {
+            threshold: 0.0,
+            ..OnlineOptions::default()
+        };
+        assert!(lr.learn(&[1.0; 2], &[1.0], &[0], &[0], &bad).is_err());
+        let state = LearnerState {
+            y: vec![1.0],
+            ..LearnerState::default()
+        };
+        assert!(OnlineLearner::from_state(KernelKind::Linear, 2, state).is_err());
+    }
+}
