@@ -384,7 +384,7 @@ impl OnlineLearner {
             value_error!("y must contain only -1 and +1, found {v}");
         }
         let finite = |v: &[f64]| v.iter().all(|a| a.is_finite());
-        if !(finite(&state.x) && finite(&state.alpha) && finite(&state.g)) || !state.b.is_finite() {
+        if !(finite(&state.x) && finite(&state.alpha) && finite(&state.g) && state.b.is_finite()) {
             value_error!("the state holds NaN or infinity");
         }
         lr.sq = if d == 0 {
@@ -425,6 +425,41 @@ impl OnlineLearner {
             xi_sum: self.xi_sum,
             n_iter: self.n_iter,
         }
+    }
+
+    /// Kept rows, row-major (`len() × d()`).
+    pub fn x(&self) -> &[f64] {
+        &self.x
+    }
+
+    /// Labels (±1) of the stored rows.
+    pub fn y(&self) -> &[f64] {
+        &self.y
+    }
+
+    /// The caller's class index of each stored row.
+    pub fn cls(&self) -> &[i64] {
+        &self.cls
+    }
+
+    /// Stream position of each stored row.
+    pub fn seen(&self) -> &[i64] {
+        &self.seen
+    }
+
+    /// Multipliers of the stored rows.
+    pub fn alpha(&self) -> &[f64] {
+        &self.alpha
+    }
+
+    /// `g_i = Σ_j α_j y_j K(x_j, x_i)` of the stored rows.
+    pub fn g(&self) -> &[f64] {
+        &self.g
+    }
+
+    /// False for rows forgotten but not yet compacted away.
+    pub fn alive(&self) -> &[bool] {
+        &self.alive
     }
 
     /// The kernel.
