@@ -1,12 +1,14 @@
 """Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs)."""
 
-from typing import final
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
     "FLSAResult",
+    "IncrementalLearner",
+    "LearnResult",
     "LocalResult",
     "QPResult",
     "__version__",
@@ -209,6 +211,148 @@ def flsa_path(
     ``residual_sq[k]`` is its training squared error; ``exhausted`` tells that
     the rank, not ``max_terms``, ended the pass. Runs without the GIL.
     """
+
+@final
+class LearnResult:
+    """What :meth:`IncrementalLearner.learn` returns: one entry per example,
+    in the order learnt, and the call's counts."""
+
+    @property
+    def updated(self) -> npt.NDArray[np.bool_]:
+        """False when the example was classified with margin."""
+    @property
+    def neighbourhood(self) -> npt.NDArray[np.uint64]:
+        """Final working-set size (0 without an update)."""
+    @property
+    def n_solves(self) -> npt.NDArray[np.uint64]:
+        """Subproblems solved."""
+    @property
+    def reached(self) -> npt.NDArray[np.bool_]:
+        """The stopping rule, not the neighbour cap, ended the growth."""
+    @property
+    def criterion(self) -> npt.NDArray[np.float64]:
+        """``‖ξ‖² / t`` after the example."""
+    @property
+    def n_support(self) -> npt.NDArray[np.uint64]:
+        """Support vectors after the example."""
+    @property
+    def n_stored(self) -> npt.NDArray[np.uint64]:
+        """Examples kept after the example."""
+    @property
+    def time(self) -> npt.NDArray[np.float64]:
+        """Seconds spent on the example."""
+    @property
+    def updates(self) -> int:
+        """Examples that triggered an update."""
+    @property
+    def capped(self) -> int:
+        """Updates that used every allowed neighbour before the stopping rule held."""
+    @property
+    def solves(self) -> int:
+        """Subproblems solved in the call."""
+    @property
+    def unconverged(self) -> int:
+        """Subproblems stopped by the iteration cap."""
+
+@final
+class IncrementalLearner:
+    """One binary online SVM (labels ±1) learnt by LISVM, one example at a
+    time: the kept examples, their multipliers ``alpha``, ``g_i = Σ_j α_j y_j
+    K(x_j, x_i)``, the bias ``b`` and a cache of kernel rows. Pickles with its
+    whole state (the cache excepted), so a copy continues identically."""
+
+    def __new__(
+        cls,
+        n_features: int,
+        kernel: str = "rbf",
+        gamma: float = 1.0,
+        coef0: float = 0.0,
+        degree: int = 3,
+    ) -> IncrementalLearner: ...
+    def learn(
+        self,
+        x: npt.NDArray[np.float64],
+        y: npt.NDArray[np.float64],
+        cls: npt.NDArray[np.int64],
+        seen: npt.NDArray[np.int64],
+        *,
+        c: float,
+        threshold: float,
+        epsilon: float = 0.5,
+        max_neighbors: int = 50,
+        neighbor_step: int = 1,
+        max_support: int | None = None,
+        rebatch: bool = False,
+        tol: float = 1e-3,
+        max_iter: int = -1,
+        cache_size: float = 64.0,
+    ) -> LearnResult:
+        """Learn the rows of ``x`` in order (labels ``y`` ±1; ``cls`` and
+        ``seen``, each example's class index and stream position, are kept
+        with it). A well-classified example (``y f ≥ 1``) changes nothing;
+        otherwise a working set grows from it and its nearest neighbours
+        among the band (``y f ≤ 1 + epsilon``) and the support vectors, each
+        set re-optimised by SMO with the other multipliers fixed, until
+        ``‖ξ‖²/t < threshold`` or its relative variation between two
+        candidates is under ``threshold``. ``rebatch`` solves the batch SVM
+        over every kept example instead. ``cache_size`` (MB) bounds the
+        kernel-row cache. Runs without the GIL; bad input raises
+        ``ValueError``."""
+    def decision_function(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """``f(x) = Σ α_i y_i K(x_i, x) + b`` for every row of ``x``."""
+    def support(self) -> npt.NDArray[np.int64]:
+        """Storage positions of the support vectors."""
+    @property
+    def n_features(self) -> int:
+        """Number of features."""
+    @property
+    def kernel(self) -> str:
+        """The kernel's name."""
+    @property
+    def n(self) -> int:
+        """Stored rows (kept examples and forgotten ones not yet compacted away)."""
+    @property
+    def X(self) -> npt.NDArray[np.float64]:
+        """The stored rows, a copy."""
+    @property
+    def y(self) -> npt.NDArray[np.float64]:
+        """Labels of the stored rows."""
+    @property
+    def cls(self) -> npt.NDArray[np.int64]:
+        """Class index of each stored row."""
+    @property
+    def seen(self) -> npt.NDArray[np.int64]:
+        """Stream position of each stored row."""
+    @property
+    def alpha(self) -> npt.NDArray[np.float64]:
+        """Multipliers of the stored rows."""
+    @property
+    def g(self) -> npt.NDArray[np.float64]:
+        """``g_i = Σ_j α_j y_j K(x_j, x_i)`` of the stored rows."""
+    @property
+    def alive(self) -> npt.NDArray[np.bool_]:
+        """False for rows forgotten but not yet compacted away."""
+    @property
+    def b(self) -> float:
+        """The bias."""
+    @property
+    def t(self) -> int:
+        """Examples seen."""
+    @property
+    def criterion(self) -> float:
+        """``‖ξ‖² / t`` after the last example."""
+    @property
+    def n_iter(self) -> int:
+        """Solver iterations so far."""
+    @property
+    def n_support(self) -> int:
+        """Support vectors."""
+    @property
+    def n_alive(self) -> int:
+        """Kept examples."""
+    def __getstate__(self) -> dict[str, Any]: ...
+    def __setstate__(self, state: dict[str, Any]) -> None: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
 
 def simd_level() -> str:
     """The instruction set the hot loops run with: ``"avx512"``, ``"avx2"`` or
