@@ -636,6 +636,9 @@ impl OnlineLearner {
             // Well classified: nothing to learn; kept (α = 0) in the band.
             if margin <= 1.0 + opts.epsilon {
                 self.append(xt, sq_t, label, cls, seen, f - self.b, krow);
+                if let Some(budget) = opts.max_support {
+                    self.trim_rest(budget);
+                }
             }
             return Ok(self.finish(rec, start));
         }
@@ -758,22 +761,19 @@ impl OnlineLearner {
         let mut e_prev = self.slack_sum() / t;
         let mut work = vec![j];
         let mut next = 0;
-        let mut e = e_prev;
-        loop {
+        let e = loop {
             let take = opts.neighbor_step.min(near.len() - next);
             work.extend_from_slice(&near[next..next + take]);
             next += take;
-            let changed = self.solve_working_set(&work, opts, report);
+            let moved = self.solve_working_set(&work, opts, report);
             rec.n_solves += 1;
-            if changed {
-                e = self.slack_sum() / t;
-            }
+            let e = self.slack_sum() / t;
             // The level, or the variation of the estimate between candidates
-            // that differ (a neighbour that changes nothing says nothing
-            // about it).
-            if e < opts.threshold || (changed && (e_prev - e).abs() < opts.threshold * e_prev) {
+            // that differ (a neighbour whose subproblem is already optimal,
+            // SMO taking no step, says nothing about it).
+            if e < opts.threshold || (moved && (e_prev - e).abs() < opts.threshold * e_prev) {
                 rec.reached = true;
-                break;
+                break e;
             }
             e_prev = e;
             rec.reached = false;
@@ -781,9 +781,9 @@ impl OnlineLearner {
                 if n_cand > opts.max_neighbors {
                     report.capped += 1;
                 }
-                break;
+                break e;
             }
-        }
+        };
         rec.neighbourhood = work.len();
         self.xi_sum = e * t;
         self.retire(opts.epsilon);
@@ -796,7 +796,7 @@ impl OnlineLearner {
 
     /// Re-optimises the multipliers of `work` (storage positions) with the
     /// others fixed, then updates `g` from the changes and `b`; false when
-    /// neither `α` nor `b` moved.
+    /// SMO took no step (the working set was already optimal).
     fn solve_working_set(
         &mut self,
         work: &[usize],
@@ -842,22 +842,18 @@ impl OnlineLearner {
             report.unconverged += 1;
         }
         self.n_iter += res.n_iter;
-        let mut changed = false;
         for (a, &ia) in work.iter().enumerate() {
             let delta = (res.alpha[a] - self.alpha[ia]) * ys[a];
             self.alpha[ia] = res.alpha[a];
             if delta != 0.0 {
-                changed = true;
                 let row = self.cache.row(ia);
                 for (gi, k) in self.g.iter_mut().zip(row) {
                     *gi += delta * k;
                 }
             }
         }
-        let b = self.global_bias(opts.c);
-        changed |= b != self.b;
-        self.b = b;
-        changed
+        self.b = self.global_bias(opts.c);
+        res.n_iter > 0
     }
 
     /// The bias from the KKT conditions of every kept example (LIBSVM's
@@ -967,6 +963,11 @@ impl OnlineLearner {
                 break;
             }
         }
+        self.trim_rest(budget);
+    }
+
+    /// Keeps at most `budget` examples without a multiplier, the most recent.
+    fn trim_rest(&mut self, budget: usize) {
         let rest: Vec<usize> = (0..self.len())
             .filter(|&i| self.alive[i] && self.alpha[i] == 0.0)
             .collect();
@@ -974,6 +975,8 @@ impl OnlineLearner {
             for &i in &rest[..rest.len() - budget] {
                 self.alive[i] = false;
             }
+            self.count();
+            self.maybe_compact();
         }
     }
 
