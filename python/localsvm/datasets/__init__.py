@@ -393,7 +393,30 @@ def load_ringnorm(realization: int = 0) -> Bunch:
 
 
 def load_diabetis(realization: int = 0) -> Bunch:
-    """Diabetis (IDA), realization ``realization`` of 10: 468 train / 300 test."""
+    """Load Diabetis (IDA): realization ``realization`` of 10, 468 train / 300 test.
+
+    8 features, labels −1/+1: the Pima Indians diabetes data as split by
+    the IDA benchmark collection. ``points`` holds the whole pool of 768
+    points.
+
+    Parameters
+    ----------
+    realization : int, default=0
+        Which of the ten train/test splits to return (0–9).
+
+    Returns
+    -------
+    Bunch
+        ``X_train, y_train, X_test, y_test``, ``realization``, ``points``,
+        ``name`` and ``DESCR`` (the source).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_diabetis
+    >>> d = load_diabetis()
+    >>> d.X_train.shape, d.X_test.shape
+    ((468, 8), (300, 8))
+    """
     return load_dataset("diabetis", realization=realization)
 
 
