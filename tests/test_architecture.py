@@ -27,6 +27,7 @@ ESTIMATOR_MODULES = (
     "local.py",
     "profile_svm.py",
     "flsa.py",
+    "incremental.py",
 )
 
 #: Estimator modules allowed to import ``localsvm._core``, and why.

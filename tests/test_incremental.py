@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from localsvm import SVC, IncrementalSVC
+from localsvm import (
+    SVC,
+    Capabilities,
+    IncrementalSVC,
+    SolverBackend,
+    get_backend,
+    hookimpl,
+    plugins,
+)
 from localsvm.datasets import load_banana, load_iris
 from localsvm.kernels import KernelSpec, kernel_matrix_numpy
 
@@ -26,6 +34,33 @@ def _quiet(fn, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return fn(*args, **kwargs)
+
+
+class _Reference(SolverBackend):
+    """A backend without a native online learner: IncrementalSVC runs its
+    Python update and poses each working set to ``solve`` (here the Rust
+    SMO, so only the update's implementation differs)."""
+
+    name = "python-reference"
+    capabilities = Capabilities(warm_start=True, subset=True, box_only=True)
+
+    def solve(self, problem):
+        return get_backend("rust").solve(problem)
+
+
+class _ReferencePlugin:
+    @hookimpl
+    def localsvm_register_backends(self, register):
+        register(_Reference())
+
+
+@pytest.fixture(scope="module")
+def reference_backend():
+    pm = plugins.get_plugin_manager()
+    plugin = _ReferencePlugin()
+    pm.register(plugin)
+    yield _Reference.name
+    pm.unregister(plugin)
 
 
 def _learner_invariants(model, C):
@@ -139,9 +174,14 @@ def test_fit_is_partial_fit_on_a_fresh_model(banana0):
 
 def test_pickle_mid_stream_then_continue(banana0):
     X, y = banana0.X_train, banana0.y_train
-    model = IncrementalSVC(**FAST, multiclass="ovr")
+    model = IncrementalSVC(**FAST, multiclass="ovr", max_support=60)
     _quiet(model.partial_fit, X[:150], y[:150], classes=[-1, 1])
     clone = pickle.loads(pickle.dumps(model))
+    # The native learners' state survives the round trip whole.
+    for a, b in zip(model._learners, clone._learners, strict=True):
+        for attr in ("X", "alpha", "g", "alive", "seen", "cls"):
+            np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+        assert (a.b, a.t, a.n_iter) == (b.b, b.t, b.n_iter)
     for m in (model, clone):
         _quiet(m.partial_fit, X[150:300], y[150:300])
         _quiet(m.partial_fit, X[300:], y[300:])
@@ -154,6 +194,81 @@ def test_pickle_mid_stream_then_continue(banana0):
     h, hc = model.history_, clone.history_
     for key in ("neighbourhood", "criterion", "n_support", "n_stored"):
         np.testing.assert_array_equal(h[key], hc[key])
+
+
+def test_native_learner_is_the_default(banana0):
+    model = _quiet(IncrementalSVC(**FAST).fit, banana0.X_train[:50], banana0.y_train[:50])
+    assert model.backend_ == "rust"
+    assert all(type(lr.native).__name__ == "IncrementalLearner" for lr in model._learners)
+
+
+# With threshold=100 growth stops at the first working set that moves, so the
+# two implementations take the same discrete decisions and agree to rounding
+# (with small thresholds a borderline stop can flip on a rounding difference
+# of the float32 Hessians, after which the streams differ).
+REFERENCE_CASES = [
+    ({"threshold": 100.0}, 400),
+    ({"threshold": 0.01}, 60),
+    ({"threshold": 100.0, "max_support": 20}, 200),
+    ({"threshold": 100.0, "kernel": "poly", "degree": 2, "gamma": 0.5}, 60),
+    ({"threshold": 100.0, "kernel": "linear"}, 100),
+    ({"threshold": 100.0, "kernel": "sigmoid", "gamma": 0.1}, 100),
+    ({"strategy": "rebatch"}, 100),
+]
+
+
+@pytest.mark.parametrize(("params", "n"), REFERENCE_CASES)
+def test_native_learner_matches_the_python_reference(banana0, reference_backend, params, n):
+    X, y = banana0.X_train[:n], banana0.y_train[:n]
+    kw = {"C": 1.0, "gamma": 1.0, "tol": 1e-6, **params}
+    native = _quiet(IncrementalSVC(**kw).fit, X, y)
+    ref = _quiet(IncrementalSVC(**kw, backend=reference_backend).fit, X, y)
+    assert ref.backend_ == reference_backend
+    assert not hasattr(ref._learners[0], "native")
+    Xt = banana0.X_test
+    np.testing.assert_array_equal(native.predict(Xt), ref.predict(Xt))
+    np.testing.assert_allclose(native.decision_function(Xt), ref.decision_function(Xt), atol=1e-5)
+    hn, hr = native.history_, ref.history_
+    for key in ("updated", "neighbourhood", "n_solves", "reached", "n_support", "n_stored"):
+        np.testing.assert_array_equal(hn[key], hr[key], err_msg=key)
+    np.testing.assert_allclose(hn["criterion"], hr["criterion"], rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+def test_native_learner_matches_the_python_reference_multiclass(reference_backend, multiclass):
+    d = load_iris()
+    order = np.random.default_rng(0).permutation(150)[:60]
+    kw = {"threshold": 100.0, "tol": 1e-6, "multiclass": multiclass}
+    native = IncrementalSVC(**kw).fit(d.X[order], d.y[order])
+    ref = IncrementalSVC(**kw, backend=reference_backend).fit(d.X[order], d.y[order])
+    np.testing.assert_array_equal(native.predict(d.X), ref.predict(d.X))
+    np.testing.assert_allclose(native.decision_function(d.X), ref.decision_function(d.X), atol=1e-5)
+    np.testing.assert_array_equal(native.support_, ref.support_)
+
+
+def test_python_reference_pickles_mid_stream(banana0, reference_backend):
+    X, y = banana0.X_train[:120], banana0.y_train[:120]
+    model = IncrementalSVC(**FAST, threshold=0.01, backend=reference_backend)
+    _quiet(model.partial_fit, X[:60], y[:60], classes=[-1, 1])
+    clone = pickle.loads(pickle.dumps(model))
+    for m in (model, clone):
+        _quiet(m.partial_fit, X[60:], y[60:])
+    np.testing.assert_array_equal(model.dual_coef_, clone.dual_coef_)
+    np.testing.assert_array_equal(model.intercept_, clone.intercept_)
+
+
+def test_variation_of_the_criterion_sets_the_neighbourhood(banana0):
+    X, y = banana0.X_train, banana0.y_train
+    sizes = []
+    for eta in (0.1, 0.01, 0.001):
+        h = _quiet(IncrementalSVC(C=1.0, gamma=1.0, threshold=eta).fit, X, y).history_
+        up = h["n_solves"] > 0
+        # The level is never reached (the criterion stays far above eta):
+        # its variation stops the growth.
+        assert np.all(h["criterion"][up][50:] > 0.1)
+        assert h["reached"][up].mean() > 0.8
+        sizes.append(h["neighbourhood"][up].mean())
+    assert sizes[0] < sizes[1] < sizes[2]
 
 
 @pytest.mark.parametrize("multiclass", ["ovo", "ovr"])

@@ -286,6 +286,12 @@ class Capabilities:
         :meth:`SolverBackend.solve_local`. A speed hint: every backend can
         solve one, the generic fallback poses one :class:`QPProblem` per
         query.
+    online : bool, default=False
+        Provides a native online learner for
+        :class:`~localsvm.IncrementalSVC` through
+        :meth:`SolverBackend.online_learner`. A speed hint: without it the
+        estimator runs the same update in Python and poses each working set
+        as a :class:`QPProblem`.
 
     Examples
     --------
@@ -304,6 +310,7 @@ class Capabilities:
     max_samples: int | None = None
     thread_safe: bool = True
     local_batch: bool = False
+    online: bool = False
 
 
 class SolverBackend(ABC):
@@ -392,6 +399,28 @@ class SolverBackend(ABC):
             Each query's decision value, status and solver statistics.
         """
         return solve_local_generic(self, batch)
+
+    def online_learner(self, kernel: KernelSpec, n_features: int):
+        """Create a native online learner for one binary LISVM problem.
+
+        The default has none: :class:`~localsvm.IncrementalSVC` then runs
+        its update in Python and poses each working set to :meth:`solve`.
+        Backends with ``capabilities.online`` return an object with the
+        interface of ``localsvm._core.IncrementalLearner``.
+
+        Parameters
+        ----------
+        kernel : KernelSpec
+            The kernel, with ``gamma`` resolved; not 'precomputed'.
+        n_features : int
+            Number of features of the stream.
+
+        Returns
+        -------
+        object or None
+            The learner, or None when the backend has no native one.
+        """
+        return None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -549,6 +578,16 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
         previous = np.zeros(n)
         previous[active] = alpha
     return res
+
+
+def native_online_learner(backend, kernel: KernelSpec, n_features: int):
+    """``backend.online_learner(kernel, n_features)`` when the backend declares
+    ``capabilities.online``, else None (the caller's generic update)."""
+    caps = getattr(backend, "capabilities", None)
+    method = getattr(backend, "online_learner", None)
+    if not getattr(caps, "online", False) or method is None:
+        return None
+    return method(kernel, n_features)
 
 
 def solve_local_batch(backend, batch: LocalBatch) -> LocalBatchResult:

@@ -28,7 +28,12 @@ class RustBackend(SolverBackend):
     name = "rust"
     priority = 100
     capabilities = Capabilities(
-        warm_start=True, subset=True, box_only=True, thread_safe=True, local_batch=True
+        warm_start=True,
+        subset=True,
+        box_only=True,
+        thread_safe=True,
+        local_batch=True,
+        online=True,
     )
 
     def solve(self, problem: QPProblem) -> QPSolution:
@@ -100,6 +105,27 @@ class RustBackend(SolverBackend):
             n_support=np.asarray(out.n_support),
             converged=np.asarray(out.converged, dtype=bool),
         )
+
+    def online_learner(self, kernel, n_features):
+        """Create the core's online learner (LISVM) for one binary problem.
+
+        Every update runs in Rust: the neighbour search over the band, SMO on
+        the working set, the decision values of the kept examples and a
+        cache of their kernel rows.
+
+        Parameters
+        ----------
+        kernel : KernelSpec
+            The kernel, with ``gamma`` resolved; not 'precomputed'.
+        n_features : int
+            Number of features of the stream.
+
+        Returns
+        -------
+        localsvm._core.IncrementalLearner
+            An empty learner.
+        """
+        return _core.IncrementalLearner(int(n_features), **kernel.core_kwargs())
 
 
 @hookimpl
