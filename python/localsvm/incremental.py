@@ -276,17 +276,18 @@ class _OnlineBinary:
             Kw = K[:, :w]
             sol_a, _, n_iter = self._solve_working_set(Wi, aW, g_c, Kw[Wi], ctx, stats)
             n_solves += 1
-            delta = (sol_a - aW) * ys[Wi]
-            if np.any(delta != 0.0):
-                g_c += Kw @ delta
-            aW = sol_a
-            self.alpha[Wi] = aW
-            b_c = self._global_bias(g_c, ctx.C)
-            e = self._slack(g_c, b_c) / self.t
-            # The level, or the variation of the estimate between candidates
-            # that differ (a neighbour whose subproblem is already optimal,
-            # SMO taking no step, says nothing about it).
+            # A neighbour whose subproblem is already optimal (SMO takes no
+            # step) leaves the machine and the estimate as they were.
             moved = n_iter > 0
+            if moved:
+                delta = (sol_a - aW) * ys[Wi]
+                g_c += Kw @ delta
+                aW = sol_a
+                self.alpha[Wi] = aW
+                b_c = self._global_bias(g_c, ctx.C)
+                e = self._slack(g_c, b_c) / self.t
+            # The level, or the variation of the estimate between candidates
+            # that differ.
             if e < ctx.threshold or (moved and abs(e_prev - e) < ctx.threshold * e_prev):
                 reached = True
                 break

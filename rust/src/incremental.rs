@@ -618,31 +618,41 @@ impl OnlineLearner {
         self.cache.new_epoch();
         let n = self.len();
         let sq_t = dot(xt, xt);
-        let dots: Vec<f64> = (0..n).map(|i| dot(self.row(i), xt)).collect();
-        let krow: Vec<f64> = (0..n)
-            .map(|i| self.kind.from_dot(dots[i], self.sq[i], sq_t))
-            .collect();
-        let f = self.b
-            + (0..n)
-                .filter(|&i| self.alpha[i] > 0.0)
-                .map(|i| self.alpha[i] * self.y[i] * krow[i])
-                .sum::<f64>();
+        // f(x_t) needs the support vectors only; the other dot products are
+        // computed when an update needs them (neighbour search, kernel row).
+        let mut dots = vec![0.0; n];
+        let mut f = self.b;
+        for (i, di) in dots.iter_mut().enumerate() {
+            if self.alpha[i] > 0.0 {
+                *di = dot(self.row(i), xt);
+                f += self.alpha[i] * self.y[i] * self.kind.from_dot(*di, self.sq[i], sq_t);
+            }
+        }
         let margin = label * f;
         let mut rec = StepRecord {
             reached: true,
             ..StepRecord::default()
         };
         if margin >= 1.0 && !opts.rebatch {
-            // Well classified: nothing to learn; kept (α = 0) in the band.
+            // Well classified: nothing to learn; kept (α = 0) in the band,
+            // its kernel row left to be computed if it is ever needed.
             if margin <= 1.0 + opts.epsilon {
-                self.append(xt, sq_t, label, cls, seen, f - self.b, krow);
+                self.append(xt, sq_t, label, cls, seen, f - self.b, None);
                 if let Some(budget) = opts.max_support {
                     self.trim_rest(budget);
                 }
             }
             return Ok(self.finish(rec, start));
         }
-        let j = self.append(xt, sq_t, label, cls, seen, f - self.b, krow);
+        for (i, di) in dots.iter_mut().enumerate() {
+            if self.alpha[i] <= 0.0 {
+                *di = dot(self.row(i), xt);
+            }
+        }
+        let krow: Vec<f64> = (0..n)
+            .map(|i| self.kind.from_dot(dots[i], self.sq[i], sq_t))
+            .collect();
+        let j = self.append(xt, sq_t, label, cls, seen, f - self.b, Some(krow));
         rec.updated = true;
         let (mut pos, mut neg) = (false, false);
         for i in 0..self.len() {
@@ -676,8 +686,9 @@ impl OnlineLearner {
         rec
     }
 
-    /// Stores a new example with `α = 0`; `krow` holds its kernel values
-    /// against the stored examples (its cached row, completed here).
+    /// Stores a new example with `α = 0`; `krow`, when given, holds its
+    /// kernel values against the stored examples (its cached row, completed
+    /// here).
     #[allow(clippy::too_many_arguments)]
     fn append(
         &mut self,
@@ -687,7 +698,7 @@ impl OnlineLearner {
         cls: i64,
         seen: i64,
         g: f64,
-        mut krow: Vec<f64>,
+        krow: Option<Vec<f64>>,
     ) -> usize {
         let j = self.len();
         self.x.extend_from_slice(xt);
@@ -700,12 +711,39 @@ impl OnlineLearner {
         self.alive.push(true);
         self.n_alive += 1;
         self.cache.push();
-        krow.push(self.kind.from_dot(dot(xt, xt), sq_t, sq_t));
-        self.cache.bytes += krow.capacity() * std::mem::size_of::<f64>();
-        self.cache.rows[j] = Some(krow);
-        self.cache.touch(j);
-        self.cache.evict();
+        if let Some(mut krow) = krow {
+            krow.push(self.kind.from_dot(dot(xt, xt), sq_t, sq_t));
+            self.cache.bytes += krow.capacity() * std::mem::size_of::<f64>();
+            self.cache.rows[j] = Some(krow);
+            self.cache.touch(j);
+            self.cache.evict();
+        }
         j
+    }
+
+    /// `K(x_i, x_j)` of two stored rows.
+    fn kval(&self, i: usize, j: usize) -> f64 {
+        if let Some(row) = &self.cache.rows[i] {
+            if j < row.len() {
+                return row[j];
+            }
+        }
+        self.kind
+            .from_dot(dot(self.row(i), self.row(j)), self.sq[i], self.sq[j])
+    }
+
+    /// The kernel matrix of the listed stored rows (row-major).
+    fn gram(&self, work: &[usize]) -> Vec<f64> {
+        let w = work.len();
+        let mut k = vec![0.0; w * w];
+        for a in 0..w {
+            for b in 0..=a {
+                let v = self.kval(work[a], work[b]);
+                k[a * w + b] = v;
+                k[b * w + a] = v;
+            }
+        }
+        k
     }
 
     /// Makes row `j` of the cache cover every stored example.
@@ -760,20 +798,37 @@ impl OnlineLearner {
         let t = self.t as f64;
         let mut e_prev = self.slack_sum() / t;
         let mut work = vec![j];
+        // K over the working set, grown by one row and column per member
+        // (capacity for the largest set, so indices stay put).
+        let cap = near.len() + 1;
+        let mut kww = vec![0.0; cap * cap];
+        kww[0] = self.kval(j, j);
         let mut next = 0;
-        let e = loop {
+        let mut e = e_prev;
+        loop {
             let take = opts.neighbor_step.min(near.len() - next);
-            work.extend_from_slice(&near[next..next + take]);
+            for &i in &near[next..next + take] {
+                let a = work.len();
+                work.push(i);
+                for (bb, &ib) in work.iter().enumerate() {
+                    let v = self.kval(i, ib);
+                    kww[a * cap + bb] = v;
+                    kww[bb * cap + a] = v;
+                }
+            }
             next += take;
-            let moved = self.solve_working_set(&work, opts, report);
+            let moved = self.solve_working_set(&work, &kww, cap, opts, report);
             rec.n_solves += 1;
-            let e = self.slack_sum() / t;
             // The level, or the variation of the estimate between candidates
             // that differ (a neighbour whose subproblem is already optimal,
-            // SMO taking no step, says nothing about it).
+            // SMO taking no step, leaves the machine and the estimate as
+            // they were).
+            if moved {
+                e = self.slack_sum() / t;
+            }
             if e < opts.threshold || (moved && (e_prev - e).abs() < opts.threshold * e_prev) {
                 rec.reached = true;
-                break e;
+                break;
             }
             e_prev = e;
             rec.reached = false;
@@ -781,9 +836,9 @@ impl OnlineLearner {
                 if n_cand > opts.max_neighbors {
                     report.capped += 1;
                 }
-                break e;
+                break;
             }
-        };
+        }
         rec.neighbourhood = work.len();
         self.xi_sum = e * t;
         self.retire(opts.epsilon);
@@ -800,24 +855,22 @@ impl OnlineLearner {
     fn solve_working_set(
         &mut self,
         work: &[usize],
+        kernel: &[f64],
+        stride: usize,
         opts: &OnlineOptions,
         report: &mut LearnReport,
     ) -> bool {
-        for &i in work {
-            self.ensure_row(i);
-        }
         let w = work.len();
         let mut cols = vec![0.0f32; w * w];
         let mut kww = vec![0.0f64; w * w];
         let mut diag = vec![0.0f64; w];
         for (a, &ia) in work.iter().enumerate() {
-            let row = self.cache.row(ia);
             for (bb, &ib) in work.iter().enumerate() {
-                let k = row[ib];
+                let k = kernel[a * stride + bb];
                 kww[a * w + bb] = k;
                 cols[a * w + bb] = (self.y[ia] * self.y[ib] * k) as f32;
             }
-            diag[a] = row[ia];
+            diag[a] = kernel[a * stride + a];
         }
         let ys: Vec<f64> = work.iter().map(|&i| self.y[i]).collect();
         let a0: Vec<f64> = work
@@ -842,10 +895,14 @@ impl OnlineLearner {
             report.unconverged += 1;
         }
         self.n_iter += res.n_iter;
+        if res.n_iter == 0 {
+            return false;
+        }
         for (a, &ia) in work.iter().enumerate() {
             let delta = (res.alpha[a] - self.alpha[ia]) * ys[a];
             self.alpha[ia] = res.alpha[a];
             if delta != 0.0 {
+                self.ensure_row(ia);
                 let row = self.cache.row(ia);
                 for (gi, k) in self.g.iter_mut().zip(row) {
                     *gi += delta * k;
@@ -853,7 +910,7 @@ impl OnlineLearner {
             }
         }
         self.b = self.global_bias(opts.c);
-        res.n_iter > 0
+        true
     }
 
     /// The bias from the KKT conditions of every kept example (LIBSVM's
@@ -1036,7 +1093,8 @@ impl OnlineLearner {
         for (k, &i) in near.iter().enumerate() {
             self.alpha[i] = a_new[k];
         }
-        self.solve_working_set(&near, opts, report);
+        let kernel = self.gram(&near);
+        self.solve_working_set(&near, &kernel, near.len(), opts, report);
         self.xi_sum = self.slack_sum();
         true
     }

@@ -262,6 +262,127 @@ def figures(rows: list[dict], figdir: Path, out: TextIO) -> list[Path]:
     return saved
 
 
+#: Examples seen at which ``--bench`` reports the time per update on ijcnn1.
+IJCNN1_MARKS = (5000, 20000, 49990)
+
+#: LISVM's settings for the ijcnn1 stream (C and gamma as ``bench``).
+IJCNN1_LISVM = {"C": 1.0, "gamma": "scale", "threshold": 0.001}
+
+
+def _timed(fn, repeat: int = 1):
+    """``fn()`` and its best wall-clock time over ``repeat`` runs."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return out, best
+
+
+def bench_banana(out: TextIO) -> list[dict]:
+    """The Banana bar in wall-clock time: each stream learnt without any
+    evaluation in between (realization 0, C = 1, gamma = 1), the best of
+    three runs after an untimed warm-up."""
+    d = load_dataset("banana", realization=0)
+    _model("LISVM 0.01", PARAMS["banana"]).fit(d.X_train[:50], d.y_train[:50])
+    n_val = 2 * d.X_test.shape[0] // 3
+    Xv, yv = d.X_test[:n_val], d.y_test[:n_val]
+    params = PARAMS["banana"]
+    rows = []
+    for method in methods():
+        if method == "batch SVM":
+            model, secs = _timed(lambda: SVC(**params).fit(d.X_train, d.y_train), repeat=3)
+        else:
+            model, secs = _timed(
+                lambda m=method: _model(m, params).fit(d.X_train, d.y_train), repeat=3
+            )
+        err = 100 * (1.0 - model.score(Xv, yv))
+        rows.append(dict(section="bench-banana", method=method, seconds=secs, error=err))
+    by = {r["method"]: r for r in rows}
+    reb, batch = by["rebatch"], by["batch SVM"]
+    _say(out, f"{'method':<13} {'seconds':>9} {'% of rebatch':>13} {'val. error %':>13}")
+    for r in rows:
+        _say(
+            out,
+            f"{r['method']:<13} {r['seconds']:>9.3f} {100 * r['seconds'] / reb['seconds']:>12.1f}% "
+            f"{r['error']:>13.2f}",
+        )
+    for eta in THRESHOLDS:
+        r = by[f"LISVM {eta:g}"]
+        ok = r["seconds"] <= 0.10 * reb["seconds"] and r["error"] <= batch["error"] + 1.0
+        _say(
+            out,
+            f"{'PASS' if ok else 'FAIL'}: LISVM {eta:g} takes "
+            f"{100 * r['seconds'] / reb['seconds']:.1f} % of rebatch's time (bar 10 %), error "
+            f"{r['error']:.2f} % vs batch {batch['error']:.2f} % (bar +1 point)",
+        )
+    return rows
+
+
+def bench_ijcnn1(out: TextIO, n_rows: int | None = None) -> list[dict]:
+    """One pass over ijcnn1's training rows as a stream against scikit-learn's
+    batch ``SVC.fit`` on the same rows, in the same process; the time per
+    example (mean over the 500 before each mark) and the number of support
+    vectors there."""
+    from sklearn.svm import SVC as SklearnSVC
+
+    d = load_dataset("ijcnn1")
+    X, y = d.X_train[:n_rows], d.y_train[:n_rows]
+    n = X.shape[0]
+    lisvm, t_lisvm = _timed(lambda: IncrementalSVC(**IJCNN1_LISVM).fit(X, y))
+    kw = {"C": 1.0, "gamma": "scale", "tol": 1e-3, "cache_size": 200}
+    sk, t_sk = _timed(lambda: SklearnSVC(kernel="rbf", **kw).fit(X, y))
+    batch, t_batch = _timed(lambda: SVC(kernel="rbf", **kw).fit(X, y))
+    rows = []
+    for name, model, secs in (
+        ("LISVM stream", lisvm, t_lisvm),
+        ("sklearn SVC.fit", sk, t_sk),
+        ("localsvm SVC.fit", batch, t_batch),
+    ):
+        acc = 100 * model.score(d.X_test, d.y_test)
+        rows.append(
+            dict(
+                section="bench-ijcnn1",
+                method=name,
+                seconds=secs,
+                accuracy=acc,
+                n_sv=int(model.support_.size),
+            )
+        )
+    _say(out, f"ijcnn1: {n} training rows, {d.X_test.shape[0]} test rows; {IJCNN1_LISVM}")
+    _say(out, f"{'method':<17} {'seconds':>9} {'test acc. %':>12} {'#SV':>7}")
+    for r in rows:
+        _say(
+            out,
+            f"{r['method']:<17} {r['seconds']:>9.2f} {r['accuracy']:>12.2f} {r['n_sv']:>7}",
+        )
+    h = lisvm.history_
+    _say(out, f"{'examples seen':>13} {'ms / example':>13} {'ms / update':>12} {'#SV':>7}")
+    for mark in [m for m in IJCNN1_MARKS if m <= n] or [n]:
+        sel = (h["n_seen"] >= mark - 500) & (h["n_seen"] < mark)
+        up = sel & h["updated"]
+        per_up = 1000 * float(h["time"][up].mean()) if np.any(up) else 0.0
+        per_ex = 1000 * float(h["time"][sel].mean())
+        nsv = int(h["n_support"][sel][-1])
+        _say(out, f"{mark:>13} {per_ex:>13.3f} {per_up:>12.3f} {nsv:>7}")
+        rows.append(
+            dict(section="bench-ijcnn1-marks", n_seen=mark, ms_per_example=per_ex, n_sv=nsv)
+        )
+    by = {r["method"]: r for r in rows if r["section"] == "bench-ijcnn1"}
+    lis, ref = by["LISVM stream"], by["sklearn SVC.fit"]
+    ok = (
+        lis["seconds"] < ref["seconds"]
+        and lis["accuracy"] >= by["localsvm SVC.fit"]["accuracy"] - 1.0
+    )
+    _say(
+        out,
+        f"{'PASS' if ok else 'FAIL'}: the stream takes {lis['seconds']:.1f} s against "
+        f"scikit-learn's {ref['seconds']:.1f} s (bar: less), accuracy {lis['accuracy']:.2f} % "
+        f"vs batch {by['localsvm SVC.fit']['accuracy']:.2f} % (bar: within 1 point)",
+    )
+    return rows
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``reproduce lisvm``."""
     parser.add_argument(
@@ -278,10 +399,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", default="localsvm-figures", help="folder for the images (localsvm-figures)"
     )
+    parser.add_argument(
+        "--bench",
+        action="store_true",
+        help="measure the performance bar instead (wall clock): the Banana stream against "
+        "rebatch and the batch SVM, and one pass over ijcnn1 against scikit-learn's SVC.fit "
+        "(with --quick: the first 2000 ijcnn1 rows)",
+    )
 
 
 def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
     """Run the experiment; returns every row it printed."""
+    if getattr(args, "bench", False):
+        _say(out, "LISVM performance bar (wall-clock seconds, one process)")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            rows = bench_banana(out)
+            _say(out)
+            rows += bench_ijcnn1(out, n_rows=2000 if args.quick else None)
+        return rows
     if args.quick:
         realizations, n_train, every = [0], 80, 20
         _say(out, "--quick: one realization, 80 examples per stream; not the paper's protocol")
