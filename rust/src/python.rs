@@ -13,7 +13,7 @@ use pyo3::types::{PyDict, PyTuple};
 
 use crate::error::Error;
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
-use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions};
+use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::kernel::{
     kernel_matrix as kernel_matrix_rs, KernelKind, KernelSource, Rows, TrainingData,
 };
@@ -565,43 +565,32 @@ impl IncrementalLearner {
             inner.learn(x.as_slice(), &y, &cls, &seen, &opts)
         })?;
         let st = &rep.steps;
+        let floats = |f: fn(&StepRecord) -> f64| -> Py<PyArray1<f64>> {
+            st.iter()
+                .map(f)
+                .collect::<Vec<_>>()
+                .into_pyarray(py)
+                .unbind()
+        };
+        let flags = |f: fn(&StepRecord) -> bool| -> Py<PyArray1<bool>> {
+            st.iter()
+                .map(f)
+                .collect::<Vec<_>>()
+                .into_pyarray(py)
+                .unbind()
+        };
+        let counts = |f: fn(&StepRecord) -> usize| -> Py<PyArray1<u64>> {
+            counts_u64(st.iter().map(f)).into_pyarray(py).unbind()
+        };
         Ok(LearnResult {
-            updated: st
-                .iter()
-                .map(|s| s.updated)
-                .collect::<Vec<_>>()
-                .into_pyarray(py)
-                .unbind(),
-            neighbourhood: counts_u64(st.iter().map(|s| s.neighbourhood))
-                .into_pyarray(py)
-                .unbind(),
-            n_solves: counts_u64(st.iter().map(|s| s.n_solves))
-                .into_pyarray(py)
-                .unbind(),
-            reached: st
-                .iter()
-                .map(|s| s.reached)
-                .collect::<Vec<_>>()
-                .into_pyarray(py)
-                .unbind(),
-            criterion: st
-                .iter()
-                .map(|s| s.criterion)
-                .collect::<Vec<_>>()
-                .into_pyarray(py)
-                .unbind(),
-            n_support: counts_u64(st.iter().map(|s| s.n_support))
-                .into_pyarray(py)
-                .unbind(),
-            n_stored: counts_u64(st.iter().map(|s| s.n_stored))
-                .into_pyarray(py)
-                .unbind(),
-            time: st
-                .iter()
-                .map(|s| s.seconds)
-                .collect::<Vec<_>>()
-                .into_pyarray(py)
-                .unbind(),
+            updated: flags(|s| s.updated),
+            neighbourhood: counts(|s| s.neighbourhood),
+            n_solves: counts(|s| s.n_solves),
+            reached: flags(|s| s.reached),
+            criterion: floats(|s| s.criterion),
+            n_support: counts(|s| s.n_support),
+            n_stored: counts(|s| s.n_stored),
+            time: floats(|s| s.seconds),
             updates: rep.updates,
             capped: rep.capped,
             solves: rep.solves,

@@ -96,7 +96,7 @@ def list_datasets() -> list[str]:
     --------
     >>> from localsvm.datasets import list_datasets
     >>> list_datasets()[:4]
-    ['a9a', 'banana', 'breast_w', 'glass']
+    ['a9a', 'banana', 'breast_w', 'diabetis']
     """
     return sorted(DATASETS)
 
