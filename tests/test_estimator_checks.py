@@ -5,6 +5,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from localsvm import (
     SVC,
+    ClusterSVC,
     FLSAClassifier,
     FLSAClassifierCV,
     LocalSVC,
@@ -61,6 +62,10 @@ def expected_failures(estimator):
         FLSAClassifier(kernel="precomputed"),
         RFLSAClassifier(dictionary_size=0.5),
         FLSAClassifierCV(n_support=10, cv=3),
+        ClusterSVC(),
+        ClusterSVC(kernel="linear"),
+        ClusterSVC(kernel="precomputed"),
+        ClusterSVC(n_columns=10, random_state=0, normalize=False),
     ],
     expected_failed_checks=expected_failures,
 )
