@@ -34,6 +34,7 @@ Computer Applications 30(1), 2010), next to the paper's Table 1.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -134,7 +135,14 @@ def load_split(name: str, r: int, cfg: Config) -> Split:
     return Split(scaler.transform(X_tr), y_tr, scaler.transform(X_te), y_te)
 
 
-def make_model(method: str, C: float, gamma: float, seed: int, n_jobs: int | None = None):
+def ecoc_code_size(n_classes: int) -> float:
+    """``code_size`` for ``OutputCodeClassifier`` that gives ⌈10·log₂ k⌉ columns."""
+    return (math.ceil(10 * math.log2(n_classes)) + 0.5) / n_classes
+
+
+def make_model(
+    method: str, C: float, gamma: float, seed: int, n_classes: int, n_jobs: int | None = None
+):
     """A model of ``method`` with the Gaussian kernel at ``(C, gamma)``."""
     if method == "MCSVM":
         return ClusterSVC(C=C, gamma=gamma, random_state=seed, n_jobs=n_jobs)
@@ -142,7 +150,9 @@ def make_model(method: str, C: float, gamma: float, seed: int, n_jobs: int | Non
         return SVC(C=C, gamma=gamma, multiclass=method.lower(), n_jobs=n_jobs)
     if method == "ECOC":
         return OutputCodeClassifier(
-            SVC(C=C, gamma=gamma, n_jobs=n_jobs), code_size=1.5, random_state=seed
+            SVC(C=C, gamma=gamma, n_jobs=n_jobs),
+            code_size=ecoc_code_size(n_classes),
+            random_state=seed,
         )
     raise ValueError(f"unknown method {method!r}")
 
@@ -155,10 +165,12 @@ def cross_validate(method: str, split: Split, cfg: Config, seed: int) -> tuple[f
     d = X.shape[1]
     grid = [(C, f / d) for C in cfg.C_grid for f in cfg.gamma_factors]
     tasks = [(C, g, tr, va) for C, g in grid for tr, va in folds]
+    k = np.unique(y).size
 
     def one(task):
         C, g, tr, va = task
-        return make_model(method, C, g, seed, n_jobs=1).fit(X[tr], y[tr]).score(X[va], y[va])
+        model = make_model(method, C, g, seed, k, n_jobs=1)
+        return model.fit(X[tr], y[tr]).score(X[va], y[va])
 
     # The folds run in parallel threads; one BLAS thread each.
     with threadpool_limits(1, user_api="blas"):
@@ -198,7 +210,7 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
             for m in METHODS:
                 C, g = cross_validate(m, split, cfg, r)
                 chosen[m] = (C, g * split.X_train.shape[1])
-                model = make_model(m, C, g, r)
+                model = make_model(m, C, g, r, np.unique(split.y_train).size)
                 _, fit_s, _ = timed(lambda model=model, s=split: model.fit(s.X_train, s.y_train))
                 pred, pred_s, _ = timed(lambda model=model, s=split: model.predict(s.X_test))
                 accs[m].append(float(np.mean(pred == split.y_test)))
@@ -254,7 +266,7 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
             C, g = cross_validate(m, split, cfg, 0)
             best = None
             for _ in range(repeat):
-                model = make_model(m, C, g, 0)
+                model = make_model(m, C, g, 0, np.unique(split.y_train).size)
                 _, fw, fc = timed(lambda model=model, s=split: model.fit(s.X_train, s.y_train))
                 pred, pw, pc = timed(lambda model=model, s=split: model.predict(s.X_test))
                 if best is None or fw + pw < best[0] + best[2]:
