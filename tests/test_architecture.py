@@ -28,6 +28,7 @@ ESTIMATOR_MODULES = (
     "profile_svm.py",
     "flsa.py",
     "incremental.py",
+    "cluster_svm.py",
 )
 
 #: Estimator modules allowed to import ``localsvm._core``, and why.

@@ -24,6 +24,10 @@ from localsvm import datasets
         ("image", {"X_train": (1300, 18), "X_test": (1010, 18)}, {-1, 1}),
         ("ringnorm", {"X_train": (400, 20), "X_test": (7000, 20)}, {-1, 1}),
         ("diabetis", {"X_train": (468, 8), "X_test": (300, 8)}, {-1, 1}),
+        ("segmentation", {"X": (2310, 19)}, set(range(7))),
+        ("vehicle", {"X": (846, 18)}, {1, 2, 3, 4}),
+        ("waveform_21", {"X": (5000, 21)}, {0, 1, 2}),
+        ("heart_statlog", {"X": (270, 13)}, {0, 1}),
     ],
 )
 def test_shapes_and_labels(name, shapes, labels):

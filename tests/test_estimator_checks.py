@@ -5,6 +5,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from localsvm import (
     SVC,
+    ClusterSVC,
     FLSAClassifier,
     FLSAClassifierCV,
     IncrementalSVC,
@@ -65,6 +66,10 @@ def expected_failures(estimator):
         IncrementalSVC(),
         IncrementalSVC(multiclass="ovr", max_support=50),
         IncrementalSVC(strategy="rebatch"),
+        ClusterSVC(),
+        ClusterSVC(kernel="linear"),
+        ClusterSVC(kernel="precomputed"),
+        ClusterSVC(n_columns=10, random_state=0, normalize=False),
     ],
     expected_failed_checks=expected_failures,
 )

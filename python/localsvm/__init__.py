@@ -13,6 +13,7 @@ True
 from . import datasets
 from ._core import __version__ as _core_version
 from .backends import Capabilities, QPProblem, QPSolution, SolverBackend, select_backend
+from .cluster_svm import ClusterSVC
 from .flsa import FLSAClassifier, FLSAClassifierCV, FLSAPath, FLSARankWarning, RFLSAClassifier
 from .hookspecs import hookimpl
 from .incremental import IncrementalSVC
@@ -44,6 +45,7 @@ if _core_version != __version__:  # pragma: no cover - a stale build
 __all__ = [
     "SVC",
     "Capabilities",
+    "ClusterSVC",
     "FLSAClassifier",
     "FLSAClassifierCV",
     "FLSAPath",

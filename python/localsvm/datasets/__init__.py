@@ -30,13 +30,17 @@ __all__ = [
     "load_dataset",
     "load_diabetis",
     "load_glass",
+    "load_heart",
     "load_ijcnn1",
     "load_image",
     "load_iris",
     "load_ringnorm",
+    "load_segmentation",
     "load_splice",
     "load_two_spirals",
     "load_usps",
+    "load_vehicle",
+    "load_waveform",
     "load_yeast",
 ]
 
@@ -79,6 +83,18 @@ DATASETS: dict[str, str] = {
     "diabetis": "Diabetis (IDA; Pima Indians diabetes), 8 features, 2 classes (−1/+1), 10 "
     "realizations of 468 train / 300 test drawn from one pool of 768 points (``points``; the "
     "copy does not say which of IDA's 100 realizations these are). UCI, via " + _IDA,
+    "segmentation": "Image segmentation (StatLog 'segment'), 19 features of 3×3 pixel regions "
+    "of outdoor images, 7 classes (0–6), "
+    "2310 examples (330 per class), no standard split. Vision Group, University of "
+    "Massachusetts; UCI, " + _PMLB,
+    "vehicle": "Vehicle silhouettes (StatLog), 18 shape features, 4 classes (1–4: four "
+    "vehicle types), 846 examples, no standard split. J. P. Siebert, Turing Institute, 1987; "
+    "UCI, " + _PMLB,
+    "waveform_21": "Waveform (version 1), 21 noisy features, 3 classes (0–2), "
+    "5000 examples, no standard split. L. Breiman, J. H. Friedman, R. A. Olshen & C. J. Stone, "
+    "'Classification and Regression Trees', Wadsworth, 1984; UCI, " + _PMLB,
+    "heart_statlog": "Heart disease (StatLog), 13 clinical features, 2 classes (0 absent / 1 "
+    "present), 270 examples, no standard split. UCI, " + _PMLB,
     "two_spirals": "Two spirals, 2 features, 2 classes (−1/+1), 194 points. K. J. Lang & M. J. "
     "Witbrock, 1988, CMU Neural Network Benchmark collection.",
 }
@@ -436,3 +452,23 @@ def load_two_spirals() -> Bunch:
     ((194, 2), [-1, 1])
     """
     return load_dataset("two_spirals")
+
+
+def load_segmentation() -> Bunch:
+    """Image segmentation (StatLog): 2310 examples (``X``, ``y``), 19 features, 7 classes."""
+    return load_dataset("segmentation")
+
+
+def load_vehicle() -> Bunch:
+    """Vehicle silhouettes (StatLog): 846 examples (``X``, ``y``), 18 features, 4 classes."""
+    return load_dataset("vehicle")
+
+
+def load_waveform() -> Bunch:
+    """Waveform (21 features): 5000 examples (``X``, ``y``), 3 classes."""
+    return load_dataset("waveform_21")
+
+
+def load_heart() -> Bunch:
+    """Heart disease (StatLog): 270 examples (``X``, ``y``), 13 features, 2 classes."""
+    return load_dataset("heart_statlog")

@@ -15,7 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
-PLAIN = ("breast_w", "glass", "yeast", "splice", "two_spirals")
+PLAIN = (
+    "breast_w",
+    "glass",
+    "yeast",
+    "splice",
+    "two_spirals",
+    "segmentation",
+    "vehicle",
+    "waveform_21",
+    "heart_statlog",
+)
 POOLED = ("ringnorm", "image", "diabetis")
 
 

@@ -26,6 +26,11 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "FLSA-SVM paper: sparse least-squares SVMs (FLSA, RFLSA) vs SVM and LS-SVM, "
         "two spirals, tuning time",
     ),
+    "mcsvm": (
+        "localsvm.experiments.mcsvm",
+        "Multiclass cluster SVM paper: Table 1 (MCSVM vs one-vs-rest, one-vs-one and ECOC "
+        "SVMs); --bench for the timing against SVC",
+    ),
 }
 """name → (module, one-line description)."""
 

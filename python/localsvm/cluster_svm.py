@@ -1,0 +1,536 @@
+"""``localsvm.ClusterSVC``: the multiclass cluster SVM (MCSVM), one
+non-parallel hyperplane per class.
+
+For a k-class problem MCSVM trains k hyperplanes ``x·w_i + b_i = 0``; each
+lies close to the examples of its own class and at (soft) distance at least 1
+from every other class. A new example gets the class of the nearest
+hyperplane. See :class:`ClusterSVC`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from scipy.linalg import LinAlgError, cholesky, solve_triangular
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+
+from ._base import BaseSVMClassifier
+from ._compat import Interval, fit_context
+from .backends.base import QPProblem, QPSolution
+from .kernels import KernelSpec, kernel_matrix
+from .parallel import effective_n_jobs, run_tasks
+
+__all__ = ["ClusterSVC"]
+
+#: Bytes of the kernel cache each box QP's solver may hold (the Rust
+#: backend's ``cache_size``, in MB, is this over 2**20).
+CACHE_BYTES = 200 << 20
+
+#: Rows that join the working set of a class's QP per round (see
+#: :func:`solve_box_qp`).
+WORKING_SET_STEP = 256
+
+#: Columns of the Gaussian sketch that estimates the Hessian's diagonal.
+SKETCH_SIZE = 32
+
+
+def _memory_limit() -> int | None:
+    """Physical memory of this machine in bytes (None when unknown)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - non-POSIX
+        return None
+
+
+def solve_box_qp(
+    backend,
+    Q: np.ndarray,
+    L: np.ndarray,
+    C: float,
+    *,
+    tol: float = 1e-3,
+    max_iter: int = -1,
+    step: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, QPSolution]:
+    """Solve one class's dual ``min ½ αᵀHα − eᵀα, 0 ≤ α ≤ C`` with
+    ``H = Q (L Lᵀ)⁻¹ Qᵀ`` through ``backend``, on a growing working set.
+
+    ``Q`` holds the rows ``[x_j e]`` (or ``[K(x_j, R) e]``) of the other
+    classes' examples, ``L`` the lower Cholesky factor of ``PᵀP + εI``. With
+    ``Z = Q L⁻ᵀ``, ``H = Z Zᵀ``; ``H`` is never formed whole. Only the rows
+    with ``α > 0`` shape the solution, and they are few next to all the rows,
+    so each round solves the QP over a working set ``S`` (a box-only
+    :class:`~localsvm.backends.QPProblem` with the precomputed Hessian
+    ``Z_S Z_Sᵀ``, warm-started), computes the gradient of every row,
+    ``∇_j = −q_j·u − 1`` with ``u = −(PᵀP + εI)⁻¹ Q_Sᵀ α_S`` the current
+    hyperplane, and adds the ``step`` rows outside ``S`` that violate
+    optimality most (``∇_j < −tol`` at ``α_j = 0``, ranked by the decrease
+    of the objective a step on ``α_j`` alone would give, ``∇_j² / 2H_jj``),
+    until none does. The result is then optimal to ``tol`` over all rows,
+    as if the whole QP had been solved. ``H_jj = ‖z_j‖²`` is estimated with
+    a fixed Gaussian sketch of 32 columns (it only orders the rows).
+    ``max_iter`` caps the backend's iterations summed over the rounds.
+
+    Returns ``α`` (over the rows of ``Q``), the hyperplane ``u`` and a
+    :class:`QPSolution` whose ``n_iter`` is the total over the rounds and
+    ``objective`` that of the whole QP.
+    """
+    m, dim = Q.shape
+    step = max(1, int(step or WORKING_SET_STEP))
+    # ‖z_j‖² = ‖L⁻¹ q_j‖² ≈ ‖G L⁻¹ q_j‖² for a Gaussian G with E[GᵀG] = I.
+    sketch = np.random.default_rng(0).standard_normal((dim, SKETCH_SIZE)) / np.sqrt(SKETCH_SIZE)
+    QY = Q @ solve_triangular(L, sketch, lower=True, trans="T", check_finite=False)
+    h = np.einsum("ij,ij->i", QY, QY)
+    alpha = np.zeros(m)
+    u = np.zeros(dim)
+    grad = -np.ones(m)
+    S = np.empty(0, dtype=np.intp)
+    in_S = np.zeros(m, dtype=bool)
+    Z_S = np.empty((0, dim))
+    H = np.empty((0, 0))
+    n_iter, converged, message, objective = 0, True, "", 0.0
+    precomputed = KernelSpec("precomputed")
+    while True:
+        cand = np.flatnonzero(~in_S & (grad < -tol))
+        if cand.size == 0:
+            break
+        if max_iter >= 0 and n_iter >= max_iter:
+            converged, message = False, f"stopped at the iteration cap ({n_iter})"
+            break
+        gain = grad[cand] ** 2 / np.maximum(h[cand], np.finfo(np.float64).tiny)
+        new = cand[np.argsort(-gain, kind="stable")[:step]]
+        Z_new = solve_triangular(L, Q[new].T, lower=True, check_finite=False).T
+        cross = Z_new @ Z_S.T
+        H = np.block([[H, cross.T], [cross, Z_new @ Z_new.T]])
+        Z_S = np.vstack([Z_S, Z_new])
+        S = np.concatenate([S, new])
+        in_S[new] = True
+        problem = QPProblem(
+            X=H,
+            y=np.ones(S.size),
+            upper=np.full(S.size, C),
+            kernel=precomputed,
+            alpha0=alpha[S],
+            equality=False,
+            tol=tol,
+            max_iter=-1 if max_iter < 0 else max_iter - n_iter,
+            cache_size=CACHE_BYTES / 2**20,
+        )
+        sol = backend.solve(problem)
+        alpha[S] = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, C)
+        n_iter += int(sol.n_iter)
+        objective = float(sol.objective)
+        v = Z_S.T @ alpha[S]
+        u = -solve_triangular(L, v, lower=True, trans="T", check_finite=False)
+        grad = -(Q @ u) - 1.0
+        if not sol.converged:
+            converged, message = False, sol.message or "the solver did not converge"
+            break
+    result = QPSolution(
+        alpha=alpha,
+        rho=0.0,
+        objective=objective,
+        n_iter=n_iter,
+        converged=converged,
+        backend=getattr(backend, "name", str(backend)),
+        message=message,
+    )
+    return alpha, u, result
+
+
+@dataclass
+class _ClassFit:
+    """One class's hyperplane ``u = [w; b]`` and the solve that gave it."""
+
+    u: np.ndarray
+    alpha: np.ndarray
+    solution: QPSolution
+
+
+class ClusterSVC(BaseSVMClassifier):
+    """Multiclass cluster SVM (MCSVM): one hyperplane per class, nearest wins.
+
+    For each class ``i``, with ``P = [A e]`` its own examples and ``Q = [B e]``
+    the examples of every other class (a column of ones appended, so
+    ``u = [w; b]``), the hyperplane solves
+
+        min ½‖P u‖² + C Σ ξ_j   s.t.  −(Q u)_j ≥ 1 − ξ_j,  ξ ≥ 0,
+
+    whose dual is the box-constrained QP
+
+        max_α  eᵀα − ½ αᵀ Q (PᵀP + εI)⁻¹ Qᵀ α,   0 ≤ α ≤ C,
+
+    with no equality constraint, and ``u = −(PᵀP + εI)⁻¹ Qᵀ α``. With the
+    Cholesky factor ``L Lᵀ = PᵀP + εI`` the Hessian is ``H = Z Zᵀ``,
+    ``Z = Q L⁻ᵀ``. Only the other classes' examples with ``α > 0`` shape the
+    hyperplane, and they are few, so the QP is solved on a growing working
+    set (:func:`solve_box_qp`): each round poses the QP over the working set
+    to the solver backend as a box-only dual with a precomputed Hessian (the
+    Rust backend solves it by greedy coordinate descent, stopping when the
+    largest projected-gradient violation is at most ``tol``), then adds the
+    examples that violate optimality most, until none does; ``H`` is never
+    formed whole. The ``k`` problems are independent and run in parallel.
+
+    With ``kernel='linear'`` the hyperplanes live in the feature space
+    (``A`` and ``B`` are the features). Any other kernel uses the kernel form:
+    ``A`` and ``B`` are replaced by ``K(A, R)`` and ``K(B, R)`` for a set ``R``
+    of training examples (``n_columns`` of them, drawn at random), and the
+    hyperplane is ``f_i(x) = Σ_r ψ_ir K(x, x_r) + b_i``.
+
+    A new example ``x`` is given the class whose hyperplane is nearest:
+    ``|f_i(x)| / ‖w_i‖`` by default, the geometric distance, where ``‖w_i‖``
+    is ``sqrt(ψ_iᵀ K_RR ψ_i)`` in the kernel form (the norm of
+    ``w_i = Σ_r ψ_ir φ(x_r)`` in the kernel's feature space);
+    ``normalize=False`` compares ``|f_i(x)|`` as the original paper does.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty on the slacks of the other classes' examples (the box of the
+        dual); must be positive.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+        'linear' fits the hyperplanes on the features themselves; the others
+        use the kernel form. 'precomputed' takes the square training kernel
+        matrix in ``fit`` and the ``(n_test, n_train)`` kernel values in
+        ``predict``; only the columns of ``columns_`` are read at prediction,
+        but the matrices must have every training column.
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient, as :class:`localsvm.SVC`.
+    coef0 : float, default=0.0
+        Constant term of the 'poly' and 'sigmoid' kernels.
+    n_columns : int or None, default=500
+        Kernel form only: the number of training examples whose kernel
+        columns ``K(·, x_r)`` span the hyperplanes, drawn uniformly at random
+        without replacement (``random_state``); all of them when the training
+        set is no larger. ``None`` uses every training example: then each
+        class costs an ``(n+1) × (n+1)`` factorisation (O(k·n³) time and
+        O(n²) memory), which is only sensible for a few thousand examples.
+    ridge : float, default=1e-4
+        The ridge ε that makes ``PᵀP`` invertible, relative to its mean
+        diagonal entry: ``ε = ridge · trace(PᵀP) / (d + 1)``, so it does not
+        depend on the scale of the features or the size of the class.
+        ``PᵀP`` is singular whenever a class has fewer examples than ``d + 1``
+        (kernel form: than ``n_columns + 1``), and then ``ridge`` also acts as
+        a regulariser (the hyperplane keeps ``‖Pu‖² + ε‖u‖²`` small), worth
+        tuning with ``C`` and ``gamma``. Very small values make the dual
+        badly conditioned: the Rust solver caches the Hessian in single
+        precision and may then stop at its iteration cap.
+    normalize : bool, default=True
+        Predict by the geometric distance ``|f_i(x)| / ‖w_i‖``; False uses
+        the unnormalised ``|f_i(x)|`` of the original paper.
+    tol : float, default=1e-3
+        Stop each box QP when its largest projected-gradient violation is at
+        most ``tol`` (in units of the margin 1).
+    max_iter : int, default=-1
+        Iteration cap per class's QP; -1 means none (beyond the solver's
+        safety cap). A ``ConvergenceWarning`` is issued when the cap stops a
+        solver.
+    random_state : int, RandomState instance or None, default=None
+        Draws the kernel columns when ``n_columns`` is smaller than the
+        training set.
+    backend : str, default='auto'
+        Name of a registered solver backend that solves box-only duals
+        (``localsvm.list_backends()``); 'auto' picks the Rust one.
+    n_jobs : int or None, default=None
+        Classes solved at once (threads); None or -1: all CPUs.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    coef_ : ndarray of shape (n_classes, n_features)
+        ``w_i`` of each hyperplane; ``kernel='linear'`` only.
+    intercept_ : ndarray of shape (n_classes,)
+        ``b_i`` of each hyperplane.
+    expansion_coef_ : ndarray of shape (n_classes, n_columns)
+        ``ψ_i`` of each hyperplane over the kernel columns ``columns_``;
+        the kernel form only (``kernel != 'linear'``).
+    columns_ : ndarray of shape (n_columns,)
+        Indices of the training examples whose kernel columns span the
+        hyperplanes (kernel form only).
+    column_vectors_ : ndarray of shape (n_columns, n_features)
+        Those training examples (empty, shape (0, 0), for a precomputed
+        kernel); kernel form only.
+    w_norm_ : ndarray of shape (n_classes,)
+        ``‖w_i‖`` of each hyperplane (the divisor of ``normalize=True``).
+    dual_coef_ : list of n_classes ndarrays
+        ``α`` of each class's dual, over the training examples of the other
+        classes (in the order of the training set).
+    n_support_ : ndarray of shape (n_classes,), dtype=int32
+        Non-zero ``α`` per class: the other classes' examples that constrain
+        the hyperplane.
+    n_iter_ : ndarray of shape (n_classes,)
+        Iterations of each class's solve.
+    dual_objective_ : ndarray of shape (n_classes,)
+        ``½αᵀHα − eᵀα`` of each class's dual (the negated maximum).
+    fit_status_ : int
+        0 if every class's QP converged, 1 otherwise.
+    backend_ : str
+        Name of the backend that solved the QPs.
+
+    See Also
+    --------
+    localsvm.SVC : one-vs-one or one-vs-rest C-SVC.
+    solve_box_qp : the working-set solver of each class's dual.
+
+    Notes
+    -----
+    Cost, with ``n`` training examples, ``k`` classes and ``D = d + 1``
+    (linear) or ``D = n_columns + 1`` (kernel form): the rows ``[K(x, R) e]``
+    take ``8·n·D`` bytes (n·(D − 1) kernel evaluations). Each class forms
+    and factorises ``PᵀP + εI`` (O(m_i·D² + D³) time, ``16·D²`` bytes, plus
+    ``8·n·D`` for the rows of ``P`` and ``Q``); each working-set round costs
+    O(n·D) for the gradient and O(s·D² + s²·D) for the ``s`` new rows, and
+    the working set's Hessian takes ``8·|S|²`` bytes, ``|S|`` a little more
+    than the class's non-zero ``α``. Up to ``n_jobs`` classes are held at
+    once; ``fit`` raises ``MemoryError`` before allocating when the fixed
+    part would exceed the machine's memory. With ``n_columns=None`` the
+    factorisations cost O(k·n³) time and ``16·n²`` bytes per class.
+    Prediction costs O(n_test·D) per class. On USPS (7291 examples, 256
+    features, 10 classes) with ``n_columns=1000`` a fit takes a few seconds
+    of CPU time.
+
+    A class with a single example works (the ridge makes its ``PᵀP``
+    invertible). With two classes ``decision_function`` returns one column,
+    as scikit-learn's binary classifiers do.
+
+    References
+    ----------
+    Wang Zhiyi and Yang Yifan, "Multiclass cluster support vector machines"
+    (多分类簇支持向量机方法), Journal of Computer Applications (计算机应用)
+    30(1), 2010. The nearest-hyperplane rule and the non-parallel hyperplanes
+    follow O. L. Mangasarian and E. W. Wild, "Multisurface proximal support
+    vector machine classification via generalized eigenvalues", IEEE TPAMI
+    28(1), 2006.
+
+    Examples
+    --------
+    >>> from localsvm import ClusterSVC
+    >>> from localsvm.datasets import load_iris
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> d = load_iris()
+    >>> X_tr, X_te, y_tr, y_te = train_test_split(d.X, d.y, random_state=0, stratify=d.y)
+    >>> clf = make_pipeline(StandardScaler(), ClusterSVC(C=1.0)).fit(X_tr, y_tr)
+    >>> clf.score(X_te, y_te) > 0.9
+    True
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseSVMClassifier._parameter_constraints,
+        "n_columns": [Interval(Integral, 1, None, closed="left"), None],
+        "ridge": [Interval(Real, 0.0, None, closed="neither")],
+        "normalize": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        n_columns=500,
+        ridge=1e-4,
+        normalize=True,
+        tol=1e-3,
+        max_iter=-1,
+        random_state=None,
+        backend="auto",
+        n_jobs=None,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.n_columns = n_columns
+        self.ridge = ridge
+        self.normalize = normalize
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.backend = backend
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ fit
+
+    @property
+    def _linear_form(self) -> bool:
+        return self.kernel == "linear"
+
+    def _draw_columns(self, n: int) -> np.ndarray:
+        if self.n_columns is None or self.n_columns >= n:
+            return np.arange(n)
+        rng = check_random_state(self.random_state)
+        return np.sort(rng.choice(n, size=int(self.n_columns), replace=False))
+
+    def _check_memory(self, n: int, dim: int, n_other: int, workers: int) -> None:
+        """Raise ``MemoryError`` when the fit would need more than this
+        machine's memory (see the Notes of :class:`ClusterSVC`)."""
+        # Per class: PᵀP and its factor and the rows of P and Q; the working
+        # set (which grows with the number of non-zero α) is not counted.
+        per_class = 8 * (2 * dim * dim + n * dim)
+        need = 8 * n * dim + workers * per_class
+        limit = _memory_limit()
+        if limit is None or need <= limit:
+            return
+        if self._linear_form:
+            fix = "reduce the number of features, or use a kernel with n_columns"
+        else:
+            fix = f"lower n_columns (now {self.n_columns}) or n_jobs"
+        raise MemoryError(
+            f"ClusterSVC would need about {need / 2**30:.1f} GiB ({n} examples, {dim} "
+            f"columns per hyperplane, {workers} classes at once) but this machine has "
+            f"{limit / 2**30:.1f} GiB; {fix}"
+        )
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit one hyperplane per class on ``X`` (features, or the square
+        training kernel for ``kernel='precomputed'``) and labels ``y``."""
+        X, y, y_idx = self._fit_prologue(X, y)
+        n = X.shape[0]
+        n_classes = self.classes_.shape[0]
+        spec = self._resolve_kernel(X)
+        if self._linear_form:
+            columns = None
+            dim = X.shape[1] + 1
+        else:
+            columns = self._draw_columns(n)
+            dim = columns.size + 1
+        counts = np.bincount(y_idx, minlength=n_classes)
+        n_other = int(n - counts.min())
+        workers = max(1, min(effective_n_jobs(self.n_jobs), n_classes))
+        self._check_memory(n, dim, n_other, workers)
+
+        # [A e] for every training example: features, or kernel columns.
+        F = np.empty((n, dim))
+        if self._linear_form:
+            F[:, :-1] = X
+        elif spec.precomputed:
+            F[:, :-1] = X[:, columns]
+        else:
+            F[:, :-1] = kernel_matrix(spec, X, X[columns])
+        F[:, -1] = 1.0
+
+        # What the backend must accept: box-only QPs with a precomputed
+        # Hessian, up to one variable per example of the other classes.
+        probe = QPProblem(
+            X=np.empty((0, 0)),
+            y=np.ones(n_other),
+            upper=np.full(n_other, float(self.C)),
+            kernel=KernelSpec("precomputed"),
+            equality=False,
+        )
+        backend = self._select_backend(probe)
+
+        def fit_class(i: int) -> _ClassFit:
+            own = y_idx == i
+            P = F[own]
+            M = P.T @ P
+            M[np.diag_indices_from(M)] += float(self.ridge) * max(np.trace(M) / dim, 1e-12)
+            try:
+                L = cholesky(M, lower=True, overwrite_a=True, check_finite=False)
+            except LinAlgError as exc:  # pragma: no cover - ε > 0 makes M definite
+                raise ValueError(
+                    f"PᵀP + εI of class {self.classes_[i]!r} is not positive definite "
+                    f"numerically; raise ridge (now {self.ridge})"
+                ) from exc
+            alpha, u, sol = solve_box_qp(
+                backend, F[~own], L, float(self.C), tol=float(self.tol), max_iter=int(self.max_iter)
+            )
+            return _ClassFit(u=u, alpha=alpha, solution=sol)
+
+        parallel = workers > 1 and backend.capabilities.thread_safe
+        # Classes in parallel: one BLAS thread each, so the factorisations
+        # do not oversubscribe the cores.
+        with threadpool_limits(1 if parallel else None, user_api="blas"):
+            fits: list[_ClassFit] = run_tasks(
+                fit_class,
+                range(n_classes),
+                n_jobs=self.n_jobs,
+                thread_safe=backend.capabilities.thread_safe,
+            )
+        self.backend_ = backend.name
+        U = np.array([f.u for f in fits])
+        self.intercept_ = U[:, -1].copy()
+        W = U[:, :-1]
+        if self._linear_form:
+            self._coef = W.copy()
+            norms = np.linalg.norm(W, axis=1)
+        else:
+            self.expansion_coef_ = W.copy()
+            self.columns_ = columns
+            self.column_vectors_ = np.empty((0, 0)) if spec.precomputed else X[columns]
+            K_rr = F[columns, :-1]
+            norms = np.sqrt(np.maximum(np.einsum("ij,ij->i", W @ K_rr, W), 0.0))
+        self.w_norm_ = norms
+        self.dual_coef_ = [f.alpha for f in fits]
+        self.n_support_ = np.array([np.count_nonzero(f.alpha) for f in fits], dtype=np.int32)
+        self.n_iter_ = np.array([f.solution.n_iter for f in fits], dtype=np.int64)
+        self.dual_objective_ = np.array([f.solution.objective for f in fits])
+        self.fit_status_ = int(
+            self._warn_unconverged(
+                (f.solution.converged for f in fits),
+                "per-class problems",
+                (f.solution.message or "no reason given" for f in fits if not f.solution.converged),
+            )
+        )
+        return self
+
+    # -------------------------------------------------------------- predict
+
+    def _hyperplane_values(self, X) -> np.ndarray:
+        """``f_i(x)`` of every hyperplane, shape ``(n_samples, n_classes)``."""
+        X = self._predict_prologue(X)
+        if self._linear_form:
+            return X @ self._coef.T + self.intercept_
+        if self._spec.precomputed:
+            K = X[:, self.columns_]
+        else:
+            K = kernel_matrix(self._spec, X, self.column_vectors_)
+        return K @ self.expansion_coef_.T + self.intercept_
+
+    def distances(self, X) -> np.ndarray:
+        """Distance of each example to each class's hyperplane, shape
+        ``(n_samples, n_classes)``: ``|f_i(x)| / ‖w_i‖``, or ``|f_i(x)|``
+        with ``normalize=False``."""
+        d = np.abs(self._hyperplane_values(X))
+        if self.normalize:
+            d /= np.maximum(self.w_norm_, np.finfo(np.float64).tiny)
+        return d
+
+    def decision_function(self, X):
+        """Minus the distance to each class's hyperplane, shape
+        ``(n_samples, n_classes)``: the largest value is the predicted class.
+        Two classes: shape ``(n_samples,)``, ``d_0 − d_1``, positive when
+        the hyperplane of ``classes_[1]`` is nearer."""
+        d = self.distances(X)
+        if self.classes_.shape[0] == 2:
+            return d[:, 0] - d[:, 1]
+        return -d
+
+    def predict(self, X):
+        """The class of the nearest hyperplane for each example."""
+        check_is_fitted(self)
+        return self.classes_[np.argmin(self.distances(X), axis=1)]
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """``w_i`` of each hyperplane, for ``kernel='linear'`` only."""
+        check_is_fitted(self)
+        if not self._linear_form:
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        return self._coef.copy()
