@@ -278,8 +278,8 @@ class ClusterSVC(BaseSVMClassifier):
 
     See Also
     --------
-    localsvm.SVC : one-vs-one or one-vs-rest C-SVC.
-    solve_box_qp : the working-set solver of each class's dual.
+    localsvm.SVC : One-vs-one or one-vs-rest C-SVC.
+    solve_box_qp : The working-set solver of each class's dual.
 
     Notes
     -----
@@ -398,8 +398,21 @@ class ClusterSVC(BaseSVMClassifier):
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit one hyperplane per class on ``X`` (features, or the square
-        training kernel for ``kernel='precomputed'``) and labels ``y``."""
+        """Fit one hyperplane per class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training examples, or the square training kernel matrix for
+            ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Class labels; a class may have a single example.
+
+        Returns
+        -------
+        self : ClusterSVC
+            The fitted estimator.
+        """
         X, y, y_idx = self._fit_prologue(X, y)
         n = X.shape[0]
         n_classes = self.classes_.shape[0]
@@ -504,26 +517,59 @@ class ClusterSVC(BaseSVMClassifier):
         return K @ self.expansion_coef_.T + self.intercept_
 
     def distances(self, X) -> np.ndarray:
-        """Distance of each example to each class's hyperplane, shape
-        ``(n_samples, n_classes)``: ``|f_i(x)| / ‖w_i‖``, or ``|f_i(x)|``
-        with ``normalize=False``."""
+        """Compute the distance of each example to each class's hyperplane.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel values against the training set for
+            ``kernel='precomputed'``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            ``|f_i(x)| / ‖w_i‖``, or ``|f_i(x)|`` with ``normalize=False``.
+        """
         d = np.abs(self._hyperplane_values(X))
         if self.normalize:
             d /= np.maximum(self.w_norm_, np.finfo(np.float64).tiny)
         return d
 
     def decision_function(self, X):
-        """Minus the distance to each class's hyperplane, shape
-        ``(n_samples, n_classes)``: the largest value is the predicted class.
-        Two classes: shape ``(n_samples,)``, ``d_0 − d_1``, positive when
-        the hyperplane of ``classes_[1]`` is nearer."""
+        """Score each class by minus the distance to its hyperplane.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel values against the training set for
+            ``kernel='precomputed'``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            ``−d_i``: the largest value is the predicted class. Two classes:
+            ``d_0 − d_1``, positive when the hyperplane of ``classes_[1]`` is
+            nearer.
+        """
         d = self.distances(X)
         if self.classes_.shape[0] == 2:
             return d[:, 0] - d[:, 1]
         return -d
 
     def predict(self, X):
-        """The class of the nearest hyperplane for each example."""
+        """Predict the class of the nearest hyperplane for each example.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel values against the training set for
+            ``kernel='precomputed'``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Class labels.
+        """
         check_is_fitted(self)
         return self.classes_[np.argmin(self.distances(X), axis=1)]
 

@@ -455,20 +455,80 @@ def load_two_spirals() -> Bunch:
 
 
 def load_segmentation() -> Bunch:
-    """Image segmentation (StatLog): 2310 examples (``X``, ``y``), 19 features, 7 classes."""
+    """Load Image segmentation (StatLog 'segment').
+
+    2310 examples, 19 features, 7 classes (0–6);
+    no standard split, features as distributed (not scaled).
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``name`` and ``DESCR`` (the source and its citation).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_segmentation
+    >>> load_segmentation().X.shape
+    (2310, 19)
+    """
     return load_dataset("segmentation")
 
 
 def load_vehicle() -> Bunch:
-    """Vehicle silhouettes (StatLog): 846 examples (``X``, ``y``), 18 features, 4 classes."""
+    """Load Vehicle silhouettes (StatLog).
+
+    846 examples, 18 features, 4 classes (1–4);
+    no standard split, features as distributed (not scaled).
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``name`` and ``DESCR`` (the source and its citation).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_vehicle
+    >>> load_vehicle().X.shape
+    (846, 18)
+    """
     return load_dataset("vehicle")
 
 
 def load_waveform() -> Bunch:
-    """Waveform (21 features): 5000 examples (``X``, ``y``), 3 classes."""
+    """Load Waveform, version 1 (21 features).
+
+    5000 examples, 21 features, 3 classes (0–2);
+    no standard split, features as distributed (not scaled).
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``name`` and ``DESCR`` (the source and its citation).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_waveform
+    >>> load_waveform().X.shape
+    (5000, 21)
+    """
     return load_dataset("waveform_21")
 
 
 def load_heart() -> Bunch:
-    """Heart disease (StatLog): 270 examples (``X``, ``y``), 13 features, 2 classes."""
+    """Load Heart disease (StatLog).
+
+    270 examples, 13 features, 2 classes (0 absent, 1 present);
+    no standard split, features as distributed (not scaled).
+
+    Returns
+    -------
+    Bunch
+        ``X``, ``y``, ``name`` and ``DESCR`` (the source and its citation).
+
+    Examples
+    --------
+    >>> from localsvm.datasets import load_heart
+    >>> load_heart().X.shape
+    (270, 13)
+    """
     return load_dataset("heart_statlog")
