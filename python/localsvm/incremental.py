@@ -29,7 +29,7 @@ from ._base import FEATURE_KERNELS, BaseSVMClassifier
 from ._compat import Interval, StrOptions, fit_context
 from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr
 from .backends.base import QPProblem, SolverBackend, native_online_learner
-from .kernels import KernelSpec, decision_values, kernel_matrix
+from .kernels import KernelSpec, decision_values, kernel_matrix, kernel_matrix_numpy
 from .parallel import run_tasks
 
 #: New examples whose decision values are computed at once (against the
@@ -584,22 +584,10 @@ class _NativeBinary:
 
 
 def _kernel(spec: KernelSpec, A, B, sqA=None, sqB=None) -> np.ndarray:
-    """``K(A, B)`` in NumPy: the blocks here are thin (a few columns), where
-    one matrix product beats a parallel call. ``sqA``/``sqB`` are the rows'
-    squared norms when known (RBF)."""
-    dot = A @ B.T
-    if spec.name == "linear":
-        return dot
-    if spec.name == "poly":
-        return (spec.gamma * dot + spec.coef0) ** spec.degree
-    if spec.name == "sigmoid":
-        return np.tanh(spec.gamma * dot + spec.coef0)
-    if sqA is None:
-        sqA = np.einsum("ij,ij->i", A, A)
-    if sqB is None:
-        sqB = np.einsum("ij,ij->i", B, B)
-    d2 = sqA[:, None] + sqB[None, :] - 2.0 * dot
-    return np.exp(-spec.gamma * np.maximum(d2, 0.0))
+    """``K(A, B)`` in float64 NumPy: the blocks here are thin (a few columns),
+    where one matrix product beats a parallel call. ``sqA``/``sqB`` are the
+    rows' squared norms when known (RBF)."""
+    return kernel_matrix_numpy(spec, A, B, sq_a=sqA, sq_b=sqB)
 
 
 def _learn_task(task):

@@ -221,8 +221,18 @@ def decision_values(
     return _core.decision_values(X, support_vectors, coef, intercept, **spec.core_kwargs())
 
 
-def kernel_matrix_numpy(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+def kernel_matrix_numpy(
+    spec: KernelSpec,
+    A: np.ndarray,
+    B: np.ndarray,
+    *,
+    sq_a: np.ndarray | None = None,
+    sq_b: np.ndarray | None = None,
+) -> np.ndarray:
     """Compute the same kernel matrix in plain NumPy (a reference implementation).
+
+    In float64 throughout; for thin blocks (a few rows or columns) one matrix
+    product here is also cheaper than a parallel call into the core.
 
     Parameters
     ----------
@@ -232,6 +242,8 @@ def kernel_matrix_numpy(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.nd
         Row points.
     B : array-like of shape (n_b, n_features)
         Column points.
+    sq_a, sq_b : ndarray of shape (n_a,) and (n_b,), optional
+        The rows' squared norms when already known ('rbf' only).
 
     Returns
     -------
@@ -249,5 +261,9 @@ def kernel_matrix_numpy(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.nd
         return (spec.gamma * dot + spec.coef0) ** spec.degree
     if spec.name == "sigmoid":
         return np.tanh(spec.gamma * dot + spec.coef0)
-    sq = (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * dot
+    if sq_a is None:
+        sq_a = (A * A).sum(axis=1)
+    if sq_b is None:
+        sq_b = (B * B).sum(axis=1)
+    sq = sq_a[:, None] + sq_b[None, :] - 2.0 * dot
     return np.exp(-spec.gamma * np.maximum(sq, 0.0))
