@@ -286,6 +286,7 @@ class IncrementalLearner:
         tol: float = 1e-3,
         max_iter: int = -1,
         cache_size: float = 64.0,
+        reprocess: int = 1,
     ) -> LearnResult:
         """Learn the rows of ``x`` in order (labels ``y`` ±1; ``cls`` and
         ``seen``, each example's class index and stream position, are kept
@@ -294,7 +295,9 @@ class IncrementalLearner:
         among the band (``y f ≤ 1 + epsilon``) and the support vectors, each
         set re-optimised by SMO with the other multipliers fixed, until
         ``‖ξ‖²/t < threshold`` or its relative variation between two
-        candidates is under ``threshold``. ``rebatch`` solves the batch SVM
+        candidates is under ``threshold``; then ``reprocess`` subproblems
+        over the 10 kept examples that violate the KKT conditions most.
+        ``rebatch`` solves the batch SVM
         over every kept example instead. ``cache_size`` (MB) bounds the
         kernel-row cache. Runs without the GIL; bad input raises
         ``ValueError``."""

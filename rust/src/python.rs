@@ -514,10 +514,10 @@ impl IncrementalLearner {
     #[pyo3(signature = (
         x, y, cls, seen, *, c, threshold, epsilon = 0.5, max_neighbors = 50,
         neighbor_step = 1, max_support = None, rebatch = false, tol = 1e-3,
-        max_iter = -1, cache_size = 64.0
+        max_iter = -1, cache_size = 64.0, reprocess = 1
     ), text_signature = "(self, x, y, cls, seen, *, c, threshold, epsilon=0.5, \
         max_neighbors=50, neighbor_step=1, max_support=None, rebatch=False, tol=0.001, \
-        max_iter=-1, cache_size=64.0)")]
+        max_iter=-1, cache_size=64.0, reprocess=1)")]
     #[allow(clippy::too_many_arguments)]
     fn learn<'py>(
         &mut self,
@@ -536,6 +536,7 @@ impl IncrementalLearner {
         tol: f64,
         max_iter: i64,
         cache_size: f64,
+        reprocess: usize,
     ) -> PyResult<LearnResult> {
         let opts = OnlineOptions {
             c,
@@ -543,6 +544,7 @@ impl IncrementalLearner {
             epsilon,
             max_neighbors,
             neighbor_step,
+            reprocess,
             max_support,
             rebatch,
             tol,
