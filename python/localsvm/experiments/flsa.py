@@ -509,7 +509,7 @@ def bench(quick: bool, out: TextIO) -> dict:
     cases += [(k, g, f"N_sv={k}, gamma='scale'") for k in ((100, 300) if not quick else (50,))]
     print(
         "  RFLSA whole path (fit: dictionary, path, model) against each SVC fit above; "
-        "the bar is a ratio < 1:",
+        "the target is a ratio < 1:",
         file=out,
     )
     for k, gk, label in cases:

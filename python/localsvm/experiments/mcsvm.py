@@ -22,7 +22,7 @@ Computer Applications 30(1), 2010), next to the paper's Table 1.
    ``n_columns`` at their defaults (``1e-4``; 500 random kernel columns).
    Fit and predict times are of the refit (wall seconds, this machine).
 
-2. **Performance bar** (``--bench``): MCSVM against one-vs-rest ``SVC`` at
+2. **Speed targets** (``--bench``): MCSVM against one-vs-rest ``SVC`` at
    their CV-chosen parameters on segment and waveform (realization 0): fit
    and predict times (best of ``--repeat``) and accuracy side by side; and
    on USPS (7291 training / 2007 test digits, 10 classes, pixels as they
@@ -77,7 +77,7 @@ DATASETS: dict[str, str] = {
 
 METHODS = ("MCSVM", "OvR", "OvO", "ECOC")
 
-#: Fit time the USPS bar allows (seconds).
+#: Fit time the USPS target allows (seconds).
 USPS_BAR_S = 10.0
 
 
@@ -246,11 +246,11 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
 
 
 def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
-    """The performance bar: MCSVM vs one-vs-rest SVC on segment and waveform at
+    """The speed targets: MCSVM vs one-vs-rest SVC on segment and waveform at
     their CV-chosen parameters, and the USPS fit with 1000 kernel columns."""
     rows = []
     print(
-        f"\nPerformance bar: fit and predict seconds (best of {repeat}; wall, CPU in "
+        f"\nSpeed targets: fit and predict seconds (best of {repeat}; wall, CPU in "
         "brackets) at each method's CV-chosen (C, gamma), realization 0.",
         file=out,
     )
@@ -314,7 +314,7 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
     print(
         f"\nUSPS {y_tr.size} / {y_te.size}, 10 classes, ClusterSVC(n_columns={n_columns}, C=1, "
         f"gamma='scale'): fit {fw:.2f} s wall ({fc:.2f} s CPU), predict {pw:.2f} s, accuracy "
-        f"{100 * acc:.2f} %; bar: fit < {USPS_BAR_S:g} s: {verdict}",
+        f"{100 * acc:.2f} %; target: fit < {USPS_BAR_S:g} s: {verdict}",
         file=out,
     )
     rows.append(
@@ -353,10 +353,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bench",
         action="store_true",
-        help="also run the performance bar (segment, waveform, USPS)",
+        help="also run the speed targets (segment, waveform, USPS)",
     )
     parser.add_argument("--skip-table", action="store_true", help="skip Table 1")
-    parser.add_argument("--repeat", type=int, default=None, help="timed runs in the bar (3)")
+    parser.add_argument("--repeat", type=int, default=None, help="timed runs per speed target (3)")
 
 
 def run(args: argparse.Namespace, out: TextIO) -> list[dict]:

@@ -60,7 +60,7 @@ the paper's figures.
    the training points coloured by cluster, saved to
    ``<out>/lsvm_psvm_boundary.png``.
 
-4. **Performance bar** (:mod:`.runtime`): on the Figure-4 data (600
+4. **Speed targets** (:mod:`.runtime`): on the Figure-4 data (600
    training, 4800 test examples), SLSVM's prediction time per test example,
    and PSVM against an RBF SVC each tuned by the same CV (same folds, grids
    of 12 points), then fit + predict on the 4800 test examples (best of

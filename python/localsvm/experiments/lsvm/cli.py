@@ -41,11 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--skip-table", action="store_true", help="skip Table 1")
     parser.add_argument(
-        "--skip-runtime", action="store_true", help="skip Figure 4 and the performance bar"
+        "--skip-runtime", action="store_true", help="skip Figure 4 and the speed targets"
     )
     parser.add_argument("--skip-figure", action="store_true", help="skip Figure 3")
     parser.add_argument(
-        "--bar-repeat", type=int, default=None, help="timed runs per model in the bar (best kept)"
+        "--bar-repeat",
+        type=int,
+        default=None,
+        help="timed runs per model in the speed comparison (best kept)",
     )
     parser.add_argument(
         "--n-jobs", type=int, default=None, help="threads for localsvm and the CV (all CPUs)"
@@ -53,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
-    """Run the selected parts: Table 1, Figure 4 with the performance bar, Figure 3.
+    """Run the selected parts: Table 1, Figure 4 with the speed targets, Figure 3.
 
     Parameters
     ----------
