@@ -59,7 +59,8 @@ use rayon::prelude::*;
 
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{
-    check_indices, check_kernel_values, dot, kernel_matrix, KernelKind, Rows, TrainingData,
+    check_indices, check_kernel_values, dot, kernel_matrix, kernel_value, KernelKind, Rows,
+    TrainingData,
 };
 use crate::simd;
 
@@ -169,7 +170,7 @@ impl Candidates {
                 let j = idx[c];
                 let (xj, sq_j) = (rows.row(j), rows.sq_norm(j));
                 for (t, slot) in buf.iter_mut().enumerate() {
-                    *slot = kind.from_dot(dot(rows.row(t), xj), rows.sq_norm(t), sq_j);
+                    *slot = kernel_value(*kind, rows.row(t), xj, rows.sq_norm(t), sq_j);
                 }
                 f(buf)
             }

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::kinds::KernelKind;
-use super::rows::{dot, Rows};
+use super::rows::{kernel_value, Rows};
 use crate::error::{shape_error, value_error, Result};
 
 /// Training data as the caller holds it, borrowed: `n` row-major rows of `d`
@@ -90,7 +90,8 @@ pub fn check_kernel_values(values: &[f64], rows: usize, cols: usize, what: &str)
 }
 
 /// The kernel matrix between the rows of `a` (`na × d`) and `b` (`nb × d`),
-/// row-major `na × nb`, computed in parallel over rows of `a`.
+/// row-major `na × nb`, computed in `f64` in parallel over rows of `a` (RBF
+/// from the differences, see [`kernel_value`]).
 pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
     kind.require_function("kernel_matrix")?;
     if a.d() != b.d() {
@@ -109,7 +110,7 @@ pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
         let xi = a.row(i);
         let sq_i = a.sq_norm(i);
         for (t, slot) in row.iter_mut().enumerate() {
-            *slot = kind.from_dot(dot(xi, b.row(t)), sq_i, b.sq_norm(t));
+            *slot = kernel_value(kind, xi, b.row(t), sq_i, b.sq_norm(t));
         }
     });
     Ok(out)

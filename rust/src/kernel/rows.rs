@@ -1,5 +1,6 @@
 //! Row-major `f64` feature rows with their squared norms.
 
+use super::kinds::KernelKind;
 use crate::error::{shape_error, value_error, Result};
 
 /// Dot product with four independent accumulators so the compiler can
@@ -23,6 +24,40 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
         acc[3] += ca[3] * cb[3];
     }
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// `‖a − b‖²` from the differences (exact for close points, and no
+/// cancellation between large norms), with four accumulators.
+#[inline]
+pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    let mut acc = [0.0f64; 4];
+    let chunks_a = a.chunks_exact(4);
+    let chunks_b = b.chunks_exact(4);
+    let tail: f64 = chunks_a
+        .remainder()
+        .iter()
+        .zip(chunks_b.remainder())
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum();
+    for (ca, cb) in chunks_a.zip(chunks_b) {
+        for l in 0..4 {
+            let d = ca[l] - cb[l];
+            acc[l] += d * d;
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// `K(a, b)` in `f64`: the RBF kernel from the differences (so it stays
+/// right for data far from the origin and for norms that overflow), the
+/// others from the dot product. `sq_a` and `sq_b` are unused for RBF.
+#[inline]
+pub fn kernel_value(kind: KernelKind, a: &[f64], b: &[f64], sq_a: f64, sq_b: f64) -> f64 {
+    match kind {
+        KernelKind::Rbf { gamma } => (-gamma * sq_dist(a, b)).exp(),
+        _ => kind.from_dot(dot(a, b), sq_a, sq_b),
+    }
 }
 
 /// A dense row-major matrix with the squared norm of every row.
@@ -82,6 +117,11 @@ impl Rows {
     #[inline]
     pub fn sq_norm(&self, i: usize) -> f64 {
         self.sq_norms[i]
+    }
+
+    /// The largest absolute entry (0 for an empty matrix).
+    pub fn max_abs(&self) -> f64 {
+        self.data.iter().fold(0.0f64, |m, v| m.max(v.abs()))
     }
 
     /// Swaps rows `i` and `j` in place (used by shrinking).
