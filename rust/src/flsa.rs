@@ -62,6 +62,7 @@ use crate::kernel::{
     check_indices, check_kernel_values, dot, kernel_matrix, kernel_value, KernelKind, Rows,
     TrainingData,
 };
+use crate::precision::{f64_problem, Magnitudes};
 use crate::simd;
 
 /// Candidate columns × rows above which a pass over the candidates runs on
@@ -142,6 +143,9 @@ impl Candidates {
     pub fn on_the_fly(kind: KernelKind, rows: Rows, idx: Vec<usize>) -> Result<Self> {
         kind.require_function("gram='on_the_fly'")?;
         check_indices(&idx, rows.n(), "candidates")?;
+        if let Some(why) = f64_problem(kind, Magnitudes::of_rows(&rows)) {
+            value_error!("{why}");
+        }
         Ok(Candidates::OnTheFly { kind, rows, idx })
     }
 

@@ -32,80 +32,64 @@ pub trait QMatrix<T: QValue = f32> {
     }
 }
 
+/// One column range to fill: `out[t − start] = factor · scale[t] · K(x_i,
+/// x_t)` for `t ∈ [start, end)`.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnJob<'a, T> {
+    pub i: usize,
+    pub start: usize,
+    pub end: usize,
+    pub factor: T,
+    pub scale: &'a [T],
+}
+
 /// A column value type a [`KernelSource`] can fill: `f32` through the
 /// vectorised panel loops, `f64` through [`KernelSource::fill64`].
 pub trait SourceValue: QValue {
-    /// `out[t − start] = factor · scale[t] · K(x_i, x_t)` for `t ∈ [start, end)`.
-    fn fill(
-        src: &KernelSource,
-        i: usize,
-        range: (usize, usize),
-        factor: Self,
-        scale: &[Self],
-        out: &mut [Self],
-    );
+    /// Fills `out` as `job` says.
+    fn fill(src: &KernelSource, job: ColumnJob<'_, Self>, out: &mut [Self]);
 
-    /// [`SourceValue::fill`] for columns `i` and `j` (one pass when it can).
-    #[allow(clippy::too_many_arguments)]
-    fn fill_pair(
-        src: &KernelSource,
-        ij: (usize, usize),
-        range: (usize, usize),
-        factors: (Self, Self),
-        scale: &[Self],
-        out_i: &mut [Self],
-        out_j: &mut [Self],
-    );
+    /// [`SourceValue::fill`] for column `job.i` and column `j.0` (factor
+    /// `j.1`) over the same range: one pass over the data when it can, by
+    /// default two.
+    fn fill_pair(s: &KernelSource, job: ColumnJob<'_, Self>, j: (usize, Self), out: Pair<Self>) {
+        let partner = ColumnJob {
+            i: j.0,
+            factor: j.1,
+            ..job
+        };
+        let [out_i, out_j] = out;
+        Self::fill(s, job, out_i);
+        Self::fill(s, partner, out_j);
+    }
 }
 
+/// The two output columns of [`SourceValue::fill_pair`].
+pub type Pair<'a, T> = [&'a mut [T]; 2];
+
 impl SourceValue for f32 {
-    fn fill(
-        src: &KernelSource,
-        i: usize,
-        (start, end): (usize, usize),
-        factor: f32,
-        scale: &[f32],
-        out: &mut [f32],
-    ) {
-        src.fill(i, start, end, factor, scale, out);
+    fn fill(src: &KernelSource, job: ColumnJob<'_, f32>, out: &mut [f32]) {
+        src.fill(job.i, job.start, job.end, job.factor, job.scale, out);
     }
 
-    fn fill_pair(
-        src: &KernelSource,
-        ij: (usize, usize),
-        (start, end): (usize, usize),
-        factors: (f32, f32),
-        scale: &[f32],
-        out_i: &mut [f32],
-        out_j: &mut [f32],
-    ) {
-        src.fill_pair(ij, start, end, factors, scale, out_i, out_j);
+    fn fill_pair(s: &KernelSource, job: ColumnJob<'_, f32>, j: (usize, f32), out: Pair<f32>) {
+        let [out_i, out_j] = out;
+        let (range, factors) = ((job.start, job.end), (job.factor, j.1));
+        s.fill_pair(
+            (job.i, j.0),
+            range.0,
+            range.1,
+            factors,
+            job.scale,
+            out_i,
+            out_j,
+        );
     }
 }
 
 impl SourceValue for f64 {
-    fn fill(
-        src: &KernelSource,
-        i: usize,
-        (start, end): (usize, usize),
-        factor: f64,
-        scale: &[f64],
-        out: &mut [f64],
-    ) {
-        src.fill64(i, start, end, factor, scale, out);
-    }
-
-    fn fill_pair(
-        src: &KernelSource,
-        (i, j): (usize, usize),
-        (start, end): (usize, usize),
-        (fi, fj): (f64, f64),
-        scale: &[f64],
-        out_i: &mut [f64],
-        out_j: &mut [f64],
-    ) {
-        src.fill64(i, start, end, fi, scale, out_i);
-        src.fill64(j, start, end, fj, scale, out_j);
+    fn fill(src: &KernelSource, job: ColumnJob<'_, f64>, out: &mut [f64]) {
+        src.fill64(job.i, (job.start, job.end), job.factor, job.scale, out);
     }
 }
 
@@ -155,7 +139,14 @@ impl<T: SourceValue> KernelQ<T> {
             self.computed += (len - start) as u64;
             let factor = self.sign[i];
             let out = &mut self.cache.column_mut(i)[start..len];
-            T::fill(&self.source, i, (start, len), factor, &self.sign, out);
+            let job = ColumnJob {
+                i,
+                start,
+                end: len,
+                factor,
+                scale: &self.sign,
+            };
+            T::fill(&self.source, job, out);
         }
     }
 }
@@ -188,21 +179,21 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
             let (fi, fj) = (self.sign[i], self.sign[j]);
             let (col_i, col_j) = self.cache.two_columns_mut(i, j);
             let src = &self.source;
+            let job = |i, start, end, factor| ColumnJob {
+                i,
+                start,
+                end,
+                factor,
+                scale: &self.sign,
+            };
             if si < common {
-                T::fill(src, i, (si, common), fi, &self.sign, &mut col_i[si..common]);
+                T::fill(src, job(i, si, common, fi), &mut col_i[si..common]);
             }
             if sj < common {
-                T::fill(src, j, (sj, common), fj, &self.sign, &mut col_j[sj..common]);
+                T::fill(src, job(j, sj, common, fj), &mut col_j[sj..common]);
             }
-            T::fill_pair(
-                src,
-                (i, j),
-                (common, len),
-                (fi, fj),
-                &self.sign,
-                &mut col_i[common..len],
-                &mut col_j[common..len],
-            );
+            let outs = [&mut col_i[common..len], &mut col_j[common..len]];
+            T::fill_pair(src, job(i, common, len, fi), (j, fj), outs);
         } else {
             self.fill_rest(i, si, len);
             self.fill_rest(j, sj, len);

@@ -19,6 +19,24 @@ const PARALLEL_WORK: usize = 1 << 22;
 /// Rows handed to one rayon task when a column is filled in parallel.
 const PARALLEL_CHUNK: usize = 2048;
 
+/// Runs `fill(first, chunk)` over `out` (the entries from index `start` on,
+/// `d` features each): in [`PARALLEL_CHUNK`]-sized chunks on rayon's pool
+/// when the work is large, else in one piece.
+fn in_chunks<T: Send>(
+    out: &mut [T],
+    start: usize,
+    d: usize,
+    fill: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if out.len() * d.max(1) >= PARALLEL_WORK {
+        out.par_chunks_mut(PARALLEL_CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| fill(start + c * PARALLEL_CHUNK, chunk));
+    } else {
+        fill(start, out);
+    }
+}
+
 /// Where kernel values come from: feature rows and a kernel, or a matrix the
 /// caller precomputed. Both support swapping indices, which shrinking needs.
 #[derive(Clone, Debug)]
@@ -148,16 +166,9 @@ impl KernelSource {
             KernelSource::Dense { kind, rows, panel } => {
                 let panel = panel.get_or_init(|| Panel::new(rows));
                 let q = panel.query(i);
-                if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
-                    out.par_chunks_mut(PARALLEL_CHUNK)
-                        .enumerate()
-                        .for_each(|(c, chunk)| {
-                            let s = start + c * PARALLEL_CHUNK;
-                            fill_one(*kind, panel, &q, factor, scale, s, s + chunk.len(), chunk);
-                        });
-                } else {
-                    fill_one(*kind, panel, &q, factor, scale, start, end, out);
-                }
+                in_chunks(out, start, panel.d(), |s, chunk| {
+                    fill_one(*kind, panel, &q, factor, scale, s, s + chunk.len(), chunk);
+                });
             }
             KernelSource::Precomputed { .. } => self.fill_precomputed(i, start, factor, scale, out),
         }
@@ -209,8 +220,7 @@ impl KernelSource {
     pub fn fill64(
         &self,
         i: usize,
-        start: usize,
-        end: usize,
+        (start, end): (usize, usize),
         factor: f64,
         scale: &[f64],
         out: &mut [f64],
@@ -219,20 +229,13 @@ impl KernelSource {
         match self {
             KernelSource::Dense { kind, rows, .. } => {
                 let (xi, sq_i) = (rows.row(i), rows.sq_norm(i));
-                let fill = |s: usize, chunk: &mut [f64]| {
+                in_chunks(out, start, rows.d(), |s, chunk| {
                     for (k, slot) in chunk.iter_mut().enumerate() {
                         let t = s + k;
                         let v = kernel_value(*kind, xi, rows.row(t), sq_i, rows.sq_norm(t));
                         *slot = factor * scale[t] * v;
                     }
-                };
-                if (end - start) * rows.d().max(1) >= PARALLEL_WORK {
-                    out.par_chunks_mut(PARALLEL_CHUNK)
-                        .enumerate()
-                        .for_each(|(c, chunk)| fill(start + c * PARALLEL_CHUNK, chunk));
-                } else {
-                    fill(start, out);
-                }
+                });
             }
             KernelSource::Precomputed { matrix, n, perm } => {
                 let row = &matrix[perm[i] * n..(perm[i] + 1) * n];
