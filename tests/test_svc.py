@@ -282,8 +282,11 @@ Y_OK = np.array([0, 1, 1, 0])
         # gamma='scale' from a variance that overflows float64
         ({}, X_OK * 1e154, Y_OK, "variance of X, which overflows"),
         # a linear kernel whose values overflow: never a fitted model with a
-        # NaN objective
-        ({"kernel": "linear"}, X_OK * 1e160, Y_OK, "not finite"),
+        # NaN objective, but an error naming the cause
+        ({"kernel": "linear"}, X_OK * 1e160, Y_OK, "linear kernel's values overflow float64"),
+        # variance that underflows: not the silent gamma=1.0 of a constant X
+        ({}, X_OK * 1e-300, Y_OK, "variance of X, which underflows"),
+        ({"kernel": "linear"}, X_OK * 1e-300, Y_OK, "values underflow float64"),
     ],
 )
 def test_bad_input_raises_value_error(params, X, y, message):

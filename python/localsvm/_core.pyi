@@ -46,6 +46,9 @@ class QPResult:
     @property
     def kernel_evaluations(self) -> int:
         """Kernel values computed (what the column cache did not hold)."""
+    @property
+    def precision(self) -> str:
+        """The kernel path used: ``'float32'`` or ``'float64'``."""
 
 def solve_qp(
     x: npt.NDArray[np.float64],
@@ -65,6 +68,7 @@ def solve_qp(
     cache_size: float = 200.0,
     shrinking: bool = True,
     rows: npt.NDArray[np.int64] | None = None,
+    precision: str = "auto",
 ) -> QPResult:
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
     ``yᵀα = 0``, with ``Q_ij = y_i y_j K(x_i, x_j)``.
@@ -76,7 +80,19 @@ def solve_qp(
     ``x[rows][:, rows]`` when precomputed) without a copy on the Python side.
     ``max_iter=-1`` uses the safety cap ``max(10⁷, 100·n)``.
     ``cache_size`` is in MB. Runs without the GIL; bad input raises
-    ``ValueError``.
+    ``ValueError``, and so does a solution that is not finite.
+
+    ``precision`` picks the kernel path (rust/src/precision.rs).
+    ``'float32'``: kernel values from the vectorised float32 loops, cached as
+    float32, off by about ``ε₃₂·s`` (``ε₃₂ ≈ 1.2e-7``; ``s`` the kernel-value
+    scale: ``S = max‖x‖²`` for linear, ``(γS + |coef0|)^degree`` for poly,
+    ``max(1, 2γS)`` for RBF, ``max(1, γS + |coef0|)`` for sigmoid, ``max|K|``
+    precomputed); data or parameters outside ``[2⁻¹⁰⁰, 2¹⁰⁰]`` raise
+    ``ValueError``. ``'float64'``: computed and cached in float64 (RBF from
+    ``‖x − z‖²`` directly). ``'auto'``: float32 when in range and
+    ``tol ≥ 10·ε₃₂·s``, else float64. Kernel values float64 cannot hold
+    (beyond ``2¹⁰⁰⁰``, or all below ``2⁻¹⁰⁰⁰``) raise ``ValueError`` naming
+    the cause. ``QPResult.precision`` reports the path taken.
     """
 
 def kernel_matrix(
@@ -100,9 +116,15 @@ def decision_values(
     gamma: float = 1.0,
     coef0: float = 0.0,
     degree: int = 3,
+    precision: str = "auto",
 ) -> npt.NDArray[np.float64]:
     """``coef @ K(sv, x).T + intercept`` for every row of ``x``: shape
-    ``(n_samples, n_models)``, computed in parallel without the GIL."""
+    ``(n_samples, n_models)``, computed in parallel without the GIL.
+
+    ``precision``: ``'float32'`` (vectorised float32 kernel values, float32
+    block sums), ``'float64'``, or ``'auto'``: float32 when ``x``, ``sv``,
+    the kernel parameters and ``coef`` are within float32's safe range (as
+    :func:`solve_qp`, without a ``tol``), else float64."""
 
 @final
 class LocalResult:
@@ -126,6 +148,9 @@ class LocalResult:
     @property
     def converged(self) -> npt.NDArray[np.bool_]:
         """False when the iteration cap stopped the query's solver."""
+    @property
+    def precision(self) -> str:
+        """The kernel path of the local problems: ``'float32'`` or ``'float64'``."""
 
 def solve_local(
     x: npt.NDArray[np.float64],
@@ -143,6 +168,7 @@ def solve_local(
     max_iter: int = -1,
     shrinking: bool = True,
     warm_start: bool = True,
+    precision: str = "auto",
 ) -> LocalResult:
     """One localized SVM per query, in the order given.
 
@@ -157,6 +183,8 @@ def solve_local(
     ``decision``, ``status`` (uint8: 0 solved, 1 only +1 examples, 2 only −1,
     3 none; the decision is then +1, −1 or 0), ``n_iter``, ``n_active``,
     ``n_support`` and ``converged``, one entry per query. Runs without the GIL.
+    ``precision`` picks the kernel path of every local problem, decided once
+    on the whole training kernel as in :func:`solve_qp`.
     """
 
 @final

@@ -83,6 +83,22 @@ class SVC(BaseSVMClassifier):
     n_jobs : int or None, default=None
         Binary problems solved at once (threads; the solvers release the GIL).
         None or -1: all CPUs.
+    precision : {'auto', 'float32', 'float64'}, default='auto'
+        The arithmetic of the kernel values (``rust`` backend).
+        'float32': computed by vectorised float32 loops and cached as
+        float32, fast, and off by about ``1.2e-7 · s`` where ``s`` is the
+        kernel-value scale (``max‖x‖²`` for 'linear',
+        ``(γ·max‖x‖² + |coef0|)^degree`` for 'poly', ``max(1, 2γ·max‖x‖²)``
+        for 'rbf', ``max(1, γ·max‖x‖² + |coef0|)`` for 'sigmoid', ``max|K|``
+        for 'precomputed'); data or parameters outside float32's safe range
+        (magnitudes beyond ``2^±100``) raise ``ValueError``. 'float64':
+        computed and cached in float64 (slower, half as many columns per
+        ``cache_size``), right for any finite data whose kernel values
+        float64 can hold. 'auto' takes float32 when the data and parameters
+        are within its range and ``tol ≥ 10 · 1.2e-7 · s``, float64
+        otherwise; kernel values even float64 cannot hold raise
+        ``ValueError`` naming the cause. Prediction uses float64 when the
+        fit did, or when the test data needs it.
 
     Attributes
     ----------
@@ -116,6 +132,9 @@ class SVC(BaseSVMClassifier):
         Name of the backend that solved the problems.
     shape_fit_ : tuple of int
         Shape of the training ``X``.
+    precision_ : {'float32', 'float64'}
+        The arithmetic the binary problems were solved in ('float64' when any
+        was).
 
     Notes
     -----
@@ -152,6 +171,7 @@ class SVC(BaseSVMClassifier):
         "break_ties": ["boolean"],
         "random_state": ["random_state"],
         "multiclass": [StrOptions({"ovo", "ovr"})],
+        "precision": [StrOptions({"auto", "float32", "float64"})],
     }
 
     def __init__(
@@ -173,6 +193,7 @@ class SVC(BaseSVMClassifier):
         multiclass="ovo",
         backend="auto",
         n_jobs=None,
+        precision="auto",
     ):
         self.C = C
         self.kernel = kernel
@@ -190,6 +211,7 @@ class SVC(BaseSVMClassifier):
         self.multiclass = multiclass
         self.backend = backend
         self.n_jobs = n_jobs
+        self.precision = precision
 
     # ------------------------------------------------------------------ fit
 
@@ -262,6 +284,7 @@ class SVC(BaseSVMClassifier):
                 max_iter=int(self.max_iter),
                 cache_size=float(self.cache_size),
                 shrinking=bool(self.shrinking),
+                precision=self.precision,
             )
             for rows, labels in tasks
         ]
@@ -275,6 +298,8 @@ class SVC(BaseSVMClassifier):
         )
         self._check_finite(solutions)
         self.backend_ = backend.name
+        used = {getattr(s, "precision", "float64") for s in solutions}
+        self.precision_ = "float32" if used == {"float32"} else "float64"
         self._store_solution(X, y_idx, n_classes, tasks, solutions)
         return self
 
@@ -340,8 +365,17 @@ class SVC(BaseSVMClassifier):
             return X[:, self.support_] @ self._model_coef.T + self._model_intercept
         if self._linear_w is not None:
             return X @ self._linear_w.T + self._model_intercept
+        # A model solved in float64 is evaluated in float64; one solved in
+        # float32 as asked ('auto' still switches for out-of-range test data).
+        fitted = getattr(self, "precision_", "float32")
+        precision = "float64" if fitted == "float64" else getattr(self, "precision", "auto")
         return decision_values(
-            self._spec, X, self.support_vectors_, self._model_coef, self._model_intercept
+            self._spec,
+            X,
+            self.support_vectors_,
+            self._model_coef,
+            self._model_intercept,
+            precision=precision,
         )
 
     def decision_function(self, X):

@@ -10,6 +10,7 @@
 //! minimisation (clipped to its box) lowers the objective most, and stops when
 //! the largest projected-gradient violation is at most `tol`.
 
+use crate::precision::QValue;
 use crate::qmatrix::QMatrix;
 use crate::smo::{SmoResult, TAU};
 
@@ -34,7 +35,7 @@ fn violation(alpha: f64, grad: f64, upper: f64) -> f64 {
 }
 
 /// Solves the box QP from the start `alpha` (which must lie in the box).
-pub fn solve<Q: QMatrix>(
+pub fn solve<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
     upper: &[f64],
@@ -50,7 +51,7 @@ pub fn solve<Q: QMatrix>(
         if a != 0.0 {
             let col = q.column(i, n);
             for (g, &qv) in grad.iter_mut().zip(col) {
-                *g += a * f64::from(qv);
+                *g += a * qv.to_f64();
             }
         }
     }
@@ -87,7 +88,7 @@ pub fn solve<Q: QMatrix>(
         alpha[i] = moved;
         let col = q.column(i, n);
         for (g, &qv) in grad.iter_mut().zip(col) {
-            *g += step * f64::from(qv);
+            *g += step * qv.to_f64();
         }
     }
     let objective = 0.5

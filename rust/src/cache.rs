@@ -1,6 +1,7 @@
 //! A least-recently-used cache of kernel (Q) columns, bounded in bytes.
 //!
-//! Columns are stored as `f32` and may be filled only partly: a column holds
+//! Columns are stored as `f32` or `f64` (the [`QValue`] of the solve's
+//! precision, [`crate::precision`]) and may be filled only partly: a column holds
 //! its first `len` entries, which is what the SMO solver asks for while some
 //! variables are shrunk away (the active ones sit at the front after index
 //! swapping). Asking for more entries later extends the column in place.
@@ -9,16 +10,16 @@
 //! does not keep returning memory to the system and faulting it back in; the
 //! budget counts every buffer, pooled or held.
 
-/// Bytes per stored kernel value.
-const VALUE_BYTES: usize = std::mem::size_of::<f32>();
+use crate::precision::QValue;
 
-/// The cache. Column `i` of an `n`-variable problem lives in `cols[i]`.
+/// The cache of `T` values. Column `i` of an `n`-variable problem lives in
+/// `cols[i]`.
 #[derive(Debug)]
-pub struct ColumnCache {
+pub struct ColumnCache<T: QValue = f32> {
     capacity: usize,
     used: usize,
-    cols: Vec<Vec<f32>>,
-    pool: Vec<Vec<f32>>,
+    cols: Vec<Vec<T>>,
+    pool: Vec<Vec<T>>,
     // Doubly linked LRU list over column indices; index `n` is the sentinel.
     // The sentinel's `next` is the least recently used column.
     prev: Vec<usize>,
@@ -28,12 +29,15 @@ pub struct ColumnCache {
     misses: u64,
 }
 
-impl ColumnCache {
+impl<T: QValue> ColumnCache<T> {
+    /// Bytes per stored kernel value.
+    const VALUE_BYTES: usize = std::mem::size_of::<T>();
+
     /// A cache for `n` columns limited to `bytes` bytes of values. The limit is
     /// raised to two full columns if smaller, because the solver must hold the
     /// two columns of a working pair at once.
     pub fn new(n: usize, bytes: usize) -> Self {
-        let capacity = (bytes / VALUE_BYTES).max(2 * n);
+        let capacity = (bytes / Self::VALUE_BYTES).max(2 * n);
         let sentinel = n;
         ColumnCache {
             capacity,
@@ -105,7 +109,7 @@ impl ColumnCache {
     }
 
     /// The smallest pooled buffer that holds `len` values, if any.
-    fn take_pooled(&mut self, len: usize) -> Option<Vec<f32>> {
+    fn take_pooled(&mut self, len: usize) -> Option<Vec<T>> {
         let best = self
             .pool
             .iter()
@@ -151,7 +155,7 @@ impl ColumnCache {
         }
         self.misses += 1;
         if self.cols[i].capacity() >= len {
-            self.cols[i].resize(len, 0.0);
+            self.cols[i].resize(len, T::default());
         } else {
             let mut buf = match self.take_pooled(len) {
                 Some(buf) => buf,
@@ -162,7 +166,7 @@ impl ColumnCache {
                 }
             };
             buf.extend_from_slice(&self.cols[i][..have]);
-            buf.resize(len, 0.0);
+            buf.resize(len, T::default());
             let mut old = std::mem::replace(&mut self.cols[i], buf);
             if old.capacity() > 0 {
                 old.clear();
@@ -176,18 +180,18 @@ impl ColumnCache {
 
     /// Column `i` as held.
     #[inline]
-    pub fn column(&self, i: usize) -> &[f32] {
+    pub fn column(&self, i: usize) -> &[T] {
         &self.cols[i]
     }
 
     /// Column `i` as held, for filling after [`ColumnCache::prepare`].
     #[inline]
-    pub fn column_mut(&mut self, i: usize) -> &mut [f32] {
+    pub fn column_mut(&mut self, i: usize) -> &mut [T] {
         &mut self.cols[i]
     }
 
     /// Columns `i` and `j` (`i ≠ j`) as held, both mutable.
-    pub fn two_columns_mut(&mut self, i: usize, j: usize) -> (&mut [f32], &mut [f32]) {
+    pub fn two_columns_mut(&mut self, i: usize, j: usize) -> (&mut [T], &mut [T]) {
         assert_ne!(i, j, "two_columns_mut needs two different columns");
         if i < j {
             let (lo, hi) = self.cols.split_at_mut(j);
@@ -262,7 +266,7 @@ mod tests {
     #[test]
     fn eviction_keeps_the_budget_and_the_pinned_column() {
         // Budget: 3 columns of 4 values.
-        let mut c = ColumnCache::new(6, 12 * VALUE_BYTES);
+        let mut c = ColumnCache::<f32>::new(6, 12 * 4);
         for i in 0..3 {
             assert_eq!(c.prepare(i, 4, None), 0);
         }
@@ -281,13 +285,13 @@ mod tests {
 
     #[test]
     fn budget_is_at_least_two_columns() {
-        let c = ColumnCache::new(10, 1);
+        let c = ColumnCache::<f32>::new(10, 1);
         assert_eq!(c.capacity(), 20);
     }
 
     #[test]
     fn partial_columns_grow() {
-        let mut c = ColumnCache::new(4, 1024);
+        let mut c = ColumnCache::<f32>::new(4, 1024);
         assert_eq!(c.prepare(2, 2, None), 0);
         c.column_mut(2).copy_from_slice(&[1.0, 2.0]);
         assert_eq!(c.prepare(2, 4, None), 2);
@@ -301,7 +305,7 @@ mod tests {
 
     #[test]
     fn swap_index_moves_columns_and_entries() {
-        let mut c = ColumnCache::new(4, 1024);
+        let mut c = ColumnCache::<f32>::new(4, 1024);
         c.prepare(0, 4, None);
         c.column_mut(0).copy_from_slice(&[0.0, 1.0, 2.0, 3.0]);
         c.prepare(1, 2, None);
@@ -318,7 +322,7 @@ mod tests {
     #[test]
     fn tiny_budget_under_churn_stays_bounded() {
         let n = 50;
-        let mut c = ColumnCache::new(n, 0);
+        let mut c = ColumnCache::<f32>::new(n, 0);
         for step in 0..1000usize {
             let i = (step * 7) % n;
             let j = (step * 13 + 1) % n;

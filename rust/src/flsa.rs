@@ -59,8 +59,10 @@ use rayon::prelude::*;
 
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{
-    check_indices, check_kernel_values, dot, kernel_matrix, KernelKind, Rows, TrainingData,
+    check_indices, check_kernel_values, dot, kernel_matrix, kernel_value, KernelKind, Rows,
+    TrainingData,
 };
+use crate::precision::{f64_problem, Magnitudes};
 use crate::simd;
 
 /// Candidate columns × rows above which a pass over the candidates runs on
@@ -141,6 +143,9 @@ impl Candidates {
     pub fn on_the_fly(kind: KernelKind, rows: Rows, idx: Vec<usize>) -> Result<Self> {
         kind.require_function("gram='on_the_fly'")?;
         check_indices(&idx, rows.n(), "candidates")?;
+        if let Some(why) = f64_problem(kind, Magnitudes::of_rows(&rows)) {
+            value_error!("{why}");
+        }
         Ok(Candidates::OnTheFly { kind, rows, idx })
     }
 
@@ -169,7 +174,7 @@ impl Candidates {
                 let j = idx[c];
                 let (xj, sq_j) = (rows.row(j), rows.sq_norm(j));
                 for (t, slot) in buf.iter_mut().enumerate() {
-                    *slot = kind.from_dot(dot(rows.row(t), xj), rows.sq_norm(t), sq_j);
+                    *slot = kernel_value(*kind, rows.row(t), xj, rows.sq_norm(t), sq_j);
                 }
                 f(buf)
             }

@@ -7,7 +7,8 @@
 //! [`boxqp`] (coordinate descent for box-only duals), [`flsa`] (forward
 //! least-squares selection of kernel columns for the FLSA-SVM), [`problem`] (the one
 //! entry point: validation, warm starts, subset optimisation) and
-//! [`predict`] (decision values of kernel expansions), [`local`]
+//! [`predict`] (decision values of kernel expansions), [`precision`] (the
+//! choice between the `f32` and `f64` kernel paths), [`local`]
 //! (localized SVMs: one box-weighted dual per query) and [`incremental`]
 //! (LISVM: an online SVM learnt one example at a time by local updates). The `python` feature
 //! adds the PyO3 bindings in `python.rs`, the only file that touches Python.
@@ -19,6 +20,7 @@ pub mod flsa;
 pub mod incremental;
 pub mod kernel;
 pub mod local;
+pub mod precision;
 pub mod predict;
 pub mod problem;
 pub mod qmatrix;
@@ -32,4 +34,5 @@ mod python;
 
 pub use error::{Error, Result};
 pub use kernel::{KernelKind, KernelSource, Rows, TrainingData};
+pub use precision::Precision;
 pub use problem::{Constraint, DualProblem, Solution, SolverOptions};

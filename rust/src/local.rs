@@ -15,7 +15,8 @@
 
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{check_kernel_values, gather_square, KernelKind, KernelSource, TrainingData};
-use crate::qmatrix::KernelQ;
+use crate::precision::{resolve, Magnitudes, Precision};
+use crate::qmatrix::{KernelQ, SourceValue};
 use crate::smo;
 
 /// The training kernel that every local problem is gathered from.
@@ -48,6 +49,20 @@ impl<'a> LocalKernel<'a> {
         match self {
             LocalKernel::Gram { n, .. } => *n,
             LocalKernel::Source(s) => s.n(),
+        }
+    }
+
+    /// The path every local problem is solved in, for `tol`: decided once
+    /// on the whole training kernel ([`crate::precision::resolve`]).
+    pub fn precision(&self, requested: Precision, tol: f64) -> Result<Precision> {
+        match self {
+            LocalKernel::Gram { matrix, .. } => resolve(
+                requested,
+                KernelKind::Precomputed,
+                Magnitudes::of_values(matrix),
+                Some(tol),
+            ),
+            LocalKernel::Source(s) => s.precision(requested, tol),
         }
     }
 
@@ -91,6 +106,8 @@ pub struct LocalOptions {
     pub shrinking: bool,
     /// Start each query from the previous one's solution.
     pub warm_start: bool,
+    /// The kernel path of the local problems ([`crate::precision`]).
+    pub precision: Precision,
 }
 
 /// Per-query results, in query order.
@@ -107,6 +124,8 @@ pub struct LocalResult {
     pub n_support: Vec<usize>,
     /// False when the iteration cap stopped the query's solver.
     pub converged: Vec<bool>,
+    /// The path the local problems were solved in (`Float32` or `Float64`).
+    pub precision: Precision,
 }
 
 /// Solves one localized SVM per query.
@@ -157,7 +176,11 @@ pub fn solve_local(
         value_error!("tol must be a positive finite number, got {}", opts.tol);
     }
     let m = sigma.len() / n;
-    let mut out = LocalResult::default();
+    let path = base.precision(opts.precision, opts.tol)?;
+    let mut out = LocalResult {
+        precision: path,
+        ..LocalResult::default()
+    };
     // The previous query's α over all n examples (0 outside its problem).
     let mut previous: Option<Vec<f64>> = None;
     let mut active: Vec<usize> = Vec::with_capacity(n);
@@ -196,19 +219,11 @@ pub fn solve_local(
         let max_iter = opts
             .max_iter
             .unwrap_or_else(|| 10_000_000u64.max(100 * k as u64));
-        // The whole local Hessian fits the cache: columns are gathered once.
-        let mut q = KernelQ::new(base.subset(&active), &y_sub, k * k * 4 + (1 << 16));
-        let p = vec![-1.0; k];
-        let res = smo::solve(
-            &mut q,
-            &p,
-            &y_sub,
-            &upper,
-            &start,
-            opts.tol,
-            max_iter,
-            opts.shrinking,
-        );
+        let source = base.subset(&active);
+        let res = match path {
+            Precision::Float64 => solve_one::<f64>(source, &y_sub, &upper, &start, opts, max_iter),
+            _ => solve_one::<f32>(source, &y_sub, &upper, &start, opts, max_iter),
+        };
         let row = &cross[s * n..(s + 1) * n];
         let mut f = -res.rho;
         let mut full = vec![0.0; n];
@@ -230,6 +245,32 @@ pub fn solve_local(
         previous = Some(full);
     }
     Ok(out)
+}
+
+/// One local problem, its Hessian cached as `T` values.
+fn solve_one<T: SourceValue>(
+    source: KernelSource,
+    y: &[f64],
+    upper: &[f64],
+    start: &[f64],
+    opts: &LocalOptions,
+    max_iter: u64,
+) -> smo::SmoResult {
+    let k = y.len();
+    // The whole local Hessian fits the cache: columns are gathered once.
+    let bytes = k * k * std::mem::size_of::<T>() + (1 << 16);
+    let mut q = KernelQ::<T>::new(source, y, bytes);
+    let p = vec![-1.0; k];
+    smo::solve(
+        &mut q,
+        &p,
+        y,
+        upper,
+        start,
+        opts.tol,
+        max_iter,
+        opts.shrinking,
+    )
 }
 
 /// The previous solution moved into the new boxes: clipped to them, then the
@@ -288,6 +329,7 @@ mod tests {
             max_iter: None,
             shrinking: true,
             warm_start: warm,
+            precision: Precision::Auto,
         }
     }
 

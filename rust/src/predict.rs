@@ -4,7 +4,8 @@
 use rayon::prelude::*;
 
 use crate::error::{shape_error, Result};
-use crate::kernel::{fill_one_impl, KernelKind, Panel, Query, Rows};
+use crate::kernel::{fill_one_impl, kernel_value, KernelKind, Panel, Query, Rows};
+use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
 use crate::simd;
 
 /// Test rows handed to one rayon task.
@@ -13,12 +14,9 @@ const ROWS_PER_TASK: usize = 64;
 /// block and the blocks in `f64`.
 const BLOCK: usize = 256;
 
-/// Decision values, row-major `m × k` for `m` test rows and `k` expansions.
-///
-/// `coef` is row-major `k × s` (one row per expansion over the `s` support
-/// vectors), `intercept` has `k` entries. Kernel values come from the same
-/// vectorised `f32` loops as the solver's columns (the support vectors as a
-/// feature-major panel, each test row a query), in parallel over test rows.
+/// Decision values, row-major `m × k` for `m` test rows and `k` expansions,
+/// in the path [`crate::precision::resolve`] picks for the test rows and
+/// support vectors together (no `tol`: range alone decides).
 pub fn decision_values(
     kind: KernelKind,
     test: &Rows,
@@ -26,6 +24,29 @@ pub fn decision_values(
     coef: &[f64],
     intercept: &[f64],
 ) -> Result<Vec<f64>> {
+    decision_values_with(kind, test, sv, coef, intercept, Precision::Auto).map(|(v, _)| v)
+}
+
+/// Decision values, row-major `m × k` for `m` test rows and `k` expansions,
+/// and the path that computed them.
+///
+/// `coef` is row-major `k × s` (one row per expansion over the `s` support
+/// vectors), `intercept` has `k` entries. On the `Float32` path kernel
+/// values come from the same vectorised `f32` loops as the solver's columns
+/// (the support vectors as a feature-major panel, each test row a query)
+/// and are summed in `f32` blocks; on the `Float64` path everything is
+/// `f64`. `Auto` takes `Float32` when the test rows, the support vectors,
+/// the kernel parameters and the coefficients are within `f32`'s safe range
+/// ([`crate::precision::f32_problem`]); a model fitted in `f64` should ask
+/// for `Float64`. In parallel over test rows either way.
+pub fn decision_values_with(
+    kind: KernelKind,
+    test: &Rows,
+    sv: &Rows,
+    coef: &[f64],
+    intercept: &[f64],
+    precision: Precision,
+) -> Result<(Vec<f64>, Precision)> {
     kind.require_function("decision_values")?;
     if test.d() != sv.d() {
         shape_error!(
@@ -44,8 +65,18 @@ pub fn decision_values(
     }
     let m = test.n();
     let mut out = vec![0.0; m * k];
+    let mags = Magnitudes::of_rows(test).join(Magnitudes::of_rows(sv));
+    let mut path = resolve(precision, kind, mags, None)?;
+    let coef_max = coef.iter().fold(0.0f64, |a, c| a.max(c.abs()));
+    if path == Precision::Float32 && precision == Precision::Auto && coef_max > F32_MAX_SAFE {
+        path = Precision::Float64;
+    }
     if k == 0 || m == 0 {
-        return Ok(out);
+        return Ok((out, path));
+    }
+    if path == Precision::Float64 {
+        decision_f64(kind, test, sv, coef, intercept, &mut out);
+        return Ok((out, path));
     }
     let panel = Panel::new(sv);
     let coef32: Vec<f32> = coef.iter().map(|&c| c as f32).collect();
@@ -63,7 +94,36 @@ pub fn decision_values(
             };
             decision_block(&ctx, test, first, chunk);
         });
-    Ok(out)
+    Ok((out, path))
+}
+
+/// [`decision_values_with`]'s `Float64` path: kernel values from
+/// [`kernel_value`], sums in `f64`.
+fn decision_f64(
+    kind: KernelKind,
+    test: &Rows,
+    sv: &Rows,
+    coef: &[f64],
+    intercept: &[f64],
+    out: &mut [f64],
+) {
+    let (k, s) = (intercept.len(), sv.n());
+    out.par_chunks_mut(ROWS_PER_TASK * k)
+        .enumerate()
+        .for_each(|(block, chunk)| {
+            let first = block * ROWS_PER_TASK;
+            let mut kv = vec![0.0f64; s];
+            for (r, row_out) in chunk.chunks_mut(k).enumerate() {
+                let (x, sq) = (test.row(first + r), test.sq_norm(first + r));
+                for (t, slot) in kv.iter_mut().enumerate() {
+                    *slot = kernel_value(kind, x, sv.row(t), sq, sv.sq_norm(t));
+                }
+                for (c, slot) in row_out.iter_mut().enumerate() {
+                    let coef = &coef[c * s..(c + 1) * s];
+                    *slot = intercept[c] + coef.iter().zip(&kv).map(|(a, b)| a * b).sum::<f64>();
+                }
+            }
+        });
 }
 
 /// What every block of test rows shares.
@@ -130,6 +190,74 @@ mod tests {
         // f(x) = 2·x₀ − x₁ + 0.5
         let out = decision_values(KernelKind::Linear, &test, &sv, &[2.0, -1.0], &[0.5]).unwrap();
         assert_eq!(out, vec![1.5, -2.5, 0.5]);
+    }
+
+    #[test]
+    fn float64_path_matches_the_formula_and_survives_extreme_data() {
+        let kind = KernelKind::Rbf { gamma: 0.5 };
+        let sv = Rows::new(vec![0.0, 1.0, 1.0, 0.5], 2, 2).unwrap();
+        let test = Rows::new(vec![0.2, 0.9, -1.0, 3.0], 2, 2).unwrap();
+        let coef = [1.5, -0.5];
+        let want: Vec<f64> = (0..2)
+            .map(|r| {
+                let x = test.row(r);
+                0.25 + (0..2)
+                    .map(|s| coef[s] * (-0.5 * sq_dist_ref(x, sv.row(s))).exp())
+                    .sum::<f64>()
+            })
+            .collect();
+        let (f32_out, p32) =
+            decision_values_with(kind, &test, &sv, &coef, &[0.25], Precision::Auto).unwrap();
+        assert_eq!(p32, Precision::Float32);
+        let (f64_out, p64) =
+            decision_values_with(kind, &test, &sv, &coef, &[0.25], Precision::Float64).unwrap();
+        assert_eq!(p64, Precision::Float64);
+        for r in 0..2 {
+            assert!((f64_out[r] - want[r]).abs() < 1e-14);
+            assert!((f32_out[r] - want[r]).abs() < 1e-6);
+        }
+        // The same model on data × 1e150 (γ scaled to match): f32 cannot
+        // hold it, so Auto computes in f64 and gets the same values.
+        let big = |r: &Rows| {
+            let v: Vec<f64> = (0..r.n())
+                .flat_map(|i| r.row(i).to_vec())
+                .map(|v| v * 1e150)
+                .collect();
+            Rows::new(v, r.n(), r.d()).unwrap()
+        };
+        let scaled = KernelKind::Rbf { gamma: 0.5e-300 };
+        let (out, p) = decision_values_with(
+            scaled,
+            &big(&test),
+            &big(&sv),
+            &coef,
+            &[0.25],
+            Precision::Auto,
+        )
+        .unwrap();
+        assert_eq!(p, Precision::Float64);
+        for r in 0..2 {
+            assert!(
+                (out[r] - want[r]).abs() < 1e-12,
+                "{} vs {}",
+                out[r],
+                want[r]
+            );
+        }
+        let err = decision_values_with(
+            scaled,
+            &big(&test),
+            &big(&sv),
+            &coef,
+            &[0.25],
+            Precision::Float32,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("float32"), "{err}");
+    }
+
+    fn sq_dist_ref(a: &[f64], b: &[f64]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
     }
 
     #[test]

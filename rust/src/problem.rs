@@ -6,7 +6,8 @@
 use crate::boxqp;
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::KernelSource;
-use crate::qmatrix::KernelQ;
+use crate::precision::Precision;
+use crate::qmatrix::{KernelQ, SourceValue};
 use crate::smo;
 
 /// Which constraints the dual carries besides the boxes `0 ≤ α_i ≤ U_i`.
@@ -84,6 +85,9 @@ pub struct Solution {
     pub n_optimised: usize,
     /// Kernel values computed during the solve (what the cache did not hold).
     pub kernel_evaluations: u64,
+    /// The arithmetic the kernel values were computed and cached in
+    /// (`Float32` or `Float64`, see [`crate::precision`]).
+    pub precision: Precision,
 }
 
 /// Relative tolerance for a warm start's `yᵀα₀ = 0` and box membership.
@@ -151,8 +155,18 @@ impl DualProblem {
         Ok(())
     }
 
-    /// Validates, then solves.
+    /// Validates, then solves, in the precision [`crate::precision::resolve`]
+    /// picks for the data, the kernel and `opts.tol`.
     pub fn solve(self, opts: &SolverOptions) -> Result<Solution> {
+        self.solve_with(opts, Precision::Auto)
+    }
+
+    /// [`DualProblem::solve`] with the kernel path requested: `Auto` lets
+    /// [`crate::precision::resolve`] choose, `Float32` fails on data outside
+    /// its range, `Float64` always computes in `f64`. Fails, naming the cause,
+    /// when `f64` cannot hold the kernel values, and when the solution is
+    /// not finite: a non-finite answer is never reported as a solution.
+    pub fn solve_with(self, opts: &SolverOptions, precision: Precision) -> Result<Solution> {
         if !(opts.tol.is_finite() && opts.tol > 0.0) {
             value_error!("tol must be a positive finite number, got {}", opts.tol);
         }
@@ -193,6 +207,7 @@ impl DualProblem {
                 converged: true,
                 n_optimised: 0,
                 kernel_evaluations: 0,
+                precision: Precision::Float64,
             });
         }
         let whole = set.len() == n;
@@ -224,20 +239,31 @@ impl DualProblem {
         let max_iter = opts
             .max_iter
             .unwrap_or_else(|| 10_000_000u64.max(100 * m as u64));
-        let mut q = KernelQ::new(source, &y_sub, opts.cache_bytes);
-        let result = match self.constraint {
-            Constraint::Equality => smo::solve(
-                &mut q,
-                &p_sub,
-                &y_sub,
-                &u_sub,
-                &a_sub,
-                opts.tol,
-                max_iter,
-                opts.shrinking,
-            ),
-            Constraint::BoxOnly => boxqp::solve(&mut q, &p_sub, &u_sub, &a_sub, opts.tol, max_iter),
+        let path = source.precision(precision, opts.tol)?;
+        let sub = SubProblem {
+            p: &p_sub,
+            y: &y_sub,
+            upper: &u_sub,
+            alpha: &a_sub,
+            constraint: self.constraint,
+            max_iter,
         };
+        let (result, evaluations) = match path {
+            Precision::Float64 => sub.run::<f64>(source, opts),
+            _ => sub.run::<f32>(source, opts),
+        };
+        let finite = result.rho.is_finite()
+            && result.objective.is_finite()
+            && result.alpha.iter().all(|a| a.is_finite());
+        if !finite {
+            value_error!(
+                "the dual solution is not finite (objective {}, rho {}): the kernel values or \
+                 C are too large for float64 arithmetic; scale the features (e.g. \
+                 StandardScaler) or lower C",
+                result.objective,
+                result.rho
+            );
+        }
         for (k, &i) in set.iter().enumerate() {
             alpha[i] = result.alpha[k];
         }
@@ -248,7 +274,45 @@ impl DualProblem {
             n_iter: result.n_iter,
             converged: result.converged,
             n_optimised: m,
-            kernel_evaluations: q.kernel_evaluations(),
+            kernel_evaluations: evaluations,
+            precision: path,
         })
+    }
+}
+
+/// The reduced problem over the optimised variables, ready for a solver.
+struct SubProblem<'a> {
+    p: &'a [f64],
+    y: &'a [f64],
+    upper: &'a [f64],
+    alpha: &'a [f64],
+    constraint: Constraint,
+    max_iter: u64,
+}
+
+impl SubProblem<'_> {
+    /// Solves with a Hessian cached as `T` values; returns the result and
+    /// the number of kernel values computed.
+    fn run<T: SourceValue>(
+        &self,
+        source: KernelSource,
+        opts: &SolverOptions,
+    ) -> (smo::SmoResult, u64) {
+        let mut q = KernelQ::<T>::new(source, self.y, opts.cache_bytes);
+        let (p, y, upper, alpha) = (self.p, self.y, self.upper, self.alpha);
+        let result = match self.constraint {
+            Constraint::Equality => smo::solve(
+                &mut q,
+                p,
+                y,
+                upper,
+                alpha,
+                opts.tol,
+                self.max_iter,
+                opts.shrinking,
+            ),
+            Constraint::BoxOnly => boxqp::solve(&mut q, p, upper, alpha, opts.tol, self.max_iter),
+        };
+        (result, q.kernel_evaluations())
     }
 }

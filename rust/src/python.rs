@@ -18,6 +18,7 @@ use crate::kernel::{
     kernel_matrix as kernel_matrix_rs, KernelKind, KernelSource, Rows, TrainingData,
 };
 use crate::local::{solve_local as solve_local_rs, LocalKernel, LocalOptions};
+use crate::precision::Precision;
 use crate::predict;
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 
@@ -38,6 +39,8 @@ struct QPResult {
     n_optimised: usize,
     /// Kernel values computed (what the column cache did not hold).
     kernel_evaluations: u64,
+    /// The kernel path used: 'float32' or 'float64'.
+    precision: &'static str,
 }
 
 /// What `solve_local` returns: one entry per query, in query order.
@@ -55,6 +58,8 @@ struct LocalResult {
     n_support: Py<PyArray1<u64>>,
     /// False when the iteration cap stopped the query's solver.
     converged: Py<PyArray1<bool>>,
+    /// The kernel path of the local problems: 'float32' or 'float64'.
+    precision: &'static str,
 }
 
 /// What `flsa_path` returns: the models for every number of terms.
@@ -226,10 +231,10 @@ fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKin
 #[pyo3(signature = (
     x, y, upper, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
     p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
-    max_iter = -1, cache_size = 200.0, shrinking = true, rows = None
+    max_iter = -1, cache_size = 200.0, shrinking = true, rows = None, precision = "auto"
 ), text_signature = "(x, y, upper, *, kernel='rbf', gamma=1.0, coef0=0.0, degree=3, \
     p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
-    cache_size=200.0, shrinking=True, rows=None)")]
+    cache_size=200.0, shrinking=True, rows=None, precision='auto')")]
 #[allow(clippy::too_many_arguments)]
 fn solve_qp<'py>(
     py: Python<'py>,
@@ -249,8 +254,10 @@ fn solve_qp<'py>(
     cache_size: f64,
     shrinking: bool,
     rows: Option<PyReadonlyArray1<'py, i64>>,
+    precision: &str,
 ) -> PyResult<QPResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
+    let precision = Precision::from_name(precision)?;
     let opts = SolverOptions {
         tol,
         max_iter: iteration_cap(max_iter)?,
@@ -282,7 +289,7 @@ fn solve_qp<'py>(
             active,
             constraint,
         };
-        problem.solve(&opts)
+        problem.solve_with(&opts, precision)
     })?;
     Ok(QPResult {
         alpha: sol.alpha.into_pyarray(py).unbind(),
@@ -292,6 +299,7 @@ fn solve_qp<'py>(
         converged: sol.converged,
         n_optimised: sol.n_optimised,
         kernel_evaluations: sol.kernel_evaluations,
+        precision: sol.precision.name(),
     })
 }
 
@@ -328,7 +336,10 @@ fn kernel_matrix<'py>(
 
 /// Decision values `coef · K(sv, x) + intercept` for every row of `x`.
 #[pyfunction]
-#[pyo3(signature = (x, sv, coef, intercept, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3))]
+#[pyo3(signature = (
+    x, sv, coef, intercept, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
+    precision = "auto"
+))]
 #[allow(clippy::too_many_arguments)]
 fn decision_values<'py>(
     py: Python<'py>,
@@ -340,8 +351,10 @@ fn decision_values<'py>(
     gamma: f64,
     coef0: f64,
     degree: i64,
+    precision: &str,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let kind = kind(kernel, gamma, coef0, degree)?;
+    let precision = Precision::from_name(precision)?;
     let (x, sv) = (x.as_array(), sv.as_array());
     let coef = coef.as_array();
     if coef.dim().1 != sv.dim().0 {
@@ -357,7 +370,8 @@ fn decision_values<'py>(
     let (x, sv) = (Flat::new(x), Flat::new(sv));
     let (x, sv) = (&x, &sv);
     let data = detached(py, move || {
-        predict::decision_values(kind, &x.rows()?, &sv.rows()?, &coef, &intercept)
+        let (x, sv) = (x.rows()?, sv.rows()?);
+        predict::decision_values_with(kind, &x, &sv, &coef, &intercept, precision).map(|(v, _)| v)
     })?;
     into_matrix(py, data, m, k)
 }
@@ -366,9 +380,11 @@ fn decision_values<'py>(
 #[pyfunction]
 #[pyo3(signature = (
     x, y, sigma, cross, *, c, kernel = "linear", gamma = 1.0, coef0 = 0.0, degree = 3,
-    threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true
+    threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true,
+    precision = "auto"
 ), text_signature = "(x, y, sigma, cross, *, c, kernel='linear', gamma=1.0, coef0=0.0, \
-    degree=3, threshold=1e-06, tol=0.001, max_iter=-1, shrinking=True, warm_start=True)")]
+    degree=3, threshold=1e-06, tol=0.001, max_iter=-1, shrinking=True, warm_start=True, \
+    precision='auto')")]
 #[allow(clippy::too_many_arguments)]
 fn solve_local<'py>(
     py: Python<'py>,
@@ -386,6 +402,7 @@ fn solve_local<'py>(
     max_iter: i64,
     shrinking: bool,
     warm_start: bool,
+    precision: &str,
 ) -> PyResult<LocalResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
     let opts = LocalOptions {
@@ -395,6 +412,7 @@ fn solve_local<'py>(
         max_iter: iteration_cap(max_iter)?,
         shrinking,
         warm_start,
+        precision: Precision::from_name(precision)?,
     };
     let n = x.as_array().dim().0;
     let (sigma, cross) = (sigma.as_array(), cross.as_array());
@@ -423,6 +441,7 @@ fn solve_local<'py>(
         n_active: counts(res.n_active).into_pyarray(py).unbind(),
         n_support: counts(res.n_support).into_pyarray(py).unbind(),
         converged: res.converged.into_pyarray(py).unbind(),
+        precision: res.precision.name(),
     })
 }
 

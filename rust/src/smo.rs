@@ -17,6 +17,9 @@
 //!   variables rebuilt (from `Ḡ`, the contribution of variables at their upper
 //!   bound) before the final optimality check.
 
+use std::marker::PhantomData;
+
+use crate::precision::QValue;
 use crate::qmatrix::QMatrix;
 use crate::wss;
 
@@ -113,9 +116,11 @@ impl State {
     }
 }
 
-/// The solver: the Hessian, the state, and the shrinking bookkeeping.
-struct Smo<'q, Q: QMatrix> {
+/// The solver: the Hessian (columns of `T` values), the state, and the
+/// shrinking bookkeeping.
+struct Smo<'q, T: QValue, Q: QMatrix<T>> {
     q: &'q mut Q,
+    value: PhantomData<T>,
     st: State,
     n: usize,
     active: usize,
@@ -126,7 +131,7 @@ struct Smo<'q, Q: QMatrix> {
     next_up: Option<(f64, usize)>,
 }
 
-impl<Q: QMatrix> Smo<'_, Q> {
+impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
     fn init_gradient(&mut self) {
         let n = self.n;
         let st = &mut self.st;
@@ -141,11 +146,11 @@ impl<Q: QMatrix> Smo<'_, Q> {
             let u = st.upper[i];
             let col = self.q.column(i, n);
             for (g, &qv) in st.grad.iter_mut().zip(col) {
-                *g += a * f64::from(qv);
+                *g += a * qv.to_f64();
             }
             if at_upper {
                 for (gb, &qv) in st.grad_bar.iter_mut().zip(col) {
-                    *gb += u * f64::from(qv);
+                    *gb += u * qv.to_f64();
                 }
             }
         }
@@ -277,7 +282,7 @@ impl<Q: QMatrix> Smo<'_, Q> {
         if free.len() * n > 2 * active * (n - active) {
             for i in active..n {
                 let col = self.q.column(i, active);
-                let acc: f64 = free.iter().map(|&t| st.alpha[t] * f64::from(col[t])).sum();
+                let acc: f64 = free.iter().map(|&t| st.alpha[t] * col[t].to_f64()).sum();
                 st.grad[i] += acc;
             }
         } else {
@@ -285,7 +290,7 @@ impl<Q: QMatrix> Smo<'_, Q> {
                 let a = st.alpha[t];
                 let col = self.q.column(t, n);
                 for (g, &qv) in st.grad[active..n].iter_mut().zip(&col[active..n]) {
-                    *g += a * f64::from(qv);
+                    *g += a * qv.to_f64();
                 }
             }
         }
@@ -298,7 +303,7 @@ impl<Q: QMatrix> Smo<'_, Q> {
         let (ci, cj) = (st.upper[i], st.upper[j]);
         let (old_i, old_j) = (st.alpha[i], st.alpha[j]);
         let (col_i, col_j) = self.q.pair(i, j, active);
-        let q_ij = f64::from(col_i[j]);
+        let q_ij = col_i[j].to_f64();
         let (ai, aj) = if st.y[i] != st.y[j] {
             let quad = (st.qd[i] + st.qd[j] + 2.0 * q_ij).max(TAU);
             let delta = (-st.grad[i] - st.grad[j]) / quad;
@@ -333,7 +338,7 @@ impl<Q: QMatrix> Smo<'_, Q> {
                 let weight = if now == Bound::Upper { c } else { -c };
                 let col = self.q.column(t, n);
                 for (gb, &qv) in st.grad_bar.iter_mut().zip(col) {
-                    *gb += weight * f64::from(qv);
+                    *gb += weight * qv.to_f64();
                 }
             }
         }
@@ -420,12 +425,13 @@ fn clip_same_to(a: f64, b: f64, sum: f64, c: f64) -> (f64, f64) {
 
 /// Solves the equality-constrained dual from the feasible start `alpha`.
 ///
-/// `q` may be any [`QMatrix`]; `p`, `y`, `upper` and `alpha` have one entry
+/// `q` may be any [`QMatrix`], of `f32` or `f64` columns (the gradient
+/// and `α` are `f64` either way); `p`, `y`, `upper` and `alpha` have one entry
 /// per variable, `y ∈ {−1, +1}`, `0 ≤ alpha ≤ upper`, `upper > 0`. Returns
 /// after at most `max_iter` pair updates, with `converged = false` if that
 /// limit stopped it.
 #[allow(clippy::too_many_arguments)]
-pub fn solve<Q: QMatrix>(
+pub fn solve<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
     y: &[f64],
@@ -454,6 +460,7 @@ pub fn solve<Q: QMatrix>(
     }
     let mut s = Smo {
         q,
+        value: PhantomData,
         st,
         n,
         active: n,

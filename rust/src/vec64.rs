@@ -10,6 +10,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+use crate::precision::QValue;
 use crate::wss::{GradientStep, PartnerSearch};
 
 /// A vector of `f64` lanes and its comparison mask.
@@ -151,6 +152,17 @@ impl F64s for Avx2 {
     }
 }
 
+/// `V::LANES` column values from `p`, widened to `f64` when they are `f32`.
+#[inline(always)]
+unsafe fn load_q<V: F64s, T: QValue>(p: *const T) -> V {
+    // `QValue` is sealed: `T` is `f64` or `f32`.
+    if T::IS_F64 {
+        V::load(p.cast::<f64>())
+    } else {
+        V::load_f32(p.cast::<f32>())
+    }
+}
+
 /// Lane-wise running maximum with the index where it was reached (indices
 /// as `f64`; later indices win ties, as in LIBSVM's scans).
 #[derive(Clone, Copy)]
@@ -233,9 +245,9 @@ pub(crate) unsafe fn max_up<V: F64s>(y: &[f64], g: &[f64], up: &[f64]) -> (f64, 
 
 /// `G += Q_i·di + Q_j·dj`, then [`max_up`] of the result.
 #[inline(always)]
-pub(crate) unsafe fn update_and_max_up<V: F64s>(
+pub(crate) unsafe fn update_and_max_up<V: F64s, T: QValue>(
     g: &mut [f64],
-    step: GradientStep<'_>,
+    step: GradientStep<'_, T>,
     y: &[f64],
     up: &[f64],
 ) -> (f64, usize, usize) {
@@ -251,8 +263,8 @@ pub(crate) unsafe fn update_and_max_up<V: F64s>(
     while t < body {
         let gp = g.as_mut_ptr().add(t);
         let gt = V::load(gp)
-            .add(V::load_f32(qi.as_ptr().add(t)).mul(vdi))
-            .add(V::load_f32(qj.as_ptr().add(t)).mul(vdj));
+            .add(load_q::<V, T>(qi.as_ptr().add(t)).mul(vdi))
+            .add(load_q::<V, T>(qj.as_ptr().add(t)).mul(vdj));
         gt.store(gp);
         let v = zero.sub(V::load(y.as_ptr().add(t)).mul(gt));
         let m = V::load(up.as_ptr().add(t)).gt(half);
@@ -267,7 +279,9 @@ pub(crate) unsafe fn update_and_max_up<V: F64s>(
 /// The second-order partner search of [`crate::wss::best_partner`] over the
 /// vector part: returns `(gmax2, best gain, its index, elements covered)`.
 #[inline(always)]
-pub(crate) unsafe fn best_partner<V: F64s>(s: &PartnerSearch<'_>) -> (f64, f64, usize, usize) {
+pub(crate) unsafe fn best_partner<V: F64s, T: QValue>(
+    s: &PartnerSearch<'_, T>,
+) -> (f64, f64, usize, usize) {
     let (y, g, qd, low, qi) = (s.y, s.g, s.qd, s.low, s.qi);
     let n = y.len();
     let body = n - n % V::LANES;
@@ -287,7 +301,7 @@ pub(crate) unsafe fn best_partner<V: F64s>(s: &PartnerSearch<'_>) -> (f64, f64, 
         gmax2 = V::select(cand.gt(gmax2), cand, gmax2);
         let diff = vgmax.add(yg);
         // K_ii + K_tt − 2 K_it, with K_it = y_i y_t Q_it.
-        let kit = two_yi.mul(yt).mul(V::load_f32(qi.as_ptr().add(t)));
+        let kit = two_yi.mul(yt).mul(load_q::<V, T>(qi.as_ptr().add(t)));
         let quad = vqdi.add(V::load(qd.as_ptr().add(t))).sub(kit);
         let quad = V::select(quad.gt(vtau), quad, vtau);
         let gain = diff.mul(diff).div(quad);

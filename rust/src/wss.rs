@@ -7,6 +7,7 @@
 //! scalar version serves the others and the tails. Ties go to the larger
 //! index, as in LIBSVM's scans.
 
+use crate::precision::QValue;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::{level, Level};
 #[cfg(target_arch = "x86_64")]
@@ -88,22 +89,23 @@ pub fn max_up(y: &[f64], g: &[f64], up: &[f64]) -> (f64, usize) {
     (best.value, best.index)
 }
 
-/// One SMO step's change of the gradient: `G += Q_i·di + Q_j·dj`.
+/// One SMO step's change of the gradient: `G += Q_i·di + Q_j·dj`, with
+/// columns of `T` values (`f32` or `f64`).
 #[derive(Clone, Copy, Debug)]
-pub struct GradientStep<'a> {
+pub struct GradientStep<'a, T: QValue = f32> {
     /// Column `i` of `Q`.
-    pub qi: &'a [f32],
+    pub qi: &'a [T],
     /// Column `j` of `Q`.
-    pub qj: &'a [f32],
+    pub qj: &'a [T],
     /// The change of `α_i`.
     pub di: f64,
     /// The change of `α_j`.
     pub dj: f64,
 }
 
-fn update_scalar(
+fn update_scalar<T: QValue>(
     g: &mut [f64],
-    step: GradientStep<'_>,
+    step: GradientStep<'_, T>,
     y: &[f64],
     up: &[f64],
     from: usize,
@@ -111,7 +113,7 @@ fn update_scalar(
     let GradientStep { qi, qj, di, dj } = step;
     let mut best = Best::NONE;
     for t in from..g.len() {
-        let gt = g[t] + f64::from(qi[t]) * di + f64::from(qj[t]) * dj;
+        let gt = g[t] + qi[t].to_f64() * di + qj[t].to_f64() * dj;
         g[t] = gt;
         if up[t] > 0.5 {
             best.keep(-y[t] * gt, t);
@@ -122,9 +124,9 @@ fn update_scalar(
 
 /// `G += Q_i·di + Q_j·dj` over `G`'s length, returning [`max_up`] of the
 /// updated gradient.
-pub fn update_and_max_up(
+pub fn update_and_max_up<T: QValue>(
     g: &mut [f64],
-    step: GradientStep<'_>,
+    step: GradientStep<'_, T>,
     y: &[f64],
     up: &[f64],
 ) -> (f64, usize) {
@@ -137,16 +139,16 @@ pub fn update_and_max_up(
     let (y, up) = (&y[..n], &up[..n]);
     #[cfg(target_arch = "x86_64")]
     {
-        type Args<'a> = (GradientStep<'a>, &'a [f64], &'a [f64]);
+        type Args<'a, T> = (GradientStep<'a, T>, &'a [f64], &'a [f64]);
         #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-        fn wide(g: &mut [f64], (step, y, up): Args<'_>) -> (f64, usize, usize) {
+        fn wide<T: QValue>(g: &mut [f64], (step, y, up): Args<'_, T>) -> (f64, usize, usize) {
             // SAFETY: compiled for AVX-512; slices have equal lengths.
-            unsafe { vec64::update_and_max_up::<Avx512>(g, step, y, up) }
+            unsafe { vec64::update_and_max_up::<Avx512, T>(g, step, y, up) }
         }
         #[target_feature(enable = "avx2,fma")]
-        fn narrow(g: &mut [f64], (step, y, up): Args<'_>) -> (f64, usize, usize) {
+        fn narrow<T: QValue>(g: &mut [f64], (step, y, up): Args<'_, T>) -> (f64, usize, usize) {
             // SAFETY: compiled for AVX2; slices have equal lengths.
-            unsafe { vec64::update_and_max_up::<Avx2>(g, step, y, up) }
+            unsafe { vec64::update_and_max_up::<Avx2, T>(g, step, y, up) }
         }
         let args = (step, y, up);
         let head = match level() {
@@ -175,9 +177,9 @@ pub struct Partner {
 }
 
 /// One search for the partner of the working variable `i`, over the
-/// low-set.
+/// low-set; `Q`'s column holds `T` values (`f32` or `f64`).
 #[derive(Clone, Copy, Debug)]
-pub struct PartnerSearch<'a> {
+pub struct PartnerSearch<'a, T: QValue = f32> {
     /// Labels `y_t`.
     pub y: &'a [f64],
     /// The gradient `G_t`.
@@ -187,7 +189,7 @@ pub struct PartnerSearch<'a> {
     /// The low-set mask (1.0 in the set, 0.0 out).
     pub low: &'a [f64],
     /// Column `i` of `Q`.
-    pub qi: &'a [f32],
+    pub qi: &'a [T],
     /// `i`'s violation, `−y_i G_i`.
     pub gmax: f64,
     /// `y_i`.
@@ -198,7 +200,7 @@ pub struct PartnerSearch<'a> {
     pub tau: f64,
 }
 
-fn partner_scalar(s: &PartnerSearch<'_>, from: usize) -> (f64, Best) {
+fn partner_scalar<T: QValue>(s: &PartnerSearch<'_, T>, from: usize) -> (f64, Best) {
     let (y, g, qd, low, qi) = (s.y, s.g, s.qd, s.low, s.qi);
     let (gmax, yi, qd_i, tau) = (s.gmax, s.yi, s.qd_i, s.tau);
     let mut gmax2 = f64::NEG_INFINITY;
@@ -212,7 +214,7 @@ fn partner_scalar(s: &PartnerSearch<'_>, from: usize) -> (f64, Best) {
             let diff = gmax + yg;
             if diff > 0.0 {
                 // K_ii + K_tt − 2 K_it, with K_it = y_i y_t Q_it.
-                let quad = qd_i + qd[t] - 2.0 * yi * y[t] * f64::from(qi[t]);
+                let quad = qd_i + qd[t] - 2.0 * yi * y[t] * qi[t].to_f64();
                 best.keep(diff * diff / quad.max(tau), t);
             }
         }
@@ -223,7 +225,7 @@ fn partner_scalar(s: &PartnerSearch<'_>, from: usize) -> (f64, Best) {
 /// The second-order partner of `i` among the low-set (Fan, Chen & Lin 2005):
 /// the `t` maximising `(gmax + y_t G_t)² / a_it` over those with a positive
 /// first factor, `a_it` floored at `tau`.
-pub fn best_partner(search: &PartnerSearch<'_>) -> Partner {
+pub fn best_partner<T: QValue>(search: &PartnerSearch<'_, T>) -> Partner {
     let n = search.y.len();
     let s = PartnerSearch {
         g: &search.g[..n],
@@ -236,14 +238,14 @@ pub fn best_partner(search: &PartnerSearch<'_>) -> Partner {
         #[cfg(target_arch = "x86_64")]
         {
             #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-            fn wide(s: &PartnerSearch<'_>) -> (f64, f64, usize, usize) {
+            fn wide<T: QValue>(s: &PartnerSearch<'_, T>) -> (f64, f64, usize, usize) {
                 // SAFETY: compiled for AVX-512; slices have equal lengths.
-                unsafe { vec64::best_partner::<Avx512>(s) }
+                unsafe { vec64::best_partner::<Avx512, T>(s) }
             }
             #[target_feature(enable = "avx2,fma")]
-            fn narrow(s: &PartnerSearch<'_>) -> (f64, f64, usize, usize) {
+            fn narrow<T: QValue>(s: &PartnerSearch<'_, T>) -> (f64, f64, usize, usize) {
                 // SAFETY: compiled for AVX2; slices have equal lengths.
-                unsafe { vec64::best_partner::<Avx2>(s) }
+                unsafe { vec64::best_partner::<Avx2, T>(s) }
             }
             let head = match level() {
                 // SAFETY: `level()` reports these features only when present.

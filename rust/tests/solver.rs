@@ -4,7 +4,9 @@
 // Index loops read clearer in these checks.
 #![allow(clippy::needless_range_loop)]
 
-use localsvm_core::{Constraint, DualProblem, KernelKind, KernelSource, Rows, SolverOptions};
+use localsvm_core::{
+    Constraint, DualProblem, KernelKind, KernelSource, Precision, Rows, SolverOptions,
+};
 
 /// A small deterministic pseudo-random generator (no dev-dependency needed).
 struct Lcg(u64);
@@ -349,4 +351,116 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(problem(rbf_source(&x, 0.5), &y, &upper)
         .solve(&opts(0.0))
         .is_err());
+}
+
+/// The same RBF problem on data scaled by `s`, with γ scaled by `1/s²`:
+/// the kernel values, hence the dual, do not change.
+fn scaled_rbf(
+    x: &[f64],
+    y: &[f64],
+    s: f64,
+    precision: Precision,
+    tol: f64,
+) -> localsvm_core::Solution {
+    let xs: Vec<f64> = x.iter().map(|v| v * s).collect();
+    let gamma = 0.5 / (s * s);
+    let upper = vec![1.0; y.len()];
+    problem(rbf_source(&xs, gamma), y, &upper)
+        .solve_with(&opts(tol), precision)
+        .unwrap()
+}
+
+#[test]
+fn ordinary_data_at_the_default_tol_solves_in_float32() {
+    let (x, y) = blobs(60, 3);
+    let sol = scaled_rbf(&x, &y, 1.0, Precision::Auto, 1e-3);
+    assert_eq!(sol.precision, Precision::Float32);
+    let sol = problem(rbf_source(&x, 0.5), &y, &vec![1.0; 60])
+        .solve(&opts(1e-3))
+        .unwrap();
+    assert_eq!(sol.precision, Precision::Float32);
+}
+
+#[test]
+fn a_tight_tol_solves_in_float64_and_reaches_it() {
+    let (x, y) = blobs(60, 4);
+    let sol = scaled_rbf(&x, &y, 1.0, Precision::Auto, 1e-9);
+    assert_eq!(sol.precision, Precision::Float64);
+    assert!(sol.converged);
+    // The KKT gap, recomputed in f64 from scratch, meets the tolerance.
+    let source = rbf_source(&x, 0.5);
+    let upper = vec![1.0; 60];
+    let g = gradient(&source, &y, &vec![-1.0; 60], &sol.alpha);
+    let all: Vec<usize> = (0..60).collect();
+    let gap = kkt_gap(&y, &upper, &sol.alpha, &g, &all);
+    assert!(gap <= 1e-9 * 1.01, "gap {gap:e}");
+}
+
+#[test]
+fn data_outside_float32_range_solves_in_float64_with_the_same_answer() {
+    let (x, y) = blobs(60, 5);
+    let base = scaled_rbf(&x, &y, 1.0, Precision::Float64, 1e-8);
+    for s in [1e150, 1e-150, 1e25, 1e-25] {
+        let sol = scaled_rbf(&x, &y, s, Precision::Auto, 1e-8);
+        assert_eq!(sol.precision, Precision::Float64, "scale {s:e}");
+        assert!(
+            (sol.rho - base.rho).abs() < 1e-6,
+            "scale {s:e}: rho {} vs {}",
+            sol.rho,
+            base.rho
+        );
+        for (a, b) in sol.alpha.iter().zip(&base.alpha) {
+            assert!((a - b).abs() < 1e-6, "scale {s:e}: {a} vs {b}");
+        }
+        // Forcing float32 on such data is a clear error, not a wrong answer.
+        let xs: Vec<f64> = x.iter().map(|v| v * s).collect();
+        let err = problem(rbf_source(&xs, 0.5 / (s * s)), &y, &vec![1.0; 60])
+            .solve_with(&opts(1e-3), Precision::Float32)
+            .unwrap_err();
+        assert!(err.to_string().contains("float32"), "{err}");
+    }
+}
+
+#[test]
+fn float64_and_float32_paths_agree_on_ordinary_data() {
+    let (x, y) = blobs(80, 6);
+    let upper = vec![2.0; 80];
+    let solve = |p| {
+        problem(rbf_source(&x, 0.7), &y, &upper)
+            .solve_with(&opts(1e-4), p)
+            .unwrap()
+    };
+    let (a, b) = (solve(Precision::Float32), solve(Precision::Float64));
+    assert_eq!(
+        (a.precision, b.precision),
+        (Precision::Float32, Precision::Float64)
+    );
+    let src = rbf_source(&x, 0.7);
+    let (oa, ob) = (objective(&src, &y, &a.alpha), objective(&src, &y, &b.alpha));
+    assert!((oa - ob).abs() < 1e-4 * ob.abs().max(1.0), "{oa} vs {ob}");
+    // Precomputed kernels take the f64 path too when asked.
+    let n = 80;
+    let gram: Vec<f64> = (0..n * n).map(|k| src.eval(k / n, k % n)).collect();
+    let pre = problem(KernelSource::precomputed(gram, n).unwrap(), &y, &upper)
+        .solve_with(&opts(1e-4), Precision::Float64)
+        .unwrap();
+    assert_eq!(pre.precision, Precision::Float64);
+    for (p, q) in pre.alpha.iter().zip(&b.alpha) {
+        assert!((p - q).abs() < 1e-9, "{p} vs {q}");
+    }
+}
+
+#[test]
+fn linear_kernel_values_beyond_float64_are_an_error_naming_the_cause() {
+    let (x, y) = blobs(20, 7);
+    let xs: Vec<f64> = x.iter().map(|v| v * 1e200).collect();
+    let rows = Rows::new(xs, 20, 2).unwrap();
+    let err = problem(
+        KernelSource::dense(KernelKind::Linear, rows).unwrap(),
+        &y,
+        &[1.0; 20],
+    )
+    .solve(&opts(1e-3))
+    .unwrap_err();
+    assert!(err.to_string().contains("overflow float64"), "{err}");
 }

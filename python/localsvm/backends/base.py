@@ -73,6 +73,14 @@ class QPProblem:
         or ``X[rows][:, rows]`` for a precomputed kernel) without the caller
         copying them: the one-vs-one subproblems of a multiclass fit share
         one ``X``.
+    precision : {'auto', 'float32', 'float64'}, default='auto'
+        The arithmetic of the kernel values, for backends that offer a
+        choice (the Rust one): 'float32' computes and caches them in
+        float32 (fast; off by about 1.2e-7 times the kernel-value scale),
+        'float64' in float64; 'auto' takes float32 only when the data and
+        the kernel parameters are within its range and ``tol`` is at least
+        ``10 · ε₃₂ · scale`` (see :func:`localsvm._core.solve_qp`). Backends
+        that compute in NumPy always use float64.
 
     Examples
     --------
@@ -101,6 +109,7 @@ class QPProblem:
     cache_size: float = 200.0
     shrinking: bool = True
     rows: np.ndarray | None = None
+    precision: str = "auto"
 
     def examples(self) -> np.ndarray:
         """Return the problem's own examples.
@@ -237,6 +246,8 @@ class QPSolution:
         Name of the backend that solved the problem.
     message : str, default=''
         Why the solver did not converge; empty when it did.
+    precision : {'float32', 'float64'}, default='float64'
+        The arithmetic the kernel values were computed and cached in.
 
     Examples
     --------
@@ -255,6 +266,7 @@ class QPSolution:
     converged: bool
     backend: str
     message: str = ""
+    precision: str = "float64"
 
 
 @dataclass(frozen=True)
@@ -465,7 +477,9 @@ class LocalBatch:
     ``X`` holds features, or the square training kernel matrix when
     ``kernel.name == 'precomputed'``; ``sigma`` and ``cross`` (the kernel
     values between the queries and the training examples) have shape
-    ``(n_queries, n_train)``.
+    ``(n_queries, n_train)``. ``precision`` ('auto', 'float32' or
+    'float64') is the arithmetic of the local problems' kernel values, as
+    :class:`QPProblem`'s.
     """
 
     X: np.ndarray
@@ -479,6 +493,7 @@ class LocalBatch:
     max_iter: int = -1
     shrinking: bool = True
     warm_start: bool = True
+    precision: str = "auto"
 
     @property
     def n_queries(self) -> int:

@@ -1,7 +1,9 @@
 """The default backend: the Rust SMO solver (``localsvm._core``).
 
-Second-order working-set selection, shrinking, a float32 kernel-column cache
-bounded by ``cache_size`` megabytes, warm starts, subset optimisation and the
+Second-order working-set selection, shrinking, a kernel-column cache bounded
+by ``cache_size`` megabytes (float32 kernel values on ordinary data, float64
+when the data, the kernel parameters or ``tol`` need them: see
+:func:`localsvm._core.solve_qp`), warm starts, subset optimisation and the
 box-only dual; runs with the GIL released, so problems can be solved from
 several threads at once.
 """
@@ -58,6 +60,7 @@ class RustBackend(SolverBackend):
             rows=None
             if problem.rows is None
             else np.ascontiguousarray(problem.rows, dtype=np.int64),
+            precision=str(problem.precision),
         )
         converged = bool(out.converged)
         return QPSolution(
@@ -68,6 +71,7 @@ class RustBackend(SolverBackend):
             converged=converged,
             backend=self.name,
             message="" if converged else f"SMO stopped at the iteration cap ({out.n_iter})",
+            precision=str(out.precision),
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
@@ -96,6 +100,7 @@ class RustBackend(SolverBackend):
             max_iter=int(batch.max_iter),
             shrinking=bool(batch.shrinking),
             warm_start=bool(batch.warm_start),
+            precision=str(getattr(batch, "precision", "auto")),
         )
         return LocalBatchResult(
             decision=np.asarray(out.decision),

@@ -4,8 +4,9 @@
 use rayon::prelude::*;
 
 use super::kinds::KernelKind;
-use super::rows::{dot, Rows};
+use super::rows::{kernel_value, Rows};
 use crate::error::{shape_error, value_error, Result};
+use crate::precision::{f64_problem, Magnitudes};
 
 /// Training data as the caller holds it, borrowed: `n` row-major rows of `d`
 /// features, or for a precomputed kernel the square `n × n` kernel matrix.
@@ -90,9 +91,15 @@ pub fn check_kernel_values(values: &[f64], rows: usize, cols: usize, what: &str)
 }
 
 /// The kernel matrix between the rows of `a` (`na × d`) and `b` (`nb × d`),
-/// row-major `na × nb`, computed in parallel over rows of `a`.
+/// row-major `na × nb`, computed in `f64` in parallel over rows of `a` (RBF
+/// from the differences, see [`kernel_value`]). Kernel values that `f64`
+/// cannot hold are an error naming the cause
+/// ([`crate::precision::f64_problem`]), not a matrix of infinities or zeros.
 pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
     kind.require_function("kernel_matrix")?;
+    if let Some(why) = f64_problem(kind, Magnitudes::of_rows(a).join(Magnitudes::of_rows(b))) {
+        value_error!("{why}");
+    }
     if a.d() != b.d() {
         shape_error!(
             "the two matrices have {} and {} features; they must match",
@@ -109,7 +116,7 @@ pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
         let xi = a.row(i);
         let sq_i = a.sq_norm(i);
         for (t, slot) in row.iter_mut().enumerate() {
-            *slot = kind.from_dot(dot(xi, b.row(t)), sq_i, b.sq_norm(t));
+            *slot = kernel_value(kind, xi, b.row(t), sq_i, b.sq_norm(t));
         }
     });
     Ok(out)

@@ -25,7 +25,7 @@ pub(crate) use fill::fill_one_impl;
 pub use kinds::KernelKind;
 pub use matrix::{check_indices, check_kernel_values, gather_square, kernel_matrix, TrainingData};
 pub use panel::{Panel, Query};
-pub use rows::{dot, Rows};
+pub use rows::{dot, kernel_value, sq_dist, Rows};
 pub use source::KernelSource;
 
 #[cfg(test)]

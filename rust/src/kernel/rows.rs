@@ -1,11 +1,12 @@
 //! Row-major `f64` feature rows with their squared norms.
 
+use super::kinds::KernelKind;
 use crate::error::{shape_error, value_error, Result};
 
-/// Dot product with four independent accumulators so the compiler can
-/// vectorise it.
-#[inline]
-pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+/// `Σ term(a_k, b_k)` with four independent accumulators, so the compiler
+/// can vectorise it.
+#[inline(always)]
+fn sum4(a: &[f64], b: &[f64], term: impl Fn(f64, f64) -> f64) -> f64 {
     debug_assert_eq!(a.len(), b.len());
     let mut acc = [0.0f64; 4];
     let chunks_a = a.chunks_exact(4);
@@ -14,15 +15,38 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
         .remainder()
         .iter()
         .zip(chunks_b.remainder())
-        .map(|(x, y)| x * y)
+        .map(|(&x, &y)| term(x, y))
         .sum();
     for (ca, cb) in chunks_a.zip(chunks_b) {
-        acc[0] += ca[0] * cb[0];
-        acc[1] += ca[1] * cb[1];
-        acc[2] += ca[2] * cb[2];
-        acc[3] += ca[3] * cb[3];
+        for l in 0..4 {
+            acc[l] += term(ca[l], cb[l]);
+        }
     }
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// Dot product (four accumulators, vectorised).
+#[inline]
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    sum4(a, b, |x, y| x * y)
+}
+
+/// `‖a − b‖²` from the differences (exact for close points, and no
+/// cancellation between large norms).
+#[inline]
+pub fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
+    sum4(a, b, |x, y| (x - y) * (x - y))
+}
+
+/// `K(a, b)` in `f64`: the RBF kernel from the differences (so it stays
+/// right for data far from the origin and for norms that overflow), the
+/// others from the dot product. `sq_a` and `sq_b` are unused for RBF.
+#[inline]
+pub fn kernel_value(kind: KernelKind, a: &[f64], b: &[f64], sq_a: f64, sq_b: f64) -> f64 {
+    match kind {
+        KernelKind::Rbf { gamma } => (-gamma * sq_dist(a, b)).exp(),
+        _ => kind.from_dot(dot(a, b), sq_a, sq_b),
+    }
 }
 
 /// A dense row-major matrix with the squared norm of every row.
@@ -82,6 +106,11 @@ impl Rows {
     #[inline]
     pub fn sq_norm(&self, i: usize) -> f64 {
         self.sq_norms[i]
+    }
+
+    /// The largest absolute entry (0 for an empty matrix).
+    pub fn max_abs(&self) -> f64 {
+        self.data.iter().fold(0.0f64, |m, v| m.max(v.abs()))
     }
 
     /// Swaps rows `i` and `j` in place (used by shrinking).

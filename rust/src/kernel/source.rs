@@ -1,14 +1,17 @@
 //! Where a solver's kernel values come from: feature rows with a kernel
 //! function, or a kernel matrix the caller computed.
 
+use std::sync::OnceLock;
+
 use rayon::prelude::*;
 
 use super::fill::{fill_one, fill_two};
 use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
 use super::panel::Panel;
-use super::rows::{dot, gather_rows, Rows};
+use super::rows::{gather_rows, kernel_value, Rows};
 use crate::error::Result;
+use crate::precision::{resolve, Magnitudes, Precision};
 
 /// Rows × features below which a kernel column is filled on one thread:
 /// spawning rayon tasks costs more than the arithmetic under this size.
@@ -16,16 +19,36 @@ const PARALLEL_WORK: usize = 1 << 22;
 /// Rows handed to one rayon task when a column is filled in parallel.
 const PARALLEL_CHUNK: usize = 2048;
 
+/// Runs `fill(first, chunk)` over `out` (the entries from index `start` on,
+/// `d` features each): in [`PARALLEL_CHUNK`]-sized chunks on rayon's pool
+/// when the work is large, else in one piece.
+fn in_chunks<T: Send>(
+    out: &mut [T],
+    start: usize,
+    d: usize,
+    fill: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if out.len() * d.max(1) >= PARALLEL_WORK {
+        out.par_chunks_mut(PARALLEL_CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| fill(start + c * PARALLEL_CHUNK, chunk));
+    } else {
+        fill(start, out);
+    }
+}
+
 /// Where kernel values come from: feature rows and a kernel, or a matrix the
 /// caller precomputed. Both support swapping indices, which shrinking needs.
 #[derive(Clone, Debug)]
 pub enum KernelSource {
     /// Feature rows (swapped physically, so active rows stay contiguous): an
-    /// `f64` copy for single values and an `f32` [`Panel`] for whole columns.
+    /// `f64` copy for single values and `f64` columns, and an `f32`
+    /// [`Panel`] for `f32` columns, built at the first `f32` fill (a
+    /// `float64` solve never builds it).
     Dense {
         kind: KernelKind,
         rows: Rows,
-        panel: Panel,
+        panel: OnceLock<Panel>,
     },
     /// A full `n × n` kernel matrix, addressed through a permutation.
     Precomputed {
@@ -39,8 +62,11 @@ impl KernelSource {
     /// A source over feature rows.
     pub fn dense(kind: KernelKind, rows: Rows) -> Result<Self> {
         kind.require_function("a kernel source over feature rows")?;
-        let panel = Panel::new(&rows);
-        Ok(KernelSource::Dense { kind, rows, panel })
+        Ok(KernelSource::Dense {
+            kind,
+            rows,
+            panel: OnceLock::new(),
+        })
     }
 
     /// A source over a square precomputed kernel matrix (row-major).
@@ -87,12 +113,36 @@ impl KernelSource {
         }
     }
 
+    /// The kernel function (`Precomputed` for a matrix).
+    pub fn kind(&self) -> KernelKind {
+        match self {
+            KernelSource::Dense { kind, .. } => *kind,
+            KernelSource::Precomputed { .. } => KernelKind::Precomputed,
+        }
+    }
+
+    /// The magnitudes [`crate::precision`] decides the path from: of the
+    /// feature rows, or of the kernel matrix's values.
+    pub fn magnitudes(&self) -> Magnitudes {
+        match self {
+            KernelSource::Dense { rows, .. } => Magnitudes::of_rows(rows),
+            KernelSource::Precomputed { matrix, .. } => Magnitudes::of_values(matrix),
+        }
+    }
+
+    /// The path a solve to `tol` runs in ([`crate::precision::resolve`]).
+    pub fn precision(&self, requested: Precision, tol: f64) -> Result<Precision> {
+        resolve(requested, self.kind(), self.magnitudes(), Some(tol))
+    }
+
     /// `K(x_i, x_j)` in the current (possibly swapped) order, in `f64`.
     #[inline]
     pub fn eval(&self, i: usize, j: usize) -> f64 {
         match self {
-            KernelSource::Dense { kind, rows, .. } => kind.from_dot(
-                dot(rows.row(i), rows.row(j)),
+            KernelSource::Dense { kind, rows, .. } => kernel_value(
+                *kind,
+                rows.row(i),
+                rows.row(j),
                 rows.sq_norm(i),
                 rows.sq_norm(j),
             ),
@@ -113,18 +163,12 @@ impl KernelSource {
     ) {
         debug_assert_eq!(out.len(), end - start);
         match self {
-            KernelSource::Dense { kind, panel, .. } => {
+            KernelSource::Dense { kind, rows, panel } => {
+                let panel = panel.get_or_init(|| Panel::new(rows));
                 let q = panel.query(i);
-                if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
-                    out.par_chunks_mut(PARALLEL_CHUNK)
-                        .enumerate()
-                        .for_each(|(c, chunk)| {
-                            let s = start + c * PARALLEL_CHUNK;
-                            fill_one(*kind, panel, &q, factor, scale, s, s + chunk.len(), chunk);
-                        });
-                } else {
-                    fill_one(*kind, panel, &q, factor, scale, start, end, out);
-                }
+                in_chunks(out, start, panel.d(), |s, chunk| {
+                    fill_one(*kind, panel, &q, factor, scale, s, s + chunk.len(), chunk);
+                });
             }
             KernelSource::Precomputed { .. } => self.fill_precomputed(i, start, factor, scale, out),
         }
@@ -144,7 +188,8 @@ impl KernelSource {
         out_j: &mut [f32],
     ) {
         match self {
-            KernelSource::Dense { kind, panel, .. } => {
+            KernelSource::Dense { kind, rows, panel } => {
+                let panel = panel.get_or_init(|| Panel::new(rows));
                 let (qi, qj) = (panel.query(i), panel.query(j));
                 if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
                     out_i
@@ -165,6 +210,39 @@ impl KernelSource {
             KernelSource::Precomputed { .. } => {
                 self.fill_precomputed(i, start, fi, scale, out_i);
                 self.fill_precomputed(j, start, fj, scale, out_j);
+            }
+        }
+    }
+
+    /// [`KernelSource::fill`] in `f64`: `out[t − start] = factor · scale[t] ·
+    /// K(x_i, x_t)`, each value computed in `f64` from the rows (RBF from
+    /// the differences), in parallel when the work is large.
+    pub fn fill64(
+        &self,
+        i: usize,
+        (start, end): (usize, usize),
+        factor: f64,
+        scale: &[f64],
+        out: &mut [f64],
+    ) {
+        debug_assert_eq!(out.len(), end - start);
+        match self {
+            KernelSource::Dense { kind, rows, .. } => {
+                let (xi, sq_i) = (rows.row(i), rows.sq_norm(i));
+                in_chunks(out, start, rows.d(), |s, chunk| {
+                    for (k, slot) in chunk.iter_mut().enumerate() {
+                        let t = s + k;
+                        let v = kernel_value(*kind, xi, rows.row(t), sq_i, rows.sq_norm(t));
+                        *slot = factor * scale[t] * v;
+                    }
+                });
+            }
+            KernelSource::Precomputed { matrix, n, perm } => {
+                let row = &matrix[perm[i] * n..(perm[i] + 1) * n];
+                for (k, slot) in out.iter_mut().enumerate() {
+                    let t = start + k;
+                    *slot = factor * scale[t] * row[perm[t]];
+                }
             }
         }
     }
@@ -198,7 +276,9 @@ impl KernelSource {
                 for &(i, j) in swaps {
                     rows.swap(i, j);
                 }
-                panel.swap_many(swaps);
+                if let Some(panel) = panel.get_mut() {
+                    panel.swap_many(swaps);
+                }
             }
             KernelSource::Precomputed { perm, .. } => {
                 for &(i, j) in swaps {
@@ -211,15 +291,11 @@ impl KernelSource {
     /// A new source restricted to the listed examples (in the current order).
     pub fn subset(&self, idx: &[usize]) -> KernelSource {
         match self {
-            KernelSource::Dense { kind, rows, .. } => {
-                let rows = rows.gather(idx);
-                let panel = Panel::new(&rows);
-                KernelSource::Dense {
-                    kind: *kind,
-                    rows,
-                    panel,
-                }
-            }
+            KernelSource::Dense { kind, rows, .. } => KernelSource::Dense {
+                kind: *kind,
+                rows: rows.gather(idx),
+                panel: OnceLock::new(),
+            },
             KernelSource::Precomputed { matrix, n, perm } => {
                 let at: Vec<usize> = idx.iter().map(|&a| perm[a]).collect();
                 KernelSource::checked_gram(gather_square(matrix, *n, &at), idx.len())
