@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import numpy as np
 import pytest
 
@@ -33,3 +36,28 @@ def make_problem_data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray
     y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     X = r.normal(size=(n, d)) + 0.8 * y[:, None] * np.linspace(1.0, 0.2, d)
     return X, y
+
+
+def run_reproduce(name: str, *argv: str) -> tuple[str, list[dict]]:
+    """Run ``python -m localsvm reproduce NAME ARGV`` in process; return its
+    printed text and the rows its ``run`` returned."""
+    from localsvm.__main__ import main
+    from localsvm.experiments import load
+
+    mod = load(name)
+    captured: list[list[dict]] = []
+    run = mod.run
+
+    def spy(args, out):
+        rows = run(args, out)
+        captured.append(rows)
+        return rows
+
+    buf = io.StringIO()
+    mod.run = spy
+    try:
+        with contextlib.redirect_stdout(buf):
+            assert main(["reproduce", name, *argv]) == 0
+    finally:
+        mod.run = run
+    return buf.getvalue(), captured[0]

@@ -4,36 +4,18 @@ figures."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
 
-from localsvm.__main__ import main
-from localsvm.experiments import EXPERIMENTS, load
+from conftest import run_reproduce
+from localsvm.experiments import EXPERIMENTS
 from localsvm.experiments.lisvm import DATASETS, methods
 
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("lisvm")
-    mod = load("lisvm")
-    captured: list[list[dict]] = []
-    run = mod.run
-
-    def spy(args, out):
-        rows = run(args, out)
-        captured.append(rows)
-        return rows
-
-    buf = io.StringIO()
-    mod.run = spy
-    try:
-        with contextlib.redirect_stdout(buf):
-            assert main(["reproduce", "lisvm", "--quick", "--out", str(out_dir)]) == 0
-    finally:
-        mod.run = run
-    return buf.getvalue(), captured[0], out_dir
+    text, rows = run_reproduce("lisvm", "--quick", "--out", str(out_dir))
+    return text, rows, out_dir
 
 
 def test_registered():

@@ -4,14 +4,12 @@ images."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 
 import numpy as np
 import pytest
 
-from localsvm.__main__ import main
+from conftest import run_reproduce
 from localsvm.experiments import EXPERIMENTS, load
 from localsvm.experiments.lsvm import DATASETS, METHODS, PAPER, load_binary
 
@@ -19,23 +17,8 @@ from localsvm.experiments.lsvm import DATASETS, METHODS, PAPER, load_binary
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("lsvm")
-    mod = load("lsvm")
-    captured: list[list[dict]] = []
-    run = mod.run
-
-    def spy(args, out):
-        rows = run(args, out)
-        captured.append(rows)
-        return rows
-
-    buf = io.StringIO()
-    mod.run = spy
-    try:
-        with contextlib.redirect_stdout(buf):
-            assert main(["reproduce", "lsvm", "--quick", "--out", str(out_dir)]) == 0
-    finally:
-        mod.run = run
-    return buf.getvalue(), captured[0], out_dir
+    text, rows = run_reproduce("lsvm", "--quick", "--out", str(out_dir))
+    return text, rows, out_dir
 
 
 def test_lsvm_is_registered():

@@ -3,37 +3,19 @@ Table 1 with the paper's figures beside ours, and the performance bar."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import subprocess
 import sys
 
 import pytest
 
-from localsvm.__main__ import main
+from conftest import run_reproduce
 from localsvm.experiments import EXPERIMENTS, load
 from localsvm.experiments.mcsvm import DATASETS, METHODS, PAPER
 
 
 @pytest.fixture(scope="module")
 def quick_run():
-    mod = load("mcsvm")
-    captured: list[list[dict]] = []
-    run = mod.run
-
-    def spy(args, out):
-        rows = run(args, out)
-        captured.append(rows)
-        return rows
-
-    buf = io.StringIO()
-    mod.run = spy
-    try:
-        with contextlib.redirect_stdout(buf):
-            assert main(["reproduce", "mcsvm", "--quick", "--bench"]) == 0
-    finally:
-        mod.run = run
-    return buf.getvalue(), captured[0]
+    return run_reproduce("mcsvm", "--quick", "--bench")
 
 
 def test_mcsvm_is_registered():
