@@ -43,6 +43,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 ENGINE_ENV = "LOCALSVM_ENGINE"
+#: The built-in engines, which run tasks in this process.
+_IN_PROCESS = frozenset({"threads", "serial"})
 
 
 _state = threading.local()
@@ -215,15 +217,19 @@ def run_tasks(
     items = list(tasks)
     jobs = effective_n_jobs(n_jobs)
     name = engine or get_default_engine()
-    eng = get_engine(name)
-    remote = not getattr(eng, "in_process", True)
+    # The built-in engines run here: a single task or job runs inline without
+    # looking the engine up (the common case of small calls).
+    eng = None if name in _IN_PROCESS else get_engine(name)
+    in_process = eng is None or getattr(eng, "in_process", True)
     inline = len(items) == 0 or (
-        not remote and (len(items) == 1 or jobs == 1 or (not thread_safe and name == "threads"))
+        in_process and (len(items) == 1 or jobs == 1 or (not thread_safe and name == "threads"))
     )
     if inline:
         if shared is None:
             return [fn(t) for t in items]
         return [fn(t, shared) for t in items]
+    if eng is None:
+        eng = get_engine(name)
     if shared is None:
         return eng.map(fn, items, n_jobs=jobs)
     if getattr(eng, "accepts_shared", False):
