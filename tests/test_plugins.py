@@ -189,7 +189,34 @@ def test_third_party_engine_takes_the_svc_problems(plugin):
     iris = localsvm.datasets.load_iris()
     with use_engine("reversing"):
         clf = localsvm.SVC(n_jobs=2).fit(iris.X, iris.y)
-    # One QP per class pair went through the engine.
+    # One task per class pair went through the engine (an engine without
+    # ``accepts_shared`` gets the shared data bound into the function): the
+    # pair's rows and ±1 labels.
     assert len(engine.seen) == 3 + 3
-    assert all(isinstance(t, QPProblem) for t in engine.seen[3:])
+    for rows, labels in engine.seen[3:]:
+        assert set(np.unique(iris.y[rows]).tolist()) in ({0, 1}, {0, 2}, {1, 2})
+        assert set(np.unique(labels).tolist()) == {-1.0, 1.0}
     assert clf.score(iris.X, iris.y) > 0.9
+
+
+class SharingEngine(ReversingEngine):
+    """A third-party engine that takes the shared data itself."""
+
+    name = "sharing"
+    accepts_shared = True
+
+    def map(self, fn, tasks, *, n_jobs, shared=None):
+        self.shared = shared
+        return [fn(t, shared) for t in tasks]
+
+
+def test_engine_that_accepts_shared_data_gets_it(plugin):
+    engine = SharingEngine()
+    plugin(localsvm_register_engines=lambda register: register(engine))
+    assert run_tasks(lambda t, s: t + s, [1, 2], shared=10, engine="sharing") == [11, 12]
+    assert engine.shared == 10
+    iris = localsvm.datasets.load_iris()
+    with use_engine("sharing"):
+        localsvm.SVC(n_jobs=2).fit(iris.X, iris.y)
+    X, upper, _settings, backend = engine.shared
+    assert X.shape == iris.X.shape and upper.shape == (150,) and backend.name == "rust"

@@ -153,6 +153,43 @@ class _ClassFit:
     solution: QPSolution
 
 
+@dataclass
+class _ClassProblem:
+    """What every class's fit reads: ``[A e]`` for all examples, the labels
+    and the solver settings (shared by the tasks of one fit)."""
+
+    F: np.ndarray
+    y_idx: np.ndarray
+    classes: np.ndarray
+    ridge: float
+    C: float
+    tol: float
+    max_iter: int
+    backend: object
+
+
+def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
+    """Fit class ``i``'s hyperplane (a :func:`~localsvm.run_tasks` task,
+    module-level so it pickles)."""
+    F = shared.F
+    dim = F.shape[1]
+    own = shared.y_idx == i
+    P = F[own]
+    M = P.T @ P
+    M[np.diag_indices_from(M)] += shared.ridge * max(np.trace(M) / dim, 1e-12)
+    try:
+        L = cholesky(M, lower=True, overwrite_a=True, check_finite=False)
+    except LinAlgError as exc:  # pragma: no cover - ε > 0 makes M definite
+        raise ValueError(
+            f"PᵀP + εI of class {shared.classes[i]!r} is not positive definite "
+            f"numerically; raise ridge (now {shared.ridge})"
+        ) from exc
+    alpha, u, sol = solve_box_qp(
+        shared.backend, F[~own], L, shared.C, tol=shared.tol, max_iter=shared.max_iter
+    )
+    return _ClassFit(u=u, alpha=alpha, solution=sol)
+
+
 class ClusterSVC(BaseSVMClassifier):
     """Multiclass cluster SVM (MCSVM): one hyperplane per class, nearest wins.
 
@@ -449,32 +486,25 @@ class ClusterSVC(BaseSVMClassifier):
         )
         backend = self._select_backend(probe)
 
-        def fit_class(i: int) -> _ClassFit:
-            own = y_idx == i
-            P = F[own]
-            M = P.T @ P
-            M[np.diag_indices_from(M)] += float(self.ridge) * max(np.trace(M) / dim, 1e-12)
-            try:
-                L = cholesky(M, lower=True, overwrite_a=True, check_finite=False)
-            except LinAlgError as exc:  # pragma: no cover - ε > 0 makes M definite
-                raise ValueError(
-                    f"PᵀP + εI of class {self.classes_[i]!r} is not positive definite "
-                    f"numerically; raise ridge (now {self.ridge})"
-                ) from exc
-            alpha, u, sol = solve_box_qp(
-                backend, F[~own], L, float(self.C), tol=float(self.tol), max_iter=int(self.max_iter)
-            )
-            return _ClassFit(u=u, alpha=alpha, solution=sol)
-
         parallel = workers > 1 and backend.capabilities.thread_safe
         # Classes in parallel: one BLAS thread each, so the factorisations
         # do not oversubscribe the cores.
         with threadpool_limits(1 if parallel else None, user_api="blas"):
             fits: list[_ClassFit] = run_tasks(
-                fit_class,
+                _fit_class,
                 range(n_classes),
                 n_jobs=self.n_jobs,
                 thread_safe=backend.capabilities.thread_safe,
+                shared=_ClassProblem(
+                    F=F,
+                    y_idx=y_idx,
+                    classes=self.classes_,
+                    ridge=float(self.ridge),
+                    C=float(self.C),
+                    tol=float(self.tol),
+                    max_iter=int(self.max_iter),
+                    backend=backend,
+                ),
             )
         self.backend_ = backend.name
         U = np.array([f.u for f in fits])

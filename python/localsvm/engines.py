@@ -26,7 +26,14 @@ class Engine(Protocol):
     """The interface of an execution engine.
 
     An engine runs ``fn`` over ``tasks`` and returns the results in task
-    order.
+    order. Two optional class attributes refine how :func:`run_tasks`
+    calls it: ``accepts_shared`` (default False) says that ``map`` takes a
+    ``shared`` keyword (data that every task reads, passed to ``fn`` as its
+    second argument) and can ship it to workers once per batch; otherwise
+    ``run_tasks`` binds it into ``fn``. ``in_process`` (default True) says
+    the engine runs tasks on this machine's cores, so a batch with one job
+    runs inline; an engine with ``in_process = False`` (a cluster) receives
+    every batch and decides its own parallelism.
 
     Attributes
     ----------
@@ -56,26 +63,54 @@ class Engine(Protocol):
         ...
 
 
+_NOTHING = object()
+
+
+def _bind(fn: Callable[..., Any], shared: Any) -> Callable[[Any], Any]:
+    """``fn`` itself, or ``task -> fn(task, shared)`` when data is shared."""
+    if shared is _NOTHING:
+        return fn
+    return lambda task: fn(task, shared)
+
+
 class SerialEngine:
     """Runs the tasks one after another in the calling thread."""
 
     name = "serial"
+    accepts_shared = True
 
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
-        return [fn(t) for t in tasks]
+    def map(
+        self,
+        fn: Callable[..., Any],
+        tasks: Sequence[Any],
+        *,
+        n_jobs: int,
+        shared: Any = _NOTHING,
+    ) -> list[Any]:
+        call = _bind(fn, shared)
+        return [call(t) for t in tasks]
 
 
 class ThreadEngine:
-    """Runs the tasks on a pool of ``n_jobs`` threads."""
+    """Runs the tasks on a pool of ``n_jobs`` threads; shared data is not copied."""
 
     name = "threads"
+    accepts_shared = True
 
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
+    def map(
+        self,
+        fn: Callable[..., Any],
+        tasks: Sequence[Any],
+        *,
+        n_jobs: int,
+        shared: Any = _NOTHING,
+    ) -> list[Any]:
+        call = _bind(fn, shared)
         workers = max(1, min(n_jobs, len(tasks)))
         if workers == 1:
-            return [fn(t) for t in tasks]
+            return [call(t) for t in tasks]
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="localsvm") as pool:
-            return list(pool.map(fn, tasks))
+            return list(pool.map(call, tasks))
 
 
 @hookimpl

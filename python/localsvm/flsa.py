@@ -187,6 +187,39 @@ def _resolve_dictionary(dictionary_size, n: int) -> int:
     return max(1, round(float(dictionary_size) * n))
 
 
+def _forward_path(positive: int, shared) -> FLSAPath:
+    """The forward pass for one target (class ``positive`` against the rest);
+    a :func:`~localsvm.run_tasks` task, module-level so it pickles."""
+    X, y_idx, cand, kwargs = shared
+    target = np.where(y_idx == positive, 1.0, -1.0)
+    res = _core.flsa_path(X, target, cand, **kwargs)
+    return FLSAPath(
+        support=res.selected.astype(np.intp),
+        R=res.r,
+        z=res.z,
+        residual_sq=res.residual_sq,
+        n_pruned=int(res.n_pruned),
+        exhausted=bool(res.exhausted),
+    )
+
+
+def _score_fold(fold, shared) -> np.ndarray:
+    """The validation accuracy of every stage of one fold's path (a
+    :func:`~localsvm.run_tasks` task); a fold whose path stopped early keeps
+    its last model's score for the remaining stages."""
+    train, val = fold
+    X, y, params, K = shared
+    est = FLSAClassifier(**params)
+    if params["kernel"] == "precomputed":
+        X_tr, X_val = X[np.ix_(train, train)], X[np.ix_(val, train)]
+    else:
+        X_tr, X_val = X[train], X[val]
+    est._validate_xy(X_tr, y[train])
+    est._fit_paths(X_tr, y[train], K, warn=False)
+    scores = est.path_score(X_val, y[val])
+    return np.concatenate([scores, np.full(K + 1 - scores.size, scores[-1])])
+
+
 class FLSAClassifier(BaseKernelClassifier):
     """Forward least-squares approximation SVM (FLSA-SVM).
 
@@ -351,10 +384,9 @@ class FLSAClassifier(BaseKernelClassifier):
         if spec.precomputed:
             gram = "precomputed"
         self.gram_ = gram
-        if n_classes == 2:
-            targets = [np.where(y_idx == 1, 1.0, -1.0)]
-        else:
-            targets = [np.where(y_idx == c, 1.0, -1.0) for c in range(n_classes)]
+        # One path per target: class 1 against class 0 for two classes, else
+        # each class against the rest. The data travels once per batch.
+        positives = [1] if n_classes == 2 else list(range(n_classes))
         kwargs = dict(
             spec.core_kwargs(),
             max_terms=int(n_terms),
@@ -363,19 +395,9 @@ class FLSAClassifier(BaseKernelClassifier):
             gram=gram,
         )
         cand = candidates.astype(np.int64)
-
-        def one(target: np.ndarray) -> FLSAPath:
-            res = _core.flsa_path(X, target, cand, **kwargs)
-            return FLSAPath(
-                support=res.selected.astype(np.intp),
-                R=res.r,
-                z=res.z,
-                residual_sq=res.residual_sq,
-                n_pruned=int(res.n_pruned),
-                exhausted=bool(res.exhausted),
-            )
-
-        self.path_ = run_tasks(one, targets, n_jobs=self.n_jobs)
+        self.path_ = run_tasks(
+            _forward_path, positives, n_jobs=self.n_jobs, shared=(X, y_idx, cand, kwargs)
+        )
         short = [len(p) for p in self.path_ if len(p) < n_terms]
         if warn and short:
             warnings.warn(
@@ -829,21 +851,11 @@ class FLSAClassifierCV(FLSAClassifier):
         X, y = self._validate_xy(X, y)
         folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
         params = {k: v for k, v in self.get_params().items() if k != "cv"}
-        precomputed = self.kernel == "precomputed"
         K = int(self.n_support)
 
-        def one(fold) -> np.ndarray:
-            train, val = fold
-            est = FLSAClassifier(**params)
-            X_tr = X[np.ix_(train, train)] if precomputed else X[train]
-            X_val = X[np.ix_(val, train)] if precomputed else X[val]
-            est._validate_xy(X_tr, y[train])
-            est._fit_paths(X_tr, y[train], K, warn=False)
-            scores = est.path_score(X_val, y[val])
-            # A fold whose path stopped early keeps its last model's score.
-            return np.concatenate([scores, np.full(K + 1 - scores.size, scores[-1])])
-
-        self.cv_scores_ = np.array(run_tasks(one, folds, n_jobs=self.n_jobs))
+        self.cv_scores_ = np.array(
+            run_tasks(_score_fold, folds, n_jobs=self.n_jobs, shared=(X, y, params, K))
+        )
         self.mean_cv_scores_ = self.cv_scores_.mean(axis=0)
         self._fit_paths(X, y, K)
         longest = max(len(p) for p in self.path_)

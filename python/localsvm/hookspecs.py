@@ -69,6 +69,8 @@ def localsvm_register_engines(register: Callable[[Any], Any]) -> None:
 
     Call ``register(engine)`` for each engine: an object with ``name`` and
     ``map(fn, tasks, *, n_jobs) -> list`` that returns ``[fn(t) for t in
-    tasks]`` in order; see :class:`localsvm.engines.Engine`. This is where a
-    cluster engine (Dask, Ray) plugs in.
+    tasks]`` in order, optionally taking ``shared=`` (data every task reads,
+    passed as ``fn(t, shared)``; declare ``accepts_shared = True``); see
+    :class:`localsvm.engines.Engine`. This is where a cluster engine plugs
+    in (``plugins/localsvm-dask`` is one).
     """

@@ -57,6 +57,22 @@ class _Pair:
     spec: KernelSpec  # the kernel to apply to ``kernel_input``
 
 
+def _solve_chunk(task, shared):
+    """Solve the local problems of one chunk of queries for one class pair
+    (a :func:`~localsvm.run_tasks` task: module-level, so it pickles)."""
+    p, chunk = task
+    pairs, sigma_t, cross, backend, settings = shared
+    pair = pairs[p]
+    sig, crs = sigma_t[chunk], cross[chunk]
+    if pair.rows.size != sigma_t.shape[1]:  # more than two classes: the pair's rows
+        sig = np.ascontiguousarray(sig[:, pair.rows])
+        crs = np.ascontiguousarray(crs[:, pair.rows])
+    batch = LocalBatch(
+        X=pair.kernel_input, y=pair.y, sigma=sig, cross=crs, kernel=pair.spec, **settings
+    )
+    return solve_local_batch(backend, batch)
+
+
 class LocalSVC(BaseSVMClassifier):
     """Localized SVM (SLSVM / HLSVM): one SVM per test example.
 
@@ -331,14 +347,14 @@ class LocalSVC(BaseSVMClassifier):
                 out.sigma_sum[start : start + Xb.shape[0], c] = sigma_t[:, self.y_fit_ == c].sum(1)
             order = np.argsort(Xb @ self._direction, kind="stable")
             tasks = [(p, chunk) for p in range(n_pairs) for chunk in self._chunks(order)]
-
-            def solve(task, sigma_t=sigma_t, cross=cross):
-                p, chunk = task
-                pair = self._pairs[p]
-                return self._solve_chunk(backend, pair, sigma_t[chunk], cross[chunk])
-
+            # The block's σ and cross kernel travel once per batch (shared);
+            # each task names a class pair and a chunk of the block's queries.
             results = run_tasks(
-                solve, tasks, n_jobs=self.n_jobs, thread_safe=backend.capabilities.thread_safe
+                _solve_chunk,
+                tasks,
+                n_jobs=self.n_jobs,
+                thread_safe=backend.capabilities.thread_safe,
+                shared=(self._pairs, sigma_t, cross, backend, self._solver_settings()),
             )
             for (p, chunk), res in zip(tasks, results, strict=True):
                 rows = start + chunk
@@ -351,28 +367,17 @@ class LocalSVC(BaseSVMClassifier):
         )
         return out
 
-    def _solve_chunk(self, backend, pair: _Pair, sigma_t: np.ndarray, cross: np.ndarray):
-        """Solve the local problems of one chunk of queries for one class pair
-        (a :class:`~localsvm.backends.base.LocalBatch` for the backend)."""
-        if pair.rows.size == sigma_t.shape[1]:  # two classes: every row takes part
-            sig, crs = sigma_t, cross
-        else:
-            sig = np.ascontiguousarray(sigma_t[:, pair.rows])
-            crs = np.ascontiguousarray(cross[:, pair.rows])
-        batch = LocalBatch(
-            X=pair.kernel_input,
-            y=pair.y,
-            sigma=sig,
-            cross=crs,
+    def _solver_settings(self) -> dict:
+        """The :class:`~localsvm.backends.base.LocalBatch` fields every local
+        problem shares."""
+        return dict(
             C=float(self.C),
-            kernel=pair.spec,
             threshold=float(self.similarity_threshold),
             tol=float(self.tol),
             max_iter=int(self.max_iter),
             shrinking=bool(self.shrinking),
             warm_start=bool(self.warm_start),
         )
-        return solve_local_batch(backend, batch)
 
     def _votes(self, details: Bunch) -> np.ndarray:
         """Per-class scores: ovo votes (a one-class neighbourhood votes for its

@@ -18,11 +18,12 @@ Other engines (a Dask or Ray cluster, say) plug in through the
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .engines import Engine, SerialEngine, ThreadEngine
 from .plugins import get_engine
@@ -42,6 +43,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 ENGINE_ENV = "LOCALSVM_ENGINE"
+#: The built-in engines, which run tasks in this process.
+_IN_PROCESS = frozenset({"threads", "serial"})
 
 
 _state = threading.local()
@@ -162,23 +165,28 @@ def effective_n_jobs(n_jobs: int | None) -> int:
 
 
 def run_tasks(
-    fn: Callable[[T], R],
+    fn: Callable[..., R],
     tasks: Iterable[T],
     *,
     n_jobs: int | None = None,
     engine: str | None = None,
     thread_safe: bool = True,
+    shared: Any = None,
 ) -> list[R]:
     """Apply ``fn`` to every task through an engine; results in task order.
 
-    With one task or one job the tasks run in the calling thread.
+    With one task, or one job on an engine that runs on this machine, the
+    tasks run in the calling thread.
 
     Parameters
     ----------
     fn : callable
-        Called once per task, with the task as its only argument.
+        Called once per task: ``fn(task)``, or ``fn(task, shared)`` when
+        ``shared`` is given. For engines that run tasks in other processes
+        (``"dask"``) it must be picklable: a module-level function is best.
     tasks : iterable
-        The independent pieces of work.
+        The independent pieces of work: small, picklable values (indices,
+        row subsets, labels); large inputs belong in ``shared``.
     n_jobs : int or None, default=None
         Workers: None or -1 for all CPUs, ``-k`` for all but ``k − 1``.
     engine : str or None, default=None
@@ -188,6 +196,12 @@ def run_tasks(
     thread_safe : bool, default=True
         False keeps the thread-based engine from running the tasks
         concurrently (for backends that are not re-entrant).
+    shared : object, default=None
+        Data every task reads (the training matrix, a Gram matrix, σ
+        blocks, the backend): passed to ``fn`` as its second argument.
+        In-process engines pass the object itself; an engine that runs
+        tasks elsewhere sends it to each worker once per call instead of
+        once per task. None: ``fn`` takes the task alone.
 
     Returns
     -------
@@ -203,6 +217,26 @@ def run_tasks(
     items = list(tasks)
     jobs = effective_n_jobs(n_jobs)
     name = engine or get_default_engine()
-    if len(items) <= 1 or jobs == 1 or (not thread_safe and name == "threads"):
-        return [fn(t) for t in items]
-    return get_engine(name).map(fn, items, n_jobs=jobs)
+    # The built-in engines run here: a single task or job runs inline without
+    # looking the engine up (the common case of small calls).
+    eng = None if name in _IN_PROCESS else get_engine(name)
+    in_process = eng is None or getattr(eng, "in_process", True)
+    inline = len(items) == 0 or (
+        in_process and (len(items) == 1 or jobs == 1 or (not thread_safe and name == "threads"))
+    )
+    if inline:
+        if shared is None:
+            return [fn(t) for t in items]
+        return [fn(t, shared) for t in items]
+    if eng is None:
+        eng = get_engine(name)
+    if shared is None:
+        return eng.map(fn, items, n_jobs=jobs)
+    if getattr(eng, "accepts_shared", False):
+        return eng.map(fn, items, n_jobs=jobs, shared=shared)
+    return eng.map(functools.partial(_with_shared, fn, shared), items, n_jobs=jobs)
+
+
+def _with_shared(fn: Callable[..., R], shared: Any, task: Any) -> R:
+    """``fn(task, shared)``, for engines that take single-argument functions."""
+    return fn(task, shared)

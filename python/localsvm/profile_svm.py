@@ -36,6 +36,15 @@ from .svc import SVC
 __all__ = ["ProfileSVC"]
 
 
+def _fit_cluster(members, shared):
+    """Fit one cluster's SVM on its members (None for a one-class cluster);
+    a :func:`~localsvm.run_tasks` task, module-level so it pickles."""
+    if members is None:
+        return None
+    X, y_idx, params = shared
+    return SVC(n_jobs=1, **params).fit(X[members], y_idx[members])
+
+
 class ProfileSVC(BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
@@ -295,25 +304,26 @@ class ProfileSVC(BaseSVMClassifier):
         self.X_fit_ = X
         self.reference_clusters_ = self._nearest_cluster(profiles)
 
-        def train(j):
-            members = np.flatnonzero(labels == j)
-            if self.cluster_classes_[j].size < 2:
-                return None
-            model = SVC(
-                C=self.C,
-                kernel=self.kernel,
-                degree=self.degree,
-                gamma=self.gamma,
-                coef0=self.coef0,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                backend=self.backend,
-                n_jobs=1,
-            )
-            return model.fit(X[members], y_idx[members])
-
+        svm_params = dict(
+            C=self.C,
+            kernel=self.kernel,
+            degree=self.degree,
+            gamma=self.gamma,
+            coef0=self.coef0,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            backend=self.backend,
+        )
+        # One task per cluster that holds two classes: its members; the
+        # training data travels once per batch.
+        tasks = [
+            np.flatnonzero(labels == j) if self.cluster_classes_[j].size >= 2 else None
+            for j in range(kappa)
+        ]
         start = time.perf_counter()
-        self.cluster_models_ = run_tasks(train, list(range(kappa)), n_jobs=self.n_jobs)
+        self.cluster_models_ = run_tasks(
+            _fit_cluster, tasks, n_jobs=self.n_jobs, shared=(X, y_idx, svm_params)
+        )
         timings["svm"] = time.perf_counter() - start
         self.timings_ = timings
         self.cluster_n_iter_ = np.array(

@@ -23,6 +23,25 @@ from .kernels import decision_values
 from .parallel import run_tasks
 
 
+def _pair_problem(task, shared) -> QPProblem:
+    """The dual of one binary problem of a fit (a pair's rows and ±1 labels)."""
+    rows, labels = task
+    X, upper, settings, _ = shared
+    return QPProblem(
+        X=X,
+        rows=None if rows.size == X.shape[0] else rows,
+        y=labels,
+        upper=upper[rows],
+        **settings,
+    )
+
+
+def _solve_pair(task, shared) -> QPSolution:
+    """Solve one binary problem of a fit with the chosen backend (a
+    :func:`~localsvm.run_tasks` task: module-level, so it pickles)."""
+    return shared[3].solve(_pair_problem(task, shared))
+
+
 class SVC(BaseSVMClassifier):
     """C-support vector classification, solved by a pluggable QP backend.
 
@@ -273,28 +292,24 @@ class SVC(BaseSVMClassifier):
 
         tasks = self._binary_tasks(n_classes, y_idx)
 
-        problems = [
-            QPProblem(
-                X=X,
-                rows=None if rows.size == n else rows,
-                y=labels,
-                upper=upper[rows],
-                kernel=spec,
-                tol=float(self.tol),
-                max_iter=int(self.max_iter),
-                cache_size=float(self.cache_size),
-                shrinking=bool(self.shrinking),
-                precision=self.precision,
-            )
-            for rows, labels in tasks
-        ]
-        largest = max(problems, key=lambda p: p.n)
-        backend = self._select_backend(largest)
+        settings = dict(
+            kernel=spec,
+            tol=float(self.tol),
+            max_iter=int(self.max_iter),
+            cache_size=float(self.cache_size),
+            shrinking=bool(self.shrinking),
+            precision=self.precision,
+        )
+        largest = max(range(len(tasks)), key=lambda k: tasks[k][0].size)
+        backend = self._select_backend(_pair_problem(tasks[largest], (X, upper, settings, None)))
+        # The training data travels once per batch (run_tasks' shared data);
+        # each task is a pair's rows and labels.
         solutions: list[QPSolution] = run_tasks(
-            backend.solve,
-            problems,
+            _solve_pair,
+            [(rows, labels) for rows, labels in tasks],
             n_jobs=self.n_jobs,
             thread_safe=backend.capabilities.thread_safe,
+            shared=(X, upper, settings, backend),
         )
         self._check_finite(solutions)
         self.backend_ = backend.name

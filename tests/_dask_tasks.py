@@ -1,0 +1,29 @@
+"""Task functions for the Dask engine tests.
+
+They live in their own module so that the test cluster's worker processes
+can import them (the fixture puts this folder on the workers' PYTHONPATH).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def square_after(task: int, shared: float) -> int:
+    """``task²`` after sleeping ``shared`` seconds."""
+    time.sleep(shared)
+    return task * task
+
+
+def where_shared(task: int, shared: object) -> tuple[int, int]:
+    """The worker's process id and the identity of the shared object it got."""
+    time.sleep(0.01)
+    return os.getpid(), id(shared)
+
+
+def fail_on(task: int, shared: int) -> int:
+    """``task``, or ``ValueError`` for the task equal to ``shared``."""
+    if task == shared:
+        raise ValueError(f"task {task} refused")
+    return task
