@@ -59,3 +59,33 @@ def test_libsvm_objectives_match_ours_per_pair():
     want = ours.dual_objective_
     np.testing.assert_allclose(libsvm_dual_objectives(theirs, spec), want, rtol=1e-6)
     np.testing.assert_allclose(libsvm_dual_objectives(ours, spec), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--datasets", "foo"], "unknown data set 'foo'; choose from ijcnn1, a9a, usps, banana"),
+        (["--datasets", ","], "name at least one data set"),
+        (["--peers", "libsvm"], "unknown peer 'libsvm'; choose from localsvm, sklearn"),
+        (["--repeat", "0"], "must be at least 1, got 0"),
+        (["--repeat", "two"], "expected a whole number, got 'two'"),
+        (["--scaling", "100,x"], "expected whole numbers, got 'x'"),
+    ],
+)
+def test_cli_misuse_is_a_usage_error(args, message, capsys):
+    from localsvm.__main__ import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", *args])
+    assert exit_info.value.code == 2  # argparse's usage-error status, no traceback
+    err = capsys.readouterr().err
+    assert err.startswith("usage: localsvm bench")
+    assert message in err
+
+
+def test_cli_names_match_the_bench_tables():
+    from localsvm import __main__ as cli
+    from localsvm import bench
+
+    assert cli.BENCH_DATASETS == tuple(bench.CASES)
+    assert cli.BENCH_PEERS == bench.PEERS

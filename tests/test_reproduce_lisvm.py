@@ -43,7 +43,7 @@ def test_streams_record_curves(quick_run):
 
 def test_bar_and_figures(quick_run):
     text, rows, out_dir = quick_run
-    bar = [r for r in rows if r["section"] == "bar"]
+    bar = [r for r in rows if r["section"] == "speed"]
     assert len(bar) == 3 and all(r["verdict"] in ("PASS", "FAIL") for r in bar)
     assert "rebatch" in text
     pytest.importorskip("matplotlib")

@@ -63,7 +63,7 @@ def test_runtime_rows(quick_run):
 
 def test_performance_bar(quick_run):
     text, rows, _ = quick_run
-    verdicts = {r["against"]: r for r in rows if r["section"] == "bar-verdict"}
+    verdicts = {r["against"]: r for r in rows if r["section"] == "speed-verdict"}
     assert set(verdicts) == {"sklearn SVC", "localsvm SVC"}
     for r in verdicts.values():
         assert r["verdict"] == ("PASS" if r["faster"] and r["no_worse"] else "FAIL")

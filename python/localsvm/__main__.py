@@ -20,6 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._argtypes import names as _names
+from ._argtypes import positive_int as _positive_int
+from ._argtypes import sizes as _sizes
+
 
 @dataclass
 class Case:
@@ -149,6 +153,12 @@ def run_info(out=sys.stdout) -> None:
     print(f"{'plugins':>13}: {', '.join(names)}", file=out)
 
 
+#: What ``bench --datasets`` and ``--peers`` accept (kept in step with
+#: :data:`localsvm.bench.CASES` and :data:`localsvm.bench.PEERS` by a test).
+BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana")
+BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="localsvm", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -162,15 +172,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench = sub.add_parser(
         "bench", help="time localsvm against scikit-learn, sklearnex and ThunderSVM"
     )
-    bench.add_argument("--datasets", default="ijcnn1,a9a,usps", help="comma-separated")
     bench.add_argument(
-        "--peers", default="localsvm,sklearn,sklearnex,thundersvm", help="comma-separated"
+        "--datasets",
+        type=_names("data set", BENCH_DATASETS),
+        default="ijcnn1,a9a,usps",
+        help=f"comma-separated, from: {', '.join(BENCH_DATASETS)} (default: ijcnn1,a9a,usps)",
     )
-    bench.add_argument("--repeat", type=int, default=1, help="runs per timing (best kept)")
+    bench.add_argument(
+        "--peers",
+        type=_names("peer", BENCH_PEERS),
+        default="localsvm,sklearn,sklearnex,thundersvm",
+        help=f"comma-separated, from: {', '.join(BENCH_PEERS)} (default: all)",
+    )
+    bench.add_argument(
+        "--repeat", type=_positive_int, default=1, help="runs per timing, best kept (default: 1)"
+    )
     bench.add_argument(
         "--scaling",
+        type=_sizes,
         default="5000,10000,20000,49990",
-        help="ijcnn1 subsample sizes for the growth exponent ('' to skip)",
+        help="comma-separated ijcnn1 subsample sizes for the growth exponent ('' to skip)",
     )
     bench.add_argument("--no-memory", action="store_true", help="skip the peak-memory check")
     from .experiments import EXPERIMENTS, load
@@ -187,14 +208,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.command == "bench":
         from .bench import run_bench
 
-        peers = [p for p in args.peers.split(",") if p]
+        peers = list(args.peers)
         if "localsvm" not in peers:
             peers.insert(0, "localsvm")
         run_bench(
-            [d for d in args.datasets.split(",") if d],
+            args.datasets,
             peers,
             repeat=args.repeat,
-            scaling_sizes=[int(v) for v in args.scaling.split(",") if v],
+            scaling_sizes=args.scaling,
             memory_check=not args.no_memory,
         )
     elif args.command == "reproduce":

@@ -1,8 +1,8 @@
-"""Benchmarks of IncrementalSVC (LISVM) on the issue's performance bar.
+"""Benchmarks of IncrementalSVC (LISVM) against their speed targets.
 
 * ``banana stream``: the 400 training examples of Banana realization 0 learnt
   one at a time (C = 1, gamma = 1) by LISVM (eta = 0.1 and 0.01), by the paper's
-  rebatch baseline, and the batch SVM; the bar is LISVM ≤ 10 % of rebatch's
+  rebatch baseline, and the batch SVM; the target is LISVM ≤ 10 % of rebatch's
   time with a validation error within one point of the batch SVM.
 * ``ijcnn1 stream`` (slow): one pass over ijcnn1's 49 990 training rows
   (C = 1, gamma = 'scale' as ``bench``, the other settings the defaults:

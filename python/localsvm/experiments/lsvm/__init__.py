@@ -64,7 +64,7 @@ the paper's figures.
    training, 4800 test examples), SLSVM's prediction time per test example,
    and PSVM against an RBF SVC each tuned by the same CV (same folds, grids
    of 12 points), then fit + predict on the 4800 test examples (best of
-   ``--bar-repeat`` runs) for PSVM, localsvm's SVC and scikit-learn's SVC.
+   ``--speed-repeat`` runs) for PSVM, localsvm's SVC and scikit-learn's SVC.
    PASS when PSVM is faster than scikit-learn's SVC at an accuracy no worse.
 
 ``localsvm`` estimators use ``--n-jobs`` threads (default: every CPU);

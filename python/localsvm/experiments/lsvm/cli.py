@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from ... import _argtypes
 from .data import DATASETS
 from .figures import run_boundary
 from .protocol import config
@@ -29,15 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="2 repetitions, 3 folds, tiny grids, 150 + 150 training / 300, 600 test for "
         "Figure 4: a smoke run of seconds",
     )
-    parser.add_argument("--repetitions", type=int, default=None, help="Table 1 repetitions (10)")
-    parser.add_argument("--folds", type=int, default=None, help="CV folds (10)")
+    parser.add_argument(
+        "--repetitions", type=_argtypes.positive_int, default=None, help="Table 1 repetitions (10)"
+    )
+    parser.add_argument("--folds", type=_argtypes.fold_count, default=None, help="CV folds (10)")
     parser.add_argument(
         "--out", default="localsvm-figures", help="folder for the images (localsvm-figures)"
     )
     parser.add_argument(
         "--datasets",
+        type=_argtypes.names("data set", tuple(DATASETS)),
         default=",".join(DATASETS),
-        help=f"comma-separated Table 1 data sets ({','.join(DATASETS)})",
+        help=f"comma-separated Table 1 data sets, from: {', '.join(DATASETS)} (default: all)",
     )
     parser.add_argument("--skip-table", action="store_true", help="skip Table 1")
     parser.add_argument(
@@ -45,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--skip-figure", action="store_true", help="skip Figure 3")
     parser.add_argument(
-        "--bar-repeat",
-        type=int,
+        "--speed-repeat",
+        type=_argtypes.positive_int,
         default=None,
         help="timed runs per model in the speed comparison (best kept)",
     )
@@ -80,7 +84,9 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
         say(out, "--quick: small grids and sizes, not the paper's protocol")
     rows: list[dict] = []
     if not args.skip_table:
-        names = [n.strip() for n in args.datasets.split(",") if n.strip()]
+        names = args.datasets
+        if isinstance(names, str):  # a Namespace built by hand, not by the parser
+            names = _argtypes.names("data set", tuple(DATASETS))(names)
         rows += run_table(cfg, names, args.n_jobs, out)
     if not args.skip_runtime:
         rows += run_runtime(cfg, args.n_jobs, figdir, out)

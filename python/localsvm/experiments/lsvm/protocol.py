@@ -43,9 +43,9 @@ class Config:
         Figure-4 training examples per class.
     runtime_sizes : tuple of int
         Figure-4 test-set sizes (nested prefixes of the largest).
-    bar_psvm_kappa : tuple of int
+    speed_psvm_kappa : tuple of int
         The cluster counts PSVM is tuned over in the speed targets.
-    bar_repeat : int
+    speed_repeat : int
         Timed runs per model in the speed targets (the best is kept).
     grid_points : int
         Grid points per axis of the Figure-3 image.
@@ -67,8 +67,8 @@ class Config:
     # Figure 4 / speed targets.
     runtime_per_class: int
     runtime_sizes: tuple[int, ...]
-    bar_psvm_kappa: tuple[int, ...]
-    bar_repeat: int
+    speed_psvm_kappa: tuple[int, ...]
+    speed_repeat: int
     # Figure 3.
     grid_points: int
 
@@ -89,8 +89,8 @@ FULL = Config(
     psvm_kappa=(3, 8),
     runtime_per_class=300,
     runtime_sizes=(600, 1200, 2400, 4800),
-    bar_psvm_kappa=(5, 10),
-    bar_repeat=3,
+    speed_psvm_kappa=(5, 10),
+    speed_repeat=3,
     grid_points=200,
 )
 
@@ -110,8 +110,8 @@ QUICK = Config(
     psvm_kappa=(3,),
     runtime_per_class=150,
     runtime_sizes=(300, 600),
-    bar_psvm_kappa=(5,),
-    bar_repeat=1,
+    speed_psvm_kappa=(5,),
+    speed_repeat=1,
     grid_points=60,
 )
 
@@ -140,8 +140,8 @@ def config(args: argparse.Namespace) -> Config:
         cfg = replace(cfg, repetitions=args.repetitions)
     if args.folds is not None:
         cfg = replace(cfg, folds=args.folds)
-    if getattr(args, "bar_repeat", None) is not None:
-        cfg = replace(cfg, bar_repeat=args.bar_repeat)
+    if getattr(args, "speed_repeat", None) is not None:
+        cfg = replace(cfg, speed_repeat=args.speed_repeat)
     return cfg
 
 

@@ -35,7 +35,7 @@ def run_runtime(cfg: Config, n_jobs: int | None, figdir: Path, out: TextIO) -> l
     -------
     rows : list of dict
         ``"runtime"`` and ``"runtime-accuracy"`` rows per test-set size, then
-        the rows of :func:`run_bar`.
+        the rows of :func:`run_speed`.
     """
     rows: list[dict] = []
     data = runtime_data(cfg)
@@ -104,7 +104,7 @@ def run_runtime(cfg: Config, n_jobs: int | None, figdir: Path, out: TextIO) -> l
     )
     plot_runtime(cfg.runtime_sizes, times, figdir / "lsvm_runtime.png", out)
 
-    rows += run_bar(cfg, data, slsvm_predict, n_jobs, out)
+    rows += run_speed(cfg, data, slsvm_predict, n_jobs, out)
     return rows
 
 
@@ -119,7 +119,7 @@ def _best_time(fn: Callable[[], np.ndarray], repeat: int) -> tuple[float, np.nda
     return best, pred
 
 
-def run_bar(
+def run_speed(
     cfg: Config,
     data: RuntimeData,
     slsvm_predict: dict[int, float],
@@ -149,7 +149,7 @@ def run_bar(
     Returns
     -------
     rows : list of dict
-        The ``"bar"``, ``"bar-cv"``, ``"bar-time"`` and ``"bar-verdict"`` rows.
+        The ``"speed"``, ``"speed-cv"``, ``"speed-time"`` and ``"speed-verdict"`` rows.
     """
     n_train = data.y.shape[0]
     n_test = max(cfg.runtime_sizes)
@@ -165,7 +165,7 @@ def run_bar(
     )
     rows.append(
         {
-            "section": "bar",
+            "section": "speed",
             "what": "SLSVM ms per test example",
             "value": per_example,
             "n_train": n_train,
@@ -179,7 +179,7 @@ def run_bar(
         {"width": w, "C": c, "kappa": k}
         for w in cfg.psvm_width
         for c in cfg.psvm_C
-        for k in cfg.bar_psvm_kappa
+        for k in cfg.speed_psvm_kappa
     ]
     say(
         out,
@@ -205,7 +205,7 @@ def run_bar(
         )
         rows.append(
             {
-                "section": "bar-cv",
+                "section": "speed-cv",
                 "model": label,
                 "seconds": cv.seconds,
                 "chosen": describe(cv.best),
@@ -215,7 +215,7 @@ def run_bar(
     say(
         out,
         f"    fit + predict on the {n_test} test examples with the chosen parameters "
-        f"(best of {cfg.bar_repeat}):",
+        f"(best of {cfg.speed_repeat}):",
     )
     runs = {
         "PSVM": ("PSVM", cv_psvm.best),
@@ -229,14 +229,14 @@ def run_bar(
             lambda method=method, params=params: fit_predict(
                 method, params, X, y, Xt, m=m, n_jobs=n_jobs, random_state=0
             ),
-            cfg.bar_repeat,
+            cfg.speed_repeat,
         )
         acc = 100.0 * float(np.mean(pred == yt))
         measured[label] = (seconds, acc)
         say(out, f"    {label:<22} {seconds:>8.3f} s   accuracy {acc:6.2f} %")
         rows.append(
             {
-                "section": "bar-time",
+                "section": "speed-time",
                 "model": label,
                 "seconds": seconds,
                 "accuracy": acc,
@@ -257,7 +257,7 @@ def run_bar(
         )
         rows.append(
             {
-                "section": "bar-verdict",
+                "section": "speed-verdict",
                 "against": label,
                 "verdict": verdict,
                 "time_ratio": p_s / s,

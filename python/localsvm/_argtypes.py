@@ -1,0 +1,59 @@
+"""argparse types shared by the command line and the ``reproduce`` commands:
+each turns a bad value into argparse's usage error that names the valid ones."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+
+def names(kind: str, valid: Sequence[str]) -> Callable[[str], list[str]]:
+    """An argparse type: a comma-separated list of names from ``valid``."""
+
+    def parse(text: str) -> list[str]:
+        names = [v.strip() for v in text.split(",") if v.strip()]
+        unknown = [v for v in names if v not in valid]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"unknown {kind} {', '.join(map(repr, unknown))}; choose from {', '.join(valid)}"
+            )
+        if not names:
+            raise argparse.ArgumentTypeError(f"name at least one {kind}: {', '.join(valid)}")
+        return names
+
+    return parse
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer ≥ 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def sizes(text: str) -> list[int]:
+    """An argparse type: comma-separated sizes ≥ 2 (empty for none)."""
+    sizes = []
+    for part in (v.strip() for v in text.split(",")):
+        if not part:
+            continue
+        try:
+            size = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected whole numbers, got {part!r}") from None
+        if size < 2:
+            raise argparse.ArgumentTypeError(f"a subsample needs at least 2 rows, got {size}")
+        sizes.append(size)
+    return sizes
+
+
+def fold_count(text: str) -> int:
+    """An argparse type: a number of cross-validation folds, ≥ 2."""
+    value = positive_int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"cross-validation needs at least 2 folds, got {value}")
+    return value
