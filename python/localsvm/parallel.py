@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from .engines import Engine, SerialEngine, ThreadEngine
+from .engines import Engine, SerialEngine, ThreadEngine, interrupt_running
 from .plugins import get_engine
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "ThreadEngine",
     "effective_n_jobs",
     "get_default_engine",
+    "interrupt_running",
     "run_tasks",
     "set_default_engine",
     "use_engine",
@@ -173,6 +174,11 @@ def run_tasks(
 
     With one task or one job the tasks run in the calling thread.
 
+    Ctrl-C stops the whole batch: Rust solves running in the calling thread
+    see the signal themselves; with the ``"threads"`` engine the pending
+    tasks are cancelled, the Rust calls running in the workers are stopped,
+    the workers are waited for, and ``KeyboardInterrupt`` is raised.
+
     Parameters
     ----------
     fn : callable
@@ -205,4 +211,11 @@ def run_tasks(
     name = engine or get_default_engine()
     if len(items) <= 1 or jobs == 1 or (not thread_safe and name == "threads"):
         return [fn(t) for t in items]
-    return get_engine(name).map(fn, items, n_jobs=jobs)
+    try:
+        return get_engine(name).map(fn, items, n_jobs=jobs)
+    except KeyboardInterrupt:
+        # An engine of a plugin may run Rust calls in threads of its own
+        # without stopping them: stop them here (the built-in engine already
+        # did, and a repeat is harmless).
+        interrupt_running()
+        raise
