@@ -13,8 +13,9 @@ of its base's ``_parameter_constraints``.
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -31,6 +32,40 @@ from .kernels import KERNELS, KernelSpec, make_spec
 
 #: Kernel names without ``'precomputed'``, for estimators that need features.
 FEATURE_KERNELS: frozenset[str] = frozenset(KERNELS) - {"precomputed"}
+
+
+def restore_on_interrupt(method: Callable) -> Callable:
+    """Make a fitting method leave the estimator as it was before the call
+    when it is interrupted (``KeyboardInterrupt``, e.g. Ctrl-C).
+
+    The instance's attributes are saved (a shallow copy of its ``__dict__``)
+    and put back before the interrupt propagates: a first fit leaves no
+    fitted attribute, a refit leaves the previous model. This holds because
+    the fits build new objects and assign them, never updating the previous
+    model's arrays in place.
+
+    Parameters
+    ----------
+    method : callable
+        A method of an estimator, ``method(self, *args, **kwargs)``.
+
+    Returns
+    -------
+    callable
+        The wrapped method.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        saved = dict(self.__dict__)
+        try:
+            return method(self, *args, **kwargs)
+        except KeyboardInterrupt:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    return wrapper
 
 
 class BaseKernelClassifier(ClassifierMixin, BaseEstimator):

@@ -14,6 +14,7 @@ __all__ = [
     "__version__",
     "decision_values",
     "flsa_path",
+    "interrupt_all",
     "kernel_matrix",
     "simd_level",
     "solve_local",
@@ -384,6 +385,17 @@ class IncrementalLearner:
     def __getstate__(self) -> dict[str, Any]: ...
     def __setstate__(self, state: dict[str, Any]) -> None: ...
     def __reduce__(self) -> tuple[Any, ...]: ...
+
+def interrupt_all() -> None:
+    """Stop every call of this module running now, in any thread.
+
+    Each running ``solve_qp``, ``solve_local``, ``flsa_path``,
+    ``decision_values``, ``kernel_matrix`` and ``IncrementalLearner.learn``
+    raises ``KeyboardInterrupt`` soon after (they poll a shared epoch
+    counter); calls started afterwards are not affected. Ctrl-C stops a
+    call in the main thread without it; this is for calls in worker
+    threads, which never see the signal.
+    """
 
 def simd_level() -> str:
     """The instruction set the hot loops run with: ``"avx512"``, ``"avx2"`` or

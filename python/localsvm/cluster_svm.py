@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from ._base import BaseSVMClassifier
+from ._base import BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, fit_context
 from .backends.base import QPProblem, QPSolution
 from .kernels import KernelSpec, kernel_matrix
@@ -433,6 +433,7 @@ class ClusterSVC(BaseSVMClassifier):
             f"{limit / 2**30:.1f} GiB; {fix}"
         )
 
+    @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit one hyperplane per class.

@@ -12,13 +12,30 @@ plugin manager, so a third-party engine can build on it freely.
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, runtime_checkable
 
 from .hookspecs import hookimpl
 
-__all__ = ["Engine", "SerialEngine", "ThreadEngine"]
+__all__ = ["Engine", "SerialEngine", "ThreadEngine", "interrupt_running"]
+
+
+def interrupt_running() -> None:
+    """Stop every Rust solve, kernel build and prediction running now.
+
+    Signals reach only the main thread, so a Rust call running in a worker
+    thread cannot see Ctrl-C by itself: the thread that receives the
+    ``KeyboardInterrupt`` calls this, and each such call returns
+    ``KeyboardInterrupt`` in its worker soon after. Calls started later are
+    not affected. A no-op when the compiled core is not available.
+    """
+    try:
+        from ._core import interrupt_all
+    except ImportError:  # pragma: no cover - the pure-Python install
+        return
+    interrupt_all()
 
 
 @runtime_checkable
@@ -92,7 +109,16 @@ class SerialEngine:
 
 
 class ThreadEngine:
-    """Runs the tasks on a pool of ``n_jobs`` threads; shared data is not copied."""
+    """Runs the tasks on ``n_jobs`` threads; shared data is not copied.
+
+    When the waiting thread is interrupted (Ctrl-C), the tasks not started
+    are dropped, the Rust calls running in the workers are stopped
+    (:func:`interrupt_running`), the workers are waited for, and the
+    ``KeyboardInterrupt`` propagates. When a task raises, the tasks not
+    started are dropped, the running ones finish, and the error of the
+    first failed task (in task order) propagates. No thread outlives the
+    call.
+    """
 
     name = "threads"
     accepts_shared = True
@@ -109,8 +135,45 @@ class ThreadEngine:
         workers = max(1, min(n_jobs, len(tasks)))
         if workers == 1:
             return [call(t) for t in tasks]
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="localsvm") as pool:
-            return list(pool.map(call, tasks))
+        results: list[Any] = [None] * len(tasks)
+        errors: dict[int, BaseException] = {}
+        pending = queue.SimpleQueue()
+        for i in range(len(tasks)):
+            pending.put(i)
+        stop = threading.Event()
+
+        def work() -> None:
+            while not stop.is_set():
+                try:
+                    i = pending.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    results[i] = call(tasks[i])
+                except BaseException as exc:  # handed to the waiting thread
+                    errors[i] = exc
+                    stop.set()
+
+        # Each thread is listed before it starts, so every started thread is
+        # waited for even when the interrupt lands while they are started.
+        threads: list[threading.Thread] = []
+        try:
+            for k in range(workers):
+                t = threading.Thread(target=work, name=f"localsvm_{k}")
+                threads.append(t)
+                t.start()
+            for t in threads:
+                t.join()
+        except KeyboardInterrupt:
+            stop.set()
+            interrupt_running()
+            for t in threads:
+                if t.ident is not None:
+                    t.join()
+            raise
+        if errors:
+            raise errors[min(errors)]
+        return results
 
 
 @hookimpl

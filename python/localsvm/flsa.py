@@ -62,7 +62,7 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._base import BaseKernelClassifier
+from ._base import BaseKernelClassifier, restore_on_interrupt
 from ._compat import Interval, RealNotInt, StrOptions, fit_context
 from ._validation import encode_classes, validate_training_data
 from .kernels import kernel_matrix as _kernel_matrix
@@ -414,6 +414,7 @@ class FLSAClassifier(BaseKernelClassifier):
         self.n_pruned_ = np.array([p.n_pruned for p in self.path_])
         self.shape_fit_ = X.shape
 
+    @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the path up to ``n_support`` support vectors.
@@ -828,6 +829,7 @@ class FLSAClassifierCV(FLSAClassifier):
         )
         self.cv = cv
 
+    @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Choose ``n_support`` by cross-validation, then fit on all the data.

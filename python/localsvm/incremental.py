@@ -25,7 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import FEATURE_KERNELS, BaseSVMClassifier
+from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr
 from .backends.base import QPProblem, SolverBackend, native_online_learner
@@ -889,6 +889,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
     # ------------------------------------------------------------ fitting
 
+    @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Learn every row of ``X`` in order, starting from a fresh model.
@@ -933,7 +934,29 @@ class IncrementalSVC(BaseSVMClassifier):
         -------
         self : IncrementalSVC
             The updated estimator.
+
+        Notes
+        -----
+        The binary learners are updated in place, one example at a time, so
+        an interrupted call (``KeyboardInterrupt``, e.g. Ctrl-C) cannot put
+        the previous model back: it discards the model and leaves the
+        estimator unfitted. An interrupted :meth:`fit` leaves the estimator
+        as it was before the call.
         """
+        try:
+            return self._partial_fit(X, y, classes)
+        except KeyboardInterrupt:
+            self._discard_model()
+            raise
+
+    def _discard_model(self) -> None:
+        """Forget everything but the constructor's parameters (unfitted)."""
+        params = set(self.get_params(deep=False))
+        for name in list(vars(self)):
+            if name not in params:
+                delattr(self, name)
+
+    def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "_learners")
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
         check_classification_targets(y)

@@ -21,7 +21,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._base import FEATURE_KERNELS, BaseSVMClassifier
+from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._decompose import ovo_pairs, ovo_to_ovr
 from .backends.base import EMPTY, SOLVED, LocalBatch, QPProblem, solve_local_batch
@@ -239,6 +239,7 @@ class LocalSVC(BaseSVMClassifier):
 
     # ------------------------------------------------------------------ fit
 
+    @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Validate and store the training data; the work happens at predict.

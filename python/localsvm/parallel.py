@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .engines import Engine, SerialEngine, ThreadEngine
+from .engines import Engine, SerialEngine, ThreadEngine, interrupt_running
 from .plugins import get_engine
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "ThreadEngine",
     "effective_n_jobs",
     "get_default_engine",
+    "interrupt_running",
     "run_tasks",
     "set_default_engine",
     "use_engine",
@@ -178,6 +179,11 @@ def run_tasks(
     With one task, or one job on an engine that runs on this machine, the
     tasks run in the calling thread.
 
+    Ctrl-C stops the whole batch: Rust solves running in the calling thread
+    see the signal themselves; with the ``"threads"`` engine the pending
+    tasks are cancelled, the Rust calls running in the workers are stopped,
+    the workers are waited for, and ``KeyboardInterrupt`` is raised.
+
     Parameters
     ----------
     fn : callable
@@ -230,11 +236,18 @@ def run_tasks(
         return [fn(t, shared) for t in items]
     if eng is None:
         eng = get_engine(name)
-    if shared is None:
-        return eng.map(fn, items, n_jobs=jobs)
-    if getattr(eng, "accepts_shared", False):
-        return eng.map(fn, items, n_jobs=jobs, shared=shared)
-    return eng.map(functools.partial(_with_shared, fn, shared), items, n_jobs=jobs)
+    try:
+        if shared is None:
+            return eng.map(fn, items, n_jobs=jobs)
+        if getattr(eng, "accepts_shared", False):
+            return eng.map(fn, items, n_jobs=jobs, shared=shared)
+        return eng.map(functools.partial(_with_shared, fn, shared), items, n_jobs=jobs)
+    except KeyboardInterrupt:
+        # An engine of a plugin may run Rust calls in threads of its own
+        # without stopping them: stop them here (the built-in engine already
+        # did, and a repeat is harmless).
+        interrupt_running()
+        raise
 
 
 def _with_shared(fn: Callable[..., R], shared: Any, task: Any) -> R:

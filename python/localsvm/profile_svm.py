@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from ._base import FEATURE_KERNELS, BaseSVMClassifier
+from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from .clustering.base import check_n_clusters
 from .parallel import run_tasks
@@ -230,6 +230,7 @@ class ProfileSVC(BaseSVMClassifier):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_test=None):
         """Cluster the training profiles and train one SVM per cluster.

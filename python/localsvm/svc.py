@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseSVMClassifier
+from ._base import BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr, vote_winner
 from ._validation import check_sample_weight
@@ -247,6 +247,7 @@ class SVC(BaseSVMClassifier):
         all_rows = np.arange(y_idx.shape[0])
         return [(all_rows, np.where(y_idx == c, 1.0, -1.0)) for c in range(n_classes)]
 
+    @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit one SVM per binary problem.

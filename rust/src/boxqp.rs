@@ -10,6 +10,8 @@
 //! minimisation (clipped to its box) lowers the objective most, and stops when
 //! the largest projected-gradient violation is at most `tol`.
 
+use crate::control::Control;
+use crate::error::Result;
 use crate::precision::QValue;
 use crate::qmatrix::QMatrix;
 use crate::smo::{SmoResult, TAU};
@@ -34,7 +36,8 @@ fn violation(alpha: f64, grad: f64, upper: f64) -> f64 {
     }
 }
 
-/// Solves the box QP from the start `alpha` (which must lie in the box).
+/// Solves the box QP from the start `alpha` (which must lie in the box);
+/// [`crate::Error::Interrupted`] soon after `ctl` is cancelled.
 pub fn solve<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
@@ -42,13 +45,15 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
     alpha: &[f64],
     tol: f64,
     max_iter: u64,
-) -> SmoResult {
+    ctl: &Control,
+) -> Result<SmoResult> {
     let n = q.n();
     let qd = q.diag().to_vec();
     let mut alpha = alpha.to_vec();
     let mut grad = p.to_vec();
     for (i, &a) in alpha.iter().enumerate() {
         if a != 0.0 {
+            ctl.check()?;
             let col = q.column(i, n);
             for (g, &qv) in grad.iter_mut().zip(col) {
                 *g += a * qv.to_f64();
@@ -58,6 +63,7 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
     let mut n_iter = 0u64;
     let mut converged = false;
     while n_iter < max_iter {
+        ctl.check()?;
         let mut worst = 0.0f64;
         let mut best = None;
         let mut best_gain = 0.0;
@@ -97,12 +103,12 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
             .zip(grad.iter().zip(p))
             .map(|(a, (g, pv))| a * (g + pv))
             .sum::<f64>();
-    SmoResult {
+    Ok(SmoResult {
         alpha,
         gradient: grad,
         rho: 0.0,
         objective,
         n_iter,
         converged,
-    }
+    })
 }

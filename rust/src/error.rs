@@ -15,6 +15,10 @@ pub enum Error {
     /// An argument has a value outside its allowed range.
     #[error("{0}")]
     Value(String),
+    /// The work was cancelled through its [`crate::control::Control`]
+    /// (the bindings raise `KeyboardInterrupt`).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Convenience alias used throughout the crate.

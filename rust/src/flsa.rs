@@ -57,9 +57,10 @@
 
 use rayon::prelude::*;
 
+use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{
-    check_indices, check_kernel_values, dot, kernel_matrix, kernel_value, KernelKind, Rows,
+    check_indices, check_kernel_values, dot, kernel_matrix_with, kernel_value, KernelKind, Rows,
     TrainingData,
 };
 use crate::precision::{f64_problem, Magnitudes};
@@ -107,6 +108,17 @@ impl Candidates {
     /// data, held as `gram` says. For a precomputed kernel they are copied
     /// out of the caller's matrix into a block.
     pub fn new(data: &TrainingData<'_>, idx: Vec<usize>, gram: Gram) -> Result<Self> {
+        Candidates::new_with(data, idx, gram, &Control::none())
+    }
+
+    /// [`Candidates::new`], polling `ctl` while the columns are computed:
+    /// [`crate::Error::Interrupted`] once it is cancelled.
+    pub fn new_with(
+        data: &TrainingData<'_>,
+        idx: Vec<usize>,
+        gram: Gram,
+        ctl: &Control,
+    ) -> Result<Self> {
         match (data.kind(), gram) {
             (KernelKind::Precomputed, _) => {
                 let (k, n) = (data.values(), data.n());
@@ -118,7 +130,9 @@ impl Candidates {
                 Candidates::block(block, n, idx.len())
             }
             (kind, Gram::OnTheFly) => Candidates::on_the_fly(kind, data.rows()?, idx),
-            (kind, Gram::Precomputed) => Candidates::precompute(kind, &data.rows()?, &idx),
+            (kind, Gram::Precomputed) => {
+                Candidates::precompute_with(kind, &data.rows()?, &idx, ctl)
+            }
         }
     }
 
@@ -130,8 +144,18 @@ impl Candidates {
 
     /// The columns `K(X, x_c)` for the listed rows, computed once, in parallel.
     pub fn precompute(kind: KernelKind, rows: &Rows, idx: &[usize]) -> Result<Self> {
+        Candidates::precompute_with(kind, rows, idx, &Control::none())
+    }
+
+    /// [`Candidates::precompute`], polling `ctl` per row of the block.
+    fn precompute_with(
+        kind: KernelKind,
+        rows: &Rows,
+        idx: &[usize],
+        ctl: &Control,
+    ) -> Result<Self> {
         check_indices(idx, rows.n(), "candidates")?;
-        let data = kernel_matrix(kind, &rows.gather(idx), rows)?;
+        let data = kernel_matrix_with(kind, &rows.gather(idx), rows, ctl)?;
         Ok(Candidates::Block {
             data,
             n: rows.n(),
@@ -188,14 +212,15 @@ impl Candidates {
     }
 
     /// `out[c] = g(c, column c)` for every `c` with `live[c]`, in parallel
-    /// when the work is large.
-    fn map_columns<G>(&self, live: &[bool], out: &mut [[f64; 3]], g: G)
+    /// when the work is large; [`crate::Error::Interrupted`] (with `out`
+    /// partly filled) once `ctl` is cancelled.
+    fn map_columns<G>(&self, live: &[bool], out: &mut [[f64; 3]], ctl: &Control, g: G) -> Result<()>
     where
         G: Fn(usize, &[f64], &mut [f64; 3]) + Sync,
     {
         let n = self.n();
         let body = |buf: &mut Vec<f64>, (c, slot): (usize, &mut [f64; 3])| {
-            if live[c] {
+            if live[c] && !ctl.is_cancelled() {
                 self.with_column(c, buf, |col| g(c, col, slot));
             }
         };
@@ -209,6 +234,7 @@ impl Candidates {
                 .enumerate()
                 .for_each(|item| body(&mut buf, item));
         }
+        ctl.check()
     }
 }
 
@@ -233,7 +259,7 @@ impl Selection {
 }
 
 /// Settings of one forward pass.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct FlsaOptions {
     /// Kernel columns to select at most (the constant column not counted).
     pub max_terms: usize,
@@ -241,6 +267,9 @@ pub struct FlsaOptions {
     pub tol: f64,
     /// Greedy or in-order selection.
     pub selection: Selection,
+    /// Polled per stage and per candidate column; once cancelled the pass
+    /// returns [`crate::Error::Interrupted`].
+    pub control: Control,
 }
 
 /// Why the pass ended.
@@ -360,7 +389,7 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
         value_error!("tol must be in (0, 1), got {}", opts.tol);
     }
     if opts.selection == Selection::InOrder {
-        return Ok(forward_in_order(cand, y, opts));
+        return forward_in_order(cand, y, opts);
     }
     let tol2 = opts.tol * opts.tol;
 
@@ -379,11 +408,12 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
     // Per candidate: [‖k_c‖², s_c, p_c].
     let mut live = vec![true; m];
     let mut state = vec![[0.0f64; 3]; m];
-    cand.map_columns(&live, &mut state, |_, col, slot| {
+    let ctl = &opts.control;
+    cand.map_columns(&live, &mut state, ctl, |_, col, slot| {
         let norm2 = dot(col, col);
         let a0 = col.iter().sum::<f64>() / sqrt_n;
         *slot = [norm2, norm2 - a0 * a0, dot(&r, col)];
-    });
+    })?;
     for (c, st) in state.iter().enumerate() {
         if st[1] <= tol2 * st[0] {
             live[c] = false;
@@ -393,6 +423,7 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
     let mut verified = vec![false; m];
 
     let stop = loop {
+        ctl.check()?;
         if selected.len() >= opts.max_terms {
             break Stop::MaxTerms;
         }
@@ -445,9 +476,9 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
         basis.push(q);
         let u = basis.last().map(Vec::as_slice).unwrap_or(&[]);
         let mut delta = vec![[0.0f64; 3]; m];
-        cand.map_columns(&live, &mut delta, |_, col, slot| {
+        cand.map_columns(&live, &mut delta, ctl, |_, col, slot| {
             slot[0] = dot(u, col);
-        });
+        })?;
         for c in 0..m {
             if !live[c] {
                 continue;
@@ -569,7 +600,7 @@ fn column_sq_norms(c: &[f64], n: usize) -> Vec<f64> {
 /// never holds more columns than are still needed, so no column past the
 /// last selected one is computed. The arithmetic is that of column-by-column
 /// classical Gram–Schmidt, regrouped.
-fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> FlsaPath {
+fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<FlsaPath> {
     let n = cand.n();
     let m = cand.m();
     let tol2 = opts.tol * opts.tol;
@@ -596,6 +627,7 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> FlsaPat
     let mut h_new = Vec::new();
     let mut buf = vec![0.0; n];
     let stop = loop {
+        opts.control.check()?;
         if selected.len() >= opts.max_terms {
             break Stop::MaxTerms;
         }
@@ -683,7 +715,7 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> FlsaPat
         }
         next += nb;
     };
-    assemble(selected, r_cols, z, residual_sq, n_pruned, stop)
+    Ok(assemble(selected, r_cols, z, residual_sq, n_pruned, stop))
 }
 
 fn assemble(
@@ -715,6 +747,7 @@ fn assemble(
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
+    use crate::kernel::kernel_matrix;
 
     fn toy(n: usize, d: usize) -> (Rows, Vec<f64>) {
         let data: Vec<f64> = (0..n * d)
@@ -787,6 +820,7 @@ mod tests {
             max_terms,
             tol: 1e-7,
             selection,
+            control: Control::none(),
         }
     }
 

@@ -40,6 +40,7 @@
 use std::cmp::Ordering;
 use std::time::Instant;
 
+use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{dot, KernelKind, KernelSource, Rows};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
@@ -72,6 +73,12 @@ pub struct OnlineOptions {
     pub max_iter: Option<u64>,
     /// Byte budget of the kernel-row cache.
     pub cache_bytes: usize,
+    /// Polled before each example (and inside the batch solves of
+    /// `rebatch`); once cancelled, [`OnlineLearner::learn`] returns
+    /// [`crate::Error::Interrupted`]. The learner then holds the examples
+    /// learnt before the interrupt, except after an interrupted `rebatch`
+    /// solve, which leaves it mid-update (discard it).
+    pub control: Control,
 }
 
 impl Default for OnlineOptions {
@@ -88,6 +95,7 @@ impl Default for OnlineOptions {
             tol: 1e-3,
             max_iter: None,
             cache_bytes: 64 << 20,
+            control: Control::none(),
         }
     }
 }
@@ -540,22 +548,30 @@ impl OnlineLearner {
 
     /// `f(x) = Σ α_i y_i K(x_i, x) + b` for each row of `x` (row-major).
     pub fn decision(&self, x: &[f64]) -> Result<Vec<f64>> {
+        self.decision_with(x, &Control::none())
+    }
+
+    /// [`OnlineLearner::decision`], polling `ctl` per row:
+    /// [`crate::Error::Interrupted`] once it is cancelled.
+    pub fn decision_with(&self, x: &[f64], ctl: &Control) -> Result<Vec<f64>> {
         let d = self.d;
         if d == 0 || !x.len().is_multiple_of(d) {
             shape_error!("x must hold rows of {d} features, got {} values", x.len());
         }
         let sv = self.support();
-        Ok(x.chunks_exact(d)
+        x.chunks_exact(d)
             .map(|row| {
+                ctl.check()?;
                 let sq = dot(row, row);
                 let k = self.kernel_row(row, sq, &sv);
-                sv.iter()
+                Ok(sv
+                    .iter()
                     .zip(k)
                     .map(|(&i, kv)| self.alpha[i] * self.y[i] * kv)
                     .sum::<f64>()
-                    + self.b
+                    + self.b)
             })
-            .collect())
+            .collect()
     }
 
     /// `K(x_i, row)` for the listed storage positions.
@@ -612,6 +628,9 @@ impl OnlineLearner {
             ..LearnReport::default()
         };
         for k in 0..m {
+            // Between examples the learner is consistent: an interrupt
+            // leaves it with the examples before `k` learnt.
+            opts.control.check()?;
             let row = &x[k * d..(k + 1) * d];
             let rec = self.step(row, y[k], cls[k], seen[k], opts, &mut report)?;
             report.steps.push(rec);
@@ -916,7 +935,20 @@ impl OnlineLearner {
             .max_iter
             .unwrap_or_else(|| 10_000_000u64.max(100 * w as u64));
         let mut q = DenseQ { n: w, cols, diag };
-        let res = smo::solve(&mut q, &p, &ys, &upper, &a0, opts.tol, max_iter, false);
+        // A working set is small (at most `max_neighbors + 1` variables):
+        // its solve is not interrupted, so the learner stays consistent.
+        let res = smo::solve(
+            &mut q,
+            &p,
+            &ys,
+            &upper,
+            &a0,
+            opts.tol,
+            max_iter,
+            false,
+            &Control::none(),
+        )
+        .unwrap_or_else(|_| unreachable!("a solve without a control is never interrupted"));
         report.solves += 1;
         if !res.converged {
             report.unconverged += 1;
@@ -1188,6 +1220,7 @@ impl OnlineLearner {
             max_iter: opts.max_iter,
             shrinking: true,
             cache_bytes: opts.cache_bytes,
+            control: opts.control.clone(),
         })?;
         report.solves += 1;
         if !sol.converged {

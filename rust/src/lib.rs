@@ -10,11 +10,13 @@
 //! [`predict`] (decision values of kernel expansions), [`precision`] (the
 //! choice between the `f32` and `f64` kernel paths), [`local`]
 //! (localized SVMs: one box-weighted dual per query) and [`incremental`]
-//! (LISVM: an online SVM learnt one example at a time by local updates). The `python` feature
+//! (LISVM: an online SVM learnt one example at a time by local updates);
+//! [`control`] lets a caller stop any long solve ([`Error::Interrupted`]). The `python` feature
 //! adds the PyO3 bindings in `python.rs`, the only file that touches Python.
 
 pub mod boxqp;
 pub mod cache;
+pub mod control;
 pub mod error;
 pub mod flsa;
 pub mod incremental;
@@ -32,6 +34,7 @@ pub mod wss;
 #[cfg(feature = "python")]
 mod python;
 
+pub use control::{interrupt_all, Control};
 pub use error::{Error, Result};
 pub use kernel::{KernelKind, KernelSource, Rows, TrainingData};
 pub use precision::Precision;

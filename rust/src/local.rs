@@ -13,6 +13,7 @@
 //! larger class side scaled down until `yᵀα = 0` holds again, which keeps it
 //! feasible. Callers order queries so that neighbours follow each other.
 
+use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{check_kernel_values, gather_square, KernelKind, KernelSource, TrainingData};
 use crate::precision::{resolve, Magnitudes, Precision};
@@ -108,6 +109,9 @@ pub struct LocalOptions {
     pub warm_start: bool,
     /// The kernel path of the local problems ([`crate::precision`]).
     pub precision: Precision,
+    /// Polled per query and inside each query's SMO; once cancelled the
+    /// batch returns [`crate::Error::Interrupted`].
+    pub control: Control,
 }
 
 /// Per-query results, in query order.
@@ -185,6 +189,7 @@ pub fn solve_local(
     let mut previous: Option<Vec<f64>> = None;
     let mut active: Vec<usize> = Vec::with_capacity(n);
     for s in 0..m {
+        opts.control.check()?;
         let sig = &sigma[s * n..(s + 1) * n];
         active.clear();
         active.extend((0..n).filter(|&i| sig[i] >= opts.threshold && sig[i] > 0.0));
@@ -223,7 +228,7 @@ pub fn solve_local(
         let res = match path {
             Precision::Float64 => solve_one::<f64>(source, &y_sub, &upper, &start, opts, max_iter),
             _ => solve_one::<f32>(source, &y_sub, &upper, &start, opts, max_iter),
-        };
+        }?;
         let row = &cross[s * n..(s + 1) * n];
         let mut f = -res.rho;
         let mut full = vec![0.0; n];
@@ -255,7 +260,7 @@ fn solve_one<T: SourceValue>(
     start: &[f64],
     opts: &LocalOptions,
     max_iter: u64,
-) -> smo::SmoResult {
+) -> Result<smo::SmoResult> {
     let k = y.len();
     // The whole local Hessian fits the cache: columns are gathered once.
     let bytes = k * k * std::mem::size_of::<T>() + (1 << 16);
@@ -270,6 +275,7 @@ fn solve_one<T: SourceValue>(
         opts.tol,
         max_iter,
         opts.shrinking,
+        &opts.control,
     )
 }
 
@@ -330,6 +336,7 @@ mod tests {
             shrinking: true,
             warm_start: warm,
             precision: Precision::Auto,
+            control: Control::none(),
         }
     }
 

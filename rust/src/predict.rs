@@ -3,6 +3,7 @@
 
 use rayon::prelude::*;
 
+use crate::control::Control;
 use crate::error::{shape_error, Result};
 use crate::kernel::{fill_one_impl, kernel_value, KernelKind, Panel, Query, Rows};
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
@@ -47,6 +48,20 @@ pub fn decision_values_with(
     intercept: &[f64],
     precision: Precision,
 ) -> Result<(Vec<f64>, Precision)> {
+    decision_values_controlled(kind, test, sv, coef, intercept, precision, &Control::none())
+}
+
+/// [`decision_values_with`], polling `ctl` once per block of test rows:
+/// [`crate::Error::Interrupted`] once it is cancelled.
+pub fn decision_values_controlled(
+    kind: KernelKind,
+    test: &Rows,
+    sv: &Rows,
+    coef: &[f64],
+    intercept: &[f64],
+    precision: Precision,
+    ctl: &Control,
+) -> Result<(Vec<f64>, Precision)> {
     kind.require_function("decision_values")?;
     if test.d() != sv.d() {
         shape_error!(
@@ -75,7 +90,8 @@ pub fn decision_values_with(
         return Ok((out, path));
     }
     if path == Precision::Float64 {
-        decision_f64(kind, test, sv, coef, intercept, &mut out);
+        decision_f64(kind, test, sv, coef, intercept, &mut out, ctl);
+        ctl.check()?;
         return Ok((out, path));
     }
     let panel = Panel::new(sv);
@@ -84,6 +100,9 @@ pub fn decision_values_with(
     out.par_chunks_mut(ROWS_PER_TASK * k)
         .enumerate()
         .for_each(|(block, chunk)| {
+            if ctl.is_cancelled() {
+                return;
+            }
             let first = block * ROWS_PER_TASK;
             let ctx = Context {
                 kind,
@@ -94,6 +113,7 @@ pub fn decision_values_with(
             };
             decision_block(&ctx, test, first, chunk);
         });
+    ctl.check()?;
     Ok((out, path))
 }
 
@@ -106,11 +126,15 @@ fn decision_f64(
     coef: &[f64],
     intercept: &[f64],
     out: &mut [f64],
+    ctl: &Control,
 ) {
     let (k, s) = (intercept.len(), sv.n());
     out.par_chunks_mut(ROWS_PER_TASK * k)
         .enumerate()
         .for_each(|(block, chunk)| {
+            if ctl.is_cancelled() {
+                return;
+            }
             let first = block * ROWS_PER_TASK;
             let mut kv = vec![0.0f64; s];
             for (r, row_out) in chunk.chunks_mut(k).enumerate() {

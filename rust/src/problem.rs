@@ -4,6 +4,7 @@
 //! and the box-only coordinate descent.
 
 use crate::boxqp;
+use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::KernelSource;
 use crate::precision::Precision;
@@ -31,6 +32,9 @@ pub struct SolverOptions {
     pub shrinking: bool,
     /// Byte budget of the kernel-column cache.
     pub cache_bytes: usize,
+    /// Polled by the solver; once cancelled the solve returns
+    /// [`crate::Error::Interrupted`]. The default never cancels.
+    pub control: Control,
 }
 
 impl Default for SolverOptions {
@@ -40,6 +44,7 @@ impl Default for SolverOptions {
             max_iter: None,
             shrinking: true,
             cache_bytes: 200 << 20,
+            control: Control::none(),
         }
     }
 }
@@ -220,6 +225,9 @@ impl DualProblem {
         let p_sub: Vec<f64> = set
             .iter()
             .map(|&s| {
+                if opts.control.is_cancelled() {
+                    return p_full[s];
+                }
                 let folded: f64 = fixed
                     .iter()
                     .map(|&j| alpha[j] * self.y[j] * self.source.eval(s, j))
@@ -227,6 +235,7 @@ impl DualProblem {
                 p_full[s] + self.y[s] * folded
             })
             .collect();
+        opts.control.check()?;
         let y_sub: Vec<f64> = set.iter().map(|&i| self.y[i]).collect();
         let u_sub: Vec<f64> = set.iter().map(|&i| self.upper[i]).collect();
         let a_sub: Vec<f64> = set.iter().map(|&i| alpha[i]).collect();
@@ -249,8 +258,8 @@ impl DualProblem {
             max_iter,
         };
         let (result, evaluations) = match path {
-            Precision::Float64 => sub.run::<f64>(source, opts),
-            _ => sub.run::<f32>(source, opts),
+            Precision::Float64 => sub.run::<f64>(source, opts)?,
+            _ => sub.run::<f32>(source, opts)?,
         };
         let finite = result.rho.is_finite()
             && result.objective.is_finite()
@@ -297,7 +306,7 @@ impl SubProblem<'_> {
         &self,
         source: KernelSource,
         opts: &SolverOptions,
-    ) -> (smo::SmoResult, u64) {
+    ) -> Result<(smo::SmoResult, u64)> {
         let mut q = KernelQ::<T>::new(source, self.y, opts.cache_bytes);
         let (p, y, upper, alpha) = (self.p, self.y, self.upper, self.alpha);
         let result = match self.constraint {
@@ -310,9 +319,18 @@ impl SubProblem<'_> {
                 opts.tol,
                 self.max_iter,
                 opts.shrinking,
-            ),
-            Constraint::BoxOnly => boxqp::solve(&mut q, p, upper, alpha, opts.tol, self.max_iter),
+                &opts.control,
+            )?,
+            Constraint::BoxOnly => boxqp::solve(
+                &mut q,
+                p,
+                upper,
+                alpha,
+                opts.tol,
+                self.max_iter,
+                &opts.control,
+            )?,
         };
-        (result, q.kernel_evaluations())
+        Ok((result, q.kernel_evaluations()))
     }
 }

@@ -1,22 +1,26 @@
 //! PyO3 bindings: the only module that sees Python. Arrays are borrowed from
 //! numpy, copied once into the solver's own row-major buffers, and the work
-//! runs with the GIL released. Input errors become `ValueError`; a panic (a
-//! bug) becomes `RuntimeError` instead of aborting the interpreter.
+//! runs with the GIL released on a thread of rayon's pool while the caller
+//! waits in short slices, checking for signals between them: Ctrl-C cancels
+//! the work's [`Control`] and raises `KeyboardInterrupt` once it has stopped.
+//! Input errors become `ValueError`; a panic (a bug) becomes `RuntimeError`
+//! instead of aborting the interpreter.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
+use crate::control::{interrupt_all as interrupt_all_rs, Control};
 use crate::error::Error;
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
-use crate::kernel::{
-    kernel_matrix as kernel_matrix_rs, KernelKind, KernelSource, Rows, TrainingData,
-};
+use crate::kernel::{kernel_matrix_with, KernelKind, KernelSource, Rows, TrainingData};
 use crate::local::{solve_local as solve_local_rs, LocalKernel, LocalOptions};
 use crate::precision::Precision;
 use crate::predict;
@@ -121,20 +125,69 @@ struct IncrementalLearner {
 
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
-        PyValueError::new_err(err.to_string())
+        match err {
+            Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+            other => PyValueError::new_err(other.to_string()),
+        }
     }
 }
 
-/// Runs `work` without the GIL, on a thread of rayon's pool (so the parallel
+/// How long the waiting caller sleeps between signal checks.
+const SIGNAL_SLICE: Duration = Duration::from_millis(50);
+
+/// Runs `work` without the GIL on a thread of rayon's pool (so the parallel
 /// loops inside it fork from a pool thread instead of crossing threads on
-/// every call), turning a panic into `RuntimeError`.
+/// every call), turning a panic into `RuntimeError`. The caller waits in
+/// slices of [`SIGNAL_SLICE`], taking the GIL between them to run Python's
+/// signal handlers: when one raises (Ctrl-C: `KeyboardInterrupt`), the
+/// work's [`Control`] is cancelled, the worker is waited for, and the
+/// handler's exception is returned. Work stopped by [`interrupt_all`] (from
+/// another thread) raises `KeyboardInterrupt` too.
 fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>
 where
     T: Send,
-    F: FnOnce() -> crate::Result<T> + Send,
+    F: FnOnce(&Control) -> crate::Result<T> + Send,
 {
-    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(|| rayon::scope(|_| work()))));
-    match outcome {
+    let ctl = Control::new();
+    let worker_ctl = ctl.clone();
+    let (tx, rx) = mpsc::sync_channel(1);
+    let outcome = rayon::in_place_scope(|scope| {
+        scope.spawn(move |_| {
+            let out = catch_unwind(AssertUnwindSafe(|| work(&worker_ctl)));
+            // The receiver lives until the scope ends; a failed send cannot
+            // happen, and would only drop the result.
+            let _ = tx.send(out);
+        });
+        let mut rx = rx;
+        loop {
+            // The receiver is `Send` but not `Sync`: it moves into the
+            // GIL-free section and back.
+            let (back, got) = py.detach(move || {
+                let got = rx.recv_timeout(SIGNAL_SLICE);
+                (rx, got)
+            });
+            rx = back;
+            match got {
+                Ok(out) => break Ok(out),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(signal) = py.check_signals() {
+                        ctl.cancel();
+                        // The solvers poll the control at least once per
+                        // iteration or block of rows: this wait is short.
+                        let _ = py.detach(move || rx.recv());
+                        break Err(signal);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    break Err(PyRuntimeError::new_err(
+                        "internal error in the localsvm Rust core (please report it): \
+                         the worker ended without a result",
+                    ));
+                }
+            }
+        }
+    });
+    match outcome? {
         Ok(result) => result.map_err(PyErr::from),
         Err(payload) => {
             let msg = payload
@@ -263,6 +316,7 @@ fn solve_qp<'py>(
         max_iter: iteration_cap(max_iter)?,
         shrinking,
         cache_bytes: cache_bytes(cache_size)?,
+        control: Control::none(),
     };
     let x = Flat::new(x.as_array());
     let x = &x;
@@ -279,7 +333,11 @@ fn solve_qp<'py>(
     };
     // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
     // without the GIL too, so solves started from several threads overlap.
-    let sol = detached(py, move || {
+    let sol = detached(py, move |ctl| {
+        let opts = SolverOptions {
+            control: ctl.clone(),
+            ..opts
+        };
         let problem = DualProblem {
             source: KernelSource::from_data(&x.data(kind)?, rows.as_deref())?,
             y,
@@ -330,7 +388,9 @@ fn kernel_matrix<'py>(
     let (na, nb) = (a.dim().0, b.dim().0);
     let (a, b) = (Flat::new(a), Flat::new(b));
     let (a, b) = (&a, &b);
-    let data = detached(py, move || kernel_matrix_rs(kind, &a.rows()?, &b.rows()?))?;
+    let data = detached(py, move |ctl| {
+        kernel_matrix_with(kind, &a.rows()?, &b.rows()?, ctl)
+    })?;
     into_matrix(py, data, na, nb)
 }
 
@@ -369,9 +429,10 @@ fn decision_values<'py>(
     let (m, k) = (x.dim().0, intercept.len());
     let (x, sv) = (Flat::new(x), Flat::new(sv));
     let (x, sv) = (&x, &sv);
-    let data = detached(py, move || {
+    let data = detached(py, move |ctl| {
         let (x, sv) = (x.rows()?, sv.rows()?);
-        predict::decision_values_with(kind, &x, &sv, &coef, &intercept, precision).map(|(v, _)| v)
+        predict::decision_values_controlled(kind, &x, &sv, &coef, &intercept, precision, ctl)
+            .map(|(v, _)| v)
     })?;
     into_matrix(py, data, m, k)
 }
@@ -413,6 +474,7 @@ fn solve_local<'py>(
         shrinking,
         warm_start,
         precision: Precision::from_name(precision)?,
+        control: Control::none(),
     };
     let n = x.as_array().dim().0;
     let (sigma, cross) = (sigma.as_array(), cross.as_array());
@@ -426,7 +488,11 @@ fn solve_local<'py>(
     let y = vec1(y.as_array());
     let (x, sigma, cross) = (Flat::new(x.as_array()), Flat::new(sigma), Flat::new(cross));
     let (x, sigma, cross) = (&x, &sigma, &cross);
-    let res = detached(py, move || {
+    let res = detached(py, move |ctl| {
+        let opts = LocalOptions {
+            control: ctl.clone(),
+            ..opts
+        };
         // The Gram matrix is read where numpy holds it; features are copied
         // once into the solver's layout.
         let base = LocalKernel::new(&x.data(kind)?)?;
@@ -476,13 +542,18 @@ fn flsa_path<'py>(
         })?,
         tol,
         selection: Selection::from_name(selection)?,
+        control: Control::none(),
     };
     let idx = indices(candidates, "candidates")?;
     let y = vec1(y.as_array());
     let x = Flat::new(x.as_array());
     let x = &x;
-    let (path, idx) = detached(py, move || {
-        let cand = Candidates::new(&x.data(kind)?, idx.clone(), gram)?;
+    let (path, idx) = detached(py, move |ctl| {
+        let opts = FlsaOptions {
+            control: ctl.clone(),
+            ..opts
+        };
+        let cand = Candidates::new_with(&x.data(kind)?, idx.clone(), gram, ctl)?;
         Ok((forward_select(&cand, &y, &opts)?, idx))
     })?;
     let dim = path.len() + 1;
@@ -569,6 +640,7 @@ impl IncrementalLearner {
             tol,
             max_iter: iteration_cap(max_iter)?,
             cache_bytes: cache_bytes(cache_size)?,
+            control: Control::none(),
         };
         let d = x.as_array().dim().1;
         if d != self.inner.d() {
@@ -582,7 +654,11 @@ impl IncrementalLearner {
         let cls: Vec<i64> = cls.iter().copied().collect();
         let seen: Vec<i64> = seen.iter().copied().collect();
         let inner = &mut self.inner;
-        let rep = detached(py, move || {
+        let rep = detached(py, move |ctl| {
+            let opts = OnlineOptions {
+                control: ctl.clone(),
+                ..opts
+            };
             inner.learn(x.as_slice(), &y, &cls, &seen, &opts)
         })?;
         let st = &rep.steps;
@@ -634,7 +710,7 @@ impl IncrementalLearner {
         }
         let x = Flat::new(x.as_array());
         let (x, inner) = (&x, &self.inner);
-        let f = detached(py, move || inner.decision(x.as_slice()))?;
+        let f = detached(py, move |ctl| inner.decision_with(x.as_slice(), ctl))?;
         Ok(f.into_pyarray(py))
     }
 
@@ -791,6 +867,14 @@ impl IncrementalLearner {
     }
 }
 
+/// Stops every solve, kernel build and prediction of the core running now,
+/// in any thread: each returns `KeyboardInterrupt` soon after. Work started
+/// after the call is not affected.
+#[pyfunction]
+fn interrupt_all() {
+    interrupt_all_rs();
+}
+
 /// The instruction set the hot loops run with: "avx512", "avx2" or "baseline".
 #[pyfunction]
 fn simd_level() -> &'static str {
@@ -811,6 +895,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve_local, m)?)?;
     m.add_function(wrap_pyfunction!(flsa_path, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
+    m.add_function(wrap_pyfunction!(interrupt_all, m)?)?;
     m.add_class::<QPResult>()?;
     m.add_class::<LocalResult>()?;
     m.add_class::<FLSAResult>()?;

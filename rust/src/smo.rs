@@ -19,6 +19,8 @@
 
 use std::marker::PhantomData;
 
+use crate::control::Control;
+use crate::error::Result;
 use crate::precision::QValue;
 use crate::qmatrix::QMatrix;
 use crate::wss;
@@ -120,6 +122,8 @@ impl State {
 /// shrinking bookkeeping.
 struct Smo<'q, T: QValue, Q: QMatrix<T>> {
     q: &'q mut Q,
+    // Polled per kernel column in the gradient loops and per iteration.
+    ctl: &'q Control,
     value: PhantomData<T>,
     st: State,
     n: usize,
@@ -140,6 +144,9 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         for i in 0..n {
             if st.bound[i] == Bound::Lower {
                 continue;
+            }
+            if self.ctl.is_cancelled() {
+                return;
             }
             let a = st.alpha[i];
             let at_upper = st.bound[i] == Bound::Upper;
@@ -281,12 +288,18 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         // Pick the loop that touches fewer kernel entries.
         if free.len() * n > 2 * active * (n - active) {
             for i in active..n {
+                if self.ctl.is_cancelled() {
+                    return;
+                }
                 let col = self.q.column(i, active);
                 let acc: f64 = free.iter().map(|&t| st.alpha[t] * col[t].to_f64()).sum();
                 st.grad[i] += acc;
             }
         } else {
             for &t in &free {
+                if self.ctl.is_cancelled() {
+                    return;
+                }
                 let a = st.alpha[t];
                 let col = self.q.column(t, n);
                 for (g, &qv) in st.grad[active..n].iter_mut().zip(&col[active..n]) {
@@ -429,7 +442,8 @@ fn clip_same_to(a: f64, b: f64, sum: f64, c: f64) -> (f64, f64) {
 /// and `α` are `f64` either way); `p`, `y`, `upper` and `alpha` have one entry
 /// per variable, `y ∈ {−1, +1}`, `0 ≤ alpha ≤ upper`, `upper > 0`. Returns
 /// after at most `max_iter` pair updates, with `converged = false` if that
-/// limit stopped it.
+/// limit stopped it, or with [`crate::Error::Interrupted`] soon after `ctl`
+/// is cancelled (it is polled once per iteration and per kernel column).
 #[allow(clippy::too_many_arguments)]
 pub fn solve<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
@@ -440,7 +454,8 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
     tol: f64,
     max_iter: u64,
     shrinking: bool,
-) -> SmoResult {
+    ctl: &Control,
+) -> Result<SmoResult> {
     let n = q.n();
     let mut st = State {
         y: y.to_vec(),
@@ -460,6 +475,7 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
     }
     let mut s = Smo {
         q,
+        ctl,
         value: PhantomData,
         st,
         n,
@@ -475,6 +491,7 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
     let mut n_iter = 0u64;
     let mut converged = false;
     while n_iter < max_iter {
+        ctl.check()?;
         countdown -= 1;
         if countdown == 0 {
             countdown = period;
@@ -508,6 +525,9 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
         s.reconstruct_gradient();
         s.active = n;
     }
+    // The gradient loops stop early once cancelled; never report their
+    // partial sums.
+    ctl.check()?;
     let rho = s.rho();
     let st = &s.st;
     let objective = 0.5
@@ -522,12 +542,12 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
         alpha_out[st.order[pos]] = st.alpha[pos];
         grad_out[st.order[pos]] = st.grad[pos];
     }
-    SmoResult {
+    Ok(SmoResult {
         alpha: alpha_out,
         gradient: grad_out,
         rho,
         objective,
         n_iter,
         converged,
-    }
+    })
 }

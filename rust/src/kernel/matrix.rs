@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use super::kinds::KernelKind;
 use super::rows::{kernel_value, Rows};
+use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
 use crate::precision::{f64_problem, Magnitudes};
 
@@ -96,6 +97,12 @@ pub fn check_kernel_values(values: &[f64], rows: usize, cols: usize, what: &str)
 /// cannot hold are an error naming the cause
 /// ([`crate::precision::f64_problem`]), not a matrix of infinities or zeros.
 pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
+    kernel_matrix_with(kind, a, b, &Control::none())
+}
+
+/// [`kernel_matrix`], polling `ctl` once per row of the result:
+/// [`crate::Error::Interrupted`] once it is cancelled.
+pub fn kernel_matrix_with(kind: KernelKind, a: &Rows, b: &Rows, ctl: &Control) -> Result<Vec<f64>> {
     kind.require_function("kernel_matrix")?;
     if let Some(why) = f64_problem(kind, Magnitudes::of_rows(a).join(Magnitudes::of_rows(b))) {
         value_error!("{why}");
@@ -113,11 +120,15 @@ pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
         return Ok(out);
     }
     out.par_chunks_mut(nb).enumerate().for_each(|(i, row)| {
+        if ctl.is_cancelled() {
+            return;
+        }
         let xi = a.row(i);
         let sq_i = a.sq_norm(i);
         for (t, slot) in row.iter_mut().enumerate() {
             *slot = kernel_value(kind, xi, b.row(t), sq_i, b.sq_norm(t));
         }
     });
+    ctl.check()?;
     Ok(out)
 }

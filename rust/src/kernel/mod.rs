@@ -23,7 +23,10 @@ mod source;
 
 pub(crate) use fill::fill_one_impl;
 pub use kinds::KernelKind;
-pub use matrix::{check_indices, check_kernel_values, gather_square, kernel_matrix, TrainingData};
+pub use matrix::{
+    check_indices, check_kernel_values, gather_square, kernel_matrix, kernel_matrix_with,
+    TrainingData,
+};
 pub use panel::{Panel, Query};
 pub use rows::{dot, kernel_value, sq_dist, Rows};
 pub use source::KernelSource;
