@@ -13,6 +13,14 @@ from localsvm.datasets import load_banana
 from localsvm.kernels import KernelSpec
 
 
+def png_width(path) -> int:
+    """The pixel width in a PNG file's header (the IHDR chunk)."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG file"
+    return int.from_bytes(head[16:20], "big")
+
+
 def sklearn_binary_objective(model, X_train: np.ndarray) -> float:
     """The dual objective of a fitted two-class scikit-learn ``SVC``, by the
     library's own formula (the same one that compares models in ``bench``)."""

@@ -81,3 +81,29 @@ def test_pooled_sets_rebuild_every_realization_from_one_pool(name):
         assert d.y_train.dtype == np.int64
         seen.add(d.X_train[:5].tobytes())
     assert len(seen) == 2
+
+
+@pytest.mark.parametrize("name", datasets.list_datasets())
+def test_every_set_has_the_same_core_fields(name):
+
+    d = datasets.load_dataset(name)
+    assert {"X", "y", "has_split", "name", "DESCR"} <= set(d)
+    assert d.X.ndim == 2 and d.y.shape == (d.X.shape[0],)
+    if d.has_split:
+        np.testing.assert_array_equal(d.X, np.concatenate([d.X_train, d.X_test]))
+        np.testing.assert_array_equal(d.y, np.concatenate([d.y_train, d.y_test]))
+    else:
+        assert "X_train" not in d
+    X, y = datasets.load_dataset(name, return_X_y=True)
+    np.testing.assert_array_equal(X, d.X)
+    np.testing.assert_array_equal(y, d.y)
+
+
+def test_every_loader_takes_return_X_y():
+
+    loaders = [getattr(datasets, n) for n in datasets.__all__ if n.startswith("load_")]
+    for load in loaders:
+        if load is datasets.load_dataset:
+            continue
+        X, y = load(return_X_y=True)
+        assert X.shape[0] == y.shape[0] > 0, load.__name__

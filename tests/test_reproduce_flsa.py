@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from conftest import png_width
 from localsvm.experiments import EXPERIMENTS, load
 
 
@@ -39,6 +40,7 @@ def test_quick_reproduction(tmp_path):
         assert line in text
     pytest.importorskip("matplotlib")
     assert (tmp_path / "two_spirals_rflsa.png").stat().st_size > 1000
+    assert png_width(tmp_path / "two_spirals_rflsa.png") >= 1000
     assert len(result["tuning"]) == 12
 
 

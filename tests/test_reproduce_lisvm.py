@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_reproduce
+from conftest import png_width, run_reproduce
 from localsvm.experiments import EXPERIMENTS
 from localsvm.experiments.lisvm import DATASETS, methods
 
@@ -49,3 +49,4 @@ def test_bar_and_figures(quick_run):
     pytest.importorskip("matplotlib")
     for name in ("lisvm_banana.png", "lisvm_validation.png"):
         assert (out_dir / name).stat().st_size > 1000
+        assert png_width(out_dir / name) >= 1000, name

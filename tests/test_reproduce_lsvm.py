@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import run_reproduce
+from conftest import png_width, run_reproduce
 from localsvm.experiments import EXPERIMENTS, load
 from localsvm.experiments.lsvm import DATASETS, METHODS, PAPER, load_binary
 
@@ -78,6 +78,7 @@ def test_images(quick_run):
     pytest.importorskip("matplotlib")
     for name in ("lsvm_runtime.png", "lsvm_psvm_boundary.png"):
         assert (out_dir / name).stat().st_size > 1000, name
+        assert png_width(out_dir / name) >= 1000, name
     assert "figure skipped" not in text
 
 

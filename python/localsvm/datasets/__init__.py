@@ -1,11 +1,13 @@
 """Benchmark data bundled with localsvm, loaded the way scikit-learn loads its
 toy data.
 
-Each loader returns a :class:`sklearn.utils.Bunch`. Sets with a standard
-split have ``X_train, y_train, X_test, y_test``; IDA-style sets (banana) hold
-ten realizations of the split and take ``realization`` (0–9); sets without a
-split have ``X, y``. Labels keep the source's values. ``DESCR`` cites the
-source.
+Each loader returns a :class:`sklearn.utils.Bunch` with the same core
+fields: ``X, y`` (every example) and ``has_split``; sets with a standard
+split (``has_split`` True) also have ``X_train, y_train, X_test, y_test``,
+and ``X, y`` are the training rows followed by the test rows. IDA-style sets
+(banana) hold ten realizations of the split and take ``realization`` (0–9).
+``return_X_y=True`` returns just ``(X, y)``, as scikit-learn's loaders do.
+Labels keep the source's values. ``DESCR`` cites the source.
 
 >>> from localsvm.datasets import load_banana
 >>> b = load_banana()
@@ -117,7 +119,9 @@ def list_datasets() -> list[str]:
     return sorted(DATASETS)
 
 
-def load_dataset(name: str, *, realization: int | None = None) -> Bunch:
+def load_dataset(
+    name: str, *, realization: int | None = None, return_X_y: bool = False
+) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load a bundled data set by name.
 
     The names and sources are listed in :data:`DATASETS`.
@@ -129,14 +133,18 @@ def load_dataset(name: str, *, realization: int | None = None) -> Bunch:
     realization : int or None, default=None
         Which of the ten splits of an IDA-style set (banana, image, ringnorm)
         to return; None means 0. It is an error for the other sets.
+    return_X_y : bool, default=False
+        Return ``(X, y)`` (every example; for a split set, the training rows
+        followed by the test rows) instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``name`` and ``DESCR`` (the source), and either ``X_train, y_train,
-        X_test, y_test`` (sets with a standard split; ``realization`` too for
-        IDA-style ones, and ``points`` for the pooled ones) or ``X, y`` (sets
-        without a split; ``feature_names`` where the source names them).
+    Bunch or tuple of ndarray
+        A Bunch with ``X, y`` (every example), ``has_split``, ``name`` and
+        ``DESCR`` (the source); with ``X_train, y_train, X_test, y_test`` for
+        sets with a standard split (``realization`` too for IDA-style ones,
+        and ``points`` for the pooled ones); ``feature_names`` where the
+        source names them. With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -167,15 +175,28 @@ def load_dataset(name: str, *, realization: int | None = None) -> Bunch:
         for key in ("X_train", "y_train", "X_test", "y_test"):
             out[key] = arrays[key][r]
         out["realization"] = int(r)
-        return out
+        return _finish(out, return_X_y)
     if realization is not None:
         raise ValueError(f"data set {name!r} has a single split; realization must be None")
     for key, value in arrays.items():
         out[key] = value
+    return _finish(out, return_X_y)
+
+
+def _finish(out: Bunch, return_X_y: bool) -> Bunch | tuple[np.ndarray, np.ndarray]:
+    """Give every set the same core fields: ``X, y`` and ``has_split``."""
+    out["has_split"] = "X_train" in out
+    if out.has_split:
+        out["X"] = np.concatenate([out.X_train, out.X_test])
+        out["y"] = np.concatenate([out.y_train, out.y_test])
+    if return_X_y:
+        return out.X, out.y
     return out
 
 
-def load_banana(realization: int = 0) -> Bunch:
+def load_banana(
+    realization: int = 0, *, return_X_y: bool = False
+) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Banana (IDA): realization ``realization`` of 10, 400 train / 4900 test.
 
     Two features, labels −1/+1.
@@ -184,12 +205,15 @@ def load_banana(realization: int = 0) -> Bunch:
     ----------
     realization : int, default=0
         Which of the ten train/test splits to return (0–9).
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X_train, y_train, X_test, y_test``, ``realization``, ``name`` and
-        ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
+        y_test``, ``has_split`` (True), ``realization``, ``name`` and ``DESCR``
+        (the source). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -198,17 +222,23 @@ def load_banana(realization: int = 0) -> Bunch:
     >>> d.X_train.shape, d.X_test.shape, d.realization
     ((400, 2), (4900, 2), 1)
     """
-    return load_dataset("banana", realization=realization)
+    return load_dataset("banana", realization=realization, return_X_y=return_X_y)
 
 
-def load_usps() -> Bunch:
+def load_usps(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load the USPS digits: 7291 train / 2007 test, 256 pixels, 10 classes.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` (the
-        source).
+    Bunch or tuple of ndarray
+        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
+        y_test``, ``has_split`` (True), ``name`` and ``DESCR`` (the source).
+        With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -217,17 +247,23 @@ def load_usps() -> Bunch:
     >>> d.X_train.shape, d.X_test.shape, len(set(d.y_train))
     ((7291, 256), (2007, 256), 10)
     """
-    return load_dataset("usps")
+    return load_dataset("usps", return_X_y=return_X_y)
 
 
-def load_ijcnn1() -> Bunch:
+def load_ijcnn1(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load ijcnn1: 49990 train / 91701 test, 22 features, labels −1/+1.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` (the
-        source).
+    Bunch or tuple of ndarray
+        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
+        y_test``, ``has_split`` (True), ``name`` and ``DESCR`` (the source).
+        With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -236,19 +272,25 @@ def load_ijcnn1() -> Bunch:
     >>> d.X_train.shape, d.X_test.shape
     ((49990, 22), (91701, 22))
     """
-    return load_dataset("ijcnn1")
+    return load_dataset("ijcnn1", return_X_y=return_X_y)
 
 
-def load_a9a() -> Bunch:
+def load_a9a(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load a9a (UCI Adult): 32561 train / 16281 test, 123 binary features.
 
     Labels −1/+1.
 
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
+
     Returns
     -------
-    Bunch
-        ``X_train, y_train, X_test, y_test``, ``name`` and ``DESCR`` (the
-        source).
+    Bunch or tuple of ndarray
+        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
+        y_test``, ``has_split`` (True), ``name`` and ``DESCR`` (the source).
+        With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -257,16 +299,22 @@ def load_a9a() -> Bunch:
     >>> d.X_train.shape, d.X_test.shape
     ((32561, 123), (16281, 123))
     """
-    return load_dataset("a9a")
+    return load_dataset("a9a", return_X_y=return_X_y)
 
 
-def load_iris() -> Bunch:
+def load_iris(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Iris: 150 examples, 4 features, 3 classes (0–2), no standard split.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``feature_names``, ``name`` and
+        ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -275,18 +323,24 @@ def load_iris() -> Bunch:
     >>> d.X.shape, sorted(set(d.y.tolist()))
     ((150, 4), [0, 1, 2])
     """
-    return load_dataset("iris")
+    return load_dataset("iris", return_X_y=return_X_y)
 
 
-def load_breast_w() -> Bunch:
+def load_breast_w(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Wisconsin breast cancer (original): 699 examples, 9 features.
 
     Labels 0 (benign) and 1 (malignant); no standard split.
 
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
+
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``feature_names``, ``name`` and
+        ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -295,16 +349,22 @@ def load_breast_w() -> Bunch:
     >>> d.X.shape, sorted(set(d.y.tolist()))
     ((699, 9), [0, 1])
     """
-    return load_dataset("breast_w")
+    return load_dataset("breast_w", return_X_y=return_X_y)
 
 
-def load_glass() -> Bunch:
+def load_glass(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Glass: 205 examples, 9 features, 5 classes, no standard split.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``feature_names``, ``name`` and
+        ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -313,16 +373,22 @@ def load_glass() -> Bunch:
     >>> d.X.shape, sorted(set(d.y.tolist()))
     ((205, 9), [1, 2, 3, 5, 7])
     """
-    return load_dataset("glass")
+    return load_dataset("glass", return_X_y=return_X_y)
 
 
-def load_yeast() -> Bunch:
+def load_yeast(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Yeast: 1479 examples, 8 features, 9 classes, no standard split.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``feature_names``, ``name`` and ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``feature_names``, ``name`` and
+        ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -331,18 +397,24 @@ def load_yeast() -> Bunch:
     >>> d.X.shape, len(set(d.y.tolist()))
     ((1479, 8), 9)
     """
-    return load_dataset("yeast")
+    return load_dataset("yeast", return_X_y=return_X_y)
 
 
-def load_splice() -> Bunch:
+def load_splice(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Splice (IDA): 3175 examples, 60 features, labels −1/+1.
 
     No split is stored.
 
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
+
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the
+        source). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -351,10 +423,12 @@ def load_splice() -> Bunch:
     >>> d.X.shape, sorted(set(d.y.tolist()))
     ((3175, 60), [-1, 1])
     """
-    return load_dataset("splice")
+    return load_dataset("splice", return_X_y=return_X_y)
 
 
-def load_image(realization: int = 0) -> Bunch:
+def load_image(
+    realization: int = 0, *, return_X_y: bool = False
+) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Image (IDA): realization ``realization`` of 10, 1300 train / 1010 test.
 
     18 features, labels −1/+1.
@@ -363,12 +437,16 @@ def load_image(realization: int = 0) -> Bunch:
     ----------
     realization : int, default=0
         Which of the ten train/test splits to return (0–9).
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X_train, y_train, X_test, y_test``, ``realization``, ``points``
-        (the pool the splits index), ``name`` and ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
+        y_test``, ``has_split`` (True), ``realization``, ``points`` (the pool
+        the splits index), ``name`` and ``DESCR`` (the source). With
+        ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -377,10 +455,12 @@ def load_image(realization: int = 0) -> Bunch:
     >>> d.X_train.shape, d.X_test.shape
     ((1300, 18), (1010, 18))
     """
-    return load_dataset("image", realization=realization)
+    return load_dataset("image", realization=realization, return_X_y=return_X_y)
 
 
-def load_ringnorm(realization: int = 0) -> Bunch:
+def load_ringnorm(
+    realization: int = 0, *, return_X_y: bool = False
+) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Ringnorm (IDA): realization ``realization`` of 10, 400 train / 7000 test.
 
     20 features, labels −1/+1. ``points`` holds the whole pool of 7400
@@ -391,12 +471,15 @@ def load_ringnorm(realization: int = 0) -> Bunch:
     ----------
     realization : int, default=0
         Which of the ten train/test splits to return (0–9).
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X_train, y_train, X_test, y_test``, ``realization``, ``points``,
-        ``name`` and ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
+        y_test``, ``has_split`` (True), ``realization``, ``points``, ``name``
+        and ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -405,10 +488,12 @@ def load_ringnorm(realization: int = 0) -> Bunch:
     >>> d.X_train.shape, d.X_test.shape, d.points.shape
     ((400, 20), (7000, 20), (7400, 20))
     """
-    return load_dataset("ringnorm", realization=realization)
+    return load_dataset("ringnorm", realization=realization, return_X_y=return_X_y)
 
 
-def load_diabetis(realization: int = 0) -> Bunch:
+def load_diabetis(
+    realization: int = 0, *, return_X_y: bool = False
+) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Diabetis (IDA): realization ``realization`` of 10, 468 train / 300 test.
 
     8 features, labels −1/+1: the Pima Indians diabetes data as split by
@@ -419,12 +504,15 @@ def load_diabetis(realization: int = 0) -> Bunch:
     ----------
     realization : int, default=0
         Which of the ten train/test splits to return (0–9).
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X_train, y_train, X_test, y_test``, ``realization``, ``points``,
-        ``name`` and ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
+        y_test``, ``has_split`` (True), ``realization``, ``points``, ``name``
+        and ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -433,16 +521,22 @@ def load_diabetis(realization: int = 0) -> Bunch:
     >>> d.X_train.shape, d.X_test.shape
     ((468, 8), (300, 8))
     """
-    return load_dataset("diabetis", realization=realization)
+    return load_dataset("diabetis", realization=realization, return_X_y=return_X_y)
 
 
-def load_two_spirals() -> Bunch:
+def load_two_spirals(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Two spirals: 194 points, 2 features, labels −1/+1.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` (the source).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the
+        source). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -451,19 +545,25 @@ def load_two_spirals() -> Bunch:
     >>> d.X.shape, sorted(set(d.y.tolist()))
     ((194, 2), [-1, 1])
     """
-    return load_dataset("two_spirals")
+    return load_dataset("two_spirals", return_X_y=return_X_y)
 
 
-def load_segmentation() -> Bunch:
+def load_segmentation(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Image segmentation (StatLog 'segment').
 
     2310 examples, 19 features, 7 classes (0–6);
     no standard split, features as distributed (not scaled).
 
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
+
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` (the source and its citation).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the source
+        and its citation). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -471,19 +571,25 @@ def load_segmentation() -> Bunch:
     >>> load_segmentation().X.shape
     (2310, 19)
     """
-    return load_dataset("segmentation")
+    return load_dataset("segmentation", return_X_y=return_X_y)
 
 
-def load_vehicle() -> Bunch:
+def load_vehicle(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Vehicle silhouettes (StatLog).
 
     846 examples, 18 features, 4 classes (1–4);
     no standard split, features as distributed (not scaled).
 
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
+
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` (the source and its citation).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the source
+        and its citation). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -491,19 +597,25 @@ def load_vehicle() -> Bunch:
     >>> load_vehicle().X.shape
     (846, 18)
     """
-    return load_dataset("vehicle")
+    return load_dataset("vehicle", return_X_y=return_X_y)
 
 
-def load_waveform() -> Bunch:
+def load_waveform(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Waveform, version 1 (21 features).
 
     5000 examples, 21 features, 3 classes (0–2);
     no standard split, features as distributed (not scaled).
 
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
+
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` (the source and its citation).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the source
+        and its citation). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -511,19 +623,25 @@ def load_waveform() -> Bunch:
     >>> load_waveform().X.shape
     (5000, 21)
     """
-    return load_dataset("waveform_21")
+    return load_dataset("waveform_21", return_X_y=return_X_y)
 
 
-def load_heart() -> Bunch:
+def load_heart(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
     """Load Heart disease (StatLog).
 
     270 examples, 13 features, 2 classes (0 absent, 1 present);
     no standard split, features as distributed (not scaled).
 
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the Bunch.
+
     Returns
     -------
-    Bunch
-        ``X``, ``y``, ``name`` and ``DESCR`` (the source and its citation).
+    Bunch or tuple of ndarray
+        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the source
+        and its citation). With ``return_X_y=True``, ``(X, y)``.
 
     Examples
     --------
@@ -531,4 +649,4 @@ def load_heart() -> Bunch:
     >>> load_heart().X.shape
     (270, 13)
     """
-    return load_dataset("heart_statlog")
+    return load_dataset("heart_statlog", return_X_y=return_X_y)

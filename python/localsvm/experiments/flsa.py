@@ -386,14 +386,39 @@ def spirals(quick: bool, figdir: Path, out: TextIO) -> dict:
         g = np.linspace(-lim, lim, res)
         xx, yy = np.meshgrid(g, g)
         zz = clf.decision_function(np.column_stack([xx.ravel(), yy.ravel()]))
-        fig, ax = plt.subplots(figsize=(5, 5))
+        fig, ax = plt.subplots(figsize=(7, 7))
         ax.contourf(xx, yy, zz.reshape(xx.shape) > 0, levels=1, cmap="coolwarm", alpha=0.35)
-        ax.scatter(X[:, 0], X[:, 1], c=y, cmap="coolwarm", s=12, edgecolors="k", lw=0.3)
+        colours = plt.get_cmap("coolwarm")([0.0, 1.0])
+        for cls, colour in zip(clf.classes_, colours, strict=True):
+            sel = y == cls
+            ax.scatter(
+                X[sel, 0],
+                X[sel, 1],
+                color=colour,
+                s=14,
+                edgecolors="k",
+                lw=0.3,
+                label=f"training example, class {cls}",
+            )
         sv = clf.support_vectors_
-        ax.scatter(sv[:, 0], sv[:, 1], s=50, facecolors="none", edgecolors="k", lw=0.6)
-        ax.set_title(f"RFLSA-SVM, {clf.support_.size} support vectors")
+        ax.scatter(
+            sv[:, 0],
+            sv[:, 1],
+            s=60,
+            facecolors="none",
+            edgecolors="k",
+            lw=0.7,
+            label="support vector",
+        )
+        ax.set_xlabel("x₁")
+        ax.set_ylabel("x₂")
+        ax.legend(loc="upper right", fontsize=8, title="background: predicted class")
+        ax.set_title(
+            f"RFLSA-SVM on two spirals: {clf.support_.size} support vectors, "
+            f"training accuracy {100 * acc:.1f} %"
+        )
         image = figdir / "two_spirals_rflsa.png"
-        fig.savefig(image, dpi=100, bbox_inches="tight")
+        fig.savefig(image, dpi=160, bbox_inches="tight")
         plt.close(fig)
         print(f"  image: {image}", file=out)
     return {"n_sv": int(clf.support_.size), "accuracy": float(acc), "image": image}

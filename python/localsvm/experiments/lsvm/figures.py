@@ -138,10 +138,12 @@ def run_boundary(cfg: Config, figdir: Path, out: TextIO) -> list[dict]:
         "background: predicted class; points: training clusters",
         fontsize=9,
     )
-    ax.legend(fontsize=8, loc="upper right")
+    ax.set_xlabel("x₁")
+    ax.set_ylabel("x₂")
+    ax.legend(fontsize=8, loc="upper right", title="marker: class; colour: cluster")
     fig.tight_layout()
     path = figdir / "lsvm_psvm_boundary.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=170)
     say(out, f"saved {path}")
     return [row]
