@@ -183,7 +183,10 @@ def solve_local(
     ``decision``, ``status`` (uint8: 0 solved, 1 only +1 examples, 2 only −1,
     3 none; the decision is then +1, −1 or 0), ``n_iter``, ``n_active``,
     ``n_support`` and ``converged``, one entry per query. Runs without the GIL.
-    ``precision`` picks the kernel path of every local problem, decided once
+    ``max_iter=-1`` caps each query's SMO at ``max(100000, 1000·k)``
+    iterations for a problem of ``k`` examples (``converged`` is False where
+    the cap stopped it); ``c·sigma`` beyond float64's range raises
+    ``ValueError``. ``precision`` picks the kernel path of every local problem, decided once
     on the whole training kernel as in :func:`solve_qp`.
     """
 
