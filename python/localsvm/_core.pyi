@@ -391,3 +391,9 @@ class IncrementalLearner:
 def simd_level() -> str:
     """The instruction set the hot loops run with: ``"avx512"``, ``"avx2"`` or
     ``"baseline"`` (``LOCALSVM_SIMD`` can force a lower one)."""
+
+def _raise_internal_panic() -> None:
+    """Test-only, not part of the API: panics inside the core's GIL-free
+    runner, so a test can check that a panic reaches Python as
+    ``RuntimeError("internal error in the localsvm Rust core …")`` and that
+    the interpreter stays usable afterwards."""
