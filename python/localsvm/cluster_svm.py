@@ -529,11 +529,22 @@ class ClusterSVC(BaseSVMClassifier):
         -------
         ndarray of shape (n_samples, n_classes)
             ``|f_i(x)| / ‖w_i‖``, or ``|f_i(x)|`` with ``normalize=False``.
+            A class whose hyperplane has no normal (``‖w_i‖`` zero, or below
+            float64's resolution of the largest norm: its examples' features
+            vanished) is farther than any other class; when every class is
+            so, ``|f_i(x)|`` alone ranks them. Distances beyond float64's
+            range are capped at its largest value, so they stay finite.
         """
         d = np.abs(self._hyperplane_values(X))
+        big = np.finfo(np.float64).max
         if self.normalize:
-            d /= np.maximum(self.w_norm_, np.finfo(np.float64).tiny)
-        return d
+            norms = np.asarray(self.w_norm_, dtype=np.float64)
+            flat = norms <= np.finfo(np.float64).eps * norms.max(initial=0.0)
+            if not flat.all():
+                with np.errstate(over="ignore"):
+                    d[:, ~flat] /= norms[~flat]
+                d[:, flat] = big
+        return np.minimum(d, big)
 
     def decision_function(self, X):
         """Score each class by minus the distance to its hyperplane.
