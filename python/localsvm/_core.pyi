@@ -12,6 +12,7 @@ __all__ = [
     "LocalResult",
     "QPResult",
     "__version__",
+    "_raise_internal_panic",
     "decision_values",
     "flsa_path",
     "kernel_matrix",
