@@ -225,7 +225,8 @@ class ClusterSVC(BaseSVMClassifier):
         precision and may then stop at its iteration cap.
     normalize : bool, default=True
         Predict by the geometric distance ``|f_i(x)| / ‖w_i‖``; False uses
-        the unnormalised ``|f_i(x)|`` of the original paper.
+        the unnormalised ``|f_i(x)|`` of the original paper. A class whose
+        hyperplane has no normal (``‖w_i‖ = 0``) counts as farthest.
     tol : float, default=1e-3
         Stop each box QP when its largest projected-gradient violation is at
         most ``tol`` (in units of the margin 1).
