@@ -274,3 +274,15 @@ def test_core_releases_the_gil():
     th.join()
     # A Python thread kept ticking while the core ran: the GIL was free.
     assert ticks > 0.2 * single / 0.001 or single < 0.05
+
+
+def test_flsa_cv_names_the_fold_and_the_data_size():
+    X, y = make_classification(n_samples=40, n_features=4, random_state=0)
+    for size in (33, 100):
+        with pytest.raises(
+            ValueError, match=r"fold \(32 of the 40 training examples\).*at most 32.*cv"
+        ):
+            FLSAClassifierCV(dictionary_size=size, cv=5).fit(X, y)
+    # A count that fits every fold, and a fraction, are fine.
+    FLSAClassifierCV(dictionary_size=32, n_support=5, cv=5).fit(X, y)
+    FLSAClassifierCV(dictionary_size=0.9, n_support=5, cv=5).fit(X, y)

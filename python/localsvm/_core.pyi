@@ -12,6 +12,7 @@ __all__ = [
     "LocalResult",
     "QPResult",
     "__version__",
+    "_raise_internal_panic",
     "decision_values",
     "flsa_path",
     "interrupt_all",
@@ -184,7 +185,10 @@ def solve_local(
     ``decision``, ``status`` (uint8: 0 solved, 1 only +1 examples, 2 only −1,
     3 none; the decision is then +1, −1 or 0), ``n_iter``, ``n_active``,
     ``n_support`` and ``converged``, one entry per query. Runs without the GIL.
-    ``precision`` picks the kernel path of every local problem, decided once
+    ``max_iter=-1`` caps each query's SMO at ``max(100000, 1000·k)``
+    iterations for a problem of ``k`` examples (``converged`` is False where
+    the cap stopped it); ``c·sigma`` beyond float64's range raises
+    ``ValueError``. ``precision`` picks the kernel path of every local problem, decided once
     on the whole training kernel as in :func:`solve_qp`.
     """
 
@@ -400,3 +404,9 @@ def interrupt_all() -> None:
 def simd_level() -> str:
     """The instruction set the hot loops run with: ``"avx512"``, ``"avx2"`` or
     ``"baseline"`` (``LOCALSVM_SIMD`` can force a lower one)."""
+
+def _raise_internal_panic() -> None:
+    """Test-only, not part of the API: panics inside the core's GIL-free
+    runner, so a test can check that a panic reaches Python as
+    ``RuntimeError("internal error in the localsvm Rust core …")`` and that
+    the interpreter stays usable afterwards."""

@@ -262,7 +262,8 @@ class ClusterSVC(BaseSVMClassifier):
         precision and may then stop at its iteration cap.
     normalize : bool, default=True
         Predict by the geometric distance ``|f_i(x)| / ‖w_i‖``; False uses
-        the unnormalised ``|f_i(x)|`` of the original paper.
+        the unnormalised ``|f_i(x)|`` of the original paper. A class whose
+        hyperplane has no normal (``‖w_i‖ = 0``) counts as farthest.
     tol : float, default=1e-3
         Stop each box QP when its largest projected-gradient violation is at
         most ``tol`` (in units of the margin 1).
@@ -560,11 +561,22 @@ class ClusterSVC(BaseSVMClassifier):
         -------
         ndarray of shape (n_samples, n_classes)
             ``|f_i(x)| / ‖w_i‖``, or ``|f_i(x)|`` with ``normalize=False``.
+            A class whose hyperplane has no normal (``‖w_i‖`` zero, or below
+            float64's resolution of the largest norm: its examples' features
+            vanished) is farther than any other class; when every class is
+            so, ``|f_i(x)|`` alone ranks them. Distances beyond float64's
+            range are capped at its largest value, so they stay finite.
         """
         d = np.abs(self._hyperplane_values(X))
+        big = np.finfo(np.float64).max
         if self.normalize:
-            d /= np.maximum(self.w_norm_, np.finfo(np.float64).tiny)
-        return d
+            norms = np.asarray(self.w_norm_, dtype=np.float64)
+            flat = norms <= np.finfo(np.float64).eps * norms.max(initial=0.0)
+            if not flat.all():
+                with np.errstate(over="ignore"):
+                    d[:, ~flat] /= norms[~flat]
+                d[:, flat] = big
+        return np.minimum(d, big)
 
     def decision_function(self, X):
         """Score each class by minus the distance to its hyperplane.

@@ -220,6 +220,21 @@ def _score_fold(fold, shared) -> np.ndarray:
     return np.concatenate([scores, np.full(K + 1 - scores.size, scores[-1])])
 
 
+def _check_fold_dictionary(dictionary_size, n: int, folds) -> None:
+    """A dictionary given as a count must fit every cross-validation
+    training fold, which holds fewer examples than the data."""
+    if not isinstance(dictionary_size, Integral):
+        return
+    smallest = min(len(train) for train, _ in folds)
+    if dictionary_size > smallest:
+        raise ValueError(
+            f"dictionary_size={dictionary_size} is larger than the smallest "
+            f"cross-validation training fold ({smallest} of the {n} training "
+            f"examples); use at most {smallest}, fewer folds (cv), or a fraction "
+            "in (0, 1], which is taken of each fold's size"
+        )
+
+
 class FLSAClassifier(BaseKernelClassifier):
     """Forward least-squares approximation SVM (FLSA-SVM).
 
@@ -746,6 +761,8 @@ class FLSAClassifierCV(FLSAClassifier):
         How columns are chosen, as in :class:`FLSAClassifier`.
     dictionary_size : int, float or None, default=None
         Candidate columns: a number, a fraction of ``n`` or None for all.
+        A number must not exceed the smallest cross-validation training fold
+        (``ValueError`` otherwise); a fraction is taken of each fold's size.
     kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
         The kernel whose columns are selected.
     degree : int, default=3
@@ -852,6 +869,7 @@ class FLSAClassifierCV(FLSAClassifier):
         """
         X, y = self._validate_xy(X, y)
         folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
+        _check_fold_dictionary(self.dictionary_size, X.shape[0], folds)
         params = {k: v for k, v in self.get_params().items() if k != "cv"}
         K = int(self.n_support)
 

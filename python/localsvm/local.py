@@ -122,7 +122,12 @@ class LocalSVC(BaseSVMClassifier):
     tol : float, default=1e-3
         SMO's stopping tolerance per local problem.
     max_iter : int, default=-1
-        Iteration cap per local problem (-1: the solver's safety cap).
+        Iteration cap per local problem (-1: ``max(100000, 1000·k)`` for a
+        problem of ``k`` examples). A problem that stops at the cap is
+        reported with a ``ConvergenceWarning``. With a very large ``C`` on data
+        the kernel cannot separate locally, the local duals have boxes
+        ``C·σ`` far beyond the solution's scale and SMO reaches the cap on
+        every test example; lower ``C`` then.
     shrinking : bool, default=True
         Use SMO's shrinking heuristic in each local problem.
     warm_start : bool, default=True
@@ -364,7 +369,16 @@ class LocalSVC(BaseSVMClassifier):
         self._warn_unconverged(
             out.converged[out.status == SOLVED],
             "local problems",
-            (f"SMO stopped at the iteration cap ({self.max_iter})",),
+            (
+                "SMO stopped at the iteration cap ("
+                + (
+                    "max(100000, 1000·k) for a local problem of k examples"
+                    if self.max_iter == -1
+                    else f"{self.max_iter}"
+                )
+                + f"); with C={self.C} the local problems may be too loosely "
+                "bounded to converge: lower C",
+            ),
         )
         return out
 

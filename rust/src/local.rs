@@ -101,7 +101,8 @@ pub struct LocalOptions {
     pub threshold: f64,
     /// SMO's stopping tolerance on the maximal KKT violation.
     pub tol: f64,
-    /// Iteration cap per query; `None` means `max(10⁷, 100·n)`.
+    /// Iteration cap per query; `None` means [`local_iteration_cap`] of the
+    /// query's problem size.
     pub max_iter: Option<u64>,
     /// SMO's shrinking heuristic.
     pub shrinking: bool,
@@ -216,14 +217,20 @@ pub fn solve_local(
         }
         let y_sub: Vec<f64> = active.iter().map(|&i| y[i]).collect();
         let upper: Vec<f64> = active.iter().map(|&i| opts.c * sig[i]).collect();
+        if let Some(pos) = upper.iter().position(|u| !u.is_finite()) {
+            value_error!(
+                "C × similarity overflows float64 for query {s} (C = {}, similarity {}); \
+                 lower C or scale the similarities",
+                opts.c,
+                sig[active[pos]]
+            );
+        }
         let start = match (&previous, opts.warm_start) {
             (Some(prev), true) => feasible_start(prev, &active, &y_sub, &upper),
             _ => vec![0.0; active.len()],
         };
         let k = active.len();
-        let max_iter = opts
-            .max_iter
-            .unwrap_or_else(|| 10_000_000u64.max(100 * k as u64));
+        let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(k));
         let source = base.subset(&active);
         let res = match path {
             Precision::Float64 => solve_one::<f64>(source, &y_sub, &upper, &start, opts, max_iter),
@@ -250,6 +257,17 @@ pub fn solve_local(
         previous = Some(full);
     }
     Ok(out)
+}
+
+/// The default iteration cap of a local problem with `k` examples:
+/// `max(10⁵, 1000·k)`. LIBSVM's `max(10⁷, 100·k)` is meant for one big
+/// problem; a batch solves one problem per query, and with a huge `C` on
+/// data the kernel cannot separate, SMO raises the α of the bounded
+/// examples by about one step per iteration toward boxes of size `C·σ`,
+/// so it would spend the whole cap on every query. A problem that stops at
+/// the cap reports `converged = false`.
+pub fn local_iteration_cap(k: usize) -> u64 {
+    100_000u64.max(1000u64.saturating_mul(k as u64))
 }
 
 /// One local problem, its Hessian cached as `T` values.

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::control::Control;
-use crate::error::{shape_error, Result};
+use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{fill_one_impl, kernel_value, KernelKind, Panel, Query, Rows};
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
 use crate::simd;
@@ -78,6 +78,9 @@ pub fn decision_values_controlled(
             coef.len()
         );
     }
+    if coef.iter().chain(intercept).any(|v| !v.is_finite()) {
+        value_error!("the coefficients or intercepts contain NaN or infinity");
+    }
     let m = test.n();
     let mut out = vec![0.0; m * k];
     let mags = Magnitudes::of_rows(test).join(Magnitudes::of_rows(sv));
@@ -92,7 +95,7 @@ pub fn decision_values_controlled(
     if path == Precision::Float64 {
         decision_f64(kind, test, sv, coef, intercept, &mut out, ctl);
         ctl.check()?;
-        return Ok((out, path));
+        return finite(out, path);
     }
     let panel = Panel::new(sv);
     let coef32: Vec<f32> = coef.iter().map(|&c| c as f32).collect();
@@ -114,6 +117,17 @@ pub fn decision_values_controlled(
             decision_block(&ctx, test, first, chunk);
         });
     ctl.check()?;
+    finite(out, path)
+}
+
+/// The decision values, or an error when a sum overflowed.
+fn finite(out: Vec<f64>, path: Precision) -> Result<(Vec<f64>, Precision)> {
+    if out.iter().any(|v| !v.is_finite()) {
+        value_error!(
+            "decision values overflow float64: the coefficients times the kernel values \
+             exceed about 1.8e308"
+        );
+    }
     Ok((out, path))
 }
 

@@ -875,6 +875,16 @@ fn interrupt_all() {
     interrupt_all_rs();
 }
 
+/// Test-only: panics inside [`detached`], so that a test can check that a
+/// panic in the core reaches Python as `RuntimeError` and leaves the
+/// interpreter usable. Not part of the API.
+#[pyfunction]
+fn _raise_internal_panic(py: Python<'_>) -> PyResult<()> {
+    detached(py, |_ctl: &Control| -> crate::Result<()> {
+        panic!("deliberate panic raised by _raise_internal_panic (test-only)")
+    })
+}
+
 /// The instruction set the hot loops run with: "avx512", "avx2" or "baseline".
 #[pyfunction]
 fn simd_level() -> &'static str {
@@ -896,6 +906,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flsa_path, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
     m.add_function(wrap_pyfunction!(interrupt_all, m)?)?;
+    m.add_function(wrap_pyfunction!(_raise_internal_panic, m)?)?;
     m.add_class::<QPResult>()?;
     m.add_class::<LocalResult>()?;
     m.add_class::<FLSAResult>()?;

@@ -59,6 +59,17 @@ def squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.maximum(d, 0.0)
 
 
+def _unit_scale(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``A`` and ``B`` divided by their largest absolute entry (unchanged when
+    that is 0): squared distances at that scale stay within float64."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    scale = max(np.abs(A).max(initial=0.0), np.abs(B).max(initial=0.0))
+    if scale == 0.0 or not np.isfinite(scale):
+        return A, B
+    return A / scale, B / scale
+
+
 def similarity_parameter_constraints() -> dict[str, list]:
     """scikit-learn parameter constraints of the estimator parameters that
     choose and configure a similarity strategy (LocalSVC, ProfileSVC)."""
@@ -147,6 +158,9 @@ class KNNSimilarity:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         if k > n_train:
             raise ValueError(f"k={k} is larger than the number of training examples ({n_train})")
+        # The order of the distances does not depend on the scale: work at
+        # unit scale, where ‖x − z‖² neither overflows nor underflows.
+        X_train, X_query = _unit_scale(X_train, X_query)
         d = squared_distances(X_train, X_query)
         order = np.argsort(d, axis=0, kind="stable")[:k]
         sigma = np.zeros_like(d)

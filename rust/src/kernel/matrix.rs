@@ -25,7 +25,7 @@ impl<'a> TrainingData<'a> {
         if kind == KernelKind::Precomputed && n != d {
             shape_error!("a precomputed kernel must be square, got shape ({n}, {d})");
         }
-        if values.len() != n * d {
+        if n.checked_mul(d) != Some(values.len()) {
             shape_error!("X has {} values, expected {n} × {d}", values.len());
         }
         Ok(TrainingData { kind, values, n, d })
@@ -79,7 +79,7 @@ pub fn gather_square(matrix: &[f64], n: usize, idx: &[usize]) -> Vec<f64> {
 /// Checks caller-supplied kernel values: `rows × cols` of them, all finite.
 /// `what` names the matrix in the error message.
 pub fn check_kernel_values(values: &[f64], rows: usize, cols: usize, what: &str) -> Result<()> {
-    if values.len() != rows * cols {
+    if rows.checked_mul(cols) != Some(values.len()) {
         shape_error!(
             "{what} has {} values, expected {rows} × {cols}",
             values.len()

@@ -58,11 +58,19 @@ pub struct Rows {
     sq_norms: Vec<f64>,
 }
 
+/// The most rows a matrix without features may claim (its row norms are
+/// allocated even though its data is empty).
+const MAX_ROWS: usize = 1 << 32;
+
 impl Rows {
     /// Takes ownership of `data` (`n × d`, row-major) and computes row norms.
     pub fn new(data: Vec<f64>, n: usize, d: usize) -> Result<Self> {
-        if data.len() != n * d {
+        if n.checked_mul(d) != Some(data.len()) {
             shape_error!("data has {} values, expected n × d = {n} × {d}", data.len());
+        }
+        // Zero features admit any row count; the row norms still need memory.
+        if d == 0 && n > MAX_ROWS {
+            shape_error!("data has {n} rows of zero features, more than {MAX_ROWS}");
         }
         if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
             value_error!(
