@@ -50,6 +50,11 @@ def test_train_predict_round_trip(files, capsys):
 
     status, out, err = _run(capsys, "predict", "test.svm", "train.svm.model", "pred.txt")
     assert status == 0, err
+    status, out_fast, err = _run(
+        capsys, "predict", "--precision", "auto", "test.svm", "train.svm.model", "fast.txt"
+    )
+    assert status == 0, err
+    assert out_fast.startswith("Accuracy = ")
     lines = (tmp / "pred.txt").read_text().splitlines()
     expected = reference.predict(Xt[:, :4])
     assert lines == [str(int(v)) for v in expected]
@@ -159,6 +164,7 @@ def test_error_paths(files, capsys):
         (("predict", "missing.svm", "ok.model", "o"), "can't open data file"),
         (("predict", "-x", "test.svm", "ok.model", "o"), "unknown option -x"),
         (("predict", "test.svm", "ok.model"), "expected data_file model_file output_file"),
+        (("predict", "--precision", "half", "test.svm", "ok.model", "o"), "--precision must be"),
         (("predict", "test.svm", "ok.model", "nodir/o"), "can't write output file"),
     ]
     for argv, message in cases:

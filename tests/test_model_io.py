@@ -122,6 +122,20 @@ def test_binary_file_layout_matches_libsvm_sign_convention(tmp_path):
     assert w * 4.0 - rho < 0  # x = 4 is class +1
 
 
+def test_precision_choice(tmp_path):
+    X, y, X_test = _iris()
+    clf = SVC(kernel="rbf", gamma=0.5, precision="float64").fit(X, y)
+    path = tmp_path / "p.model"
+    save_libsvm_model(clf, path)
+    exact = load_libsvm_model(path)
+    fast = load_libsvm_model(path, precision="float32")
+    assert exact.precision_ == "float64" and fast.precision_ == "float32"
+    dec = exact.decision_function(X_test)
+    np.testing.assert_allclose(fast.decision_function(X_test), dec, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="precision must be"):
+        load_libsvm_model(path, precision="half")
+
+
 def test_n_features_widens_the_model(tmp_path):
     X = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [2.0, 0.0, 0.0]])
     y = np.array([0, 1, 0, 1])
@@ -199,8 +213,11 @@ def test_good_text_loads(tmp_path):
         ("1 1:0.5 2:1", "1 2:0.5 1:1", r"line 10: feature indices must increase, got 1 after 2"),
         ("1 1:0.5 2:1", "1 1:0.5 2:x", r"line 10: the value of feature 2 must be a number"),
         ("1 1:0.5 2:1", "1 0:0.5", r"line 10: a feature index must be at least 1"),
+        ("1 1:0.5 2:1", "1 1:0.5 2:inf", r"line 10: the value of feature 2 must be finite"),
+        ("1 1:0.5 2:1", "x 1:0.5", r"line 10: a coefficient must be a number, got 'x'"),
+        ("-1 1:-0.5", "-1 1:-0.5:3", r"line 11: the value of feature 1 must be a number"),
         ("1 1:0.5 2:1", "1 1=0.5", r"line 10: expected index:value, got '1=0.5'"),
-        ("1 1:0.5 2:1", "1:0.5 2:1", r"line 10: a support vector needs 1 coefficients"),
+        ("1 1:0.5 2:1", "1:0.5 2:1", r"line 10: a support vector needs 1 coefficients before"),
         ("-1 1:-0.5\n", "", r"end of file: total_sv is 2 but the file holds 1"),
         ("-1 1:-0.5\n", "-1 1:-0.5\n1 1:3\n", r"line 12: more support vectors than total_sv"),
         ("SV\n1 1:0.5 2:1\n-1 1:-0.5\n", "", r"end of file: no 'SV' line"),

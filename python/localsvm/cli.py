@@ -83,7 +83,10 @@ options:
 -q : quiet mode (no output)
 --format FMT : svmlight or csv (default: csv for a .csv file, else svmlight)
 --label-column N : CSV column of the labels, 0-based, negative from the end (default -1)
---max-dense-mb MB : largest dense data matrix to build (default 2048)"""
+--max-dense-mb MB : largest dense data matrix to build (default 2048)
+--precision P : float64 (default; LIBSVM's arithmetic and predictions), auto or float32
+                (faster; may flip samples within about 1e-6 of a decision boundary);
+                for LIBSVM model files"""
 
 
 class CLIError(Exception):
@@ -222,7 +225,7 @@ def save_model(model, path: str) -> str:
     return "pickle"
 
 
-def load_model(path: str, n_features: int | None = None):
+def load_model(path: str, n_features: int | None = None, precision: str = "float64"):
     """Read a model file written by :func:`save_model` or by LIBSVM."""
     if not os.path.isfile(path):
         raise CLIError(f"can't open model file {path}")
@@ -244,7 +247,7 @@ def load_model(path: str, n_features: int | None = None):
             except Exception as exc:
                 raise CLIError(f"{path}: damaged localsvm model ({exc})") from None
     try:
-        return load_libsvm_model(path, n_features=n_features)
+        return load_libsvm_model(path, n_features=n_features, precision=precision)
     except ValueError as exc:
         raise CLIError(f"not a model file localsvm can read: {exc}") from None
 
@@ -453,6 +456,7 @@ def predict(argv: Sequence[str], out=None) -> int:
     out = sys.stdout if out is None else out
     args = list(argv)
     quiet, fmt, label_column, max_mb = False, None, -1, float(MAX_DENSE_MB)
+    precision = "float64"
     i = 0
     while i < len(args) and args[i].startswith("-") and args[i] != "-":
         a = args[i]
@@ -460,7 +464,7 @@ def predict(argv: Sequence[str], out=None) -> int:
             quiet = True
             i += 1
             continue
-        if a not in ("-b", "--format", "--label-column", "--max-dense-mb"):
+        if a not in ("-b", "--format", "--label-column", "--max-dense-mb", "--precision"):
             raise CLIError(f"unknown option {a} (localsvm predict --help lists the options)")
         if i + 1 >= len(args):
             raise CLIError(f"option {a} needs a value")
@@ -477,6 +481,10 @@ def predict(argv: Sequence[str], out=None) -> int:
                 label_column = int(v)
             elif a == "--max-dense-mb":
                 max_mb = float(v)
+            elif a == "--precision":
+                if v not in ("float64", "auto", "float32"):
+                    raise CLIError(f"--precision must be float64, auto or float32, got {v!r}")
+                precision = v
         except ValueError:
             raise CLIError(f"option {a}: bad value {v!r}") from None
     files = args[i:]
@@ -488,7 +496,7 @@ def predict(argv: Sequence[str], out=None) -> int:
     data, model_file, output = files
     if not os.path.isfile(data):
         raise CLIError(f"can't open data file {data}")
-    model = load_model(model_file)
+    model = load_model(model_file, precision=precision)
     n_model = int(model.n_features_in_)
     X, y, has_labels = read_data(data, fmt, label_column, max_mb, n_features=n_model)
     if X.shape[1] > n_model:
@@ -496,7 +504,7 @@ def predict(argv: Sequence[str], out=None) -> int:
 
         if isinstance(model, SVC) and not Path(model_file).read_bytes().startswith(PICKLE_MAGIC):
             # LIBSVM's models ignore no feature: widen with zeros, as LIBSVM does.
-            model = load_model(model_file, n_features=X.shape[1])
+            model = load_model(model_file, n_features=X.shape[1], precision=precision)
         else:
             raise CLIError(f"{data} has {X.shape[1]} features but the model takes {n_model}")
     pred = model.predict(X)

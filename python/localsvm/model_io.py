@@ -251,6 +251,23 @@ def _parse_int(reader: _Reader, lineno: int, token: str, what: str, minimum: int
     return value
 
 
+def _explain_line(reader: _Reader, lineno: int, tokens: list[str], n_coef: int) -> None:
+    """Raise the error for the first malformed token of a support-vector line."""
+    for t in tokens[:n_coef]:
+        _parse_float(reader, lineno, t, "a coefficient")
+    last = 0
+    for token in tokens[n_coef:]:
+        index_text, sep, value_text = token.partition(":")
+        if not sep:
+            raise reader.error(lineno, f"expected index:value, got {token!r}")
+        index = _parse_int(reader, lineno, index_text, "a feature index", 1)
+        if index <= last:
+            raise reader.error(lineno, f"feature indices must increase, got {index} after {last}")
+        last = index
+        _parse_float(reader, lineno, value_text, f"the value of feature {index}")
+    raise reader.error(lineno, "malformed support vector")  # pragma: no cover
+
+
 def _read_header(reader: _Reader) -> tuple[dict, dict, int]:
     """Header values, the line of each key, and the index of the ``SV`` line."""
     values: dict[str, list[str]] = {}
@@ -281,7 +298,7 @@ def _read_header(reader: _Reader) -> tuple[dict, dict, int]:
     raise reader.error(0, "no 'SV' line: the header is not followed by support vectors")
 
 
-def load_libsvm_model(path, n_features=None):
+def load_libsvm_model(path, n_features=None, precision="float64"):
     """Read a LIBSVM model file into a fitted ``SVC``.
 
     The file may come from LIBSVM's ``svm-train`` / ``svm_save_model`` or
@@ -308,6 +325,12 @@ def load_libsvm_model(path, n_features=None):
         index in the file. A larger number lets the model predict data
         with more features (zero in every support vector, as LIBSVM
         treats them).
+    precision : {'float64', 'auto', 'float32'}, default='float64'
+        Arithmetic of the kernel values at prediction. 'float64', as LIBSVM
+        computes them, gives LIBSVM's predictions; 'auto' and 'float32' are
+        :class:`localsvm.SVC`'s faster float32 paths (see its ``precision``
+        parameter), which may flip samples within about ``1e-6`` (relative)
+        of a decision boundary.
 
     Returns
     -------
@@ -343,6 +366,8 @@ def load_libsvm_model(path, n_features=None):
         raise TypeError(f"n_features must be an int or None, got {n_features!r}")
     if n_features is not None and n_features < 1:
         raise ValueError(f"n_features must be at least 1, got {n_features}")
+    if precision not in ("float64", "auto", "float32"):
+        raise ValueError(f"precision must be 'float64', 'auto' or 'float32', got {precision!r}")
     reader = _Reader(path)
     header, where, sv_start = _read_header(reader)
     missing = [
@@ -412,48 +437,56 @@ def load_libsvm_model(path, n_features=None):
             where["nr_sv"], f"nr_sv sums to {int(nr_sv.sum())} but total_sv is {total_sv}"
         )
 
-    # Support vectors.
-    coef = np.empty((n_classes - 1, total_sv))
-    entries: list[tuple[np.ndarray, np.ndarray]] = []
-    max_index = 0
-    k = 0
+    # Support vectors: each line's text is checked as a whole (fast path);
+    # a line that fails is parsed token by token for the message.
+    n_coef = n_classes - 1
+    coef = np.empty((n_coef, total_sv))
+    flat_idx: list[int] = []
+    flat_val: list[float] = []
+    row_start = [0]
+    sv_lines: list[int] = []
     for i in range(sv_start + 1, len(reader.lines)):
         lineno = i + 1
         tokens = reader.lines[i].split()
         if not tokens:
             continue
+        k = len(sv_lines)
         if k == total_sv:
             raise reader.error(lineno, f"more support vectors than total_sv ({total_sv})")
-        if len(tokens) < n_classes - 1:
-            raise reader.error(lineno, f"a support vector needs {n_classes - 1} coefficients first")
-        for c in range(n_classes - 1):
-            if ":" in tokens[c]:
-                raise reader.error(
-                    lineno,
-                    f"a support vector needs {n_classes - 1} coefficients before its "
-                    f"index:value pairs, found {tokens[c]!r}",
-                )
-            coef[c, k] = _parse_float(reader, lineno, tokens[c], "a coefficient")
-        idx = np.empty(len(tokens) - (n_classes - 1), dtype=np.int64)
-        val = np.empty(idx.shape[0])
-        last = 0
-        for t, token in enumerate(tokens[n_classes - 1 :]):
-            index_text, sep, value_text = token.partition(":")
-            if not sep:
-                raise reader.error(lineno, f"expected index:value, got {token!r}")
-            index = _parse_int(reader, lineno, index_text, "a feature index", 1)
-            if index <= last:
-                raise reader.error(
-                    lineno, f"feature indices must increase, got {index} after {last}"
-                )
-            last = index
-            idx[t] = index - 1
-            val[t] = _parse_float(reader, lineno, value_text, f"the value of feature {index}")
-        max_index = max(max_index, last)
-        entries.append((idx, val))
-        k += 1
-    if k < total_sv:
-        raise reader.error(0, f"total_sv is {total_sv} but the file holds {k} support vectors")
+        if len(tokens) < n_coef or any(":" in t for t in tokens[:n_coef]):
+            raise reader.error(
+                lineno,
+                f"a support vector needs {n_coef} coefficients before its index:value pairs",
+            )
+        try:
+            coef[:, k] = [float(t) for t in tokens[:n_coef]]
+            split = [t.split(":") for t in tokens[n_coef:]]
+            flat_idx.extend(int(ix) for ix, _ in split)
+            flat_val.extend(float(v) for _, v in split)
+        except ValueError:
+            _explain_line(reader, lineno, tokens, n_coef)
+        if not np.all(np.isfinite(coef[:, k])):
+            _explain_line(reader, lineno, tokens, n_coef)
+        row_start.append(len(flat_idx))
+        sv_lines.append(lineno)
+    if len(sv_lines) < total_sv:
+        raise reader.error(
+            0, f"total_sv is {total_sv} but the file holds {len(sv_lines)} support vectors"
+        )
+    idx = np.array(flat_idx, dtype=np.int64)
+    val = np.array(flat_val, dtype=np.float64)
+    starts = np.array(row_start, dtype=np.intp)
+    row_of = np.repeat(np.arange(total_sv), np.diff(starts))
+    bad = (idx < 1) | ~np.isfinite(val)
+    if idx.size > 1:
+        not_first = np.ones(idx.size, dtype=bool)
+        not_first[starts[:-1][starts[:-1] < idx.size]] = False
+        bad[1:] |= not_first[1:] & (idx[1:] <= idx[:-1])
+    if np.any(bad):
+        r = int(row_of[np.argmax(bad)])
+        lineno = sv_lines[r]
+        _explain_line(reader, lineno, reader.lines[lineno - 1].split(), n_coef)
+    max_index = int(idx.max()) if idx.size else 0
     if n_features is None:
         n_features = max(max_index, 1)
     elif n_features < max_index:
@@ -462,8 +495,7 @@ def load_libsvm_model(path, n_features=None):
             f"{reader.path} ({max_index})"
         )
     sv = np.zeros((total_sv, n_features))
-    for r, (idx, val) in enumerate(entries):
-        sv[r, idx] = val
+    sv[row_of, idx - 1] = val
 
     # LIBSVM's label order -> sorted classes: regroup the support vectors and
     # turn each pair around where the order flips (d_ji = −d_ij).
@@ -489,7 +521,7 @@ def load_libsvm_model(path, n_features=None):
     sv = np.ascontiguousarray(sv[regroup])
     sv_class = sv_class[regroup]
 
-    params = {"kernel": kernel, "degree": degree, "coef0": coef0}
+    params = {"kernel": kernel, "degree": degree, "coef0": coef0, "precision": precision}
     if kernel != "linear":
         params["gamma"] = gamma
     model = SVC(**params)
@@ -503,7 +535,7 @@ def load_libsvm_model(path, n_features=None):
     model._model_intercept = model_intercept
     model._linear_w = model_coef @ sv if kernel == "linear" else None
     model.shape_fit_ = (total_sv, n_features)
-    model.precision_ = "float64"
+    model.precision_ = "float64" if precision == "float64" else "float32"
     model.fit_status_ = 0
     model.class_weight_ = np.ones(n_classes)
     if n_classes == 2:
