@@ -19,6 +19,7 @@ from .hookspecs import hookimpl
 from .incremental import IncrementalSVC
 from .kernels import KernelSpec
 from .local import LocalSVC
+from .model_io import load_libsvm_model, save_libsvm_model
 from .parallel import run_tasks, set_default_engine, use_engine
 from .plugins import (
     get_backend,
@@ -70,7 +71,9 @@ __all__ = [
     "list_clusterings",
     "list_engines",
     "list_similarities",
+    "load_libsvm_model",
     "run_tasks",
+    "save_libsvm_model",
     "select_backend",
     "set_default_engine",
     "use_engine",

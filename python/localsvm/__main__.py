@@ -8,6 +8,8 @@
           ThunderSVM on the same data (see :mod:`localsvm.bench`).
 ``reproduce NAME``
           runs one of the papers' experiments (see :mod:`localsvm.experiments`).
+``train``, ``predict``
+          LIBSVM's ``svm-train`` and ``svm-predict`` (see :mod:`localsvm.cli`).
 """
 
 from __future__ import annotations
@@ -160,8 +162,27 @@ BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("train", "predict"):
+        # LIBSVM-style options (-w1 2, -h 0) that argparse cannot express.
+        from .cli import run
+
+        return run(argv[0], argv[1:])
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="localsvm", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"localsvm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser(
+        "train",
+        help="train a model on a LIBSVM/svmlight or CSV file, as svm-train (localsvm train --help)",
+        add_help=False,
+    )
+    sub.add_parser(
+        "predict",
+        help="predict a data file with a model file, as svm-predict (localsvm predict --help)",
+        add_help=False,
+    )
     demo = sub.add_parser("demo", help="compare localsvm's SVC with scikit-learn's on bundled data")
     demo.add_argument(
         "--quick",

@@ -1,0 +1,550 @@
+"""``localsvm train`` and ``localsvm predict``: LIBSVM's ``svm-train`` and
+``svm-predict`` on localsvm's estimators.
+
+``localsvm train [options] data_file [model_file]`` fits a model on a
+LIBSVM/svmlight or CSV file and writes it (default model file: the data
+file's name plus ``.model``, in the current directory); ``localsvm predict
+[options] data_file model_file output_file`` writes one predicted label per
+line and prints ``Accuracy = x% (a/b) (classification)`` when the data has
+labels. Bad files and options print one line on stderr and exit with status
+1.
+
+SVC models are written in LIBSVM's text format (see
+:mod:`localsvm.model_io`); the other estimators are pickled behind a header
+line ``localsvm-model VERSION CLASS``, and a pickle is only read by the
+localsvm version that wrote it.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import pickle
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .model_io import load_libsvm_model, save_libsvm_model
+
+#: Largest dense training or test matrix the command line builds, in MiB,
+#: unless ``--max-dense-mb`` says otherwise: the estimators take dense
+#: arrays, so a sparse file is densified first.
+MAX_DENSE_MB = 2048
+
+PICKLE_MAGIC = b"localsvm-model"
+
+#: ``--model`` names and the estimators they pick.
+MODELS = {
+    "svc": ("localsvm.svc", "SVC"),
+    "lsvm": ("localsvm.local", "LocalSVC"),
+    "psvm": ("localsvm.profile_svm", "ProfileSVC"),
+    "flsa": ("localsvm.flsa", "FLSAClassifier"),
+    "rflsa": ("localsvm.flsa", "RFLSAClassifier"),
+    "lisvm": ("localsvm.incremental", "IncrementalSVC"),
+    "mcsvm": ("localsvm.cluster_svm", "ClusterSVC"),
+}
+
+KERNEL_TYPES = {0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}
+
+TRAIN_USAGE = """\
+Usage: localsvm train [options] data_file [model_file]
+options (as LIBSVM's svm-train):
+-s svm_type : 0 -- C-SVC (the only type; default 0)
+-t kernel_type : 0 -- linear, 1 -- polynomial, 2 -- radial basis function (default),
+                 3 -- sigmoid
+-d degree : degree of the polynomial kernel (default 3)
+-g gamma : gamma of the kernel (default 1/num_features)
+-r coef0 : coef0 of the polynomial and sigmoid kernels (default 0)
+-c cost : the parameter C (default 1)
+-m cachesize : kernel cache in MB (default 100)
+-e epsilon : stopping tolerance (default 0.001)
+-h shrinking : 1 to use the shrinking heuristic, 0 not to (default 1)
+-b probability_estimates : 0 only (probability estimates are not supported)
+-wi weight : C of class i is weight*C (default 1)
+-v n : n-fold cross validation: prints the accuracy, writes no model
+-q : quiet mode (no output)
+localsvm options:
+--model NAME : svc (default), lsvm, psvm, flsa, rflsa, lisvm or mcsvm
+--format FMT : svmlight or csv (default: csv for a .csv file, else svmlight)
+--label-column N : CSV column of the labels, 0-based, negative from the end (default -1)
+--max-dense-mb MB : largest dense data matrix to build (default 2048)
+--progress : accepted and ignored (no progress reports yet)
+Options that the chosen estimator has no parameter for are refused. SVC models are
+written in LIBSVM's format; the others are pickled with a localsvm version header
+(read only by that version; load only model files you trust)."""
+
+PREDICT_USAGE = """\
+Usage: localsvm predict [options] data_file model_file output_file
+options:
+-b probability_estimates : 0 only (probability estimates are not supported)
+-q : quiet mode (no output)
+--format FMT : svmlight or csv (default: csv for a .csv file, else svmlight)
+--label-column N : CSV column of the labels, 0-based, negative from the end (default -1)
+--max-dense-mb MB : largest dense data matrix to build (default 2048)
+--precision P : float64 (default; LIBSVM's arithmetic and predictions), auto or float32
+                (faster; may flip samples within about 1e-6 of a decision boundary);
+                for LIBSVM model files"""
+
+
+class CLIError(Exception):
+    """A problem the command line reports in one line (exit status 1)."""
+
+
+# ------------------------------------------------------------------ data
+
+
+def _dense_limit(n_rows: int, n_cols: int, max_mb: float, path: str) -> None:
+    need = n_rows * n_cols * 8 / 2**20
+    if need > max_mb:
+        raise CLIError(
+            f"{path}: {n_rows} x {n_cols} features would take {need:.0f} MiB as a dense "
+            f"matrix, above the limit of {max_mb:g} MiB (--max-dense-mb); the estimators "
+            "do not take sparse input yet"
+        )
+
+
+def _fmt(path: str, fmt: str | None) -> str:
+    if fmt is None:
+        return "csv" if path.lower().endswith(".csv") else "svmlight"
+    return fmt
+
+
+def _numeric_labels(y: np.ndarray) -> np.ndarray:
+    """Integer-valued float labels as int64, so they print and save as LIBSVM's."""
+    if y.dtype.kind == "f" and y.size and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+        return y.astype(np.int64)
+    return y
+
+
+def _read_svmlight(path: str, n_features: int | None, max_mb: float):
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y = load_svmlight_file(path, dtype=np.float64, zero_based=False)
+    except (ValueError, RuntimeError) as exc:
+        raise CLIError(f"{path}: not a LIBSVM/svmlight data file ({exc})") from None
+    if n_features is not None and X.shape[1] < n_features:
+        X.resize((X.shape[0], n_features))
+    if X.shape[0] == 0:
+        raise CLIError(f"{path}: no examples")
+    _dense_limit(X.shape[0], X.shape[1], max_mb, path)
+    return X.toarray(), _numeric_labels(y), True
+
+
+def _read_csv(path: str, label_column: int, n_features: int | None, max_mb: float):
+    """Features and labels of a CSV file (labels None when a predict file
+    has exactly the model's number of columns)."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = [(i + 1, r) for i, r in enumerate(csv.reader(fh)) if any(c.strip() for c in r)]
+    if not rows:
+        raise CLIError(f"{path}: no examples")
+    width = len(rows[0][1])
+
+    def numeric(cells):
+        try:
+            [float(c) for c in cells]
+        except ValueError:
+            return False
+        return True
+
+    first = rows[0][1]
+    has_labels = n_features is None or width == n_features + 1
+    if n_features is not None and width not in (n_features, n_features + 1):
+        raise CLIError(
+            f"{path}, line {rows[0][0]}: {width} columns, but the model takes {n_features} "
+            "features (plus an optional label column)"
+        )
+    if has_labels and not -width <= label_column < width:
+        raise CLIError(f"--label-column {label_column} is outside the {width} columns of {path}")
+    col = label_column % width if has_labels else None
+    feature_cols = [c for c in range(width) if c != col]
+    if not numeric([first[c] for c in feature_cols]):
+        rows = rows[1:]  # a header line
+        if not rows:
+            raise CLIError(f"{path}: a header line but no examples")
+    _dense_limit(len(rows), len(feature_cols), max_mb, path)
+    X = np.empty((len(rows), len(feature_cols)))
+    labels = []
+    for r, (lineno, cells) in enumerate(rows):
+        if len(cells) != width:
+            raise CLIError(f"{path}, line {lineno}: {len(cells)} columns, expected {width}")
+        for j, c in enumerate(feature_cols):
+            try:
+                X[r, j] = float(cells[c])
+            except ValueError:
+                raise CLIError(
+                    f"{path}, line {lineno}, column {c + 1}: not a number: {cells[c]!r}"
+                ) from None
+        if col is not None:
+            labels.append(cells[col].strip())
+    if col is None:
+        return X, None, False
+    y = np.array(labels)
+    try:
+        y = _numeric_labels(y.astype(np.float64))
+    except ValueError:
+        pass
+    return X, y, True
+
+
+def read_data(path: str, fmt: str | None, label_column: int, max_mb: float, n_features=None):
+    """Features (dense), labels and whether the file held labels."""
+    if not os.path.isfile(path):
+        raise CLIError(f"can't open data file {path}")
+    if _fmt(path, fmt) == "csv":
+        return _read_csv(path, label_column, n_features, max_mb)
+    return _read_svmlight(path, n_features, max_mb)
+
+
+# ---------------------------------------------------------------- models
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def save_model(model, path: str) -> str:
+    """Write ``model``: LIBSVM's format for an SVC, else a versioned pickle.
+
+    Returns the format written ('libsvm' or 'pickle').
+    """
+    from .svc import SVC
+
+    if isinstance(model, SVC):
+        save_libsvm_model(model, path)
+        return "libsvm"
+    header = f"{PICKLE_MAGIC.decode()} {_version()} {type(model).__name__}\n".encode()
+    with open(path, "wb") as fh:
+        fh.write(header)
+        pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return "pickle"
+
+
+def load_model(path: str, n_features: int | None = None, precision: str = "float64"):
+    """Read a model file written by :func:`save_model` or by LIBSVM."""
+    if not os.path.isfile(path):
+        raise CLIError(f"can't open model file {path}")
+    with open(path, "rb") as fh:
+        head = fh.read(len(PICKLE_MAGIC))
+        if head == PICKLE_MAGIC:
+            line = (head + fh.readline()).decode("ascii", "replace").split()
+            if len(line) != 3:
+                raise CLIError(f"{path}: damaged localsvm model header")
+            version, name = line[1], line[2]
+            if version != _version():
+                raise CLIError(
+                    f"{path} was written by localsvm {version}; this is localsvm "
+                    f"{_version()}, which reads only its own pickled models: retrain the "
+                    f"{name} model, or predict with localsvm {version}"
+                )
+            try:
+                return pickle.load(fh)
+            except Exception as exc:
+                raise CLIError(f"{path}: damaged localsvm model ({exc})") from None
+    try:
+        return load_libsvm_model(path, n_features=n_features, precision=precision)
+    except ValueError as exc:
+        raise CLIError(f"not a model file localsvm can read: {exc}") from None
+
+
+# ----------------------------------------------------------------- train
+
+
+def _parse_train(argv: Sequence[str]) -> dict:
+    opts: dict = {
+        "params": {},
+        "weights": {},
+        "folds": None,
+        "quiet": False,
+        "model": "svc",
+        "format": None,
+        "label_column": -1,
+        "max_mb": float(MAX_DENSE_MB),
+    }
+    args = list(argv)
+    i = 0
+
+    def value(name: str, kind):
+        nonlocal i
+        if i + 1 >= len(args):
+            raise CLIError(f"option {name} needs a value")
+        text = args[i + 1]
+        i += 2
+        try:
+            return kind(text)
+        except ValueError:
+            raise CLIError(
+                f"option {name} takes {'an integer' if kind is int else 'a number'}, got {text!r}"
+            ) from None
+
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
+        a = args[i]
+        if a == "-q":
+            opts["quiet"] = True
+            i += 1
+        elif a == "--progress":
+            i += 1
+        elif a == "--model":
+            opts["model"] = value(a, str)
+            if opts["model"] not in MODELS:
+                raise CLIError(f"--model must be one of {', '.join(MODELS)}, got {opts['model']!r}")
+        elif a == "--format":
+            opts["format"] = value(a, str)
+            if opts["format"] not in ("svmlight", "csv"):
+                raise CLIError(f"--format must be svmlight or csv, got {opts['format']!r}")
+        elif a == "--label-column":
+            opts["label_column"] = value(a, int)
+        elif a == "--max-dense-mb":
+            opts["max_mb"] = value(a, float)
+        elif a == "-s":
+            if value(a, int) != 0:
+                raise CLIError("only svm_type 0 (C-SVC) is supported (-s 0)")
+        elif a == "-b":
+            if value(a, int) != 0:
+                raise CLIError("probability estimates are not supported (-b 0 only)")
+        elif a == "-t":
+            t = value(a, int)
+            if t not in KERNEL_TYPES:
+                raise CLIError(
+                    f"-t must be 0, 1, 2 or 3 (4, precomputed, is not supported), got {t}"
+                )
+            opts["params"]["kernel"] = KERNEL_TYPES[t]
+        elif a == "-d":
+            opts["params"]["degree"] = value(a, int)
+        elif a == "-g":
+            opts["params"]["gamma"] = value(a, float)
+        elif a == "-r":
+            opts["params"]["coef0"] = value(a, float)
+        elif a == "-c":
+            opts["params"]["C"] = value(a, float)
+        elif a == "-e":
+            opts["params"]["tol"] = value(a, float)
+        elif a == "-m":
+            opts["params"]["cache_size"] = value(a, float)
+        elif a == "-h":
+            h = value(a, int)
+            if h not in (0, 1):
+                raise CLIError(f"-h takes 0 or 1, got {h}")
+            opts["params"]["shrinking"] = bool(h)
+        elif a == "-v":
+            opts["folds"] = value(a, int)
+            if opts["folds"] < 2:
+                raise CLIError("n-fold cross validation: n must be at least 2 (-v)")
+        elif a.startswith("-w") and len(a) > 2:
+            label = a[2:]
+            opts["weights"][label] = value(a, float)
+        else:
+            raise CLIError(f"unknown option {a} (localsvm train --help lists the options)")
+    files = args[i:]
+    if not 1 <= len(files) <= 2:
+        raise CLIError(
+            "expected data_file [model_file] after the options "
+            f"(got {len(files)} file names; localsvm train --help)"
+        )
+    opts["data"] = files[0]
+    opts["model_file"] = files[1] if len(files) == 2 else Path(files[0]).name + ".model"
+    return opts
+
+
+def _estimator(opts: dict, y: np.ndarray, n_features: int):
+    import importlib
+
+    module, name = MODELS[opts["model"]]
+    cls = getattr(importlib.import_module(module), name)
+    known = set(cls().get_params())
+    params = dict(opts["params"])
+    flag = {
+        "kernel": "-t",
+        "degree": "-d",
+        "gamma": "-g",
+        "coef0": "-r",
+        "C": "-c",
+        "tol": "-e",
+        "cache_size": "-m",
+        "shrinking": "-h",
+    }
+    if opts["weights"]:
+        classes = {str(c): c for c in np.unique(y).tolist()}
+        weights = {}
+        for label, w in opts["weights"].items():
+            key = label
+            if label not in classes:
+                try:
+                    key = str(_numeric_labels(np.array([float(label)]))[0])
+                except ValueError:
+                    key = label
+            if key not in classes:
+                raise CLIError(f"-w{label}: no class {label!r} in the data")
+            weights[classes[key]] = w
+        params["class_weight"] = weights
+        flag["class_weight"] = "-wi"
+    for p in params:
+        if p not in known:
+            raise CLIError(f"option {flag[p]} does not apply to --model {opts['model']} ({name})")
+    if "gamma" in known and "gamma" not in params:
+        params["gamma"] = "auto"  # LIBSVM's default, 1/num_features
+    if "cache_size" in known and "cache_size" not in params:
+        params["cache_size"] = 100.0  # LIBSVM's default
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+
+
+def train(argv: Sequence[str], out=None) -> int:
+    """Run ``localsvm train``; returns the exit status."""
+    out = sys.stdout if out is None else out
+    opts = _parse_train(argv)
+    X, y, _ = read_data(opts["data"], opts["format"], opts["label_column"], opts["max_mb"])
+    model = _estimator(opts, y, X.shape[1])
+    if np.unique(y).size < 2:
+        raise CLIError(f"{opts['data']}: the labels hold one class; at least two are needed")
+    from sklearn.base import clone
+
+    if opts["folds"] is not None:
+        from sklearn.model_selection import StratifiedKFold
+
+        k = opts["folds"]
+        if k > X.shape[0]:
+            raise CLIError(f"-v {k}: more folds than the {X.shape[0]} examples")
+        _, counts = np.unique(y, return_counts=True)
+        cv = StratifiedKFold(n_splits=k, shuffle=True, random_state=0)
+        pred = np.empty(y.shape[0], dtype=y.dtype)
+        import warnings
+
+        with warnings.catch_warnings():
+            if counts.min() < k:
+                warnings.simplefilter("ignore", UserWarning)
+            for train_idx, test_idx in cv.split(X, y):
+                m = clone(model).fit(X[train_idx], y[train_idx])
+                pred[test_idx] = m.predict(X[test_idx])
+        acc = float(np.mean(pred == y))
+        print(f"Cross Validation Accuracy = {100 * acc:g}%", file=out)
+        return 0
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    kind = save_model(model, opts["model_file"])
+    if not opts["quiet"]:
+        n_sv = getattr(model, "support_", None)
+        sv = f", #SV = {len(n_sv)}" if n_sv is not None else ""
+        print(
+            f"{type(model).__name__}: {X.shape[0]} examples, {X.shape[1]} features, "
+            f"{model.classes_.shape[0]} classes{sv}; fit in {seconds:.3f} s",
+            file=out,
+        )
+        print(f"model written to {opts['model_file']} ({kind})", file=out)
+    return 0
+
+
+# --------------------------------------------------------------- predict
+
+
+def _format_label(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        return format(float(v), ".17g")
+    return str(v)
+
+
+def predict(argv: Sequence[str], out=None) -> int:
+    """Run ``localsvm predict``; returns the exit status."""
+    out = sys.stdout if out is None else out
+    args = list(argv)
+    quiet, fmt, label_column, max_mb = False, None, -1, float(MAX_DENSE_MB)
+    precision = "float64"
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
+        a = args[i]
+        if a == "-q":
+            quiet = True
+            i += 1
+            continue
+        if a not in ("-b", "--format", "--label-column", "--max-dense-mb", "--precision"):
+            raise CLIError(f"unknown option {a} (localsvm predict --help lists the options)")
+        if i + 1 >= len(args):
+            raise CLIError(f"option {a} needs a value")
+        v = args[i + 1]
+        i += 2
+        try:
+            if a == "-b" and int(v) != 0:
+                raise CLIError("probability estimates are not supported (-b 0 only)")
+            if a == "--format":
+                if v not in ("svmlight", "csv"):
+                    raise CLIError(f"--format must be svmlight or csv, got {v!r}")
+                fmt = v
+            elif a == "--label-column":
+                label_column = int(v)
+            elif a == "--max-dense-mb":
+                max_mb = float(v)
+            elif a == "--precision":
+                if v not in ("float64", "auto", "float32"):
+                    raise CLIError(f"--precision must be float64, auto or float32, got {v!r}")
+                precision = v
+        except ValueError:
+            raise CLIError(f"option {a}: bad value {v!r}") from None
+    files = args[i:]
+    if len(files) != 3:
+        raise CLIError(
+            "expected data_file model_file output_file after the options "
+            f"(got {len(files)} file names; localsvm predict --help)"
+        )
+    data, model_file, output = files
+    if not os.path.isfile(data):
+        raise CLIError(f"can't open data file {data}")
+    model = load_model(model_file, precision=precision)
+    n_model = int(model.n_features_in_)
+    X, y, has_labels = read_data(data, fmt, label_column, max_mb, n_features=n_model)
+    if X.shape[1] > n_model:
+        from .svc import SVC
+
+        if isinstance(model, SVC) and not Path(model_file).read_bytes().startswith(PICKLE_MAGIC):
+            # LIBSVM's models ignore no feature: widen with zeros, as LIBSVM does.
+            model = load_model(model_file, n_features=X.shape[1], precision=precision)
+        else:
+            raise CLIError(f"{data} has {X.shape[1]} features but the model takes {n_model}")
+    pred = model.predict(X)
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.writelines(_format_label(v) + "\n" for v in pred.tolist())
+    except OSError as exc:
+        raise CLIError(f"can't write output file {output}: {exc.strerror}") from None
+    if has_labels and y is not None and not quiet:
+        if pred.dtype.kind in "iuf" and y.dtype.kind in "iuf":
+            correct = int(np.sum(pred.astype(np.float64) == y.astype(np.float64)))
+        else:
+            correct = int(np.sum(pred.astype(str) == y.astype(str)))
+        total = y.shape[0]
+        print(
+            f"Accuracy = {100 * correct / total:g}% ({correct}/{total}) (classification)",
+            file=out,
+        )
+    return 0
+
+
+def run(command: str, argv: Sequence[str]) -> int:
+    """Run ``train`` or ``predict`` with LIBSVM-style ``argv``.
+
+    Prints usage for ``--help``; any error is printed as one line on stderr
+    and gives exit status 1.
+    """
+    if any(a in ("--help", "-help") for a in argv) or (command == "train" and not argv):
+        print(TRAIN_USAGE if command == "train" else PREDICT_USAGE)
+        return 0 if argv else 1
+    if command == "predict" and not argv:
+        print(PREDICT_USAGE)
+        return 1
+    try:
+        return (train if command == "train" else predict)(argv)
+    except CLIError as exc:
+        message = str(exc)
+    except (ValueError, TypeError, OSError, MemoryError) as exc:
+        message = str(exc) or type(exc).__name__
+    except Exception as exc:  # never a traceback on the command line
+        message = f"{type(exc).__name__}: {exc}"
+    print(f"localsvm {command}: error: {message}", file=sys.stderr)
+    return 1

@@ -1,0 +1,547 @@
+"""LIBSVM's text model format for :class:`localsvm.SVC`.
+
+:func:`save_libsvm_model` writes a fitted ``SVC`` (two classes, or
+one-vs-one with more) in the format of LIBSVM's ``svm-train``;
+:func:`load_libsvm_model` reads such a file, written by LIBSVM or by
+localsvm, into a fitted ``SVC`` that predicts without refitting.
+
+The format (C.-C. Chang and C.-J. Lin, "LIBSVM: A library for support vector
+machines", ACM TIST 2(3), 2011) is a header of ``key value…`` lines
+(``svm_type``, ``kernel_type``, ``degree``, ``gamma``, ``coef0``,
+``nr_class``, ``total_sv``, ``rho``, ``label``, ``nr_sv``), a line ``SV``,
+and one line per support vector: its ``nr_class − 1`` coefficients, then its
+non-zero features as 1-based ``index:value`` pairs. Support vectors are
+grouped by class in the order of the ``label`` line; for the class pair
+``(i, j)`` (positions in that order, ``i < j``) the decision value is
+``Σ coef·K(sv, x) − rho``, and a positive value votes for ``label[i]``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ._decompose import libsvm_to_ovo, ovo_pairs, ovo_to_libsvm
+from .kernels import KernelSpec
+
+__all__ = ["libsvm_layout", "load_libsvm_model", "save_libsvm_model"]
+
+#: localsvm kernel name -> LIBSVM ``kernel_type`` and back.
+_KERNEL_TO_LIBSVM = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid"}
+_LIBSVM_TO_KERNEL = {v: k for k, v in _KERNEL_TO_LIBSVM.items()}
+_HEADER_KEYS = (
+    "svm_type",
+    "kernel_type",
+    "degree",
+    "gamma",
+    "coef0",
+    "nr_class",
+    "total_sv",
+    "rho",
+    "label",
+    "probA",
+    "probB",
+    "nr_sv",
+)
+
+
+def _check_svc(model, what: str):
+    """Refuse anything but a fitted one-vs-one ``SVC`` on a feature kernel."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from .svc import SVC
+
+    if not isinstance(model, SVC):
+        raise TypeError(f"{what} takes a fitted localsvm.SVC, got {type(model).__name__}")
+    check_is_fitted(model)
+    if model.kernel not in _KERNEL_TO_LIBSVM:
+        raise ValueError(
+            f"{what} supports the kernels {sorted(_KERNEL_TO_LIBSVM)}; "
+            f"this model's kernel is {model.kernel!r}"
+        )
+    if model.classes_.shape[0] > 2 and model.multiclass != "ovo":
+        raise ValueError(
+            f"{what} needs a one-vs-one model (multiclass='ovo'); this one was trained "
+            f"with multiclass={model.multiclass!r}"
+        )
+
+
+def libsvm_layout(model) -> dict:
+    """A fitted ``SVC``'s parameters in LIBSVM's layout.
+
+    Parameters
+    ----------
+    model : SVC
+        A fitted :class:`localsvm.SVC`, two classes or ``multiclass='ovo'``,
+        on a 'linear', 'poly', 'rbf' or 'sigmoid' kernel.
+
+    Returns
+    -------
+    dict
+        ``labels`` (``classes_``, LIBSVM's label order), ``n_support``,
+        ``support_vectors`` (grouped by class), ``coef`` of shape
+        ``(n_classes − 1, n_SV)`` (LIBSVM's ``sv_coef``) and ``rho``, one per
+        class pair in LIBSVM's order: pair ``(i, j)``'s decision value is
+        ``Σ coef·K(sv, x) − rho``, positive for ``labels[i]``.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a :class:`localsvm.SVC`.
+    ValueError
+        If its kernel is 'precomputed' or a callable, or it is a
+        one-vs-rest model of more than two classes.
+
+    Examples
+    --------
+    >>> from localsvm import SVC
+    >>> from localsvm.datasets import load_iris
+    >>> d = load_iris()
+    >>> layout = libsvm_layout(SVC().fit(d.X, d.y))
+    >>> layout["coef"].shape[0], layout["rho"].shape
+    (2, (3,))
+    """
+    _check_svc(model, "libsvm_layout")
+    dual = np.asarray(model.dual_coef_, dtype=np.float64)
+    intercept = np.asarray(model.intercept_, dtype=np.float64)
+    if model.classes_.shape[0] == 2:
+        # The public binary attributes are flipped to favour classes_[1];
+        # LIBSVM's first label is the positive side.
+        coef, rho = -dual, intercept.copy()
+    else:
+        coef, rho = dual.copy(), -intercept
+    return {
+        "labels": model.classes_,
+        "n_support": np.asarray(model.n_support_, dtype=np.int64),
+        "support_vectors": np.asarray(model.support_vectors_, dtype=np.float64),
+        "coef": coef,
+        "rho": rho,
+    }
+
+
+def _integer_labels(classes: np.ndarray) -> list[int]:
+    """The class labels as Python ints; LIBSVM's files hold integer labels."""
+    try:
+        values = classes.astype(np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
+        raise ValueError(
+            "LIBSVM model files hold integer class labels; this model's classes are "
+            f"{classes.tolist()!r} (encode them as integers before fitting)"
+        )
+    return [int(v) for v in values]
+
+
+def _num(x: float) -> str:
+    """Shortest text that reads back as exactly ``x``."""
+    return repr(float(x))
+
+
+def save_libsvm_model(model, path) -> None:
+    """Write a fitted ``SVC`` as a LIBSVM model file.
+
+    The file is what LIBSVM's ``svm-train`` writes (``svm_type c_svc``),
+    readable by LIBSVM's ``svm_load_model`` and ``svm-predict`` and by
+    :func:`load_libsvm_model`. Numbers are written with all their digits, so
+    a model read back predicts exactly as the original. The labels are
+    written in ``classes_`` order (sorted). The last feature is written on
+    the first support vector even when it is zero, so the number of
+    features survives the round trip.
+
+    Parameters
+    ----------
+    model : SVC
+        A fitted :class:`localsvm.SVC` with two classes, or more with
+        ``multiclass='ovo'`` (the default); kernel 'linear', 'poly', 'rbf'
+        or 'sigmoid'; integer class labels.
+    path : str or path-like
+        The file to write (overwritten).
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a :class:`localsvm.SVC`.
+    ValueError
+        If the kernel is 'precomputed', the model is one-vs-rest with more
+        than two classes, or a class label is not an integer.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from localsvm import SVC, load_libsvm_model, save_libsvm_model
+    >>> from localsvm.datasets import load_iris
+    >>> d = load_iris()
+    >>> clf = SVC(C=10).fit(d.X, d.y)
+    >>> path = os.path.join(tempfile.mkdtemp(), "iris.model")
+    >>> save_libsvm_model(clf, path)
+    >>> bool((load_libsvm_model(path).predict(d.X) == clf.predict(d.X)).all())
+    True
+    """
+    layout = libsvm_layout(model)
+    labels = _integer_labels(np.asarray(layout["labels"]))
+    spec = model.kernel_spec_
+    sv = layout["support_vectors"]
+    coef = layout["coef"]
+    n_features = int(model.n_features_in_)
+    lines = ["svm_type c_svc", f"kernel_type {_KERNEL_TO_LIBSVM[spec.name]}"]
+    if spec.name == "poly":
+        lines.append(f"degree {int(spec.degree)}")
+    if spec.name in ("poly", "rbf", "sigmoid"):
+        lines.append(f"gamma {_num(spec.gamma)}")
+    if spec.name in ("poly", "sigmoid"):
+        lines.append(f"coef0 {_num(spec.coef0)}")
+    lines += [
+        f"nr_class {len(labels)}",
+        f"total_sv {sv.shape[0]}",
+        "rho " + " ".join(_num(r) for r in layout["rho"]),
+        "label " + " ".join(str(v) for v in labels),
+        "nr_sv " + " ".join(str(int(n)) for n in layout["n_support"]),
+        "SV",
+    ]
+    for i in range(sv.shape[0]):
+        row = sv[i]
+        nz = np.flatnonzero(row)
+        if i == 0 and n_features > 0 and (nz.size == 0 or nz[-1] != n_features - 1):
+            nz = np.append(nz, n_features - 1)
+        parts = [_num(c) for c in coef[:, i]]
+        parts += [f"{j + 1}:{_num(row[j])}" for j in nz]
+        lines.append(" ".join(parts))
+    Path(os.fspath(path)).write_text("\n".join(lines) + "\n", encoding="ascii")
+
+
+class _Reader:
+    """The lines of a model file with their numbers, for error messages."""
+
+    def __init__(self, path) -> None:
+        self.path = os.fspath(path)
+        try:
+            text = Path(self.path).read_text(encoding="ascii")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{self.path}: not a LIBSVM model file (non-ASCII byte at offset {exc.start})"
+            ) from None
+        self.lines = text.splitlines()
+
+    def error(self, lineno: int, what: str) -> ValueError:
+        where = f"line {lineno}" if lineno else "end of file"
+        return ValueError(f"{self.path}, {where}: {what}")
+
+
+def _parse_float(reader: _Reader, lineno: int, token: str, what: str) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise reader.error(lineno, f"{what} must be a number, got {token!r}") from None
+    if not math.isfinite(value):
+        raise reader.error(lineno, f"{what} must be finite, got {token!r}")
+    return value
+
+
+def _parse_int(reader: _Reader, lineno: int, token: str, what: str, minimum: int) -> int:
+    try:
+        value = int(token)
+    except ValueError:
+        raise reader.error(lineno, f"{what} must be an integer, got {token!r}") from None
+    if value < minimum:
+        raise reader.error(lineno, f"{what} must be at least {minimum}, got {value}")
+    return value
+
+
+def _explain_line(reader: _Reader, lineno: int, tokens: list[str], n_coef: int) -> None:
+    """Raise the error for the first malformed token of a support-vector line."""
+    for t in tokens[:n_coef]:
+        _parse_float(reader, lineno, t, "a coefficient")
+    last = 0
+    for token in tokens[n_coef:]:
+        index_text, sep, value_text = token.partition(":")
+        if not sep:
+            raise reader.error(lineno, f"expected index:value, got {token!r}")
+        index = _parse_int(reader, lineno, index_text, "a feature index", 1)
+        if index <= last:
+            raise reader.error(lineno, f"feature indices must increase, got {index} after {last}")
+        last = index
+        _parse_float(reader, lineno, value_text, f"the value of feature {index}")
+    raise reader.error(lineno, "malformed support vector")  # pragma: no cover
+
+
+def _read_header(reader: _Reader) -> tuple[dict, dict, int]:
+    """Header values, the line of each key, and the index of the ``SV`` line."""
+    values: dict[str, list[str]] = {}
+    where: dict[str, int] = {}
+    for i, raw in enumerate(reader.lines):
+        lineno = i + 1
+        tokens = raw.split()
+        if not tokens:
+            continue
+        key, rest = tokens[0], tokens[1:]
+        if key == "SV":
+            if rest:
+                raise reader.error(lineno, "the 'SV' line must hold nothing else")
+            return values, where, i
+        if key not in _HEADER_KEYS:
+            raise reader.error(
+                lineno,
+                f"unknown header key {key!r} (expected one of {', '.join(_HEADER_KEYS)} or 'SV')",
+            )
+        if key in values:
+            raise reader.error(lineno, f"{key!r} appears twice (first on line {where[key]})")
+        if not rest:
+            raise reader.error(lineno, f"{key!r} has no value")
+        values[key] = rest
+        where[key] = lineno
+    if not values:
+        raise reader.error(0, "the file is empty or holds no LIBSVM model header")
+    raise reader.error(0, "no 'SV' line: the header is not followed by support vectors")
+
+
+def load_libsvm_model(path, n_features=None, precision="float64"):
+    """Read a LIBSVM model file into a fitted ``SVC``.
+
+    The file may come from LIBSVM's ``svm-train`` / ``svm_save_model`` or
+    from :func:`save_libsvm_model`. Only C-SVC models (``svm_type c_svc``)
+    with the kernels 'linear', 'polynomial', 'rbf' and 'sigmoid' are read;
+    ``probA``/``probB`` lines are accepted and ignored (localsvm does not
+    estimate probabilities).
+
+    The returned model's ``classes_`` are the labels sorted; its predictions
+    equal LIBSVM's with the same file, except that when one-vs-one votes
+    tie, LIBSVM picks the label that comes first on the file's ``label``
+    line and localsvm the smallest label (the same when the line is sorted,
+    as in files localsvm writes). The file does not hold the training
+    indices or the training parameters: ``support_`` is ``0 … n_SV − 1``,
+    ``C`` keeps its default, and ``n_iter_``, ``dual_objective_`` and
+    ``backend_`` are not set.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The model file.
+    n_features : int, default=None
+        Number of features the model takes. None: the largest feature
+        index in the file. A larger number lets the model predict data
+        with more features (zero in every support vector, as LIBSVM
+        treats them).
+    precision : {'float64', 'auto', 'float32'}, default='float64'
+        Arithmetic of the kernel values at prediction. 'float64', as LIBSVM
+        computes them, gives LIBSVM's predictions; 'auto' and 'float32' are
+        :class:`localsvm.SVC`'s faster float32 paths (see its ``precision``
+        parameter), which may flip samples within about ``1e-6`` (relative)
+        of a decision boundary.
+
+    Returns
+    -------
+    SVC
+        A fitted :class:`localsvm.SVC`.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a C-SVC model of a supported kernel, or is
+        malformed: the message names the line and what is wrong. Also when
+        ``n_features`` is smaller than the largest index in the file.
+    OSError
+        If the file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from localsvm import SVC, load_libsvm_model, save_libsvm_model
+    >>> from localsvm.datasets import load_iris
+    >>> d = load_iris()
+    >>> path = os.path.join(tempfile.mkdtemp(), "iris.model")
+    >>> save_libsvm_model(SVC(kernel="linear").fit(d.X, d.y), path)
+    >>> clf = load_libsvm_model(path)
+    >>> clf.kernel, clf.classes_.tolist()
+    ('linear', [0, 1, 2])
+    """
+    from .svc import SVC
+
+    if n_features is not None and (
+        isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer))
+    ):
+        raise TypeError(f"n_features must be an int or None, got {n_features!r}")
+    if n_features is not None and n_features < 1:
+        raise ValueError(f"n_features must be at least 1, got {n_features}")
+    if precision not in ("float64", "auto", "float32"):
+        raise ValueError(f"precision must be 'float64', 'auto' or 'float32', got {precision!r}")
+    reader = _Reader(path)
+    header, where, sv_start = _read_header(reader)
+    missing = [
+        k
+        for k in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho", "label", "nr_sv")
+        if k not in header
+    ]
+    if missing:
+        raise reader.error(sv_start + 1, f"the header lacks {', '.join(repr(k) for k in missing)}")
+
+    def single(key: str) -> str:
+        if len(header[key]) != 1:
+            raise reader.error(where[key], f"{key!r} takes one value, got {len(header[key])}")
+        return header[key][0]
+
+    svm_type = single("svm_type")
+    if svm_type != "c_svc":
+        raise reader.error(
+            where["svm_type"],
+            f"svm_type {svm_type!r} is not supported (only 'c_svc', LIBSVM's C-SVC)",
+        )
+    kernel_type = single("kernel_type")
+    if kernel_type not in _LIBSVM_TO_KERNEL:
+        raise reader.error(
+            where["kernel_type"],
+            f"kernel_type {kernel_type!r} is not supported (expected one of "
+            f"{', '.join(_LIBSVM_TO_KERNEL)})",
+        )
+    kernel = _LIBSVM_TO_KERNEL[kernel_type]
+    degree, gamma, coef0 = 3, 1.0, 0.0
+    if kernel == "poly":
+        if "degree" not in header:
+            raise reader.error(where["kernel_type"], "a polynomial kernel needs a 'degree' line")
+        degree = _parse_int(reader, where["degree"], single("degree"), "degree", 0)
+    if kernel != "linear":
+        if "gamma" not in header:
+            raise reader.error(where["kernel_type"], f"kernel_type {kernel_type} needs 'gamma'")
+        gamma = _parse_float(reader, where["gamma"], single("gamma"), "gamma")
+        if gamma <= 0:
+            raise reader.error(where["gamma"], f"gamma must be positive, got {gamma!r}")
+    if "coef0" in header:
+        coef0 = _parse_float(reader, where["coef0"], single("coef0"), "coef0")
+    n_classes = _parse_int(reader, where["nr_class"], single("nr_class"), "nr_class", 2)
+    total_sv = _parse_int(reader, where["total_sv"], single("total_sv"), "total_sv", 1)
+    n_pairs = n_classes * (n_classes - 1) // 2
+
+    def row(key: str, count: int) -> list[str]:
+        if len(header[key]) != count:
+            raise reader.error(
+                where[key],
+                f"{key!r} needs {count} values for nr_class {n_classes}, got {len(header[key])}",
+            )
+        return header[key]
+
+    rho = np.array([_parse_float(reader, where["rho"], t, "rho") for t in row("rho", n_pairs)])
+    labels = [
+        _parse_int(reader, where["label"], t, "a label", -(2**63)) for t in row("label", n_classes)
+    ]
+    if len(set(labels)) != n_classes:
+        raise reader.error(where["label"], f"the labels must be distinct, got {labels}")
+    nr_sv = np.array(
+        [_parse_int(reader, where["nr_sv"], t, "nr_sv", 0) for t in row("nr_sv", n_classes)],
+        dtype=np.int64,
+    )
+    if int(nr_sv.sum()) != total_sv:
+        raise reader.error(
+            where["nr_sv"], f"nr_sv sums to {int(nr_sv.sum())} but total_sv is {total_sv}"
+        )
+
+    # Support vectors: each line's text is checked as a whole (fast path);
+    # a line that fails is parsed token by token for the message.
+    n_coef = n_classes - 1
+    coef = np.empty((n_coef, total_sv))
+    flat_idx: list[int] = []
+    flat_val: list[float] = []
+    row_start = [0]
+    sv_lines: list[int] = []
+    for i in range(sv_start + 1, len(reader.lines)):
+        lineno = i + 1
+        tokens = reader.lines[i].split()
+        if not tokens:
+            continue
+        k = len(sv_lines)
+        if k == total_sv:
+            raise reader.error(lineno, f"more support vectors than total_sv ({total_sv})")
+        if len(tokens) < n_coef or any(":" in t for t in tokens[:n_coef]):
+            raise reader.error(
+                lineno,
+                f"a support vector needs {n_coef} coefficients before its index:value pairs",
+            )
+        try:
+            coef[:, k] = [float(t) for t in tokens[:n_coef]]
+            split = [t.split(":") for t in tokens[n_coef:]]
+            flat_idx.extend(int(ix) for ix, _ in split)
+            flat_val.extend(float(v) for _, v in split)
+        except ValueError:
+            _explain_line(reader, lineno, tokens, n_coef)
+        if not np.all(np.isfinite(coef[:, k])):
+            _explain_line(reader, lineno, tokens, n_coef)
+        row_start.append(len(flat_idx))
+        sv_lines.append(lineno)
+    if len(sv_lines) < total_sv:
+        raise reader.error(
+            0, f"total_sv is {total_sv} but the file holds {len(sv_lines)} support vectors"
+        )
+    idx = np.array(flat_idx, dtype=np.int64)
+    val = np.array(flat_val, dtype=np.float64)
+    starts = np.array(row_start, dtype=np.intp)
+    row_of = np.repeat(np.arange(total_sv), np.diff(starts))
+    bad = (idx < 1) | ~np.isfinite(val)
+    if idx.size > 1:
+        not_first = np.ones(idx.size, dtype=bool)
+        not_first[starts[:-1][starts[:-1] < idx.size]] = False
+        bad[1:] |= not_first[1:] & (idx[1:] <= idx[:-1])
+    if np.any(bad):
+        r = int(row_of[np.argmax(bad)])
+        lineno = sv_lines[r]
+        _explain_line(reader, lineno, reader.lines[lineno - 1].split(), n_coef)
+    max_index = int(idx.max()) if idx.size else 0
+    if n_features is None:
+        n_features = max(max_index, 1)
+    elif n_features < max_index:
+        raise ValueError(
+            f"n_features={n_features} is smaller than the largest feature index in "
+            f"{reader.path} ({max_index})"
+        )
+    sv = np.zeros((total_sv, n_features))
+    sv[row_of, idx - 1] = val
+
+    # LIBSVM's label order -> sorted classes: regroup the support vectors and
+    # turn each pair around where the order flips (d_ji = −d_ij).
+    labels_arr = np.array(labels, dtype=np.int64)
+    order = np.argsort(labels_arr, kind="stable")
+    rank = np.empty(n_classes, dtype=np.intp)
+    rank[order] = np.arange(n_classes)
+    sv_class_file = np.repeat(np.arange(n_classes), nr_sv)
+    pair_index = {pair: p for p, pair in enumerate(ovo_pairs(n_classes))}
+    model_coef = np.zeros((n_pairs, total_sv))
+    model_intercept = np.zeros(n_pairs)
+    for (i, j), (rows, c), r in zip(
+        ovo_pairs(n_classes), libsvm_to_ovo(coef, nr_sv), rho, strict=True
+    ):
+        a, b = rank[i], rank[j]
+        sign = 1.0 if a < b else -1.0
+        p = pair_index[(min(a, b), max(a, b))]
+        model_coef[p, rows] = sign * c
+        model_intercept[p] = -sign * r
+    sv_class = rank[sv_class_file]
+    regroup = np.lexsort((np.arange(total_sv), sv_class))
+    model_coef = model_coef[:, regroup]
+    sv = np.ascontiguousarray(sv[regroup])
+    sv_class = sv_class[regroup]
+
+    params = {"kernel": kernel, "degree": degree, "coef0": coef0, "precision": precision}
+    if kernel != "linear":
+        params["gamma"] = gamma
+    model = SVC(**params)
+    model.classes_ = labels_arr[order]
+    model.n_features_in_ = n_features
+    model._spec = KernelSpec(kernel, gamma=gamma, coef0=coef0, degree=degree)
+    model.support_vectors_ = sv
+    model.support_ = np.arange(total_sv, dtype=np.int32)
+    model.n_support_ = np.bincount(sv_class, minlength=n_classes).astype(np.int32)
+    model._model_coef = model_coef
+    model._model_intercept = model_intercept
+    model._linear_w = model_coef @ sv if kernel == "linear" else None
+    model.shape_fit_ = (total_sv, n_features)
+    model.precision_ = "float64" if precision == "float64" else "float32"
+    model.fit_status_ = 0
+    model.class_weight_ = np.ones(n_classes)
+    if n_classes == 2:
+        model.dual_coef_ = -model_coef
+        model.intercept_ = -model_intercept
+    else:
+        model.dual_coef_ = ovo_to_libsvm(model_coef, sv_class, n_classes)
+        model.intercept_ = model_intercept.copy()
+    return model

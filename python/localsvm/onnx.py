@@ -1,0 +1,297 @@
+"""ONNX export of :class:`localsvm.SVC` through ``skl2onnx``.
+
+:func:`to_onnx` converts a fitted ``SVC`` into an ONNX model whose graph is
+ONNX-ML's ``SVMClassifier`` operator holding the model's support vectors,
+coefficients, intercepts and kernel parameters, followed by a few standard
+operators that turn the one-vs-one decision values into one score per
+class. :func:`register` makes ``skl2onnx.to_onnx`` (and pipelines that
+contain an ``SVC``) use the same converter. Both need the optional packages
+``skl2onnx`` and ``onnx`` (``pip install localsvm[onnx]``, which also brings
+``onnxruntime`` to run the result).
+
+The ONNX model has two outputs: ``label`` (the predicted class) and
+``probabilities``, which, as in skl2onnx's own SVC converter without
+probability estimates, holds decision scores, not probabilities: for two
+classes ``[−d, d]`` with ``d`` the ``SVC``'s ``decision_function``, for more
+the one-vs-rest shaped scores of ``decision_function`` with
+``decision_function_shape='ovr'``. ONNX-ML's operator stores its
+coefficients in single precision, so a sample whose decision value is
+within about ``1e-6`` (relative) of zero may get the other label.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .model_io import _integer_labels, libsvm_layout
+
+__all__ = ["register", "to_onnx"]
+
+_ONNX_KERNELS = {"linear": "LINEAR", "poly": "POLY", "rbf": "RBF", "sigmoid": "SIGMOID"}
+_ALIAS = "LocalsvmSVC"
+_registered = False
+
+
+def _import_skl2onnx():
+    try:
+        import skl2onnx
+    except ImportError as exc:  # pragma: no cover - exercised without the extra
+        raise ImportError(
+            "ONNX export needs the optional packages skl2onnx and onnx: "
+            "pip install 'localsvm[onnx]'"
+        ) from exc
+    return skl2onnx
+
+
+def _shape_calculator(operator) -> None:
+    from skl2onnx.common.data_types import (
+        DoubleTensorType,
+        FloatTensorType,
+        Int64TensorType,
+        StringTensorType,
+    )
+
+    model = operator.raw_operator
+    n = operator.inputs[0].get_first_dimension()
+    n_classes = len(model.classes_)
+    numeric = model.classes_.dtype.kind in "iubf"
+    operator.outputs[0].type = Int64TensorType([n]) if numeric else StringTensorType([n])
+    score_type = (
+        DoubleTensorType
+        if isinstance(operator.inputs[0].type, DoubleTensorType)
+        else FloatTensorType
+    )
+    operator.outputs[1].type = score_type([n, n_classes])
+
+
+def _converter(scope, operator, container) -> None:
+    from skl2onnx.common.data_types import DoubleTensorType
+    from skl2onnx.proto import onnx_proto
+
+    model = operator.raw_operator
+    layout = libsvm_layout(model)
+    spec = model.kernel_spec_
+    classes = model.classes_
+    n_classes = len(classes)
+    attrs = {
+        "kernel_type": _ONNX_KERNELS[spec.name],
+        "kernel_params": [float(spec.gamma), float(spec.coef0), float(spec.degree)],
+        "support_vectors": layout["support_vectors"].ravel().astype(np.float32),
+        "vectors_per_class": [int(v) for v in layout["n_support"]],
+        "coefficients": layout["coef"].ravel().astype(np.float32),
+        # ONNX-ML adds rho where LIBSVM subtracts it.
+        "rho": (-layout["rho"]).astype(np.float32),
+        "post_transform": "NONE",
+    }
+    if classes.dtype.kind in "iubf":
+        # Whole-number float labels (as from svmlight files) become int64.
+        attrs["classlabels_ints"] = _integer_labels(classes)
+    elif all(isinstance(c, str) for c in classes.tolist()):
+        attrs["classlabels_strings"] = [str(c) for c in classes]
+    else:
+        raise ValueError(
+            f"ONNX export needs integer or string class labels, got {classes.tolist()!r}"
+        )
+    double = isinstance(operator.inputs[0].type, DoubleTensorType)
+    dtype = onnx_proto.TensorProto.DOUBLE if double else onnx_proto.TensorProto.FLOAT
+    np_dtype = np.float64 if double else np.float32
+
+    def name(stem: str) -> str:
+        return scope.get_unique_variable_name(stem)
+
+    def const(stem: str, value) -> str:
+        value = np.asarray(value, dtype=np_dtype)
+        var = name(stem)
+        container.add_initializer(var, dtype, list(value.shape), value.ravel().tolist())
+        return var
+
+    def node(op_type: str, inputs: list[str], stem: str, **kwargs) -> str:
+        out = name(stem)
+        container.add_node(
+            op_type, inputs, out, name=scope.get_unique_operator_name(op_type), **kwargs
+        )
+        return out
+
+    raw = name("svm_scores")
+    container.add_node(
+        "SVMClassifier",
+        operator.inputs[0].full_name,
+        [operator.outputs[0].full_name, raw],
+        op_domain="ai.onnx.ml",
+        op_version=1,
+        name=scope.get_unique_operator_name("SVMClassifier"),
+        **attrs,
+    )
+    raw = node("Cast", [raw], "svm_scores_cast", to=dtype)
+    pairs = [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)]
+    if n_classes == 2:
+        # onnxruntime writes the pair's value v (LIBSVM's: positive for
+        # classes_[0]) as the columns [−v, v]; the scores are [v, −v], i.e.
+        # [−d, d] with d = SVC.decision_function, positive for classes_[1].
+        value = node(
+            "Slice",
+            [
+                raw,
+                _int_const(container, scope, [1]),
+                _int_const(container, scope, [2]),
+                _int_const(container, scope, [1]),
+            ],
+            "pair_value",
+        )
+        scores = node("Concat", [value, node("Neg", [value], "neg")], "scores", axis=1)
+    else:
+        # Votes plus squashed confidences, as SVC.decision_function ('ovr').
+        win = np.zeros((len(pairs), n_classes))
+        lose = np.zeros((len(pairs), n_classes))
+        for k, (a, b) in enumerate(pairs):
+            win[k, a] = 1.0
+            lose[k, b] = 1.0
+        positive = node(
+            "Cast", [node("Greater", [raw, const("zero", 0.0)], "wins")], "wins_f", to=dtype
+        )
+        negative = node("Sub", [const("one", 1.0), positive], "losses")
+        votes = node(
+            "Add",
+            [
+                node("MatMul", [positive, const("win", win)], "votes_a"),
+                node("MatMul", [negative, const("lose", lose)], "votes_b"),
+            ],
+            "votes",
+        )
+        conf = node("MatMul", [raw, const("sign", win - lose)], "confidence")
+        squash = node(
+            "Div",
+            [
+                conf,
+                node(
+                    "Mul",
+                    [
+                        const("three", 3.0),
+                        node("Add", [node("Abs", [conf], "abs"), const("one_b", 1.0)], "abs1"),
+                    ],
+                    "denominator",
+                ),
+            ],
+            "squashed",
+        )
+        scores = node("Add", [votes, squash], "scores")
+    container.add_node(
+        "Identity",
+        [scores],
+        [operator.outputs[1].full_name],
+        name=scope.get_unique_operator_name("Identity"),
+    )
+
+
+def _int_const(container, scope, values) -> str:
+    from skl2onnx.proto import onnx_proto
+
+    var = scope.get_unique_variable_name("index")
+    container.add_initializer(var, onnx_proto.TensorProto.INT64, [len(values)], list(values))
+    return var
+
+
+def register() -> None:
+    """Register the ``SVC`` converter with ``skl2onnx``.
+
+    After this call ``skl2onnx.to_onnx`` and ``skl2onnx.convert_sklearn``
+    convert :class:`localsvm.SVC` (alone or inside a scikit-learn
+    pipeline). :func:`to_onnx` calls it; calling it again does nothing.
+
+    Raises
+    ------
+    ImportError
+        If ``skl2onnx`` is not installed.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> _ = pytest.importorskip("skl2onnx")
+    >>> from localsvm.onnx import register
+    >>> register()
+    """
+    global _registered
+    if _registered:
+        return
+    skl2onnx = _import_skl2onnx()
+    from .svc import SVC
+
+    skl2onnx.update_registered_converter(
+        SVC,
+        _ALIAS,
+        _shape_calculator,
+        _converter,
+        options={"zipmap": [True, False, "columns"], "nocl": [True, False]},
+    )
+    _registered = True
+
+
+def to_onnx(model, X_sample=None, *, n_features=None, double=False, target_opset=None):
+    """Convert a fitted ``SVC`` to an ONNX model.
+
+    Parameters
+    ----------
+    model : SVC
+        A fitted :class:`localsvm.SVC`: two classes or ``multiclass='ovo'``,
+        kernel 'linear', 'poly', 'rbf' or 'sigmoid', integer or string
+        class labels (whole-number float labels are output as int64).
+    X_sample : array-like of shape (n_samples, n_features), default=None
+        Example input; only its number of columns is used. None: the
+        model's ``n_features_in_``.
+    n_features : int, default=None
+        Number of input columns, instead of ``X_sample``.
+    double : bool, default=False
+        Take float64 input (the operator's parameters stay float32);
+        float32 otherwise.
+    target_opset : int or dict, default=None
+        Passed to ``skl2onnx.to_onnx`` (None: its default).
+
+    Returns
+    -------
+    onnx.ModelProto
+        The model, with input ``X`` and outputs ``label`` and
+        ``probabilities`` (decision scores, one column per class).
+
+    Raises
+    ------
+    ImportError
+        If ``skl2onnx`` is not installed.
+    TypeError
+        If ``model`` is not a :class:`localsvm.SVC`.
+    ValueError
+        If the model cannot be expressed (precomputed kernel, one-vs-rest
+        with more than two classes, other class labels), or ``X_sample``
+        does not have the model's number of features.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> _ = pytest.importorskip("skl2onnx")
+    >>> from localsvm import SVC
+    >>> from localsvm.datasets import load_iris
+    >>> from localsvm.onnx import to_onnx
+    >>> d = load_iris()
+    >>> onx = to_onnx(SVC().fit(d.X, d.y))
+    >>> [o.name for o in onx.graph.output]
+    ['label', 'probabilities']
+    """
+    skl2onnx = _import_skl2onnx()
+    from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType
+
+    libsvm_layout(model)  # refuses what ONNX-ML's operator cannot hold, clearly
+    width = int(model.n_features_in_)
+    if X_sample is not None:
+        X_sample = np.asarray(X_sample)
+        if X_sample.ndim != 2:
+            raise ValueError(f"X_sample must be 2-D, got shape {X_sample.shape}")
+        n_features = X_sample.shape[1]
+    if n_features is not None and n_features != width:
+        raise ValueError(f"the input has {n_features} features but the model takes {width}")
+    register()
+    tensor = DoubleTensorType if double else FloatTensorType
+    return skl2onnx.to_onnx(
+        model,
+        initial_types=[("X", tensor([None, width]))],
+        options={id(model): {"zipmap": False}},
+        target_opset=target_opset,
+    )

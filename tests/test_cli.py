@@ -1,0 +1,184 @@
+"""``localsvm train`` / ``localsvm predict``: LIBSVM's command lines on
+localsvm's estimators; every error is one line on stderr and status 1."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+import localsvm
+from localsvm import SVC, load_libsvm_model
+from localsvm.__main__ import main
+from localsvm.cli import PICKLE_MAGIC
+
+
+def _data(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 3 == 0, 1, -1)
+    X = rng.normal(size=(n, 5)) + 1.2 * y[:, None] * np.array([1.0, 0.5, 0.0, 0.0, 0.0])
+    X[:, 4] = 0.0  # a feature that is zero everywhere: absent from the file
+    return X, y
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    X, y = _data(120, 0)
+    Xt, yt = _data(60, 1)
+    dump_svmlight_file(X, y, str(tmp_path / "train.svm"), zero_based=False)
+    dump_svmlight_file(Xt, yt, str(tmp_path / "test.svm"), zero_based=False)
+    return tmp_path, (X, y), (Xt, yt)
+
+
+def _run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_train_predict_round_trip(files, capsys):
+    tmp, (X, y), (Xt, yt) = files
+    status, out, err = _run(capsys, "train", "-c", "4", "-g", "0.3", "train.svm")
+    assert status == 0, err
+    assert "model written to train.svm.model (libsvm)" in out
+    model = load_libsvm_model(tmp / "train.svm.model", n_features=5)
+    reference = SVC(C=4, gamma=0.3, cache_size=100).fit(X[:, :4], y)
+    np.testing.assert_array_equal(model.predict(Xt), reference.predict(Xt[:, :4]))
+
+    status, out, err = _run(capsys, "predict", "test.svm", "train.svm.model", "pred.txt")
+    assert status == 0, err
+    status, out_fast, err = _run(
+        capsys, "predict", "--precision", "auto", "test.svm", "train.svm.model", "fast.txt"
+    )
+    assert status == 0, err
+    assert out_fast.startswith("Accuracy = ")
+    lines = (tmp / "pred.txt").read_text().splitlines()
+    expected = reference.predict(Xt[:, :4])
+    assert lines == [str(int(v)) for v in expected]
+    correct = int(np.sum(expected == yt))
+    acc = 100 * correct / yt.shape[0]
+    assert out.strip() == f"Accuracy = {acc:g}% ({correct}/{yt.shape[0]}) (classification)"
+
+
+def test_svm_train_options_reach_the_estimator(files, capsys):
+    tmp, (X, y), (Xt, _) = files
+    argv = ["-t", "1", "-d", "2", "-g", "0.5", "-r", "1", "-c", "3", "-e", "0.01", "-m", "50"]
+    argv += ["-h", "0", "-w1", "2", "-q", "train.svm", "m.model"]
+    status, out, err = _run(capsys, "train", *argv)
+    assert (status, out, err) == (0, "", "")
+    text = (tmp / "m.model").read_text()
+    assert "kernel_type polynomial" in text and "degree 2" in text and "coef0 1.0" in text
+    reference = SVC(
+        kernel="poly",
+        degree=2,
+        gamma=0.5,
+        coef0=1.0,
+        C=3,
+        tol=0.01,
+        shrinking=False,
+        class_weight={1: 2.0},
+    ).fit(X[:, :4], y)
+    model = load_libsvm_model(tmp / "m.model")
+    np.testing.assert_array_equal(model.predict(Xt[:, :4]), reference.predict(Xt[:, :4]))
+
+
+def test_default_gamma_is_libsvms(files, capsys):
+    tmp, _, _ = files
+    assert _run(capsys, "train", "-q", "train.svm")[0] == 0
+    # 1 / num_features, with the four features the file holds.
+    assert "gamma 0.25\n" in (tmp / "train.svm.model").read_text()
+
+
+def test_cross_validation_prints_accuracy_and_writes_no_model(files, capsys):
+    tmp, _, _ = files
+    status, out, err = _run(capsys, "train", "-v", "5", "train.svm")
+    assert status == 0, err
+    assert out.startswith("Cross Validation Accuracy = ")
+    acc = float(out.split("=")[1].strip().rstrip("%"))
+    assert 50 < acc <= 100
+    assert not (tmp / "train.svm.model").exists()
+
+
+def test_csv_and_another_estimator_pickled(files, capsys):
+    tmp, (X, y), (Xt, _) = files
+    rows = np.column_stack([y, X])
+    np.savetxt(tmp / "train.csv", rows, delimiter=",", header="y,a,b,c,d,e", comments="")
+    np.savetxt(tmp / "test.csv", Xt, delimiter=",")  # no label column
+    status, out, err = _run(
+        capsys, "train", "--model", "lsvm", "--label-column", "0", "train.csv", "l.model"
+    )
+    assert status == 0, err
+    assert "(pickle)" in out
+    raw = (tmp / "l.model").read_bytes()
+    assert raw.startswith(PICKLE_MAGIC + f" {localsvm.__version__} LocalSVC\n".encode())
+    model = pickle.loads(raw.split(b"\n", 1)[1])
+    status, out, err = _run(capsys, "predict", "test.csv", "l.model", "p.txt")
+    assert status == 0, err
+    assert out == ""  # no labels, no accuracy
+    got = [int(v) for v in (tmp / "p.txt").read_text().split()]
+    assert got == model.predict(Xt).tolist()
+
+
+def _one_error(capsys, *argv) -> str:
+    status, _, err = _run(capsys, *argv)
+    assert status == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_error_paths(files, capsys):
+    tmp, _, _ = files
+    (tmp / "bad.svm").write_text("1 1:0.5 2:1\n-1 1:x\n")
+    (tmp / "one.svm").write_text("1 1:0.5\n1 1:0.7\n")
+    (tmp / "bad.csv").write_text("1,2,0\n1,oops,1\n")
+    (tmp / "garbage.model").write_text("hello world\n")
+    old = PICKLE_MAGIC + b" 0.0.1 LocalSVC\n" + pickle.dumps(object())
+    (tmp / "old.model").write_bytes(old)
+    assert _run(capsys, "train", "-q", "train.svm", "ok.model")[0] == 0
+    cases = [
+        (("train", "missing.svm"), "can't open data file missing.svm"),
+        (("train", "bad.svm"), "bad.svm: not a LIBSVM/svmlight data file"),
+        (("train", "one.svm"), "one class"),
+        (("train", "bad.csv"), "bad.csv, line 2, column 2: not a number: 'oops'"),
+        (("train", "-z", "1", "train.svm"), "unknown option -z"),
+        (("train", "-c"), "option -c needs a value"),
+        (("train", "-c", "abc", "train.svm"), "option -c takes a number, got 'abc'"),
+        (("train", "-c", "-1", "train.svm"), "'C' parameter"),
+        (("train", "-t", "4", "train.svm"), "-t must be 0, 1, 2 or 3"),
+        (("train", "-s", "3", "train.svm"), "only svm_type 0"),
+        (("train", "-v", "1", "train.svm"), "must be at least 2"),
+        (("train", "-w7", "2", "train.svm"), "-w7: no class '7'"),
+        (("train", "--model", "flsa", "-c", "2", "train.svm"), "-c does not apply"),
+        (("train", "--model", "nope", "train.svm"), "--model must be one of"),
+        (("train", "--max-dense-mb", "0.001", "train.svm"), "above the limit"),
+        (("train", "a", "b", "c"), "expected data_file [model_file]"),
+        (("predict", "test.svm", "missing.model", "o"), "can't open model file missing.model"),
+        (("predict", "test.svm", "garbage.model", "o"), "line 1: unknown header key 'hello'"),
+        (("predict", "test.svm", "train.svm", "o"), "not a model file localsvm can read"),
+        (("predict", "test.svm", "old.model", "o"), "written by localsvm 0.0.1"),
+        (("predict", "missing.svm", "ok.model", "o"), "can't open data file"),
+        (("predict", "-x", "test.svm", "ok.model", "o"), "unknown option -x"),
+        (("predict", "test.svm", "ok.model"), "expected data_file model_file output_file"),
+        (("predict", "--precision", "half", "test.svm", "ok.model", "o"), "--precision must be"),
+        (("predict", "test.svm", "ok.model", "nodir/o"), "can't write output file"),
+    ]
+    for argv, message in cases:
+        line = _one_error(capsys, *argv)
+        assert line.startswith(f"localsvm {argv[0]}: error: "), line
+        assert message in line, (argv, line)
+
+
+def test_usage_and_version(capsys):
+    assert main(["train", "--help"]) == 0
+    assert "-wi weight" in capsys.readouterr().out
+    assert main(["predict"]) == 1
+    assert "output_file" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"localsvm {localsvm.__version__}"

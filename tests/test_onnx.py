@@ -1,0 +1,86 @@
+"""ONNX export of SVC: onnxruntime predicts what localsvm predicts."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from localsvm import SVC
+from localsvm.datasets import load_a9a, load_iris
+
+skl2onnx = pytest.importorskip("skl2onnx", reason="skl2onnx is not installed (extra 'onnx')")
+ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (extra 'onnx')")
+
+from localsvm.onnx import register, to_onnx  # noqa: E402
+
+
+@functools.cache
+def _split(name: str):
+    if name == "iris":
+        d = load_iris()
+        perm = np.random.default_rng(1).permutation(d.y.shape[0])
+        X, y = d.X[perm], d.y[perm]
+        return X[:90], y[:90], X[90:]
+    d = load_a9a()
+    # float labels -1.0/+1.0, as load_svmlight_file gives them
+    return d.X_train[:300], d.y_train[:300].astype(np.float64), d.X_test[:400]
+
+
+def _session(onx):
+    return ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def _scores(clf, X):
+    dec = clf.decision_function(X)
+    return np.column_stack([-dec, dec]) if dec.ndim == 1 else dec
+
+
+@pytest.mark.parametrize("data", ["a9a", "iris"])
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
+def test_onnxruntime_predicts_as_localsvm(data, kernel):
+    X, y, X_test = _split(data)
+    clf = SVC(kernel=kernel, C=2.0, gamma=0.1, coef0=0.5, degree=2).fit(X, y)
+    label, scores = _session(to_onnx(clf, X[:2])).run(None, {"X": X_test.astype(np.float32)})
+    expected = clf.predict(X_test)
+    dec = _scores(clf, X_test)
+    # float32 parameters: only samples on the boundary (to 1e-5) may differ.
+    sure = np.abs(clf.decision_function(X_test)).reshape(X_test.shape[0], -1).min(axis=1) > 1e-5
+    assert sure.mean() > 0.95
+    np.testing.assert_array_equal(label[sure], expected[sure])
+    np.testing.assert_allclose(scores, dec, rtol=1e-4, atol=1e-4)
+
+
+def test_double_input_and_string_labels():
+    X, y, X_test = _split("iris")
+    names = np.array(["setosa", "versicolor", "virginica"])[y.astype(int)]
+    clf = SVC(kernel="rbf", gamma=0.5).fit(X, names)
+    label, _ = _session(to_onnx(clf, double=True)).run(None, {"X": X_test})
+    np.testing.assert_array_equal(label, clf.predict(X_test))
+
+
+def test_skl2onnx_converts_pipelines_after_register():
+    from skl2onnx.common.data_types import FloatTensorType
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    register()
+    X, y, X_test = _split("iris")
+    pipe = make_pipeline(StandardScaler(), SVC(C=5.0)).fit(X, y)
+    onx = skl2onnx.to_onnx(pipe, initial_types=[("X", FloatTensorType([None, X.shape[1]]))])
+    label, probabilities = _session(onx).run(None, {"X": X_test.astype(np.float32)})
+    np.testing.assert_array_equal(label, pipe.predict(X_test))
+    assert set(probabilities[0]) == {0, 1, 2}  # ZipMap: one score per class
+
+
+def test_refusals():
+    X, y, _ = _split("iris")
+    with pytest.raises(ValueError, match="one-vs-one"):
+        to_onnx(SVC(multiclass="ovr").fit(X, y))
+    with pytest.raises(ValueError, match="precomputed"):
+        to_onnx(SVC(kernel="precomputed").fit(X @ X.T, y))
+    with pytest.raises(ValueError, match="the input has 3 features but the model takes 4"):
+        to_onnx(SVC().fit(X, y), X[:, :3])
+    with pytest.raises(TypeError, match=r"localsvm\.SVC"):
+        to_onnx(object())
