@@ -1,6 +1,7 @@
 """scikit-learn's conformance checks on every localsvm estimator."""
 
 import pytest
+from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from localsvm import (
@@ -54,6 +55,8 @@ def expected_failures(estimator):
         SVC(kernel="linear"),
         SVC(multiclass="ovr"),
         SVC(kernel="precomputed"),
+        SVC(probability=True, random_state=0),
+        SVC(kernel=rbf_kernel),
         LocalSVC(),
         LocalSVC(similarity="knn", k=5),
         LocalSVC(warm_start=False, kernel="rbf"),
@@ -76,5 +79,7 @@ def expected_failures(estimator):
 # The checks' toy data have fewer independent kernel columns than the FLSA
 # estimators' n_support; the warning that says so is expected there.
 @pytest.mark.filterwarnings("ignore::localsvm.FLSARankWarning")
+# An explicit probability is deprecated, as in scikit-learn, and says so.
+@pytest.mark.filterwarnings("ignore:The `probability` parameter:FutureWarning")
 def test_sklearn_compatible(estimator, check):
     check(estimator)

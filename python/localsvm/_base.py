@@ -72,7 +72,9 @@ class BaseKernelClassifier(ClassifierMixin, BaseEstimator):
     """Shared constraints, tags and prologues of the kernel classifiers."""
 
     _parameter_constraints: ClassVar[dict] = {
-        "kernel": [StrOptions(set(KERNELS))],
+        # A callable passes the constraints so that fit can say that only
+        # SVC takes one (_check_kernel_callable).
+        "kernel": [StrOptions(set(KERNELS)), callable],
         "degree": [Interval(Integral, 0, None, closed="left")],
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
         "coef0": [Interval(Real, None, None, closed="neither")],
@@ -84,6 +86,17 @@ class BaseKernelClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
         return tags
 
+    #: Whether the estimator accepts a callable ``kernel`` (SVC only).
+    _accepts_callable_kernel: ClassVar[bool] = False
+
+    def _check_kernel_callable(self) -> None:
+        """Refuse a callable ``kernel`` where the estimator has no use for one."""
+        if callable(self.kernel) and not self._accepts_callable_kernel:
+            raise ValueError(
+                f"{type(self).__name__} does not accept a callable kernel: callable kernels "
+                "are supported by SVC only; use one of the named kernels"
+            )
+
     @property
     def _precomputed(self) -> bool:
         return self.kernel == "precomputed"
@@ -91,6 +104,7 @@ class BaseKernelClassifier(ClassifierMixin, BaseEstimator):
     def _fit_prologue(self, X, y):
         """Validated ``X`` (C-ordered float64; square for a precomputed
         kernel) and ``y``, ``classes_`` set, and each label's index into it."""
+        self._check_kernel_callable()
         X, y = validate_training_data(self, X, y, precomputed=self._precomputed)
         y_idx = encode_classes(self, y)
         return X, y, y_idx
@@ -98,6 +112,7 @@ class BaseKernelClassifier(ClassifierMixin, BaseEstimator):
     def _resolve_kernel(self, X: np.ndarray) -> KernelSpec:
         """The kernel with ``gamma`` resolved on the training data ``X``;
         kept as :attr:`kernel_spec_`."""
+        self._check_kernel_callable()
         self._spec = make_spec(self.kernel, self.gamma, self.coef0, self.degree, X)
         return self._spec
 

@@ -11,6 +11,6 @@ A scikit-learn release that moves them breaks this module only;
 from __future__ import annotations
 
 from sklearn.base import _fit_context as fit_context
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
 
-__all__ = ["Interval", "RealNotInt", "StrOptions", "fit_context"]
+__all__ = ["Hidden", "Interval", "RealNotInt", "StrOptions", "fit_context"]

@@ -373,6 +373,7 @@ class FLSAClassifier(BaseKernelClassifier):
     # ------------------------------------------------------------------ fit
 
     def _validate_xy(self, X, y):
+        self._check_kernel_callable()
         return validate_training_data(self, X, y, precomputed=self._precomputed)
 
     def _fit_paths(self, X, y, n_terms: int, *, warn: bool = True) -> None:

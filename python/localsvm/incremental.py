@@ -837,7 +837,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
-        "kernel": [StrOptions(set(FEATURE_KERNELS))],
+        "kernel": [StrOptions(set(FEATURE_KERNELS)), callable],
         "threshold": [Interval(Real, 0.0, None, closed="neither")],
         "epsilon": [Interval(Real, 0.0, None, closed="left")],
         "max_neighbors": [Interval(Integral, 1, None, closed="left")],

@@ -195,7 +195,7 @@ class LocalSVC(BaseSVMClassifier):
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
-        "kernel": [StrOptions(set(FEATURE_KERNELS))],
+        "kernel": [StrOptions(set(FEATURE_KERNELS)), callable],
         **similarity_parameter_constraints(),
         "similarity_threshold": [Interval(Real, 0.0, 1.0, closed="left")],
         "shrinking": ["boolean"],

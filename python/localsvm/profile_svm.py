@@ -174,7 +174,7 @@ class ProfileSVC(BaseSVMClassifier):
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
-        "kernel": [StrOptions(set(FEATURE_KERNELS))],
+        "kernel": [StrOptions(set(FEATURE_KERNELS)), callable],
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "R": [Interval(Real, 0.0, None, closed="left"), None],
         "clustering": [str],

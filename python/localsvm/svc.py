@@ -7,20 +7,32 @@ Rust SMO solver by default. See :class:`SVC`.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 from typing import ClassVar
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseSVMClassifier, restore_on_interrupt
-from ._compat import Interval, StrOptions, fit_context
+from ._compat import Hidden, Interval, StrOptions, fit_context
 from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr, vote_winner
+from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import check_sample_weight
 from .backends.base import QPProblem, QPSolution
-from .kernels import decision_values
+from .kernels import KERNELS, KernelSpec, decision_values
 from .parallel import run_tasks
+
+#: The warning of an explicit ``probability`` (scikit-learn 1.9's wording).
+PROBABILITY_DEPRECATION = (
+    "The `probability` parameter is deprecated, as in scikit-learn 1.9 (which removes "
+    "it in version 1.11), and will be removed in a future version. Use "
+    "`CalibratedClassifierCV(SVC(), ensemble=False)` instead of `SVC(probability=True)`"
+)
 
 
 def _pair_problem(task, shared) -> QPProblem:
@@ -55,10 +67,16 @@ class SVC(BaseSVMClassifier):
     ----------
     C : float, default=1.0
         Regularisation; must be positive.
-    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, \
+            default='rbf'
         The kernel; 'precomputed' takes kernel values instead of features
         (the square training kernel at fit, the kernel between the samples
-        and the training samples at predict).
+        and the training samples at predict). A callable ``kernel(X, Y)``
+        returns the kernel matrix of shape ``(len(X), len(Y))``, as in
+        scikit-learn: ``fit`` calls it on the training data and solves on
+        that matrix; prediction calls it on the samples and the support
+        vectors. A result of another shape or with non-finite values raises
+        ``ValueError`` naming the callable.
     degree : int, default=3
         Degree of the 'poly' kernel.
     gamma : {'scale', 'auto'} or float, default='scale'
@@ -68,6 +86,19 @@ class SVC(BaseSVMClassifier):
         Constant term of the 'poly' and 'sigmoid' kernels.
     shrinking : bool, default=True
         Use the shrinking heuristic.
+    probability : bool, default='deprecated'
+        Deprecated as in scikit-learn 1.9: setting it (True or False) gives
+        a ``FutureWarning`` at fit; ``CalibratedClassifierCV(SVC(),
+        ensemble=False)`` is the replacement. True enables
+        :meth:`predict_proba` and :meth:`predict_log_proba` as LIBSVM
+        computes them: ``fit`` also trains every binary model on 5
+        cross-validation folds of its own data (five more solves per model,
+        folds drawn with ``random_state``), fits Platt's sigmoid to the
+        held-out decision values (Lin, Lin & Weng [4]_) and, with more than
+        two classes, couples the pairwise probabilities (Wu, Lin & Weng
+        [5]_; with ``multiclass='ovr'`` the per-class probabilities are
+        normalised to sum 1). The probabilities may disagree with
+        :meth:`predict` on a few samples.
     tol : float, default=1e-3
         Stop when the maximal KKT violation is at most ``tol``.
     cache_size : float, default=200
@@ -75,6 +106,9 @@ class SVC(BaseSVMClassifier):
     class_weight : dict or 'balanced', default=None
         Multiplies ``C`` per class; 'balanced' uses
         ``n_samples / (n_classes · bincount(y))``.
+    verbose : bool or int, default=False
+        Reserved for logging; accepted for compatibility with scikit-learn
+        and currently without effect.
     max_iter : int, default=-1
         Iteration cap per binary problem; -1 means none (beyond the solver's
         safety cap of ``max(10⁷, 100·n)`` iterations, as in LIBSVM). A
@@ -89,8 +123,9 @@ class SVC(BaseSVMClassifier):
         break ties between classes with equal votes by the confidence;
         otherwise the lowest class wins a tie.
     random_state : int, RandomState instance or None, default=None
-        Accepted for compatibility with scikit-learn: the SMO solver is
-        deterministic and draws no random numbers.
+        Draws the cross-validation folds of ``probability=True``; an int
+        makes the probabilities reproducible. Otherwise unused: the SMO
+        solver is deterministic and draws no random numbers.
     multiclass : {'ovo', 'ovr'}, default='ovo'
         'ovo': one binary SVM per pair of classes, prediction by voting
         (LIBSVM). 'ovr': one SVM per class against the rest, prediction by the
@@ -154,6 +189,10 @@ class SVC(BaseSVMClassifier):
     precision_ : {'float32', 'float64'}
         The arithmetic the binary problems were solved in ('float64' when any
         was).
+    probA_, probB_ : ndarray of shape (n_models,)
+        The sigmoid ``1 / (1 + exp(A·f + B))`` of each binary model's
+        decision value ``f`` (positive for the model's first class); only
+        with ``probability=True``.
 
     Notes
     -----
@@ -170,6 +209,12 @@ class SVC(BaseSVMClassifier):
        Journal of Machine Learning Research 6, 2005.
     .. [3] J. Ulén, "Support Vector Machines", student project report, Lund
        University (in Swedish).
+    .. [4] H.-T. Lin, C.-J. Lin and R. C. Weng, "A note on Platt's
+       probabilistic outputs for support vector machines", Machine Learning
+       68(3), 2007.
+    .. [5] T.-F. Wu, C.-J. Lin and R. C. Weng, "Probability estimates for
+       multi-class classification by pairwise coupling", Journal of Machine
+       Learning Research 5, 2004.
 
     Examples
     --------
@@ -183,7 +228,10 @@ class SVC(BaseSVMClassifier):
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
+        "kernel": [StrOptions(set(KERNELS)), callable],
         "shrinking": ["boolean"],
+        "probability": ["boolean", Hidden(StrOptions({"deprecated"}))],
+        "verbose": ["verbose"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
@@ -192,6 +240,7 @@ class SVC(BaseSVMClassifier):
         "multiclass": [StrOptions({"ovo", "ovr"})],
         "precision": [StrOptions({"auto", "float32", "float64"})],
     }
+    _accepts_callable_kernel = True
 
     def __init__(
         self,
@@ -202,9 +251,11 @@ class SVC(BaseSVMClassifier):
         gamma="scale",
         coef0=0.0,
         shrinking=True,
+        probability="deprecated",
         tol=1e-3,
         cache_size=200,
         class_weight=None,
+        verbose=False,
         max_iter=-1,
         decision_function_shape="ovr",
         break_ties=False,
@@ -220,9 +271,11 @@ class SVC(BaseSVMClassifier):
         self.gamma = gamma
         self.coef0 = coef0
         self.shrinking = shrinking
+        self.probability = probability
         self.tol = tol
         self.cache_size = cache_size
         self.class_weight = class_weight
+        self.verbose = verbose
         self.max_iter = max_iter
         self.decision_function_shape = decision_function_shape
         self.break_ties = break_ties
@@ -267,6 +320,8 @@ class SVC(BaseSVMClassifier):
         self : SVC
             The fitted estimator.
         """
+        if self.probability != "deprecated":
+            warnings.warn(PROBABILITY_DEPRECATION, FutureWarning, stacklevel=3)
         X, y, y_idx = self._fit_prologue(X, y)
         n = X.shape[0]
         n_classes = self.classes_.shape[0]
@@ -289,7 +344,13 @@ class SVC(BaseSVMClassifier):
                 "Invalid input: all samples with non-zero weight belong to one class; "
                 "at least two classes need positive weight"
             )
-        spec = self._resolve_kernel(X)
+        features = X
+        if callable(self.kernel):
+            # scikit-learn's way: the training kernel solved as precomputed.
+            X = self._callable_kernel(X, X)
+            spec = self._spec = KernelSpec("precomputed")
+        else:
+            spec = self._resolve_kernel(X)
 
         tasks = self._binary_tasks(n_classes, y_idx)
 
@@ -317,7 +378,87 @@ class SVC(BaseSVMClassifier):
         used = {getattr(s, "precision", "float64") for s in solutions}
         self.precision_ = "float32" if used == {"float32"} else "float64"
         self._store_solution(X, y_idx, n_classes, tasks, solutions)
+        if callable(self.kernel):
+            self.support_vectors_ = features[self.support_]
+            self.shape_fit_ = features.shape
+        self._probA = self._probB = None
+        if self.probability != "deprecated" and bool(self.probability):
+            shared = (X, upper, settings, backend)
+            self._probA, self._probB = self._calibrate(tasks, shared)
         return self
+
+    def _callable_kernel(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """``kernel(A, B)`` checked: a finite float64 array of shape
+        ``(len(A), len(B))``, C-ordered."""
+        name = getattr(self.kernel, "__name__", repr(self.kernel))
+        try:
+            K = np.ascontiguousarray(self.kernel(A, B), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"The kernel callable {name} must return a numeric array; "
+                f"converting its result failed: {exc}"
+            ) from exc
+        expected = (A.shape[0], B.shape[0])
+        if K.shape != expected:
+            raise ValueError(
+                f"The kernel callable {name} returned an array of shape {K.shape}; "
+                f"kernel(X, Y) must have shape (len(X), len(Y)) = {expected}"
+            )
+        if not np.all(np.isfinite(K)):
+            raise ValueError(f"The kernel callable {name} returned NaN or infinite values")
+        return K
+
+    def _calibrate(self, tasks, shared) -> tuple[np.ndarray, np.ndarray]:
+        """Platt's sigmoid of each binary model, fitted to decision values of
+        a 5-fold cross-validation on the model's rows (LIBSVM's procedure)."""
+        X, _, _, backend = shared
+        rng = check_random_state(self.random_state)
+        # Per model: its held-out decision values, filled fold by fold.
+        held_out = [np.zeros(rows.size) for rows, _ in tasks]
+        fold_tasks, where = [], []
+        for m, (rows, labels) in enumerate(tasks):
+            for train, test in fold_splits(rows.size, rng):
+                if test.size == 0:
+                    continue
+                n_pos = int(np.count_nonzero(labels[train] > 0))
+                if n_pos == 0 or n_pos == train.size:
+                    # One side only in the training folds: a constant, as LIBSVM.
+                    held_out[m][test] = 0.0 if train.size == 0 else (1.0 if n_pos else -1.0)
+                    continue
+                fold_tasks.append((rows[train], labels[train]))
+                where.append((m, rows[test], test))
+        solutions: list[QPSolution] = run_tasks(
+            _solve_pair,
+            fold_tasks,
+            n_jobs=self.n_jobs,
+            thread_safe=backend.capabilities.thread_safe,
+            shared=shared,
+        )
+        self._check_finite(solutions)
+        for (train_rows, labels), sol, (m, test_rows, test) in zip(
+            fold_tasks, solutions, where, strict=True
+        ):
+            nz = sol.alpha != 0.0
+            coef = (labels[nz] * sol.alpha[nz])[None, :]
+            if self._spec.precomputed:
+                dec = X[np.ix_(test_rows, train_rows[nz])] @ coef[0] - sol.rho
+            elif not np.any(nz):
+                dec = np.full(test_rows.size, -sol.rho)
+            else:
+                fitted = getattr(sol, "precision", "float64")
+                dec = decision_values(
+                    self._spec,
+                    X[test_rows],
+                    np.ascontiguousarray(X[train_rows[nz]]),
+                    coef,
+                    np.array([-sol.rho]),
+                    precision="float64" if fitted == "float64" else self.precision,
+                )[:, 0]
+            held_out[m][test] = dec
+        sigmoids = [
+            fit_sigmoid(dec, labels > 0) for dec, (_, labels) in zip(held_out, tasks, strict=True)
+        ]
+        return np.array([a for a, _ in sigmoids]), np.array([b for _, b in sigmoids])
 
     def _store_solution(self, X, y_idx, n_classes, tasks, solutions) -> None:
         n = X.shape[0]
@@ -377,6 +518,9 @@ class SVC(BaseSVMClassifier):
         """Decision values of every binary model, ``(n_samples, n_models)``,
         positive for the model's +1 side."""
         X = self._predict_prologue(X)
+        if callable(self.kernel):
+            K = self._callable_kernel(X, self.support_vectors_)
+            return K @ self._model_coef.T + self._model_intercept
         if self._spec.precomputed:
             return X[:, self.support_] @ self._model_coef.T + self._model_intercept
         if self._linear_w is not None:
@@ -446,6 +590,84 @@ class SVC(BaseSVMClassifier):
         else:
             idx = vote_winner(dec, n_classes)
         return self.classes_[idx]
+
+    def _check_proba(self) -> bool:
+        if self.probability == "deprecated" or not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X):
+        """Class probabilities (fitted with ``probability=True``).
+
+        Platt's sigmoid of each binary model's decision value, coupled over
+        the class pairs (see the ``probability`` parameter).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities of the classes, in the order of ``classes_``; each
+            row sums to 1.
+
+        Raises
+        ------
+        AttributeError
+            When ``probability`` is not True.
+        NotFittedError
+            When the model was fitted without ``probability=True``.
+        """
+        check_is_fitted(self)
+        if getattr(self, "_probA", None) is None:
+            raise NotFittedError(
+                "predict_proba is not available when fitted with probability=False"
+            )
+        r = sigmoid_proba(self._model_decision(X), self._probA, self._probB)
+        n_classes = self.classes_.shape[0]
+        if n_classes == 2:
+            return np.column_stack([r[:, 0], 1.0 - r[:, 0]])
+        if self.multiclass == "ovr":
+            return r / r.sum(axis=1, keepdims=True)
+        return couple_pairwise(r, n_classes)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X):
+        """Logarithms of the class probabilities of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples for
+            ``kernel='precomputed'``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Log-probabilities of the classes, in the order of ``classes_``.
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    @property
+    def probA_(self) -> np.ndarray:
+        """Slope ``A`` of each binary model's sigmoid (``probability=True``)."""
+        check_is_fitted(self)
+        if getattr(self, "_probA", None) is None:
+            raise AttributeError("probA_ is only available when fitted with probability=True")
+        return self._probA.copy()
+
+    @property
+    def probB_(self) -> np.ndarray:
+        """Offset ``B`` of each binary model's sigmoid (``probability=True``)."""
+        check_is_fitted(self)
+        if getattr(self, "_probB", None) is None:
+            raise AttributeError("probB_ is only available when fitted with probability=True")
+        return self._probB.copy()
 
     @property
     def coef_(self) -> np.ndarray:
