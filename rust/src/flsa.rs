@@ -57,9 +57,9 @@
 
 use rayon::prelude::*;
 
-use crate::error::{shape_error, value_error, Result};
+use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
 use crate::kernel::{
-    check_indices, check_kernel_values, dot, kernel_matrix, kernel_value, KernelKind, Rows,
+    check_indices, check_kernel_values, dot, kernel_matrix_or, kernel_value, KernelKind, Rows,
     TrainingData,
 };
 use crate::precision::{f64_problem, Magnitudes};
@@ -68,6 +68,13 @@ use crate::simd;
 /// Candidate columns × rows above which a pass over the candidates runs on
 /// rayon's pool.
 const PARALLEL_WORK: usize = 1 << 16;
+
+/// What avoids the `n × m` block of candidate columns when it does not fit.
+const FLSA_HINT: &str =
+    "use gram='on_the_fly' (columns computed when needed) or fewer candidates (dictionary_size)";
+
+/// What avoids a basis of `max_terms` columns of `n` values that does not fit.
+const BASIS_HINT: &str = "use a smaller max_terms";
 
 /// Where the candidate columns come from.
 #[derive(Clone, Debug)]
@@ -111,7 +118,9 @@ impl Candidates {
             (KernelKind::Precomputed, _) => {
                 let (k, n) = (data.values(), data.n());
                 check_indices(&idx, n, "candidates")?;
-                let mut block = Vec::with_capacity(n * idx.len());
+                let what = format!("the {n} × {} block of candidate columns", idx.len());
+                let len = checked_len::<f64>(n, idx.len(), &what, FLSA_HINT)?;
+                let mut block = try_with_capacity(len, &what, FLSA_HINT)?;
                 for &c in &idx {
                     block.extend((0..n).map(|t| k[t * n + c]));
                 }
@@ -131,7 +140,7 @@ impl Candidates {
     /// The columns `K(X, x_c)` for the listed rows, computed once, in parallel.
     pub fn precompute(kind: KernelKind, rows: &Rows, idx: &[usize]) -> Result<Self> {
         check_indices(idx, rows.n(), "candidates")?;
-        let data = kernel_matrix(kind, &rows.gather(idx), rows)?;
+        let data = kernel_matrix_or(kind, &rows.gather(idx)?, rows, FLSA_HINT)?;
         Ok(Candidates::Block {
             data,
             n: rows.n(),
@@ -182,9 +191,22 @@ impl Candidates {
     }
 
     /// Column `c` as an owned vector.
+    #[cfg(test)]
     fn column(&self, c: usize) -> Vec<f64> {
         let mut buf = vec![0.0; self.n()];
         self.with_column(c, &mut buf, |col| col.to_vec())
+    }
+
+    /// Column `c` as a new basis vector: a failed allocation is an error
+    /// naming `max_terms`, not an abort.
+    fn try_column(&self, c: usize) -> Result<Vec<f64>> {
+        let n = self.n();
+        let mut out = try_filled(n, 0.0, &format!("a basis column of {n} values"), BASIS_HINT)?;
+        match self {
+            Candidates::Block { data, .. } => out.copy_from_slice(&data[c * n..(c + 1) * n]),
+            Candidates::OnTheFly { .. } => self.with_column(c, &mut out, |_| ()),
+        }
+        Ok(out)
     }
 
     /// `out[c] = g(c, column c)` for every `c` with `live[c]`, in parallel
@@ -360,7 +382,7 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
         value_error!("tol must be in (0, 1), got {}", opts.tol);
     }
     if opts.selection == Selection::InOrder {
-        return Ok(forward_in_order(cand, y, opts));
+        return forward_in_order(cand, y, opts);
     }
     let tol2 = opts.tol * opts.tol;
 
@@ -410,7 +432,7 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
             break Stop::Exhausted;
         };
         // Its exact residue.
-        let mut q = cand.column(c);
+        let mut q = cand.try_column(c)?;
         let norm2 = state[c][0];
         let coef = orthogonalise(&basis, &mut q);
         let sq = dot(&q, &q);
@@ -569,16 +591,20 @@ fn column_sq_norms(c: &[f64], n: usize) -> Vec<f64> {
 /// never holds more columns than are still needed, so no column past the
 /// last selected one is computed. The arithmetic is that of column-by-column
 /// classical Gram–Schmidt, regrouped.
-fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> FlsaPath {
+fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<FlsaPath> {
     let n = cand.n();
     let m = cand.m();
     let tol2 = opts.tol * opts.tol;
     let cap = opts.max_terms.min(m) + 1;
     let sqrt_n = (n as f64).sqrt();
-    let mut q = Vec::with_capacity(cap * n);
+    // The basis column-major and row-major: 2 · 8 · n · (max_terms + 1)
+    // bytes, reserved up front.
+    let what = format!("the basis of {cap} columns of {n} values");
+    let len = checked_len::<f64>(cap, 2 * n, &what, BASIS_HINT)? / 2;
+    let mut q = try_with_capacity(len, &what, BASIS_HINT)?;
     q.extend(std::iter::repeat_n(1.0 / sqrt_n, n));
     // The same basis row-major, `cap` columns reserved per row.
-    let mut q_rows = vec![0.0; n * cap];
+    let mut q_rows = try_filled(len, 0.0, &what, BASIS_HINT)?;
     q_rows
         .iter_mut()
         .step_by(cap)
@@ -683,7 +709,7 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> FlsaPat
         }
         next += nb;
     };
-    assemble(selected, r_cols, z, residual_sq, n_pruned, stop)
+    Ok(assemble(selected, r_cols, z, residual_sq, n_pruned, stop))
 }
 
 fn assemble(
@@ -715,6 +741,7 @@ fn assemble(
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
+    use crate::kernel::kernel_matrix;
 
     fn toy(n: usize, d: usize) -> (Rows, Vec<f64>) {
         let data: Vec<f64> = (0..n * d)

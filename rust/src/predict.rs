@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{shape_error, Result};
+use crate::error::{checked_len, shape_error, try_filled, Result};
 use crate::kernel::{fill_one_impl, kernel_value, KernelKind, Panel, Query, Rows};
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
 use crate::simd;
@@ -64,7 +64,9 @@ pub fn decision_values_with(
         );
     }
     let m = test.n();
-    let mut out = vec![0.0; m * k];
+    let what = format!("the {m} × {k} matrix of decision values");
+    let hint = "predict fewer rows at once";
+    let mut out = try_filled(checked_len::<f64>(m, k, &what, hint)?, 0.0, &what, hint)?;
     let mags = Magnitudes::of_rows(test).join(Magnitudes::of_rows(sv));
     let mut path = resolve(precision, kind, mags, None)?;
     let coef_max = coef.iter().fold(0.0f64, |a, c| a.max(c.abs()));

@@ -233,7 +233,8 @@ impl DualProblem {
         let source = if whole {
             self.source
         } else {
-            self.source.subset(&set)
+            self.source
+                .subset(&set, "optimise fewer variables at once (active)")?
         };
         let m = set.len();
         let max_iter = opts

@@ -1,17 +1,18 @@
 //! PyO3 bindings: the only module that sees Python. Arrays are borrowed from
 //! numpy, copied once into the solver's own row-major buffers, and the work
-//! runs with the GIL released. Input errors become `ValueError`; a panic (a
-//! bug) becomes `RuntimeError` instead of aborting the interpreter.
+//! runs with the GIL released. Input errors become `ValueError`, a failed
+//! input-sized allocation `MemoryError`; a panic (a bug) becomes
+//! `RuntimeError` instead of aborting the interpreter.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::error::Error;
+use crate::error::{try_copy, try_with_capacity, Error};
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::kernel::{
@@ -121,7 +122,10 @@ struct IncrementalLearner {
 
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
-        PyValueError::new_err(err.to_string())
+        match err {
+            Error::Memory(msg) => PyMemoryError::new_err(msg),
+            other => PyValueError::new_err(other.to_string()),
+        }
     }
 }
 
@@ -162,12 +166,18 @@ struct Flat<'a> {
 }
 
 impl<'a> Flat<'a> {
-    fn new(view: ArrayView2<'a, f64>) -> Self {
+    fn new(view: ArrayView2<'a, f64>) -> PyResult<Self> {
         let owned = match view.as_slice() {
             Some(_) => None,
-            None => Some(view.iter().copied().collect()),
+            None => {
+                let (n, d) = view.dim();
+                let what = format!("a contiguous copy of the {n} × {d} input");
+                let mut v = try_with_capacity(view.len(), &what, "pass a C-contiguous array")?;
+                v.extend(view.iter().copied());
+                Some(v)
+            }
         };
-        Flat { view, owned }
+        Ok(Flat { view, owned })
     }
 
     fn as_slice(&self) -> &[f64] {
@@ -179,7 +189,12 @@ impl<'a> Flat<'a> {
 
     fn rows(&self) -> crate::Result<Rows> {
         let (n, d) = self.view.dim();
-        Rows::new(self.as_slice().to_vec(), n, d)
+        let what = format!("a copy of the {n} × {d} input");
+        Rows::new(
+            try_copy(self.as_slice(), &what, "pass fewer rows at once")?,
+            n,
+            d,
+        )
     }
 
     /// The array as a solver's training data for `kind`.
@@ -264,7 +279,7 @@ fn solve_qp<'py>(
         shrinking,
         cache_bytes: cache_bytes(cache_size)?,
     };
-    let x = Flat::new(x.as_array());
+    let x = Flat::new(x.as_array())?;
     let x = &x;
     let rows = rows.map(|r| indices(r, "rows")).transpose()?;
     let active = active.map(|a| indices(a, "active")).transpose()?;
@@ -328,7 +343,7 @@ fn kernel_matrix<'py>(
     let kind = kind(kernel, gamma, coef0, degree)?;
     let (a, b) = (a.as_array(), b.as_array());
     let (na, nb) = (a.dim().0, b.dim().0);
-    let (a, b) = (Flat::new(a), Flat::new(b));
+    let (a, b) = (Flat::new(a)?, Flat::new(b)?);
     let (a, b) = (&a, &b);
     let data = detached(py, move || kernel_matrix_rs(kind, &a.rows()?, &b.rows()?))?;
     into_matrix(py, data, na, nb)
@@ -367,7 +382,7 @@ fn decision_values<'py>(
     let coef: Vec<f64> = coef.iter().copied().collect();
     let intercept = vec1(intercept.as_array());
     let (m, k) = (x.dim().0, intercept.len());
-    let (x, sv) = (Flat::new(x), Flat::new(sv));
+    let (x, sv) = (Flat::new(x)?, Flat::new(sv)?);
     let (x, sv) = (&x, &sv);
     let data = detached(py, move || {
         let (x, sv) = (x.rows()?, sv.rows()?);
@@ -381,10 +396,10 @@ fn decision_values<'py>(
 #[pyo3(signature = (
     x, y, sigma, cross, *, c, kernel = "linear", gamma = 1.0, coef0 = 0.0, degree = 3,
     threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true,
-    precision = "auto"
+    precision = "auto", cache_size = 200.0
 ), text_signature = "(x, y, sigma, cross, *, c, kernel='linear', gamma=1.0, coef0=0.0, \
     degree=3, threshold=1e-06, tol=0.001, max_iter=-1, shrinking=True, warm_start=True, \
-    precision='auto')")]
+    precision='auto', cache_size=200.0)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_local<'py>(
     py: Python<'py>,
@@ -403,6 +418,7 @@ fn solve_local<'py>(
     shrinking: bool,
     warm_start: bool,
     precision: &str,
+    cache_size: f64,
 ) -> PyResult<LocalResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
     let opts = LocalOptions {
@@ -413,6 +429,7 @@ fn solve_local<'py>(
         shrinking,
         warm_start,
         precision: Precision::from_name(precision)?,
+        cache_bytes: cache_bytes(cache_size)?,
     };
     let n = x.as_array().dim().0;
     let (sigma, cross) = (sigma.as_array(), cross.as_array());
@@ -424,7 +441,11 @@ fn solve_local<'py>(
         )));
     }
     let y = vec1(y.as_array());
-    let (x, sigma, cross) = (Flat::new(x.as_array()), Flat::new(sigma), Flat::new(cross));
+    let (x, sigma, cross) = (
+        Flat::new(x.as_array())?,
+        Flat::new(sigma)?,
+        Flat::new(cross)?,
+    );
     let (x, sigma, cross) = (&x, &sigma, &cross);
     let res = detached(py, move || {
         // The Gram matrix is read where numpy holds it; features are copied
@@ -479,7 +500,7 @@ fn flsa_path<'py>(
     };
     let idx = indices(candidates, "candidates")?;
     let y = vec1(y.as_array());
-    let x = Flat::new(x.as_array());
+    let x = Flat::new(x.as_array())?;
     let x = &x;
     let (path, idx) = detached(py, move || {
         let cand = Candidates::new(&x.data(kind)?, idx.clone(), gram)?;
@@ -577,7 +598,7 @@ impl IncrementalLearner {
                 self.inner.d()
             )));
         }
-        let x = Flat::new(x.as_array());
+        let x = Flat::new(x.as_array())?;
         let (x, y, cls, seen) = (&x, vec1(y.as_array()), cls.as_array(), seen.as_array());
         let cls: Vec<i64> = cls.iter().copied().collect();
         let seen: Vec<i64> = seen.iter().copied().collect();
@@ -632,7 +653,7 @@ impl IncrementalLearner {
                 self.inner.d()
             )));
         }
-        let x = Flat::new(x.as_array());
+        let x = Flat::new(x.as_array())?;
         let (x, inner) = (&x, &self.inner);
         let f = detached(py, move || inner.decision(x.as_slice()))?;
         Ok(f.into_pyarray(py))
