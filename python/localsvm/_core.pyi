@@ -1,4 +1,9 @@
-"""Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs)."""
+"""Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs).
+
+Every function reserves its input-sized buffers before filling them: one the
+machine cannot hold raises ``MemoryError`` naming the object, its size and
+the parameter that avoids it, instead of aborting the interpreter.
+"""
 
 from typing import Any, final
 
@@ -169,6 +174,7 @@ def solve_local(
     shrinking: bool = True,
     warm_start: bool = True,
     precision: str = "auto",
+    cache_size: float = 200.0,
 ) -> LocalResult:
     """One localized SVM per query, in the order given.
 
@@ -184,7 +190,10 @@ def solve_local(
     3 none; the decision is then +1, −1 or 0), ``n_iter``, ``n_active``,
     ``n_support`` and ``converged``, one entry per query. Runs without the GIL.
     ``precision`` picks the kernel path of every local problem, decided once
-    on the whole training kernel as in :func:`solve_qp`.
+    on the whole training kernel as in :func:`solve_qp`; ``cache_size`` (MB)
+    bounds each problem's kernel cache, and so the call's, since the problems
+    are solved one after another. An input-sized allocation that fails
+    raises ``MemoryError``.
     """
 
 @final
