@@ -122,6 +122,13 @@ class LocalSVC(BaseSVMClassifier):
     chunk_size : int or None, default=None
         Test examples per parallel task (None: enough chunks for every
         worker, at least 16 examples each).
+    cache_size : float, default=200
+        Megabytes of kernel columns cached by all the local problems solved
+        at once, together: each of the chunks solved concurrently gets
+        ``cache_size / min(n_jobs, chunks)`` (at least two kernel columns of
+        its problem). A local problem whose Hessian fits its share has every
+        kernel column computed once; a larger one recomputes columns. See
+        Notes for the peak memory of prediction.
     n_jobs : int or None, default=None
         Chunks solved at once (threads); None or -1: all CPUs.
 
@@ -144,6 +151,15 @@ class LocalSVC(BaseSVMClassifier):
 
     Notes
     -----
+    Memory: with ``n`` training examples of ``d`` features and ``P`` chunks
+    solved at once, prediction needs about ``cache_size`` + 96 MiB (the
+    similarity and kernel values of a block of test examples) +
+    ``(1 + 2.5·P)·8·n·d`` bytes (the training data, and per chunk its copy in
+    the solver and the rows of a neighbourhood) + ``O(P·n)``. When the
+    training kernel matrix is kept (``use_gram_``, at most 128 MiB), add it
+    and, per chunk, the block of it that a neighbourhood gathers (at most the
+    same size).
+
     A test example whose neighbourhood (``σ ≥ similarity_threshold``) holds
     one class only is given that class; one with no neighbour at all falls
     back to the σ-weighted vote of every training example (the weighted
@@ -180,6 +196,7 @@ class LocalSVC(BaseSVMClassifier):
         "shrinking": ["boolean"],
         "warm_start": ["boolean"],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(
@@ -201,6 +218,7 @@ class LocalSVC(BaseSVMClassifier):
         warm_start=True,
         backend="auto",
         chunk_size=None,
+        cache_size=200,
         n_jobs=None,
     ):
         self.C = C
@@ -219,6 +237,7 @@ class LocalSVC(BaseSVMClassifier):
         self.warm_start = warm_start
         self.backend = backend
         self.chunk_size = chunk_size
+        self.cache_size = cache_size
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fit
@@ -331,15 +350,17 @@ class LocalSVC(BaseSVMClassifier):
                 out.sigma_sum[start : start + Xb.shape[0], c] = sigma_t[:, self.y_fit_ == c].sum(1)
             order = np.argsort(Xb @ self._direction, kind="stable")
             tasks = [(p, chunk) for p in range(n_pairs) for chunk in self._chunks(order)]
+            thread_safe = backend.capabilities.thread_safe
+            # The cache budget is shared by the chunks solved at once.
+            at_once = min(len(tasks), effective_n_jobs(self.n_jobs)) if thread_safe else 1
+            cache = float(self.cache_size) / max(1, at_once)
 
-            def solve(task, sigma_t=sigma_t, cross=cross):
+            def solve(task, sigma_t=sigma_t, cross=cross, cache=cache):
                 p, chunk = task
                 pair = self._pairs[p]
-                return self._solve_chunk(backend, pair, sigma_t[chunk], cross[chunk])
+                return self._solve_chunk(backend, pair, sigma_t[chunk], cross[chunk], cache)
 
-            results = run_tasks(
-                solve, tasks, n_jobs=self.n_jobs, thread_safe=backend.capabilities.thread_safe
-            )
+            results = run_tasks(solve, tasks, n_jobs=self.n_jobs, thread_safe=thread_safe)
             for (p, chunk), res in zip(tasks, results, strict=True):
                 rows = start + chunk
                 for key in ("decision", "status", "n_iter", "n_active", "n_support", "converged"):
@@ -351,9 +372,12 @@ class LocalSVC(BaseSVMClassifier):
         )
         return out
 
-    def _solve_chunk(self, backend, pair: _Pair, sigma_t: np.ndarray, cross: np.ndarray):
+    def _solve_chunk(
+        self, backend, pair: _Pair, sigma_t: np.ndarray, cross: np.ndarray, cache_size: float
+    ):
         """Solve the local problems of one chunk of queries for one class pair
-        (a :class:`~localsvm.backends.base.LocalBatch` for the backend)."""
+        (a :class:`~localsvm.backends.base.LocalBatch` for the backend), with
+        ``cache_size`` megabytes of kernel cache."""
         if pair.rows.size == sigma_t.shape[1]:  # two classes: every row takes part
             sig, crs = sigma_t, cross
         else:
@@ -371,6 +395,7 @@ class LocalSVC(BaseSVMClassifier):
             max_iter=int(self.max_iter),
             shrinking=bool(self.shrinking),
             warm_start=bool(self.warm_start),
+            cache_size=float(cache_size),
         )
         return solve_local_batch(backend, batch)
 
