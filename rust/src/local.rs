@@ -228,6 +228,9 @@ pub fn solve_local(
             .max_iter
             .unwrap_or_else(|| 10_000_000u64.max(100 * k as u64));
         let source = base.subset(&active)?;
+        if path != Precision::Float64 {
+            source.prepare_f32()?;
+        }
         let res = match path {
             Precision::Float64 => solve_one::<f64>(source, &y_sub, &upper, &start, opts, max_iter),
             _ => solve_one::<f32>(source, &y_sub, &upper, &start, opts, max_iter),

@@ -80,7 +80,7 @@ pub fn decision_values_with(
         decision_f64(kind, test, sv, coef, intercept, &mut out);
         return Ok((out, path));
     }
-    let panel = Panel::new(sv);
+    let panel = Panel::try_new(sv)?;
     let coef32: Vec<f32> = coef.iter().map(|&c| c as f32).collect();
     let ones = vec![1.0f32; s];
     out.par_chunks_mut(ROWS_PER_TASK * k)

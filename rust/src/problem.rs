@@ -241,6 +241,9 @@ impl DualProblem {
             .max_iter
             .unwrap_or_else(|| 10_000_000u64.max(100 * m as u64));
         let path = source.precision(precision, opts.tol)?;
+        if path != Precision::Float64 {
+            source.prepare_f32()?;
+        }
         let sub = SubProblem {
             p: &p_sub,
             y: &y_sub,

@@ -114,6 +114,18 @@ impl KernelSource {
         }
     }
 
+    /// Builds the `f32` panel the `f32` fills read, if not yet built, with
+    /// its allocation checked ([`Panel::try_new`]); solvers call it before an
+    /// `f32` solve so that running out of memory is an error, not an abort.
+    pub fn prepare_f32(&self) -> Result<()> {
+        if let KernelSource::Dense { rows, panel, .. } = self {
+            if panel.get().is_none() {
+                let _ = panel.set(Panel::try_new(rows)?);
+            }
+        }
+        Ok(())
+    }
+
     /// Number of examples.
     pub fn n(&self) -> usize {
         match self {
