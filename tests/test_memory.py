@@ -78,14 +78,16 @@ CASES = {
         "IncrementalSVC().fit(X[:5000], y[:5000])",
         64 * MIB + 4 * X_BYTES,
     ),
-    # ClusterSVC's Notes: the rows [K(x, R) e] (8·n·D, D = n_columns + 1)
-    # and per class 8·(2·D² + n·D), 200 MB of backend cache, and the working
-    # set's Hessian, 8·|S|² with |S| "a little more than the class's non-zero
-    # α" (taken as 1.25 × its support vectors, read off the fitted model).
+    # ClusterSVC's Notes: the rows [K(x, R) e] (8·n·D, D = n_columns + 1),
+    # plus the kernel block they are copied from (8·n·(D − 1)); per class
+    # 16·D² for PᵀP and its factor and 8·n·D for the rows of P and of Q each;
+    # 200 MB of backend cache; and the working set's Hessian, 8·|S|² with
+    # |S| "a little more than the class's non-zero α" (taken as 1.25 × its
+    # support vectors, read off the fitted model).
     "cluster": (
         "est = ClusterSVC(n_columns=500, n_jobs=1, random_state=0).fit(X, y)\n"
         "EXTRA = 8 * (1.25 * est.n_support_.max()) ** 2",
-        8 * N * 501 + 8 * (2 * 501 * 501 + N * 501) + 200 * MIB + 2 * X_BYTES,
+        8 * N * 501 + 8 * N * 500 + 16 * 501 * 501 + 2 * 8 * N * 501 + 200 * MIB + 2 * X_BYTES,
     ),
 }
 
