@@ -69,3 +69,61 @@ def run_reproduce(name: str, *argv: str) -> tuple[str, list[dict]]:
     finally:
         mod.run = run
     return buf.getvalue(), captured[0]
+
+
+_CHILD = r"""
+import json, resource, sys
+
+limit = int(sys.argv[1])
+if limit > 0:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+out = {"error": None, "message": "", "value": None}
+scope = {}
+try:
+    exec(compile(sys.stdin.read(), "<child>", "exec"), scope)
+    out["value"] = scope.get("RESULT")
+except BaseException as err:  # reported to the parent, whatever it is
+    out["error"] = type(err).__name__
+    out["message"] = str(err)
+with open("/proc/self/status") as fh:
+    for line in fh:
+        if line.startswith("VmHWM:"):
+            out["peak_mib"] = int(line.split()[1]) / 1024
+print("CHILD-RESULT " + json.dumps(out))
+"""
+
+
+def run_in_child(code: str, *, address_limit: int = 0, timeout: float = 600) -> dict:
+    """Run ``code`` in a fresh interpreter, under ``RLIMIT_AS = address_limit``
+    bytes when positive (a smaller machine, without exhausting this one).
+
+    Returns a dict: ``returncode`` (negative: killed by that signal, e.g. an
+    abort), ``error`` and ``message`` (the exception ``code`` raised, if any),
+    ``value`` (what ``code`` left in ``RESULT``), ``peak_mib`` (the child's
+    peak resident memory, ``VmHWM``) and ``stderr``.
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import localsvm
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(localsvm.__file__).resolve().parents[1])
+    # One BLAS thread: each one reserves address space the limit would count.
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(int(address_limit))],
+        input=code,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    result = {"returncode": proc.returncode, "stderr": proc.stderr[-2000:], "error": None}
+    for line in proc.stdout.splitlines():
+        if line.startswith("CHILD-RESULT "):
+            result.update(json.loads(line[len("CHILD-RESULT ") :]))
+    return result

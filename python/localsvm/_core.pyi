@@ -1,4 +1,9 @@
-"""Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs)."""
+"""Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs).
+
+Every function reserves its input-sized buffers before filling them: one the
+machine cannot hold raises ``MemoryError`` naming the object, its size and
+the parameter that avoids it, instead of aborting the interpreter.
+"""
 
 from typing import Any, final
 
@@ -171,6 +176,7 @@ def solve_local(
     shrinking: bool = True,
     warm_start: bool = True,
     precision: str = "auto",
+    cache_size: float = 200.0,
 ) -> LocalResult:
     """One localized SVM per query, in the order given.
 
@@ -188,8 +194,11 @@ def solve_local(
     ``max_iter=-1`` caps each query's SMO at ``max(100000, 1000·k)``
     iterations for a problem of ``k`` examples (``converged`` is False where
     the cap stopped it); ``c·sigma`` beyond float64's range raises
-    ``ValueError``. ``precision`` picks the kernel path of every local problem, decided once
-    on the whole training kernel as in :func:`solve_qp`.
+    ``ValueError``. ``precision`` picks the kernel path of every local problem,
+    decided once on the whole training kernel as in :func:`solve_qp`;
+    ``cache_size`` (MB) bounds each problem's kernel cache, and so the call's,
+    since the problems are solved one after another. An input-sized
+    allocation that fails raises ``MemoryError``.
     """
 
 @final

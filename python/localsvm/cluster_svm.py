@@ -22,6 +22,7 @@ from threadpoolctl import threadpool_limits
 
 from ._base import BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, fit_context
+from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution
 from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
@@ -330,7 +331,7 @@ class ClusterSVC(BaseSVMClassifier):
     the working set's Hessian takes ``8·|S|²`` bytes, ``|S|`` a little more
     than the class's non-zero ``α``. Up to ``n_jobs`` classes are held at
     once; ``fit`` raises ``MemoryError`` before allocating when the fixed
-    part would exceed the machine's memory. With ``n_columns=None`` the
+    part would exceed half of the available memory. With ``n_columns=None`` the
     factorisations cost O(k·n³) time and ``16·n²`` bytes per class.
     Prediction costs O(n_test·D) per class. On USPS (7291 examples, 256
     features, 10 classes) with ``n_columns=1000`` a fit takes a few seconds
@@ -415,14 +416,14 @@ class ClusterSVC(BaseSVMClassifier):
         return np.sort(rng.choice(n, size=int(self.n_columns), replace=False))
 
     def _check_memory(self, n: int, dim: int, n_other: int, workers: int) -> None:
-        """Raise ``MemoryError`` when the fit would need more than this
-        machine's memory (see the Notes of :class:`ClusterSVC`)."""
+        """Raise ``MemoryError`` when the fit would need more than
+        half of the available memory (see the Notes of :class:`ClusterSVC`)."""
         # Per class: PᵀP and its factor and the rows of P and Q; the working
         # set (which grows with the number of non-zero α) is not counted.
         per_class = 8 * (2 * dim * dim + n * dim)
         need = 8 * n * dim + workers * per_class
-        limit = _memory_limit()
-        if limit is None or need <= limit:
+        limit = min(_memory_limit() or np.inf, memory_budget())
+        if need <= limit:
             return
         if self._linear_form:
             fix = "reduce the number of features, or use a kernel with n_columns"
@@ -430,8 +431,8 @@ class ClusterSVC(BaseSVMClassifier):
             fix = f"lower n_columns (now {self.n_columns}) or n_jobs"
         raise MemoryError(
             f"ClusterSVC would need about {need / 2**30:.1f} GiB ({n} examples, {dim} "
-            f"columns per hyperplane, {workers} classes at once) but this machine has "
-            f"{limit / 2**30:.1f} GiB; {fix}"
+            f"columns per hyperplane, {workers} classes at once), more than half of the "
+            f"{2 * limit / 2**30:.1f} GiB of memory available; {fix}"
         )
 
     @restore_on_interrupt

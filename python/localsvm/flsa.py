@@ -40,7 +40,13 @@ pass per fold.
 ``n = 3000``, 800 MB for ``n = 10000``). ``gram="on_the_fly"`` holds no
 kernel block and evaluates each candidate column again at each step
 (``O(n · m · d)`` kernel work per step instead of ``O(n · m)`` reads);
-``gram="auto"`` precomputes when the block fits in :data:`GRAM_AUTO_BYTES`.
+``gram="auto"`` precomputes when the block fits in :data:`GRAM_AUTO_BYTES`
+and in half of the available memory (``MemAvailable``). Every one-vs-rest
+model fitted at once holds its own block and its orthonormal basis
+(``8·n·(n_support + 1)`` bytes, twice that for 'random'); when these would
+need more than half of the available memory, ``fit`` raises ``MemoryError``
+before computing anything, naming ``gram``, ``dictionary_size``,
+``n_support`` or ``n_jobs``.
 For large ``n`` the rectangular route is a smaller dictionary
 (``dictionary_size``, greedy over ``m`` random candidates), or RFLSA, which
 never needs more than ``n · n_support`` numbers (the orthonormal basis).
@@ -64,9 +70,10 @@ from sklearn.utils.validation import check_is_fitted
 from . import _core
 from ._base import BaseKernelClassifier, restore_on_interrupt
 from ._compat import Interval, RealNotInt, StrOptions, fit_context
+from ._memory import check_memory, memory_budget
 from ._validation import encode_classes, validate_training_data
 from .kernels import kernel_matrix as _kernel_matrix
-from .parallel import run_tasks
+from .parallel import effective_n_jobs, run_tasks
 
 GRAM_AUTO_BYTES = 1 << 30
 """``gram="auto"`` holds the candidate block when it needs at most this many
@@ -275,8 +282,10 @@ class FLSAClassifier(BaseKernelClassifier):
         Greedy selection only: hold the ``n × m`` block of candidate columns
         (``8·n·m`` bytes) or evaluate them at every step (no block, ``d``
         times more work per step); 'auto' holds it up to
-        :data:`GRAM_AUTO_BYTES`. Random selection always evaluates just the
-        columns it uses.
+        :data:`GRAM_AUTO_BYTES` and half of the available memory. A block
+        (with the bases) that needs more than half of the available memory
+        raises ``MemoryError`` up front. Random selection always evaluates
+        just the columns it uses.
     random_state : int, RandomState instance or None, default=None
         Draws the dictionary (and its order for 'random').
     n_jobs : int or None, default=None
@@ -391,15 +400,41 @@ class FLSAClassifier(BaseKernelClassifier):
         else:
             candidates = np.arange(n)
         spec = self._resolve_kernel(X)
+        # Every path fitted at once holds its candidate block (8·n·m bytes
+        # with gram='precomputed') and its basis (8·n per term, twice that in
+        # the in-order pass).
+        at_once = min(1 if n_classes == 2 else n_classes, effective_n_jobs(self.n_jobs))
+        block = 8.0 * n * m
+        basis = 8.0 * n * (min(int(n_terms), m) + 1) * (2 if selection == "random" else 1)
         if selection == "random":
             gram = "on_the_fly"
         elif self.gram == "auto":
-            gram = "precomputed" if 8 * n * m <= GRAM_AUTO_BYTES else "on_the_fly"
+            fits = at_once * (block + basis) <= memory_budget()
+            gram = "precomputed" if block <= GRAM_AUTO_BYTES and fits else "on_the_fly"
         else:
             gram = self.gram
         if spec.precomputed:
             gram = "precomputed"
         self.gram_ = gram
+        if gram == "precomputed":
+            hint = (
+                "use fewer candidates (dictionary_size)"
+                if spec.precomputed
+                else "use gram='on_the_fly' (columns computed when needed) or fewer "
+                "candidates (dictionary_size)"
+            )
+            check_memory(
+                at_once * block,
+                f"the {n} × {m} block of candidate columns"
+                + (f" ({at_once} one-vs-rest models at once)" if at_once > 1 else ""),
+                hint + ("" if at_once == 1 else ", or n_jobs=1"),
+            )
+        check_memory(
+            at_once * (basis + (block if gram == "precomputed" else 0.0)),
+            f"the orthonormal basis of {min(int(n_terms), m) + 1} columns of {n} values"
+            + (" with the candidate block" if gram == "precomputed" else ""),
+            "use a smaller n_support" + ("" if at_once == 1 else " or n_jobs=1"),
+        )
         # One path per target: class 1 against class 0 for two classes, else
         # each class against the rest. The data travels once per batch.
         positives = [1] if n_classes == 2 else list(range(n_classes))

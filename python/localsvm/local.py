@@ -143,6 +143,13 @@ class LocalSVC(BaseSVMClassifier):
     chunk_size : int or None, default=None
         Test examples per parallel task (None: enough chunks for every
         worker, at least 16 examples each).
+    cache_size : float, default=200
+        Megabytes of kernel columns cached by all the local problems solved
+        at once, together: each of the chunks solved concurrently gets
+        ``cache_size / min(n_jobs, chunks)`` (at least two kernel columns of
+        its problem). A local problem whose Hessian fits its share has every
+        kernel column computed once; a larger one recomputes columns. See
+        Notes for the peak memory of prediction.
     n_jobs : int or None, default=None
         Chunks solved at once (threads); None or -1: all CPUs.
 
@@ -165,6 +172,15 @@ class LocalSVC(BaseSVMClassifier):
 
     Notes
     -----
+    Memory: with ``n`` training examples of ``d`` features and ``P`` chunks
+    solved at once, prediction needs about ``cache_size`` + 96 MiB (the
+    similarity and kernel values of a block of test examples) +
+    ``(1 + 2.5·P)·8·n·d`` bytes (the training data, and per chunk its copy in
+    the solver and the rows of a neighbourhood) + ``O(P·n)``. When the
+    training kernel matrix is kept (``use_gram_``, at most 128 MiB), add it
+    and, per chunk, the block of it that a neighbourhood gathers (at most the
+    same size).
+
     A test example whose neighbourhood (``σ ≥ similarity_threshold``) holds
     one class only is given that class; one with no neighbour at all falls
     back to the σ-weighted vote of every training example (the weighted
@@ -201,6 +217,7 @@ class LocalSVC(BaseSVMClassifier):
         "shrinking": ["boolean"],
         "warm_start": ["boolean"],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(
@@ -222,6 +239,7 @@ class LocalSVC(BaseSVMClassifier):
         warm_start=True,
         backend="auto",
         chunk_size=None,
+        cache_size=200,
         n_jobs=None,
     ):
         self.C = C
@@ -240,6 +258,7 @@ class LocalSVC(BaseSVMClassifier):
         self.warm_start = warm_start
         self.backend = backend
         self.chunk_size = chunk_size
+        self.cache_size = cache_size
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fit
@@ -353,14 +372,18 @@ class LocalSVC(BaseSVMClassifier):
                 out.sigma_sum[start : start + Xb.shape[0], c] = sigma_t[:, self.y_fit_ == c].sum(1)
             order = np.argsort(Xb @ self._direction, kind="stable")
             tasks = [(p, chunk) for p in range(n_pairs) for chunk in self._chunks(order)]
+            thread_safe = backend.capabilities.thread_safe
+            # The cache budget is shared by the chunks solved at once.
+            at_once = min(len(tasks), effective_n_jobs(self.n_jobs)) if thread_safe else 1
+            cache = float(self.cache_size) / max(1, at_once)
             # The block's σ and cross kernel travel once per batch (shared);
             # each task names a class pair and a chunk of the block's queries.
             results = run_tasks(
                 _solve_chunk,
                 tasks,
                 n_jobs=self.n_jobs,
-                thread_safe=backend.capabilities.thread_safe,
-                shared=(self._pairs, sigma_t, cross, backend, self._solver_settings()),
+                thread_safe=thread_safe,
+                shared=(self._pairs, sigma_t, cross, backend, self._solver_settings(cache)),
             )
             for (p, chunk), res in zip(tasks, results, strict=True):
                 rows = start + chunk
@@ -382,9 +405,9 @@ class LocalSVC(BaseSVMClassifier):
         )
         return out
 
-    def _solver_settings(self) -> dict:
+    def _solver_settings(self, cache_size: float) -> dict:
         """The :class:`~localsvm.backends.base.LocalBatch` fields every local
-        problem shares."""
+        problem shares, with ``cache_size`` megabytes of kernel cache per chunk."""
         return dict(
             C=float(self.C),
             threshold=float(self.similarity_threshold),
@@ -392,6 +415,7 @@ class LocalSVC(BaseSVMClassifier):
             max_iter=int(self.max_iter),
             shrinking=bool(self.shrinking),
             warm_start=bool(self.warm_start),
+            cache_size=float(cache_size),
         )
 
     def _votes(self, details: Bunch) -> np.ndarray:

@@ -22,8 +22,9 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
+from ._memory import check_memory
 from .clustering.base import check_n_clusters
-from .parallel import run_tasks
+from .parallel import effective_n_jobs, run_tasks
 from .plugins import get_clustering
 from .similarity import (
     compute_similarity,
@@ -34,6 +35,21 @@ from .similarity import (
 from .svc import SVC
 
 __all__ = ["ProfileSVC"]
+
+#: With ``n_landmarks=None`` the profiles are measured against every training
+#: example while the ``n × n`` profile matrix needs at most this many bytes
+#: (256 MiB, n ≤ 5792); above it, against ``PROFILE_AUTO_BYTES // (8·n)``
+#: landmarks drawn with ``random_state``, so the profiles stay this size.
+PROFILE_AUTO_BYTES = 256 << 20
+
+#: The clustering strategies hold a few profile-sized arrays besides the
+#: profiles (squared values, distances to the assigned centroids): the up-front
+#: memory check counts this many copies.
+PROFILE_COPIES = 4
+
+#: Test examples whose similarities to the training set are measured at once
+#: by :meth:`ProfileSVC.assign`: bounds that ``n_train × block`` matrix.
+BLOCK_BYTES = 64 << 20
 
 
 def _fit_cluster(members, shared):
@@ -101,7 +117,10 @@ class ProfileSVC(BaseSVMClassifier):
         (the paper) instead of against training examples.
     n_landmarks : int or None, default=None
         Inductive mode only: profile against this many training examples
-        drawn with ``random_state`` (None: all of them).
+        drawn with ``random_state``. None: all of them while the ``n × n``
+        profiles need at most 256 MiB (``n ≤ 5792``), else
+        ``256 MiB / (8·n)`` of them (838 for ``n = 40000``), so the profiles
+        never grow quadratically; ``references_`` holds the ones used.
     kernel : {'linear', 'poly', 'rbf', 'sigmoid'}, default='linear'
         Kernel of the per-cluster SVMs (linear, as in the paper).
     degree : int, default=3
@@ -119,6 +138,9 @@ class ProfileSVC(BaseSVMClassifier):
         A registered solver backend for the cluster SVMs.
     random_state : int, RandomState instance or None, default=None
         Seeds the clustering and the landmark draw.
+    cache_size : float, default=200
+        Megabytes of kernel cache of all the cluster SVMs trained at once,
+        together: each gets ``cache_size / min(n_jobs, n_clusters)``.
     n_jobs : int or None, default=None
         Cluster SVMs trained at once.
 
@@ -154,6 +176,16 @@ class ProfileSVC(BaseSVMClassifier):
     n_iter_ : int
         SMO iterations of all cluster SVMs together.
 
+    Notes
+    -----
+    Memory: fitting holds the ``n × L`` profiles (``L`` references) and the
+    clustering's copies of them, about ``4·8·n·L`` bytes, checked before they
+    are computed (``MemoryError`` naming ``n_landmarks``, or ``X_test`` in the
+    transductive mode, when that exceeds half of the available memory), plus
+    ``cache_size`` and the cluster SVMs' copies of their members
+    (``O(n·d)``). Prediction measures similarities to the training set for
+    64 MiB of test examples at a time.
+
     References
     ----------
     .. [1] H. Cheng, P.-N. Tan and R. Jin, "Localized Support Vector Machine
@@ -183,6 +215,7 @@ class ProfileSVC(BaseSVMClassifier):
         "transductive": ["boolean"],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(
@@ -207,6 +240,7 @@ class ProfileSVC(BaseSVMClassifier):
         max_iter=-1,
         backend="auto",
         random_state=None,
+        cache_size=200,
         n_jobs=None,
     ):
         self.C = C
@@ -228,6 +262,7 @@ class ProfileSVC(BaseSVMClassifier):
         self.max_iter = max_iter
         self.backend = backend
         self.random_state = random_state
+        self.cache_size = cache_size
         self.n_jobs = n_jobs
 
     @restore_on_interrupt
@@ -266,10 +301,23 @@ class ProfileSVC(BaseSVMClassifier):
                     "X_test is only used with transductive=True; the inductive mode "
                     "profiles against training examples"
                 )
-            if self.n_landmarks is not None and self.n_landmarks < n:
-                refs = X[np.sort(rng.choice(n, int(self.n_landmarks), replace=False))]
+            if self.n_landmarks is not None:
+                n_refs = min(int(self.n_landmarks), n)
+            elif 8 * n * n <= PROFILE_AUTO_BYTES:
+                n_refs = n
+            else:
+                n_refs = max(1, PROFILE_AUTO_BYTES // (8 * n))
+            if n_refs < n:
+                refs = X[np.sort(rng.choice(n, n_refs, replace=False))]
             else:
                 refs = X
+        check_memory(
+            PROFILE_COPIES * 8.0 * n * refs.shape[0],
+            f"the {n} × {refs.shape[0]} similarity profiles (with the clustering's copies)",
+            "pass fewer test examples (X_test) or use transductive=False with n_landmarks"
+            if self.transductive
+            else "use a smaller n_landmarks",
+        )
         self.references_ = refs
         self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self)
         timings = {}
@@ -305,8 +353,10 @@ class ProfileSVC(BaseSVMClassifier):
         self.X_fit_ = X
         self.reference_clusters_ = self._nearest_cluster(profiles)
 
+        cache = float(self.cache_size) / max(1, min(kappa, effective_n_jobs(self.n_jobs)))
         svm_params = dict(
             C=self.C,
+            cache_size=cache,
             kernel=self.kernel,
             degree=self.degree,
             gamma=self.gamma,
@@ -367,8 +417,13 @@ class ProfileSVC(BaseSVMClassifier):
         return self._assign_valid(self._predict_prologue(X))
 
     def _assign_valid(self, X: np.ndarray) -> np.ndarray:
-        sigma = compute_similarity(self.similarity, self.X_fit_, X, **self._sim_kwargs)
-        return self._nearest_cluster(sigma)
+        block = max(1, BLOCK_BYTES // (8 * self.X_fit_.shape[0]))
+        out = np.empty(X.shape[0], dtype=np.intp)
+        for start in range(0, X.shape[0], block):
+            Xb = X[start : start + block]
+            sigma = compute_similarity(self.similarity, self.X_fit_, Xb, **self._sim_kwargs)
+            out[start : start + Xb.shape[0]] = self._nearest_cluster(sigma)
+        return out
 
     def _per_cluster(self, X, fn_model, fn_constant, width: int, cluster=None) -> np.ndarray:
         X = self._predict_prologue(X)

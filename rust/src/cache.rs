@@ -8,7 +8,10 @@
 //!
 //! Buffers of evicted columns are kept in a pool and reused, so a long solve
 //! does not keep returning memory to the system and faulting it back in; the
-//! budget counts every buffer, pooled or held.
+//! budget counts every buffer, pooled or held. When the system refuses a new
+//! buffer below the budget, the budget shrinks to what the cache holds and
+//! the least recently used columns make room, so a budget larger than the
+//! free memory slows the solve down instead of aborting it.
 
 use crate::precision::QValue;
 
@@ -161,8 +164,9 @@ impl<T: QValue> ColumnCache<T> {
                 Some(buf) => buf,
                 None => {
                     self.make_room(len, i, keep);
+                    let buf = self.allocate(len, i, keep);
                     self.used += len;
-                    Vec::with_capacity(len)
+                    buf
                 }
             };
             buf.extend_from_slice(&self.cols[i][..have]);
@@ -176,6 +180,36 @@ impl<T: QValue> ColumnCache<T> {
         }
         self.push_most_recent(i);
         have
+    }
+
+    /// A new buffer for `len` values. If the system refuses it, the budget
+    /// drops to what the cache holds (at least two full columns) and least
+    /// recently used columns other than `i` and `keep` are freed until it
+    /// fits; only when nothing is left to free does the allocation fail.
+    fn allocate(&mut self, len: usize, i: usize, keep: Option<usize>) -> Vec<T> {
+        let mut buf = Vec::new();
+        if buf.try_reserve_exact(len).is_ok() {
+            return buf;
+        }
+        self.capacity = self.used.max(2 * self.cols.len());
+        loop {
+            let before = self.used;
+            self.make_room(len, i, keep);
+            // make_room evicts into the pool; free those buffers too.
+            for b in self.pool.drain(..) {
+                self.used -= b.capacity();
+            }
+            if buf.try_reserve_exact(len).is_ok() {
+                return buf;
+            }
+            if self.used == before {
+                panic!(
+                    "out of memory: the kernel cache cannot hold one column of {len} values; \
+                     use fewer training examples"
+                );
+            }
+            self.capacity = self.used.max(len);
+        }
     }
 
     /// Column `i` as held.

@@ -58,9 +58,9 @@
 use rayon::prelude::*;
 
 use crate::control::Control;
-use crate::error::{shape_error, value_error, Result};
+use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
 use crate::kernel::{
-    check_indices, check_kernel_values, dot, kernel_matrix_with, kernel_value, KernelKind, Rows,
+    check_indices, check_kernel_values, dot, kernel_matrix_or, kernel_value, KernelKind, Rows,
     TrainingData,
 };
 use crate::precision::{f64_problem, Magnitudes};
@@ -69,6 +69,13 @@ use crate::simd;
 /// Candidate columns × rows above which a pass over the candidates runs on
 /// rayon's pool.
 const PARALLEL_WORK: usize = 1 << 16;
+
+/// What avoids the `n × m` block of candidate columns when it does not fit.
+const FLSA_HINT: &str =
+    "use gram='on_the_fly' (columns computed when needed) or fewer candidates (dictionary_size)";
+
+/// What avoids a basis of `max_terms` columns of `n` values that does not fit.
+const BASIS_HINT: &str = "use a smaller max_terms";
 
 /// Where the candidate columns come from.
 #[derive(Clone, Debug)]
@@ -123,7 +130,9 @@ impl Candidates {
             (KernelKind::Precomputed, _) => {
                 let (k, n) = (data.values(), data.n());
                 check_indices(&idx, n, "candidates")?;
-                let mut block = Vec::with_capacity(n * idx.len());
+                let what = format!("the {n} × {} block of candidate columns", idx.len());
+                let len = checked_len::<f64>(n, idx.len(), &what, FLSA_HINT)?;
+                let mut block = try_with_capacity(len, &what, FLSA_HINT)?;
                 for &c in &idx {
                     block.extend((0..n).map(|t| k[t * n + c]));
                 }
@@ -155,7 +164,7 @@ impl Candidates {
         ctl: &Control,
     ) -> Result<Self> {
         check_indices(idx, rows.n(), "candidates")?;
-        let data = kernel_matrix_with(kind, &rows.gather(idx), rows, ctl)?;
+        let data = kernel_matrix_or(kind, &rows.gather(idx)?, rows, FLSA_HINT, ctl)?;
         Ok(Candidates::Block {
             data,
             n: rows.n(),
@@ -206,9 +215,22 @@ impl Candidates {
     }
 
     /// Column `c` as an owned vector.
+    #[cfg(test)]
     fn column(&self, c: usize) -> Vec<f64> {
         let mut buf = vec![0.0; self.n()];
         self.with_column(c, &mut buf, |col| col.to_vec())
+    }
+
+    /// Column `c` as a new basis vector: a failed allocation is an error
+    /// naming `max_terms`, not an abort.
+    fn try_column(&self, c: usize) -> Result<Vec<f64>> {
+        let n = self.n();
+        let mut out = try_filled(n, 0.0, &format!("a basis column of {n} values"), BASIS_HINT)?;
+        match self {
+            Candidates::Block { data, .. } => out.copy_from_slice(&data[c * n..(c + 1) * n]),
+            Candidates::OnTheFly { .. } => self.with_column(c, &mut out, |_| ()),
+        }
+        Ok(out)
     }
 
     /// `out[c] = g(c, column c)` for every `c` with `live[c]`, in parallel
@@ -441,7 +463,7 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
             break Stop::Exhausted;
         };
         // Its exact residue.
-        let mut q = cand.column(c);
+        let mut q = cand.try_column(c)?;
         let norm2 = state[c][0];
         let coef = orthogonalise(&basis, &mut q);
         let sq = dot(&q, &q);
@@ -606,10 +628,14 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<
     let tol2 = opts.tol * opts.tol;
     let cap = opts.max_terms.min(m) + 1;
     let sqrt_n = (n as f64).sqrt();
-    let mut q = Vec::with_capacity(cap * n);
+    // The basis column-major and row-major: 2 · 8 · n · (max_terms + 1)
+    // bytes, reserved up front.
+    let what = format!("the basis of {cap} columns of {n} values");
+    let len = checked_len::<f64>(cap, 2 * n, &what, BASIS_HINT)? / 2;
+    let mut q = try_with_capacity(len, &what, BASIS_HINT)?;
     q.extend(std::iter::repeat_n(1.0 / sqrt_n, n));
     // The same basis row-major, `cap` columns reserved per row.
-    let mut q_rows = vec![0.0; n * cap];
+    let mut q_rows = try_filled(len, 0.0, &what, BASIS_HINT)?;
     q_rows
         .iter_mut()
         .step_by(cap)

@@ -41,7 +41,7 @@ use std::cmp::Ordering;
 use std::time::Instant;
 
 use crate::control::Control;
-use crate::error::{shape_error, value_error, Result};
+use crate::error::{checked_len, memory_error, shape_error, try_filled, value_error, Result};
 use crate::kernel::{dot, KernelKind, KernelSource, Rows};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 use crate::qmatrix::QMatrix;
@@ -623,6 +623,7 @@ impl OnlineLearner {
             );
         }
         self.cache.budget = opts.cache_bytes;
+        self.reserve(m)?;
         let mut report = LearnReport {
             steps: Vec::with_capacity(m),
             ..LearnReport::default()
@@ -636,6 +637,24 @@ impl OnlineLearner {
             report.steps.push(rec);
         }
         Ok(report)
+    }
+
+    /// Room for `m` more stored examples, reserved before learning them: a
+    /// failed allocation is an error, not an abort midway.
+    fn reserve(&mut self, m: usize) -> Result<()> {
+        let hint = "learn from fewer examples, or bound the kept ones (max_support)";
+        let what = format!("{m} more stored examples of {} features", self.d);
+        let values = checked_len::<f64>(m, self.d.max(1), &what, hint)?;
+        let fail = |_| memory_error::<f64>(values + 6 * m, &what, hint);
+        self.x.try_reserve(values).map_err(fail)?;
+        self.sq.try_reserve(m).map_err(fail)?;
+        self.y.try_reserve(m).map_err(fail)?;
+        self.cls.try_reserve(m).map_err(fail)?;
+        self.seen.try_reserve(m).map_err(fail)?;
+        self.alpha.try_reserve(m).map_err(fail)?;
+        self.g.try_reserve(m).map_err(fail)?;
+        self.alive.try_reserve(m).map_err(fail)?;
+        Ok(())
     }
 
     fn step(
@@ -707,7 +726,7 @@ impl OnlineLearner {
         if opts.rebatch {
             self.rebatch(opts, report, &mut rec)?;
         } else {
-            self.local(j, &dots, opts, report, &mut rec);
+            self.local(j, &dots, opts, report, &mut rec)?;
         }
         Ok(self.finish(rec, start))
     }
@@ -818,7 +837,7 @@ impl OnlineLearner {
         opts: &OnlineOptions,
         report: &mut LearnReport,
         rec: &mut StepRecord,
-    ) {
+    ) -> Result<()> {
         let eps = opts.epsilon;
         let cand: Vec<(f64, usize)> = (0..j)
             .filter(|&i| {
@@ -835,7 +854,9 @@ impl OnlineLearner {
         // K over the working set, grown by one row and column per member
         // (capacity for the largest set, so indices stay put).
         let cap = near.len() + 1;
-        let mut kww = vec![0.0; cap * cap];
+        let what = format!("the {cap} × {cap} kernel matrix of the working set");
+        let hint = "use a smaller max_neighbors";
+        let mut kww = try_filled(checked_len::<f64>(cap, cap, &what, hint)?, 0.0, &what, hint)?;
         kww[0] = self.kval(j, j);
         let mut next = 0;
         let mut e = e_prev;
@@ -893,6 +914,7 @@ impl OnlineLearner {
         }
         self.count();
         self.maybe_compact();
+        Ok(())
     }
 
     /// Re-optimises the multipliers of `work` (storage positions) with the

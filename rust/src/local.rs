@@ -67,13 +67,17 @@ impl<'a> LocalKernel<'a> {
         }
     }
 
-    /// The kernel of the listed examples, as a solver source.
-    fn subset(&self, idx: &[usize]) -> KernelSource {
+    /// The kernel of the listed examples, as a solver source: the block of
+    /// the Gram matrix (`8·k²` bytes for `k` examples), or their feature rows.
+    fn subset(&self, idx: &[usize]) -> Result<KernelSource> {
+        let hint = "use a kernel function instead of a precomputed Gram matrix, \
+                    a smaller bandwidth or a larger similarity_threshold";
         match self {
-            LocalKernel::Gram { matrix, n } => {
-                KernelSource::checked_gram(gather_square(matrix, *n, idx), idx.len())
-            }
-            LocalKernel::Source(s) => s.subset(idx),
+            LocalKernel::Gram { matrix, n } => Ok(KernelSource::checked_gram(
+                gather_square(matrix, *n, idx, hint)?,
+                idx.len(),
+            )),
+            LocalKernel::Source(s) => s.subset(idx, "use fewer training examples"),
         }
     }
 }
@@ -113,6 +117,10 @@ pub struct LocalOptions {
     /// Polled per query and inside each query's SMO; once cancelled the
     /// batch returns [`crate::Error::Interrupted`].
     pub control: Control,
+    /// Bytes of kernel columns each local problem may cache (at least two
+    /// columns are always held). Problems are solved one after another, so
+    /// this bounds the cache of the whole call.
+    pub cache_bytes: usize,
 }
 
 /// Per-query results, in query order.
@@ -231,7 +239,10 @@ pub fn solve_local(
         };
         let k = active.len();
         let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(k));
-        let source = base.subset(&active);
+        let source = base.subset(&active)?;
+        if path != Precision::Float64 {
+            source.prepare_f32()?;
+        }
         let res = match path {
             Precision::Float64 => solve_one::<f64>(source, &y_sub, &upper, &start, opts, max_iter),
             _ => solve_one::<f32>(source, &y_sub, &upper, &start, opts, max_iter),
@@ -280,8 +291,13 @@ fn solve_one<T: SourceValue>(
     max_iter: u64,
 ) -> Result<smo::SmoResult> {
     let k = y.len();
-    // The whole local Hessian fits the cache: columns are gathered once.
-    let bytes = k * k * std::mem::size_of::<T>() + (1 << 16);
+    // At most the whole local Hessian (then columns are computed once), at
+    // most the caller's budget.
+    let whole = k
+        .saturating_mul(k)
+        .saturating_mul(std::mem::size_of::<T>())
+        .saturating_add(1 << 16);
+    let bytes = whole.min(opts.cache_bytes);
     let mut q = KernelQ::<T>::new(source, y, bytes);
     let p = vec![-1.0; k];
     smo::solve(
@@ -355,6 +371,7 @@ mod tests {
             warm_start: warm,
             precision: Precision::Auto,
             control: Control::none(),
+            cache_bytes: 200 << 20,
         }
     }
 

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::control::Control;
-use crate::error::{shape_error, value_error, Result};
+use crate::error::{checked_len, shape_error, try_filled, value_error, Result};
 use crate::kernel::{fill_one_impl, kernel_value, KernelKind, Panel, Query, Rows};
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
 use crate::simd;
@@ -82,7 +82,9 @@ pub fn decision_values_controlled(
         value_error!("the coefficients or intercepts contain NaN or infinity");
     }
     let m = test.n();
-    let mut out = vec![0.0; m * k];
+    let what = format!("the {m} × {k} matrix of decision values");
+    let hint = "predict fewer rows at once";
+    let mut out = try_filled(checked_len::<f64>(m, k, &what, hint)?, 0.0, &what, hint)?;
     let mags = Magnitudes::of_rows(test).join(Magnitudes::of_rows(sv));
     let mut path = resolve(precision, kind, mags, None)?;
     let coef_max = coef.iter().fold(0.0f64, |a, c| a.max(c.abs()));
@@ -97,7 +99,7 @@ pub fn decision_values_controlled(
         ctl.check()?;
         return finite(out, path);
     }
-    let panel = Panel::new(sv);
+    let panel = Panel::try_new(sv)?;
     let coef32: Vec<f32> = coef.iter().map(|&c| c as f32).collect();
     let ones = vec![1.0f32; s];
     out.par_chunks_mut(ROWS_PER_TASK * k)

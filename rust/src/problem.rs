@@ -242,13 +242,17 @@ impl DualProblem {
         let source = if whole {
             self.source
         } else {
-            self.source.subset(&set)
+            self.source
+                .subset(&set, "optimise fewer variables at once (active)")?
         };
         let m = set.len();
         let max_iter = opts
             .max_iter
             .unwrap_or_else(|| 10_000_000u64.max(100 * m as u64));
         let path = source.precision(precision, opts.tol)?;
+        if path != Precision::Float64 {
+            source.prepare_f32()?;
+        }
         let sub = SubProblem {
             p: &p_sub,
             y: &y_sub,

@@ -3,8 +3,9 @@
 //! runs with the GIL released on a thread of rayon's pool while the caller
 //! waits in short slices, checking for signals between them: Ctrl-C cancels
 //! the work's [`Control`] and raises `KeyboardInterrupt` once it has stopped.
-//! Input errors become `ValueError`; a panic (a bug) becomes `RuntimeError`
-//! instead of aborting the interpreter.
+//! Input errors become `ValueError`, a failed input-sized allocation
+//! `MemoryError`; a panic (a bug) becomes `RuntimeError` instead of aborting
+//! the interpreter.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
@@ -12,12 +13,12 @@ use std::time::Duration;
 
 use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::control::{interrupt_all as interrupt_all_rs, Control};
-use crate::error::Error;
+use crate::error::{try_copy, try_with_capacity, Error};
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::kernel::{kernel_matrix_with, KernelKind, KernelSource, Rows, TrainingData};
@@ -127,6 +128,7 @@ impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
         match err {
             Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+            Error::Memory(msg) => PyMemoryError::new_err(msg),
             other => PyValueError::new_err(other.to_string()),
         }
     }
@@ -215,12 +217,18 @@ struct Flat<'a> {
 }
 
 impl<'a> Flat<'a> {
-    fn new(view: ArrayView2<'a, f64>) -> Self {
+    fn new(view: ArrayView2<'a, f64>) -> PyResult<Self> {
         let owned = match view.as_slice() {
             Some(_) => None,
-            None => Some(view.iter().copied().collect()),
+            None => {
+                let (n, d) = view.dim();
+                let what = format!("a contiguous copy of the {n} × {d} input");
+                let mut v = try_with_capacity(view.len(), &what, "pass a C-contiguous array")?;
+                v.extend(view.iter().copied());
+                Some(v)
+            }
         };
-        Flat { view, owned }
+        Ok(Flat { view, owned })
     }
 
     fn as_slice(&self) -> &[f64] {
@@ -232,7 +240,12 @@ impl<'a> Flat<'a> {
 
     fn rows(&self) -> crate::Result<Rows> {
         let (n, d) = self.view.dim();
-        Rows::new(self.as_slice().to_vec(), n, d)
+        let what = format!("a copy of the {n} × {d} input");
+        Rows::new(
+            try_copy(self.as_slice(), &what, "pass fewer rows at once")?,
+            n,
+            d,
+        )
     }
 
     /// The array as a solver's training data for `kind`.
@@ -318,7 +331,7 @@ fn solve_qp<'py>(
         cache_bytes: cache_bytes(cache_size)?,
         control: Control::none(),
     };
-    let x = Flat::new(x.as_array());
+    let x = Flat::new(x.as_array())?;
     let x = &x;
     let rows = rows.map(|r| indices(r, "rows")).transpose()?;
     let active = active.map(|a| indices(a, "active")).transpose()?;
@@ -386,7 +399,7 @@ fn kernel_matrix<'py>(
     let kind = kind(kernel, gamma, coef0, degree)?;
     let (a, b) = (a.as_array(), b.as_array());
     let (na, nb) = (a.dim().0, b.dim().0);
-    let (a, b) = (Flat::new(a), Flat::new(b));
+    let (a, b) = (Flat::new(a)?, Flat::new(b)?);
     let (a, b) = (&a, &b);
     let data = detached(py, move |ctl| {
         kernel_matrix_with(kind, &a.rows()?, &b.rows()?, ctl)
@@ -427,7 +440,7 @@ fn decision_values<'py>(
     let coef: Vec<f64> = coef.iter().copied().collect();
     let intercept = vec1(intercept.as_array());
     let (m, k) = (x.dim().0, intercept.len());
-    let (x, sv) = (Flat::new(x), Flat::new(sv));
+    let (x, sv) = (Flat::new(x)?, Flat::new(sv)?);
     let (x, sv) = (&x, &sv);
     let data = detached(py, move |ctl| {
         let (x, sv) = (x.rows()?, sv.rows()?);
@@ -442,10 +455,10 @@ fn decision_values<'py>(
 #[pyo3(signature = (
     x, y, sigma, cross, *, c, kernel = "linear", gamma = 1.0, coef0 = 0.0, degree = 3,
     threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true,
-    precision = "auto"
+    precision = "auto", cache_size = 200.0
 ), text_signature = "(x, y, sigma, cross, *, c, kernel='linear', gamma=1.0, coef0=0.0, \
     degree=3, threshold=1e-06, tol=0.001, max_iter=-1, shrinking=True, warm_start=True, \
-    precision='auto')")]
+    precision='auto', cache_size=200.0)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_local<'py>(
     py: Python<'py>,
@@ -464,6 +477,7 @@ fn solve_local<'py>(
     shrinking: bool,
     warm_start: bool,
     precision: &str,
+    cache_size: f64,
 ) -> PyResult<LocalResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
     let opts = LocalOptions {
@@ -475,6 +489,7 @@ fn solve_local<'py>(
         warm_start,
         precision: Precision::from_name(precision)?,
         control: Control::none(),
+        cache_bytes: cache_bytes(cache_size)?,
     };
     let n = x.as_array().dim().0;
     let (sigma, cross) = (sigma.as_array(), cross.as_array());
@@ -486,7 +501,11 @@ fn solve_local<'py>(
         )));
     }
     let y = vec1(y.as_array());
-    let (x, sigma, cross) = (Flat::new(x.as_array()), Flat::new(sigma), Flat::new(cross));
+    let (x, sigma, cross) = (
+        Flat::new(x.as_array())?,
+        Flat::new(sigma)?,
+        Flat::new(cross)?,
+    );
     let (x, sigma, cross) = (&x, &sigma, &cross);
     let res = detached(py, move |ctl| {
         let opts = LocalOptions {
@@ -546,7 +565,7 @@ fn flsa_path<'py>(
     };
     let idx = indices(candidates, "candidates")?;
     let y = vec1(y.as_array());
-    let x = Flat::new(x.as_array());
+    let x = Flat::new(x.as_array())?;
     let x = &x;
     let (path, idx) = detached(py, move |ctl| {
         let opts = FlsaOptions {
@@ -649,7 +668,7 @@ impl IncrementalLearner {
                 self.inner.d()
             )));
         }
-        let x = Flat::new(x.as_array());
+        let x = Flat::new(x.as_array())?;
         let (x, y, cls, seen) = (&x, vec1(y.as_array()), cls.as_array(), seen.as_array());
         let cls: Vec<i64> = cls.iter().copied().collect();
         let seen: Vec<i64> = seen.iter().copied().collect();
@@ -708,7 +727,7 @@ impl IncrementalLearner {
                 self.inner.d()
             )));
         }
-        let x = Flat::new(x.as_array());
+        let x = Flat::new(x.as_array())?;
         let (x, inner) = (&x, &self.inner);
         let f = detached(py, move |ctl| inner.decision_with(x.as_slice(), ctl))?;
         Ok(f.into_pyarray(py))

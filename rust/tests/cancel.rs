@@ -96,6 +96,7 @@ fn a_cancelled_control_stops_every_solver_at_once() {
         warm_start: true,
         precision: Precision::Auto,
         control: cancelled(),
+        cache_bytes: 200 << 20,
     };
     let err = solve_local(&base, &y, &sigma, &cross, &lopts).unwrap_err();
     assert_eq!(err, Error::Interrupted);

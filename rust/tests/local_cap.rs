@@ -25,6 +25,7 @@ fn opts(c: f64) -> LocalOptions {
         warm_start: true,
         precision: Precision::Auto,
         control: Control::none(),
+        cache_bytes: 200 << 20,
     }
 }
 

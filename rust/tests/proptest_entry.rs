@@ -234,6 +234,7 @@ proptest! {
             warm_start,
             precision: prec,
             control: Control::none(),
+            cache_bytes: 200 << 20,
         };
         if let Ok(res) = solve_local(&base, &y, &sigma, &cross, &opts) {
             prop_assert!(res.decision.iter().all(|v| v.is_finite()));

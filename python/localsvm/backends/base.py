@@ -479,7 +479,8 @@ class LocalBatch:
     values between the queries and the training examples) have shape
     ``(n_queries, n_train)``. ``precision`` ('auto', 'float32' or
     'float64') is the arithmetic of the local problems' kernel values, as
-    :class:`QPProblem`'s.
+    :class:`QPProblem`'s; ``cache_size`` (MB) bounds the kernel cache of the
+    batch (its problems are solved one after another).
     """
 
     X: np.ndarray
@@ -494,6 +495,7 @@ class LocalBatch:
     shrinking: bool = True
     warm_start: bool = True
     precision: str = "auto"
+    cache_size: float = 200.0
 
     @property
     def n_queries(self) -> int:
@@ -583,6 +585,7 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
             tol=float(batch.tol),
             max_iter=int(batch.max_iter),
             shrinking=bool(batch.shrinking),
+            cache_size=float(getattr(batch, "cache_size", 200.0)),
         )
         sol = backend.solve(problem)
         alpha = np.asarray(sol.alpha)

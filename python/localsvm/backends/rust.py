@@ -101,6 +101,7 @@ class RustBackend(SolverBackend):
             shrinking=bool(batch.shrinking),
             warm_start=bool(batch.warm_start),
             precision=str(getattr(batch, "precision", "auto")),
+            cache_size=float(getattr(batch, "cache_size", 200.0)),
         )
         return LocalBatchResult(
             decision=np.asarray(out.decision),

@@ -6,7 +6,9 @@ use rayon::prelude::*;
 use super::kinds::KernelKind;
 use super::rows::{kernel_value, Rows};
 use crate::control::Control;
-use crate::error::{shape_error, value_error, Result};
+use crate::error::{
+    checked_len, shape_error, try_copy, try_filled, try_with_capacity, value_error, Result,
+};
 use crate::precision::{f64_problem, Magnitudes};
 
 /// Training data as the caller holds it, borrowed: `n` row-major rows of `d`
@@ -53,7 +55,9 @@ impl<'a> TrainingData<'a> {
 
     /// An owned copy of the feature rows (checked finite, norms computed).
     pub fn rows(&self) -> Result<Rows> {
-        Rows::new(self.values.to_vec(), self.n, self.d)
+        let what = format!("a copy of the {} × {} training data", self.n, self.d);
+        let values = try_copy(self.values, &what, "train on fewer rows")?;
+        Rows::new(values, self.n, self.d)
     }
 }
 
@@ -66,14 +70,18 @@ pub fn check_indices(idx: &[usize], n: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// The square block `K[idx][:, idx]` of the row-major `n × n` matrix `matrix`.
-pub fn gather_square(matrix: &[f64], n: usize, idx: &[usize]) -> Vec<f64> {
-    let mut sub = Vec::with_capacity(idx.len() * idx.len());
+/// The square block `K[idx][:, idx]` of the row-major `n × n` matrix
+/// `matrix`; an [`crate::Error::Memory`] naming `hint` when it cannot be
+/// allocated.
+pub fn gather_square(matrix: &[f64], n: usize, idx: &[usize], hint: &str) -> Result<Vec<f64>> {
+    let k = idx.len();
+    let what = format!("the {k} × {k} block of the kernel matrix");
+    let mut sub = try_with_capacity(checked_len::<f64>(k, k, &what, hint)?, &what, hint)?;
     for &a in idx {
         let row = &matrix[a * n..(a + 1) * n];
         sub.extend(idx.iter().map(|&b| row[b]));
     }
-    sub
+    Ok(sub)
 }
 
 /// Checks caller-supplied kernel values: `rows × cols` of them, all finite.
@@ -97,12 +105,28 @@ pub fn check_kernel_values(values: &[f64], rows: usize, cols: usize, what: &str)
 /// cannot hold are an error naming the cause
 /// ([`crate::precision::f64_problem`]), not a matrix of infinities or zeros.
 pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
-    kernel_matrix_with(kind, a, b, &Control::none())
+    kernel_matrix_or(kind, a, b, DEFAULT_HINT, &Control::none())
 }
+
+/// What avoids a kernel matrix too large to allocate, when the caller names
+/// nothing more specific.
+const DEFAULT_HINT: &str = "compute it in blocks of fewer rows";
 
 /// [`kernel_matrix`], polling `ctl` once per row of the result:
 /// [`crate::Error::Interrupted`] once it is cancelled.
 pub fn kernel_matrix_with(kind: KernelKind, a: &Rows, b: &Rows, ctl: &Control) -> Result<Vec<f64>> {
+    kernel_matrix_or(kind, a, b, DEFAULT_HINT, ctl)
+}
+
+/// [`kernel_matrix_with`], whose failure to allocate the matrix is an
+/// [`crate::Error::Memory`] naming `hint`, the parameter that avoids it.
+pub fn kernel_matrix_or(
+    kind: KernelKind,
+    a: &Rows,
+    b: &Rows,
+    hint: &str,
+    ctl: &Control,
+) -> Result<Vec<f64>> {
     kind.require_function("kernel_matrix")?;
     if let Some(why) = f64_problem(kind, Magnitudes::of_rows(a).join(Magnitudes::of_rows(b))) {
         value_error!("{why}");
@@ -115,7 +139,13 @@ pub fn kernel_matrix_with(kind: KernelKind, a: &Rows, b: &Rows, ctl: &Control) -
         );
     }
     let nb = b.n();
-    let mut out = vec![0.0; a.n() * nb];
+    let what = format!("the {} × {nb} kernel matrix", a.n());
+    let mut out = try_filled(
+        checked_len::<f64>(a.n(), nb, &what, hint)?,
+        0.0,
+        &what,
+        hint,
+    )?;
     if nb == 0 {
         return Ok(out);
     }

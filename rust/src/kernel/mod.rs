@@ -24,8 +24,8 @@ mod source;
 pub(crate) use fill::fill_one_impl;
 pub use kinds::KernelKind;
 pub use matrix::{
-    check_indices, check_kernel_values, gather_square, kernel_matrix, kernel_matrix_with,
-    TrainingData,
+    check_indices, check_kernel_values, gather_square, kernel_matrix, kernel_matrix_or,
+    kernel_matrix_with, TrainingData,
 };
 pub use panel::{Panel, Query};
 pub use rows::{dot, kernel_value, sq_dist, Rows};
@@ -133,7 +133,10 @@ mod tests {
         let gram = kernel_matrix(kind, &rows(&data, 4), &rows(&data, 4)).unwrap();
         let k = TrainingData::new(KernelKind::Precomputed, &gram, 6, 6).unwrap();
         let block = KernelSource::from_data(&k, Some(&pick)).unwrap();
-        let again = KernelSource::from_data(&k, None).unwrap().subset(&pick);
+        let again = KernelSource::from_data(&k, None)
+            .unwrap()
+            .subset(&pick, "")
+            .unwrap();
         for a in 0..3 {
             for b in 0..3 {
                 assert_eq!(block.eval(a, b), full.eval(pick[a], pick[b]));

@@ -2,6 +2,7 @@
 //! rows kernel columns are computed against.
 
 use super::rows::Rows;
+use crate::error::{checked_len, try_filled, Result};
 
 /// A feature-major `f32` copy of a set of rows (`data[f·n + t]` is feature
 /// `f` of row `t`), the layout the vectorised kernel loops read: one pass over
@@ -16,11 +17,20 @@ pub struct Panel {
 }
 
 impl Panel {
-    /// The panel of `rows`.
+    /// The panel of `rows`; panics when it cannot be allocated (solvers
+    /// build it through [`Panel::try_new`] first).
     pub fn new(rows: &Rows) -> Panel {
+        Panel::try_new(rows).unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    /// The panel of `rows`, its `4·n·d` bytes reserved first: a failed
+    /// allocation is an [`crate::Error::Memory`].
+    pub fn try_new(rows: &Rows) -> Result<Panel> {
         let (n, d) = (rows.n(), rows.d());
-        let mut data = vec![0.0f32; n * d];
-        let mut sq = vec![0.0f32; n];
+        let what = format!("the float32 copy of {n} rows of {d} features");
+        let hint = "use precision='float64' or fewer rows";
+        let mut data = try_filled(checked_len::<f32>(n, d, &what, hint)?, 0.0f32, &what, hint)?;
+        let mut sq = try_filled(n, 0.0f32, &what, hint)?;
         // Transpose in blocks of rows, so the writes along each feature are
         // contiguous and the block's rows stay in the processor's cache.
         const BLOCK: usize = 64;
@@ -41,7 +51,7 @@ impl Panel {
                 *norm = sum as f32;
             }
         }
-        Panel { data, sq, n, d }
+        Ok(Panel { data, sq, n, d })
     }
 
     /// Row `i` as a [`Query`].

@@ -1,7 +1,7 @@
 //! Row-major `f64` feature rows with their squared norms.
 
 use super::kinds::KernelKind;
-use crate::error::{shape_error, value_error, Result};
+use crate::error::{checked_len, shape_error, try_with_capacity, value_error, Result};
 
 /// `Σ term(a_k, b_k)` with four independent accumulators, so the compiler
 /// can vectorise it.
@@ -134,24 +134,26 @@ impl Rows {
     }
 
     /// A new matrix holding the listed rows, in that order.
-    pub fn gather(&self, idx: &[usize]) -> Rows {
-        let data = gather_rows(&self.data, self.d, idx);
+    pub fn gather(&self, idx: &[usize]) -> Result<Rows> {
+        let data = gather_rows(&self.data, self.d, idx)?;
         let sq_norms = idx.iter().map(|&i| self.sq_norms[i]).collect();
-        Rows {
+        Ok(Rows {
             data,
             n: idx.len(),
             d: self.d,
             sq_norms,
-        }
+        })
     }
 }
 
 /// The listed rows of the row-major matrix `data` (rows of `d` values), in
 /// that order.
-pub(crate) fn gather_rows(data: &[f64], d: usize, idx: &[usize]) -> Vec<f64> {
-    let mut out = Vec::with_capacity(idx.len() * d);
+pub(crate) fn gather_rows(data: &[f64], d: usize, idx: &[usize]) -> Result<Vec<f64>> {
+    let what = format!("a copy of {} rows of {d} features", idx.len());
+    let hint = "use fewer rows";
+    let mut out = try_with_capacity(checked_len::<f64>(idx.len(), d, &what, hint)?, &what, hint)?;
     for &i in idx {
         out.extend_from_slice(&data[i * d..(i + 1) * d]);
     }
-    out
+    Ok(out)
 }

@@ -10,7 +10,7 @@ use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
 use super::panel::Panel;
 use super::rows::{gather_rows, kernel_value, Rows};
-use crate::error::Result;
+use crate::error::{try_copy, Result};
 use crate::precision::{resolve, Magnitudes, Precision};
 
 /// Rows × features below which a kernel column is filled on one thread:
@@ -94,15 +94,36 @@ impl KernelSource {
             check_indices(r, n, "rows")?;
         }
         match (rows, data.kind()) {
-            (None, KernelKind::Precomputed) => KernelSource::precomputed(values.to_vec(), n),
-            (None, kind) => KernelSource::dense(kind, Rows::new(values.to_vec(), n, d)?),
+            (None, KernelKind::Precomputed) => {
+                let what = format!("a copy of the {n} × {n} precomputed kernel");
+                let hint = "use a kernel function instead of kernel='precomputed'";
+                KernelSource::precomputed(try_copy(values, &what, hint)?, n)
+            }
+            (None, kind) => {
+                let what = format!("a copy of the {n} × {d} training data");
+                let values = try_copy(values, &what, "train on fewer rows")?;
+                KernelSource::dense(kind, Rows::new(values, n, d)?)
+            }
             (Some(r), KernelKind::Precomputed) => {
-                KernelSource::precomputed(gather_square(values, n, r), r.len())
+                let hint = "use a kernel function instead of kernel='precomputed'";
+                KernelSource::precomputed(gather_square(values, n, r, hint)?, r.len())
             }
             (Some(r), kind) => {
-                KernelSource::dense(kind, Rows::new(gather_rows(values, d, r), r.len(), d)?)
+                KernelSource::dense(kind, Rows::new(gather_rows(values, d, r)?, r.len(), d)?)
             }
         }
+    }
+
+    /// Builds the `f32` panel the `f32` fills read, if not yet built, with
+    /// its allocation checked ([`Panel::try_new`]); solvers call it before an
+    /// `f32` solve so that running out of memory is an error, not an abort.
+    pub fn prepare_f32(&self) -> Result<()> {
+        if let KernelSource::Dense { rows, panel, .. } = self {
+            if panel.get().is_none() {
+                let _ = panel.set(Panel::try_new(rows)?);
+            }
+        }
+        Ok(())
     }
 
     /// Number of examples.
@@ -288,18 +309,19 @@ impl KernelSource {
         }
     }
 
-    /// A new source restricted to the listed examples (in the current order).
-    pub fn subset(&self, idx: &[usize]) -> KernelSource {
-        match self {
+    /// A new source restricted to the listed examples (in the current
+    /// order); `hint` names what avoids it when the copy does not fit.
+    pub fn subset(&self, idx: &[usize], hint: &str) -> Result<KernelSource> {
+        Ok(match self {
             KernelSource::Dense { kind, rows, .. } => KernelSource::Dense {
                 kind: *kind,
-                rows: rows.gather(idx),
+                rows: rows.gather(idx)?,
                 panel: OnceLock::new(),
             },
             KernelSource::Precomputed { matrix, n, perm } => {
                 let at: Vec<usize> = idx.iter().map(|&a| perm[a]).collect();
-                KernelSource::checked_gram(gather_square(matrix, *n, &at), idx.len())
+                KernelSource::checked_gram(gather_square(matrix, *n, &at, hint)?, idx.len())
             }
-        }
+        })
     }
 }
