@@ -9,9 +9,9 @@ A scikit-learn release that moves them breaks this module only;
 
 The callback API (``sklearn.callback``, new in scikit-learn 1.9) is imported
 here too: ``CallbackSupportMixin`` gives the estimators ``set_callbacks`` and
-``_init_callback_context``, and the private ``callback_management_context``
-(the ``teardown`` half of ``with_callbacks``) is what ``_fit_context``
-already wraps every ``fit`` in.
+``_init_callback_context``; ``_fit_context`` already runs every ``fit`` in
+the callbacks' ``teardown`` guard (what ``with_callbacks`` adds to other
+methods), so nothing else is needed.
 """
 
 from __future__ import annotations
@@ -20,24 +20,11 @@ from sklearn.base import _fit_context as fit_context
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 try:
-    from sklearn.callback import CallbackContext, CallbackSupportMixin, with_callbacks
+    from sklearn.callback import CallbackSupportMixin
 except ImportError:  # scikit-learn < 1.9: no callback API, fits report nothing
-    CallbackContext = None
 
     class CallbackSupportMixin:  # type: ignore[no-redef]
         """Stand-in for scikit-learn < 1.9, which has no callback API."""
 
-    def with_callbacks(method):  # type: ignore[no-redef]
-        """Stand-in for scikit-learn < 1.9: ``method`` unchanged."""
-        return method
 
-
-__all__ = [
-    "CallbackContext",
-    "CallbackSupportMixin",
-    "Interval",
-    "RealNotInt",
-    "StrOptions",
-    "fit_context",
-    "with_callbacks",
-]
+__all__ = ["CallbackSupportMixin", "Interval", "RealNotInt", "StrOptions", "fit_context"]

@@ -152,8 +152,9 @@ class LocalSVC(BaseSVMClassifier):
         Logging through :mod:`logging` (logger ``localsvm.local``) at
         predict, where the local problems are solved: 0 logs nothing; 1 one
         line per block of test examples (local problems, iterations, time);
-        2 also one line per chunk. Records are emitted at level INFO;
-        without any logging configuration they go to stderr.
+        2 also one line per chunk, and one for ``fit``. Records are
+        emitted at level INFO; without any logging configuration they go
+        to stderr.
 
     Attributes
     ----------
