@@ -401,8 +401,8 @@ class LocalSVC(BaseSVMClassifier):
                 rows = start + chunk
                 for key in ("decision", "status", "n_iter", "n_active", "n_support", "converged"):
                     out[key][rows, p] = getattr(res, key)
-            rows = slice(start, start + Xb.shape[0])
-            solved = out.status[rows] == SOLVED
+            block_rows = slice(start, start + Xb.shape[0])
+            solved = out.status[block_rows] == SOLVED
             report.log(
                 1,
                 "LocalSVC predict: examples %d-%d, %d local problems solved, %d iterations, "
@@ -410,8 +410,8 @@ class LocalSVC(BaseSVMClassifier):
                 start,
                 start + Xb.shape[0] - 1,
                 int(solved.sum()),
-                int(out.n_iter[rows][solved].sum()),
-                int((~out.converged[rows][solved]).sum()),
+                int(out.n_iter[block_rows][solved].sum()),
+                int((~out.converged[block_rows][solved]).sum()),
                 time.perf_counter() - began,
             )
         self._warn_unconverged(

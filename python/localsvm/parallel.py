@@ -254,7 +254,7 @@ def run_tasks(
             return results
         # In this process: report from the thread that runs each task.
         fn = functools.partial(_reported, fn, on_start, on_done, shared is not None)
-        items = list(enumerate(items))
+        items = list(enumerate(items))  # type: ignore[arg-type]
     if inline:
         if shared is None:
             return [fn(t) for t in items]
