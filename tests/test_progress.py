@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import pickle
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -21,8 +23,11 @@ from localsvm import (
     ProfileSVC,
     RFLSAClassifier,
     _core,
+    hookimpl,
+    plugins,
     run_tasks,
 )
+from localsvm.parallel import use_engine
 
 pytest.importorskip("sklearn.callback")
 
@@ -322,3 +327,43 @@ def test_verbose_is_validated(bad):
     X, y = _data(2, n=20)
     with pytest.raises(ValueError, match="verbose"):
         SVC(verbose=bad).fit(X, y)
+
+
+class PicklingEngine:
+    """An engine that runs tasks 'elsewhere': the function, the tasks and
+    the shared data go through pickle, as a cluster's engine sends them."""
+
+    name = "pickling"
+    in_process = False
+    accepts_shared = True
+
+    def map(self, fn, tasks, *, n_jobs, shared=None):
+        fn, tasks, shared = pickle.loads(pickle.dumps((fn, list(tasks), shared)))
+        return [fn(t, shared) for t in tasks]
+
+
+@pytest.fixture
+def pickling_engine():
+    pm = plugins.get_plugin_manager()
+    mod = types.ModuleType("test_progress_engine")
+    mod.localsvm_register_engines = hookimpl(lambda register: register(PicklingEngine()))
+    pm.register(mod)
+    yield "pickling"
+    pm.unregister(mod)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_engine_in_other_processes_reports_after_the_batch(pickling_engine, n_classes):
+    # The tasks run elsewhere: the subtasks are reported by the calling
+    # thread once the batch is back, and the solver's progress function
+    # (not picklable into another process's callbacks) stays behind.
+    X, y = _long_problem() if n_classes == 2 else _data(3)
+    rec = Recorder()
+    with use_engine(pickling_engine):
+        clf = SVC(C=100.0, gamma=0.5, n_jobs=2).set_callbacks(rec).fit(X, y)
+    n_models = 1 if n_classes == 2 else 3
+    _check_tree(rec, "fit", "binary-problem", n_models, root_subtasks=n_models)
+    assert not rec.tasks("end", "smo-progress")
+    assert {e["thread"] for e in rec.events} == {threading.get_ident()}
+    ref = SVC(C=100.0, gamma=0.5, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(clf.dual_coef_, ref.dual_coef_)
