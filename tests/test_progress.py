@@ -367,3 +367,15 @@ def test_engine_in_other_processes_reports_after_the_batch(pickling_engine, n_cl
     assert {e["thread"] for e in rec.events} == {threading.get_ident()}
     ref = SVC(C=100.0, gamma=0.5, n_jobs=2).fit(X, y)
     np.testing.assert_array_equal(clf.dual_coef_, ref.dual_coef_)
+
+
+def test_verbose_2_logs_a_long_solves_progress(caplog):
+    X, y = _long_problem()
+    with caplog.at_level(logging.INFO, logger="localsvm"):
+        clf = SVC(C=100.0, gamma=0.5, tol=1e-6, verbose=2).fit(X, y)
+    lines = [r.getMessage() for r in caplog.records if r.name == "localsvm.svc"]
+    progress = [m for m in lines if m.startswith("solver:")]
+    assert progress and all("iterations, KKT gap" in m for m in progress)
+    iters = [int(m.split()[1]) for m in progress]
+    assert iters == sorted(iters) and iters[-1] <= clf.n_iter_[0]
+    assert any(m.startswith("SVC fit: 2000 samples, 2 classes") for m in lines)
