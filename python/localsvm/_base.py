@@ -9,11 +9,18 @@ that solve SVM duals share: ``C``, ``tol``, ``max_iter`` and ``backend``,
 the backend choice, and one ``ConvergenceWarning`` when any solve stopped at
 its iteration limit. An estimator declares only its own parameters, on top
 of its base's ``_parameter_constraints``.
+
+:class:`FitReport` is how a fit reports its progress: to scikit-learn's
+callbacks (``sklearn.callback``; the estimators take ``set_callbacks``), as a
+tree of tasks, and to the ``localsvm`` loggers when ``verbose`` is set.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable
 from numbers import Integral, Real
@@ -24,7 +31,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._compat import Interval, StrOptions
+from ._compat import CallbackSupportMixin, Interval, StrOptions
 from ._validation import encode_classes, validate_training_data
 from .backends.base import QPProblem, SolverBackend
 from .backends.select import select_backend
@@ -68,7 +75,283 @@ def restore_on_interrupt(method: Callable) -> Callable:
     return wrapper
 
 
-class BaseKernelClassifier(ClassifierMixin, BaseEstimator):
+#: The package's logger; each module logs to its child (``localsvm.svc``, ...).
+LOGGER = logging.getLogger("localsvm")
+_handler_lock = threading.Lock()
+
+
+def _enable_verbose_logging() -> None:
+    """Make ``verbose`` output visible without any logging configuration:
+    the ``localsvm`` logger gets level INFO if it has none, and a stderr
+    handler if no handler would receive its records. Logging configured by
+    the application (a level or handlers) is left alone."""
+    with _handler_lock:
+        if LOGGER.level == logging.NOTSET:
+            LOGGER.setLevel(logging.INFO)
+        if not LOGGER.hasHandlers():
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+            LOGGER.addHandler(handler)
+
+
+class FitReport:
+    """One node of a fit's task tree, reported to scikit-learn callbacks and,
+    with ``verbose``, to the estimator module's logger.
+
+    Every method is cheap and does nothing for a fit without callbacks and
+    with ``verbose=0``. Hooks are called under one lock per fit, so callbacks
+    never run concurrently even when the tasks run in worker threads; a
+    subtask's context is created by the thread that builds the task list,
+    before the tasks start.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator being fitted.
+    context : CallbackContext or None
+        This task's callback context; None when the fit has no callbacks.
+    lock : threading.RLock
+        The fit's lock, shared by all its nodes.
+    logger : logging.Logger
+        Where ``verbose`` messages go.
+    """
+
+    def __init__(self, estimator, context, lock, logger) -> None:
+        self.estimator = estimator
+        self.context = context
+        self.verbose = int(getattr(estimator, "verbose", 0) or 0)
+        self._lock = lock
+        self._logger = logger
+        self._children: list[FitReport] = []
+        self._child_label = "task"
+        self._started: dict[int, float] = {}
+
+    @property
+    def active(self) -> bool:
+        """Whether anything listens: callbacks or ``verbose``."""
+        return self.context is not None or self.verbose > 0
+
+    def log(self, level: int, message: str, *args) -> None:
+        """Log ``message % args`` (INFO) when ``verbose >= level``.
+
+        Parameters
+        ----------
+        level : int
+            1 for per-solve lines, 2 for the estimator's steps.
+        message : str
+            A ``%``-format string.
+        *args
+            Its arguments.
+        """
+        if self.verbose >= level:
+            self._logger.info(message, *args)
+
+    def begin(self, X=None, y=None, metadata=None) -> None:
+        """Call the callbacks' ``on_fit_task_begin`` for this task.
+
+        Parameters
+        ----------
+        X, y : array-like or None, default=None
+            The task's training data.
+        metadata : dict or None, default=None
+            Extra facts about the task (e.g. iterations).
+        """
+        if self.context is not None:
+            with self._lock:
+                self.context.call_on_fit_task_begin(
+                    estimator=self.estimator, X=X, y=y, metadata=metadata
+                )
+
+    def end(self, X=None, y=None, metadata=None) -> bool:
+        """Call the callbacks' ``on_fit_task_end`` for this task.
+
+        Parameters
+        ----------
+        X, y : array-like or None, default=None
+            The task's training data.
+        metadata : dict or None, default=None
+            Extra facts about the task (e.g. iterations).
+
+        Returns
+        -------
+        bool
+            True when a callback asked to stop.
+        """
+        if self.context is None:
+            return False
+        with self._lock:
+            return bool(
+                self.context.call_on_fit_task_end(
+                    estimator=self.estimator, X=X, y=y, metadata=metadata
+                )
+            )
+
+    def subtasks(self, name: str, n: int, *, iterative: bool = False) -> list[FitReport]:
+        """Create ``n`` subtasks of this task (call once per task, from the
+        thread that builds the task list).
+
+        Parameters
+        ----------
+        name : str
+            The subtasks' name.
+        n : int
+            How many; at most the ``max_subtasks`` this task was made with.
+        iterative : bool, default=False
+            True: each subtask has an unknown number of children of its own
+            (the solver-progress slices of :meth:`solver_progress`); False:
+            they are leaves.
+
+        Returns
+        -------
+        list of FitReport
+            The subtasks, in order; also kept for :meth:`task_begin`.
+        """
+        self._child_label = name
+        with self._lock:
+            self._children = [
+                FitReport(
+                    self.estimator,
+                    None
+                    if self.context is None
+                    else self.context.subcontext(
+                        task_name=name, max_subtasks=None if iterative else 0
+                    ),
+                    self._lock,
+                    self._logger,
+                )
+                for _ in range(n)
+            ]
+        return self._children
+
+    def child(self, name: str, max_subtasks: int | None = 0) -> FitReport:
+        """One more subtask of this task, outside :meth:`subtasks`.
+
+        Parameters
+        ----------
+        name : str
+            The subtask's name.
+        max_subtasks : int or None, default=0
+            Its own subtasks (None: not known in advance; 0: a leaf).
+
+        Returns
+        -------
+        FitReport
+            The subtask; call its :meth:`begin` and :meth:`end`.
+        """
+        with self._lock:
+            ctx = (
+                None
+                if self.context is None
+                else self.context.subcontext(task_name=name, max_subtasks=max_subtasks)
+            )
+        return FitReport(self.estimator, ctx, self._lock, self._logger)
+
+    def task_begin(self, index: int) -> None:
+        """Subtask ``index`` starts (a :func:`~localsvm.run_tasks` hook).
+
+        Parameters
+        ----------
+        index : int
+            Its position in :meth:`subtasks`.
+        """
+        if self.verbose > 0:
+            self._started[index] = time.perf_counter()
+        if self._children:
+            self._children[index].begin()
+
+    def task_end(self, index: int, result=None, describe: Callable | None = None) -> None:
+        """Subtask ``index`` has finished (a :func:`~localsvm.run_tasks` hook):
+        log ``describe(result)`` with its time at ``verbose >= 1``, then call
+        the callbacks.
+
+        Parameters
+        ----------
+        index : int
+            Its position in :meth:`subtasks`.
+        result : object, default=None
+            What the task returned.
+        describe : callable or None, default=None
+            ``describe(result)``: a short text for the log line.
+        """
+        if self.verbose > 0:
+            start = self._started.pop(index, None)
+            took = "" if start is None else f" in {time.perf_counter() - start:.3f} s"
+            what = describe(result) if describe is not None else "done"
+            self.log(1, "%s %d: %s%s", self._child_name(), index, what, took)
+        if self._children:
+            self._children[index].end()
+
+    def _child_name(self) -> str:
+        return self._child_label
+
+    def hooks(self, describe: Callable | None = None) -> dict:
+        """The ``on_start``/``on_done`` arguments of :func:`~localsvm.run_tasks`
+        that report this task's subtasks; empty when nothing listens.
+
+        Parameters
+        ----------
+        describe : callable or None, default=None
+            ``describe(result)`` for the per-task log line.
+
+        Returns
+        -------
+        dict
+            Keyword arguments for :func:`~localsvm.run_tasks`.
+        """
+        if not self.active:
+            return {}
+        return {
+            "on_start": self.task_begin,
+            "on_done": functools.partial(self._done, describe),
+        }
+
+    def _done(self, describe, index, result) -> None:
+        self.task_end(index, result, describe)
+
+    def solver_progress(self) -> Callable[[int, float], None] | None:
+        """A ``progress(n_iter, gap)`` function for a long solve in this
+        (iterative) task: each call is one leaf subtask ``'smo-progress'``
+        whose metadata holds the iterations and the KKT gap; logged at
+        ``verbose >= 2``. None when nothing listens.
+
+        Returns
+        -------
+        callable or None
+            For :attr:`localsvm.QPProblem.progress`.
+        """
+        if self.context is None and self.verbose < 2:
+            return None
+        return _SolverProgress(self)
+
+
+def _no_progress() -> None:
+    """What a :class:`_SolverProgress` becomes in another process: none."""
+    return None
+
+
+class _SolverProgress:
+    """``progress(n_iter, gap)`` of :meth:`FitReport.solver_progress`. It
+    reports to this process's callbacks only: pickled (an engine running
+    the solve elsewhere), it becomes None."""
+
+    def __init__(self, report: FitReport) -> None:
+        self.report = report
+
+    def __reduce__(self):
+        return (_no_progress, ())
+
+    def __call__(self, n_iter: int, gap: float) -> None:
+        report = self.report
+        report.log(2, "solver: %d iterations, KKT gap %.3g", n_iter, gap)
+        if report.context is not None:
+            meta = {"n_iter": int(n_iter), "kkt_gap": float(gap)}
+            with report._lock:
+                ctx = report.context.subcontext(task_name="smo-progress")
+                ctx.call_on_fit_task_begin(estimator=report.estimator, metadata=meta)
+                ctx.call_on_fit_task_end(estimator=report.estimator, metadata=meta)
+
+
+class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
     """Shared constraints, tags and prologues of the kernel classifiers."""
 
     _parameter_constraints: ClassVar[dict] = {
@@ -79,7 +362,58 @@ class BaseKernelClassifier(ClassifierMixin, BaseEstimator):
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
         "coef0": [Interval(Real, None, None, closed="neither")],
         "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
     }
+
+    def _fit_report(
+        self, n_subtasks: int | None = 0, X=None, y=None, *, task_name: str = "fit"
+    ) -> FitReport:
+        """Start reporting this fit: the root of its callback task tree (when
+        callbacks are set) with ``n_subtasks`` subtasks (None: not known in
+        advance), ``on_fit_task_begin`` called; end it with
+        :meth:`FitReport.end`. Call once per fit, inside ``fit_context``.
+
+        Parameters
+        ----------
+        n_subtasks : int or None, default=0
+            The root task's subtasks.
+        X, y : array-like or None, default=None
+            The training data, passed to the callbacks.
+        task_name : str, default='fit'
+            The root task's name.
+
+        Returns
+        -------
+        FitReport
+            The root task.
+        """
+        ctx = None
+        if hasattr(self, "_init_callback_context") and (
+            getattr(self, "_skl_callbacks", None) or hasattr(self, "_parent_callback_ctx")
+        ):
+            ctx = self._init_callback_context(task_name=task_name, max_subtasks=n_subtasks)
+        if getattr(self, "verbose", 0):
+            _enable_verbose_logging()
+        report = FitReport(self, ctx, threading.RLock(), self._logger())
+        report.begin(X, y)
+        return report
+
+    def _log_report(self) -> FitReport:
+        """A :class:`FitReport` that only logs (``verbose``), for work outside
+        ``fit`` (the callback API covers fits only).
+
+        Returns
+        -------
+        FitReport
+            A root task without callbacks.
+        """
+        if getattr(self, "verbose", 0):
+            _enable_verbose_logging()
+        return FitReport(self, None, threading.RLock(), self._logger())
+
+    def _logger(self) -> logging.Logger:
+        module = type(self).__module__
+        return logging.getLogger(module if module.startswith("localsvm") else "localsvm")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

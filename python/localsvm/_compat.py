@@ -6,6 +6,12 @@ skipped) and the parameter-constraint classes of
 ``sklearn.utils._param_validation`` (so our errors read as scikit-learn's).
 A scikit-learn release that moves them breaks this module only;
 ``pyproject.toml`` states the range the test suite runs against.
+
+The callback API (``sklearn.callback``, new in scikit-learn 1.9) is imported
+here too: ``CallbackSupportMixin`` gives the estimators ``set_callbacks`` and
+``_init_callback_context``; ``_fit_context`` already runs every ``fit`` in
+the callbacks' ``teardown`` guard (what ``with_callbacks`` adds to other
+methods), so nothing else is needed.
 """
 
 from __future__ import annotations
@@ -13,4 +19,12 @@ from __future__ import annotations
 from sklearn.base import _fit_context as fit_context
 from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
 
-__all__ = ["Hidden", "Interval", "RealNotInt", "StrOptions", "fit_context"]
+try:
+    from sklearn.callback import CallbackSupportMixin
+except ImportError:  # scikit-learn < 1.9: no callback API, fits report nothing
+
+    class CallbackSupportMixin:  # type: ignore[no-redef]
+        """Stand-in for scikit-learn < 1.9, which has no callback API."""
+
+
+__all__ = ["CallbackSupportMixin", "Hidden", "Interval", "RealNotInt", "StrOptions", "fit_context"]

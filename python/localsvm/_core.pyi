@@ -5,6 +5,7 @@ machine cannot hold raises ``MemoryError`` naming the object, its size and
 the parameter that avoids it, instead of aborting the interpreter.
 """
 
+from collections.abc import Callable
 from typing import Any, final
 
 import numpy as np
@@ -76,6 +77,7 @@ def solve_qp(
     shrinking: bool = True,
     rows: npt.NDArray[np.int64] | None = None,
     precision: str = "auto",
+    progress: Callable[[int, float], object] | None = None,
 ) -> QPResult:
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
     ``yᵀα = 0``, with ``Q_ij = y_i y_j K(x_i, x_j)``.
@@ -100,6 +102,12 @@ def solve_qp(
     ``tol ≥ 10·ε₃₂·s``, else float64. Kernel values float64 cannot hold
     (beyond ``2¹⁰⁰⁰``, or all below ``2⁻¹⁰⁰⁰``) raise ``ValueError`` naming
     the cause. ``QPResult.precision`` reports the path taken.
+
+    ``progress``, when given, is called as ``progress(n_iter, gap)`` from the
+    calling thread (holding the GIL) every 50 ms while the solve runs: the
+    iterations done so far and the current maximal KKT violation (NaN
+    before the first iteration). An exception it raises stops the solve and
+    propagates. Not called for a solve that ends within the first 50 ms.
     """
 
 def kernel_matrix(

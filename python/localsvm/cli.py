@@ -71,7 +71,7 @@ localsvm options:
 --format FMT : svmlight or csv (default: csv for a .csv file, else svmlight)
 --label-column N : CSV column of the labels, 0-based, negative from the end (default -1)
 --max-dense-mb MB : largest dense data matrix to build (default 2048)
---progress : accepted and ignored (no progress reports yet)
+--progress : show a progress bar of the fit (scikit-learn's ProgressBar; needs rich)
 Options that the chosen estimator has no parameter for are refused. SVC models are
 written in LIBSVM's format; the others are pickled with a localsvm version header
 (read only by that version; load only model files you trust)."""
@@ -288,6 +288,7 @@ def _parse_train(argv: Sequence[str]) -> dict:
             opts["quiet"] = True
             i += 1
         elif a == "--progress":
+            opts["progress"] = True
             i += 1
         elif a == "--model":
             opts["model"] = value(a, str)
@@ -396,6 +397,19 @@ def _estimator(opts: dict, y: np.ndarray, n_features: int):
         raise CLIError(str(exc)) from None
 
 
+def _progress_bar():
+    """scikit-learn's ProgressBar callback, or a one-line error without it."""
+    try:
+        from sklearn.callback import ProgressBar
+
+        return ProgressBar()
+    except ImportError as exc:
+        raise CLIError(
+            f"--progress needs scikit-learn >= 1.9 and rich ({exc}); "
+            'install them with pip install "localsvm[progress]"'
+        ) from None
+
+
 def train(argv: Sequence[str], out=None) -> int:
     """Run ``localsvm train``; returns the exit status."""
     out = sys.stdout if out is None else out
@@ -426,6 +440,8 @@ def train(argv: Sequence[str], out=None) -> int:
         acc = float(np.mean(pred == y))
         print(f"Cross Validation Accuracy = {100 * acc:g}%", file=out)
         return 0
+    if opts.get("progress"):
+        model.set_callbacks(_progress_bar())
     start = time.perf_counter()
     model.fit(X, y)
     seconds = time.perf_counter() - start

@@ -10,6 +10,7 @@ hyperplane. See :class:`ClusterSVC`.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import ClassVar
@@ -169,6 +170,13 @@ class _ClassProblem:
     backend: object
 
 
+def _describe_class_fit(fit: _ClassFit) -> str:
+    """A log line's account of one class's solve."""
+    sol = fit.solution
+    state = "converged" if sol.converged else "stopped before tol"
+    return f"{sol.n_iter} iterations, {state}, {np.count_nonzero(fit.alpha)} non-zero multipliers"
+
+
 def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
     """Fit class ``i``'s hyperplane (a :func:`~localsvm.run_tasks` task,
     module-level so it pickles)."""
@@ -280,6 +288,12 @@ class ClusterSVC(BaseSVMClassifier):
         (``localsvm.list_backends()``); 'auto' picks the Rust one.
     n_jobs : int or None, default=None
         Classes solved at once (threads); None or -1: all CPUs.
+    verbose : int, default=0
+        Logging through :mod:`logging` (logger ``localsvm.cluster_svm``): 0
+        logs nothing; 1 one line per class's solve (iterations,
+        convergence, non-zero multipliers, time) and a summary; 2 also the
+        fit's steps. Records are emitted at level INFO; without any logging
+        configuration they go to stderr.
 
     Attributes
     ----------
@@ -341,6 +355,10 @@ class ClusterSVC(BaseSVMClassifier):
     invertible). With two classes ``decision_function`` returns one column,
     as scikit-learn's binary classifiers do.
 
+    Progress: ``set_callbacks`` takes scikit-learn ≥ 1.9 callbacks (e.g.
+    ``sklearn.callback.ProgressBar()``); the fit is one task with one
+    subtask per class (its hyperplane's solve).
+
     References
     ----------
     Wang Zhiyi and Yang Yifan, "Multiclass cluster support vector machines"
@@ -388,6 +406,7 @@ class ClusterSVC(BaseSVMClassifier):
         random_state=None,
         backend="auto",
         n_jobs=None,
+        verbose=0,
     ):
         self.C = C
         self.kernel = kernel
@@ -402,6 +421,7 @@ class ClusterSVC(BaseSVMClassifier):
         self.random_state = random_state
         self.backend = backend
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
 
@@ -457,6 +477,8 @@ class ClusterSVC(BaseSVMClassifier):
         n = X.shape[0]
         n_classes = self.classes_.shape[0]
         spec = self._resolve_kernel(X)
+        began = time.perf_counter()
+        report = self._fit_report(n_classes, X, y)
         if self._linear_form:
             columns = None
             dim = X.shape[1] + 1
@@ -488,6 +510,15 @@ class ClusterSVC(BaseSVMClassifier):
             equality=False,
         )
         backend = self._select_backend(probe)
+        report.log(
+            2,
+            "ClusterSVC fit: %d samples, %d classes, rows [A e] of width %d, backend %r",
+            n,
+            n_classes,
+            dim,
+            backend.name,
+        )
+        report.subtasks("class", n_classes)
 
         parallel = workers > 1 and backend.capabilities.thread_safe
         # Classes in parallel: one BLAS thread each, so the factorisations
@@ -508,6 +539,7 @@ class ClusterSVC(BaseSVMClassifier):
                     max_iter=int(self.max_iter),
                     backend=backend,
                 ),
+                **report.hooks(_describe_class_fit),
             )
         self.backend_ = backend.name
         U = np.array([f.u for f in fits])
@@ -534,6 +566,8 @@ class ClusterSVC(BaseSVMClassifier):
                 (f.solution.message or "no reason given" for f in fits if not f.solution.converged),
             )
         )
+        report.log(1, "ClusterSVC fit: %d classes, %.3f s", n_classes, time.perf_counter() - began)
+        report.end(X, y)
         return self
 
     # -------------------------------------------------------------- predict

@@ -210,6 +210,16 @@ def _forward_path(positive: int, shared) -> FLSAPath:
     )
 
 
+def _describe_path(path: FLSAPath) -> str:
+    """A log line's account of one forward pass."""
+    return f"{len(path)} support vectors, {path.n_pruned} candidates pruned"
+
+
+def _describe_fold(scores: np.ndarray) -> str:
+    """A log line's account of one fold."""
+    return f"best validation accuracy {float(np.max(scores)):.4f}"
+
+
 def _score_fold(fold, shared) -> np.ndarray:
     """The validation accuracy of every stage of one fold's path (a
     :func:`~localsvm.run_tasks` task); a fold whose path stopped early keeps
@@ -290,6 +300,11 @@ class FLSAClassifier(BaseKernelClassifier):
         Draws the dictionary (and its order for 'random').
     n_jobs : int or None, default=None
         One-vs-rest models fitted at once (threads; the core releases the GIL).
+    verbose : int, default=0
+        Logging through :mod:`logging` (logger ``localsvm.flsa``): 0 logs
+        nothing; 1 one line per forward pass (support vectors,
+        time); 2 also the fit's steps. Records are emitted at level INFO;
+        without any logging configuration they go to stderr.
 
     Attributes
     ----------
@@ -366,6 +381,7 @@ class FLSAClassifier(BaseKernelClassifier):
         gram="auto",
         random_state=None,
         n_jobs=None,
+        verbose=0,
     ):
         self.n_support = n_support
         self.selection = selection
@@ -378,6 +394,7 @@ class FLSAClassifier(BaseKernelClassifier):
         self.gram = gram
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
 
@@ -385,8 +402,9 @@ class FLSAClassifier(BaseKernelClassifier):
         self._check_kernel_callable()
         return validate_training_data(self, X, y, precomputed=self._precomputed)
 
-    def _fit_paths(self, X, y, n_terms: int, *, warn: bool = True) -> None:
-        """Validated data in, ``path_`` and the private state out."""
+    def _fit_paths(self, X, y, n_terms: int, *, warn: bool = True, report=None) -> None:
+        """Validated data in, ``path_`` and the private state out; the
+        forward passes are subtasks of ``report`` (a FitReport) if given."""
         y_idx = encode_classes(self, y)
         n_classes = self.classes_.shape[0]
         n = X.shape[0]
@@ -446,8 +464,25 @@ class FLSAClassifier(BaseKernelClassifier):
             gram=gram,
         )
         cand = candidates.astype(np.int64)
+        hooks = {}
+        if report is not None:
+            report.subtasks("forward-pass", len(positives))
+            hooks = report.hooks(_describe_path)
+            report.log(
+                2,
+                "%s: %d forward passes over %d candidates, up to %d support vectors, gram %r",
+                type(self).__name__,
+                len(positives),
+                m,
+                n_terms,
+                gram,
+            )
         self.path_ = run_tasks(
-            _forward_path, positives, n_jobs=self.n_jobs, shared=(X, y_idx, cand, kwargs)
+            _forward_path,
+            positives,
+            n_jobs=self.n_jobs,
+            shared=(X, y_idx, cand, kwargs),
+            **hooks,
         )
         short = [len(p) for p in self.path_ if len(p) < n_terms]
         if warn and short:
@@ -487,8 +522,10 @@ class FLSAClassifier(BaseKernelClassifier):
             The fitted estimator.
         """
         X, y = self._validate_xy(X, y)
-        self._fit_paths(X, y, self.n_support)
+        report = self._fit_report(1 if np.unique(y).size == 2 else np.unique(y).size, X, y)
+        self._fit_paths(X, y, self.n_support, report=report)
         self._activate(self.n_support)
+        report.end(X, y)
         return self
 
     # ------------------------------------------------------------- the path
@@ -734,6 +771,11 @@ class RFLSAClassifier(FLSAClassifier):
         Draws the dictionary and its order.
     n_jobs : int or None, default=None
         One-vs-rest models fitted at once (threads).
+    verbose : int, default=0
+        Logging through :mod:`logging` (logger ``localsvm.flsa``): 0 logs
+        nothing; 1 one line per forward pass (support vectors,
+        time); 2 also the fit's steps. Records are emitted at level INFO;
+        without any logging configuration they go to stderr.
 
     References
     ----------
@@ -765,6 +807,7 @@ class RFLSAClassifier(FLSAClassifier):
         gram="auto",
         random_state=None,
         n_jobs=None,
+        verbose=0,
     ):
         super().__init__(
             n_support=n_support,
@@ -778,6 +821,7 @@ class RFLSAClassifier(FLSAClassifier):
             gram=gram,
             random_state=random_state,
             n_jobs=n_jobs,
+            verbose=verbose,
         )
 
 
@@ -818,6 +862,11 @@ class FLSAClassifierCV(FLSAClassifier):
         Draws the dictionary (and its order for 'random').
     n_jobs : int or None, default=None
         Folds (and one-vs-rest models) fitted at once (threads).
+    verbose : int, default=0
+        Logging through :mod:`logging` (logger ``localsvm.flsa``): 0 logs
+        nothing; 1 one line per forward pass and per fold (support vectors,
+        time); 2 also the fit's steps. Records are emitted at level INFO;
+        without any logging configuration they go to stderr.
 
     Attributes
     ----------
@@ -866,6 +915,7 @@ class FLSAClassifierCV(FLSAClassifier):
         cv=5,
         random_state=None,
         n_jobs=None,
+        verbose=0,
     ):
         super().__init__(
             n_support=n_support,
@@ -879,6 +929,7 @@ class FLSAClassifierCV(FLSAClassifier):
             gram=gram,
             random_state=random_state,
             n_jobs=n_jobs,
+            verbose=verbose,
         )
         self.cv = cv
 
@@ -906,16 +957,29 @@ class FLSAClassifierCV(FLSAClassifier):
         X, y = self._validate_xy(X, y)
         folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
         _check_fold_dictionary(self.dictionary_size, X.shape[0], folds)
-        params = {k: v for k, v in self.get_params().items() if k != "cv"}
+        params = {k: v for k, v in self.get_params().items() if k not in ("cv", "verbose")}
         K = int(self.n_support)
-
+        # One subtask per fold, then the refit on all the data.
+        report = self._fit_report(len(folds) + 1, X, y)
+        report.subtasks("fold", len(folds))
         self.cv_scores_ = np.array(
-            run_tasks(_score_fold, folds, n_jobs=self.n_jobs, shared=(X, y, params, K))
+            run_tasks(
+                _score_fold,
+                folds,
+                n_jobs=self.n_jobs,
+                shared=(X, y, params, K),
+                **report.hooks(_describe_fold),
+            )
         )
         self.mean_cv_scores_ = self.cv_scores_.mean(axis=0)
-        self._fit_paths(X, y, K)
+        refit = report.child("refit", max_subtasks=None)
+        refit.begin(X, y)
+        self._fit_paths(X, y, K, report=refit)
+        refit.end(X, y)
         longest = max(len(p) for p in self.path_)
         best = 1 + int(np.argmax(self.mean_cv_scores_[1 : longest + 1])) if longest else 0
         self.best_n_support_ = best
         self._activate(best)
+        report.log(1, "FLSAClassifierCV fit: best n_support %d of %d", best, K)
+        report.end(X, y)
         return self

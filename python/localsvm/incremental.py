@@ -89,6 +89,12 @@ class _CallStats:
     unconverged: int = 0
 
 
+def _describe_learn(result) -> str:
+    """A log line's account of one binary model's batch."""
+    stats = result[1]
+    return f"{stats.updates} updates, {stats.solves} solves, {stats.unconverged} not converged"
+
+
 class _OnlineBinary:
     """One binary online SVM (labels ±1).
 
@@ -776,6 +782,12 @@ class IncrementalSVC(BaseSVMClassifier):
     n_jobs : int or None, default=None
         Binary learners updated at once (threads) during a ``partial_fit``
         call. None or -1: all CPUs.
+    verbose : int, default=0
+        Logging through :mod:`logging` (logger ``localsvm.incremental``): 0
+        logs nothing; 1 one line per binary model per batch (updates,
+        solves, time) and a summary; 2 also the batch's size. Records are
+        emitted at level INFO; without any logging configuration they go
+        to stderr.
 
     Attributes
     ----------
@@ -812,6 +824,13 @@ class IncrementalSVC(BaseSVMClassifier):
     See Also
     --------
     SVC : The batch SVM that the 'rebatch' strategy reproduces.
+
+    Notes
+    -----
+    Progress: ``set_callbacks`` takes scikit-learn ≥ 1.9 callbacks (e.g.
+    ``sklearn.callback.ProgressBar()``). ``fit`` and each ``partial_fit``
+    call (one batch of a stream) is one task with one subtask per binary
+    model.
 
     References
     ----------
@@ -868,6 +887,7 @@ class IncrementalSVC(BaseSVMClassifier):
         multiclass="ovo",
         backend="auto",
         n_jobs=None,
+        verbose=0,
     ):
         self.C = C
         self.kernel = kernel
@@ -886,6 +906,7 @@ class IncrementalSVC(BaseSVMClassifier):
         self.multiclass = multiclass
         self.backend = backend
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     # ------------------------------------------------------------ fitting
 
@@ -912,7 +933,7 @@ class IncrementalSVC(BaseSVMClassifier):
         self._reset()
         X, _, idx = self._fit_prologue(X, y)
         self._start(X, self.classes_)
-        return self._learn(X, idx)
+        return self._learn(X, idx, "fit")
 
     @fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -977,13 +998,13 @@ class IncrementalSVC(BaseSVMClassifier):
             idx = self._encode(y, known)
             self.classes_ = known
             self._start(X, known)
-            return self._learn(X, idx)
+            return self._learn(X, idx, "partial_fit")
         if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(
                 f"classes={np.unique(classes).tolist()} is not the same as on the first call "
                 f"to partial_fit: {self.classes_.tolist()}"
             )
-        return self._learn(X, self._encode(y, self.classes_))
+        return self._learn(X, self._encode(y, self.classes_), "partial_fit")
 
     def _reset(self) -> None:
         for name in ("_learners", "_spec", "classes_", "n_seen_"):
@@ -1055,7 +1076,19 @@ class IncrementalSVC(BaseSVMClassifier):
             )
         return idx
 
-    def _learn(self, X, idx):
+    def _learn(self, X, idx, task_name: str):
+        """Learn one batch: a callback task (``task_name``) with one subtask
+        per binary model."""
+        began = time.perf_counter()
+        report = self._fit_report(len(self._learners), X, None, task_name=task_name)
+        report.subtasks("binary-model", len(self._learners))
+        report.log(
+            2,
+            "IncrementalSVC %s: a batch of %d rows, %d binary models",
+            task_name,
+            X.shape[0],
+            len(self._learners),
+        )
         ctx = self._context()
         seen = np.arange(self.n_seen_, self.n_seen_ + X.shape[0], dtype=np.int64)
         tasks = []
@@ -1068,7 +1101,11 @@ class IncrementalSVC(BaseSVMClassifier):
                 labels = np.where(idx[rows] == a, 1.0, -1.0)
             tasks.append((learner, X[rows], labels, idx[rows], seen[rows], ctx))
         results = run_tasks(
-            _learn_task, tasks, n_jobs=self.n_jobs, thread_safe=ctx.backend.capabilities.thread_safe
+            _learn_task,
+            tasks,
+            n_jobs=self.n_jobs,
+            thread_safe=ctx.backend.capabilities.thread_safe,
+            **report.hooks(_describe_learn),
         )
         self._learners = [r[0] for r in results]
         stats = [r[1] for r in results]
@@ -1076,6 +1113,15 @@ class IncrementalSVC(BaseSVMClassifier):
         self.backend_ = ctx.backend.name
         self._warn(stats)
         self._assemble()
+        report.log(
+            1,
+            "IncrementalSVC %s: %d rows seen, %d support vectors, %.3f s",
+            task_name,
+            self.n_seen_,
+            self.support_.size,
+            time.perf_counter() - began,
+        )
+        report.end(X, None)
         return self
 
     def _warn(self, stats: list[_CallStats]) -> None:

@@ -14,6 +14,7 @@ Berg, M. Maire and J. Malik, CVPR 2006).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import ClassVar
@@ -55,6 +56,13 @@ class _Pair:
     y: np.ndarray
     kernel_input: np.ndarray  # features, or the Gram matrix of the rows
     spec: KernelSpec  # the kernel to apply to ``kernel_input``
+
+
+def _describe_chunk(res) -> str:
+    """A log line's account of one chunk of local problems."""
+    solved = np.asarray(res.status) == SOLVED
+    n_iter = int(np.asarray(res.n_iter)[solved].sum())
+    return f"{int(solved.sum())} local problems solved, {n_iter} iterations"
 
 
 def _solve_chunk(task, shared):
@@ -152,6 +160,13 @@ class LocalSVC(BaseSVMClassifier):
         Notes for the peak memory of prediction.
     n_jobs : int or None, default=None
         Chunks solved at once (threads); None or -1: all CPUs.
+    verbose : int, default=0
+        Logging through :mod:`logging` (logger ``localsvm.local``) at
+        predict, where the local problems are solved: 0 logs nothing; 1 one
+        line per block of test examples (local problems, iterations, time);
+        2 also one line per chunk, and one for ``fit``. Records are
+        emitted at level INFO; without any logging configuration they go
+        to stderr.
 
     Attributes
     ----------
@@ -188,6 +203,12 @@ class LocalSVC(BaseSVMClassifier):
     class when every σ is 0. More than two classes: one local SVM per pair of
     classes present in the neighbourhood, then voting (as
     :class:`localsvm.SVC`).
+
+    Progress: ``set_callbacks`` (scikit-learn ≥ 1.9 callbacks, e.g.
+    ``ProgressBar()``) reports ``fit``, one subtask per class pair (its data
+    set up for the local problems). The local problems themselves are
+    solved at predict, which scikit-learn's callback API does not cover;
+    ``verbose`` follows them.
 
     References
     ----------
@@ -241,6 +262,7 @@ class LocalSVC(BaseSVMClassifier):
         chunk_size=None,
         cache_size=200,
         n_jobs=None,
+        verbose=0,
     ):
         self.C = C
         self.similarity = similarity
@@ -260,6 +282,7 @@ class LocalSVC(BaseSVMClassifier):
         self.chunk_size = chunk_size
         self.cache_size = cache_size
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
 
@@ -293,7 +316,18 @@ class LocalSVC(BaseSVMClassifier):
         self.use_gram_ = n**2 * 8 <= GRAM_LIMIT_BYTES
         gram = kernel_matrix(self._spec, X, X) if self.use_gram_ else None
         self._pairs = []
-        for a, b in ovo_pairs(self.classes_.shape[0]):
+        pairs = ovo_pairs(self.classes_.shape[0])
+        report = self._fit_report(len(pairs), X, y)
+        pair_tasks = report.subtasks("class-pair", len(pairs))
+        report.log(
+            2,
+            "LocalSVC fit: %d samples, %d class pairs, training kernel matrix %s",
+            n,
+            len(pairs),
+            "kept" if self.use_gram_ else "not kept (too large)",
+        )
+        for (a, b), task in zip(pairs, pair_tasks, strict=True):
+            task.begin()
             rows = np.flatnonzero((y_idx == a) | (y_idx == b))
             labels = np.where(y_idx[rows] == a, 1.0, -1.0)
             if gram is not None:
@@ -302,6 +336,7 @@ class LocalSVC(BaseSVMClassifier):
             else:
                 kin, spec = X[rows], self._spec
             self._pairs.append(_Pair(a, b, rows, labels, kin, spec))
+            task.end()
         # Test examples are visited along the training data's main direction,
         # so consecutive ones (warm-start neighbours) tend to be close.
         centred = X - X.mean(axis=0)
@@ -309,6 +344,7 @@ class LocalSVC(BaseSVMClassifier):
             self._direction = np.linalg.svd(centred, full_matrices=False)[2][0]
         else:
             self._direction = np.ones(X.shape[1])
+        report.end(X, y)
         return self
 
     # -------------------------------------------------------------- predict
@@ -363,7 +399,9 @@ class LocalSVC(BaseSVMClassifier):
         )
         backend = self._select_backend(probe)
         block = max(1, BLOCK_BYTES // (16 * n))
+        report = self._log_report()
         for start in range(0, m, block):
+            began = time.perf_counter()
             Xb = X[start : start + block]
             sigma = compute_similarity(self.similarity, self.X_fit_, Xb, **self._sim_kwargs)
             sigma_t = np.ascontiguousarray(sigma.T)  # queries × training
@@ -376,6 +414,7 @@ class LocalSVC(BaseSVMClassifier):
             # The cache budget is shared by the chunks solved at once.
             at_once = min(len(tasks), effective_n_jobs(self.n_jobs)) if thread_safe else 1
             cache = float(self.cache_size) / max(1, at_once)
+            report.subtasks("chunk", len(tasks))
             # The block's σ and cross kernel travel once per batch (shared);
             # each task names a class pair and a chunk of the block's queries.
             results = run_tasks(
@@ -384,11 +423,25 @@ class LocalSVC(BaseSVMClassifier):
                 n_jobs=self.n_jobs,
                 thread_safe=thread_safe,
                 shared=(self._pairs, sigma_t, cross, backend, self._solver_settings(cache)),
+                **(report.hooks(_describe_chunk) if report.verbose >= 2 else {}),
             )
             for (p, chunk), res in zip(tasks, results, strict=True):
                 rows = start + chunk
                 for key in ("decision", "status", "n_iter", "n_active", "n_support", "converged"):
                     out[key][rows, p] = getattr(res, key)
+            block_rows = slice(start, start + Xb.shape[0])
+            solved = out.status[block_rows] == SOLVED
+            report.log(
+                1,
+                "LocalSVC predict: examples %d-%d, %d local problems solved, %d iterations, "
+                "%d not converged, %.3f s",
+                start,
+                start + Xb.shape[0] - 1,
+                int(solved.sum()),
+                int(out.n_iter[block_rows][solved].sum()),
+                int((~out.converged[block_rows][solved]).sum()),
+                time.perf_counter() - began,
+            )
         self._warn_unconverged(
             out.converged[out.status == SOLVED],
             "local problems",

@@ -173,6 +173,8 @@ def run_tasks(
     engine: str | None = None,
     thread_safe: bool = True,
     shared: Any = None,
+    on_start: Callable[[int], Any] | None = None,
+    on_done: Callable[[int, Any], Any] | None = None,
 ) -> list[R]:
     """Apply ``fn`` to every task through an engine; results in task order.
 
@@ -208,6 +210,15 @@ def run_tasks(
         In-process engines pass the object itself; an engine that runs
         tasks elsewhere sends it to each worker once per call instead of
         once per task. None: ``fn`` takes the task alone.
+    on_start : callable or None, default=None
+        ``on_start(i)`` just before task ``i`` runs, and ``on_done(i,
+        result)`` (below) just after, for progress reporting. Engines that
+        run here (``"threads"``, ``"serial"``) call them in the thread that
+        runs the task, so they must be thread-safe; for an engine that runs
+        tasks in other processes both are called in the calling thread once
+        the batch is back, in task order.
+    on_done : callable or None, default=None
+        ``on_done(i, result)`` after task ``i``; see ``on_start``.
 
     Returns
     -------
@@ -230,6 +241,20 @@ def run_tasks(
     inline = len(items) == 0 or (
         in_process and (len(items) == 1 or jobs == 1 or (not thread_safe and name == "threads"))
     )
+    if on_start is not None or on_done is not None:
+        if not in_process:
+            results = run_tasks(
+                fn, items, n_jobs=n_jobs, engine=engine, thread_safe=thread_safe, shared=shared
+            )
+            for i, result in enumerate(results):
+                if on_start is not None:
+                    on_start(i)
+                if on_done is not None:
+                    on_done(i, result)
+            return results
+        # In this process: report from the thread that runs each task.
+        fn = functools.partial(_reported, fn, on_start, on_done, shared is not None)
+        items = list(enumerate(items))  # type: ignore[arg-type]
     if inline:
         if shared is None:
             return [fn(t) for t in items]
@@ -248,6 +273,18 @@ def run_tasks(
         # did, and a repeat is harmless).
         interrupt_running()
         raise
+
+
+def _reported(fn, on_start, on_done, with_shared: bool, item, *shared):
+    """``fn`` on the task of ``item = (i, task)``, between ``on_start(i)`` and
+    ``on_done(i, result)``."""
+    i, task = item
+    if on_start is not None:
+        on_start(i)
+    result = fn(task, *shared) if with_shared else fn(task)
+    if on_done is not None:
+        on_done(i, result)
+    return result
 
 
 def _with_shared(fn: Callable[..., R], shared: Any, task: Any) -> R:

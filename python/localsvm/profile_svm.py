@@ -61,6 +61,17 @@ def _fit_cluster(members, shared):
     return SVC(n_jobs=1, **params).fit(X[members], y_idx[members])
 
 
+def _describe_cluster(model) -> str:
+    """A log line's account of one cluster's SVM."""
+    if model is None:
+        return "one class or empty, no SVM"
+    return (
+        f"{int(np.sum(model.n_iter_))} iterations, "
+        f"{'converged' if model.fit_status_ == 0 else 'stopped before tol'}, "
+        f"{model.support_.size} support vectors"
+    )
+
+
 class ProfileSVC(BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
@@ -143,6 +154,12 @@ class ProfileSVC(BaseSVMClassifier):
         together: each gets ``cache_size / min(n_jobs, n_clusters)``.
     n_jobs : int or None, default=None
         Cluster SVMs trained at once.
+    verbose : int, default=0
+        Logging through :mod:`logging` (logger ``localsvm.profile_svm``): 0
+        logs nothing; 1 one line per cluster SVM (iterations, support
+        vectors, time); 2 also the fit's steps (similarity, clustering).
+        Records are emitted at level INFO; without any logging
+        configuration they go to stderr.
 
     Attributes
     ----------
@@ -185,6 +202,10 @@ class ProfileSVC(BaseSVMClassifier):
     ``cache_size`` and the cluster SVMs' copies of their members
     (``O(n·d)``). Prediction measures similarities to the training set for
     64 MiB of test examples at a time.
+
+    Progress: ``set_callbacks`` takes scikit-learn ≥ 1.9 callbacks (e.g.
+    ``sklearn.callback.ProgressBar()``); the fit is one task with one
+    subtask per cluster (its SVM).
 
     References
     ----------
@@ -242,6 +263,7 @@ class ProfileSVC(BaseSVMClassifier):
         random_state=None,
         cache_size=200,
         n_jobs=None,
+        verbose=0,
     ):
         self.C = C
         self.n_clusters = n_clusters
@@ -264,6 +286,7 @@ class ProfileSVC(BaseSVMClassifier):
         self.random_state = random_state
         self.cache_size = cache_size
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
@@ -319,11 +342,19 @@ class ProfileSVC(BaseSVMClassifier):
             else "use a smaller n_landmarks",
         )
         self.references_ = refs
+        report = self._fit_report(kappa, X, y)
         self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self)
         timings = {}
         start = time.perf_counter()
         profiles = compute_similarity(self.similarity, X, refs, **self._sim_kwargs)
         timings["similarity"] = time.perf_counter() - start
+        report.log(
+            2,
+            "ProfileSVC fit: profiles of %d examples against %d references, %.3f s",
+            n,
+            refs.shape[0],
+            timings["similarity"],
+        )
 
         strategy = get_clustering(self.clustering)
         params = dict(self.clustering_params or {})
@@ -340,6 +371,13 @@ class ProfileSVC(BaseSVMClassifier):
                 f"{sorted(params)}: {err}"
             ) from err
         timings["clustering"] = time.perf_counter() - start
+        report.log(
+            2,
+            "ProfileSVC fit: %d clusters (%s), %.3f s",
+            kappa,
+            self.clustering,
+            timings["clustering"],
+        )
         labels = np.asarray(result.labels, dtype=np.intp)
         if labels.shape != (n,) or labels.min(initial=0) < 0 or labels.max(initial=0) >= kappa:
             raise ValueError(
@@ -372,8 +410,13 @@ class ProfileSVC(BaseSVMClassifier):
             for j in range(kappa)
         ]
         start = time.perf_counter()
+        report.subtasks("cluster", kappa)
         self.cluster_models_ = run_tasks(
-            _fit_cluster, tasks, n_jobs=self.n_jobs, shared=(X, y_idx, svm_params)
+            _fit_cluster,
+            tasks,
+            n_jobs=self.n_jobs,
+            shared=(X, y_idx, svm_params),
+            **report.hooks(_describe_cluster),
         )
         timings["svm"] = time.perf_counter() - start
         self.timings_ = timings
@@ -382,6 +425,8 @@ class ProfileSVC(BaseSVMClassifier):
             dtype=np.int64,
         )
         self.n_iter_ = int(self.cluster_n_iter_.sum())
+        report.log(1, "ProfileSVC fit: %d cluster SVMs, %.3f s", kappa, timings["svm"])
+        report.end(X, y)
         return self
 
     def _nearest_cluster(self, sigma: np.ndarray) -> np.ndarray:

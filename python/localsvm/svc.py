@@ -7,6 +7,7 @@ Rust SMO solver by default. See :class:`SVC`.
 
 from __future__ import annotations
 
+import time
 import warnings
 from numbers import Real
 from typing import ClassVar
@@ -46,6 +47,14 @@ def _pair_problem(task, shared) -> QPProblem:
         upper=upper[rows],
         **settings,
     )
+
+
+def describe_solution(sol: QPSolution) -> str:
+    """A log line's account of one solve: iterations, convergence and
+    support vectors."""
+    state = "converged (KKT gap <= tol)" if sol.converged else "stopped before tol"
+    n_sv = int(np.count_nonzero(sol.alpha))
+    return f"{sol.n_iter} iterations, {state}, {n_sv} support vectors"
 
 
 def _solve_pair(task, shared) -> QPSolution:
@@ -107,8 +116,12 @@ class SVC(BaseSVMClassifier):
         Multiplies ``C`` per class; 'balanced' uses
         ``n_samples / (n_classes · bincount(y))``.
     verbose : bool or int, default=False
-        Reserved for logging; accepted for compatibility with scikit-learn
-        and currently without effect.
+        Logging through :mod:`logging` (logger ``localsvm.svc``): 0 logs
+        nothing; 1 one line per binary solve (iterations, convergence,
+        support vectors, time) and a summary; 2 also the fit's steps and,
+        every 50 ms of a long solve, its iterations and KKT gap. Records
+        are emitted at level INFO; without any logging configuration they
+        go to stderr.
     max_iter : int, default=-1
         Iteration cap per binary problem; -1 means none (beyond the solver's
         safety cap of ``max(10⁷, 100·n)`` iterations, as in LIBSVM). A
@@ -196,6 +209,13 @@ class SVC(BaseSVMClassifier):
 
     Notes
     -----
+    Progress: with scikit-learn ≥ 1.9, ``set_callbacks`` takes callbacks
+    of ``sklearn.callback`` (e.g. ``ProgressBar()``). The fit is one task
+    with one subtask per binary problem; a two-class fit's single problem
+    has a subtask ``'smo-progress'`` every 50 ms of its solve, whose
+    ``metadata`` holds the iterations (``'n_iter'``) and the KKT gap
+    (``'kkt_gap'``).
+
     On the USPS digits (RBF kernel, C = 10, one-vs-one) Ulén [3]_ reports
     4.38 % test error; ``python -m localsvm demo`` trains that case.
 
@@ -353,6 +373,9 @@ class SVC(BaseSVMClassifier):
             spec = self._resolve_kernel(X)
 
         tasks = self._binary_tasks(n_classes, y_idx)
+        start = time.perf_counter()
+        report = self._fit_report(len(tasks), X, y)
+        pairs = report.subtasks("binary-problem", len(tasks), iterative=len(tasks) == 1)
 
         settings = dict(
             kernel=spec,
@@ -362,8 +385,19 @@ class SVC(BaseSVMClassifier):
             shrinking=bool(self.shrinking),
             precision=self.precision,
         )
+        if len(tasks) == 1:
+            settings["progress"] = pairs[0].solver_progress()
         largest = max(range(len(tasks)), key=lambda k: tasks[k][0].size)
         backend = self._select_backend(_pair_problem(tasks[largest], (X, upper, settings, None)))
+        report.log(
+            2,
+            "SVC fit: %d samples, %d classes, %d binary problems, kernel %r, backend %r",
+            n,
+            n_classes,
+            len(tasks),
+            spec.name,
+            backend.name,
+        )
         # The training data travels once per batch (run_tasks' shared data);
         # each task is a pair's rows and labels.
         solutions: list[QPSolution] = run_tasks(
@@ -372,6 +406,7 @@ class SVC(BaseSVMClassifier):
             n_jobs=self.n_jobs,
             thread_safe=backend.capabilities.thread_safe,
             shared=(X, upper, settings, backend),
+            **report.hooks(describe_solution),
         )
         self._check_finite(solutions)
         self.backend_ = backend.name
@@ -385,6 +420,14 @@ class SVC(BaseSVMClassifier):
         if self.probability != "deprecated" and bool(self.probability):
             shared = (X, upper, settings, backend)
             self._probA, self._probB = self._calibrate(tasks, shared)
+        report.log(
+            1,
+            "SVC fit: %d binary problems, %d support vectors in all, %.3f s",
+            len(tasks),
+            self.support_.size,
+            time.perf_counter() - start,
+        )
+        report.end(X, y)
         return self
 
     def _callable_kernel(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:

@@ -89,6 +89,7 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
             break;
         }
         n_iter += 1;
+        ctl.report(n_iter, worst);
         let moved = (alpha[i] + step).clamp(0.0, upper[i]);
         let step = moved - alpha[i];
         alpha[i] = moved;

@@ -13,6 +13,11 @@
 //!
 //! [`Control::none`] (also the `Default`) never cancels: the pure-Rust API
 //! behaves as before for callers that do not ask for cancellation.
+//!
+//! The same handle carries progress the other way: a solver publishes its
+//! iteration count and current KKT gap with [`Control::report`] (two relaxed
+//! atomic stores, nothing at all on a [`Control::none`] handle), and the
+//! waiting thread reads them with [`Control::progress`].
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -41,6 +46,10 @@ struct Shared {
     cancelled: AtomicBool,
     /// [`EPOCH`] when the handle was made.
     epoch: u64,
+    /// The last iteration count a solver reported.
+    iterations: AtomicU64,
+    /// The bits of the last KKT gap (`f64`) a solver reported; NaN before.
+    gap: AtomicU64,
 }
 
 impl Control {
@@ -51,6 +60,8 @@ impl Control {
             inner: Some(Arc::new(Shared {
                 cancelled: AtomicBool::new(false),
                 epoch: EPOCH.load(Ordering::Relaxed),
+                iterations: AtomicU64::new(0),
+                gap: AtomicU64::new(f64::NAN.to_bits()),
             })),
         }
     }
@@ -80,6 +91,28 @@ impl Control {
         }
     }
 
+    /// Publishes a solver's progress: `n_iter` iterations done, maximal KKT
+    /// violation `gap` (NaN when unknown). A no-op on [`Control::none`].
+    #[inline]
+    pub fn report(&self, n_iter: u64, gap: f64) {
+        if let Some(s) = &self.inner {
+            s.iterations.store(n_iter, Ordering::Relaxed);
+            s.gap.store(gap.to_bits(), Ordering::Relaxed);
+        }
+    }
+
+    /// The last `(iterations, gap)` published by [`Control::report`]:
+    /// `(0, NaN)` before any report and on a [`Control::none`] handle.
+    pub fn progress(&self) -> (u64, f64) {
+        match &self.inner {
+            None => (0, f64::NAN),
+            Some(s) => (
+                s.iterations.load(Ordering::Relaxed),
+                f64::from_bits(s.gap.load(Ordering::Relaxed)),
+            ),
+        }
+    }
+
     /// `Err(Error::Interrupted)` once cancelled, else `Ok(())`.
     #[inline]
     pub fn check(&self) -> Result<()> {
@@ -105,6 +138,19 @@ mod tests {
         let n = Control::none();
         n.cancel();
         assert!(n.check().is_ok());
+    }
+
+    #[test]
+    fn progress_reaches_clones_and_none_reports_nothing() {
+        let c = Control::new();
+        let (it, gap) = c.progress();
+        assert_eq!(it, 0);
+        assert!(gap.is_nan());
+        c.clone().report(42, 0.5);
+        assert_eq!(c.progress(), (42, 0.5));
+        let n = Control::none();
+        n.report(7, 1.0);
+        assert_eq!(n.progress().0, 0);
     }
 
     #[test]

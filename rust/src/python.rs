@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -150,6 +152,22 @@ where
     T: Send,
     F: FnOnce(&Control) -> crate::Result<T> + Send,
 {
+    detached_with_progress(py, None, work)
+}
+
+/// [`detached`], and after each slice in which the work has not finished,
+/// `progress(n_iter, gap)` with what the solver last published in the
+/// [`Control`] (see [`Control::report`]). An exception raised by `progress`
+/// stops the work like a signal and is returned.
+fn detached_with_progress<T, F>(
+    py: Python<'_>,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: F,
+) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce(&Control) -> crate::Result<T> + Send,
+{
     let ctl = Control::new();
     let worker_ctl = ctl.clone();
     let (tx, rx) = mpsc::sync_channel(1);
@@ -172,12 +190,16 @@ where
             match got {
                 Ok(out) => break Ok(out),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if let Err(signal) = py.check_signals() {
+                    let raised = py.check_signals().err().or_else(|| {
+                        let (n_iter, gap) = ctl.progress();
+                        progress.and_then(|f| f.call1((n_iter, gap)).err())
+                    });
+                    if let Some(err) = raised {
                         ctl.cancel();
                         // The solvers poll the control at least once per
                         // iteration or block of rows: this wait is short.
                         let _ = py.detach(move || rx.recv());
-                        break Err(signal);
+                        break Err(err);
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -297,10 +319,11 @@ fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKin
 #[pyo3(signature = (
     x, y, upper, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
     p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
-    max_iter = -1, cache_size = 200.0, shrinking = true, rows = None, precision = "auto"
+    max_iter = -1, cache_size = 200.0, shrinking = true, rows = None, precision = "auto",
+    progress = None
 ), text_signature = "(x, y, upper, *, kernel='rbf', gamma=1.0, coef0=0.0, degree=3, \
     p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
-    cache_size=200.0, shrinking=True, rows=None, precision='auto')")]
+    cache_size=200.0, shrinking=True, rows=None, precision='auto', progress=None)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_qp<'py>(
     py: Python<'py>,
@@ -321,7 +344,16 @@ fn solve_qp<'py>(
     shrinking: bool,
     rows: Option<PyReadonlyArray1<'py, i64>>,
     precision: &str,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<QPResult> {
+    if let Some(f) = &progress {
+        if !f.is_callable() {
+            return Err(PyTypeError::new_err(format!(
+                "progress must be a callable taking (n_iter, gap) or None, got {}",
+                f.get_type().name()?
+            )));
+        }
+    }
     let kind = kind(kernel, gamma, coef0, degree)?;
     let precision = Precision::from_name(precision)?;
     let opts = SolverOptions {
@@ -346,7 +378,7 @@ fn solve_qp<'py>(
     };
     // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
     // without the GIL too, so solves started from several threads overlap.
-    let sol = detached(py, move |ctl| {
+    let sol = detached_with_progress(py, progress.as_ref(), move |ctl| {
         let opts = SolverOptions {
             control: ctl.clone(),
             ..opts

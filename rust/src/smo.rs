@@ -133,6 +133,8 @@ struct Smo<'q, T: QValue, Q: QMatrix<T>> {
     // The maximal violator of the active set, when the last gradient update
     // already found it.
     next_up: Option<(f64, usize)>,
+    // The maximal KKT violation `m(α) − M(α)` the last selection found.
+    gap: f64,
 }
 
 impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
@@ -190,7 +192,8 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             qd_i: st.qd[i],
             tau: TAU,
         });
-        if gmax + partner.gmax2 < self.tol {
+        self.gap = gmax + partner.gmax2;
+        if self.gap < self.tol {
             return None;
         }
         partner.j.map(|j| (i, j))
@@ -483,6 +486,7 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
         tol,
         unshrunk: false,
         next_up: None,
+        gap: f64::NAN,
     };
     s.init_gradient();
 
@@ -520,6 +524,7 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
         };
         n_iter += 1;
         s.update_pair(i, j);
+        ctl.report(n_iter, s.gap);
     }
     if s.active < n {
         s.reconstruct_gradient();

@@ -17,7 +17,9 @@ themselves through the ``localsvm_register_backends`` hook.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -81,6 +83,11 @@ class QPProblem:
         the kernel parameters are within its range and ``tol`` is at least
         ``10 · ε₃₂ · scale`` (see :func:`localsvm._core.solve_qp`). Backends
         that compute in NumPy always use float64.
+    progress : callable or None, default=None
+        ``progress(n_iter, gap)``, called every 50 ms during a long solve
+        with the iterations so far and the current maximal KKT violation,
+        by backends that can (the Rust one); others ignore it. An exception
+        it raises stops the solve.
 
     Examples
     --------
@@ -110,6 +117,7 @@ class QPProblem:
     shrinking: bool = True
     rows: np.ndarray | None = None
     precision: str = "auto"
+    progress: Callable[[int, float], Any] | None = None
 
     def examples(self) -> np.ndarray:
         """Return the problem's own examples.

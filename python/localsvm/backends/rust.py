@@ -61,6 +61,7 @@ class RustBackend(SolverBackend):
             if problem.rows is None
             else np.ascontiguousarray(problem.rows, dtype=np.int64),
             precision=str(problem.precision),
+            progress=problem.progress,
         )
         converged = bool(out.converged)
         return QPSolution(
