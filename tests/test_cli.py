@@ -182,3 +182,15 @@ def test_usage_and_version(capsys):
         main(["--version"])
     assert info.value.code == 0
     assert capsys.readouterr().out.strip() == f"localsvm {localsvm.__version__}"
+
+
+def test_progress_draws_a_bar_and_trains_the_same_model(files, capsys):
+    pytest.importorskip("rich")
+    pytest.importorskip("sklearn.callback")
+    tmp, _, _ = files
+    status, _, err = _run(capsys, "train", "-c", "4", "train.svm", "plain.model")
+    assert status == 0, err
+    status, out, err = _run(capsys, "train", "--progress", "-c", "4", "train.svm", "bar.model")
+    assert status == 0, err
+    assert "SVC - fit" in out + err  # the bar's label, wherever rich drew it
+    assert (tmp / "plain.model").read_text() == (tmp / "bar.model").read_text()
