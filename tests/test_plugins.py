@@ -220,3 +220,23 @@ def test_engine_that_accepts_shared_data_gets_it(plugin):
         localsvm.SVC(n_jobs=2).fit(iris.X, iris.y)
     X, upper, _settings, backend = engine.shared
     assert X.shape == iris.X.shape and upper.shape == (150,) and backend.name == "rust"
+
+
+def test_registry_follows_plugins_that_come_and_go():
+    # A plugin unregistered and freed may leave its id to the next one: the
+    # registry must still see the new plugin, not serve the old cache.
+    pm = plugins.get_plugin_manager()
+    for i in range(20):
+        mod = types.ModuleType(f"short_lived_{i}")
+        engine = ReversingEngine()
+        engine.name = f"short-lived-{i}"
+        mod.localsvm_register_engines = hookimpl(lambda register, e=engine: register(e))
+        pm.register(mod)
+        try:
+            assert f"short-lived-{i}" in localsvm.list_engines()
+        finally:
+            pm.unregister(mod)
+        # No query between the unregistration and the next registration: the
+        # cache still holds the old set when the new plugin arrives.
+        del mod, engine
+    assert not any(name.startswith("short-lived") for name in localsvm.list_engines())

@@ -35,7 +35,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
 
 _lock = threading.RLock()
 _manager: pluggy.PluginManager | None = None
-_registries: dict[str, tuple[frozenset[int], dict[str, Any]]] = {}
+_registries: dict[str, tuple[frozenset[int], dict[str, Any], list[Any]]] = {}
 
 
 class PluginError(RuntimeError):
@@ -90,7 +90,8 @@ def _registry(hook: str, kind: str) -> dict[str, Any]:
     whenever the set of registered plugins changes."""
     pm = get_plugin_manager()
     with _lock:
-        key = frozenset(id(p) for p in pm.get_plugins())
+        plugins = list(pm.get_plugins())
+        key = frozenset(id(p) for p in plugins)
         cached = _registries.get(hook)
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -108,7 +109,10 @@ def _registry(hook: str, kind: str) -> dict[str, Any]:
             return obj
 
         getattr(pm.hook, hook)(register=register)
-        _registries[hook] = (key, items)
+        # The plugins are kept with the key: while they are referenced here no
+        # new plugin can reuse one of their ids, so an unregistered plugin and
+        # a newly registered one never look like the same set.
+        _registries[hook] = (key, items, plugins)
         return items
 
 
