@@ -14,6 +14,10 @@ const ROWS_PER_TASK: usize = 64;
 /// Support vectors per partial sum: products are summed in `f32` within a
 /// block and the blocks in `f64`.
 const BLOCK: usize = 256;
+/// Test rows whose kernel rows are held together, so each block of
+/// coefficients is read once for all of them (a divisor of
+/// [`ROWS_PER_TASK`]).
+const GROUP: usize = 8;
 
 /// Decision values, row-major `m × k` for `m` test rows and `k` expansions,
 /// in the path [`crate::precision::resolve`] picks for the test rows and
@@ -333,6 +337,13 @@ struct Context<'a> {
 
 simd::multiversion! {
     /// Decision values of test rows `first..` into `out` (`k` per row).
+    ///
+    /// The rows go in groups of [`GROUP`]: the group's kernel rows first,
+    /// then each block of an expansion's coefficients is applied to every
+    /// row of the group while it is in cache (the coefficients of many
+    /// one-vs-one pairs exceed the L2 cache, so streaming them once per row
+    /// would dominate). Each row's sum runs over the same blocks in the same
+    /// order as one row alone would.
     fn decision_block, fn decision_block_impl(
         ctx: &Context<'_>,
         test: &Rows,
@@ -341,20 +352,29 @@ simd::multiversion! {
     ) {
         let k = ctx.intercept.len();
         let s = ctx.panel.n();
-        let mut kv = vec![0.0f32; s];
-        for (r, row_out) in out.chunks_mut(k).enumerate() {
-            let q = Query::new(test.row(first + r).iter().map(|&v| v as f32).collect());
-            fill_one_impl::<FMA>(ctx.kind, ctx.panel, &q, 1.0, ctx.ones, 0, s, &mut kv);
-            for (c, slot) in row_out.iter_mut().enumerate() {
-                let mut total = ctx.intercept[c];
+        let mut kv = vec![0.0f32; GROUP * s];
+        for (g, group_out) in out.chunks_mut(GROUP * k).enumerate() {
+            let rows = group_out.len() / k;
+            let base = first + g * GROUP;
+            for (r, kv_row) in kv.chunks_mut(s.max(1)).take(rows).enumerate() {
+                let q = Query::new(test.row(base + r).iter().map(|&v| v as f32).collect());
+                fill_one_impl::<FMA>(ctx.kind, ctx.panel, &q, 1.0, ctx.ones, 0, s, kv_row);
+            }
+            for c in 0..k {
+                let mut totals = [ctx.intercept[c]; GROUP];
                 for seg in ctx.layout.segments(c) {
                     let coef = &ctx.coef[seg.coef..seg.coef + seg.len];
-                    let kv = &kv[seg.sv..seg.sv + seg.len];
-                    for (cb, kb) in coef.chunks(BLOCK).zip(kv.chunks(BLOCK)) {
-                        total += f64::from(dot32::<FMA>(cb, kb));
+                    for (b, cb) in coef.chunks(BLOCK).enumerate() {
+                        let lo = seg.sv + b * BLOCK;
+                        for (r, total) in totals.iter_mut().take(rows).enumerate() {
+                            let kb = &kv[r * s + lo..r * s + lo + cb.len()];
+                            *total += f64::from(dot32::<FMA>(cb, kb));
+                        }
                     }
                 }
-                *slot = total;
+                for (r, total) in totals.iter().take(rows).enumerate() {
+                    group_out[r * k + c] = *total;
+                }
             }
         }
     }
