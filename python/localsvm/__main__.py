@@ -157,7 +157,7 @@ def run_info(out=sys.stdout) -> None:
 
 #: What ``bench --datasets`` and ``--peers`` accept (kept in step with
 #: :data:`localsvm.bench.CASES` and :data:`localsvm.bench.PEERS` by a test).
-BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana")
+BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "__version__",
     "_raise_internal_panic",
     "decision_values",
+    "decision_values_ovo",
     "flsa_path",
     "interrupt_all",
     "kernel_matrix",
@@ -140,6 +141,29 @@ def decision_values(
     block sums), ``'float64'``, or ``'auto'``: float32 when ``x``, ``sv``,
     the kernel parameters and ``coef`` are within float32's safe range (as
     :func:`solve_qp`, without a ``tol``), else float64."""
+
+def decision_values_ovo(
+    x: npt.NDArray[np.float64],
+    sv: npt.NDArray[np.float64],
+    n_support: npt.NDArray[np.int64],
+    pairs: npt.NDArray[np.int64],
+    coef: npt.NDArray[np.float64],
+    intercept: npt.NDArray[np.float64],
+    *,
+    kernel: str = "rbf",
+    gamma: float = 1.0,
+    coef0: float = 0.0,
+    degree: int = 3,
+    precision: str = "auto",
+) -> npt.NDArray[np.float64]:
+    """One-vs-one decision values, shape ``(n_samples, n_pairs)``.
+
+    ``sv`` is grouped by class, ``n_support[c]`` rows of class ``c``; the
+    pair ``(a, b)`` in row ``p`` of ``pairs`` uses the next ``n_support[a] +
+    n_support[b]`` values of the 1-D ``coef`` (class ``a``'s, then class
+    ``b``'s). Each row's kernel values against all of ``sv`` are computed
+    once, then every pair's value from them; ``precision`` as in
+    :func:`decision_values`."""
 
 @final
 class LocalResult:

@@ -17,6 +17,25 @@ def ovo_pairs(n_classes: int) -> list[tuple[int, int]]:
     return [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)]
 
 
+def ovo_compact(coef: np.ndarray, n_support: np.ndarray) -> np.ndarray:
+    """One-vs-one coefficients without the zeros of the other classes.
+
+    ``coef`` is ``(n_pairs, n_SV)`` over support vectors grouped by class
+    (``n_support[c]`` of class ``c``, in class order); the result is 1-D: for
+    each pair ``(a, b)`` of :func:`ovo_pairs`, its coefficients over class
+    ``a``'s support vectors, then over class ``b``'s.
+    """
+    n_support = np.asarray(n_support, dtype=np.intp)
+    first = np.concatenate(([0], np.cumsum(n_support)))
+    parts = []
+    for k, (a, b) in enumerate(ovo_pairs(n_support.shape[0])):
+        parts.append(coef[k, first[a] : first[a + 1]])
+        parts.append(coef[k, first[b] : first[b + 1]])
+    if not parts:
+        return np.zeros(0)
+    return np.ascontiguousarray(np.concatenate(parts), dtype=np.float64)
+
+
 def ovo_votes(dec: np.ndarray, n_classes: int) -> np.ndarray:
     """Votes per class from one-vs-one decision values (positive: the lower
     class of the pair wins), shape ``(n_samples, n_classes)``."""

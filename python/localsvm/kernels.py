@@ -241,6 +241,64 @@ def decision_values(
     )
 
 
+def decision_values_ovo(
+    spec: KernelSpec,
+    X: np.ndarray,
+    support_vectors: np.ndarray,
+    n_support: np.ndarray,
+    pair_coef: np.ndarray,
+    intercept: np.ndarray,
+    *,
+    precision: str = "auto",
+) -> np.ndarray:
+    """Decision values of every one-vs-one pair, computed by the Rust core.
+
+    Each row's kernel values against all support vectors are computed once,
+    then each pair's value from its two classes' support vectors only: the
+    cost is one kernel evaluation per (row, support vector) plus a short dot
+    product per pair, not one per (pair, support vector). ``precision`` as
+    in :func:`decision_values`, whose values these equal to rounding.
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        A kernel function (not ``'precomputed'``).
+    X : ndarray of shape (n_samples, n_features)
+        The rows to evaluate.
+    support_vectors : ndarray of shape (n_SV, n_features)
+        The support vectors, grouped by class in class order.
+    n_support : ndarray of shape (n_classes,)
+        How many support vectors each class has.
+    pair_coef : ndarray of shape (n_values,)
+        For each pair ``(a, b)``, ``a < b``, in LIBSVM's order: its
+        coefficients ``y·α`` over class ``a``'s support vectors, then over
+        class ``b``'s.
+    intercept : ndarray of shape (n_pairs,)
+        Each pair's intercept.
+    precision : {'auto', 'float32', 'float64'}, default='auto'
+        The arithmetic of the kernel values and sums.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_pairs)
+        Each pair's decision value, positive for its first class.
+    """
+    n_classes = len(n_support)
+    pairs = np.array(
+        [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)], dtype=np.int64
+    ).reshape(-1, 2)
+    return _core.decision_values_ovo(
+        X,
+        support_vectors,
+        np.asarray(n_support, dtype=np.int64),
+        pairs,
+        np.asarray(pair_coef, dtype=np.float64),
+        np.asarray(intercept, dtype=np.float64),
+        **spec.core_kwargs(),
+        precision=precision,
+    )
+
+
 def kernel_matrix_numpy(
     spec: KernelSpec,
     A: np.ndarray,

@@ -544,4 +544,5 @@ def load_libsvm_model(path, n_features=None, precision="float64"):
     else:
         model.dual_coef_ = ovo_to_libsvm(model_coef, sv_class, n_classes)
         model.intercept_ = model_intercept.copy()
+    model._pair_coef = model._compact_pair_coef()
     return model

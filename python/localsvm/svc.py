@@ -21,11 +21,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseSVMClassifier, restore_on_interrupt
 from ._compat import Hidden, Interval, StrOptions, fit_context
-from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr, vote_winner
+from ._decompose import ovo_compact, ovo_pairs, ovo_to_libsvm, ovo_to_ovr, vote_winner
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import check_sample_weight
 from .backends.base import QPProblem, QPSolution
-from .kernels import KERNELS, KernelSpec, decision_values
+from .kernels import KERNELS, KernelSpec, decision_values, decision_values_ovo
 from .parallel import run_tasks
 
 #: The warning of an explicit ``probability`` (scikit-learn 1.9's wording).
@@ -554,6 +554,24 @@ class SVC(BaseSVMClassifier):
         else:
             self.dual_coef_ = ovo_to_libsvm(self._model_coef, y_idx[support], n_classes)
             self.intercept_ = self._model_intercept.copy()
+        self._pair_coef = self._compact_pair_coef()
+
+    def _compact_pair_coef(self) -> np.ndarray | None:
+        """Each one-vs-one pair's coefficients over its two classes' support
+        vectors only (:func:`~localsvm._decompose.ovo_compact`), for
+        prediction with more than two classes; None where the dense
+        ``_model_coef`` path is used (two classes, one-vs-rest, linear,
+        precomputed or callable kernels)."""
+        n_classes = self.classes_.shape[0]
+        if (
+            n_classes <= 2
+            or self.multiclass != "ovo"
+            or callable(self.kernel)
+            or self._spec.precomputed
+            or self._spec.name == "linear"
+        ):
+            return None
+        return ovo_compact(self._model_coef, self.n_support_)
 
     # -------------------------------------------------------------- predict
 
@@ -572,6 +590,21 @@ class SVC(BaseSVMClassifier):
         # float32 as asked ('auto' still switches for out-of-range test data).
         fitted = getattr(self, "precision_", "float32")
         precision = "float64" if fitted == "float64" else getattr(self, "precision", "auto")
+        # One-vs-one with many classes: one kernel value per (row, support
+        # vector), then each pair from its two classes' support vectors.
+        pair_coef = getattr(self, "_pair_coef", None)
+        if pair_coef is None and not hasattr(self, "_pair_coef"):
+            pair_coef = self._compact_pair_coef()  # a model restored without it
+        if pair_coef is not None:
+            return decision_values_ovo(
+                self._spec,
+                X,
+                self.support_vectors_,
+                self.n_support_,
+                pair_coef,
+                self._model_intercept,
+                precision=precision,
+            )
         return decision_values(
             self._spec,
             X,

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::control::Control;
-use crate::error::{checked_len, shape_error, try_filled, value_error, Result};
+use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
 use crate::kernel::{fill_one_impl, kernel_value, KernelKind, Panel, Query, Rows};
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
 use crate::simd;
@@ -14,6 +14,10 @@ const ROWS_PER_TASK: usize = 64;
 /// Support vectors per partial sum: products are summed in `f32` within a
 /// block and the blocks in `f64`.
 const BLOCK: usize = 256;
+/// Test rows whose kernel rows are held together, so each block of
+/// coefficients is read once for all of them (a divisor of
+/// [`ROWS_PER_TASK`]).
+const GROUP: usize = 8;
 
 /// Decision values, row-major `m × k` for `m` test rows and `k` expansions,
 /// in the path [`crate::precision::resolve`] picks for the test rows and
@@ -62,6 +66,152 @@ pub fn decision_values_controlled(
     precision: Precision,
     ctl: &Control,
 ) -> Result<(Vec<f64>, Precision)> {
+    let k = intercept.len();
+    let s = sv.n();
+    if coef.len() != k * s {
+        shape_error!(
+            "coef has {} values, expected {k} expansions × {s} support vectors",
+            coef.len()
+        );
+    }
+    let hint = "use fewer models";
+    let mut segments = try_with_capacity(k, "the expansions' segments", hint)?;
+    segments.extend((0..k).map(|c| Segment {
+        sv: 0,
+        len: s,
+        coef: c * s,
+    }));
+    let mut starts = try_with_capacity(k + 1, "the expansions' segments", hint)?;
+    starts.extend(0..=k);
+    let layout = Layout {
+        coef,
+        segments,
+        starts,
+    };
+    decision_core(kind, test, sv, &layout, intercept, precision, ctl)
+}
+
+/// Decision values of one-vs-one pairs, row-major `m × k` for `m` test rows
+/// and the `k` pairs, and the path that computed them.
+///
+/// The support vectors are grouped by class: class `c` owns the
+/// `class_counts[c]` rows after those of classes `0..c`. Pair `p = (a, b)`
+/// of `pairs` is the expansion over the support vectors of classes `a` and
+/// `b` only; its coefficients are the next `class_counts[a] +
+/// class_counts[b]` values of `coef` (class `a`'s first, then class `b`'s),
+/// so `coef` holds no zeros for the other classes. Each test row's kernel
+/// values against all support vectors are computed once (as
+/// [`decision_values_with`] computes them, in the same precision path) and
+/// every pair's value is then two short dot products over them: the cost is
+/// one kernel evaluation per (test row, support vector) plus one
+/// multiply-add per (test row, pair, support vector of the pair). Polls
+/// `ctl` as [`decision_values_controlled`] does.
+#[allow(clippy::too_many_arguments)]
+pub fn decision_values_pairs_controlled(
+    kind: KernelKind,
+    test: &Rows,
+    sv: &Rows,
+    class_counts: &[usize],
+    pairs: &[(usize, usize)],
+    coef: &[f64],
+    intercept: &[f64],
+    precision: Precision,
+    ctl: &Control,
+) -> Result<(Vec<f64>, Precision)> {
+    let k = intercept.len();
+    if pairs.len() != k {
+        shape_error!(
+            "there are {} pairs but {k} intercepts; give one intercept per pair",
+            pairs.len()
+        );
+    }
+    let n_classes = class_counts.len();
+    let hint = "use fewer classes";
+    let mut first = try_with_capacity(n_classes, "the classes' support-vector ranges", hint)?;
+    let mut total = 0usize;
+    for &count in class_counts {
+        first.push(total);
+        total = match total.checked_add(count) {
+            Some(t) => t,
+            None => value_error!("the class counts of support vectors overflow"),
+        };
+    }
+    if total != sv.n() {
+        shape_error!(
+            "the class counts add up to {total} support vectors, but there are {}",
+            sv.n()
+        );
+    }
+    let mut segments = try_with_capacity(2 * k, "the pairs' segments", hint)?;
+    let mut starts = try_with_capacity(k + 1, "the pairs' segments", hint)?;
+    let mut offset = 0usize;
+    starts.push(0);
+    for (p, &(a, b)) in pairs.iter().enumerate() {
+        if a >= n_classes || b >= n_classes || a == b {
+            value_error!(
+                "pair {p} is ({a}, {b}); a pair needs two different classes \
+                 below {n_classes}"
+            );
+        }
+        for c in [a, b] {
+            segments.push(Segment {
+                sv: first[c],
+                len: class_counts[c],
+                coef: offset,
+            });
+            offset += class_counts[c];
+        }
+        starts.push(segments.len());
+    }
+    if coef.len() != offset {
+        shape_error!(
+            "coef has {} values, expected {offset}: for each pair, one per support \
+             vector of its two classes",
+            coef.len()
+        );
+    }
+    let layout = Layout {
+        coef,
+        segments,
+        starts,
+    };
+    decision_core(kind, test, sv, &layout, intercept, precision, ctl)
+}
+
+/// A run of `len` support vectors from row `sv` on, weighted by
+/// `coef[coef..coef + len]`.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    sv: usize,
+    len: usize,
+    coef: usize,
+}
+
+/// The expansions' coefficients: expansion `c` is the sum over
+/// `segments[starts[c]..starts[c + 1]]`.
+struct Layout<'a> {
+    coef: &'a [f64],
+    segments: Vec<Segment>,
+    starts: Vec<usize>,
+}
+
+impl Layout<'_> {
+    fn segments(&self, c: usize) -> &[Segment] {
+        &self.segments[self.starts[c]..self.starts[c + 1]]
+    }
+}
+
+/// The decision values of `layout`'s expansions; shapes of `coef` against
+/// the support vectors are already checked.
+fn decision_core(
+    kind: KernelKind,
+    test: &Rows,
+    sv: &Rows,
+    layout: &Layout<'_>,
+    intercept: &[f64],
+    precision: Precision,
+    ctl: &Control,
+) -> Result<(Vec<f64>, Precision)> {
     kind.require_function("decision_values")?;
     if test.d() != sv.d() {
         shape_error!(
@@ -72,12 +222,7 @@ pub fn decision_values_controlled(
     }
     let k = intercept.len();
     let s = sv.n();
-    if coef.len() != k * s {
-        shape_error!(
-            "coef has {} values, expected {k} expansions × {s} support vectors",
-            coef.len()
-        );
-    }
+    let coef = layout.coef;
     if coef.iter().chain(intercept).any(|v| !v.is_finite()) {
         value_error!("the coefficients or intercepts contain NaN or infinity");
     }
@@ -95,13 +240,20 @@ pub fn decision_values_controlled(
         return Ok((out, path));
     }
     if path == Precision::Float64 {
-        decision_f64(kind, test, sv, coef, intercept, &mut out, ctl);
+        decision_f64(kind, test, sv, layout, intercept, &mut out, ctl);
         ctl.check()?;
         return finite(out, path);
     }
     let panel = Panel::try_new(sv)?;
-    let coef32: Vec<f32> = coef.iter().map(|&c| c as f32).collect();
-    let ones = vec![1.0f32; s];
+    let what = "the coefficients in float32";
+    let mut coef32 = try_with_capacity(coef.len(), what, "use fewer support vectors")?;
+    coef32.extend(coef.iter().map(|&c| c as f32));
+    let ones = try_filled(
+        s,
+        1.0f32,
+        "a row of kernel weights",
+        "use fewer support vectors",
+    )?;
     out.par_chunks_mut(ROWS_PER_TASK * k)
         .enumerate()
         .for_each(|(block, chunk)| {
@@ -112,6 +264,7 @@ pub fn decision_values_controlled(
             let ctx = Context {
                 kind,
                 panel: &panel,
+                layout,
                 coef: &coef32,
                 intercept,
                 ones: &ones,
@@ -139,7 +292,7 @@ fn decision_f64(
     kind: KernelKind,
     test: &Rows,
     sv: &Rows,
-    coef: &[f64],
+    layout: &Layout<'_>,
     intercept: &[f64],
     out: &mut [f64],
     ctl: &Control,
@@ -159,8 +312,13 @@ fn decision_f64(
                     *slot = kernel_value(kind, x, sv.row(t), sq, sv.sq_norm(t));
                 }
                 for (c, slot) in row_out.iter_mut().enumerate() {
-                    let coef = &coef[c * s..(c + 1) * s];
-                    *slot = intercept[c] + coef.iter().zip(&kv).map(|(a, b)| a * b).sum::<f64>();
+                    let mut total = intercept[c];
+                    for seg in layout.segments(c) {
+                        let coef = &layout.coef[seg.coef..seg.coef + seg.len];
+                        let kv = &kv[seg.sv..seg.sv + seg.len];
+                        total += coef.iter().zip(kv).map(|(a, b)| a * b).sum::<f64>();
+                    }
+                    *slot = total;
                 }
             }
         });
@@ -170,6 +328,8 @@ fn decision_f64(
 struct Context<'a> {
     kind: KernelKind,
     panel: &'a Panel,
+    layout: &'a Layout<'a>,
+    /// `layout.coef` in `f32`.
     coef: &'a [f32],
     intercept: &'a [f64],
     ones: &'a [f32],
@@ -177,6 +337,13 @@ struct Context<'a> {
 
 simd::multiversion! {
     /// Decision values of test rows `first..` into `out` (`k` per row).
+    ///
+    /// The rows go in groups of [`GROUP`]: the group's kernel rows first,
+    /// then each block of an expansion's coefficients is applied to every
+    /// row of the group while it is in cache (the coefficients of many
+    /// one-vs-one pairs exceed the L2 cache, so streaming them once per row
+    /// would dominate). Each row's sum runs over the same blocks in the same
+    /// order as one row alone would.
     fn decision_block, fn decision_block_impl(
         ctx: &Context<'_>,
         test: &Rows,
@@ -185,17 +352,29 @@ simd::multiversion! {
     ) {
         let k = ctx.intercept.len();
         let s = ctx.panel.n();
-        let mut kv = vec![0.0f32; s];
-        for (r, row_out) in out.chunks_mut(k).enumerate() {
-            let q = Query::new(test.row(first + r).iter().map(|&v| v as f32).collect());
-            fill_one_impl::<FMA>(ctx.kind, ctx.panel, &q, 1.0, ctx.ones, 0, s, &mut kv);
-            for (c, slot) in row_out.iter_mut().enumerate() {
-                let coef = &ctx.coef[c * s..(c + 1) * s];
-                let mut total = ctx.intercept[c];
-                for (cb, kb) in coef.chunks(BLOCK).zip(kv.chunks(BLOCK)) {
-                    total += f64::from(dot32::<FMA>(cb, kb));
+        let mut kv = vec![0.0f32; GROUP * s];
+        for (g, group_out) in out.chunks_mut(GROUP * k).enumerate() {
+            let rows = group_out.len() / k;
+            let base = first + g * GROUP;
+            for (r, kv_row) in kv.chunks_mut(s.max(1)).take(rows).enumerate() {
+                let q = Query::new(test.row(base + r).iter().map(|&v| v as f32).collect());
+                fill_one_impl::<FMA>(ctx.kind, ctx.panel, &q, 1.0, ctx.ones, 0, s, kv_row);
+            }
+            for c in 0..k {
+                let mut totals = [ctx.intercept[c]; GROUP];
+                for seg in ctx.layout.segments(c) {
+                    let coef = &ctx.coef[seg.coef..seg.coef + seg.len];
+                    for (b, cb) in coef.chunks(BLOCK).enumerate() {
+                        let lo = seg.sv + b * BLOCK;
+                        for (r, total) in totals.iter_mut().take(rows).enumerate() {
+                            let kb = &kv[r * s + lo..r * s + lo + cb.len()];
+                            *total += f64::from(dot32::<FMA>(cb, kb));
+                        }
+                    }
                 }
-                *slot = total;
+                for (r, total) in totals.iter().take(rows).enumerate() {
+                    group_out[r * k + c] = *total;
+                }
             }
         }
     }
@@ -298,6 +477,99 @@ mod tests {
 
     fn sq_dist_ref(a: &[f64], b: &[f64]) -> f64 {
         a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
+    }
+
+    /// A deterministic pseudo-random value in [-1, 1) from `i`.
+    fn wiggle(i: usize) -> f64 {
+        let h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+        (h as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    #[test]
+    fn pair_layout_matches_the_dense_expansion() {
+        // Four classes with 3, 1, 4 and 2 support vectors, all six pairs.
+        let counts = [3usize, 1, 4, 2];
+        let (s, d, m) = (10, 3, 70);
+        let sv = Rows::new((0..s * d).map(wiggle).collect(), s, d).unwrap();
+        let test = Rows::new((0..m * d).map(|i| wiggle(i + 1000)).collect(), m, d).unwrap();
+        let first = [0usize, 3, 4, 8];
+        let pairs: Vec<(usize, usize)> = (0..4)
+            .flat_map(|a| (a + 1..4).map(move |b| (a, b)))
+            .collect();
+        let k = pairs.len();
+        let mut compact = Vec::new();
+        let mut dense = vec![0.0; k * s];
+        for (p, &(a, b)) in pairs.iter().enumerate() {
+            for c in [a, b] {
+                for t in first[c]..first[c] + counts[c] {
+                    let v = wiggle(7 * p + 13 * t + 5000);
+                    compact.push(v);
+                    dense[p * s + t] = v;
+                }
+            }
+        }
+        let intercept: Vec<f64> = (0..k).map(|p| wiggle(p + 9000)).collect();
+        let kinds = [
+            KernelKind::Linear,
+            KernelKind::Rbf { gamma: 0.7 },
+            KernelKind::Poly {
+                gamma: 0.5,
+                coef0: 1.0,
+                degree: 3,
+            },
+            KernelKind::Sigmoid {
+                gamma: 0.3,
+                coef0: -0.2,
+            },
+        ];
+        for kind in kinds {
+            for precision in [Precision::Float32, Precision::Float64] {
+                let ctl = Control::none();
+                let (want, p1) = decision_values_controlled(
+                    kind, &test, &sv, &dense, &intercept, precision, &ctl,
+                )
+                .unwrap();
+                let (got, p2) = decision_values_pairs_controlled(
+                    kind, &test, &sv, &counts, &pairs, &compact, &intercept, precision, &ctl,
+                )
+                .unwrap();
+                assert_eq!(p1, p2);
+                assert_eq!(got.len(), m * k);
+                for (g, w) in got.iter().zip(&want) {
+                    assert!(
+                        (g - w).abs() < 1e-5 * (1.0 + w.abs()),
+                        "{kind:?}: {g} vs {w}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pair_layout_shapes_are_checked() {
+        let sv = Rows::new(vec![1.0, 0.0, 0.0, 1.0, 1.0, 1.0], 3, 2).unwrap();
+        let test = Rows::new(vec![1.0, 0.0], 1, 2).unwrap();
+        let run = |counts: &[usize], pairs: &[(usize, usize)], coef: &[f64], b: &[f64]| {
+            decision_values_pairs_controlled(
+                KernelKind::Linear,
+                &test,
+                &sv,
+                counts,
+                pairs,
+                coef,
+                b,
+                Precision::Auto,
+                &Control::none(),
+            )
+        };
+        assert!(run(&[1, 1, 1], &[(0, 1)], &[1.0, -1.0], &[0.0]).is_ok());
+        // Counts that miss a support vector, a class out of range, a pair of
+        // one class, too few coefficients, too few intercepts.
+        assert!(run(&[1, 1], &[(0, 1)], &[1.0, -1.0], &[0.0]).is_err());
+        assert!(run(&[1, 1, 1], &[(0, 3)], &[1.0, -1.0], &[0.0]).is_err());
+        assert!(run(&[1, 1, 1], &[(1, 1)], &[1.0, -1.0], &[0.0]).is_err());
+        assert!(run(&[1, 1, 1], &[(0, 1)], &[1.0], &[0.0]).is_err());
+        assert!(run(&[1, 1, 1], &[(0, 1)], &[1.0, -1.0], &[]).is_err());
     }
 
     #[test]

@@ -482,6 +482,64 @@ fn decision_values<'py>(
     into_matrix(py, data, m, k)
 }
 
+/// Decision values of one-vs-one pairs over class-grouped support vectors,
+/// each pair's coefficients only over its two classes; see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (
+    x, sv, n_support, pairs, coef, intercept, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0,
+    degree = 3, precision = "auto"
+))]
+#[allow(clippy::too_many_arguments)]
+fn decision_values_ovo<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    sv: PyReadonlyArray2<'py, f64>,
+    n_support: PyReadonlyArray1<'py, i64>,
+    pairs: PyReadonlyArray2<'py, i64>,
+    coef: PyReadonlyArray1<'py, f64>,
+    intercept: PyReadonlyArray1<'py, f64>,
+    kernel: &str,
+    gamma: f64,
+    coef0: f64,
+    degree: i64,
+    precision: &str,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let kind = kind(kernel, gamma, coef0, degree)?;
+    let precision = Precision::from_name(precision)?;
+    let counts = indices(n_support, "n_support")?;
+    let pairs = pairs.as_array();
+    if pairs.dim().1 != 2 {
+        return Err(PyValueError::new_err(format!(
+            "pairs must have shape (n_pairs, 2), got ({}, {})",
+            pairs.dim().0,
+            pairs.dim().1
+        )));
+    }
+    let flat: Vec<usize> = pairs
+        .iter()
+        .map(|&v| {
+            usize::try_from(v).map_err(|_| {
+                PyValueError::new_err(format!("pairs must name classes by index >= 0, got {v}"))
+            })
+        })
+        .collect::<PyResult<_>>()?;
+    let pairs: Vec<(usize, usize)> = flat.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let coef = vec1(coef.as_array());
+    let intercept = vec1(intercept.as_array());
+    let (x, sv) = (x.as_array(), sv.as_array());
+    let (m, k) = (x.dim().0, intercept.len());
+    let (x, sv) = (Flat::new(x)?, Flat::new(sv)?);
+    let (x, sv) = (&x, &sv);
+    let data = detached(py, move |ctl| {
+        let (x, sv) = (x.rows()?, sv.rows()?);
+        predict::decision_values_pairs_controlled(
+            kind, &x, &sv, &counts, &pairs, &coef, &intercept, precision, ctl,
+        )
+        .map(|(v, _)| v)
+    })?;
+    into_matrix(py, data, m, k)
+}
+
 /// One localized SVM per query (row of `sigma`); see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (
@@ -953,6 +1011,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve_qp, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(decision_values, m)?)?;
+    m.add_function(wrap_pyfunction!(decision_values_ovo, m)?)?;
     m.add_function(wrap_pyfunction!(solve_local, m)?)?;
     m.add_function(wrap_pyfunction!(flsa_path, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
