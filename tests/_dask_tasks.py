@@ -16,8 +16,14 @@ def square_after(task: int, shared: float) -> int:
     return task * task
 
 
+#: Every shared object a task received, kept alive so that two objects
+#: deserialised one after the other cannot share an address (and an id).
+_RECEIVED: list[object] = []
+
+
 def where_shared(task: int, shared: object) -> tuple[int, int]:
     """The worker's process id and the identity of the shared object it got."""
+    _RECEIVED.append(shared)
     time.sleep(0.01)
     return os.getpid(), id(shared)
 

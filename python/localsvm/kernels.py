@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._decompose import ovo_pairs
 
 KERNELS: tuple[str, ...] = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 """The kernel names understood everywhere in localsvm (as in scikit-learn)."""
@@ -283,10 +284,7 @@ def decision_values_ovo(
     ndarray of shape (n_samples, n_pairs)
         Each pair's decision value, positive for its first class.
     """
-    n_classes = len(n_support)
-    pairs = np.array(
-        [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)], dtype=np.int64
-    ).reshape(-1, 2)
+    pairs = np.array(ovo_pairs(len(n_support)), dtype=np.int64).reshape(-1, 2)
     return _core.decision_values_ovo(
         X,
         support_vectors,
