@@ -26,26 +26,11 @@ SAMPLE_WEIGHT_REASON = (
 EXPECTED_FAILED_CHECKS = {
     "check_sample_weight_equivalence_on_dense_data": SAMPLE_WEIGHT_REASON,
 }
-LAZY_REASON = (
-    "LocalSVC is lazy: fit runs no solver, so there is no n_iter_; max_iter caps each "
-    "test example's local problem, whose iterations decision_details(X).n_iter reports "
-    "(test_local.py checks them)"
-)
-WARM_START_REASON = (
-    "with warm_start=True each test example starts from its neighbour's solution, so a "
-    "decision value depends on the batch up to the solver tolerance (test_local.py checks "
-    "the agreement to tol, and that warm_start=False is exactly batch-invariant)"
-)
 
 
 def expected_failures(estimator):
     if isinstance(estimator, SVC):
         return EXPECTED_FAILED_CHECKS
-    if isinstance(estimator, LocalSVC):
-        failures = {"check_non_transformer_estimators_n_iter": LAZY_REASON}
-        if estimator.warm_start:
-            failures["check_methods_subset_invariance"] = WARM_START_REASON
-        return failures
     return {}
 
 

@@ -83,12 +83,33 @@ def test_warm_starts_agree_with_cold_starts_and_save_iterations(banana):
     assert np.all(cold.n_iter[cold.status == SOLVED] >= 1)
 
 
-def test_cold_starts_are_batch_invariant(small):
+@pytest.mark.parametrize("warm_start", [True, False])
+@pytest.mark.parametrize("bandwidth", [0.3, 50.0])  # neighbourhoods vary / are everyone
+def test_each_decision_is_independent_of_the_batch(small, warm_start, bandwidth):
+    """A test example's decision depends on it alone: not on the rest of the
+    batch, its order, or how the batch is chunked among threads."""
     X, y, Q = small
-    clf = LocalSVC(warm_start=False, bandwidth=0.3).fit(X, y)
+    kw = {"warm_start": warm_start, "bandwidth": bandwidth, "C": 10.0}
+    clf = LocalSVC(**kw).fit(X, y)
     whole = clf.decision_function(Q)
-    parts = np.concatenate([clf.decision_function(Q[:4]), clf.decision_function(Q[4:])])
-    np.testing.assert_array_equal(whole, parts)
+    single = np.array([clf.decision_function(Q[i : i + 1])[0] for i in range(Q.shape[0])])
+    np.testing.assert_array_equal(whole, single)
+    reverse = clf.decision_function(Q[::-1])[::-1]
+    np.testing.assert_array_equal(whole, reverse)
+    labels = clf.predict(Q)
+    assert [clf.predict(Q[i : i + 1])[0] for i in range(Q.shape[0])] == labels.tolist()
+    for chunking in ({"chunk_size": 1}, {"chunk_size": 7, "n_jobs": 2}, {"n_jobs": 1}):
+        other = LocalSVC(**kw, **chunking).fit(X, y).decision_function(Q)
+        np.testing.assert_array_equal(whole, other)
+
+
+def test_n_iter_is_the_global_solve(small):
+    X, y, _ = small
+    clf = LocalSVC(C=1.0, tol=1e-6).fit(X, y)
+    assert clf.n_iter_.shape == (1,) and clf.n_iter_[0] >= 1
+    iris = localsvm.datasets.load_iris()
+    multi = LocalSVC().fit(iris.X, iris.y)
+    assert multi.n_iter_.shape == (3,) and np.all(multi.n_iter_ >= 1)
 
 
 def test_threshold_drops_negligible_examples(small):
@@ -144,11 +165,11 @@ def test_chunks_go_through_the_engine(small):
     pm.register(plugin)
     try:
         with use_engine("recording-local"):
-            a = LocalSVC(chunk_size=4, warm_start=False).fit(X, y).decision_function(Q)
+            a = LocalSVC(chunk_size=4).fit(X, y).decision_function(Q)
     finally:
         pm.unregister(plugin)
     assert seen == [4]  # one batch: 15 test examples in chunks of 4, one class pair
-    b = LocalSVC(warm_start=False, n_jobs=2).fit(X, y).decision_function(Q)
+    b = LocalSVC(n_jobs=2).fit(X, y).decision_function(Q)
     np.testing.assert_array_equal(a, b)
 
 
@@ -205,6 +226,9 @@ def test_feasible_start_keeps_boxes_and_balance():
     a = feasible_start(prev, rows, y, upper)
     assert a @ y == pytest.approx(0.0, abs=1e-12)
     assert np.all((a >= 0) & (a <= upper))
+    # Clipped to [0.8, 0.5, 1.0]; the −1 side has 0.7 too much, taken off its
+    # largest α only: the other −1 example keeps its value.
+    np.testing.assert_allclose(a, [0.8, 0.5, 0.3])
 
 
 def test_rust_batch_rejects_bad_arrays():

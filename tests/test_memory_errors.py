@@ -146,3 +146,31 @@ def test_local_cache_size_reaches_the_core(monkeypatch, banana):
     clf.predict(banana.X_test[:40])
     # Four chunks, two at a time: each gets half of the budget.
     assert seen == [4.0] * 4
+
+
+@pytest.mark.slow
+def test_local_fits_and_predicts_50000_examples_within_cache_size_plus_data():
+    """Above the Gram limit LocalSVC holds nothing of size n²: the global and
+    local problems read kernel columns through the bounded column cache, so
+    n = 50 000 fits and predicts under a 1.5 GiB address-space limit (the
+    50 000 × 50 000 Gram alone would need 18.6 GiB)."""
+    code = (
+        "import numpy as np\n"
+        "from localsvm import LocalSVC\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(50000, 3))\n"
+        "y = np.where(X[:, 0] + 0.3 * rng.normal(size=50000) > 0, 1, 0)\n"
+        "clf = LocalSVC(C=1.0, bandwidth=1e4, cache_size=100, n_jobs=1).fit(X, y)\n"
+        "Q = rng.normal(size=(3, 3))\n"
+        "d = clf.decision_details(Q)\n"
+        "RESULT = {'use_gram': bool(clf.use_gram_), 'n_active': d.n_active[:, 0].tolist(),\n"
+        "          'status': d.status[:, 0].tolist(), 'pred': clf.predict(Q).tolist()}\n"
+    )
+    res = run_in_child(code, address_limit=3 << 29, timeout=1200)
+    assert res["returncode"] == 0, f"the child died: {res['returncode']} {res['stderr']}"
+    assert res["error"] is None, res
+    value = res["value"]
+    assert value["use_gram"] is False
+    assert value["n_active"] == [50000] * 3  # every example in every local problem
+    assert value["status"] == [0, 0, 0]
+    assert set(value["pred"]) <= {0, 1}

@@ -57,6 +57,22 @@ def test_runtime_rows(quick_run):
         assert r["PSVM clustering"] <= r["PSVM"]
     assert re.search(r"^\s+300(\s+\d+\.\d+){7}$", text, flags=re.MULTILINE)
     assert "ijcnn1 stands in" in text
+    (claim,) = [r for r in rows if r["section"] == "runtime-claim"]
+    last = runtime[-1]
+    assert claim["n_test"] == 600
+    assert claim["PSVM"] == last["PSVM"] and claim["SLSVM"] == last["SLSVM"]
+    assert claim["ratio"] == pytest.approx(last["PSVM"] / last["SLSVM"])
+    assert claim["holds"] == (claim["ratio"] <= 0.2)
+    line = re.search(
+        r"PSVM/SLSVM fit\+predict at 600 test examples: (\d+\.\d+) s / (\d+\.\d+) s = "
+        r"(\d+\.\d+) \(the paper claims ≤ 0\.2\): (holds|does not hold)",
+        text,
+    )
+    assert line is not None
+    assert float(line.group(3)) == pytest.approx(claim["ratio"], abs=0.006)
+    assert (line.group(4) == "holds") == claim["holds"]
+    if not claim["holds"]:
+        assert "because" in text
     accs = [r for r in rows if r["section"] == "runtime-accuracy"]
     assert all(0.0 <= r[m] <= 100.0 for r in accs for m in METHODS)
 

@@ -209,8 +209,9 @@ def solve_local(
     warm_start: bool = True,
     precision: str = "auto",
     cache_size: float = 200.0,
+    start: npt.NDArray[np.float64] | None = None,
 ) -> LocalResult:
-    """One localized SVM per query, in the order given.
+    """One localized SVM per query, each solved on its own.
 
     The localized SVM of H. Cheng, P.-N. Tan and R. Jin, "Localized Support
     Vector Machine and Its Efficient Algorithm", SIAM SDM 2007, eq. 3.6.
@@ -219,7 +220,11 @@ def solve_local(
     ``kernel='precomputed'``), ``y`` their ±1 labels; ``sigma[s, i]`` is
     σ(x_s, x_i) ≥ 0 and ``cross[s, i]`` is K(x_i, x_s). Query ``s`` solves the
     C-SVC dual with boxes ``c·sigma[s]`` over the examples with
-    ``sigma[s, i] ≥ threshold``, warm-started from the previous query. Returns
+    ``sigma[s, i] ≥ threshold``; with ``warm_start`` and ``start`` (one
+    ``α_i ≥ 0`` per training example) it starts from ``start`` clipped to its
+    boxes, the larger class side's largest α lowered until ``Σ α_i y_i = 0``, else from
+    0, so its result depends on that query alone. Consecutive queries with the
+    same neighbourhood share one Hessian (its cached columns). Returns
     ``decision``, ``status`` (uint8: 0 solved, 1 only +1 examples, 2 only −1,
     3 none; the decision is then +1, −1 or 0), ``n_iter``, ``n_active``,
     ``n_support`` and ``converged``, one entry per query. Runs without the GIL.

@@ -41,6 +41,10 @@ __all__ = ["LocalSVC"]
 #: many bytes; above it, local problems compute kernel columns from features.
 GRAM_LIMIT_BYTES = 128 << 20
 
+#: The fit-time global SVM (every local problem's start) stops after at most
+#: ``max(GLOBAL_MIN_ITER, 10·n)`` iterations.
+GLOBAL_MIN_ITER = 10_000
+
 #: Queries handled per block of :meth:`LocalSVC.decision_details`: bounds the
 #: ``n_train × block`` similarity and kernel matrices held at once.
 BLOCK_BYTES = 64 << 20
@@ -56,6 +60,7 @@ class _Pair:
     y: np.ndarray
     kernel_input: np.ndarray  # features, or the Gram matrix of the rows
     spec: KernelSpec  # the kernel to apply to ``kernel_input``
+    start: np.ndarray  # the global SVM's α over ``rows``: every query's start
 
 
 def _describe_chunk(res) -> str:
@@ -71,12 +76,19 @@ def _solve_chunk(task, shared):
     p, chunk = task
     pairs, sigma_t, cross, backend, settings = shared
     pair = pairs[p]
+    start = pair.start if settings["warm_start"] else None
     sig, crs = sigma_t[chunk], cross[chunk]
     if pair.rows.size != sigma_t.shape[1]:  # more than two classes: the pair's rows
         sig = np.ascontiguousarray(sig[:, pair.rows])
         crs = np.ascontiguousarray(crs[:, pair.rows])
     batch = LocalBatch(
-        X=pair.kernel_input, y=pair.y, sigma=sig, cross=crs, kernel=pair.spec, **settings
+        X=pair.kernel_input,
+        y=pair.y,
+        sigma=sig,
+        cross=crs,
+        kernel=pair.spec,
+        start=start,
+        **settings,
     )
     return solve_local_batch(backend, batch)
 
@@ -91,12 +103,14 @@ class LocalSVC(BaseSVMClassifier):
         s.t. Σ α_i y_i = 0,  0 ≤ α_i ≤ C·σ(x_s, x_i),
 
     with a linear kernel by default (the paper's choice), and predicts
-    ``x_s`` with that model. It is lazy: :meth:`fit` validates and stores the
+    ``x_s`` with that model. :meth:`fit` validates and stores the
     data (and the training kernel matrix, computed once); prediction solves
     one QP per test example (per class pair), in parallel over chunks of test
-    examples with the GIL released, each chunk's examples ordered along the
-    training data's main direction and warm-started from the previous
-    example's solution.
+    examples with the GIL released. Fit also solves the global SVM (boxes
+    ``C``) once per class pair; with ``warm_start`` every test example's
+    solver starts from that solution moved into its own boxes. A test
+    example's result therefore depends on that example alone, never on the
+    rest of the batch or on how the batch is split among threads.
 
     Parameters
     ----------
@@ -139,11 +153,16 @@ class LocalSVC(BaseSVMClassifier):
     shrinking : bool, default=True
         Use SMO's shrinking heuristic in each local problem.
     warm_start : bool, default=True
-        Start each test example's solver from the previous example's α. The
-        local model is the same to ``tol``, except that a bias left undecided
-        by the dual (every α at a bound, so any b in an interval is optimal)
-        may come out as another point of that interval; with
-        ``warm_start=False`` each decision is independent of the batch.
+        Start each test example's solver from the global SVM's α (solved at
+        fit with boxes ``C``), clipped to the example's boxes ``C·σ`` and
+        rebalanced so that ``Σ α_i y_i = 0`` (the class side with the larger
+        ``Σα`` loses its excess, largest α first); False starts from α = 0. Either way a test
+        example's result depends on that example alone (it used to start
+        from the previous example of the batch; it no longer does). The local
+        model is the same to ``tol`` with or without the warm start, except
+        that a bias left undecided by the dual (every α at a bound, so any b
+        in an interval is optimal) may come out as another point of that
+        interval.
     backend : str, default='auto'
         A registered solver backend. The Rust one ('auto') solves a whole
         chunk of test examples in one call; others get one
@@ -182,8 +201,16 @@ class LocalSVC(BaseSVMClassifier):
         Training examples per class.
     use_gram_ : bool
         Whether the training kernel matrix was computed at fit (it is when it
-        needs at most 128 MiB); otherwise local problems compute kernel
-        columns from the features.
+        needs at most 128 MiB, ``n ≤ 4096``); otherwise the global and local
+        problems compute kernel columns from the features, through the same
+        least-recently-used column cache as :class:`localsvm.SVC`, bounded
+        by ``cache_size``.
+    n_iter_ : ndarray of shape (n_class_pairs,)
+        SMO iterations of the global SVM solved at fit for each class pair
+        (pairs ordered as in :meth:`decision_details`); it is capped at
+        ``max(10000, 10·n)`` iterations for ``n`` examples of the pair, since
+        it only serves as a start. The iterations of each test example's
+        local problem are reported by :meth:`decision_details` (``n_iter``).
 
     Notes
     -----
@@ -191,10 +218,19 @@ class LocalSVC(BaseSVMClassifier):
     solved at once, prediction needs about ``cache_size`` + 96 MiB (the
     similarity and kernel values of a block of test examples) +
     ``(1 + 2.5·P)·8·n·d`` bytes (the training data, and per chunk its copy in
-    the solver and the rows of a neighbourhood) + ``O(P·n)``. When the
-    training kernel matrix is kept (``use_gram_``, at most 128 MiB), add it
-    and, per chunk, the block of it that a neighbourhood gathers (at most the
-    same size).
+    the solver and the rows of a neighbourhood) + ``O(P·n)``; fit needs
+    ``cache_size`` (the global SVM's column cache) + ``O(n·d)``. When the
+    training kernel matrix is kept (``use_gram_``: ``8·n² ≤ 128 MiB``, so
+    ``n ≤ 4096``), add it and, per chunk, the block of it that a
+    neighbourhood gathers (at most the same size). Above that limit nothing
+    of size ``n²`` is held: ``n = 50 000`` examples of a few features fit
+    and predict within ``cache_size`` + a few hundred MiB.
+
+    Speed: consecutive test examples of a chunk whose neighbourhoods are the
+    same training examples (a wide bandwidth, or a small
+    ``similarity_threshold``) share one local Hessian, so each of its
+    kernel columns is computed once per chunk rather than once per test
+    example.
 
     A test example whose neighbourhood (``σ ≥ similarity_threshold``) holds
     one class only is given that class; one with no neighbour at all falls
@@ -314,11 +350,13 @@ class LocalSVC(BaseSVMClassifier):
         self.class_counts_ = np.bincount(y_idx, minlength=self.classes_.shape[0])
         n = X.shape[0]
         self.use_gram_ = n**2 * 8 <= GRAM_LIMIT_BYTES
+        backend = None
         gram = kernel_matrix(self._spec, X, X) if self.use_gram_ else None
         self._pairs = []
         pairs = ovo_pairs(self.classes_.shape[0])
         report = self._fit_report(len(pairs), X, y)
         pair_tasks = report.subtasks("class-pair", len(pairs))
+        n_iter: list[int] = []
         report.log(
             2,
             "LocalSVC fit: %d samples, %d class pairs, training kernel matrix %s",
@@ -335,27 +373,38 @@ class LocalSVC(BaseSVMClassifier):
                 spec = KernelSpec("precomputed")
             else:
                 kin, spec = X[rows], self._spec
-            self._pairs.append(_Pair(a, b, rows, labels, kin, spec))
+            problem = QPProblem(
+                X=kin,
+                y=labels,
+                upper=np.full(rows.size, float(self.C)),
+                kernel=spec,
+                tol=float(self.tol),
+                # Only a start for the local problems: a capped solve is a
+                # feasible start all the same.
+                max_iter=max(GLOBAL_MIN_ITER, 10 * rows.size),
+                shrinking=bool(self.shrinking),
+                cache_size=float(self.cache_size),
+            )
+            if backend is None:
+                backend = self._select_backend(problem)
+            sol = backend.solve(problem)
+            self._check_finite([sol])
+            start = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, float(self.C))
+            n_iter.append(int(sol.n_iter))
+            self._pairs.append(_Pair(a, b, rows, labels, kin, spec, start))
             task.end()
-        # Test examples are visited along the training data's main direction,
-        # so consecutive ones (warm-start neighbours) tend to be close.
-        centred = X - X.mean(axis=0)
-        if X.shape[0] > 1 and np.any(centred):
-            self._direction = np.linalg.svd(centred, full_matrices=False)[2][0]
-        else:
-            self._direction = np.ones(X.shape[1])
+        self.n_iter_ = np.asarray(n_iter, dtype=np.int64)
         report.end(X, y)
         return self
 
     # -------------------------------------------------------------- predict
 
-    def _chunks(self, order: np.ndarray) -> list[np.ndarray]:
-        m = order.shape[0]
+    def _chunks(self, m: int) -> list[np.ndarray]:
         if self.chunk_size is not None:
             size = int(self.chunk_size)
         else:
             size = max(16, math.ceil(m / (4 * effective_n_jobs(self.n_jobs))))
-        return [order[i : i + size] for i in range(0, m, size)]
+        return [np.arange(i, min(i + size, m)) for i in range(0, m, size)]
 
     def decision_details(self, X) -> Bunch:
         """Report every local model's outcome for each row of ``X``.
@@ -408,8 +457,7 @@ class LocalSVC(BaseSVMClassifier):
             cross = kernel_matrix(self._spec, Xb, self.X_fit_)
             for c in range(self.classes_.shape[0]):
                 out.sigma_sum[start : start + Xb.shape[0], c] = sigma_t[:, self.y_fit_ == c].sum(1)
-            order = np.argsort(Xb @ self._direction, kind="stable")
-            tasks = [(p, chunk) for p in range(n_pairs) for chunk in self._chunks(order)]
+            tasks = [(p, chunk) for p in range(n_pairs) for chunk in self._chunks(Xb.shape[0])]
             thread_safe = backend.capabilities.thread_safe
             # The cache budget is shared by the chunks solved at once.
             at_once = min(len(tasks), effective_n_jobs(self.n_jobs)) if thread_safe else 1

@@ -8,16 +8,19 @@
 //! value is derived twice and the Gram matrix is never copied whole. Training examples with `σ < threshold` are dropped from a query's
 //! problem (their box is below `C·threshold`).
 //!
-//! Queries are solved in the order given, each warm-started from the
-//! previous query's solution: that `α` is clipped to the new boxes and the
-//! larger class side scaled down until `yᵀα = 0` holds again, which keeps it
-//! feasible. Callers order queries so that neighbours follow each other.
+//! Every query is solved on its own: it starts from the caller's `start`
+//! (the global SVM's `α`, say) clipped to its boxes and rebalanced so that
+//! `yᵀα = 0` ([`feasible_start`]), or from `α = 0`, so its result
+//! does not depend on the other queries of the batch or on their order.
+//! Consecutive queries with the same neighbourhood share one Hessian and its
+//! cached columns.
 
 use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{check_kernel_values, gather_square, KernelKind, KernelSource, TrainingData};
+use crate::precision::QValue;
 use crate::precision::{resolve, Magnitudes, Precision};
-use crate::qmatrix::{KernelQ, SourceValue};
+use crate::qmatrix::{KernelQ, QMatrix, SourceValue};
 use crate::smo;
 
 /// The training kernel that every local problem is gathered from.
@@ -110,7 +113,7 @@ pub struct LocalOptions {
     pub max_iter: Option<u64>,
     /// SMO's shrinking heuristic.
     pub shrinking: bool,
-    /// Start each query from the previous one's solution.
+    /// Start each query from the caller's `start` vector (when given).
     pub warm_start: bool,
     /// The kernel path of the local problems ([`crate::precision`]).
     pub precision: Precision,
@@ -145,12 +148,21 @@ pub struct LocalResult {
 ///
 /// `sigma` and `cross` are query-major, `m × n`: `sigma[s·n + i] = σ(x_s,
 /// x_i)` and `cross[s·n + i] = K(x_i, x_s)`. `y` holds `±1` for the `n`
-/// training examples of `base`.
+/// training examples of `base`. `start`, when given with
+/// `opts.warm_start`, holds one `α_i ≥ 0` per training example (typically
+/// the global SVM's solution): every query starts from it, moved into its
+/// own boxes ([`feasible_start`]), so a query's result does not depend on
+/// the other queries of the batch; without it every query starts at `α = 0`.
+///
+/// Consecutive queries with the same neighbourhood share one Hessian (its
+/// cached columns), restored to the training order after each solve, so the
+/// columns each one reads are the values a fresh Hessian would compute.
 pub fn solve_local(
     base: &LocalKernel<'_>,
     y: &[f64],
     sigma: &[f64],
     cross: &[f64],
+    start: Option<&[f64]>,
     opts: &LocalOptions,
 ) -> Result<LocalResult> {
     let n = base.n();
@@ -173,6 +185,14 @@ pub fn solve_local(
             sigma.len()
         );
     }
+    if let Some(st) = start {
+        if st.len() != n {
+            shape_error!("start has {} entries but there are {n} examples", st.len());
+        }
+        if let Some(bad) = st.iter().find(|&&v| !(v.is_finite() && v >= 0.0)) {
+            value_error!("start values must be finite and non-negative, found {bad}");
+        }
+    }
     if let Some(bad) = sigma.iter().find(|&&v| !(v.is_finite() && v >= 0.0)) {
         value_error!("similarities must be finite and non-negative, found {bad}");
     }
@@ -188,86 +208,132 @@ pub fn solve_local(
     if !(opts.tol.is_finite() && opts.tol > 0.0) {
         value_error!("tol must be a positive finite number, got {}", opts.tol);
     }
-    let m = sigma.len() / n;
     let path = base.precision(opts.precision, opts.tol)?;
-    let mut out = LocalResult {
-        precision: path,
-        ..LocalResult::default()
+    let start = if opts.warm_start { start } else { None };
+    let queries = Queries {
+        base,
+        y,
+        sigma,
+        cross,
+        start,
+        opts,
     };
-    // The previous query's α over all n examples (0 outside its problem).
-    let mut previous: Option<Vec<f64>> = None;
-    let mut active: Vec<usize> = Vec::with_capacity(n);
-    for s in 0..m {
-        opts.control.check()?;
-        let sig = &sigma[s * n..(s + 1) * n];
-        active.clear();
-        active.extend((0..n).filter(|&i| sig[i] >= opts.threshold && sig[i] > 0.0));
-        let n_pos = active.iter().filter(|&&i| y[i] > 0.0).count();
-        let status = match (n_pos, active.len() - n_pos) {
-            (0, 0) => LocalStatus::Empty,
-            (_, 0) => LocalStatus::OnlyPositive,
-            (0, _) => LocalStatus::OnlyNegative,
-            _ => LocalStatus::Solved,
-        };
-        if status != LocalStatus::Solved {
-            out.decision.push(match status {
-                LocalStatus::OnlyPositive => 1.0,
-                LocalStatus::OnlyNegative => -1.0,
-                _ => 0.0,
-            });
-            out.status.push(status);
-            out.n_iter.push(0);
-            out.n_active.push(active.len());
-            out.n_support.push(0);
-            out.converged.push(true);
-            previous = None;
-            continue;
-        }
-        let y_sub: Vec<f64> = active.iter().map(|&i| y[i]).collect();
-        let upper: Vec<f64> = active.iter().map(|&i| opts.c * sig[i]).collect();
-        if let Some(pos) = upper.iter().position(|u| !u.is_finite()) {
-            value_error!(
-                "C × similarity overflows float64 for query {s} (C = {}, similarity {}); \
-                 lower C or scale the similarities",
-                opts.c,
-                sig[active[pos]]
-            );
-        }
-        let start = match (&previous, opts.warm_start) {
-            (Some(prev), true) => feasible_start(prev, &active, &y_sub, &upper),
-            _ => vec![0.0; active.len()],
-        };
-        let k = active.len();
-        let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(k));
-        let source = base.subset(&active)?;
-        if path != Precision::Float64 {
-            source.prepare_f32()?;
-        }
-        let res = match path {
-            Precision::Float64 => solve_one::<f64>(source, &y_sub, &upper, &start, opts, max_iter),
-            _ => solve_one::<f32>(source, &y_sub, &upper, &start, opts, max_iter),
-        }?;
-        let row = &cross[s * n..(s + 1) * n];
-        let mut f = -res.rho;
-        let mut full = vec![0.0; n];
-        let mut n_sv = 0;
-        for (t, &i) in active.iter().enumerate() {
-            let a = res.alpha[t];
-            if a != 0.0 {
-                f += a * y[i] * row[i];
-                n_sv += 1;
-            }
-            full[i] = a;
-        }
-        out.decision.push(f);
-        out.status.push(LocalStatus::Solved);
-        out.n_iter.push(res.n_iter);
-        out.n_active.push(k);
-        out.n_support.push(n_sv);
-        out.converged.push(res.converged);
-        previous = Some(full);
-    }
+    let mut out = match path {
+        Precision::Float64 => queries.solve::<f64>(false)?,
+        _ => queries.solve::<f32>(true)?,
+    };
+    out.precision = path;
     Ok(out)
+}
+
+/// The inputs of [`solve_local`], checked.
+struct Queries<'a, 'b> {
+    base: &'a LocalKernel<'b>,
+    y: &'a [f64],
+    sigma: &'a [f64],
+    cross: &'a [f64],
+    start: Option<&'a [f64]>,
+    opts: &'a LocalOptions,
+}
+
+/// A query's Hessian, kept for the next query with the same neighbourhood.
+struct Kept<T: SourceValue> {
+    active: Vec<usize>,
+    q: KernelQ<T>,
+}
+
+impl Queries<'_, '_> {
+    /// Every query, its Hessian cached as `T` values (`f32`: the source's
+    /// `f32` panel is built first, with its allocation checked).
+    fn solve<T: SourceValue>(&self, f32_panel: bool) -> Result<LocalResult> {
+        let (y, opts) = (self.y, self.opts);
+        let n = y.len();
+        let m = self.sigma.len() / n;
+        let mut out = LocalResult::default();
+        let mut kept: Option<Kept<T>> = None;
+        let mut active: Vec<usize> = Vec::with_capacity(n);
+        for s in 0..m {
+            opts.control.check()?;
+            let sig = &self.sigma[s * n..(s + 1) * n];
+            active.clear();
+            active.extend((0..n).filter(|&i| sig[i] >= opts.threshold && sig[i] > 0.0));
+            let n_pos = active.iter().filter(|&&i| y[i] > 0.0).count();
+            let status = match (n_pos, active.len() - n_pos) {
+                (0, 0) => LocalStatus::Empty,
+                (_, 0) => LocalStatus::OnlyPositive,
+                (0, _) => LocalStatus::OnlyNegative,
+                _ => LocalStatus::Solved,
+            };
+            if status != LocalStatus::Solved {
+                out.decision.push(match status {
+                    LocalStatus::OnlyPositive => 1.0,
+                    LocalStatus::OnlyNegative => -1.0,
+                    _ => 0.0,
+                });
+                out.status.push(status);
+                out.n_iter.push(0);
+                out.n_active.push(active.len());
+                out.n_support.push(0);
+                out.converged.push(true);
+                continue;
+            }
+            let y_sub: Vec<f64> = active.iter().map(|&i| y[i]).collect();
+            let upper: Vec<f64> = active.iter().map(|&i| opts.c * sig[i]).collect();
+            if let Some(pos) = upper.iter().position(|u| !u.is_finite()) {
+                value_error!(
+                    "C × similarity overflows float64 for query {s} (C = {}, similarity {}); \
+                     lower C or scale the similarities",
+                    opts.c,
+                    sig[active[pos]]
+                );
+            }
+            let alpha0 = match self.start {
+                Some(st) => feasible_start(st, &active, &y_sub, &upper),
+                None => vec![0.0; active.len()],
+            };
+            let k = active.len();
+            let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(k));
+            let hessian = match kept.take() {
+                Some(h) if h.active == active => kept.insert(h),
+                old => {
+                    drop(old); // free the previous Hessian before building this one
+                    let source = self.base.subset(&active)?;
+                    if f32_panel {
+                        source.prepare_f32()?;
+                    }
+                    // At most the whole local Hessian (then columns are
+                    // computed once), at most the caller's budget.
+                    let whole = k
+                        .saturating_mul(k)
+                        .saturating_mul(std::mem::size_of::<T>())
+                        .saturating_add(1 << 16);
+                    let bytes = whole.min(opts.cache_bytes);
+                    kept.insert(Kept {
+                        active: active.clone(),
+                        q: KernelQ::<T>::new(source, &y_sub, bytes),
+                    })
+                }
+            };
+            let res = solve_one(&mut hessian.q, &y_sub, &upper, &alpha0, opts, max_iter)?;
+            let row = &self.cross[s * n..(s + 1) * n];
+            let mut f = -res.rho;
+            let mut n_sv = 0;
+            for (t, &i) in active.iter().enumerate() {
+                let a = res.alpha[t];
+                if a != 0.0 {
+                    f += a * y[i] * row[i];
+                    n_sv += 1;
+                }
+            }
+            out.decision.push(f);
+            out.status.push(LocalStatus::Solved);
+            out.n_iter.push(res.n_iter);
+            out.n_active.push(k);
+            out.n_support.push(n_sv);
+            out.converged.push(res.converged);
+        }
+        Ok(out)
+    }
 }
 
 /// The default iteration cap of a local problem with `k` examples:
@@ -281,27 +347,24 @@ pub fn local_iteration_cap(k: usize) -> u64 {
     100_000u64.max(1000u64.saturating_mul(k as u64))
 }
 
-/// One local problem, its Hessian cached as `T` values.
+/// One local problem on `q`, which is left in the order it came in: the
+/// swaps shrinking makes are undone afterwards, so the next query sees the
+/// same variable order (and the same results) as on a fresh Hessian.
 fn solve_one<T: SourceValue>(
-    source: KernelSource,
+    q: &mut KernelQ<T>,
     y: &[f64],
     upper: &[f64],
     start: &[f64],
     opts: &LocalOptions,
     max_iter: u64,
 ) -> Result<smo::SmoResult> {
-    let k = y.len();
-    // At most the whole local Hessian (then columns are computed once), at
-    // most the caller's budget.
-    let whole = k
-        .saturating_mul(k)
-        .saturating_mul(std::mem::size_of::<T>())
-        .saturating_add(1 << 16);
-    let bytes = whole.min(opts.cache_bytes);
-    let mut q = KernelQ::<T>::new(source, y, bytes);
-    let p = vec![-1.0; k];
-    smo::solve(
-        &mut q,
+    let p = vec![-1.0; y.len()];
+    let mut tracked = Tracked {
+        q,
+        swaps: Vec::new(),
+    };
+    let res = smo::solve(
+        &mut tracked,
         &p,
         y,
         upper,
@@ -310,16 +373,57 @@ fn solve_one<T: SourceValue>(
         max_iter,
         opts.shrinking,
         &opts.control,
-    )
+    );
+    let undo: Vec<(usize, usize)> = tracked.swaps.iter().rev().copied().collect();
+    tracked.q.swap_indices(&undo);
+    res
 }
 
-/// The previous solution moved into the new boxes: clipped to them, then the
-/// class side with the larger `Σ α` scaled down so that `yᵀα = 0`.
-fn feasible_start(previous: &[f64], active: &[usize], y: &[f64], upper: &[f64]) -> Vec<f64> {
+/// A Hessian that records the swaps made on it, to undo them.
+struct Tracked<'q, Q> {
+    q: &'q mut Q,
+    swaps: Vec<(usize, usize)>,
+}
+
+impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
+    fn n(&self) -> usize {
+        self.q.n()
+    }
+
+    fn diag(&self) -> &[f64] {
+        self.q.diag()
+    }
+
+    fn column(&mut self, i: usize, len: usize) -> &[T] {
+        self.q.column(i, len)
+    }
+
+    fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]) {
+        self.q.pair(i, j, len)
+    }
+
+    fn swap_index(&mut self, i: usize, j: usize) {
+        self.swaps.push((i, j));
+        self.q.swap_index(i, j);
+    }
+
+    fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
+        self.swaps.extend_from_slice(swaps);
+        self.q.swap_indices(swaps);
+    }
+}
+
+/// A start moved into a query's boxes: clipped to them, then the excess
+/// `|Σ_{y=+1} α − Σ_{y=−1} α|` taken off the larger class side, largest `α`
+/// first (ties in index order), each lowered to 0 until the sides balance
+/// (the last one partly), so that `yᵀα = 0`. Lowering few variables keeps
+/// the others at the bounds the start put them on: SMO then has fewer of
+/// them to move than after scaling the whole side down.
+fn feasible_start(start: &[f64], active: &[usize], y: &[f64], upper: &[f64]) -> Vec<f64> {
     let mut a: Vec<f64> = active
         .iter()
         .zip(upper)
-        .map(|(&i, &u)| previous[i].clamp(0.0, u))
+        .map(|(&i, &u)| start[i].clamp(0.0, u))
         .collect();
     let (mut pos, mut neg) = (0.0, 0.0);
     for (v, &yi) in a.iter().zip(y) {
@@ -332,15 +436,19 @@ fn feasible_start(previous: &[f64], active: &[usize], y: &[f64], upper: &[f64]) 
     if pos <= 0.0 || neg <= 0.0 {
         return vec![0.0; a.len()];
     }
-    let (shrink_positive, factor) = if pos > neg {
-        (true, neg / pos)
-    } else {
-        (false, pos / neg)
-    };
-    for (v, &yi) in a.iter_mut().zip(y) {
-        if (yi > 0.0) == shrink_positive {
-            *v *= factor;
+    let side = if pos > neg { 1.0 } else { -1.0 };
+    let mut excess = (pos - neg).abs();
+    let mut order: Vec<usize> = (0..a.len())
+        .filter(|&t| y[t] == side && a[t] > 0.0)
+        .collect();
+    order.sort_by(|&s, &t| a[t].total_cmp(&a[s]).then(s.cmp(&t)));
+    for t in order {
+        if excess <= 0.0 {
+            break;
         }
+        let take = a[t].min(excess);
+        a[t] -= take;
+        excess -= take;
     }
     a
 }
@@ -397,8 +505,18 @@ mod tests {
         let queries = [0.45, 1.5, 2.52, 3.3];
         let sigma = gaussian(&x, &queries, 0.3);
         let base = LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x.clone()).unwrap());
-        let cold = solve_local(&base, &y, &sigma, &cross(&x, &queries), &opts(false)).unwrap();
-        let warm = solve_local(&base, &y, &sigma, &cross(&x, &queries), &opts(true)).unwrap();
+        let cold =
+            solve_local(&base, &y, &sigma, &cross(&x, &queries), None, &opts(false)).unwrap();
+        let start = vec![1.0; 40];
+        let warm = solve_local(
+            &base,
+            &y,
+            &sigma,
+            &cross(&x, &queries),
+            Some(&start),
+            &opts(true),
+        )
+        .unwrap();
         for (s, &qv) in queries.iter().enumerate() {
             let upper: Vec<f64> = sigma[s * 40..(s + 1) * 40]
                 .iter()
@@ -440,7 +558,7 @@ mod tests {
         let base = LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x.clone()).unwrap());
         let queries = [0.2, 1.2, 100.0];
         let sigma = gaussian(&x, &queries, 0.001);
-        let r = solve_local(&base, &y, &sigma, &cross(&x, &queries), &opts(true)).unwrap();
+        let r = solve_local(&base, &y, &sigma, &cross(&x, &queries), None, &opts(true)).unwrap();
         assert_eq!(
             r.status,
             vec![
@@ -464,10 +582,11 @@ mod tests {
             &y,
             &sigma,
             &c,
+            None,
             &opts(true),
         );
         let features = LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x).unwrap());
-        let from_features = solve_local(&features, &y, &sigma, &c, &opts(true)).unwrap();
+        let from_features = solve_local(&features, &y, &sigma, &c, None, &opts(true)).unwrap();
         for (a, b) in from_gram
             .unwrap()
             .decision
@@ -477,6 +596,37 @@ mod tests {
             assert!((a - b).abs() < 1e-3, "{a} vs {b}");
         }
         assert!(LocalKernel::gram(&gram[..10], 40).is_err());
+    }
+
+    #[test]
+    fn each_query_is_independent_of_the_batch() {
+        let (x, y) = data();
+        let queries = [0.45, 1.5, 2.52, 3.3, 0.47];
+        let sigma = gaussian(&x, &queries, 2.0);
+        let c = cross(&x, &queries);
+        let start: Vec<f64> = (0..40).map(|i| f64::from(i % 7) * 0.5).collect();
+        for features in [true, false] {
+            let gram = crate::kernel::kernel_matrix(KernelKind::Linear, &x, &x).unwrap();
+            let base = if features {
+                LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x.clone()).unwrap())
+            } else {
+                LocalKernel::gram(&gram, 40).unwrap()
+            };
+            let all = solve_local(&base, &y, &sigma, &c, Some(&start), &opts(true)).unwrap();
+            for s in (0..queries.len()).rev() {
+                let one = solve_local(
+                    &base,
+                    &y,
+                    &sigma[s * 40..(s + 1) * 40],
+                    &c[s * 40..(s + 1) * 40],
+                    Some(&start),
+                    &opts(true),
+                )
+                .unwrap();
+                assert_eq!(one.decision[0], all.decision[s], "query {s}");
+                assert_eq!(one.n_iter[0], all.n_iter[s], "query {s}");
+            }
+        }
     }
 
     #[test]
@@ -498,12 +648,12 @@ mod tests {
         let base = LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x.clone()).unwrap());
         let mut sigma = gaussian(&x, &[1.0], 1.0);
         let c = cross(&x, &[1.0]);
-        assert!(solve_local(&base, &y[..39], &sigma, &c, &opts(true)).is_err());
-        assert!(solve_local(&base, &y, &sigma[..39], &c, &opts(true)).is_err());
+        assert!(solve_local(&base, &y[..39], &sigma, &c, None, &opts(true)).is_err());
+        assert!(solve_local(&base, &y, &sigma[..39], &c, None, &opts(true)).is_err());
         let mut bad = opts(true);
         bad.c = 0.0;
-        assert!(solve_local(&base, &y, &sigma, &c, &bad).is_err());
+        assert!(solve_local(&base, &y, &sigma, &c, None, &bad).is_err());
         sigma[3] = f64::NAN;
-        assert!(solve_local(&base, &y, &sigma, &c, &opts(true)).is_err());
+        assert!(solve_local(&base, &y, &sigma, &c, None, &opts(true)).is_err());
     }
 }

@@ -545,10 +545,10 @@ fn decision_values_ovo<'py>(
 #[pyo3(signature = (
     x, y, sigma, cross, *, c, kernel = "linear", gamma = 1.0, coef0 = 0.0, degree = 3,
     threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true,
-    precision = "auto", cache_size = 200.0
+    precision = "auto", cache_size = 200.0, start = None
 ), text_signature = "(x, y, sigma, cross, *, c, kernel='linear', gamma=1.0, coef0=0.0, \
     degree=3, threshold=1e-06, tol=0.001, max_iter=-1, shrinking=True, warm_start=True, \
-    precision='auto', cache_size=200.0)")]
+    precision='auto', cache_size=200.0, start=None)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_local<'py>(
     py: Python<'py>,
@@ -568,6 +568,7 @@ fn solve_local<'py>(
     warm_start: bool,
     precision: &str,
     cache_size: f64,
+    start: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<LocalResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
     let opts = LocalOptions {
@@ -591,6 +592,7 @@ fn solve_local<'py>(
         )));
     }
     let y = vec1(y.as_array());
+    let start = start.map(|s| vec1(s.as_array()));
     let (x, sigma, cross) = (
         Flat::new(x.as_array())?,
         Flat::new(sigma)?,
@@ -605,7 +607,14 @@ fn solve_local<'py>(
         // The Gram matrix is read where numpy holds it; features are copied
         // once into the solver's layout.
         let base = LocalKernel::new(&x.data(kind)?)?;
-        solve_local_rs(&base, &y, sigma.as_slice(), cross.as_slice(), &opts)
+        solve_local_rs(
+            &base,
+            &y,
+            sigma.as_slice(),
+            cross.as_slice(),
+            start.as_deref(),
+            &opts,
+        )
     })?;
     let counts = |v: Vec<usize>| -> Vec<u64> { v.into_iter().map(|c| c as u64).collect() };
     let status: Vec<u8> = res.status.iter().map(|&s| s as u8).collect();

@@ -98,7 +98,7 @@ fn a_cancelled_control_stops_every_solver_at_once() {
         control: cancelled(),
         cache_bytes: 200 << 20,
     };
-    let err = solve_local(&base, &y, &sigma, &cross, &lopts).unwrap_err();
+    let err = solve_local(&base, &y, &sigma, &cross, None, &lopts).unwrap_err();
     assert_eq!(err, Error::Interrupted);
 
     let idx: Vec<usize> = (0..400).collect();

@@ -42,7 +42,7 @@ fn huge_c_stops_at_the_local_cap_and_reports_it() {
         sigma.extend(xs.iter().map(|v| (-(v - q) * (v - q)).exp()));
         cross.extend(xs.iter().map(|v| v * q));
     }
-    let res = solve_local(&base, &y, &sigma, &cross, &opts(1e12)).unwrap();
+    let res = solve_local(&base, &y, &sigma, &cross, None, &opts(1e12)).unwrap();
     assert_eq!(local_iteration_cap(n), 100_000);
     for s in 0..queries.len() {
         assert!(res.decision[s].is_finite());
@@ -50,10 +50,10 @@ fn huge_c_stops_at_the_local_cap_and_reports_it() {
         assert_eq!(res.n_iter[s], local_iteration_cap(res.n_active[s]));
     }
     // A moderate C converges well inside the cap.
-    let res = solve_local(&base, &y, &sigma, &cross, &opts(10.0)).unwrap();
+    let res = solve_local(&base, &y, &sigma, &cross, None, &opts(10.0)).unwrap();
     assert!(res.converged.iter().all(|&c| c));
     // C·σ that overflows is refused, naming the cause.
     let big: Vec<f64> = sigma.iter().map(|s| s * 1e10).collect();
-    let err = solve_local(&base, &y, &big, &cross, &opts(1e300)).unwrap_err();
+    let err = solve_local(&base, &y, &big, &cross, None, &opts(1e300)).unwrap_err();
     assert!(err.to_string().contains("overflows"), "{err}");
 }

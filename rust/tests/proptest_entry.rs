@@ -219,6 +219,7 @@ proptest! {
         max_iter in prop::option::of(0u64..500),
         shrinking in any::<bool>(),
         warm_start in any::<bool>(),
+        start in prop::option::of(prop::collection::vec(prop_oneof![3 => 0.0f64..20.0, 1 => wild()], 0..8)),
         prec in precision(),
     ) {
         let Some(kind) = kind_of(&k) else { return Ok(()) };
@@ -236,7 +237,7 @@ proptest! {
             control: Control::none(),
             cache_bytes: 200 << 20,
         };
-        if let Ok(res) = solve_local(&base, &y, &sigma, &cross, &opts) {
+        if let Ok(res) = solve_local(&base, &y, &sigma, &cross, start.as_deref(), &opts) {
             prop_assert!(res.decision.iter().all(|v| v.is_finite()));
             prop_assert_eq!(res.decision.len() * n, sigma.len());
         }

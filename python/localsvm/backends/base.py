@@ -479,8 +479,11 @@ class LocalBatch:
     For query ``s`` the problem is the C-SVC dual over the training examples
     with ``sigma[s, i] ≥ threshold`` (and ``> 0``), each with the box
     ``0 ≤ α_i ≤ C·sigma[s, i]`` and ``yᵀα = 0``; its decision value at the
-    query is ``Σ α_i y_i cross[s, i] − ρ``. With ``warm_start`` each query
-    starts from the previous query's α, moved into its own boxes.
+    query is ``Σ α_i y_i cross[s, i] − ρ``. With ``warm_start`` and a
+    ``start`` (one ``α_i ≥ 0`` per training example, e.g. the global SVM's
+    solution) each query starts from ``start`` moved into its own boxes
+    (:func:`feasible_start`); otherwise from 0. Either way a query's result
+    depends on that query alone, not on the rest of the batch.
 
     ``X`` holds features, or the square training kernel matrix when
     ``kernel.name == 'precomputed'``; ``sigma`` and ``cross`` (the kernel
@@ -504,6 +507,7 @@ class LocalBatch:
     warm_start: bool = True
     precision: str = "auto"
     cache_size: float = 200.0
+    start: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
@@ -540,30 +544,36 @@ class LocalBatchResult:
 
 
 def feasible_start(
-    previous: np.ndarray, rows: np.ndarray, y: np.ndarray, upper: np.ndarray
+    start: np.ndarray, rows: np.ndarray, y: np.ndarray, upper: np.ndarray
 ) -> np.ndarray:
-    """The previous query's α (over all examples) moved into new boxes: clipped,
-    then the class side with the larger sum scaled down so ``yᵀα = 0``."""
-    a = np.clip(previous[rows], 0.0, upper)
+    """A start α (over all examples) moved into a query's boxes: clipped, then
+    the excess of the class side with the larger sum taken off its largest α
+    first (ties in index order), each lowered to 0 until ``yᵀα = 0`` (the
+    last one partly)."""
+    a = np.clip(start[rows], 0.0, upper)
     pos, neg = a[y > 0].sum(), a[y < 0].sum()
     if pos <= 0 or neg <= 0:
         return np.zeros_like(a)
-    if pos > neg:
-        a[y > 0] *= neg / pos
-    else:
-        a[y < 0] *= pos / neg
+    side = 1.0 if pos > neg else -1.0
+    excess = abs(pos - neg)
+    idx = np.flatnonzero((y == side) & (a > 0))
+    for t in idx[np.argsort(-a[idx], kind="stable")]:
+        if excess <= 0:
+            break
+        take = min(a[t], excess)
+        a[t] -= take
+        excess -= take
     return a
 
 
 def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
     """Solve a :class:`LocalBatch` with any backend's ``solve``: one
     :class:`QPProblem` per query, over the query's neighbourhood
-    (``rows``), warm-started from the previous query with
+    (``rows``), warm-started from ``batch.start`` with
     :func:`feasible_start`."""
     q = batch.n_queries
     res = LocalBatchResult.empty(q)
-    n = batch.y.shape[0]
-    previous = None
+    start = getattr(batch, "start", None) if batch.warm_start else None
     for s in range(q):
         sig = batch.sigma[s]
         active = np.flatnonzero((sig >= batch.threshold) & (sig > 0))
@@ -577,12 +587,11 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
                 status = ONLY_NEGATIVE if n_pos == 0 else ONLY_POSITIVE
             res.status[s] = status
             res.decision[s] = {ONLY_POSITIVE: 1.0, ONLY_NEGATIVE: -1.0}.get(status, 0.0)
-            previous = None
             continue
         upper = float(batch.C) * sig[active]
         alpha0 = None
-        if batch.warm_start and previous is not None:
-            alpha0 = feasible_start(previous, active, ys, upper)
+        if start is not None:
+            alpha0 = feasible_start(np.asarray(start, dtype=np.float64), active, ys, upper)
         problem = QPProblem(
             X=batch.X,
             rows=active,
@@ -601,8 +610,6 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
         res.n_iter[s] = sol.n_iter
         res.n_support[s] = int(np.count_nonzero(alpha))
         res.converged[s] = bool(sol.converged)
-        previous = np.zeros(n)
-        previous[active] = alpha
     return res
 
 

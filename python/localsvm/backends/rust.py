@@ -76,7 +76,7 @@ class RustBackend(SolverBackend):
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
-        """Solve the whole batch in one call, each query warm-started from the last.
+        """Solve the whole batch in one call, each query warm-started from ``batch.start``.
 
         Parameters
         ----------
@@ -89,6 +89,7 @@ class RustBackend(SolverBackend):
             Each query's decision value, status and solver statistics.
         """
         f64 = np.float64
+        start = getattr(batch, "start", None)
         out = _core.solve_local(
             np.ascontiguousarray(batch.X, dtype=f64),
             np.ascontiguousarray(batch.y, dtype=f64),
@@ -103,6 +104,7 @@ class RustBackend(SolverBackend):
             warm_start=bool(batch.warm_start),
             precision=str(getattr(batch, "precision", "auto")),
             cache_size=float(getattr(batch, "cache_size", 200.0)),
+            start=None if start is None else np.ascontiguousarray(start, dtype=f64),
         )
         return LocalBatchResult(
             decision=np.asarray(out.decision),
