@@ -139,8 +139,8 @@ class ProfileSVC(BaseSVMClassifier):
        cluster holds both classes; the Z-step is an LP), 'magkmeans-greedy'
        (the same objective, a local-search Z-step) or 'kmeans' (the paper's
        Figure-2 contrast: clusters tend to be pure). Above 5000 examples
-       MagKmeans runs on a sample of 2000 and refines the result with at
-       most 5 passes over all examples (see
+       MagKmeans runs on a sample of 2000 and refines the result with
+       passes over all examples (until one moves at most 1 % of them) (see
        :class:`~localsvm.clustering.MagKmeansClustering`; its
        ``max_exact_samples``, ``sample_size`` and ``refine_iter`` are
        ``clustering_params``), so clustering costs ``O(n · L · κ)`` for ``L``

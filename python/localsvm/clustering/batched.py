@@ -71,7 +71,7 @@ def batched_assign(
     counts = np.bincount(labels, minlength=k)
     scale = float(np.abs(D).max()) + R * n + 1.0
     tol = 1e-12 * scale
-    for _ in range(max_rounds):
+    for done in range(max_rounds + 1):
         absS = np.abs(S).sum(axis=1)
         # add[c, j] / rem[c, j]: change of cluster j's imbalance when an
         # example of class c joins / leaves it.
@@ -87,6 +87,8 @@ def batched_assign(
         candidates = np.flatnonzero(best < -tol)
         if candidates.size == 0:
             return labels, True
+        if done == max_rounds:  # the cap, with improving moves left
+            return labels, False
         candidates = candidates[np.argsort(best[candidates], kind="stable")]
         moved = 0
         for i in candidates:
@@ -109,4 +111,4 @@ def batched_assign(
                 moved += 1
         if moved == 0:
             return labels, True
-    return labels, False
+    raise AssertionError("unreachable: the last round returns")

@@ -37,6 +37,10 @@ __all__ = ["MagKmeansClustering", "MagKmeansGreedyClustering", "magkmeans_assign
 #: iteration to the sampled one (see its ``max_exact_samples``).
 MAX_EXACT_SAMPLES = 5000
 
+#: The sampled iteration's passes over all rows stop once a pass moves at
+#: most this fraction of the rows to another cluster.
+REFINE_SETTLED = 0.01
+
 
 def magkmeans_assign(
     D: Any,
@@ -202,16 +206,17 @@ class MagKmeansClustering:
     per iteration, so the iteration runs in two phases instead. (1) The
     iteration above on ``sample_size`` rows drawn uniformly gives the
     centroids, with the assignment step of phase 2 (default ``R``: the
-    sample's diameter / κ). (2) At most
-    ``refine_iter`` passes over all rows alternate the assignment step, done
-    by rounds of first-improvement single-example moves on the same
+    sample's diameter, estimated by the double sweep of
+    :func:`~localsvm.clustering.data_diameter`, / κ). (2) At most
+    ``refine_iter`` passes over all rows alternate the assignment step,
+    done by rounds of first-improvement single-example moves on the same
     objective (:func:`~localsvm.clustering.batched.batched_assign`, each
-    round one ``O(n · κ)`` pass), with the centroid update; they stop when
-    the assignment no longer changes. Everything is ``O(n · m · κ)`` per
-    pass for ``m`` profile columns, never ``n × n`` (the distances of these
-    passes are products in float32). A ``ConvergenceWarning``
-    says when the refinement (or an assignment step) stopped at its cap
-    while more than 1 % of the rows still moved.
+    round one ``O(n · κ)`` pass), with the centroid update; they stop once
+    a pass moves at most 1 % of the rows. Everything is ``O(n · m · κ)``
+    per pass for ``m`` profile columns, never ``n × n`` (the distances of
+    these passes are products in float32). A ``ConvergenceWarning`` says
+    when ``refine_iter`` stopped the passes while more rows still moved, or
+    when an assignment step stopped at its 50 rounds.
     """
 
     name = "magkmeans"
@@ -231,7 +236,7 @@ class MagKmeansClustering:
         min_cluster_size: int = 1,
         max_exact_samples: int = MAX_EXACT_SAMPLES,
         sample_size: int = 2000,
-        refine_iter: int = 5,
+        refine_iter: int = 10,
     ) -> ClusteringResult:
         """Partition the rows of ``profiles`` into ``n_clusters`` class-balanced clusters.
 
@@ -272,8 +277,9 @@ class MagKmeansClustering:
         sample_size : int, default=2000
             Rows of the first phase of the sampled iteration (at least
             ``4 · κ · max(1, min_cluster_size)``).
-        refine_iter : int, default=5
-            The most passes over all rows in the second phase.
+        refine_iter : int, default=10
+            The most passes over all rows in the second phase; they stop
+            earlier, once a pass moves at most 1 % of the rows.
 
         Returns
         -------
@@ -311,7 +317,12 @@ class MagKmeansClustering:
             Xs, codes_s, A_s, method = X[part], codes[part], A[part], "batched"
         else:
             Xs, codes_s, A_s, method = X, codes, A, self._method
-        R = data_diameter(Xs) / k if R is None else _check_R(R)
+        if R is None:
+            # The sample's diameter: exact in the exact iteration (up to 2000
+            # rows), the double-sweep estimate in the sampled one.
+            R = data_diameter(Xs, exact_max=0 if sampled else 2000) / k
+        else:
+            R = _check_R(R)
 
         fixed_init = None
         if isinstance(init, str):
@@ -388,10 +399,10 @@ class MagKmeansClustering:
             cohesion = float(xx.sum() - spread.sum())
             imb = imbalance_from_sums(_sparse_sums(labels, A, k))
             history.append(cohesion + R * float(imb.sum()))
-            if changed == 0:
+            if changed <= REFINE_SETTLED * X.shape[0]:
                 break
         assert labels is not None
-        if changed > 0.01 * X.shape[0]:
+        if changed > REFINE_SETTLED * X.shape[0]:
             warnings.warn(
                 f"MagKmeans: {changed} of {X.shape[0]} rows still changed cluster in the "
                 f"last of refine_iter={refine_iter} passes; raise refine_iter",
