@@ -337,7 +337,9 @@ def run_bench(
 LOCAL_KAPPAS = (4, 16, 64)
 #: ``bench local``: the training rows of the split (the rest, 41 691, test).
 LOCAL_N_TRAIN = 100_000
-#: ``bench local``: the box constraint of every SVM.
+#: ``bench local``: the box constraint of every SVM. With C = 10 the global
+#: SVC is both more accurate on this split than with ijcnn1's C = 1 (99.17 %
+#: against 98.73 % in one run each) and faster to fit.
 LOCAL_C = 10.0
 
 
@@ -367,7 +369,7 @@ def run_local(
     kappas: list[int] | tuple[int, ...] = LOCAL_KAPPAS,
     n_train: int = LOCAL_N_TRAIN,
     n_test: int | None = None,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
 ) -> list[dict]:
     """``python -m localsvm bench local``: one global RBF SVM against
     ``ProfileSVC(kernel='rbf')`` for each κ, on the ijcnn1 split of
@@ -379,6 +381,7 @@ def run_local(
     from .plugins import get_plugin_manager
     from .profile_svm import ProfileSVC
 
+    out = sys.stdout if out is None else out
     get_plugin_manager()
     X, y, Xt, yt = local_split(n_train, n_test)
     gamma = resolve_gamma("scale", X)
