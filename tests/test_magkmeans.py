@@ -333,3 +333,19 @@ def test_sampled_iteration_above_max_exact_samples(name):
         strategy.cluster(X, y, 2, refine_iter=1, **params)
     with pytest.raises(ValueError, match="refine_iter"):
         strategy.cluster(X, y, 2, refine_iter=0, **params)
+
+
+def test_capped_assignment_rounds_warn(monkeypatch):
+    from localsvm.clustering import batched, magkmeans
+
+    real = batched.batched_assign
+
+    def no_round(D, codes, A, R, labels, min_size=0, max_rounds=50):
+        return real(D, codes, A, R, labels, min_size, max_rounds=0)
+
+    monkeypatch.setattr(magkmeans, "batched_assign", no_round)
+    X, y = _figure2(m=150)
+    with pytest.warns(ConvergenceWarning, match="50 rounds"):
+        get_clustering("magkmeans").cluster(
+            X, y, 4, R=10.0, max_exact_samples=200, sample_size=100, random_state=0
+        )

@@ -127,6 +127,15 @@ def magkmeans_assign(
     raise ValueError(f"method must be 'lp' or 'greedy', got {method!r}")
 
 
+def _warn_rounds() -> None:
+    warnings.warn(
+        "MagKmeans: the assignment step stopped after its 50 rounds of moves "
+        "while moves still improved the objective",
+        ConvergenceWarning,
+        stacklevel=4,
+    )
+
+
 def _sparse_sums(labels: np.ndarray, V: np.ndarray, k: int) -> np.ndarray:
     """Per-cluster sums of the rows of ``V`` in ``O(n · m)`` (a sparse
     one-hot product), shape ``(k, m)``."""
@@ -380,12 +389,7 @@ class MagKmeansClustering:
             start = repair_sizes(D, start, min_size)
             new, converged = batched_assign(D, codes, A, R, start, min_size)
             if not converged:
-                warnings.warn(
-                    "MagKmeans: the assignment step stopped after its 50 rounds of moves "
-                    "while moves still improved the objective",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
+                _warn_rounds()
             new = fill_empty(D, new, A, R, k, centers, X)
             changed = X.shape[0] if labels is None else int(np.count_nonzero(new != labels))
             labels = new
@@ -443,7 +447,10 @@ class MagKmeansClustering:
             D = sq_distances(X, centers, xx)
             if method == "batched":
                 start = np.argmin(D, axis=1).astype(np.intp) if labels is None else labels
-                new, _ = batched_assign(D, codes, A, R, repair_sizes(D, start, min_size), min_size)
+                start = repair_sizes(D, start, min_size)
+                new, converged = batched_assign(D, codes, A, R, start, min_size)
+                if not converged:
+                    _warn_rounds()
             else:
                 new = magkmeans_assign(D, codes, R, method=method, start=labels, min_size=min_size)
             new = fill_empty(D, new, A, R, k, centers, X)
