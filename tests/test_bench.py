@@ -89,3 +89,39 @@ def test_cli_names_match_the_bench_tables():
 
     assert cli.BENCH_DATASETS == tuple(bench.CASES)
     assert cli.BENCH_PEERS == bench.PEERS
+
+
+def test_bench_local_on_a_small_split(capsys):
+    from localsvm.__main__ import main
+    from localsvm.bench import local_split
+
+    X, _, Xt, _ = local_split(600, 300)
+    assert X.shape == (600, 22) and Xt.shape == (300, 22)
+    # The split is fixed: the same rows again, and train and test disjoint.
+    X2, _, Xt2, _ = local_split(600, 300)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(Xt, Xt2)
+    assert not (X[:, None, :] == Xt[None, :, :]).all(axis=2).any()
+    main(["bench", "local", "--n-train", "600", "--n-test", "300", "--kappas", "2,4"])
+    out = capsys.readouterr().out
+    ours = ("localsvm SVC", "localsvm ProfileSVC")
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith(ours)]
+    assert [r[1] for r in rows] == ["SVC", "ProfileSVC", "ProfileSVC"]
+    assert [r[2] for r in rows[1:]] == ["2", "4"]
+    accuracies = [float(next(v for v in r if v.endswith("%"))[:-1]) for r in rows]
+    assert all(70.0 < a <= 100.0 for a in accuracies)
+    assert "600 train / 300 test" in out
+    with pytest.raises(ValueError, match="n_train must be in"):
+        local_split(200_000)
+
+
+def test_bench_local_misuse_is_a_usage_error(capsys):
+    from localsvm.__main__ import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "nope"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["bench", "local", "--n-train", "0"])
+    assert "must be at least 1" in capsys.readouterr().err

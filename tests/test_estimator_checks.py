@@ -47,6 +47,7 @@ def expected_failures(estimator):
         LocalSVC(warm_start=False, kernel="rbf"),
         ProfileSVC(n_clusters=3, random_state=0),
         ProfileSVC(n_clusters=2, clustering="magkmeans-greedy", random_state=0),
+        ProfileSVC(kernel="rbf", n_clusters=2, random_state=0),
         FLSAClassifier(),
         FLSAClassifier(kernel="precomputed"),
         RFLSAClassifier(dictionary_size=0.5),

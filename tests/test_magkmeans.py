@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 import localsvm
 from localsvm.clustering import (
@@ -274,3 +275,77 @@ def test_errors(name):
         s.cluster(X, y, 2, init="spectral")
     with pytest.raises(ValueError, match="method"):
         magkmeans_assign(np.ones((3, 2)), [0, 1, 0], 1.0, method="simplex")
+
+
+def _improving_move_exists(D, labels, y, R):
+    """Brute force: does any single move lower the hard objective?"""
+    base = _hard_objective(D, labels, y, R)
+    for i in range(D.shape[0]):
+        for j in range(D.shape[1]):
+            if j != labels[i]:
+                trial = labels.copy()
+                trial[i] = j
+                if _hard_objective(D, trial, y, R) < base - 1e-9:
+                    return True
+    return False
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_batched_assignment_reaches_a_local_minimum(n_classes):
+    from localsvm.clustering.batched import batched_assign
+    from localsvm.clustering.objective import balance_matrix
+
+    rng = np.random.default_rng(n_classes)
+    X = rng.normal(size=(60, 2))
+    C = rng.normal(size=(4, 2))
+    y = rng.integers(0, n_classes, size=60)
+    D = _sq_dist(X, C)
+    A = balance_matrix(y, n_classes)
+    start = np.argmin(D, axis=1)
+    R = 2.0
+    labels, converged = batched_assign(D, y, A, R, start)
+    assert converged
+    assert _hard_objective(D, labels, y, R) < _hard_objective(D, start, y, R)
+    assert not _improving_move_exists(D, labels, y, R)
+    # One round only: the flag says whether moves are left.
+    one, done = batched_assign(D, y, A, 50.0, start, max_rounds=1)
+    assert done == (not _improving_move_exists(D, one, y, 50.0))
+    assert _hard_objective(D, one, y, 50.0) <= _hard_objective(D, start, y, 50.0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sampled_iteration_above_max_exact_samples(name):
+    X, y = _figure2(m=150)  # 600 rows, two classes side by side
+    strategy = get_clustering(name)
+    params = dict(R=10.0, max_exact_samples=200, sample_size=100, random_state=0)
+    res = strategy.cluster(X, y, 2, **params)
+    assert res.labels.shape == (600,) and set(res.labels.tolist()) == {0, 1}
+    # The balance term still keeps both classes in each cluster, as the
+    # exact iteration does on the same data, unlike k-means.
+    assert res.imbalance.sum() <= 2.0
+    km = get_clustering("kmeans").cluster(X, None, 2, random_state=0)
+    assert class_imbalance(km.labels, y).sum() > 100
+    np.testing.assert_allclose(
+        res.objective, magkmeans_objective(X, res.labels, res.centers, y, 10.0)[0], rtol=1e-6
+    )
+    # A cap that stops the passes over all rows while rows still move warns.
+    with pytest.warns(ConvergenceWarning, match="refine_iter"):
+        strategy.cluster(X, y, 2, refine_iter=1, **params)
+    with pytest.raises(ValueError, match="refine_iter"):
+        strategy.cluster(X, y, 2, refine_iter=0, **params)
+
+
+def test_capped_assignment_rounds_warn(monkeypatch):
+    from localsvm.clustering import batched, magkmeans
+
+    real = batched.batched_assign
+
+    def no_round(D, codes, A, R, labels, min_size=0, max_rounds=50):
+        return real(D, codes, A, R, labels, min_size, max_rounds=0)
+
+    monkeypatch.setattr(magkmeans, "batched_assign", no_round)
+    X, y = _figure2(m=150)
+    with pytest.warns(ConvergenceWarning, match="50 rounds"):
+        get_clustering("magkmeans").cluster(
+            X, y, 4, R=10.0, max_exact_samples=200, sample_size=100, random_state=0
+        )

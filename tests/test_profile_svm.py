@@ -144,3 +144,99 @@ def test_bad_input(banana):
         ProfileSVC(clustering="nope", n_clusters=2).fit(X, y)
     with pytest.raises(ValueError, match=r"k=40 is larger"):
         ProfileSVC(similarity="knn", k=40, n_clusters=2).fit(X, y)
+
+
+def test_n_landmarks_larger_than_n_is_refused(banana):
+    X, y = banana.X_train[:40], banana.y_train[:40]
+    with pytest.raises(ValueError, match=r"n_landmarks=41 is larger .*\(n=40\)"):
+        ProfileSVC(n_clusters=2, n_landmarks=41).fit(X, y)
+    # At most n is fine; 'auto' and None measure against all 40 here.
+    assert ProfileSVC(n_clusters=2, n_landmarks=40).fit(X, y).references_.shape[0] == 40
+    assert ProfileSVC(n_clusters=2, n_landmarks=None).fit(X, y).references_.shape[0] == 40
+
+
+def test_rbf_clusters_share_one_gamma_resolved_on_all_rows(banana):
+    from localsvm.kernels import resolve_gamma
+
+    X, y = banana.X_train, banana.y_train
+    clf = ProfileSVC(kernel="rbf", C=10.0, n_clusters=3, bandwidth=0.5, random_state=0)
+    clf.fit(X, y)
+    want = resolve_gamma("scale", X)
+    assert clf.gamma_ == pytest.approx(want)
+    models = [m for m in clf.cluster_models_ if m is not None]
+    assert models
+    for members, m in enumerate(clf.cluster_models_):
+        if m is None:
+            continue
+        rows = clf.cluster_labels_ == members
+        # Resolved on its own members 'scale' would give another number.
+        assert resolve_gamma("scale", X[rows]) != pytest.approx(want)
+        assert m.kernel == "rbf" and m.gamma == pytest.approx(want)
+    ref = SklearnSVC(C=10.0, gamma="scale").fit(X, y).score(banana.X_test, banana.y_test)
+    assert clf.score(banana.X_test, banana.y_test) > ref - 0.03
+
+
+def test_rbf_one_class_cluster_and_single_example_cluster():
+    # Cluster around 0: class 0 only; the far example at 50 is a cluster of
+    # its own (k-means); the rest mixes both classes.
+    rng = np.random.default_rng(0)
+    left = rng.normal(0.0, 0.1, size=(10, 1))
+    mixed = rng.normal(10.0, 0.5, size=(12, 1))
+    X = np.vstack([left, mixed, [[50.0]]])
+    y = np.array([0] * 10 + [0, 1] * 6 + [1])
+    clf = ProfileSVC(
+        kernel="rbf", n_clusters=3, clustering="kmeans", bandwidth=4.0, random_state=0
+    ).fit(X, y)
+    sizes = clf.cluster_sizes_
+    single = int(np.flatnonzero(sizes == 1)[0])
+    pure = int(np.flatnonzero(sizes == 10)[0])
+    assert clf.cluster_models_[single] is None and clf.cluster_models_[pure] is None
+    assert clf.cluster_classes_[pure].tolist() == [0]
+    Q = np.array([[0.05], [49.0]])
+    assert clf.assign(Q).tolist() == [pure, single]
+    assert clf.predict(Q).tolist() == [0, 1]
+    assert clf.decision_function(Q).tolist() == [-1.0, 1.0]
+    # Every cluster is one class: no SVM at all, still predicts.
+    keep = np.r_[0:10, 22]
+    one = ProfileSVC(kernel="rbf", n_clusters=2, clustering="kmeans", random_state=0)
+    one.fit(X[keep], y[keep])
+    assert all(m is None for m in one.cluster_models_)
+    assert one.predict(X[[0, 1, 22]]).tolist() == [0, 0, 1]
+
+
+def test_landmark_routing_uses_the_representatives(banana, monkeypatch):
+    from localsvm import profile_svm
+
+    X, y = banana.X_train, banana.y_train
+    clf = ProfileSVC(kernel="rbf", n_clusters=6, bandwidth=0.5, n_landmarks=30, random_state=0)
+    clf.fit(X, y)
+    reps, rep_cl = clf.representatives_, clf.representative_clusters_
+    assert reps.shape[0] <= 30 + 10 * 6
+    counts = np.bincount(rep_cl, minlength=6)
+    assert np.all(counts >= np.minimum(clf.cluster_sizes_, profile_svm.MIN_REPRESENTATIVES))
+    # Every representative is a training example of the cluster it stands for.
+    for r, j in zip(reps, rep_cl, strict=True):
+        hits = np.flatnonzero((X == r).all(axis=1))
+        assert j in clf.cluster_labels_[hits]
+    Q = banana.X_test[:80]
+    sigma = np.exp(-squared_distances(reps, Q) / 0.5)
+    means = np.stack([sigma[rep_cl == j].mean(0) for j in range(6)])
+    np.testing.assert_array_equal(clf.assign(Q), np.argmax(means, axis=0))
+    # Without landmarks the representatives are all the training examples.
+    full = ProfileSVC(n_clusters=6, bandwidth=0.5, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(full.representatives_, X)
+    # The per-cluster predictions go through run_tasks, one task per cluster.
+    seen = []
+    real = profile_svm.run_tasks
+
+    def spy(fn, tasks, **kw):
+        tasks = list(tasks)
+        seen.append((fn.__name__, len(tasks)))
+        return real(fn, tasks, **kw)
+
+    monkeypatch.setattr(profile_svm, "run_tasks", spy)
+    pred = clf.predict(Q)
+    assert seen[-1][0] == "_cluster_output"
+    with_svm = {j for j in clf.assign(Q).tolist() if clf.cluster_models_[j] is not None}
+    assert seen[-1][1] == len(with_svm)
+    assert np.mean(pred == banana.y_test[:80]) > 0.7

@@ -5,7 +5,8 @@
           backend used, side by side.
 ``info``  lists the registered backends, strategies and engines.
 ``bench`` times localsvm against scikit-learn, scikit-learn-intelex and
-          ThunderSVM on the same data (see :mod:`localsvm.bench`).
+          ThunderSVM on the same data; ``bench local`` times one global RBF
+          SVM against ProfileSVC's local ones (see :mod:`localsvm.bench`).
 ``reproduce NAME``
           runs one of the papers' experiments (see :mod:`localsvm.experiments`).
 ``train``, ``predict``
@@ -159,6 +160,7 @@ def run_info(out=sys.stdout) -> None:
 #: :data:`localsvm.bench.CASES` and :data:`localsvm.bench.PEERS` by a test).
 BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
+BENCH_SECTIONS = ("svc", "local")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -192,6 +194,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("info", help="list registered backends, strategies and engines")
     bench = sub.add_parser(
         "bench", help="time localsvm against scikit-learn, sklearnex and ThunderSVM"
+    )
+    bench.add_argument(
+        "section",
+        nargs="?",
+        choices=BENCH_SECTIONS,
+        default="svc",
+        help="'svc' (default): the SVC table, scaling and memory sections; 'local': one "
+        "global RBF SVC against ProfileSVC(kernel='rbf') for several κ on ijcnn1's "
+        "100000 / 41691 split",
+    )
+    bench.add_argument(
+        "--n-train",
+        type=_positive_int,
+        default=None,
+        help="bench local: training rows, the first of the 100000 (default: all)",
+    )
+    bench.add_argument(
+        "--n-test",
+        type=_positive_int,
+        default=None,
+        help="bench local: test rows, the first of the 41691 (default: all)",
+    )
+    bench.add_argument(
+        "--kappas",
+        type=_sizes,
+        default="4,16,64",
+        help="bench local: comma-separated numbers of clusters κ (default: 4,16,64)",
     )
     bench.add_argument(
         "--datasets",
@@ -232,6 +261,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         peers = list(args.peers)
         if "localsvm" not in peers:
             peers.insert(0, "localsvm")
+        if args.section == "local":
+            from .bench import LOCAL_N_TRAIN, run_local
+
+            run_local(
+                peers,
+                kappas=args.kappas,
+                n_train=args.n_train or LOCAL_N_TRAIN,
+                n_test=args.n_test,
+                out=sys.stdout,
+            )
+            return 0
         run_bench(
             args.datasets,
             peers,

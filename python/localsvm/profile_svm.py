@@ -9,6 +9,11 @@ landmark sample here by default). The profiles are clustered with a strategy
 that keeps every class in every cluster (MagKmeans), one SVM is trained per
 cluster, and a test example is classified by the model of the cluster whose
 members are, on average, most similar to it.
+
+At scale (many examples, a kernel SVM per cluster) nothing is ``n × n``: the
+profiles are measured against landmarks, the clustering samples
+(:class:`~localsvm.clustering.MagKmeansClustering`), and a test example is
+routed by its similarities to a bounded set of cluster representatives.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
 from .clustering.base import check_n_clusters
+from .kernels import resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import get_clustering
 from .similarity import (
@@ -36,11 +42,21 @@ from .svc import SVC
 
 __all__ = ["ProfileSVC"]
 
-#: With ``n_landmarks=None`` the profiles are measured against every training
-#: example while the ``n × n`` profile matrix needs at most this many bytes
-#: (256 MiB, n ≤ 5792); above it, against ``PROFILE_AUTO_BYTES // (8·n)``
-#: landmarks drawn with ``random_state``, so the profiles stay this size.
+#: With ``n_landmarks='auto'`` the profiles are measured against every
+#: training example while the ``n × n`` profile matrix needs at most this many
+#: bytes (256 MiB, n ≤ 5792); above it, against
+#: ``min(AUTO_MAX_LANDMARKS, PROFILE_AUTO_BYTES // (8·n))`` landmarks drawn
+#: with ``random_state``, so the profiles stay within this size.
 PROFILE_AUTO_BYTES = 256 << 20
+
+#: Above ``PROFILE_AUTO_BYTES``, ``n_landmarks='auto'`` draws at most this
+#: many landmarks: the clustering's passes cost ``O(n · landmarks · κ)``.
+AUTO_MAX_LANDMARKS = 256
+
+#: Each non-empty cluster is represented at prediction by its landmarks,
+#: topped up with randomly drawn members to at least this many (or all its
+#: members when it has fewer).
+MIN_REPRESENTATIVES = 10
 
 #: The clustering strategies hold a few profile-sized arrays besides the
 #: profiles (squared values, distances to the assigned centroids): the up-front
@@ -61,6 +77,20 @@ def _fit_cluster(members, shared):
     return SVC(n_jobs=1, **params).fit(X[members], y_idx[members])
 
 
+def _cluster_output(task, shared):
+    """One cluster's predictions or decision values for its rows of ``X``; a
+    :func:`~localsvm.run_tasks` task (module-level so it pickles).
+
+    ``task`` is ``(j, rows)``; ``shared`` is ``(X, models, what)`` with
+    ``what`` 'predict' or 'decision'."""
+    j, rows = task
+    X, models, what = shared
+    model = models[j]
+    if what == "predict":
+        return model.predict(X[rows])
+    return model.decision_function(X[rows])
+
+
 def _describe_cluster(model) -> str:
     """A log line's account of one cluster's SVM."""
     if model is None:
@@ -72,6 +102,29 @@ def _describe_cluster(model) -> str:
     )
 
 
+def _nearest_cluster(
+    sigma: np.ndarray, labels: np.ndarray, kappa: int, sparse: bool = False
+) -> np.ndarray:
+    """Per column of ``sigma`` (similarities of the points with clusters
+    ``labels`` to some examples), the cluster with the largest mean
+    similarity; clusters without points are never chosen. ``sparse`` sums
+    with a sparse membership matrix, ``O(n · columns)`` instead of
+    ``O(n · κ · columns)``."""
+    n = labels.shape[0]
+    if sparse:
+        import scipy.sparse as sp
+
+        member = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(kappa, n))
+    else:
+        member = np.zeros((kappa, n))
+        member[labels, np.arange(n)] = 1.0
+    sizes = np.bincount(labels, minlength=kappa).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.asarray(member @ sigma) / sizes[:, None]
+    mean[sizes == 0] = -np.inf
+    return np.argmax(mean, axis=0)
+
+
 class ProfileSVC(BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
@@ -80,19 +133,37 @@ class ProfileSVC(BaseSVMClassifier):
     1. Σ[i, l] = σ(x_i, r_l): the similarity of training example ``i`` to
        reference point ``l``. The references are the test examples given to
        ``fit`` (``transductive=True``, the paper's setting), else the training
-       set itself or ``n_landmarks`` examples drawn from it.
+       set itself or ``n_landmarks`` examples (landmarks) drawn from it.
     2. The rows of Σ are clustered into ``n_clusters`` (κ) groups with the
        named strategy: 'magkmeans' (k-means plus ``R``·class imbalance, so each
        cluster holds both classes; the Z-step is an LP), 'magkmeans-greedy'
        (the same objective, a local-search Z-step) or 'kmeans' (the paper's
-       Figure-2 contrast: clusters tend to be pure).
-    3. One SVM (linear by default) per cluster on its members, with box C.
-       A cluster with a single class predicts that class.
+       Figure-2 contrast: clusters tend to be pure). Above 5000 examples
+       MagKmeans runs on a sample of 2000 and refines the result with
+       passes over all examples (until one moves at most 1 % of them) (see
+       :class:`~localsvm.clustering.MagKmeansClustering`; its
+       ``max_exact_samples``, ``sample_size`` and ``refine_iter`` are
+       ``clustering_params``), so clustering costs ``O(n · L · κ)`` for ``L``
+       references.
+    3. One SVM (linear by default, the paper's; any kernel of
+       :class:`localsvm.SVC`) per cluster on its members, with box C. A
+       cluster with a single class (or a single example) predicts that class.
+       The per-cluster fits run through :func:`localsvm.run_tasks`, so an
+       engine can spread them over machines.
 
     Predict: a test example ``x`` goes to the cluster with the largest mean
     similarity ``mean_{i ∈ cluster} σ(x, x_i)``, which is the centroid entry
     the paper uses when ``x`` is one of the references, and is defined for
-    any new ``x`` too; its cluster's model labels it.
+    any new ``x`` too; its cluster's model labels it. With landmarks the mean
+    runs over each cluster's *representatives* instead of all its members:
+    the landmarks in the cluster (a uniform sample of its members), topped
+    up with members drawn at random to at least 10 (all members of a smaller
+    cluster). Routing then costs ``O(L + 10·κ)`` similarities per example,
+    not ``O(n)``, and prediction that plus the cluster model's support
+    vectors. When the references are the whole training set (small ``n``)
+    or in the transductive mode, the representatives are all the members,
+    the exact rule. The per-cluster predictions run through
+    :func:`localsvm.run_tasks` too.
 
     More than two classes: the clustering strategy balances every class per
     cluster (MagKmeans' per-class imbalance term, the paper's future work),
@@ -126,19 +197,27 @@ class ProfileSVC(BaseSVMClassifier):
     transductive : bool, default=False
         Profiles against the test set passed as ``fit(X, y, X_test=...)``
         (the paper) instead of against training examples.
-    n_landmarks : int or None, default=None
+    n_landmarks : int, 'auto' or None, default='auto'
         Inductive mode only: profile against this many training examples
-        drawn with ``random_state``. None: all of them while the ``n × n``
-        profiles need at most 256 MiB (``n ≤ 5792``), else
-        ``256 MiB / (8·n)`` of them (838 for ``n = 40000``), so the profiles
-        never grow quadratically; ``references_`` holds the ones used.
-    kernel : {'linear', 'poly', 'rbf', 'sigmoid'}, default='linear'
-        Kernel of the per-cluster SVMs (linear, as in the paper).
+        (landmarks) drawn with ``random_state``; at most the number of
+        training examples (a larger value is a ``ValueError`` naming both).
+        'auto' (or None): all of them while the ``n × n`` profiles need at
+        most 256 MiB (``n ≤ 5792``), else ``min(256, 256 MiB / (8·n))`` of
+        them (256 up to ``n = 131072``), so the profiles never grow
+        quadratically and the clustering costs ``O(n · 256 · κ)``;
+        ``references_`` holds the ones used.
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid'} or callable, default='linear'
+        Kernel of the per-cluster SVMs (linear, as in the paper). Each
+        cluster's SVM is a :class:`localsvm.SVC` with this kernel and ``C``,
+        ``degree``, ``gamma``, ``coef0``, ``tol``, ``max_iter`` and
+        ``backend``.
     degree : int, default=3
         Degree of the 'poly' kernel.
     gamma : {'scale', 'auto'} or float, default='scale'
-        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels, resolved per
-        cluster as in :class:`localsvm.SVC`.
+        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels. 'scale'
+        (``1 / (n_features · X.var())``) and 'auto' (``1 / n_features``) are
+        resolved once on the whole training set, so every cluster's SVM
+        uses the same number (``gamma_``), not one from its own members.
     coef0 : float, default=0.0
         Constant term of the 'poly' and 'sigmoid' kernels.
     tol : float, default=1e-3
@@ -180,6 +259,14 @@ class ProfileSVC(BaseSVMClassifier):
         What the strategy returned (objective, iterations, ...).
     references_ : ndarray
         The reference points of the profiles.
+    gamma_ : float
+        The kernel coefficient every cluster's SVM uses (``gamma`` resolved
+        on the whole training set).
+    representatives_ : ndarray of shape (n_representatives, n_features)
+        The training examples a test example's similarities are measured
+        against to choose its cluster.
+    representative_clusters_ : ndarray of shape (n_representatives,)
+        The cluster of each representative.
     reference_clusters_ : ndarray of shape (n_references,)
         The cluster each reference point is assigned to (the rule of
         :meth:`assign`, read off the profiles computed at fit). In the
@@ -200,8 +287,8 @@ class ProfileSVC(BaseSVMClassifier):
     are computed (``MemoryError`` naming ``n_landmarks``, or ``X_test`` in the
     transductive mode, when that exceeds half of the available memory), plus
     ``cache_size`` and the cluster SVMs' copies of their members
-    (``O(n·d)``). Prediction measures similarities to the training set for
-    64 MiB of test examples at a time.
+    (``O(n·d)``). Prediction measures similarities to the representatives
+    for 64 MiB of test examples at a time.
 
     Progress: ``set_callbacks`` takes scikit-learn ≥ 1.9 callbacks (e.g.
     ``sklearn.callback.ProgressBar()``); the fit is one task with one
@@ -234,7 +321,7 @@ class ProfileSVC(BaseSVMClassifier):
         "clustering_params": [dict, None],
         **similarity_parameter_constraints(),
         "transductive": ["boolean"],
-        "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
+        "n_landmarks": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
     }
@@ -252,7 +339,7 @@ class ProfileSVC(BaseSVMClassifier):
         k=10,
         similarity_params=None,
         transductive=False,
-        n_landmarks=None,
+        n_landmarks="auto",
         kernel="linear",
         degree=3,
         gamma="scale",
@@ -312,6 +399,7 @@ class ProfileSVC(BaseSVMClassifier):
         n = X.shape[0]
         kappa = check_n_clusters(self.n_clusters, n)
         rng = check_random_state(self.random_state)
+        landmarks = None  # indices of the references in X, when a sample
         if self.transductive:
             if X_test is None:
                 raise ValueError("transductive=True needs the test examples: fit(X, y, X_test=...)")
@@ -324,14 +412,20 @@ class ProfileSVC(BaseSVMClassifier):
                     "X_test is only used with transductive=True; the inductive mode "
                     "profiles against training examples"
                 )
-            if self.n_landmarks is not None:
-                n_refs = min(int(self.n_landmarks), n)
+            if self.n_landmarks not in (None, "auto"):
+                n_refs = int(self.n_landmarks)
+                if n_refs > n:
+                    raise ValueError(
+                        f"n_landmarks={n_refs} is larger than the number of training "
+                        f"examples (n={n}); pass at most {n}, or 'auto'"
+                    )
             elif 8 * n * n <= PROFILE_AUTO_BYTES:
                 n_refs = n
             else:
-                n_refs = max(1, PROFILE_AUTO_BYTES // (8 * n))
+                n_refs = max(1, min(AUTO_MAX_LANDMARKS, PROFILE_AUTO_BYTES // (8 * n)))
             if n_refs < n:
-                refs = X[np.sort(rng.choice(n, n_refs, replace=False))]
+                landmarks = np.sort(rng.choice(n, n_refs, replace=False))
+                refs = X[landmarks]
             else:
                 refs = X
         check_memory(
@@ -388,16 +482,28 @@ class ProfileSVC(BaseSVMClassifier):
         self.cluster_labels_ = labels
         self.cluster_sizes_ = np.bincount(labels, minlength=kappa)
         self.cluster_classes_ = [np.unique(y_idx[labels == j]) for j in range(kappa)]
-        self.X_fit_ = X
-        self.reference_clusters_ = self._nearest_cluster(profiles)
+        if landmarks is None:
+            self.representatives_ = X
+            self.representative_clusters_ = labels
+        else:
+            reps = self._representatives(landmarks, labels, kappa, rng)
+            self.representatives_ = X[reps]
+            self.representative_clusters_ = labels[reps]
+        self.reference_clusters_ = _nearest_cluster(
+            profiles, labels, kappa, sparse=landmarks is not None
+        )
 
         cache = float(self.cache_size) / max(1, min(kappa, effective_n_jobs(self.n_jobs)))
+        if isinstance(self.gamma, str) and not callable(self.kernel):
+            self.gamma_ = resolve_gamma(self.gamma, X)
+        else:
+            self.gamma_ = self.gamma
         svm_params = dict(
             C=self.C,
             cache_size=cache,
             kernel=self.kernel,
             degree=self.degree,
-            gamma=self.gamma,
+            gamma=self.gamma_,
             coef0=self.coef0,
             tol=self.tol,
             max_iter=self.max_iter,
@@ -429,19 +535,21 @@ class ProfileSVC(BaseSVMClassifier):
         report.end(X, y)
         return self
 
-    def _nearest_cluster(self, sigma: np.ndarray) -> np.ndarray:
-        """Per column of ``sigma`` (similarities of the training examples to
-        some points), the cluster with the largest mean similarity; empty
-        clusters are never chosen."""
-        n = self.cluster_labels_.shape[0]
-        kappa = self.cluster_sizes_.shape[0]
-        member = np.zeros((kappa, n))
-        member[self.cluster_labels_, np.arange(n)] = 1.0
-        sizes = self.cluster_sizes_.astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = (member @ sigma) / sizes[:, None]
-        mean[sizes == 0] = -np.inf
-        return np.argmax(mean, axis=0)
+    @staticmethod
+    def _representatives(landmarks, labels, kappa, rng) -> np.ndarray:
+        """Indices of each cluster's representatives: its landmarks, topped
+        up with random members to ``MIN_REPRESENTATIVES`` (all members of a
+        smaller cluster)."""
+        chosen = [landmarks]
+        in_landmarks = np.zeros(labels.shape[0], dtype=bool)
+        in_landmarks[landmarks] = True
+        have = np.bincount(labels[landmarks], minlength=kappa)
+        sizes = np.bincount(labels, minlength=kappa)
+        for j in np.flatnonzero(have < np.minimum(sizes, MIN_REPRESENTATIVES)):
+            others = np.flatnonzero((labels == j) & ~in_landmarks)
+            need = min(MIN_REPRESENTATIVES, sizes[j]) - have[j]
+            chosen.append(rng.choice(others, need, replace=False))
+        return np.sort(np.concatenate(chosen))
 
     def assign(self, X) -> np.ndarray:
         """Assign each row of ``X`` to a cluster.
@@ -462,26 +570,38 @@ class ProfileSVC(BaseSVMClassifier):
         return self._assign_valid(self._predict_prologue(X))
 
     def _assign_valid(self, X: np.ndarray) -> np.ndarray:
-        block = max(1, BLOCK_BYTES // (8 * self.X_fit_.shape[0]))
+        reps = self.representatives_
+        kappa = self.cluster_sizes_.shape[0]
+        block = max(1, BLOCK_BYTES // (8 * reps.shape[0]))
         out = np.empty(X.shape[0], dtype=np.intp)
         for start in range(0, X.shape[0], block):
             Xb = X[start : start + block]
-            sigma = compute_similarity(self.similarity, self.X_fit_, Xb, **self._sim_kwargs)
-            out[start : start + Xb.shape[0]] = self._nearest_cluster(sigma)
+            sigma = compute_similarity(self.similarity, reps, Xb, **self._sim_kwargs)
+            out[start : start + Xb.shape[0]] = _nearest_cluster(
+                sigma, self.representative_clusters_, kappa
+            )
         return out
 
-    def _per_cluster(self, X, fn_model, fn_constant, width: int, cluster=None) -> np.ndarray:
+    def _per_cluster(self, X, what, fn_model, fn_constant, width: int, cluster=None):
+        """Rows of ``X`` labelled by their clusters' models (one
+        :func:`~localsvm.run_tasks` task per cluster with an SVM, mapped by
+        ``fn_model(model, output)``) or by ``fn_constant(j)``."""
         X = self._predict_prologue(X)
         if cluster is None:
             cluster = self._assign_valid(X)
         out = np.zeros((X.shape[0], width))
+        tasks = []
         for j in np.unique(cluster):
             rows = np.flatnonzero(cluster == j)
-            model = self.cluster_models_[j]
-            if model is None:
+            if self.cluster_models_[j] is None:
                 out[rows] = fn_constant(j)
             else:
-                out[rows] = fn_model(model, X[rows])
+                tasks.append((int(j), rows))
+        results = run_tasks(
+            _cluster_output, tasks, n_jobs=self.n_jobs, shared=(X, self.cluster_models_, what)
+        )
+        for (j, rows), res in zip(tasks, results, strict=True):
+            out[rows] = fn_model(self.cluster_models_[j], res)
         return out
 
     def decision_function(self, X):
@@ -506,14 +626,14 @@ class ProfileSVC(BaseSVMClassifier):
         if n_classes == 2:
             return self._per_cluster(
                 X,
-                lambda model, Xr: model.decision_function(Xr)[:, None],
+                "decision",
+                lambda model, dec: dec[:, None],
                 lambda j: 1.0 if self.cluster_classes_[j][0] == 1 else -1.0,
                 1,
             )[:, 0]
 
-        def scores(model, Xr):
-            full = np.full((Xr.shape[0], n_classes), -1.0)
-            dec = model.decision_function(Xr)
+        def scores(model, dec):
+            full = np.full((dec.shape[0], n_classes), -1.0)
             if model.classes_.shape[0] == 2:
                 # Two classes here: the binary margin, split symmetrically.
                 dec = np.column_stack([-dec, dec])
@@ -525,7 +645,7 @@ class ProfileSVC(BaseSVMClassifier):
             row[self.cluster_classes_[j]] = float(n_classes)
             return row
 
-        return self._per_cluster(X, scores, constant, n_classes)
+        return self._per_cluster(X, "decision", scores, constant, n_classes)
 
     def predict(self, X):
         """Predict the class of each sample with its cluster's model.
@@ -546,7 +666,8 @@ class ProfileSVC(BaseSVMClassifier):
     def _predict(self, X, cluster) -> np.ndarray:
         idx = self._per_cluster(
             X,
-            lambda model, Xr: model.predict(Xr)[:, None],
+            "predict",
+            lambda model, pred: pred[:, None],
             lambda j: float(self.cluster_classes_[j][0]) if self.cluster_classes_[j].size else 0,
             1,
             cluster,

@@ -9,12 +9,15 @@ and Its Efficient Algorithm", SIAM International Conference on Data Mining
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from .base import ClusteringResult, check_n_clusters
+from .batched import batched_assign
 from .greedy import greedy_assign
 from .lp import magkmeans_lp
 from .objective import (
@@ -29,6 +32,14 @@ from .objective import (
 from .repair import fill_empty, repair_sizes
 
 __all__ = ["MagKmeansClustering", "MagKmeansGreedyClustering", "magkmeans_assign"]
+
+#: Above this many rows :class:`MagKmeansClustering` switches from the exact
+#: iteration to the sampled one (see its ``max_exact_samples``).
+MAX_EXACT_SAMPLES = 5000
+
+#: The sampled iteration's passes over all rows stop once a pass moves at
+#: most this fraction of the rows to another cluster.
+REFINE_SETTLED = 0.01
 
 
 def magkmeans_assign(
@@ -116,6 +127,36 @@ def magkmeans_assign(
     raise ValueError(f"method must be 'lp' or 'greedy', got {method!r}")
 
 
+def _warn_rounds() -> None:
+    warnings.warn(
+        "MagKmeans: the assignment step stopped after its 50 rounds of moves "
+        "while moves still improved the objective",
+        ConvergenceWarning,
+        stacklevel=4,
+    )
+
+
+def _sparse_sums(labels: np.ndarray, V: np.ndarray, k: int) -> np.ndarray:
+    """Per-cluster sums of the rows of ``V`` in ``O(n · m)`` (a sparse
+    one-hot product), shape ``(k, m)``."""
+    import scipy.sparse as sp
+
+    n = labels.shape[0]
+    onehot = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    return np.asarray(onehot @ V)
+
+
+def _sq_distances_inplace(X: np.ndarray, C: np.ndarray, xx: np.ndarray) -> np.ndarray:
+    """:func:`~localsvm.clustering.objective.sq_distances` with one
+    ``n × κ`` buffer instead of four; the product in the precision of ``X``
+    (float32 in the sampled iteration's passes over all rows)."""
+    D = (X @ C.T.astype(X.dtype)).astype(np.float64)
+    D *= -2.0
+    D += xx[:, None]
+    D += np.einsum("ij,ij->i", C, C)[None, :]
+    return np.maximum(D, 0.0, out=D)
+
+
 def _check_R(R: Any) -> float:
     if isinstance(R, bool) or not isinstance(R, Real) or not np.isfinite(R) or R < 0:
         raise ValueError(f"R must be a finite number >= 0 (or None for diameter/κ), got {R!r}")
@@ -168,6 +209,23 @@ class MagKmeansClustering:
     not raise the objective; otherwise it keeps its previous centroid and may
     be refilled later, and the result may contain an empty cluster (its
     ``imbalance`` is 0 and its centre the last centroid).
+
+    Many rows (more than ``max_exact_samples``, 5000 by default): the exact
+    steps cost ``O(n² κ)`` (local search) or an LP with ``n · κ`` variables
+    per iteration, so the iteration runs in two phases instead. (1) The
+    iteration above on ``sample_size`` rows drawn uniformly gives the
+    centroids, with the assignment step of phase 2 (default ``R``: the
+    sample's diameter, estimated by the double sweep of
+    :func:`~localsvm.clustering.data_diameter`, / κ). (2) At most
+    ``refine_iter`` passes over all rows alternate the assignment step,
+    done by rounds of first-improvement single-example moves on the same
+    objective (:func:`~localsvm.clustering.batched.batched_assign`, each
+    round one ``O(n · κ)`` pass), with the centroid update; they stop once
+    a pass moves at most 1 % of the rows. Everything is ``O(n · m · κ)``
+    per pass for ``m`` profile columns, never ``n × n`` (the distances of
+    these passes are products in float32). A ``ConvergenceWarning`` says
+    when ``refine_iter`` stopped the passes while more rows still moved, or
+    when an assignment step stopped at its 50 rounds.
     """
 
     name = "magkmeans"
@@ -185,6 +243,9 @@ class MagKmeansClustering:
         n_init: int = 1,
         init: Any = "k-means++",
         min_cluster_size: int = 1,
+        max_exact_samples: int = MAX_EXACT_SAMPLES,
+        sample_size: int = 2000,
+        refine_iter: int = 10,
     ) -> ClusteringResult:
         """Partition the rows of ``profiles`` into ``n_clusters`` class-balanced clusters.
 
@@ -201,8 +262,8 @@ class MagKmeansClustering:
         R : float or None, default=None
             The penalty weight; ``None``: the diameter of the rows divided by
             κ, as in the paper (exact up to 2000 rows, a double-sweep estimate
-            above, see :func:`~localsvm.clustering.data_diameter`); ``0``
-            gives k-means.
+            above, see :func:`~localsvm.clustering.data_diameter`; of the
+            sample in the sampled iteration); ``0`` gives k-means.
         max_iter : int, default=30
             The most iterations per run.
         n_init : int, default=1
@@ -218,6 +279,16 @@ class MagKmeansClustering:
             paper). An empty cluster is perfectly balanced, so without it a
             large ``R`` can put everything in few clusters; ``0`` gives the
             paper's unconstrained step.
+        max_exact_samples : int, default=5000
+            Up to this many rows the iteration is the exact one described
+            above (the paper's); above it the sampled two-phase iteration
+            (see the class description).
+        sample_size : int, default=2000
+            Rows of the first phase of the sampled iteration (at least
+            ``4 · κ · max(1, min_cluster_size)``).
+        refine_iter : int, default=10
+            The most passes over all rows in the second phase; they stop
+            earlier, once a pass moves at most 1 % of the rows.
 
         Returns
         -------
@@ -243,9 +314,24 @@ class MagKmeansClustering:
                 f"<= {n} examples, got {min_cluster_size!r}"
             )
         min_size = int(min_cluster_size)
-        R = data_diameter(X) / k if R is None else _check_R(R)
+        max_exact_samples = _check_positive_int(max_exact_samples, "max_exact_samples")
+        sample_size = _check_positive_int(sample_size, "sample_size")
+        refine_iter = _check_positive_int(refine_iter, "refine_iter")
         A = balance_matrix(codes, classes.shape[0])
         rng = check_random_state(random_state)
+        sampled = n > max_exact_samples
+        if sampled:
+            m = min(n, max(sample_size, 4 * k * max(1, min_size)))
+            part = np.sort(rng.choice(n, size=m, replace=False))
+            Xs, codes_s, A_s, method = X[part], codes[part], A[part], "batched"
+        else:
+            Xs, codes_s, A_s, method = X, codes, A, self._method
+        if R is None:
+            # The sample's diameter: exact in the exact iteration (up to 2000
+            # rows), the double-sweep estimate in the sampled one.
+            R = data_diameter(Xs, exact_max=0 if sampled else 2000) / k
+        else:
+            R = _check_R(R)
 
         fixed_init = None
         if isinstance(init, str):
@@ -265,14 +351,79 @@ class MagKmeansClustering:
             if fixed_init is not None:
                 centers = fixed_init.copy()
             elif init == "k-means++":
-                centers, _ = kmeans_plusplus(X, k, random_state=rng)
+                centers, _ = kmeans_plusplus(Xs, k, random_state=rng)
             else:
-                centers = X[rng.choice(n, size=k, replace=False)].copy()
-            result = self._run(X, codes, A, k, R, centers, max_iter, min_size)
+                centers = Xs[rng.choice(Xs.shape[0], size=k, replace=False)].copy()
+            result = self._run(Xs, codes_s, A_s, k, R, centers, max_iter, min_size, method)
             if best is None or result.objective < best.objective:
                 best = result
         assert best is not None
+        if sampled:
+            best = self._refine(X, codes, A, k, R, best, refine_iter, min_size)
         return best
+
+    def _refine(
+        self,
+        X: np.ndarray,
+        codes: np.ndarray,
+        A: np.ndarray,
+        k: int,
+        R: float,
+        sample: ClusteringResult,
+        refine_iter: int,
+        min_size: int,
+    ) -> ClusteringResult:
+        """The second phase of the sampled iteration: passes over all rows
+        from the sample's centroids."""
+        centers = sample.centers.copy()
+        xx = np.einsum("ij,ij->i", X, X)
+        X32 = X.astype(np.float32)
+        labels: np.ndarray | None = None
+        history: list[float] = []
+        n_iter = 0
+        changed = X.shape[0]
+        while n_iter < refine_iter:
+            n_iter += 1
+            D = _sq_distances_inplace(X32, centers, xx)
+            start = np.argmin(D, axis=1).astype(np.intp) if labels is None else labels
+            start = repair_sizes(D, start, min_size)
+            new, converged = batched_assign(D, codes, A, R, start, min_size)
+            if not converged:
+                _warn_rounds()
+            new = fill_empty(D, new, A, R, k, centers, X)
+            changed = X.shape[0] if labels is None else int(np.count_nonzero(new != labels))
+            labels = new
+            counts = np.bincount(labels, minlength=k)
+            sums = _sparse_sums(labels, X, k)
+            nonempty = counts > 0
+            centers = centers.copy()
+            centers[nonempty] = sums[nonempty] / counts[nonempty, None]
+            # Σ_i ‖X_i − C_(labels_i)‖² with C_j the mean of its members.
+            spread = (sums * sums).sum(axis=1)[nonempty] / counts[nonempty]
+            cohesion = float(xx.sum() - spread.sum())
+            imb = imbalance_from_sums(_sparse_sums(labels, A, k))
+            history.append(cohesion + R * float(imb.sum()))
+            if changed <= REFINE_SETTLED * X.shape[0]:
+                break
+        assert labels is not None
+        if changed > REFINE_SETTLED * X.shape[0]:
+            warnings.warn(
+                f"MagKmeans: {changed} of {X.shape[0]} rows still changed cluster in the "
+                f"last of refine_iter={refine_iter} passes; raise refine_iter",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        imbalance = imb
+        return ClusteringResult(
+            labels=labels,
+            centers=centers,
+            n_iter=sample.n_iter + n_iter,
+            objective=cohesion + R * float(imbalance.sum()),
+            imbalance=imbalance,
+            cohesion=cohesion,
+            history=tuple(history),
+            R=R,
+        )
 
     def _run(
         self,
@@ -284,6 +435,7 @@ class MagKmeansClustering:
         centers: np.ndarray,
         max_iter: int,
         min_size: int,
+        method: str,
     ) -> ClusteringResult:
         """One run from the initial ``centers``: alternate assignment and update."""
         labels: np.ndarray | None = None
@@ -293,14 +445,19 @@ class MagKmeansClustering:
         while n_iter < max_iter:
             n_iter += 1
             D = sq_distances(X, centers, xx)
-            new = magkmeans_assign(
-                D, codes, R, method=self._method, start=labels, min_size=min_size
-            )
+            if method == "batched":
+                start = np.argmin(D, axis=1).astype(np.intp) if labels is None else labels
+                start = repair_sizes(D, start, min_size)
+                new, converged = batched_assign(D, codes, A, R, start, min_size)
+                if not converged:
+                    _warn_rounds()
+            else:
+                new = magkmeans_assign(D, codes, R, method=method, start=labels, min_size=min_size)
             new = fill_empty(D, new, A, R, k, centers, X)
             changed = labels is None or not np.array_equal(new, labels)
             labels = new
             counts = np.bincount(labels, minlength=k)
-            sums = cluster_sums(labels, X, k)
+            sums = _sparse_sums(labels, X, k) if method == "batched" else cluster_sums(labels, X, k)
             nonempty = counts > 0
             centers = centers.copy()
             centers[nonempty] = sums[nonempty] / counts[nonempty, None]
