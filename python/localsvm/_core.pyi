@@ -24,6 +24,7 @@ __all__ = [
     "flsa_columns",
     "flsa_path",
     "flsa_staged",
+    "flsa_staged_correct",
     "interrupt_all",
     "kernel_matrix",
     "simd_level",
@@ -262,6 +263,20 @@ def flsa_staged(
     and ``z`` are the path's factor and coordinates. Entry ``[p, k]`` is
     ``Σ_{j≤k} z_j u_j(x_p)`` with ``u = R⁻ᵀ [1, φ]``: shape ``(m, stages)``.
     Runs without the GIL.
+    """
+
+def flsa_staged_correct(
+    phi: npt.NDArray[np.float64],
+    r: npt.NDArray[np.float64],
+    z: npt.NDArray[np.float64],
+    stages: int,
+    target: npt.NDArray[np.float64],
+) -> npt.NDArray[np.uint64]:
+    """For every model of :func:`flsa_staged`, the number of points it
+    classifies correctly: ``target`` is +1 (correct when the decision value is
+    positive), -1 (correct when it is not) or anything else (never correct).
+    The decision values are counted a tile at a time, never stored. Runs
+    without the GIL.
     """
 
 @final

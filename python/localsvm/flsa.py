@@ -759,8 +759,20 @@ class FLSAClassifier(BaseKernelClassifier):
             The accuracy of each model; the index is its number of support
             vectors.
         """
-        dec = self.path_decision_function(X)
         y = np.asarray(y)
+        if len(self.path_) == 1 and y.ndim == 1:
+            # Two classes: the core counts each model's correct signs.
+            X = self._check_X(X)
+            if y.shape[0] != X.shape[0]:
+                raise ValueError(f"y has {y.shape[0]} labels but X has {X.shape[0]} samples")
+            p = self.path_[0]
+            target = np.where(
+                y == self.classes_[1], 1.0, np.where(y == self.classes_[0], -1.0, 0.0)
+            )
+            phi = self._path_phi(X, p.support)
+            counts = _core.flsa_staged_correct(phi, p.R, p.z, len(p) + 1, target)
+            return counts / max(X.shape[0], 1)
+        dec = self.path_decision_function(X)
         if self.classes_.shape[0] == 2:
             # The label of classes_[1] where the decision is positive.
             correct = np.where(dec > 0, y == self.classes_[1], y == self.classes_[0])

@@ -857,6 +857,97 @@ pub fn staged_decisions(
     Ok(out)
 }
 
+/// How many of the `m` points every model of the path classifies correctly:
+/// `counts[k]` counts the points `p` with `target[p] = +1` and a positive
+/// decision value of the model with `k` columns, or `target[p] = −1` and a
+/// non-positive one (any other target is never correct). The decision values
+/// are those of [`staged_decisions`], computed a tile at a time and counted
+/// while in cache, never stored.
+#[allow(clippy::too_many_arguments)]
+pub fn staged_correct(
+    phi: &[f64],
+    m: usize,
+    r: &[f64],
+    dim: usize,
+    z: &[f64],
+    stages: usize,
+    target: &[f64],
+    ctl: &Control,
+) -> Result<Vec<u64>> {
+    if target.len() != m {
+        shape_error!(
+            "target has {} values but there are {m} points",
+            target.len()
+        );
+    }
+    // The checks of `staged_decisions`, on no points.
+    let rows = stages.saturating_sub(1);
+    if phi.len() != rows.saturating_mul(m) {
+        shape_error!(
+            "phi has {} values, expected {rows} support vectors × {m} points",
+            phi.len()
+        );
+    }
+    staged_decisions(&[], 0, r, dim, z, stages, ctl)?;
+    let what = format!("a tile of the decision values of {stages} models");
+    let hint = "use a smaller n_support";
+    let tile_len = checked_len::<f64>(POINTS, stages, &what, hint)?;
+    try_filled(tile_len, 0.0, &what, hint)?;
+    let tiles = m.div_ceil(POINTS);
+    let count = |(u, out, counts): &mut (Vec<[f64; POINTS]>, Vec<f64>, Vec<u64>), tile: usize| {
+        if ctl.is_cancelled() {
+            return;
+        }
+        let p0 = tile * POINTS;
+        let w = POINTS.min(m - p0);
+        let out = &mut out[..w * stages];
+        staged_tile(phi, m, p0, r, dim, z, u, out);
+        for (l, row) in out.chunks_exact(stages).enumerate() {
+            let t = target[p0 + l];
+            if t == 1.0 {
+                counts
+                    .iter_mut()
+                    .zip(row)
+                    .for_each(|(c, &v)| *c += u64::from(v > 0.0));
+            } else if t == -1.0 {
+                counts
+                    .iter_mut()
+                    .zip(row)
+                    .for_each(|(c, &v)| *c += u64::from(v <= 0.0));
+            }
+        }
+    };
+    let init = || {
+        (
+            vec![[0.0f64; POINTS]; stages],
+            vec![0.0; tile_len],
+            vec![0u64; stages],
+        )
+    };
+    let counts = if m.saturating_mul(stages).saturating_mul(stages) >= PARALLEL_WORK {
+        (0..tiles)
+            .into_par_iter()
+            .fold(init, |mut acc, tile| {
+                count(&mut acc, tile);
+                acc
+            })
+            .map(|(_, _, c)| c)
+            .reduce(
+                || vec![0u64; stages],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            )
+    } else {
+        let mut acc = init();
+        (0..tiles).for_each(|tile| count(&mut acc, tile));
+        acc.2
+    };
+    ctl.check()?;
+    Ok(counts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1036,6 +1127,19 @@ mod tests {
             }
         }
         let ctl = Control::none();
+        let all = staged_decisions(&phi, m, &r, dim, &z, dim, &ctl).unwrap();
+        let target: Vec<f64> = (0..m).map(|p| [1.0, -1.0, 0.0][p % 3]).collect();
+        let counts = staged_correct(&phi, m, &r, dim, &z, dim, &target, &ctl).unwrap();
+        for (k, &c) in counts.iter().enumerate() {
+            let want = (0..m)
+                .filter(|&p| {
+                    let v = all[p * dim + k];
+                    (target[p] == 1.0 && v > 0.0) || (target[p] == -1.0 && v <= 0.0)
+                })
+                .count();
+            assert_eq!(c as usize, want, "stage {k}");
+        }
+        assert!(staged_correct(&phi, m, &r, dim, &z, dim, &target[1..], &ctl).is_err());
         assert!(staged_decisions(&phi, m, &r, dim, &z, dim + 1, &ctl).is_err());
         assert!(staged_decisions(&phi[1..], m, &r, dim, &z, dim, &ctl).is_err());
         let mut singular = r.clone();

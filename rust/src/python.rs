@@ -22,7 +22,7 @@ use pyo3::types::{PyDict, PyTuple};
 use crate::control::{interrupt_all as interrupt_all_rs, Control};
 use crate::error::{checked_len, try_copy, try_filled, try_with_capacity, Error};
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
-use crate::flsa_blocks::{kernel_columns, staged_decisions, FeatureMajor};
+use crate::flsa_blocks::{kernel_columns, staged_correct, staged_decisions, FeatureMajor};
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::kernel::{kernel_matrix_with, KernelKind, KernelSource, Rows, TrainingData};
 use crate::local::{solve_local as solve_local_rs, LocalKernel, LocalOptions};
@@ -709,6 +709,45 @@ fn flsa_columns<'py>(
     into_matrix(py, data, k, n)
 }
 
+/// How many points every model of an FLSA path classifies correctly; see
+/// `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (phi, r, z, stages, target))]
+fn flsa_staged_correct<'py>(
+    py: Python<'py>,
+    phi: PyReadonlyArray2<'py, f64>,
+    r: PyReadonlyArray2<'py, f64>,
+    z: PyReadonlyArray1<'py, f64>,
+    stages: usize,
+    target: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let (phi, r) = (phi.as_array(), r.as_array());
+    let m = phi.dim().1;
+    let (rows, cols) = r.dim();
+    if rows != cols {
+        return Err(PyValueError::new_err(format!(
+            "r must be square, got shape ({rows}, {cols})"
+        )));
+    }
+    let z = vec1(z.as_array());
+    let target = vec1(target.as_array());
+    let (phi, r) = (Flat::new(phi)?, Flat::new(r)?);
+    let (phi, r) = (&phi, &r);
+    let counts = detached(py, move |ctl| {
+        staged_correct(
+            phi.as_slice(),
+            m,
+            r.as_slice(),
+            rows,
+            &z,
+            stages,
+            &target,
+            ctl,
+        )
+    })?;
+    Ok(counts.into_pyarray(py))
+}
+
 /// The decision values of every model of an FLSA path; see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (phi, r, z, stages))]
@@ -1082,6 +1121,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flsa_path, m)?)?;
     m.add_function(wrap_pyfunction!(flsa_columns, m)?)?;
     m.add_function(wrap_pyfunction!(flsa_staged, m)?)?;
+    m.add_function(wrap_pyfunction!(flsa_staged_correct, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
     m.add_function(wrap_pyfunction!(interrupt_all, m)?)?;
     m.add_function(wrap_pyfunction!(_raise_internal_panic, m)?)?;
