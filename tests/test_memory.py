@@ -68,10 +68,12 @@ CASES = {
         "FLSAClassifier(n_support=30, dictionary_size=1000).fit(X, y)",
         8 * N * 1000 + 8 * N * 31 + 2 * X_BYTES,
     ),
-    # RFLSA: no block, the basis twice (column- and row-major).
+    # RFLSA: no candidate block; the basis twice (column-major and in
+    # panels of eight rows), the 32 columns orthogonalised together, and the
+    # rows copied twice (row- and feature-major).
     "rflsa": (
         "RFLSAClassifier(n_support=100, random_state=0).fit(X, y)",
-        2 * 8 * N * 101 + 2 * X_BYTES,
+        2 * 8 * N * 101 + 8 * N * 32 + 3 * X_BYTES,
     ),
     # A slice: the learner keeps the examples it learnt (O(n·d)) and a
     # row cache of NATIVE_CACHE_MB (64 MB).

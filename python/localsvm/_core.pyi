@@ -21,7 +21,10 @@ __all__ = [
     "_raise_internal_panic",
     "decision_values",
     "decision_values_ovo",
+    "flsa_columns",
     "flsa_path",
+    "flsa_staged",
+    "flsa_staged_correct",
     "interrupt_all",
     "kernel_matrix",
     "simd_level",
@@ -236,6 +239,49 @@ def solve_local(
     ``cache_size`` (MB) bounds each problem's kernel cache, and so the call's,
     since the problems are solved one after another. An input-sized
     allocation that fails raises ``MemoryError``.
+    """
+
+def flsa_columns(
+    x: npt.NDArray[np.float64],
+    centres: npt.NDArray[np.float64],
+    *,
+    kernel: str = "rbf",
+    gamma: float = 1.0,
+    coef0: float = 0.0,
+    degree: int = 3,
+) -> npt.NDArray[np.float64]:
+    """``K[j, i] = k(x[i], centres[j])``: shape ``(n_centres, n_samples)``,
+    one row per centre: the values of :func:`kernel_matrix` (the same
+    distances and dot products bit for bit; the RBF kernel's exponential
+    vectorised, within two units in the last place). Runs without the GIL.
+    """
+
+def flsa_staged(
+    phi: npt.NDArray[np.float64],
+    r: npt.NDArray[np.float64],
+    z: npt.NDArray[np.float64],
+    stages: int,
+) -> npt.NDArray[np.float64]:
+    """The decision values of the models with ``0 .. stages - 1`` columns of
+    an FLSA path at ``m`` points: ``phi`` (``stages - 1`` rows of ``m``) holds
+    the kernel of the points with the path's support vectors in order, ``r``
+    and ``z`` are the path's factor and coordinates. Entry ``[p, k]`` is
+    ``Σ_{j≤k} z_j u_j(x_p)`` with ``u = R⁻ᵀ [1, φ]``: shape ``(m, stages)``.
+    Runs without the GIL.
+    """
+
+def flsa_staged_correct(
+    phi: npt.NDArray[np.float64],
+    r: npt.NDArray[np.float64],
+    z: npt.NDArray[np.float64],
+    stages: int,
+    target: npt.NDArray[np.float64],
+) -> npt.NDArray[np.uint64]:
+    """For every model of :func:`flsa_staged`, the number of points it
+    classifies correctly: ``target`` is +1 (correct when the decision value is
+    positive), -1 (correct when it is not) or anything else (never correct).
+    The decision values are counted a tile at a time, never stored. Runs
+    without the GIL.
     """
 
 @final

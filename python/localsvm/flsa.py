@@ -43,7 +43,8 @@ kernel block and evaluates each candidate column again at each step
 ``gram="auto"`` precomputes when the block fits in :data:`GRAM_AUTO_BYTES`
 and in half of the available memory (``MemAvailable``). Every one-vs-rest
 model fitted at once holds its own block and its orthonormal basis
-(``8·n·(n_support + 1)`` bytes, twice that for 'random'); when these would
+(``8·n·(n_support + 1)`` bytes; twice that for 'random', plus a block of
+up to 32 columns and a copy of the training data); when these would
 need more than half of the available memory, ``fit`` raises ``MemoryError``
 before computing anything, naming ``gram``, ``dictionary_size``,
 ``n_support`` or ``n_jobs``.
@@ -423,7 +424,13 @@ class FLSAClassifier(BaseKernelClassifier):
         # the in-order pass).
         at_once = min(1 if n_classes == 2 else n_classes, effective_n_jobs(self.n_jobs))
         block = 8.0 * n * m
-        basis = 8.0 * n * (min(int(n_terms), m) + 1) * (2 if selection == "random" else 1)
+        basis = 8.0 * n * (min(int(n_terms), m) + 1)
+        if selection == "random":
+            # The in-order pass keeps the basis twice (column-major and in
+            # panels of eight rows), computes its columns a block of up to 32
+            # at a time, and reads the rows from a feature-major copy.
+            basis = 2 * basis + 8.0 * n * min(32, int(n_terms), m)
+            basis += 0.0 if spec.precomputed else 8.0 * X.size
         if selection == "random":
             gram = "on_the_fly"
         elif self.gram == "auto":
@@ -665,18 +672,38 @@ class FLSAClassifier(BaseKernelClassifier):
         X = self._check_X(X)
         longest = max(len(p) for p in self.path_)
         K = longest if max_n_support is None else min(int(max_n_support), longest)
-        cols = self._columns(X, self._path_rows)
+        if len(self.path_) == 1:
+            # One path (two classes): its columns in its own order.
+            p = self.path_[0]
+            k = min(K, len(p))
+            return self._staged(p, self._path_phi(X, p.support[:k]), k).T
+        cols = self._path_phi(X, self._path_rows)
         out = np.empty((K + 1, X.shape[0], len(self.path_)))
         for c, p in enumerate(self.path_):
             k = min(K, len(p))
-            phi = np.empty((X.shape[0], k + 1))
-            phi[:, 0] = 1.0
-            phi[:, 1:] = cols[:, np.searchsorted(self._path_rows, p.support[:k])]
-            u = solve_triangular(p.R[: k + 1, : k + 1], phi.T, trans="T", lower=False)
-            staged = np.cumsum(p.z[: k + 1, None] * u, axis=0)
-            out[: k + 1, :, c] = staged
-            out[k + 1 :, :, c] = staged[-1]
-        return self._format(out)
+            phi = cols[np.searchsorted(self._path_rows, p.support[:k])]
+            staged = self._staged(p, phi, k)
+            out[: k + 1, :, c] = staged.T
+            out[k + 1 :, :, c] = staged[:, -1]
+        return out
+
+    def _path_phi(self, X, support: np.ndarray) -> np.ndarray:
+        """``K(x_s, X)`` for the training rows ``s`` in ``support`` (among the
+        path's support vectors), one row per support vector, in that order."""
+        if self._spec.precomputed:
+            return np.ascontiguousarray(X[:, support].T)
+        if support.size == 0:
+            return np.zeros((0, X.shape[0]))
+        sv = self._path_X[np.searchsorted(self._path_rows, support)]
+        return _core.flsa_columns(X, sv, **self._spec.core_kwargs())
+
+    @staticmethod
+    def _staged(path: FLSAPath, phi: np.ndarray, k: int) -> np.ndarray:
+        """The decision values of ``path``'s models with ``0..k`` columns,
+        shape ``(n_samples, k + 1)``: ``u = R⁻ᵀ [1, φ]`` by forward
+        substitution, a tile of points and a block of stages at a time in the
+        core, then ``Σ_{j≤k} z_j u_j``."""
+        return _core.flsa_staged(phi, path.R, path.z, k + 1)
 
     def staged_decision_function(self, X) -> Iterator[np.ndarray]:
         """Yield the decision values for ``n_support = 1, 2, …``.
@@ -732,8 +759,26 @@ class FLSAClassifier(BaseKernelClassifier):
             The accuracy of each model; the index is its number of support
             vectors.
         """
+        y = np.asarray(y)
+        if len(self.path_) == 1 and y.ndim == 1:
+            # Two classes: the core counts each model's correct signs.
+            X = self._check_X(X)
+            if y.shape[0] != X.shape[0]:
+                raise ValueError(f"y has {y.shape[0]} labels but X has {X.shape[0]} samples")
+            p = self.path_[0]
+            target = np.where(
+                y == self.classes_[1], 1.0, np.where(y == self.classes_[0], -1.0, 0.0)
+            )
+            phi = self._path_phi(X, p.support)
+            counts = _core.flsa_staged_correct(phi, p.R, p.z, len(p) + 1, target)
+            return counts / max(X.shape[0], 1)
         dec = self.path_decision_function(X)
-        return np.array([np.mean(self._labels(d) == np.asarray(y)) for d in dec])
+        if self.classes_.shape[0] == 2:
+            # The label of classes_[1] where the decision is positive.
+            correct = np.where(dec > 0, y == self.classes_[1], y == self.classes_[0])
+        else:
+            correct = self.classes_[np.argmax(dec, axis=-1)] == y
+        return correct.mean(axis=1)
 
 
 class RFLSAClassifier(FLSAClassifier):

@@ -42,11 +42,11 @@
 //! only decreases. No per-candidate scalars are needed, so a step costs
 //! `O(n · k)` (one column and its orthogonalisation) and only the columns
 //! actually used are ever computed. Since the order is fixed, the columns are
-//! orthogonalised a block at a time (`forward_in_order`): block classical
-//! Gram–Schmidt against the basis (kept column-major and row-major, so both
-//! sweeps are unit-stride multiply-adds), then column by column within the
-//! block; the basis streams through the cache once per block instead of
-//! once per column.
+//! computed and orthogonalised a block at a time (`forward_in_order`): the
+//! block's kernel columns at once, then block classical Gram–Schmidt against
+//! the basis as two register-tiled matrix products (`H = QᵀC`, `C −= QH`;
+//! [`crate::flsa_blocks`]), then column by column within the block; the basis
+//! streams through the cache once per block instead of once per column.
 //!
 //! # Where the columns come from
 //! [`Candidates`] either holds the `n × m` block of candidate columns
@@ -59,12 +59,12 @@ use rayon::prelude::*;
 
 use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
+use crate::flsa_blocks::{gram_t, kernel_columns, sub_product, BasisView, FeatureMajor};
 use crate::kernel::{
     check_indices, check_kernel_values, dot, kernel_matrix_or, kernel_value, KernelKind, Rows,
     TrainingData,
 };
 use crate::precision::{f64_problem, Magnitudes};
-use crate::simd;
 
 /// Candidate columns × rows above which a pass over the candidates runs on
 /// rayon's pool.
@@ -527,84 +527,16 @@ pub fn forward_select(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Resul
 /// projections run at arithmetic speed instead of memory speed.
 const IN_ORDER_BLOCK: usize = 32;
 
-/// Rows per chunk of [`project_out`]: the basis' rows of one chunk stay in
-/// L2 while the block's columns are projected.
-const PROJECT_ROWS: usize = 256;
-
-/// Where the basis lives in [`forward_in_order`]: column-major (`col`,
-/// column `j` at `j·n`) for the update sweep and row-major (`row`, row `i`
-/// at `i·stride`) for the coefficient sweep, so both are unit-stride
-/// multiply-adds that vectorise without reductions.
-struct Basis<'a> {
-    col: &'a [f64],
-    row: &'a [f64],
-    stride: usize,
-}
-
-simd::multiversion! {
-    /// One classical Gram–Schmidt pass of the `nb` columns of `c` (each of
-    /// length `n`, contiguous) against basis columns `lo..hi`:
-    /// `h = Qᵀc` (`h[b·(hi−lo) + j]`), then `c −= Q h`. Rows are taken in
-    /// chunks so the basis streams from memory once per sweep.
-    fn project_out, fn project_out_impl(
-        basis: &Basis<'_>,
-        lo: usize,
-        hi: usize,
-        c: &mut [f64],
-        n: usize,
-        h: &mut [f64],
-    ) {
-        let k = hi - lo;
-        let nb = c.len() / n;
-        h.iter_mut().for_each(|v| *v = 0.0);
-        if k == 0 {
-            return;
-        }
-        for r0 in (0..n).step_by(PROJECT_ROWS) {
-            let r1 = (r0 + PROJECT_ROWS).min(n);
-            let mut b = 0;
-            while b + 2 <= nb {
-                let (h0, h1) = h[b * k..(b + 2) * k].split_at_mut(k);
-                for i in r0..r1 {
-                    let row = &basis.row[i * basis.stride + lo..i * basis.stride + hi];
-                    let (s0, s1) = (c[b * n + i], c[(b + 1) * n + i]);
-                    for ((x, y0), y1) in row.iter().zip(h0.iter_mut()).zip(h1.iter_mut()) {
-                        *y0 = simd::fmadd64::<FMA>(s0, *x, *y0);
-                        *y1 = simd::fmadd64::<FMA>(s1, *x, *y1);
-                    }
-                }
-                b += 2;
-            }
-            if b < nb {
-                let h0 = &mut h[b * k..(b + 1) * k];
-                for i in r0..r1 {
-                    let row = &basis.row[i * basis.stride + lo..i * basis.stride + hi];
-                    let s0 = c[b * n + i];
-                    for (x, y0) in row.iter().zip(h0.iter_mut()) {
-                        *y0 = simd::fmadd64::<FMA>(s0, *x, *y0);
-                    }
-                }
-            }
-        }
-        let col = |j: usize| &basis.col[j * n..(j + 1) * n];
-        for r0 in (0..n).step_by(PROJECT_ROWS) {
-            let r1 = (r0 + PROJECT_ROWS).min(n);
-            for (b, cb) in c.chunks_exact_mut(n).enumerate() {
-                let hb = &h[b * k..(b + 1) * k];
-                let cb = &mut cb[r0..r1];
-                let mut j = 0;
-                while j + 4 <= k {
-                    let q = [lo + j, lo + j + 1, lo + j + 2, lo + j + 3].map(|t| &col(t)[r0..r1]);
-                    simd::sub_4_columns::<FMA>(q, [hb[j], hb[j + 1], hb[j + 2], hb[j + 3]], cb);
-                    j += 4;
-                }
-                for (j, &hj) in hb.iter().enumerate().skip(j) {
-                    let q = &col(lo + j)[r0..r1];
-                    cb.iter_mut().zip(q).for_each(|(v, x)| *v = simd::fmadd64::<FMA>(-hj, *x, *v));
-                }
-            }
-        }
-    }
+/// One classical Gram–Schmidt pass of the columns of `c` (each `n` values,
+/// contiguous) against the basis columns `lo..hi` of `q` (column-major):
+/// `h = Qᵀc` (`h[b·(hi−lo) + j]`), then `c −= Q h`, both as register-tiled
+/// matrix products ([`crate::flsa_blocks`]).
+fn project_out(basis: &BasisView<'_>, lo: usize, hi: usize, c: &mut [f64], h: &mut Vec<f64>) {
+    let n = basis.n;
+    let nb = c.len().checked_div(n).unwrap_or(0);
+    h.resize((hi - lo) * nb, 0.0);
+    gram_t(basis.col, lo, hi, c, n, h);
+    sub_product(basis, lo, hi, c, h);
 }
 
 /// Sum of squares of `c[b·n..(b+1)·n]` for every column `b`.
@@ -614,11 +546,12 @@ fn column_sq_norms(c: &[f64], n: usize) -> Vec<f64> {
 
 /// The in-order pass (RFLSA), a block of dictionary columns at a time.
 ///
-/// Each block is computed, then orthogonalised against the basis so far by
-/// block classical Gram–Schmidt (a second pass when some column lost more
-/// than half its squared norm, as in [`orthogonalise`]); then its columns
-/// are taken one by one, each orthogonalised against the columns of the
-/// block already accepted the same way, and pruned or accepted. A block
+/// Each block is computed (all its kernel columns at once, from a
+/// feature-major copy of the rows), then orthogonalised against the basis so
+/// far by block classical Gram–Schmidt (a second pass when some column lost
+/// more than half its squared norm, as in [`orthogonalise`]); then its
+/// columns are taken one by one, each orthogonalised against the columns of
+/// the block already accepted the same way, and pruned or accepted. A block
 /// never holds more columns than are still needed, so no column past the
 /// last selected one is computed. The arithmetic is that of column-by-column
 /// classical Gram–Schmidt, regrouped.
@@ -628,18 +561,25 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<
     let tol2 = opts.tol * opts.tol;
     let cap = opts.max_terms.min(m) + 1;
     let sqrt_n = (n as f64).sqrt();
-    // The basis column-major and row-major: 2 · 8 · n · (max_terms + 1)
-    // bytes, reserved up front.
+    // The basis column-major and as panels of eight rows (see
+    // `BasisView`): 2 · 8 · n · (max_terms + 1) bytes, reserved up front.
     let what = format!("the basis of {cap} columns of {n} values");
-    let len = checked_len::<f64>(cap, 2 * n, &what, BASIS_HINT)? / 2;
+    let len = checked_len::<f64>(cap, n, &what, BASIS_HINT)?;
     let mut q = try_with_capacity(len, &what, BASIS_HINT)?;
     q.extend(std::iter::repeat_n(1.0 / sqrt_n, n));
-    // The same basis row-major, `cap` columns reserved per row.
-    let mut q_rows = try_filled(len, 0.0, &what, BASIS_HINT)?;
-    q_rows
-        .iter_mut()
-        .step_by(cap)
-        .for_each(|v| *v = 1.0 / sqrt_n);
+    let tiles_len = checked_len::<f64>(cap, n.div_ceil(8) * 8, &what, BASIS_HINT)?;
+    let mut tiles = try_filled(tiles_len, 0.0, &what, BASIS_HINT)?;
+    let add_to_tiles = |tiles: &mut [f64], j: usize, col: &[f64]| {
+        for (t, &v) in col.iter().enumerate() {
+            tiles[t / 8 * 8 * cap + j * 8 + t % 8] = v;
+        }
+    };
+    add_to_tiles(&mut tiles, 0, &q);
+    // Columns computed from the rows read them feature-major.
+    let features = match cand {
+        Candidates::OnTheFly { rows, .. } => Some(FeatureMajor::try_new(rows)?),
+        Candidates::Block { .. } => None,
+    };
     let z0 = y.iter().sum::<f64>() / sqrt_n;
     let mut r: Vec<f64> = y.iter().map(|v| v - z0 / sqrt_n).collect();
     let mut r_cols: Vec<Vec<f64>> = vec![vec![sqrt_n]];
@@ -648,10 +588,14 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<
     let mut selected = Vec::new();
     let mut n_pruned = 0;
     let mut next = 0;
-    let mut block = Vec::with_capacity(IN_ORDER_BLOCK * n);
+    let what = format!("a block of {IN_ORDER_BLOCK} columns of {n} values");
+    let mut block = try_with_capacity(
+        checked_len::<f64>(IN_ORDER_BLOCK.min(cap), n, &what, BASIS_HINT)?,
+        &what,
+        BASIS_HINT,
+    )?;
     let mut h = Vec::new();
     let mut h_new = Vec::new();
-    let mut buf = vec![0.0; n];
     let stop = loop {
         opts.control.check()?;
         if selected.len() >= opts.max_terms {
@@ -664,22 +608,30 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<
             .min(opts.max_terms - selected.len())
             .min(m - next);
         block.clear();
-        for c in next..next + nb {
-            cand.with_column(c, &mut buf, |col| block.extend_from_slice(col));
+        match (cand, &features) {
+            (Candidates::OnTheFly { kind, rows, idx }, Some(fm)) => {
+                block.resize(nb * n, 0.0);
+                let centres = &idx[next..next + nb];
+                kernel_columns(*kind, fm, rows, centres, &mut block, &opts.control)?;
+            }
+            (Candidates::Block { data, .. }, _) => {
+                block.extend_from_slice(&data[next * n..(next + nb) * n]);
+            }
+            (Candidates::OnTheFly { .. }, None) => unreachable!("the rows are copied above"),
         }
         let norms2 = column_sq_norms(&block, n);
         // Against the basis so far.
         let k0 = q.len() / n;
         let mut coef = vec![0.0; k0 * nb];
-        h.resize(k0 * nb, 0.0);
         let mut before = norms2.clone();
         for _ in 0..2 {
-            let basis = Basis {
+            let basis = BasisView {
                 col: &q,
-                row: &q_rows,
-                stride: cap,
+                n,
+                tiles: &tiles,
+                cap,
             };
-            project_out(&basis, 0, k0, &mut block, n, &mut h);
+            project_out(&basis, 0, k0, &mut block, &mut h);
             coef.iter_mut().zip(&h).for_each(|(a, b)| *a += b);
             let after = column_sq_norms(&block, n);
             let again = after.iter().zip(&before).any(|(a, b)| *a <= 0.5 * b);
@@ -700,13 +652,13 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<
             if k1 > k0 {
                 let mut prev = dot(col, col);
                 for _ in 0..2 {
-                    h_new.resize(k1 - k0, 0.0);
-                    let basis = Basis {
+                    let basis = BasisView {
                         col: &q,
-                        row: &q_rows,
-                        stride: cap,
+                        n,
+                        tiles: &tiles,
+                        cap,
                     };
-                    project_out(&basis, k0, k1, col, n, &mut h_new);
+                    project_out(&basis, k0, k1, col, &mut h_new);
                     extra.iter_mut().zip(&h_new).for_each(|(a, b)| *a += b);
                     let now = dot(col, col);
                     if now > 0.5 * prev {
@@ -734,9 +686,7 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<
             z.push(zeta);
             residual_sq.push(dot(&r, &r));
             selected.push(c);
-            for (i, v) in col.iter().enumerate() {
-                q_rows[i * cap + k1] = *v;
-            }
+            add_to_tiles(&mut tiles, k1, col);
             q.extend_from_slice(col);
         }
         next += nb;

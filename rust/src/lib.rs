@@ -19,6 +19,7 @@ pub mod cache;
 pub mod control;
 pub mod error;
 pub mod flsa;
+pub mod flsa_blocks;
 pub mod incremental;
 pub mod kernel;
 pub mod local;

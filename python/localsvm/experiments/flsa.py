@@ -18,8 +18,10 @@
    accuracy measured on the test set for every parameter value): the whole
    path of FLSA / RFLSA (dictionary of 60 columns and of all columns) against
    fitting SVM and LS-SVM for every ``C`` of a grid.
-4. ``--bench``: the whole RFLSA path on Ringnorm 3000 against one RBF SVC fit,
-   and FLSA's time per step against ``N_sv`` (O(n · #candidates) per step).
+4. ``--bench``: tuning on Ringnorm (3000 training / 4400 validation examples,
+   the same ``gamma``): the whole RFLSA path (fit to 300 support vectors and
+   ``path_score`` of every model) against fitting and scoring SVC for each of
+   8 values of C, and the ratio of the two times.
 
 The gamma grid is ``factor × gamma_scale`` with ``gamma_scale = 1 / (d ·
 Var X)`` (scikit-learn's 'scale'); the paper's RBF width σ corresponds to
@@ -40,7 +42,7 @@ from scipy.linalg import solve
 from sklearn.model_selection import StratifiedKFold
 
 from ..datasets import load_banana, load_image, load_ringnorm, load_splice, load_two_spirals
-from ..flsa import FLSAClassifier, FLSAClassifierCV, FLSARankWarning, RFLSAClassifier
+from ..flsa import FLSAClassifierCV, FLSARankWarning, RFLSAClassifier
 from ..kernels import KernelSpec, kernel_matrix
 from ..parallel import run_tasks
 from ..svc import SVC
@@ -489,78 +491,80 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
     return rows
 
 
-def _cv_rflsa(split: Split, cfg: Config, max_path: int, seed: int) -> tuple[float, int]:
-    """The (gamma, N_sv) that cross-validation picks for RFLSA (as in the table)."""
-    est = cv_flsa(split, "random", cfg, max_path, seed)
-    return float(est.gamma), int(est.best_n_support_)
+BENCH_C = tuple(float(c) for c in 2.0 ** np.arange(-2, 6))
+"""The ``--bench`` grid of C for SVC: 2^-2 .. 2^5 (8 values)."""
 
 
 def bench(quick: bool, out: TextIO) -> dict:
-    """RFLSA whole path vs one SVC fit on Ringnorm 3000 (SVC at gamma='scale',
-    C=1 and at the (C, gamma) its cross-validation picks; RFLSA to the N_sv
-    its cross-validation picks and to fixed lengths); FLSA time per step."""
-    n_tr = 600 if quick else 3000
-    split = load_split("ringnorm", 0, (n_tr, 1000))
-    X, y = split.X_train, split.y_train
+    """Tuning on Ringnorm, 3000 training / 4400 validation examples, RBF
+    kernel with the same ``gamma`` ('scale') for both methods: the whole RFLSA
+    path (fit up to 300 support vectors, then :meth:`path_score` of every
+    model on the validation set) against the SVC grid (fit and score for each
+    C of :data:`BENCH_C`). Wall seconds, median over runs that alternate the
+    two so that the machine's load hits both alike."""
+    n_tr, n_va, n_sv, repeat = (600, 1000, 60, 3) if quick else (3000, 4400, 300, 9)
+    split = load_split("ringnorm", 0, (n_tr, n_va))
+    X, y, Xv, yv = split.X_train, split.y_train, split.X_test, split.y_test
     g = gamma_scale(X)
-    cfg = config(quick, None, None)
-    repeat = 5
 
-    def best_of(fn, repeat=repeat):
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return min(times)
-
-    tasks = _cv_tasks(split, cfg, 0)
-
-    def one(task):
-        gt, C, (tr, va) = task
-        return SVC(C=C, gamma=gt, n_jobs=1).fit(X[tr], y[tr]).score(X[va], y[va])
-
-    g_cv, C_cv = _pick(tasks, run_tasks(one, tasks))
-    g_rf, n_rf = _cv_rflsa(split, cfg, cfg.max_path["ringnorm"], 0)
-    svcs = {
-        f"C=1, gamma='scale' ({g:.3g})": best_of(lambda: SVC(C=1.0, gamma=g).fit(X, y)),
-        f"CV's C={C_cv:g}, gamma={g_cv:.3g}": best_of(lambda: SVC(C=C_cv, gamma=g_cv).fit(X, y)),
-    }
-    print(f"\nBenchmark on Ringnorm {n_tr} (wall seconds, best of {repeat}):", file=out)
-    for label, t in svcs.items():
-        print(f"  one RBF SVC fit, {label}: {t:.4f} s", file=out)
-    result = {"svc": svcs, "rflsa": {}, "flsa_steps": []}
-    cases = [(n_rf, g_rf, f"CV's N_sv={n_rf}, gamma={g_rf:.3g}")]
-    cases += [(k, g, f"N_sv={k}, gamma='scale'") for k in ((100, 300) if not quick else (50,))]
-    print(
-        "  RFLSA whole path (fit: dictionary, path, model) against each SVC fit above; "
-        "the target is a ratio < 1:",
-        file=out,
-    )
-    for k, gk, label in cases:
-
-        def fit(k=k, gk=gk):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FLSARankWarning)
-                RFLSAClassifier(n_support=k, gamma=gk, random_state=0).fit(X, y)
-
-        t = best_of(fit)
-        ratios = [t / ts for ts in svcs.values()]
-        result["rflsa"][label] = {"seconds": t, "ratios": ratios}
-        verdict = ", ".join(f"{r:.2f} ({'met' if r < 1 else 'NOT met'})" for r in ratios)
-        print(f"  RFLSA whole path to {label}: {t:.4f} s; ratios {verdict}", file=out)
-    print("  FLSA (greedy over all n candidates, gram held) time against N_sv:", file=out)
-    print(f"  {'N_sv':>6} {'fit s':>8} {'ms/step (marginal)':>19}", file=out)
-    prev = None
-    for k in (1, 25, 50, 100, 200) if not quick else (1, 10, 20):
+    def path() -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FLSARankWarning)
-            t = best_of(lambda k=k: FLSAClassifier(n_support=k, gamma=g).fit(X, y), repeat=2)
-        marginal = "" if prev is None else f"{1000 * (t - prev[1]) / (k - prev[0]):.2f}"
-        print(f"  {k:>6} {t:>8.3f} {marginal:>19}", file=out)
-        result["flsa_steps"].append((k, t))
-        prev = (k, t)
-    return result
+            est = RFLSAClassifier(n_support=n_sv, gamma=g, random_state=0).fit(X, y)
+        return est.path_score(Xv, yv)
+
+    def grid() -> list[float]:
+        return [SVC(C=C, gamma=g).fit(X, y).score(Xv, yv) for C in BENCH_C]
+
+    def timed(fn):
+        t0 = time.perf_counter()
+        res = fn()
+        return time.perf_counter() - t0, res
+
+    # One untimed run of each (imports, first allocations), then alternate.
+    path_scores, grid_scores = path(), grid()
+    t_path, t_grid = [], []
+    for _ in range(repeat):
+        t_path.append(timed(path)[0])
+        t_grid.append(timed(grid)[0])
+    med_path, med_grid = float(np.median(t_path)), float(np.median(t_grid))
+    ratio = med_path / med_grid
+    paired = np.array(t_path) / np.array(t_grid)
+    k_best = 1 + int(np.argmax(path_scores[1:]))
+    c_best = BENCH_C[int(np.argmax(grid_scores))]
+    c_text = ", ".join(f"{c:g}" for c in BENCH_C)
+    print(
+        f"\nBenchmark on Ringnorm {n_tr} training / {n_va} validation examples, RBF "
+        f"gamma='scale' ({g:.4g}) for both (wall seconds, median of {repeat} alternating "
+        "runs):",
+        file=out,
+    )
+    print(
+        f"  RFLSA whole path (fit to N_sv={n_sv} + path_score of its {path_scores.size} "
+        f"models): {med_path:.4f} s; best validation accuracy "
+        f"{100 * path_scores[k_best]:.2f} % at N_sv={k_best}",
+        file=out,
+    )
+    print(
+        f"  SVC grid of {len(BENCH_C)} C (fit + score each; C = {c_text}): "
+        f"{med_grid:.4f} s; best validation accuracy {100 * max(grid_scores):.2f} % at "
+        f"C={c_best:g}",
+        file=out,
+    )
+    print(
+        f"  ratio path / grid: {ratio:.2f} (target <= 0.5: {'met' if ratio <= 0.5 else 'NOT met'}"
+        f"); per run {paired.min():.2f} .. {paired.max():.2f}",
+        file=out,
+    )
+    return {
+        "n_support": n_sv,
+        "C": list(BENCH_C),
+        "path_seconds": med_path,
+        "grid_seconds": med_grid,
+        "ratio": ratio,
+        "path_best": (k_best, float(path_scores[k_best])),
+        "grid_best": (c_best, float(max(grid_scores))),
+    }
 
 
 # --------------------------------------------------------------------- CLI
@@ -576,7 +580,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", default="./localsvm-figures", help="folder for the images (default: %(default)s)"
     )
     parser.add_argument(
-        "--bench", action="store_true", help="also time RFLSA's path vs one SVC fit on Ringnorm"
+        "--bench",
+        action="store_true",
+        help="also time RFLSA's whole path vs an 8-C SVC grid on Ringnorm",
     )
     parser.add_argument(
         "--skip-accuracy", action="store_true", help="skip the accuracy table (the slow part)"
