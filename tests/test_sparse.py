@@ -324,3 +324,43 @@ def test_incremental_partial_fit_takes_sparse():
     b = IncrementalSVC().partial_fit(X[:40].toarray(), y[:40], classes=[0, 1])
     b.partial_fit(X[40:].toarray(), y[40:])
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X.toarray()))
+
+
+def test_backends_without_sparse_support_decline_it_and_svc_densifies():
+    from localsvm import QPProblem, select_backend
+
+    X, y = random_sparse(n=40, d=8, density=0.4, seed=18)
+    problem = QPProblem(X=X, y=np.where(y == 1, 1.0, -1.0), upper=np.ones(40))
+    assert select_backend("auto", problem).capabilities.sparse
+    with pytest.raises(ValueError, match="does not support sparse X"):
+        select_backend("scipy", problem)
+    # SVC with such a backend densifies (under the limit): the same model.
+    a = SVC(backend="scipy", kernel="linear", tol=1e-6).fit(X, y)
+    b = SVC(kernel="linear", tol=1e-6).fit(X, y)
+    assert isinstance(a.support_vectors_, np.ndarray)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-3)
+
+
+@pytest.mark.slow
+def test_wide_sparse_fit_never_allocates_n_by_d():
+    """20 000 × 100 000 at 0.1 % density: a dense copy would take 16 GB, the
+    child may address 4 GiB; the fit must succeed, its peak far below."""
+    from conftest import run_in_child
+
+    code = """
+import time
+from localsvm import SVC
+from localsvm.bench_sparse import wide_sparse
+X, y = wide_sparse(20_000)
+t = time.perf_counter()
+m = SVC(kernel="linear", C=1.0).fit(X, y)
+RESULT = {"fit_s": time.perf_counter() - t, "acc": float(m.score(X, y)),
+          "sparse_sv": bool(__import__("scipy.sparse").sparse.issparse(m.support_vectors_))}
+"""
+    res = run_in_child(code, address_limit=4 << 30, timeout=1800)
+    assert res["returncode"] == 0, res
+    assert res["error"] is None, res
+    assert res["value"]["sparse_sv"]
+    assert res["value"]["acc"] > 0.9
+    # Far below one dense copy (16 GB) and below the 4 GiB address limit.
+    assert res["peak_mib"] < 2048, res

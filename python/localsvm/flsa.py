@@ -510,7 +510,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
             Training examples, or the square training kernel for
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
@@ -604,7 +604,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -623,7 +623,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -647,7 +647,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
         max_n_support : int or None, default=None
@@ -686,7 +686,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -703,7 +703,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -720,7 +720,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
@@ -943,7 +943,7 @@ class FLSAClassifierCV(FLSAClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
             Training examples, or the square training kernel for
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)

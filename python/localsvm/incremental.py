@@ -921,7 +921,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The training rows, learnt in the order given.
         y : array-like of shape (n_samples,)
             Their labels; at least two classes.
@@ -942,7 +942,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows, learnt in the order given; the same number of features
             on every call.
         y : array-like of shape (n_samples,)
@@ -1205,7 +1205,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows to score.
 
         Returns
@@ -1228,7 +1228,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows to classify.
 
         Returns

@@ -293,7 +293,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.
@@ -362,7 +362,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Test examples; each gets its own local SVM.
 
         Returns
@@ -495,7 +495,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Test examples; each gets its own local SVM.
 
         Returns
@@ -524,7 +524,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Test examples; each gets its own local SVM.
 
         Returns

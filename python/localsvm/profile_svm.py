@@ -296,7 +296,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.
@@ -453,7 +453,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Examples.
 
         Returns
@@ -491,7 +491,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Examples.
 
         Returns
@@ -534,7 +534,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Examples.
 
         Returns
@@ -563,7 +563,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.

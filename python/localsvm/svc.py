@@ -26,9 +26,9 @@ from ._decompose import ovo_compact, ovo_pairs, ovo_to_libsvm, ovo_to_ovr, vote_
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import check_sample_weight
 from .backends.base import QPProblem, QPSolution
-from .backends.select import select_backend
 from .kernels import KERNELS, KernelSpec, core_rows, decision_values, decision_values_ovo
 from .parallel import run_tasks
+from .plugins import get_backend
 
 #: The warning of an explicit ``probability`` (scikit-learn 1.9's wording).
 PROBABILITY_DEPRECATION = (
@@ -282,20 +282,24 @@ class SVC(BaseSVMClassifier):
     _accepts_callable_kernel = True
 
     def _sparse_native(self) -> bool:
-        """Sparse ``X`` stays sparse with a named kernel function on the
-        Rust backend ('auto' or 'rust'); a precomputed or callable kernel,
-        or another backend, densifies it (see the class notes).
+        """Sparse ``X`` stays sparse with a named kernel function on a
+        backend that solves sparse problems ('auto' picks one; the Rust
+        backend does); a precomputed or callable kernel, or another backend,
+        densifies it (see the class notes).
 
         Returns
         -------
         bool
             Whether fit and prediction compute on sparse rows.
         """
-        return (
-            not callable(self.kernel)
-            and self.kernel != "precomputed"
-            and self.backend in ("auto", "rust")
-        )
+        if callable(self.kernel) or self.kernel == "precomputed":
+            return False
+        if self.backend == "auto":
+            return True
+        try:
+            return bool(getattr(get_backend(self.backend).capabilities, "sparse", False))
+        except ValueError:
+            return False  # an unknown name: fit's backend choice says so
 
     def __init__(
         self,
@@ -423,14 +427,10 @@ class SVC(BaseSVMClassifier):
         if len(tasks) == 1:
             settings["progress"] = pairs[0].solver_progress()
         largest = max(range(len(tasks)), key=lambda k: tasks[k][0].size)
-        problem = _pair_problem(tasks[largest], (X, upper, settings, None))
+        # Sparse X: 'auto' takes a backend whose capabilities include it.
+        backend = self._select_backend(_pair_problem(tasks[largest], (X, upper, settings, None)))
         if sp.issparse(X):
-            # Only the Rust backend computes on sparse rows; its copy of X
-            # is made once and shared by the binary problems.
-            backend = select_backend("rust", problem)
-            core_rows(X, cache=True)
-        else:
-            backend = self._select_backend(problem)
+            core_rows(X, cache=True)  # the core's copy, shared by the binary problems
         report.log(
             2,
             "SVC fit: %d samples, %d classes, %d binary problems, kernel %r, backend %r",

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
 use crate::kernel::{
-    fill_one_impl, kernel_value, scratch, CsrRows, KernelKind, Panel, Query, Rows,
+    fill_one_impl, kernel_value, scratch, Csc, CsrRows, KernelKind, Panel, Query, Rows,
 };
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
 use crate::simd;
@@ -170,26 +170,37 @@ fn decision_sparse_core(
     if k == 0 || m == 0 {
         return Ok(out);
     }
+    // Over the support vectors' transpose when it exists: only the products
+    // of features a test row shares with them (else a scatter and gathers).
+    let cols = Csc::of(sv)?;
     out.par_chunks_mut(ROWS_PER_TASK * k)
         .enumerate()
         .try_for_each(|(block, chunk)| -> Result<()> {
             ctl.check()?;
             let first = block * ROWS_PER_TASK;
-            let mut w = scratch(sv.d())?;
-            let mut kv = try_filled(
-                s,
-                0.0f64,
-                "a row of kernel values",
-                "use fewer support vectors",
-            )?;
+            let hint = "use fewer support vectors";
+            let mut kv = try_filled(s, 0.0f64, "a row of kernel values", hint)?;
+            let mut w = match cols {
+                Some(_) => Vec::new(),
+                None => scratch(sv.d())?,
+            };
             for (r, row_out) in chunk.chunks_mut(k).enumerate() {
                 let i = first + r;
-                test.scatter(i, &mut w);
                 let sq = test.sq_norm(i);
-                for (t, slot) in kv.iter_mut().enumerate() {
-                    *slot = kind.from_dot(sv.gather_dot(t, &w), sq, sv.sq_norm(t));
+                if let Some(cols) = &cols {
+                    let (idx, val) = test.row(i);
+                    kv.iter_mut().for_each(|v| *v = 0.0);
+                    cols.accumulate(idx, val, &mut kv);
+                    for (t, slot) in kv.iter_mut().enumerate() {
+                        *slot = kind.from_dot(*slot, sq, sv.sq_norm(t));
+                    }
+                } else {
+                    test.scatter(i, &mut w);
+                    for (t, slot) in kv.iter_mut().enumerate() {
+                        *slot = kind.from_dot(sv.gather_dot(t, &w), sq, sv.sq_norm(t));
+                    }
+                    test.clear(i, &mut w);
                 }
-                test.clear(i, &mut w);
                 apply_layout(layout, intercept, &kv, row_out);
             }
             Ok(())

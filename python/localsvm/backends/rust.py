@@ -37,6 +37,7 @@ class RustBackend(SolverBackend):
         thread_safe=True,
         local_batch=True,
         online=True,
+        sparse=True,
     )
 
     def solve(self, problem: QPProblem) -> QPSolution:

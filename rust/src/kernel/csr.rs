@@ -2,12 +2,16 @@
 //! counterpart of [`super::Rows`].
 //!
 //! Kernel values between sparse rows come from dot products over the stored
-//! entries only, always in `f64`. A kernel column `K(·, x_i)` scatters row
-//! `i` once into a dense scratch vector of `d` values ([`CsrRows::scatter`]),
-//! then each `K(x_j, x_i)` is a gather over row `j`'s stored entries
-//! ([`CsrRows::gather_dot`]), and the scratch is cleared at the entries it
-//! touched ([`CsrRows::clear`]): `O(nnz)` work per column and `O(d)` memory,
-//! never `n × d`.
+//! entries only, always in `f64`, in one of two ways. Gather: a kernel
+//! column `K(·, x_i)` scatters row `i` once into a dense scratch vector of
+//! `d` values ([`CsrRows::scatter`]), then each `K(x_j, x_i)` is a gather
+//! over row `j`'s stored entries ([`CsrRows::gather_dot`]), and the scratch
+//! is cleared at the entries it touched ([`CsrRows::clear`]): `O(nnz)` work
+//! per column and `O(d)` memory. Transpose: over the compressed columns
+//! ([`Csc`]), row `i`'s features add their products into an accumulator of
+//! `n` dot products ([`Csc::accumulate`]), touching only the rows that share
+//! a feature with row `i` (for wide, very sparse data a small fraction of
+//! `nnz`). Never `n × d`.
 
 use super::kinds::KernelKind;
 use crate::error::{checked_len, shape_error, try_with_capacity, value_error, Result};
@@ -274,6 +278,88 @@ impl CsrRows {
     }
 }
 
+/// The transpose of a [`CsrRows`] (compressed sparse columns): for each
+/// feature, the rows that store it and their values. With it a kernel
+/// column costs only the products that are not zero: `Σ_f nnz(column f)`
+/// over the features `f` of the column's row, instead of every row's
+/// stored entries ([`Csc::accumulate`]).
+#[derive(Clone, Debug)]
+pub struct Csc {
+    colptr: Vec<usize>,
+    rows: Vec<u32>,
+    values: Vec<f64>,
+}
+
+impl Csc {
+    /// The transpose of `m`, or `None` when its rows cannot be numbered in
+    /// 32 bits (then only the gather path is used).
+    pub fn of(m: &CsrRows) -> Result<Option<Csc>> {
+        if u32::try_from(m.n()).is_err() {
+            return Ok(None);
+        }
+        let (d, nnz) = (m.d(), m.nnz());
+        let what = format!("the transpose of a sparse matrix with {nnz} stored values");
+        let mut colptr = crate::error::try_filled(d + 1, 0usize, &what, HINT)?;
+        for &c in &m.indices {
+            colptr[c as usize + 1] += 1;
+        }
+        for f in 0..d {
+            colptr[f + 1] += colptr[f];
+        }
+        let mut next = crate::error::try_with_capacity::<usize>(d, &what, HINT)?;
+        next.extend_from_slice(&colptr[..d]);
+        let mut rows = crate::error::try_filled(nnz, 0u32, &what, HINT)?;
+        let mut values = crate::error::try_filled(nnz, 0.0f64, &what, HINT)?;
+        for r in 0..m.n() {
+            let (idx, val) = m.row(r);
+            for (&c, &v) in idx.iter().zip(val) {
+                let at = &mut next[c as usize];
+                rows[*at] = r as u32;
+                values[*at] = v;
+                *at += 1;
+            }
+        }
+        Ok(Some(Csc {
+            colptr,
+            rows,
+            values,
+        }))
+    }
+
+    /// The products `accumulate` would compute for the sparse vector with
+    /// feature indices `idx`.
+    #[inline]
+    pub fn cost(&self, idx: &[u32]) -> usize {
+        idx.iter()
+            .map(|&c| self.colptr[c as usize + 1] - self.colptr[c as usize])
+            .sum()
+    }
+
+    /// `acc[t] += ⟨x, z_t⟩` for every row `t` of the transposed matrix, `x`
+    /// the sparse vector `(idx, val)`; only rows that share a feature with
+    /// `x` are touched.
+    #[inline]
+    pub fn accumulate(&self, idx: &[u32], val: &[f64], acc: &mut [f64]) {
+        for (&c, &v) in idx.iter().zip(val) {
+            let (a, b) = (self.colptr[c as usize], self.colptr[c as usize + 1]);
+            for (&t, &u) in self.rows[a..b].iter().zip(&self.values[a..b]) {
+                acc[t as usize] += v * u;
+            }
+        }
+    }
+
+    /// Zeroes the entries of `acc` that [`Csc::accumulate`] of `idx` touched.
+    #[inline]
+    pub fn clear(&self, idx: &[u32], acc: &mut [f64]) {
+        for &c in idx {
+            let (a, b) = (self.colptr[c as usize], self.colptr[c as usize + 1]);
+            for &t in &self.rows[a..b] {
+                acc[t as usize] = 0.0;
+            }
+        }
+    }
+}
+
 /// A dense scratch vector of `d` zeros for [`CsrRows::scatter`], allocated
 /// with its failure an [`crate::Error::Memory`].
 pub fn scratch(d: usize) -> Result<Vec<f64>> {
@@ -325,6 +411,24 @@ mod tests {
         assert_eq!(g.row(0), m.row(2));
         assert_eq!(g.sq_norm(1), m.sq_norm(0));
         assert_eq!(m.max_abs(), 4.0);
+    }
+
+    #[test]
+    fn the_transpose_accumulates_the_same_dots() {
+        let dense = [1.0, 0.0, 2.0, 0.0, 0.0, 3.0, 0.0, -1.0, 0.5, 0.0, 0.0, 4.0];
+        let m = csr(&dense, 3, 4);
+        let t = Csc::of(&m).unwrap().unwrap();
+        let mut acc = vec![0.0; 3];
+        for i in 0..3 {
+            let (idx, val) = m.row(i);
+            t.accumulate(idx, val, &mut acc);
+            for (j, &a) in acc.iter().enumerate() {
+                assert_eq!(a, m.dot_rows(i, &m, j));
+            }
+            assert!(t.cost(idx) <= m.nnz());
+            t.clear(idx, &mut acc);
+            assert!(acc.iter().all(|&v| v == 0.0));
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
-use super::csr::{scratch, CsrRows};
+use super::csr::{scratch, Csc, CsrRows};
 use super::fill::{fill_one, fill_two};
 use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
@@ -38,23 +38,26 @@ fn in_chunks<T: Send>(
     }
 }
 
-/// The dense scratch row a sparse source scatters a column's row into
-/// ([`CsrRows::scatter`]); all zeros between fills.
-pub struct Scratch(Mutex<Vec<f64>>);
+/// A sparse source's two zeroed work vectors: the dense row a column's row
+/// is scattered into ([`CsrRows::scatter`], `d` values), and the dot
+/// products accumulated over the transpose ([`Csc::accumulate`], `n`
+/// values); all zeros between fills.
+pub struct Scratch(Mutex<(Vec<f64>, Vec<f64>)>);
 
 impl Scratch {
-    fn new(d: usize) -> Result<Self> {
-        Ok(Scratch(Mutex::new(scratch(d)?)))
+    fn new(d: usize, n: usize) -> Result<Self> {
+        Ok(Scratch(Mutex::new((scratch(d)?, scratch(n)?))))
     }
 
-    /// The buffer, all zeros (a fill that panicked may have left entries
-    /// set: then it is cleared whole).
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<f64>> {
+    /// The buffers, all zeros (a fill that panicked may have left entries
+    /// set: then they are cleared whole).
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<f64>, Vec<f64>)> {
         match self.0.lock() {
             Ok(guard) => guard,
             Err(poisoned) => {
                 let mut guard = poisoned.into_inner();
-                guard.iter_mut().for_each(|v| *v = 0.0);
+                guard.0.iter_mut().for_each(|v| *v = 0.0);
+                guard.1.iter_mut().for_each(|v| *v = 0.0);
                 guard
             }
         }
@@ -69,7 +72,8 @@ impl Clone for Scratch {
 
 impl std::fmt::Debug for Scratch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Scratch({} values)", self.lock().len())
+        let g = self.lock();
+        write!(f, "Scratch({} + {} values)", g.0.len(), g.1.len())
     }
 }
 
@@ -88,11 +92,15 @@ pub enum KernelSource {
     },
     /// Sparse feature rows (CSR), addressed through a permutation; every
     /// kernel value is computed in `f64` from dot products over stored
-    /// entries (a column: one scatter into `scratch`, then one gather per
-    /// row), whatever the column type.
+    /// entries, whatever the column type. A column takes the cheaper of two
+    /// ways: over the transpose `cols`, only the products of features the
+    /// column's row shares with others; or one scatter of the row into
+    /// `scratch`, then one gather per row of the range (cheaper when
+    /// shrinking has left few active rows).
     Sparse {
         kind: KernelKind,
         rows: Arc<CsrRows>,
+        cols: Option<Arc<Csc>>,
         perm: Vec<usize>,
         scratch: Scratch,
     },
@@ -132,7 +140,8 @@ impl KernelSource {
         perm.extend(0..n);
         Ok(KernelSource::Sparse {
             kind,
-            scratch: Scratch::new(rows.d())?,
+            scratch: Scratch::new(rows.d(), n)?,
+            cols: Csc::of(&rows)?.map(Arc::new),
             rows,
             perm,
         })
@@ -150,24 +159,43 @@ impl KernelSource {
         if let KernelSource::Sparse {
             kind,
             rows,
+            cols,
             perm,
             scratch,
         } = self
         {
-            let mut w = scratch.lock();
+            let mut guard = scratch.lock();
+            let (w, acc) = &mut *guard;
             let r = perm[i];
-            rows.scatter(r, &mut w);
             let sq_i = rows.sq_norm(r);
+            let (idx, val) = rows.row(r);
             let per_row = rows.nnz() / rows.n().max(1) + 1;
-            let w_ref: &[f64] = &w;
-            in_chunks(out, start, per_row, |s, chunk| {
-                for (k, slot) in chunk.iter_mut().enumerate() {
-                    let t = perm[s + k];
-                    let dot = rows.gather_dot(t, w_ref);
-                    *slot = value(s + k, kind.from_dot(dot, sq_i, rows.sq_norm(t)));
-                }
-            });
-            rows.clear(r, &mut w);
+            let gather_cost = out.len() * per_row;
+            if let Some(cols) = cols
+                .as_deref()
+                .filter(|c| c.cost(idx) + out.len() < gather_cost)
+            {
+                cols.accumulate(idx, val, acc);
+                let acc_ref: &[f64] = acc;
+                in_chunks(out, start, 1, |s, chunk| {
+                    for (k, slot) in chunk.iter_mut().enumerate() {
+                        let t = perm[s + k];
+                        *slot = value(s + k, kind.from_dot(acc_ref[t], sq_i, rows.sq_norm(t)));
+                    }
+                });
+                cols.clear(idx, acc);
+            } else {
+                rows.scatter(r, w);
+                let w_ref: &[f64] = w;
+                in_chunks(out, start, per_row, |s, chunk| {
+                    for (k, slot) in chunk.iter_mut().enumerate() {
+                        let t = perm[s + k];
+                        let dot = rows.gather_dot(t, w_ref);
+                        *slot = value(s + k, kind.from_dot(dot, sq_i, rows.sq_norm(t)));
+                    }
+                });
+                rows.clear(r, w);
+            }
         }
     }
 
