@@ -162,7 +162,7 @@ def wide_sparse(n: int = 20_000, d: int = 100_000, density: float = 0.001):
     random_state=numpy.random.default_rng(0))`` and labels from a sparse
     linear rule (the sign of the rows' products with a weight vector of
     1 000 non-zero normal weights, centred on its median so both classes
-    are equally frequent). The seed is a ``Generator``, not the integer 0:
+    are equally frequent). The random state is a ``Generator``, not the integer 0:
     with a legacy ``RandomState`` scipy draws the positions by permuting all
     ``n · d`` of them, an ``n × d`` allocation of its own (16 GB here).
 

@@ -13,6 +13,8 @@
 //! a feature with row `i` (for wide, very sparse data a small fraction of
 //! `nnz`). Never `n × d`.
 
+use std::sync::{Arc, OnceLock};
+
 use super::kinds::KernelKind;
 use crate::error::{checked_len, shape_error, try_with_capacity, value_error, Result};
 
@@ -26,6 +28,9 @@ pub struct CsrRows {
     values: Vec<f64>,
     d: usize,
     sq_norms: Vec<f64>,
+    /// The transpose, built once at first use and shared by every kernel
+    /// source over these rows ([`CsrRows::transpose`]).
+    transpose: OnceLock<Option<Arc<Csc>>>,
 }
 
 /// What a failed copy of sparse input names as the way out.
@@ -124,6 +129,7 @@ impl CsrRows {
             values: vals,
             d,
             sq_norms,
+            transpose: OnceLock::new(),
         })
     }
 
@@ -263,7 +269,20 @@ impl CsrRows {
             values,
             d: self.d,
             sq_norms,
+            transpose: OnceLock::new(),
         })
+    }
+
+    /// The transpose ([`Csc::of`]), built at the first call and shared by
+    /// later ones (the binary problems of a fit over the same rows).
+    pub fn transpose(&self) -> Result<Option<Arc<Csc>>> {
+        if let Some(t) = self.transpose.get() {
+            return Ok(t.clone());
+        }
+        let t = Csc::of(self)?.map(Arc::new);
+        // Another thread may have set it meanwhile: either copy serves.
+        let _ = self.transpose.set(t.clone());
+        Ok(t)
     }
 
     /// The dense row-major copy (`n × d`), for tests and small matrices.
@@ -429,6 +448,12 @@ mod tests {
             t.clear(idx, &mut acc);
             assert!(acc.iter().all(|&v| v == 0.0));
         }
+        // Built once, then shared.
+        let (a, b) = (
+            m.transpose().unwrap().unwrap(),
+            m.transpose().unwrap().unwrap(),
+        );
+        assert!(std::sync::Arc::ptr_eq(&a, &b));
     }
 
     #[test]

@@ -141,7 +141,7 @@ impl KernelSource {
         Ok(KernelSource::Sparse {
             kind,
             scratch: Scratch::new(rows.d(), n)?,
-            cols: Csc::of(&rows)?.map(Arc::new),
+            cols: rows.transpose()?,
             rows,
             perm,
         })
