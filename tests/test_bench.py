@@ -125,3 +125,31 @@ def test_bench_local_misuse_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         main(["bench", "local", "--n-train", "0"])
     assert "must be at least 1" in capsys.readouterr().err
+
+
+def test_sparse_bench_runs_small_cases():
+    from localsvm.bench_sparse import run_sparse_bench
+
+    out = io.StringIO()
+    res = run_sparse_bench(["a9a"], ["localsvm", "sklearn"], n_train=300, wide_rows=300, out=out)
+    by = {r["implementation"]: r for r in res["rows"]}
+    assert set(by) == {"localsvm CSR", "localsvm dense", "sklearn CSR"}
+    # The same model whichever input form: same support-vector count and accuracy.
+    assert by["localsvm CSR"]["n_sv"] == by["localsvm dense"]["n_sv"] == by["sklearn CSR"]["n_sv"]
+    assert by["localsvm CSR"]["accuracy"] == pytest.approx(by["sklearn CSR"]["accuracy"], abs=0.01)
+    for m in res["memory"]:
+        assert m["extra_mb"] <= m["bound_mb"]
+    assert res["wide"]["n"] == 300 and res["wide"]["d"] == 100_000
+    text = out.getvalue()
+    assert "sklearn CSR" in text and "wide sparse set" in text
+
+
+def test_sparse_bench_refuses_other_data_sets(capsys):
+    from localsvm.__main__ import main
+    from localsvm.bench_sparse import run_sparse_bench
+
+    with pytest.raises(ValueError, match="unknown data sets"):
+        run_sparse_bench(["usps"], ["localsvm"], out=io.StringIO())
+    with pytest.raises(SystemExit):
+        main(["bench", "sparse", "--datasets", "usps"])
+    assert "bench sparse runs on a9a, ijcnn1" in capsys.readouterr().err

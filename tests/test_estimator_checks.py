@@ -25,6 +25,7 @@ SAMPLE_WEIGHT_REASON = (
 )
 EXPECTED_FAILED_CHECKS = {
     "check_sample_weight_equivalence_on_dense_data": SAMPLE_WEIGHT_REASON,
+    "check_sample_weight_equivalence_on_sparse_data": SAMPLE_WEIGHT_REASON,
 }
 
 

@@ -84,3 +84,13 @@ def test_refusals():
         to_onnx(SVC().fit(X, y), X[:, :3])
     with pytest.raises(TypeError, match=r"localsvm\.SVC"):
         to_onnx(object())
+
+
+def test_a_sparse_fit_exports_with_dense_support_vectors():
+    import scipy.sparse as sp
+
+    X, y, X_test = _split("a9a")
+    clf = SVC(kernel="rbf", C=2.0, gamma=0.1).fit(sp.csr_matrix(X), y)
+    assert sp.issparse(clf.support_vectors_)
+    _, scores = _session(to_onnx(clf, X[:2])).run(None, {"X": X_test.astype(np.float32)})
+    np.testing.assert_allclose(scores, _scores(clf, sp.csr_matrix(X_test)), rtol=1e-4, atol=1e-4)

@@ -315,8 +315,14 @@ def test_predict_errors():
         clf.decision_function(np.array([[np.nan, 0.0]]))
 
 
-def test_sparse_input_is_refused_clearly():
+def test_sparse_input_gives_the_dense_answer():
+    # Sparse input is native (test_sparse.py has the full comparison).
     import scipy.sparse as sp
 
-    with pytest.raises(TypeError, match=r"[Ss]parse"):
-        SVC().fit(sp.csr_matrix(X_OK), Y_OK)
+    sparse = SVC(tol=1e-8).fit(sp.csr_matrix(X_OK), Y_OK)
+    dense = SVC(tol=1e-8, precision="float64").fit(X_OK, Y_OK)
+    assert sp.issparse(sparse.support_vectors_)
+    np.testing.assert_array_equal(sparse.support_, dense.support_)
+    np.testing.assert_allclose(
+        sparse.decision_function(sp.csr_matrix(X_OK)), dense.decision_function(X_OK), atol=1e-8
+    )

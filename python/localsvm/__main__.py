@@ -6,7 +6,9 @@
 ``info``  lists the registered backends, strategies and engines.
 ``bench`` times localsvm against scikit-learn, scikit-learn-intelex and
           ThunderSVM on the same data; ``bench local`` times one global RBF
-          SVM against ProfileSVC's local ones (see :mod:`localsvm.bench`).
+          SVM against ProfileSVC's local ones (see :mod:`localsvm.bench`);
+          ``bench sparse`` times sparse (CSR) input and measures its memory
+          (see :mod:`localsvm.bench_sparse`).
 ``reproduce NAME``
           runs one of the papers' experiments (see :mod:`localsvm.experiments`).
 ``train``, ``predict``
@@ -160,7 +162,7 @@ def run_info(out=sys.stdout) -> None:
 #: :data:`localsvm.bench.CASES` and :data:`localsvm.bench.PEERS` by a test).
 BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
-BENCH_SECTIONS = ("svc", "local")
+BENCH_SECTIONS = ("svc", "local", "sparse")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -202,13 +204,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="svc",
         help="'svc' (default): the SVC table, scaling and memory sections; 'local': one "
         "global RBF SVC against ProfileSVC(kernel='rbf') for several κ on ijcnn1's "
-        "100000 / 41691 split",
+        "100000 / 41691 split; 'sparse': CSR input on a9a and ijcnn1 against "
+        "scikit-learn on the same CSR and localsvm's dense path, its peak memory, and a "
+        "wide 20000 x 100000 sparse set",
     )
     bench.add_argument(
         "--n-train",
         type=_positive_int,
         default=None,
-        help="bench local: training rows, the first of the 100000 (default: all)",
+        help="bench local: training rows, the first of the 100000; bench sparse: "
+        "training rows per data set (default: all)",
     )
     bench.add_argument(
         "--n-test",
@@ -244,6 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="comma-separated ijcnn1 subsample sizes for the growth exponent ('' to skip)",
     )
     bench.add_argument("--no-memory", action="store_true", help="skip the peak-memory check")
+    bench.add_argument(
+        "--wide-rows",
+        type=int,
+        default=20_000,
+        help="bench sparse: rows of the wide sparse set (0 skips it; default: 20000)",
+    )
     from .experiments import EXPERIMENTS, load
 
     reproduce = sub.add_parser("reproduce", help="reproduce a paper's experiments")
@@ -255,6 +266,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_demo(quick=args.quick)
     elif args.command == "info":
         run_info()
+    elif args.command == "bench" and args.section == "sparse":
+        from .bench_sparse import SPARSE_CASES, run_sparse_bench
+
+        datasets = [d for d in args.datasets if d in SPARSE_CASES]
+        if not datasets:
+            parser.error(f"bench sparse runs on {', '.join(SPARSE_CASES)}; name one in --datasets")
+        run_sparse_bench(
+            datasets,
+            [p for p in args.peers if p in ("localsvm", "sklearn")] or ["localsvm"],
+            n_train=args.n_train,
+            memory_check=not args.no_memory,
+            wide_rows=args.wide_rows or None,
+        )
     elif args.command == "bench":
         from .bench import run_bench
 

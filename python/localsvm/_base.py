@@ -32,7 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._compat import CallbackSupportMixin, Interval, StrOptions
-from ._validation import encode_classes, validate_training_data
+from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends.base import QPProblem, SolverBackend
 from .backends.select import select_backend
 from .kernels import KERNELS, KernelSpec, make_spec
@@ -418,7 +418,22 @@ class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
+        # Sparse input: native in SVC, densified under a documented limit
+        # elsewhere (_validation.densify).
+        tags.input_tags.sparse = True
         return tags
+
+    def _sparse_native(self) -> bool:
+        """Whether fit and prediction compute on sparse rows without a
+        dense copy (else sparse input is densified, see
+        :func:`localsvm._validation.densify`).
+
+        Returns
+        -------
+        bool
+            False here; :class:`~localsvm.SVC` overrides it.
+        """
+        return False
 
     #: Whether the estimator accepts a callable ``kernel`` (SVC only).
     _accepts_callable_kernel: ClassVar[bool] = False
@@ -439,7 +454,9 @@ class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator)
         """Validated ``X`` (C-ordered float64; square for a precomputed
         kernel) and ``y``, ``classes_`` set, and each label's index into it."""
         self._check_kernel_callable()
-        X, y = validate_training_data(self, X, y, precomputed=self._precomputed)
+        X, y = validate_training_data(
+            self, X, y, precomputed=self._precomputed, sparse=self._sparse_native()
+        )
         y_idx = encode_classes(self, y)
         return X, y, y_idx
 
@@ -453,7 +470,16 @@ class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator)
     def _predict_prologue(self, X) -> np.ndarray:
         """``X`` checked against the fitted model (C-ordered float64)."""
         check_is_fitted(self)
-        return validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        native = self._sparse_native()
+        X = prepare_input(X, native=native, who=type(self).__name__)
+        return validate_data(
+            self,
+            X,
+            dtype=np.float64,
+            order="C",
+            reset=False,
+            accept_sparse="csr" if native else False,
+        )
 
     @property
     def kernel_spec_(self) -> KernelSpec:

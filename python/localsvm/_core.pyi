@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "CsrMatrix",
     "FLSAResult",
     "IncrementalLearner",
     "LearnResult",
@@ -32,6 +33,38 @@ __all__ = [
     "solve_qp",
 ]
 __version__: str
+
+@final
+class CsrMatrix:
+    """A sparse matrix in compressed sparse row form, checked and copied
+    into the core's layout once (values float64, feature indices as 32-bit
+    integers, row norms precomputed): what :func:`solve_qp`,
+    :func:`decision_values` and :func:`decision_values_ovo` take instead of
+    a dense array. Kernel values over it are computed in float64 from dot
+    products over the stored entries.
+
+    ``data``, ``indices`` and ``indptr`` are scipy's CSR arrays; ``shape`` is
+    ``(n_rows, n_features)``. Raises ``ValueError`` when ``indptr`` has not
+    ``n_rows + 1`` entries, does not start at 0, decreases or does not end at
+    ``len(data)``; when an index lies outside ``[0, n_features)`` or a row's
+    indices are not strictly increasing (unsorted or duplicate entries: call
+    ``sum_duplicates()`` first); when a stored value is NaN or infinite; and
+    when ``n_features`` exceeds ``2³²``.
+    """
+
+    def __new__(
+        cls,
+        data: npt.NDArray[np.float64],
+        indices: npt.NDArray[np.int64],
+        indptr: npt.NDArray[np.int64],
+        shape: tuple[int, int],
+    ) -> CsrMatrix: ...
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n_rows, n_features)``."""
+    @property
+    def nnz(self) -> int:
+        """Number of stored values."""
 
 @final
 class QPResult:
@@ -63,7 +96,7 @@ class QPResult:
         """The kernel path used: ``'float32'`` or ``'float64'``."""
 
 def solve_qp(
-    x: npt.NDArray[np.float64],
+    x: npt.NDArray[np.float64] | CsrMatrix,
     y: npt.NDArray[np.float64],
     upper: npt.NDArray[np.float64],
     *,
@@ -86,8 +119,9 @@ def solve_qp(
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
     ``yᵀα = 0``, with ``Q_ij = y_i y_j K(x_i, x_j)``.
 
-    ``x`` holds features, or the square kernel matrix for
-    ``kernel='precomputed'``. ``p`` defaults to −1. ``alpha0`` is a feasible
+    ``x`` holds features (a dense array, or a :class:`CsrMatrix`, which is
+    always solved in float64 whatever ``precision`` says), or the square
+    kernel matrix for ``kernel='precomputed'``. ``p`` defaults to −1. ``alpha0`` is a feasible
     start; ``active`` restricts optimisation to those indices (the others stay
     at ``alpha0``). ``rows`` picks the examples out of ``x`` (``x[rows]``, or
     ``x[rows][:, rows]`` when precomputed) without a copy on the Python side.
@@ -126,8 +160,8 @@ def kernel_matrix(
     """``K[i, j] = k(a[i], b[j])``, computed in parallel without the GIL."""
 
 def decision_values(
-    x: npt.NDArray[np.float64],
-    sv: npt.NDArray[np.float64],
+    x: npt.NDArray[np.float64] | CsrMatrix,
+    sv: npt.NDArray[np.float64] | CsrMatrix,
     coef: npt.NDArray[np.float64],
     intercept: npt.NDArray[np.float64],
     *,
@@ -143,11 +177,15 @@ def decision_values(
     ``precision``: ``'float32'`` (vectorised float32 kernel values, float32
     block sums), ``'float64'``, or ``'auto'``: float32 when ``x``, ``sv``,
     the kernel parameters and ``coef`` are within float32's safe range (as
-    :func:`solve_qp`, without a ``tol``), else float64."""
+    :func:`solve_qp`, without a ``tol``), else float64. ``x`` and ``sv``
+    are both dense arrays or both :class:`CsrMatrix` (else ``TypeError``);
+    sparse ones are computed in float64 (each row of ``x`` scattered once,
+    gathered against every support vector's stored entries), whatever
+    ``precision`` says."""
 
 def decision_values_ovo(
-    x: npt.NDArray[np.float64],
-    sv: npt.NDArray[np.float64],
+    x: npt.NDArray[np.float64] | CsrMatrix,
+    sv: npt.NDArray[np.float64] | CsrMatrix,
     n_support: npt.NDArray[np.int64],
     pairs: npt.NDArray[np.int64],
     coef: npt.NDArray[np.float64],
@@ -165,8 +203,8 @@ def decision_values_ovo(
     pair ``(a, b)`` in row ``p`` of ``pairs`` uses the next ``n_support[a] +
     n_support[b]`` values of the 1-D ``coef`` (class ``a``'s, then class
     ``b``'s). Each row's kernel values against all of ``sv`` are computed
-    once, then every pair's value from them; ``precision`` as in
-    :func:`decision_values`."""
+    once, then every pair's value from them; ``precision``, and dense or
+    sparse ``x`` and ``sv``, as in :func:`decision_values`."""
 
 @final
 class LocalResult:

@@ -9,6 +9,7 @@ For one binary problem with coefficients ``c = y·α`` on support vectors
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._decompose import libsvm_to_ovo
 from .kernels import KernelSpec, kernel_matrix
@@ -37,7 +38,8 @@ def libsvm_dual_objectives(model, spec: KernelSpec) -> np.ndarray:
     ``a < b``, in LIBSVM's order (decoded by
     :func:`localsvm._decompose.libsvm_to_ovo`).
     """
-    sv = np.asarray(model.support_vectors_, dtype=np.float64)
+    sv = model.support_vectors_
+    sv = sv.toarray() if sp.issparse(sv) else np.asarray(sv, dtype=np.float64)
     dual = np.asarray(model.dual_coef_, dtype=np.float64)
     n_classes = len(model.classes_)
     if n_classes == 2:

@@ -462,7 +462,7 @@ class ClusterSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
             Training examples, or the square training kernel matrix for
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
@@ -588,7 +588,7 @@ class ClusterSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel values against the training set for
             ``kernel='precomputed'``.
 
@@ -618,7 +618,7 @@ class ClusterSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel values against the training set for
             ``kernel='precomputed'``.
 
@@ -639,7 +639,7 @@ class ClusterSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel values against the training set for
             ``kernel='precomputed'``.
 

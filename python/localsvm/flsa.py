@@ -517,7 +517,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
             Training examples, or the square training kernel for
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
@@ -611,7 +611,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -630,7 +630,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -654,7 +654,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
         max_n_support : int or None, default=None
@@ -713,7 +713,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -730,7 +730,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -747,7 +747,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
@@ -988,7 +988,7 @@ class FLSAClassifierCV(FLSAClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
             Training examples, or the square training kernel for
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)

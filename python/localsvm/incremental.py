@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr
+from ._validation import prepare_input
 from .backends.base import QPProblem, SolverBackend, native_online_learner
 from .kernels import KernelSpec, decision_values, kernel_matrix, kernel_matrix_numpy
 from .parallel import run_tasks
@@ -920,7 +921,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The training rows, learnt in the order given.
         y : array-like of shape (n_samples,)
             Their labels; at least two classes.
@@ -941,7 +942,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows, learnt in the order given; the same number of features
             on every call.
         y : array-like of shape (n_samples,)
@@ -979,6 +980,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "_learners")
+        X = prepare_input(X, native=False, who=type(self).__name__)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
         check_classification_targets(y)
         if first:
@@ -1203,7 +1205,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows to score.
 
         Returns
@@ -1226,7 +1228,7 @@ class IncrementalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The rows to classify.
 
         Returns

@@ -16,10 +16,12 @@ array([[1.    , 0.6065],
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import _core
 from ._decompose import ovo_pairs
@@ -107,8 +109,9 @@ def resolve_gamma(gamma: str | float, X: np.ndarray) -> float:
     ----------
     gamma : {'scale', 'auto'} or float
         The setting.
-    X : ndarray of shape (n_samples, n_features)
-        The training data it is resolved on.
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        The training data it is resolved on (for sparse ``X`` the variance
+        is ``X.multiply(X).mean() - X.mean() ** 2``, as scikit-learn).
 
     Returns
     -------
@@ -117,17 +120,22 @@ def resolve_gamma(gamma: str | float, X: np.ndarray) -> float:
     """
     n_features = X.shape[1]
     if gamma == "scale":
+        size = X.shape[0] * X.shape[1]
         with np.errstate(over="ignore", invalid="ignore"):
-            var = float(X.var()) if X.size else 0.0
+            if sp.issparse(X):
+                # scikit-learn's formula for sparse X (no dense copy).
+                var = float(X.multiply(X).mean() - X.mean() ** 2) if size else 0.0
+            else:
+                var = float(X.var()) if X.size else 0.0
         if not np.isfinite(var):
             raise ValueError(
                 "gamma='scale' needs the variance of X, which overflows float64 for this "
                 "data; scale the features (e.g. StandardScaler) or pass a numeric gamma"
             )
-        if var == 0 and X.size and np.ptp(X) > 0:
+        if var == 0 and size and _spread(X) > 0:
             raise ValueError(
                 "gamma='scale' needs the variance of X, which underflows float64 for this "
-                f"data (largest |x| = {float(np.abs(X).max()):.3g}): X is not constant, but "
+                f"data (largest |x| = {float(abs(X).max()):.3g}): X is not constant, but "
                 "X.var() rounds to 0; scale the features (e.g. StandardScaler) or pass a "
                 "numeric gamma"
             )
@@ -141,6 +149,67 @@ def resolve_gamma(gamma: str | float, X: np.ndarray) -> float:
     if gamma == "auto":
         return 1.0 / max(n_features, 1)
     return float(gamma)
+
+
+def _spread(X) -> float:
+    """``max(X) − min(X)`` of a dense or sparse matrix."""
+    return float(X.max() - X.min())
+
+
+#: The core copies of sparse training matrices made by :func:`core_rows`
+#: with ``cache=True``, by ``id`` of the scipy matrix (dropped with it).
+_CORE_CACHE: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+def core_rows(A, *, cache: bool = False):
+    """``A`` as the Rust core takes it: a C-ordered float64 array, or for a
+    scipy sparse matrix a :class:`localsvm._core.CsrMatrix` (checked and
+    copied once).
+
+    Parameters
+    ----------
+    A : array-like or scipy sparse matrix
+        Canonical CSR (sorted indices, no duplicates, as
+        :func:`localsvm._validation.canonical_sparse` makes) when sparse.
+    cache : bool, default=False
+        Keep the core copy of a sparse ``A`` while ``A`` lives, so the
+        binary problems of one fit share it; only for matrices the caller
+        owns and does not modify.
+
+    Returns
+    -------
+    ndarray or localsvm._core.CsrMatrix
+        The core's input.
+    """
+    if not sp.issparse(A):
+        return np.ascontiguousarray(A, dtype=np.float64)
+    key = id(A)
+    hit = _CORE_CACHE.get(key)
+    if hit is not None and hit[0]() is A:
+        return hit[1]
+    csr = A if A.format == "csr" else A.tocsr()
+    out = _core.CsrMatrix(
+        np.ascontiguousarray(csr.data, dtype=np.float64),
+        np.ascontiguousarray(csr.indices, dtype=np.int64),
+        np.ascontiguousarray(csr.indptr, dtype=np.int64),
+        (int(csr.shape[0]), int(csr.shape[1])),
+    )
+    if cache:
+        ref = weakref.ref(A, lambda _, key=key: _CORE_CACHE.pop(key, None))
+        _CORE_CACHE[key] = (ref, out)
+    return out
+
+
+def _core_pair(X, support_vectors):
+    """``X`` and the support vectors in one form for the core: both sparse
+    (:class:`localsvm._core.CsrMatrix`) when either is sparse, else both
+    dense arrays."""
+    if sp.issparse(X) or sp.issparse(support_vectors):
+        return (
+            core_rows(sp.csr_matrix(X, dtype=np.float64)),
+            core_rows(sp.csr_matrix(support_vectors, dtype=np.float64)),
+        )
+    return X, support_vectors
 
 
 def make_spec(
@@ -221,9 +290,9 @@ def decision_values(
     ----------
     spec : KernelSpec
         A kernel function (not ``'precomputed'``).
-    X : ndarray of shape (n_samples, n_features)
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
         The rows to evaluate.
-    support_vectors : ndarray of shape (n_SV, n_features)
+    support_vectors : {ndarray, sparse matrix} of shape (n_SV, n_features)
         The support vectors shared by the models.
     coef : ndarray of shape (n_models, n_SV)
         Each model's coefficients ``y·α`` (0 where a vector is not its own).
@@ -236,7 +305,14 @@ def decision_values(
     -------
     ndarray of shape (n_samples, n_models)
         ``K(X, support_vectors) @ coef.T + intercept``.
+
+    Notes
+    -----
+    When ``X`` or the support vectors are sparse, both are taken as CSR
+    and the values computed in float64 from dot products over the stored
+    entries, whatever ``precision`` says.
     """
+    X, support_vectors = _core_pair(X, support_vectors)
     return _core.decision_values(
         X, support_vectors, coef, intercept, **spec.core_kwargs(), precision=precision
     )
@@ -264,9 +340,9 @@ def decision_values_ovo(
     ----------
     spec : KernelSpec
         A kernel function (not ``'precomputed'``).
-    X : ndarray of shape (n_samples, n_features)
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
         The rows to evaluate.
-    support_vectors : ndarray of shape (n_SV, n_features)
+    support_vectors : {ndarray, sparse matrix} of shape (n_SV, n_features)
         The support vectors, grouped by class in class order.
     n_support : ndarray of shape (n_classes,)
         How many support vectors each class has.
@@ -285,6 +361,7 @@ def decision_values_ovo(
         Each pair's decision value, positive for its first class.
     """
     pairs = np.array(ovo_pairs(len(n_support)), dtype=np.int64).reshape(-1, 2)
+    X, support_vectors = _core_pair(X, support_vectors)
     return _core.decision_values_ovo(
         X,
         support_vectors,

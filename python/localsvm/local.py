@@ -329,7 +329,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.
@@ -411,7 +411,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Test examples; each gets its own local SVM.
 
         Returns
@@ -543,7 +543,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Test examples; each gets its own local SVM.
 
         Returns
@@ -572,7 +572,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Test examples; each gets its own local SVM.
 
         Returns

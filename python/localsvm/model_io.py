@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._decompose import libsvm_to_ovo, ovo_pairs, ovo_to_libsvm
 from .kernels import KernelSpec
@@ -116,7 +117,11 @@ def libsvm_layout(model) -> dict:
     return {
         "labels": model.classes_,
         "n_support": np.asarray(model.n_support_, dtype=np.int64),
-        "support_vectors": np.asarray(model.support_vectors_, dtype=np.float64),
+        "support_vectors": (
+            sp.csr_matrix(model.support_vectors_, dtype=np.float64)
+            if sp.issparse(model.support_vectors_)
+            else np.asarray(model.support_vectors_, dtype=np.float64)
+        ),
         "coef": coef,
         "rho": rho,
     }
@@ -202,13 +207,23 @@ def save_libsvm_model(model, path) -> None:
         "nr_sv " + " ".join(str(int(n)) for n in layout["n_support"]),
         "SV",
     ]
+    sparse = sp.issparse(sv)
+    if sparse:
+        sv = sp.csr_matrix(sv)
+        sv.sum_duplicates()
     for i in range(sv.shape[0]):
-        row = sv[i]
-        nz = np.flatnonzero(row)
+        if sparse:
+            lo, hi = sv.indptr[i], sv.indptr[i + 1]
+            keep = sv.data[lo:hi] != 0
+            nz, vals = sv.indices[lo:hi][keep], sv.data[lo:hi][keep]
+        else:
+            nz = np.flatnonzero(sv[i])
+            vals = sv[i][nz]
         if i == 0 and n_features > 0 and (nz.size == 0 or nz[-1] != n_features - 1):
-            nz = np.append(nz, n_features - 1)
+            # The last feature on the first line fixes n_features on reload.
+            nz, vals = np.append(nz, n_features - 1), np.append(vals, 0.0)
         parts = [_num(c) for c in coef[:, i]]
-        parts += [f"{j + 1}:{_num(row[j])}" for j in nz]
+        parts += [f"{j + 1}:{_num(v)}" for j, v in zip(nz, vals, strict=True)]
         lines.append(" ".join(parts))
     Path(os.fspath(path)).write_text("\n".join(lines) + "\n", encoding="ascii")
 
@@ -298,7 +313,7 @@ def _read_header(reader: _Reader) -> tuple[dict, dict, int]:
     raise reader.error(0, "no 'SV' line: the header is not followed by support vectors")
 
 
-def load_libsvm_model(path, n_features=None, precision="float64"):
+def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     """Read a LIBSVM model file into a fitted ``SVC``.
 
     The file may come from LIBSVM's ``svm-train`` / ``svm_save_model`` or
@@ -331,6 +346,10 @@ def load_libsvm_model(path, n_features=None, precision="float64"):
         :class:`localsvm.SVC`'s faster float32 paths (see its ``precision``
         parameter), which may flip samples within about ``1e-6`` (relative)
         of a decision boundary.
+    sparse : bool, default=False
+        Keep the support vectors as a CSR matrix (LIBSVM's files are sparse
+        by nature): right for many features, and the model then predicts on
+        sparse rows natively, in float64 (dense ``X`` is converted).
 
     Returns
     -------
@@ -494,8 +513,12 @@ def load_libsvm_model(path, n_features=None, precision="float64"):
             f"n_features={n_features} is smaller than the largest feature index in "
             f"{reader.path} ({max_index})"
         )
-    sv = np.zeros((total_sv, n_features))
-    sv[row_of, idx - 1] = val
+    if sparse:
+        sv = sp.csr_matrix((val, (row_of, idx - 1)), shape=(total_sv, n_features))
+        sv.sum_duplicates()
+    else:
+        sv = np.zeros((total_sv, n_features))
+        sv[row_of, idx - 1] = val
 
     # LIBSVM's label order -> sorted classes: regroup the support vectors and
     # turn each pair around where the order flips (d_ji = −d_ij).
@@ -518,7 +541,7 @@ def load_libsvm_model(path, n_features=None, precision="float64"):
     sv_class = rank[sv_class_file]
     regroup = np.lexsort((np.arange(total_sv), sv_class))
     model_coef = model_coef[:, regroup]
-    sv = np.ascontiguousarray(sv[regroup])
+    sv = sp.csr_matrix(sv[regroup]) if sparse else np.ascontiguousarray(sv[regroup])
     sv_class = sv_class[regroup]
 
     params = {"kernel": kernel, "degree": degree, "coef0": coef0, "precision": precision}
@@ -533,7 +556,9 @@ def load_libsvm_model(path, n_features=None, precision="float64"):
     model.n_support_ = np.bincount(sv_class, minlength=n_classes).astype(np.int32)
     model._model_coef = model_coef
     model._model_intercept = model_intercept
-    model._linear_w = model_coef @ sv if kernel == "linear" else None
+    model._linear_w = None
+    if kernel == "linear":
+        model._linear_w = np.asarray((sv.T @ model_coef.T).T) if sparse else model_coef @ sv
     model.shape_fit_ = (total_sv, n_features)
     model.precision_ = "float64" if precision == "float64" else "float32"
     model.fit_status_ = 0

@@ -22,7 +22,9 @@ within about ``1e-6`` (relative) of zero may get the other label.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
+from ._validation import densify
 from .model_io import _integer_labels, libsvm_layout
 
 __all__ = ["register", "to_onnx"]
@@ -64,6 +66,15 @@ def _shape_calculator(operator) -> None:
     operator.outputs[1].type = score_type([n, n_classes])
 
 
+def _dense_support(sv) -> np.ndarray:
+    """The support vectors as a dense array (ONNX holds them dense): a CSR
+    matrix from a sparse fit is densified under the limit of
+    :func:`localsvm._validation.densify`, else ``MemoryError``."""
+    if sp.issparse(sv):
+        return densify(sp.csr_matrix(sv), "support_vectors_", "the ONNX export")
+    return np.asarray(sv)
+
+
 def _converter(scope, operator, container) -> None:
     from skl2onnx.common.data_types import DoubleTensorType
     from skl2onnx.proto import onnx_proto
@@ -76,7 +87,7 @@ def _converter(scope, operator, container) -> None:
     attrs = {
         "kernel_type": _ONNX_KERNELS[spec.name],
         "kernel_params": [float(spec.gamma), float(spec.coef0), float(spec.degree)],
-        "support_vectors": layout["support_vectors"].ravel().astype(np.float32),
+        "support_vectors": _dense_support(layout["support_vectors"]).ravel().astype(np.float32),
         "vectors_per_class": [int(v) for v in layout["n_support"]],
         "coefficients": layout["coef"].ravel().astype(np.float32),
         # ONNX-ML adds rho where LIBSVM subtracts it.

@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
+from ._validation import prepare_input
 from .clustering.base import check_n_clusters
 from .kernels import resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
@@ -382,7 +383,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.
@@ -403,6 +404,7 @@ class ProfileSVC(BaseSVMClassifier):
         if self.transductive:
             if X_test is None:
                 raise ValueError("transductive=True needs the test examples: fit(X, y, X_test=...)")
+            X_test = prepare_input(X_test, native=False, name="X_test", who="ProfileSVC")
             refs = validate_data(self, X_test, dtype=np.float64, order="C", reset=False)
             if refs.shape[0] == 0:
                 raise ValueError("X_test must hold at least one example")
@@ -559,7 +561,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Examples.
 
         Returns
@@ -609,7 +611,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Examples.
 
         Returns
@@ -652,7 +654,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Examples.
 
         Returns
@@ -682,7 +684,7 @@ class ProfileSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.

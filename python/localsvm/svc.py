@@ -13,6 +13,7 @@ from numbers import Real
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
@@ -25,8 +26,9 @@ from ._decompose import ovo_compact, ovo_pairs, ovo_to_libsvm, ovo_to_ovr, vote_
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import check_sample_weight
 from .backends.base import QPProblem, QPSolution
-from .kernels import KERNELS, KernelSpec, decision_values, decision_values_ovo
+from .kernels import KERNELS, KernelSpec, core_rows, decision_values, decision_values_ovo
 from .parallel import run_tasks
+from .plugins import get_backend
 
 #: The warning of an explicit ``probability`` (scikit-learn 1.9's wording).
 PROBABILITY_DEPRECATION = (
@@ -175,8 +177,9 @@ class SVC(BaseSVMClassifier):
         Number of features seen during fit.
     support_ : ndarray of shape (n_SV,)
         Indices of support vectors, grouped by class.
-    support_vectors_ : ndarray of shape (n_SV, n_features)
-        The support vectors; empty, shape (0, 0), for a precomputed kernel.
+    support_vectors_ : {ndarray, scipy.sparse.csr_matrix} of shape (n_SV, n_features)
+        The support vectors; empty, shape (0, 0), for a precomputed kernel;
+        a CSR matrix after a fit on sparse ``X`` (as scikit-learn).
     n_support_ : ndarray of shape (n_classes,), dtype=int32
         Number of support vectors of each class.
     dual_coef_ : ndarray
@@ -215,6 +218,22 @@ class SVC(BaseSVMClassifier):
     has a subtask ``'smo-progress'`` every 50 ms of its solve, whose
     ``metadata`` holds the iterations (``'n_iter'``) and the KKT gap
     (``'kkt_gap'``).
+
+    Sparse input: with a named kernel function ('linear', 'poly', 'rbf',
+    'sigmoid') on the Rust backend, ``fit``, ``predict`` and
+    ``decision_function`` compute on the CSR rows natively (any scipy
+    sparse format is converted to CSR once; unsorted or duplicate entries
+    are summed on a copy; stored NaN or infinity and structurally invalid
+    matrices raise ``ValueError``): kernel values come from dot products
+    over the stored entries, never from a dense copy of ``X``, and are
+    computed and cached in float64 whatever ``precision`` says
+    (``precision_`` is 'float64'). ``gamma='scale'`` uses
+    ``X.multiply(X).mean() - X.mean() ** 2``, as scikit-learn. A model
+    fitted on sparse data predicts dense ``X`` too, and one fitted on dense
+    data sparse ``X`` (each converted to the other's form, without a dense
+    copy of the sparse side). With a precomputed or callable kernel or
+    another backend, sparse ``X`` is densified when its dense copy fits
+    (4 GiB, or half the available memory), else ``MemoryError``.
 
     On the USPS digits (RBF kernel, C = 10, one-vs-one) Ulén [3]_ reports
     4.38 % test error; ``python -m localsvm demo`` trains that case.
@@ -261,6 +280,26 @@ class SVC(BaseSVMClassifier):
         "precision": [StrOptions({"auto", "float32", "float64"})],
     }
     _accepts_callable_kernel = True
+
+    def _sparse_native(self) -> bool:
+        """Sparse ``X`` stays sparse with a named kernel function on a
+        backend that solves sparse problems ('auto' picks one; the Rust
+        backend does); a precomputed or callable kernel, or another backend,
+        densifies it (see the class notes).
+
+        Returns
+        -------
+        bool
+            Whether fit and prediction compute on sparse rows.
+        """
+        if callable(self.kernel) or self.kernel == "precomputed":
+            return False
+        if self.backend == "auto":
+            return True
+        try:
+            return bool(getattr(get_backend(self.backend).capabilities, "sparse", False))
+        except ValueError:
+            return False  # an unknown name: fit's backend choice says so
 
     def __init__(
         self,
@@ -327,7 +366,7 @@ class SVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
             Training examples, or the square training kernel for
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
@@ -388,7 +427,10 @@ class SVC(BaseSVMClassifier):
         if len(tasks) == 1:
             settings["progress"] = pairs[0].solver_progress()
         largest = max(range(len(tasks)), key=lambda k: tasks[k][0].size)
+        # Sparse X: 'auto' takes a backend whose capabilities include it.
         backend = self._select_backend(_pair_problem(tasks[largest], (X, upper, settings, None)))
+        if sp.issparse(X):
+            core_rows(X, cache=True)  # the core's copy, shared by the binary problems
         report.log(
             2,
             "SVC fit: %d samples, %d classes, %d binary problems, kernel %r, backend %r",
@@ -489,10 +531,11 @@ class SVC(BaseSVMClassifier):
                 dec = np.full(test_rows.size, -sol.rho)
             else:
                 fitted = getattr(sol, "precision", "float64")
+                sv = X[train_rows[nz]]
                 dec = decision_values(
                     self._spec,
                     X[test_rows],
-                    np.ascontiguousarray(X[train_rows[nz]]),
+                    sv if sp.issparse(sv) else np.ascontiguousarray(sv),
                     coef,
                     np.array([-sol.rho]),
                     precision="float64" if fitted == "float64" else self.precision,
@@ -535,13 +578,21 @@ class SVC(BaseSVMClassifier):
         )
         if self._spec.precomputed:
             self.support_vectors_ = np.empty((0, 0))
+        elif sp.issparse(X):
+            # As scikit-learn: the support vectors of a sparse fit are CSR.
+            self.support_vectors_ = sp.csr_matrix(X[support])
         else:
             self.support_vectors_ = X[support]
         # Linear kernel: each model is one weight vector w = Σ y_i α_i x_i, so
         # prediction is a matrix product instead of a kernel expansion.
-        self._linear_w = (
-            self._model_coef @ self.support_vectors_ if self._spec.name == "linear" else None
-        )
+        self._linear_w = None
+        if self._spec.name == "linear":
+            sv = self.support_vectors_
+            self._linear_w = (
+                np.asarray((sv.T @ self._model_coef.T).T)
+                if sp.issparse(sv)
+                else self._model_coef @ sv
+            )
         self.shape_fit_ = X.shape
 
         if n_classes == 2:
@@ -619,7 +670,7 @@ class SVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -643,7 +694,7 @@ class SVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -681,7 +732,7 @@ class SVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 
@@ -717,7 +768,7 @@ class SVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_train)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
             Examples, or their kernel with the training examples for
             ``kernel='precomputed'``.
 

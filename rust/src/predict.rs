@@ -5,7 +5,9 @@ use rayon::prelude::*;
 
 use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
-use crate::kernel::{fill_one_impl, kernel_value, KernelKind, Panel, Query, Rows};
+use crate::kernel::{
+    fill_one_impl, kernel_value, scratch, Csc, CsrRows, KernelKind, Panel, Query, Rows,
+};
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
 use crate::simd;
 
@@ -66,28 +68,7 @@ pub fn decision_values_controlled(
     precision: Precision,
     ctl: &Control,
 ) -> Result<(Vec<f64>, Precision)> {
-    let k = intercept.len();
-    let s = sv.n();
-    if coef.len() != k * s {
-        shape_error!(
-            "coef has {} values, expected {k} expansions × {s} support vectors",
-            coef.len()
-        );
-    }
-    let hint = "use fewer models";
-    let mut segments = try_with_capacity(k, "the expansions' segments", hint)?;
-    segments.extend((0..k).map(|c| Segment {
-        sv: 0,
-        len: s,
-        coef: c * s,
-    }));
-    let mut starts = try_with_capacity(k + 1, "the expansions' segments", hint)?;
-    starts.extend(0..=k);
-    let layout = Layout {
-        coef,
-        segments,
-        starts,
-    };
+    let layout = full_layout(coef, intercept.len(), sv.n())?;
     decision_core(kind, test, sv, &layout, intercept, precision, ctl)
 }
 
@@ -118,7 +99,163 @@ pub fn decision_values_pairs_controlled(
     precision: Precision,
     ctl: &Control,
 ) -> Result<(Vec<f64>, Precision)> {
-    let k = intercept.len();
+    let layout = pair_layout(class_counts, pairs, coef, intercept.len(), sv.n())?;
+    decision_core(kind, test, sv, &layout, intercept, precision, ctl)
+}
+
+/// [`decision_values_controlled`] for sparse test rows and support vectors:
+/// always in `f64` (kernel values from dot products over stored entries,
+/// each test row scattered once into a dense scratch row of `d` values and
+/// gathered against every support vector's stored entries), in parallel
+/// over blocks of test rows, polling `ctl` once per block.
+pub fn decision_values_sparse(
+    kind: KernelKind,
+    test: &CsrRows,
+    sv: &CsrRows,
+    coef: &[f64],
+    intercept: &[f64],
+    ctl: &Control,
+) -> Result<Vec<f64>> {
+    let layout = full_layout(coef, intercept.len(), sv.n())?;
+    decision_sparse_core(kind, test, sv, &layout, intercept, ctl)
+}
+
+/// [`decision_values_pairs_controlled`] for sparse test rows and support
+/// vectors, computed as [`decision_values_sparse`] computes its values.
+#[allow(clippy::too_many_arguments)]
+pub fn decision_values_pairs_sparse(
+    kind: KernelKind,
+    test: &CsrRows,
+    sv: &CsrRows,
+    class_counts: &[usize],
+    pairs: &[(usize, usize)],
+    coef: &[f64],
+    intercept: &[f64],
+    ctl: &Control,
+) -> Result<Vec<f64>> {
+    let layout = pair_layout(class_counts, pairs, coef, intercept.len(), sv.n())?;
+    decision_sparse_core(kind, test, sv, &layout, intercept, ctl)
+}
+
+/// The decision values of `layout`'s expansions over sparse rows, in `f64`.
+fn decision_sparse_core(
+    kind: KernelKind,
+    test: &CsrRows,
+    sv: &CsrRows,
+    layout: &Layout<'_>,
+    intercept: &[f64],
+    ctl: &Control,
+) -> Result<Vec<f64>> {
+    kind.require_function("decision_values")?;
+    if test.d() != sv.d() {
+        shape_error!(
+            "X has {} features, but the model was fitted with {} features",
+            test.d(),
+            sv.d()
+        );
+    }
+    let coef = layout.coef;
+    if coef.iter().chain(intercept).any(|v| !v.is_finite()) {
+        value_error!("the coefficients or intercepts contain NaN or infinity");
+    }
+    let mags = Magnitudes {
+        max_sq: test.max_sq_norm().max(sv.max_sq_norm()),
+        max_abs: test.max_abs().max(sv.max_abs()),
+    };
+    resolve(Precision::Float64, kind, mags, None)?;
+    let (m, k, s) = (test.n(), intercept.len(), sv.n());
+    let what = format!("the {m} × {k} matrix of decision values");
+    let hint = "predict fewer rows at once";
+    let mut out = try_filled(checked_len::<f64>(m, k, &what, hint)?, 0.0, &what, hint)?;
+    if k == 0 || m == 0 {
+        return Ok(out);
+    }
+    // Over the support vectors' transpose when it exists: only the products
+    // of features a test row shares with them (else a scatter and gathers).
+    let cols = Csc::of(sv)?;
+    out.par_chunks_mut(ROWS_PER_TASK * k)
+        .enumerate()
+        .try_for_each(|(block, chunk)| -> Result<()> {
+            ctl.check()?;
+            let first = block * ROWS_PER_TASK;
+            let hint = "use fewer support vectors";
+            let mut kv = try_filled(s, 0.0f64, "a row of kernel values", hint)?;
+            let mut w = match cols {
+                Some(_) => Vec::new(),
+                None => scratch(sv.d())?,
+            };
+            for (r, row_out) in chunk.chunks_mut(k).enumerate() {
+                let i = first + r;
+                let sq = test.sq_norm(i);
+                if let Some(cols) = &cols {
+                    let (idx, val) = test.row(i);
+                    kv.iter_mut().for_each(|v| *v = 0.0);
+                    cols.accumulate(idx, val, &mut kv);
+                    for (t, slot) in kv.iter_mut().enumerate() {
+                        *slot = kind.from_dot(*slot, sq, sv.sq_norm(t));
+                    }
+                } else {
+                    test.scatter(i, &mut w);
+                    for (t, slot) in kv.iter_mut().enumerate() {
+                        *slot = kind.from_dot(sv.gather_dot(t, &w), sq, sv.sq_norm(t));
+                    }
+                    test.clear(i, &mut w);
+                }
+                apply_layout(layout, intercept, &kv, row_out);
+            }
+            Ok(())
+        })?;
+    ctl.check()?;
+    finite(out, Precision::Float64).map(|(v, _)| v)
+}
+
+/// `row_out[c] = intercept[c] + Σ coef · kv` over expansion `c`'s segments.
+fn apply_layout(layout: &Layout<'_>, intercept: &[f64], kv: &[f64], row_out: &mut [f64]) {
+    for (c, slot) in row_out.iter_mut().enumerate() {
+        let mut total = intercept[c];
+        for seg in layout.segments(c) {
+            let coef = &layout.coef[seg.coef..seg.coef + seg.len];
+            let kv = &kv[seg.sv..seg.sv + seg.len];
+            total += coef.iter().zip(kv).map(|(a, b)| a * b).sum::<f64>();
+        }
+        *slot = total;
+    }
+}
+
+/// The layout of `k` expansions over all `s` support vectors (`coef`
+/// row-major `k × s`).
+fn full_layout(coef: &[f64], k: usize, s: usize) -> Result<Layout<'_>> {
+    if coef.len() != k * s {
+        shape_error!(
+            "coef has {} values, expected {k} expansions × {s} support vectors",
+            coef.len()
+        );
+    }
+    let hint = "use fewer models";
+    let mut segments = try_with_capacity(k, "the expansions' segments", hint)?;
+    segments.extend((0..k).map(|c| Segment {
+        sv: 0,
+        len: s,
+        coef: c * s,
+    }));
+    let mut starts = try_with_capacity(k + 1, "the expansions' segments", hint)?;
+    starts.extend(0..=k);
+    Ok(Layout {
+        coef,
+        segments,
+        starts,
+    })
+}
+
+/// The layout of one-vs-one pairs over class-grouped support vectors (see
+/// [`decision_values_pairs_controlled`]), `n_sv` of them in all.
+fn pair_layout<'a>(
+    class_counts: &[usize],
+    pairs: &[(usize, usize)],
+    coef: &'a [f64],
+    k: usize,
+    n_sv: usize,
+) -> Result<Layout<'a>> {
     if pairs.len() != k {
         shape_error!(
             "there are {} pairs but {k} intercepts; give one intercept per pair",
@@ -136,10 +273,10 @@ pub fn decision_values_pairs_controlled(
             None => value_error!("the class counts of support vectors overflow"),
         };
     }
-    if total != sv.n() {
+    if total != n_sv {
         shape_error!(
             "the class counts add up to {total} support vectors, but there are {}",
-            sv.n()
+            n_sv
         );
     }
     let mut segments = try_with_capacity(2 * k, "the pairs' segments", hint)?;
@@ -170,12 +307,11 @@ pub fn decision_values_pairs_controlled(
             coef.len()
         );
     }
-    let layout = Layout {
+    Ok(Layout {
         coef,
         segments,
         starts,
-    };
-    decision_core(kind, test, sv, &layout, intercept, precision, ctl)
+    })
 }
 
 /// A run of `len` support vectors from row `sv` on, weighted by
@@ -311,15 +447,7 @@ fn decision_f64(
                 for (t, slot) in kv.iter_mut().enumerate() {
                     *slot = kernel_value(kind, x, sv.row(t), sq, sv.sq_norm(t));
                 }
-                for (c, slot) in row_out.iter_mut().enumerate() {
-                    let mut total = intercept[c];
-                    for seg in layout.segments(c) {
-                        let coef = &layout.coef[seg.coef..seg.coef + seg.len];
-                        let kv = &kv[seg.sv..seg.sv + seg.len];
-                        total += coef.iter().zip(kv).map(|(a, b)| a * b).sum::<f64>();
-                    }
-                    *slot = total;
-                }
+                apply_layout(layout, intercept, &kv, row_out);
             }
         });
 }
@@ -570,6 +698,104 @@ mod tests {
         assert!(run(&[1, 1, 1], &[(1, 1)], &[1.0, -1.0], &[0.0]).is_err());
         assert!(run(&[1, 1, 1], &[(0, 1)], &[1.0], &[0.0]).is_err());
         assert!(run(&[1, 1, 1], &[(0, 1)], &[1.0, -1.0], &[]).is_err());
+    }
+
+    /// A CSR copy of dense rows (zeros dropped).
+    fn to_csr(r: &Rows) -> CsrRows {
+        let (mut v, mut idx, mut ptr) = (vec![], vec![], vec![0i64]);
+        for i in 0..r.n() {
+            for (c, &x) in r.row(i).iter().enumerate() {
+                if x != 0.0 {
+                    v.push(x);
+                    idx.push(c as i64);
+                }
+            }
+            ptr.push(v.len() as i64);
+        }
+        CsrRows::from_parts(&v, &idx, &ptr, r.n(), r.d()).unwrap()
+    }
+
+    #[test]
+    fn sparse_paths_match_the_dense_float64_ones() {
+        let counts = [3usize, 1, 4, 2];
+        let (s, d, m) = (10, 5, 70);
+        // Every other entry zero, so the sparse rows really are sparse.
+        let val = |i: usize| if i.is_multiple_of(2) { 0.0 } else { wiggle(i) };
+        let sv = Rows::new((0..s * d).map(val).collect(), s, d).unwrap();
+        let test = Rows::new((0..m * d).map(|i| val(i + 1001)).collect(), m, d).unwrap();
+        let (sv_s, test_s) = (to_csr(&sv), to_csr(&test));
+        let pairs: Vec<(usize, usize)> = (0..4)
+            .flat_map(|a| (a + 1..4).map(move |b| (a, b)))
+            .collect();
+        let k = pairs.len();
+        let compact: Vec<f64> = (0..2 * s * k).map(|i| wiggle(i + 77)).collect();
+        let intercept: Vec<f64> = (0..k).map(|p| wiggle(p + 9000)).collect();
+        let mut n_coef = 0;
+        for &(a, b) in &pairs {
+            n_coef += counts[a] + counts[b];
+        }
+        let compact = &compact[..n_coef];
+        let dense_coef: Vec<f64> = (0..k * s).map(|i| wiggle(i + 3)).collect();
+        let ctl = Control::none();
+        for kind in [
+            KernelKind::Linear,
+            KernelKind::Rbf { gamma: 0.7 },
+            KernelKind::Poly {
+                gamma: 0.5,
+                coef0: 1.0,
+                degree: 3,
+            },
+            KernelKind::Sigmoid {
+                gamma: 0.3,
+                coef0: -0.2,
+            },
+        ] {
+            let (want, _) = decision_values_controlled(
+                kind,
+                &test,
+                &sv,
+                &dense_coef,
+                &intercept,
+                Precision::Float64,
+                &ctl,
+            )
+            .unwrap();
+            let got = decision_values_sparse(kind, &test_s, &sv_s, &dense_coef, &intercept, &ctl)
+                .unwrap();
+            let (want_p, _) = decision_values_pairs_controlled(
+                kind,
+                &test,
+                &sv,
+                &counts,
+                &pairs,
+                compact,
+                &intercept,
+                Precision::Float64,
+                &ctl,
+            )
+            .unwrap();
+            let got_p = decision_values_pairs_sparse(
+                kind, &test_s, &sv_s, &counts, &pairs, compact, &intercept, &ctl,
+            )
+            .unwrap();
+            for (g, w) in got.iter().zip(&want).chain(got_p.iter().zip(&want_p)) {
+                assert!(
+                    (g - w).abs() < 1e-12 * (1.0 + w.abs()),
+                    "{kind:?}: {g} vs {w}"
+                );
+            }
+        }
+        let narrow = to_csr(&Rows::new(vec![1.0; 4], 1, 4).unwrap());
+        let err = decision_values_sparse(
+            KernelKind::Linear,
+            &narrow,
+            &sv_s,
+            &dense_coef[..s],
+            &[0.0],
+            &ctl,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("features"), "{err}");
     }
 
     #[test]

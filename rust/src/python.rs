@@ -8,7 +8,7 @@
 //! the interpreter.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use numpy::ndarray::{ArrayView1, ArrayView2};
@@ -24,7 +24,7 @@ use crate::error::{checked_len, try_copy, try_filled, try_with_capacity, Error};
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
 use crate::flsa_blocks::{kernel_columns, staged_correct, staged_decisions, FeatureMajor};
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
-use crate::kernel::{kernel_matrix_with, KernelKind, KernelSource, Rows, TrainingData};
+use crate::kernel::{kernel_matrix_with, CsrRows, KernelKind, KernelSource, Rows, TrainingData};
 use crate::local::{solve_local as solve_local_rs, LocalKernel, LocalOptions};
 use crate::precision::Precision;
 use crate::predict;
@@ -278,6 +278,100 @@ impl<'a> Flat<'a> {
     }
 }
 
+/// A sparse matrix in compressed sparse row form, checked and copied into
+/// the core's layout once; see `_core.pyi`.
+#[pyclass(frozen, module = "localsvm._core")]
+struct CsrMatrix {
+    inner: Arc<CsrRows>,
+}
+
+/// A 1-D array's values, borrowed when contiguous, else copied.
+fn slice_of<'a, T: numpy::Element + Copy>(
+    a: &'a PyReadonlyArray1<'_, T>,
+) -> std::borrow::Cow<'a, [T]> {
+    match a.as_slice() {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => std::borrow::Cow::Owned(a.as_array().iter().copied().collect()),
+    }
+}
+
+#[pymethods]
+impl CsrMatrix {
+    #[new]
+    #[pyo3(signature = (data, indices, indptr, shape))]
+    fn new(
+        py: Python<'_>,
+        data: PyReadonlyArray1<'_, f64>,
+        indices: PyReadonlyArray1<'_, i64>,
+        indptr: PyReadonlyArray1<'_, i64>,
+        shape: (usize, usize),
+    ) -> PyResult<Self> {
+        let (data, indices, indptr) = (slice_of(&data), slice_of(&indices), slice_of(&indptr));
+        let (data, indices, indptr) = (&*data, &*indices, &*indptr);
+        let inner = detached(py, move |_| {
+            CsrRows::from_parts(data, indices, indptr, shape.0, shape.1)
+        })?;
+        Ok(CsrMatrix {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// `(n_rows, n_features)`.
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        (self.inner.n(), self.inner.d())
+    }
+
+    /// Number of stored values.
+    #[getter]
+    fn nnz(&self) -> usize {
+        self.inner.nnz()
+    }
+}
+
+/// A 2-D input: a float64 array, or a [`CsrMatrix`].
+#[derive(FromPyObject)]
+enum XArg<'py> {
+    Sparse(Bound<'py, CsrMatrix>),
+    Dense(PyReadonlyArray2<'py, f64>),
+}
+
+impl XArg<'_> {
+    /// The sparse rows, if sparse.
+    fn csr(&self) -> Option<Arc<CsrRows>> {
+        match self {
+            XArg::Sparse(c) => Some(Arc::clone(&c.get().inner)),
+            XArg::Dense(_) => None,
+        }
+    }
+
+    /// `(rows, columns)`.
+    fn dim(&self) -> (usize, usize) {
+        match self {
+            XArg::Sparse(c) => c.get().shape(),
+            XArg::Dense(a) => a.as_array().dim(),
+        }
+    }
+
+    /// The dense array's values, if dense.
+    fn flat(&self) -> PyResult<Option<Flat<'_>>> {
+        match self {
+            XArg::Sparse(_) => Ok(None),
+            XArg::Dense(a) => Flat::new(a.as_array()).map(Some),
+        }
+    }
+}
+
+/// Both sparse, or both dense: the decision functions take no mixture.
+fn same_kind(x: &XArg<'_>, sv: &XArg<'_>) -> PyResult<()> {
+    if matches!(x, XArg::Sparse(_)) != matches!(sv, XArg::Sparse(_)) {
+        return Err(PyTypeError::new_err(
+            "x and sv must both be float64 arrays or both CsrMatrix objects",
+        ));
+    }
+    Ok(())
+}
+
 /// Index arrays (`rows`, `active`, `candidates`) as `usize`: non-negative
 /// (the core checks the upper bound).
 fn indices(a: PyReadonlyArray1<'_, i64>, name: &str) -> PyResult<Vec<usize>> {
@@ -328,7 +422,7 @@ fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKin
 #[allow(clippy::too_many_arguments)]
 fn solve_qp<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray2<'py, f64>,
+    x: XArg<'py>,
     y: PyReadonlyArray1<'py, f64>,
     upper: PyReadonlyArray1<'py, f64>,
     kernel: &str,
@@ -364,8 +458,9 @@ fn solve_qp<'py>(
         cache_bytes: cache_bytes(cache_size)?,
         control: Control::none(),
     };
-    let x = Flat::new(x.as_array())?;
-    let x = &x;
+    let x_sparse = x.csr();
+    let x_dense = x.flat()?;
+    let x_dense = x_dense.as_ref();
     let rows = rows.map(|r| indices(r, "rows")).transpose()?;
     let active = active.map(|a| indices(a, "active")).transpose()?;
     let y = vec1(y.as_array());
@@ -384,8 +479,13 @@ fn solve_qp<'py>(
             control: ctl.clone(),
             ..opts
         };
+        let source = match (&x_sparse, x_dense) {
+            (Some(csr), _) => KernelSource::sparse(kind, csr, rows.as_deref())?,
+            (None, Some(x)) => KernelSource::from_data(&x.data(kind)?, rows.as_deref())?,
+            (None, None) => unreachable!("an input is dense or sparse"),
+        };
         let problem = DualProblem {
-            source: KernelSource::from_data(&x.data(kind)?, rows.as_deref())?,
+            source,
             y,
             p,
             upper,
@@ -449,8 +549,8 @@ fn kernel_matrix<'py>(
 #[allow(clippy::too_many_arguments)]
 fn decision_values<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray2<'py, f64>,
-    sv: PyReadonlyArray2<'py, f64>,
+    x: XArg<'py>,
+    sv: XArg<'py>,
     coef: PyReadonlyArray2<'py, f64>,
     intercept: PyReadonlyArray1<'py, f64>,
     kernel: &str,
@@ -461,7 +561,7 @@ fn decision_values<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let kind = kind(kernel, gamma, coef0, degree)?;
     let precision = Precision::from_name(precision)?;
-    let (x, sv) = (x.as_array(), sv.as_array());
+    same_kind(&x, &sv)?;
     let coef = coef.as_array();
     if coef.dim().1 != sv.dim().0 {
         return Err(PyValueError::new_err(format!(
@@ -473,12 +573,19 @@ fn decision_values<'py>(
     let coef: Vec<f64> = coef.iter().copied().collect();
     let intercept = vec1(intercept.as_array());
     let (m, k) = (x.dim().0, intercept.len());
-    let (x, sv) = (Flat::new(x)?, Flat::new(sv)?);
-    let (x, sv) = (&x, &sv);
-    let data = detached(py, move |ctl| {
-        let (x, sv) = (x.rows()?, sv.rows()?);
-        predict::decision_values_controlled(kind, &x, &sv, &coef, &intercept, precision, ctl)
-            .map(|(v, _)| v)
+    let sparse = (x.csr(), sv.csr());
+    let (x, sv) = (x.flat()?, sv.flat()?);
+    let (x, sv) = (x.as_ref(), sv.as_ref());
+    let data = detached(py, move |ctl| match (sparse, x, sv) {
+        ((Some(x), Some(sv)), _, _) => {
+            predict::decision_values_sparse(kind, &x, &sv, &coef, &intercept, ctl)
+        }
+        (_, Some(x), Some(sv)) => {
+            let (x, sv) = (x.rows()?, sv.rows()?);
+            predict::decision_values_controlled(kind, &x, &sv, &coef, &intercept, precision, ctl)
+                .map(|(v, _)| v)
+        }
+        _ => unreachable!("same_kind checked the inputs"),
     })?;
     into_matrix(py, data, m, k)
 }
@@ -493,8 +600,8 @@ fn decision_values<'py>(
 #[allow(clippy::too_many_arguments)]
 fn decision_values_ovo<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray2<'py, f64>,
-    sv: PyReadonlyArray2<'py, f64>,
+    x: XArg<'py>,
+    sv: XArg<'py>,
     n_support: PyReadonlyArray1<'py, i64>,
     pairs: PyReadonlyArray2<'py, i64>,
     coef: PyReadonlyArray1<'py, f64>,
@@ -507,6 +614,7 @@ fn decision_values_ovo<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let kind = kind(kernel, gamma, coef0, degree)?;
     let precision = Precision::from_name(precision)?;
+    same_kind(&x, &sv)?;
     let counts = indices(n_support, "n_support")?;
     let pairs = pairs.as_array();
     if pairs.dim().1 != 2 {
@@ -527,16 +635,22 @@ fn decision_values_ovo<'py>(
     let pairs: Vec<(usize, usize)> = flat.chunks_exact(2).map(|p| (p[0], p[1])).collect();
     let coef = vec1(coef.as_array());
     let intercept = vec1(intercept.as_array());
-    let (x, sv) = (x.as_array(), sv.as_array());
     let (m, k) = (x.dim().0, intercept.len());
-    let (x, sv) = (Flat::new(x)?, Flat::new(sv)?);
-    let (x, sv) = (&x, &sv);
-    let data = detached(py, move |ctl| {
-        let (x, sv) = (x.rows()?, sv.rows()?);
-        predict::decision_values_pairs_controlled(
-            kind, &x, &sv, &counts, &pairs, &coef, &intercept, precision, ctl,
-        )
-        .map(|(v, _)| v)
+    let sparse = (x.csr(), sv.csr());
+    let (x, sv) = (x.flat()?, sv.flat()?);
+    let (x, sv) = (x.as_ref(), sv.as_ref());
+    let data = detached(py, move |ctl| match (sparse, x, sv) {
+        ((Some(x), Some(sv)), _, _) => predict::decision_values_pairs_sparse(
+            kind, &x, &sv, &counts, &pairs, &coef, &intercept, ctl,
+        ),
+        (_, Some(x), Some(sv)) => {
+            let (x, sv) = (x.rows()?, sv.rows()?);
+            predict::decision_values_pairs_controlled(
+                kind, &x, &sv, &counts, &pairs, &coef, &intercept, precision, ctl,
+            )
+            .map(|(v, _)| v)
+        }
+        _ => unreachable!("same_kind checked the inputs"),
     })?;
     into_matrix(py, data, m, k)
 }
@@ -1134,6 +1248,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
     m.add_function(wrap_pyfunction!(interrupt_all, m)?)?;
     m.add_function(wrap_pyfunction!(_raise_internal_panic, m)?)?;
+    m.add_class::<CsrMatrix>()?;
     m.add_class::<QPResult>()?;
     m.add_class::<LocalResult>()?;
     m.add_class::<FLSAResult>()?;

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels import KERNELS, KernelSpec
 
@@ -312,6 +313,9 @@ class Capabilities:
         :meth:`SolverBackend.online_learner`. A speed hint: without it the
         estimator runs the same update in Python and poses each working set
         as a :class:`QPProblem`.
+    sparse : bool, default=False
+        Solves problems whose ``X`` is a scipy CSR matrix (canonical: sorted
+        indices, no duplicates) without densifying it.
 
     Examples
     --------
@@ -331,6 +335,7 @@ class Capabilities:
     thread_safe: bool = True
     local_batch: bool = False
     online: bool = False
+    sparse: bool = False
 
 
 class SolverBackend(ABC):
@@ -450,6 +455,8 @@ def check_capabilities(caps: Capabilities, problem: QPProblem) -> str | None:
     """The first capability ``problem`` needs that ``caps`` lacks, as a sentence."""
     if problem.kernel.name not in caps.kernels:
         return f"it does not support the {problem.kernel.name!r} kernel"
+    if sp.issparse(problem.X) and not getattr(caps, "sparse", False):
+        return "it does not support sparse X"
     if caps.max_samples is not None:
         m = problem.movable.size
         if m > caps.max_samples:

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _core
 from ..hookspecs import hookimpl
+from ..kernels import core_rows
 from .base import (
     Capabilities,
     LocalBatch,
@@ -36,12 +37,13 @@ class RustBackend(SolverBackend):
         thread_safe=True,
         local_batch=True,
         online=True,
+        sparse=True,
     )
 
     def solve(self, problem: QPProblem) -> QPSolution:
         f64 = np.float64
         out = _core.solve_qp(
-            np.ascontiguousarray(problem.X, dtype=f64),
+            core_rows(problem.X),
             np.ascontiguousarray(problem.y, dtype=f64),
             np.ascontiguousarray(problem.upper, dtype=f64),
             **problem.kernel.core_kwargs(),

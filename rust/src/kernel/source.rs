@@ -1,10 +1,11 @@
 //! Where a solver's kernel values come from: feature rows with a kernel
 //! function, or a kernel matrix the caller computed.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
+use super::csr::{scratch, Csc, CsrRows};
 use super::fill::{fill_one, fill_two};
 use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
@@ -37,8 +38,47 @@ fn in_chunks<T: Send>(
     }
 }
 
+/// A sparse source's two zeroed work vectors: the dense row a column's row
+/// is scattered into ([`CsrRows::scatter`], `d` values), and the dot
+/// products accumulated over the transpose ([`Csc::accumulate`], `n`
+/// values); all zeros between fills.
+pub struct Scratch(Mutex<(Vec<f64>, Vec<f64>)>);
+
+impl Scratch {
+    fn new(d: usize, n: usize) -> Result<Self> {
+        Ok(Scratch(Mutex::new((scratch(d)?, scratch(n)?))))
+    }
+
+    /// The buffers, all zeros (a fill that panicked may have left entries
+    /// set: then they are cleared whole).
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<f64>, Vec<f64>)> {
+        match self.0.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => {
+                let mut guard = poisoned.into_inner();
+                guard.0.iter_mut().for_each(|v| *v = 0.0);
+                guard.1.iter_mut().for_each(|v| *v = 0.0);
+                guard
+            }
+        }
+    }
+}
+
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Scratch(Mutex::new(self.lock().clone()))
+    }
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let g = self.lock();
+        write!(f, "Scratch({} + {} values)", g.0.len(), g.1.len())
+    }
+}
+
 /// Where kernel values come from: feature rows and a kernel, or a matrix the
-/// caller precomputed. Both support swapping indices, which shrinking needs.
+/// caller precomputed. All support swapping indices, which shrinking needs.
 #[derive(Clone, Debug)]
 pub enum KernelSource {
     /// Feature rows (swapped physically, so active rows stay contiguous): an
@@ -49,6 +89,20 @@ pub enum KernelSource {
         kind: KernelKind,
         rows: Rows,
         panel: OnceLock<Panel>,
+    },
+    /// Sparse feature rows (CSR), addressed through a permutation; every
+    /// kernel value is computed in `f64` from dot products over stored
+    /// entries, whatever the column type. A column takes the cheaper of two
+    /// ways: over the transpose `cols`, only the products of features the
+    /// column's row shares with others; or one scatter of the row into
+    /// `scratch`, then one gather per row of the range (cheaper when
+    /// shrinking has left few active rows).
+    Sparse {
+        kind: KernelKind,
+        rows: Arc<CsrRows>,
+        cols: Option<Arc<Csc>>,
+        perm: Vec<usize>,
+        scratch: Scratch,
     },
     /// A full `n × n` kernel matrix, addressed through a permutation.
     Precomputed {
@@ -67,6 +121,82 @@ impl KernelSource {
             rows,
             panel: OnceLock::new(),
         })
+    }
+
+    /// A source over sparse rows: all of them, or the listed ones (in that
+    /// order, copied).
+    pub fn sparse(kind: KernelKind, rows: &Arc<CsrRows>, subset: Option<&[usize]>) -> Result<Self> {
+        kind.require_function("a kernel source over sparse rows")?;
+        let rows = match subset {
+            None => Arc::clone(rows),
+            Some(r) => {
+                check_indices(r, rows.n(), "rows")?;
+                Arc::new(rows.gather(r)?)
+            }
+        };
+        let n = rows.n();
+        let hint = "train on fewer rows";
+        let mut perm = crate::error::try_with_capacity(n, "the sparse rows' order", hint)?;
+        perm.extend(0..n);
+        Ok(KernelSource::Sparse {
+            kind,
+            scratch: Scratch::new(rows.d(), n)?,
+            cols: rows.transpose()?,
+            rows,
+            perm,
+        })
+    }
+
+    /// `out[t − start] = value(t, K(x_i, x_t))` for `t ∈ [start, end)` over
+    /// sparse rows, in parallel when the work is large.
+    fn sparse_column<T: Send>(
+        &self,
+        i: usize,
+        start: usize,
+        out: &mut [T],
+        value: impl Fn(usize, f64) -> T + Sync,
+    ) {
+        if let KernelSource::Sparse {
+            kind,
+            rows,
+            cols,
+            perm,
+            scratch,
+        } = self
+        {
+            let mut guard = scratch.lock();
+            let (w, acc) = &mut *guard;
+            let r = perm[i];
+            let sq_i = rows.sq_norm(r);
+            let (idx, val) = rows.row(r);
+            let per_row = rows.nnz() / rows.n().max(1) + 1;
+            let gather_cost = out.len() * per_row;
+            if let Some(cols) = cols
+                .as_deref()
+                .filter(|c| c.cost(idx) + out.len() < gather_cost)
+            {
+                cols.accumulate(idx, val, acc);
+                let acc_ref: &[f64] = acc;
+                in_chunks(out, start, 1, |s, chunk| {
+                    for (k, slot) in chunk.iter_mut().enumerate() {
+                        let t = perm[s + k];
+                        *slot = value(s + k, kind.from_dot(acc_ref[t], sq_i, rows.sq_norm(t)));
+                    }
+                });
+                cols.clear(idx, acc);
+            } else {
+                rows.scatter(r, w);
+                let w_ref: &[f64] = w;
+                in_chunks(out, start, per_row, |s, chunk| {
+                    for (k, slot) in chunk.iter_mut().enumerate() {
+                        let t = perm[s + k];
+                        let dot = rows.gather_dot(t, w_ref);
+                        *slot = value(s + k, kind.from_dot(dot, sq_i, rows.sq_norm(t)));
+                    }
+                });
+                rows.clear(r, w);
+            }
+        }
     }
 
     /// A source over a square precomputed kernel matrix (row-major).
@@ -130,6 +260,7 @@ impl KernelSource {
     pub fn n(&self) -> usize {
         match self {
             KernelSource::Dense { rows, .. } => rows.n(),
+            KernelSource::Sparse { perm, .. } => perm.len(),
             KernelSource::Precomputed { n, .. } => *n,
         }
     }
@@ -137,7 +268,7 @@ impl KernelSource {
     /// The kernel function (`Precomputed` for a matrix).
     pub fn kind(&self) -> KernelKind {
         match self {
-            KernelSource::Dense { kind, .. } => *kind,
+            KernelSource::Dense { kind, .. } | KernelSource::Sparse { kind, .. } => *kind,
             KernelSource::Precomputed { .. } => KernelKind::Precomputed,
         }
     }
@@ -147,12 +278,22 @@ impl KernelSource {
     pub fn magnitudes(&self) -> Magnitudes {
         match self {
             KernelSource::Dense { rows, .. } => Magnitudes::of_rows(rows),
+            KernelSource::Sparse { rows, .. } => Magnitudes {
+                max_sq: rows.max_sq_norm(),
+                max_abs: rows.max_abs(),
+            },
             KernelSource::Precomputed { matrix, .. } => Magnitudes::of_values(matrix),
         }
     }
 
-    /// The path a solve to `tol` runs in ([`crate::precision::resolve`]).
+    /// The path a solve to `tol` runs in ([`crate::precision::resolve`]);
+    /// always `Float64` over sparse rows, whose kernel values are computed
+    /// in `f64` only.
     pub fn precision(&self, requested: Precision, tol: f64) -> Result<Precision> {
+        let requested = match self {
+            KernelSource::Sparse { .. } => Precision::Float64,
+            _ => requested,
+        };
         resolve(requested, self.kind(), self.magnitudes(), Some(tol))
     }
 
@@ -167,6 +308,9 @@ impl KernelSource {
                 rows.sq_norm(i),
                 rows.sq_norm(j),
             ),
+            KernelSource::Sparse {
+                kind, rows, perm, ..
+            } => rows.kernel(*kind, perm[i], rows, perm[j]),
             KernelSource::Precomputed { matrix, n, perm } => matrix[perm[i] * n + perm[j]],
         }
     }
@@ -190,6 +334,9 @@ impl KernelSource {
                 in_chunks(out, start, panel.d(), |s, chunk| {
                     fill_one(*kind, panel, &q, factor, scale, s, s + chunk.len(), chunk);
                 });
+            }
+            KernelSource::Sparse { .. } => {
+                self.sparse_column(i, start, out, |t, v| factor * scale[t] * v as f32)
             }
             KernelSource::Precomputed { .. } => self.fill_precomputed(i, start, factor, scale, out),
         }
@@ -228,6 +375,10 @@ impl KernelSource {
                     );
                 }
             }
+            KernelSource::Sparse { .. } => {
+                self.fill(i, start, end, fi, scale, out_i);
+                self.fill(j, start, end, fj, scale, out_j);
+            }
             KernelSource::Precomputed { .. } => {
                 self.fill_precomputed(i, start, fi, scale, out_i);
                 self.fill_precomputed(j, start, fj, scale, out_j);
@@ -257,6 +408,9 @@ impl KernelSource {
                         *slot = factor * scale[t] * v;
                     }
                 });
+            }
+            KernelSource::Sparse { .. } => {
+                self.sparse_column(i, start, out, |t, v| factor * scale[t] * v)
             }
             KernelSource::Precomputed { matrix, n, perm } => {
                 let row = &matrix[perm[i] * n..(perm[i] + 1) * n];
@@ -301,7 +455,7 @@ impl KernelSource {
                     panel.swap_many(swaps);
                 }
             }
-            KernelSource::Precomputed { perm, .. } => {
+            KernelSource::Precomputed { perm, .. } | KernelSource::Sparse { perm, .. } => {
                 for &(i, j) in swaps {
                     perm.swap(i, j);
                 }
@@ -318,6 +472,12 @@ impl KernelSource {
                 rows: rows.gather(idx)?,
                 panel: OnceLock::new(),
             },
+            KernelSource::Sparse {
+                kind, rows, perm, ..
+            } => {
+                let at: Vec<usize> = idx.iter().map(|&a| perm[a]).collect();
+                KernelSource::sparse(*kind, rows, Some(&at))?
+            }
             KernelSource::Precomputed { matrix, n, perm } => {
                 let at: Vec<usize> = idx.iter().map(|&a| perm[a]).collect();
                 KernelSource::checked_gram(gather_square(matrix, *n, &at, hint)?, idx.len())
