@@ -37,6 +37,27 @@ def test_kernel_matrix_accepts_non_contiguous_input(rng):
     np.testing.assert_allclose(kernel_matrix(spec, A, A), kernel_matrix_numpy(spec, A, A))
 
 
+@pytest.mark.parametrize(("na", "nb", "d"), [(1, 1, 1), (9, 13, 1), (17, 8, 7), (40, 33, 22)])
+def test_rbf_kernel_matrix_is_exact_for_close_points_far_from_the_origin(rng, na, nb, d):
+    """RBF values come from the differences: no cancellation between norms."""
+    A = 1e6 + rng.normal(size=(na, d))
+    src = rng.integers(0, na, size=nb)
+    B = A[src] + 1e-4 * rng.normal(size=(nb, d))
+    gamma = 0.37
+    got = _core.kernel_matrix(A, B, kernel="rbf", gamma=gamma)
+    want = np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=-1))
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    assert np.all(got[src, np.arange(nb)] > 0.99)
+
+
+def test_rbf_kernel_matrix_underflows_to_zero(rng):
+    A = rng.normal(size=(5, 3))
+    got = _core.kernel_matrix(A, A + 100.0, kernel="rbf", gamma=50.0)
+    assert np.all(got == 0.0)
+    diag = _core.kernel_matrix(A, A, kernel="rbf", gamma=50.0)
+    np.testing.assert_array_equal(np.diag(diag), 1.0)
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.name}-{s.degree}")
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 def test_decision_values_matches_numpy(rng, spec, sparse):

@@ -1,0 +1,233 @@
+//! The vectorised body of the dense `f64` kernel matrix.
+//!
+//! The rows of `B` are transposed into panels of [`LANES`] rows (inside a
+//! panel, feature `k` of its rows is `LANES` consecutive values), so one row
+//! of `A` is compared with `LANES` rows of `B` at once, one lane each, with
+//! no horizontal sums. Each lane sums its features in four interleaved
+//! accumulators plus a tail, in exactly the order of the scalar
+//! [`crate::kernel::dot`] / [`crate::kernel::sq_dist`] and without fused
+//! multiply-adds, so the sums are bit for bit the scalar ones; RBF stays
+//! computed from the differences (exact for close points). The only value
+//! that differs from the scalar formula is the RBF's `exp`, here a
+//! vectorised one accurate to about one unit in the last place
+//! ([`exp_nonpositive`]). Columns are processed in groups whose panels fit
+//! the processor's cache, for all rows of a block of `A` in turn.
+
+use crate::error::{checked_len, try_filled, Result};
+use crate::kernel::kinds::KernelKind;
+use crate::kernel::rows::Rows;
+use crate::simd::{fmadd64, multiversion};
+
+/// Rows of `B` per panel: two AVX2 registers, one AVX-512 register.
+pub(super) const LANES: usize = 8;
+
+/// Panel values per column group (128 KiB): the group's panels stay in the
+/// processor's cache while the rows of a block of `A` pass over them.
+const GROUP_VALUES: usize = 16 * 1024;
+
+/// The rows of `B` transposed into panels of [`LANES`] rows, the last one
+/// padded with zeros: `data[(p·d + k)·LANES + l]` is feature `k` of row
+/// `p·LANES + l`.
+pub(super) struct Panels {
+    data: Vec<f64>,
+    d: usize,
+    count: usize,
+}
+
+impl Panels {
+    /// The panels of `b`; a failed allocation is an [`crate::Error::Memory`]
+    /// naming `hint`.
+    pub(super) fn try_new(b: &Rows, hint: &str) -> Result<Panels> {
+        let (n, d) = (b.n(), b.d());
+        let count = n.div_ceil(LANES);
+        let what = format!("the transposed copy of {n} rows of {d} features");
+        // `d·LANES` values of a row panel fit in memory because the rows do.
+        let len = checked_len::<f64>(count, d * LANES, &what, hint)?;
+        let mut data = try_filled(len, 0.0f64, &what, hint)?;
+        if d > 0 {
+            for (p, panel) in data.chunks_exact_mut(d * LANES).enumerate() {
+                for l in 0..LANES.min(n - p * LANES) {
+                    for (k, &v) in b.row(p * LANES + l).iter().enumerate() {
+                        panel[k * LANES + l] = v;
+                    }
+                }
+            }
+        }
+        Ok(Panels { data, d, count })
+    }
+
+    /// Panel `p`: `d` groups of `LANES` values.
+    #[inline(always)]
+    fn panel(&self, p: usize) -> &[[f64; LANES]] {
+        let (rows, _) = self.data[p * self.d * LANES..(p + 1) * self.d * LANES].as_chunks();
+        rows
+    }
+}
+
+/// One term of a sum: `(x − y)²` for distances, `x·y` for dot products.
+#[inline(always)]
+fn term<const DIFF: bool>(x: f64, y: f64) -> f64 {
+    if DIFF {
+        (x - y) * (x - y)
+    } else {
+        x * y
+    }
+}
+
+/// `Σ_k term(x_k, panel_k[l])` for every lane `l`, summed in the order of
+/// the scalar [`crate::kernel::dot`]: four accumulators by feature index
+/// modulo 4, then the remaining features, then `(s0 + s1) + (s2 + s3) + tail`.
+#[inline(always)]
+fn panel_sums<const DIFF: bool>(x: &[f64], panel: &[[f64; LANES]]) -> [f64; LANES] {
+    debug_assert_eq!(x.len(), panel.len());
+    let mut acc = [[0.0f64; LANES]; 4];
+    let (xs, x_tail) = x.as_chunks::<4>();
+    let (ps, p_tail) = panel.as_chunks::<4>();
+    for (xc, pc) in xs.iter().zip(ps) {
+        for j in 0..4 {
+            for l in 0..LANES {
+                acc[j][l] += term::<DIFF>(xc[j], pc[j][l]);
+            }
+        }
+    }
+    // The scalar tail is an iterator sum, which starts from −0.
+    let mut tail = [-0.0f64; LANES];
+    for (&xv, pr) in x_tail.iter().zip(p_tail) {
+        for l in 0..LANES {
+            tail[l] += term::<DIFF>(xv, pr[l]);
+        }
+    }
+    let mut out = [0.0f64; LANES];
+    for l in 0..LANES {
+        out[l] = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]) + tail[l];
+    }
+    out
+}
+
+/// The sums of `x` against the panels `first..` covering `seg` (the last
+/// panel may be partial).
+#[inline(always)]
+fn sums_row<const DIFF: bool>(x: &[f64], panels: &Panels, first: usize, seg: &mut [f64]) {
+    let (full, rest) = seg.as_chunks_mut::<LANES>();
+    let n_full = full.len();
+    for (p, dst) in full.iter_mut().enumerate() {
+        *dst = panel_sums::<DIFF>(x, panels.panel(first + p));
+    }
+    if !rest.is_empty() {
+        let sums = panel_sums::<DIFF>(x, panels.panel(first + n_full));
+        rest.copy_from_slice(&sums[..rest.len()]);
+    }
+}
+
+const LOG2E: f64 = std::f64::consts::LOG2_E;
+// ln 2 split (as in fdlibm) so that n·LN2_HI is exact for |n| < 2¹¹.
+const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+// Adding 1.5·2⁵² rounds to an integer held in the low mantissa bits.
+const ROUND: f64 = 6_755_399_441_055_744.0;
+// The result is scaled by 2^(n + SPLIT) (exact) and then by 2^−SPLIT (one
+// rounding), so results in the subnormal range round once, as they should.
+const SPLIT: u64 = 537;
+// Below this, e^x is under half the smallest subnormal: the result is 0.
+const LOWEST: f64 = -746.0;
+
+/// `e^x` for `x ≤ 0` (larger arguments are taken as 0), within about one
+/// unit in the last place of [`f64::exp`], written with arithmetic and bit
+/// operations only so loops over it vectorise. Underflows like `f64::exp`:
+/// subnormal results below about `e^−708`, exactly 0 below about `−745.13`
+/// (and for `−∞`); `e^0 = 1` exactly.
+#[inline(always)]
+pub(super) fn exp_nonpositive<const FMA: bool>(x: f64) -> f64 {
+    let x = x.clamp(LOWEST, 0.0);
+    let shifted = fmadd64::<FMA>(x, LOG2E, ROUND);
+    let n = shifted - ROUND;
+    // n in [−1077, 0]; its two's complement sits in the low bits.
+    let n_bits = shifted.to_bits().wrapping_sub(ROUND.to_bits());
+    let hi = fmadd64::<FMA>(-n, LN2_HI, x);
+    let r = fmadd64::<FMA>(-n, LN2_LO, hi);
+    // Taylor series to degree 13 on |r| ≤ ln2/2 (+ rounding), truncation
+    // error below 1e-17: `1 + r(1 + r(1/2 + r·h(r)))` with the small tail
+    // `h(r) = Σ_{k=3}^{13} r^(k−3)/k!` in Estrin's scheme (short dependency
+    // chains) and the last, larger steps in Horner's (accuracy).
+    let f = |k: f64| 1.0 / k;
+    let r2 = r * r;
+    let r4 = r2 * r2;
+    let c = |lo: f64, hi: f64| fmadd64::<FMA>(hi, r, lo);
+    let h01 = c(f(6.0), f(24.0));
+    let h23 = c(f(120.0), f(720.0));
+    let h45 = c(f(5_040.0), f(40_320.0));
+    let h67 = c(f(362_880.0), f(3_628_800.0));
+    let h89 = c(f(39_916_800.0), f(479_001_600.0));
+    let h10 = f(6_227_020_800.0);
+    let h0_3 = fmadd64::<FMA>(h23, r2, h01);
+    let h4_7 = fmadd64::<FMA>(h67, r2, h45);
+    let h8_10 = fmadd64::<FMA>(h10, r2, h89);
+    let h = fmadd64::<FMA>(fmadd64::<FMA>(h8_10, r4, h4_7), r4, h0_3);
+    let mut p = fmadd64::<FMA>(h, r, 0.5);
+    p = fmadd64::<FMA>(p, r, 1.0);
+    p = fmadd64::<FMA>(p, r, 1.0);
+    let up = f64::from_bits(n_bits.wrapping_add(1023 + SPLIT) << 52);
+    let down = f64::from_bits((1023 - SPLIT) << 52);
+    p * up * down
+}
+
+multiversion! {
+    /// `v ← e^(factor·v)` for every value, with [`exp_nonpositive`]
+    /// (`factor·v ≤ 0`).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(super) fn exp_scaled, fn exp_scaled_impl(values: &mut [f64], factor: f64) {
+        for v in values.iter_mut() {
+            *v = exp_nonpositive::<FMA>(factor * *v);
+        }
+    }
+}
+
+/// Turns the sums of `seg` (columns `c0..` of row `x_sq`'s row) into kernel
+/// values.
+#[inline(always)]
+fn finish<const FMA: bool>(kind: KernelKind, seg: &mut [f64], sq_a: f64, b: &Rows, c0: usize) {
+    match kind {
+        // As the scalar `(−γ·‖a − b‖²).exp()`, with the same product.
+        KernelKind::Rbf { gamma } => exp_scaled_impl::<FMA>(seg, -gamma),
+        KernelKind::Linear => {}
+        _ => {
+            for (t, v) in seg.iter_mut().enumerate() {
+                *v = kind.from_dot(*v, sq_a, b.sq_norm(c0 + t));
+            }
+        }
+    }
+}
+
+multiversion! {
+    /// Rows `first..first + out.len() / b.n()` of the kernel matrix between
+    /// the rows of `a` and those of `b` (transposed in `panels`), into `out`
+    /// (row-major); `kind` is a kernel function, not `Precomputed`.
+    pub(super) fn fill_rows, pub(super) fn fill_rows_impl(
+        kind: KernelKind,
+        a: &Rows,
+        first: usize,
+        b: &Rows,
+        panels: &Panels,
+        out: &mut [f64],
+    ) {
+        let nb = b.n();
+        if nb == 0 {
+            return;
+        }
+        let diff = matches!(kind, KernelKind::Rbf { .. });
+        let per_group = (GROUP_VALUES / (a.d().max(1) * LANES)).max(1);
+        for g0 in (0..panels.count).step_by(per_group) {
+            let (c0, c1) = (g0 * LANES, ((g0 + per_group) * LANES).min(nb));
+            for (r, row) in out.chunks_exact_mut(nb).enumerate() {
+                let i = first + r;
+                let seg = &mut row[c0..c1];
+                if diff {
+                    sums_row::<true>(a.row(i), panels, g0, seg);
+                } else {
+                    sums_row::<false>(a.row(i), panels, g0, seg);
+                }
+                finish::<FMA>(kind, seg, a.sq_norm(i), b, c0);
+            }
+        }
+    }
+}
