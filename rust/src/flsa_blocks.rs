@@ -129,61 +129,10 @@ simd::multiversion! {
     }
 }
 
-const LOG2E: f64 = std::f64::consts::LOG2_E;
-// ln 2 split so that k·LN2_HI is exact for |k| < 2¹¹ (fdlibm's constants).
-const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
-// Adding 1.5·2⁵² rounds to an integer held in the low mantissa bits.
-const ROUND: f64 = 6_755_399_441_055_744.0;
-
-/// `e^x` to within two units in the last place, written with arithmetic and
-/// bit operations only so loops over it vectorise: `x = k·ln 2 + r` with
-/// `|r| ≤ ln 2 / 2`, a degree-13 Taylor polynomial for `e^r` (truncation
-/// below 10⁻¹⁷), times `2^k`. Arguments below −708 (where `e^x` leaves the
-/// normal range) give 0, above 709 infinity.
-#[inline(always)]
-fn exp64<const FMA: bool>(x: f64) -> f64 {
-    let xc = x.clamp(-708.0, 709.0);
-    let shifted = simd::fmadd64::<FMA>(xc, LOG2E, ROUND);
-    let k = shifted - ROUND;
-    let k_int = shifted.to_bits().wrapping_sub(ROUND.to_bits());
-    let r = simd::fmadd64::<FMA>(-k, LN2_LO, simd::fmadd64::<FMA>(-k, LN2_HI, xc));
-    const C: [f64; 14] = [
-        1.0 / 6_227_020_800.0,
-        1.0 / 479_001_600.0,
-        1.0 / 39_916_800.0,
-        1.0 / 3_628_800.0,
-        1.0 / 362_880.0,
-        1.0 / 40_320.0,
-        1.0 / 5_040.0,
-        1.0 / 720.0,
-        1.0 / 120.0,
-        1.0 / 24.0,
-        1.0 / 6.0,
-        0.5,
-        1.0,
-        1.0,
-    ];
-    let mut p = C[0];
-    for &c in &C[1..] {
-        p = simd::fmadd64::<FMA>(p, r, c);
-    }
-    let scale = f64::from_bits(k_int.wrapping_add(1023) << 52);
-    let y = p * scale;
-    if x < -708.0 {
-        0.0
-    } else if x > 709.0 {
-        f64::INFINITY
-    } else {
-        y
-    }
-}
-
-simd::multiversion! {
-    /// `v ← e^(−γ v)` for every value ([`exp64`]).
-    fn rbf_from_distances, fn rbf_from_distances_impl(gamma: f64, values: &mut [f64]) {
-        values.iter_mut().for_each(|v| *v = exp64::<FMA>(-gamma * *v));
-    }
+/// `v ← e^(−γ v)` for every value, with the kernel module's vectorised
+/// exponential (within about one unit in the last place of `f64::exp`).
+fn rbf_from_distances(gamma: f64, values: &mut [f64]) {
+    crate::kernel::exp_scaled(values, -gamma);
 }
 
 /// The kernel columns `K(X, centres[j])` for `j` in `idx`, written to `out`
@@ -1018,28 +967,6 @@ mod tests {
             &ctl
         )
         .is_err());
-    }
-
-    #[test]
-    fn exp64_is_within_two_ulp() {
-        let mut worst = 0.0f64;
-        let mut x = -745.0;
-        while x <= 710.0 {
-            for got in [exp64::<true>(x), exp64::<false>(x)] {
-                if x < -708.0 {
-                    assert_eq!(got, 0.0, "{x}");
-                } else if x > 709.0 {
-                    assert_eq!(got, f64::INFINITY, "{x}");
-                } else {
-                    let want = x.exp();
-                    worst = worst.max(((got - want) / want).abs());
-                }
-            }
-            x += 0.013_7;
-        }
-        assert!(worst <= 4.5e-16, "worst relative error {worst}");
-        assert_eq!(exp64::<true>(0.0), 1.0);
-        assert_eq!(exp64::<false>(-1e300), 0.0);
     }
 
     #[test]
