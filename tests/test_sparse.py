@@ -15,6 +15,7 @@ from localsvm import (
     ProfileSVC,
     RFLSAClassifier,
     _validation,
+    kernels,
 )
 from localsvm.datasets import load_a9a, load_ijcnn1
 from localsvm.model_io import load_libsvm_model, save_libsvm_model
@@ -123,7 +124,9 @@ def _dataset_subset(loader, n=2000):
 
 
 @pytest.mark.parametrize("loader", [load_a9a, load_ijcnn1], ids=["a9a", "ijcnn1"])
-def test_svc_sparse_on_a9a_and_ijcnn1(loader):
+def test_svc_sparse_on_a9a_and_ijcnn1(loader, monkeypatch):
+    # The sums over stored entries, even for ijcnn1, which is dense-like.
+    monkeypatch.setattr(kernels, "DENSE_LIKE_DENSITY", float("inf"))
     X, y, X_test = _dataset_subset(loader)
     common = dict(C=1.0, gamma=0.1 if loader is load_a9a else 1.0, tol=1e-9)
     sparse_model = SVC(**common).fit(X, y)
@@ -364,3 +367,27 @@ RESULT = {"fit_s": time.perf_counter() - t, "acc": float(m.score(X, y)),
     assert res["value"]["acc"] > 0.9
     # Far below one dense copy (16 GB) and below the 4 GiB address limit.
     assert res["peak_mib"] < 2048, res
+
+
+def test_dense_like_input_is_computed_as_dense_rows():
+    # ijcnn1 stores 13 of its 22 features per row: computed as dense rows,
+    # the same model as the dense input, with CSR support vectors all the same.
+    X, y, X_test = _dataset_subset(load_ijcnn1)
+    assert kernels.dense_like(X)
+    assert not kernels.dense_like(random_sparse(density=0.15)[0])
+    common = dict(C=1.0, gamma=1.0, tol=1e-6, precision="float32")
+    from_csr = SVC(**common).fit(X, y)
+    from_dense = SVC(**common).fit(X.toarray(), y)
+    assert from_csr.precision_ == from_dense.precision_ == "float32"
+    assert sp.isspmatrix_csr(from_csr.support_vectors_)
+    np.testing.assert_array_equal(from_csr.support_, from_dense.support_)
+    np.testing.assert_array_equal(from_csr.dual_coef_, from_dense.dual_coef_)
+    np.testing.assert_array_equal(
+        from_csr.decision_function(X_test), from_dense.decision_function(X_test.toarray())
+    )
+
+
+def test_sparse_rows_are_kept_for_sparse_data():
+    X, y = random_sparse(density=0.15)
+    model = SVC(gamma=0.3).fit(X, y)
+    assert model.precision_ == "float64"  # the sums over stored entries

@@ -156,15 +156,47 @@ def _spread(X) -> float:
     return float(X.max() - X.min())
 
 
+#: Sparse input with at least this fraction of its entries stored is
+#: computed as dense rows: its dense copy then takes at most 32 bytes per
+#: stored entry (twice the core's 16-byte sparse entry), and the dense kernels
+#: (SIMD, float32 where that is safe) run several times faster than sums over
+#: stored entries. Sparser input stays sparse.
+DENSE_LIKE_DENSITY = 0.25
+
 #: The core copies of sparse training matrices made by :func:`core_rows`
 #: with ``cache=True``, by ``id`` of the scipy matrix (dropped with it).
 _CORE_CACHE: dict[int, tuple[weakref.ref, Any]] = {}
 
 
-def core_rows(A, *, cache: bool = False):
+def dense_like(A) -> bool:
+    """Whether the sparse matrix ``A`` is computed as dense rows.
+
+    Parameters
+    ----------
+    A : scipy sparse matrix
+        The input.
+
+    Returns
+    -------
+    bool
+        True when at least :data:`DENSE_LIKE_DENSITY` of its entries are
+        stored and its dense copy needs at most half of the available
+        memory.
+    """
+    n, d = A.shape
+    cells = n * d
+    if cells == 0 or A.nnz < DENSE_LIKE_DENSITY * cells:
+        return False
+    from ._memory import memory_budget
+
+    return 8.0 * cells <= memory_budget()
+
+
+def core_rows(A, *, cache: bool = False, keep_sparse: bool = False):
     """``A`` as the Rust core takes it: a C-ordered float64 array, or for a
     scipy sparse matrix a :class:`localsvm._core.CsrMatrix` (checked and
-    copied once).
+    copied once), or its dense copy when it is dense-like
+    (:func:`dense_like`).
 
     Parameters
     ----------
@@ -175,6 +207,9 @@ def core_rows(A, *, cache: bool = False):
         Keep the core copy of a sparse ``A`` while ``A`` lives, so the
         binary problems of one fit share it; only for matrices the caller
         owns and does not modify.
+    keep_sparse : bool, default=False
+        Give a sparse ``A`` to the core as sparse rows even when it is
+        dense-like.
 
     Returns
     -------
@@ -183,17 +218,21 @@ def core_rows(A, *, cache: bool = False):
     """
     if not sp.issparse(A):
         return np.ascontiguousarray(A, dtype=np.float64)
-    key = id(A)
+    as_dense = not keep_sparse and dense_like(A)
+    key = (id(A), as_dense)
     hit = _CORE_CACHE.get(key)
     if hit is not None and hit[0]() is A:
         return hit[1]
     csr = A if A.format == "csr" else A.tocsr()
-    out = _core.CsrMatrix(
-        np.ascontiguousarray(csr.data, dtype=np.float64),
-        np.ascontiguousarray(csr.indices, dtype=np.int64),
-        np.ascontiguousarray(csr.indptr, dtype=np.int64),
-        (int(csr.shape[0]), int(csr.shape[1])),
-    )
+    if as_dense:
+        out = np.ascontiguousarray(csr.toarray(), dtype=np.float64)
+    else:
+        out = _core.CsrMatrix(
+            np.ascontiguousarray(csr.data, dtype=np.float64),
+            np.ascontiguousarray(csr.indices, dtype=np.int64),
+            np.ascontiguousarray(csr.indptr, dtype=np.int64),
+            (int(csr.shape[0]), int(csr.shape[1])),
+        )
     if cache:
         ref = weakref.ref(A, lambda _, key=key: _CORE_CACHE.pop(key, None))
         _CORE_CACHE[key] = (ref, out)
@@ -201,15 +240,18 @@ def core_rows(A, *, cache: bool = False):
 
 
 def _core_pair(X, support_vectors):
-    """``X`` and the support vectors in one form for the core: both sparse
-    (:class:`localsvm._core.CsrMatrix`) when either is sparse, else both
-    dense arrays."""
-    if sp.issparse(X) or sp.issparse(support_vectors):
-        return (
-            core_rows(sp.csr_matrix(X, dtype=np.float64)),
-            core_rows(sp.csr_matrix(support_vectors, dtype=np.float64)),
-        )
-    return X, support_vectors
+    """``X`` and the support vectors in one form for the core: both dense
+    arrays when neither is sparse or every sparse one is dense-like
+    (:func:`dense_like`), else both sparse
+    (:class:`localsvm._core.CsrMatrix`)."""
+    if not (sp.issparse(X) or sp.issparse(support_vectors)):
+        return X, support_vectors
+    if all(not sp.issparse(M) or dense_like(M) for M in (X, support_vectors)):
+        return core_rows(X), core_rows(support_vectors)
+    return (
+        core_rows(sp.csr_matrix(X, dtype=np.float64), keep_sparse=True),
+        core_rows(sp.csr_matrix(support_vectors, dtype=np.float64), keep_sparse=True),
+    )
 
 
 def make_spec(
@@ -310,7 +352,8 @@ def decision_values(
     -----
     When ``X`` or the support vectors are sparse, both are taken as CSR
     and the values computed in float64 from dot products over the stored
-    entries, whatever ``precision`` says.
+    entries, whatever ``precision`` says; unless every sparse one is
+    dense-like (:func:`dense_like`), which is computed as dense rows.
     """
     X, support_vectors = _core_pair(X, support_vectors)
     return _core.decision_values(

