@@ -133,9 +133,11 @@ def test_sparse_bench_runs_small_cases():
     out = io.StringIO()
     res = run_sparse_bench(["a9a"], ["localsvm", "sklearn"], n_train=300, wide_rows=300, out=out)
     by = {r["implementation"]: r for r in res["rows"]}
-    assert set(by) == {"localsvm CSR", "localsvm dense", "sklearn CSR"}
+    # a9a stores 11 % of its entries: dense-like, so the sums over stored
+    # entries are timed as a row of their own.
+    assert set(by) == {"localsvm CSR", "localsvm CSR rows", "localsvm dense", "sklearn CSR"}
     # The same model whichever input form: same support-vector count and accuracy.
-    assert by["localsvm CSR"]["n_sv"] == by["localsvm dense"]["n_sv"] == by["sklearn CSR"]["n_sv"]
+    assert len({r["n_sv"] for r in by.values()}) == 1
     assert by["localsvm CSR"]["accuracy"] == pytest.approx(by["sklearn CSR"]["accuracy"], abs=0.01)
     for m in res["memory"]:
         assert m["extra_mb"] <= m["bound_mb"]

@@ -29,6 +29,17 @@ KERNELS = [
 ]
 
 
+#: The library's threshold, before the fixture below moves it.
+DENSE_LIKE_DENSITY = kernels.DENSE_LIKE_DENSITY
+
+
+@pytest.fixture(autouse=True)
+def sparse_rows(monkeypatch):
+    """These tests check the sums over stored entries, so no input is taken
+    as dense-like here unless a test says so."""
+    monkeypatch.setattr(kernels, "DENSE_LIKE_DENSITY", float("inf"))
+
+
 def random_sparse(n=150, d=40, density=0.15, n_classes=2, seed=0):
     """A sparse matrix and labels from a sparse linear rule (learnable)."""
     rng = np.random.default_rng(seed)
@@ -124,9 +135,8 @@ def _dataset_subset(loader, n=2000):
 
 
 @pytest.mark.parametrize("loader", [load_a9a, load_ijcnn1], ids=["a9a", "ijcnn1"])
-def test_svc_sparse_on_a9a_and_ijcnn1(loader, monkeypatch):
-    # The sums over stored entries, even for ijcnn1, which is dense-like.
-    monkeypatch.setattr(kernels, "DENSE_LIKE_DENSITY", float("inf"))
+def test_svc_sparse_on_a9a_and_ijcnn1(loader):
+    # The sums over stored entries (the fixture), though both are dense-like.
     X, y, X_test = _dataset_subset(loader)
     common = dict(C=1.0, gamma=0.1 if loader is load_a9a else 1.0, tol=1e-9)
     sparse_model = SVC(**common).fit(X, y)
@@ -369,12 +379,12 @@ RESULT = {"fit_s": time.perf_counter() - t, "acc": float(m.score(X, y)),
     assert res["peak_mib"] < 2048, res
 
 
-def test_dense_like_input_is_computed_as_dense_rows():
+def test_dense_like_input_is_computed_as_dense_rows(monkeypatch):
     # ijcnn1 stores 13 of its 22 features per row: computed as dense rows,
     # the same model as the dense input, with CSR support vectors all the same.
+    monkeypatch.setattr(kernels, "DENSE_LIKE_DENSITY", DENSE_LIKE_DENSITY)
     X, y, X_test = _dataset_subset(load_ijcnn1)
     assert kernels.dense_like(X)
-    assert not kernels.dense_like(random_sparse(density=0.15)[0])
     common = dict(C=1.0, gamma=1.0, tol=1e-6, precision="float32")
     from_csr = SVC(**common).fit(X, y)
     from_dense = SVC(**common).fit(X.toarray(), y)
@@ -387,7 +397,19 @@ def test_dense_like_input_is_computed_as_dense_rows():
     )
 
 
-def test_sparse_rows_are_kept_for_sparse_data():
-    X, y = random_sparse(density=0.15)
+def test_sparse_rows_are_kept_for_sparse_data(monkeypatch):
+    monkeypatch.setattr(kernels, "DENSE_LIKE_DENSITY", DENSE_LIKE_DENSITY)
+    X, y = random_sparse(d=400, density=0.02)
+    assert not kernels.dense_like(X)
     model = SVC(gamma=0.3).fit(X, y)
     assert model.precision_ == "float64"  # the sums over stored entries
+    # Predicting dense-like rows with a sparse model: both as sparse rows.
+    dense_rows = sp.csr_matrix(np.ones((3, 400)))
+    assert kernels.dense_like(dense_rows)
+    dense_model = SVC(gamma=0.3, precision="float64").fit(X.toarray(), y)
+    np.testing.assert_allclose(
+        model.decision_function(dense_rows),
+        dense_model.decision_function(np.ones((3, 400))),
+        rtol=1e-7,
+        atol=1e-7,
+    )

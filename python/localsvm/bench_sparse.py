@@ -5,7 +5,7 @@ Three parts, each printed as a table:
 - a9a and ijcnn1 loaded as CSR (the bundled dense arrays converted with
   ``scipy.sparse.csr_matrix``): fit and predict time and test accuracy of
   localsvm's SVC on the CSR matrix (its native sparse path, float64; a
-  dense-like matrix such as ijcnn1's is computed as dense rows, so its sums
+  dense-like matrix such as ijcnn1's or a9a's is computed as dense rows, so its sums
   over stored entries are timed too, as 'localsvm CSR rows'), of
   localsvm's SVC on the dense arrays (its default path), and of
   scikit-learn's ``SVC`` fed the same CSR matrix; same ``C``, ``gamma``,
@@ -230,17 +230,20 @@ def _probe(args: list[str]) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def _bound_mb(cache: float, nnz: int, n: int) -> float:
-    return (
-        cache + MEMORY_NNZ_COPIES * (nnz * BYTES_PER_STORED + 8 * (n + 1)) / 2**20 + MEMORY_SLACK_MB
-    )
+def _bound_mb(cache: float, nnz: int, n: int, d: int) -> float:
+    # A dense-like matrix is computed as dense rows: its float64 and float32
+    # copies (12 bytes per entry, at most 192 per stored entry) come on top.
+    dense = 12.0 * n * d if n * d and nnz >= kernels.DENSE_LIKE_DENSITY * n * d else 0.0
+    copies = MEMORY_NNZ_COPIES * (nnz * BYTES_PER_STORED + 8 * (n + 1))
+    return cache + (copies + dense) / 2**20 + MEMORY_SLACK_MB
 
 
 def memory(
     datasets: list[str], n_train: int | None, cache_sizes: list[float], out: TextIO
 ) -> list[dict]:
     """Peak memory a sparse fit adds, in a fresh process per measurement,
-    against ``cache_size + 5 × nnz × 16 bytes + 64 MB``."""
+    against ``cache_size + 5 × nnz × 16 bytes + 64 MB``, plus ``12 × n × d``
+    bytes for a dense-like matrix (computed as dense rows)."""
     if not os.path.exists("/proc/self/clear_refs"):
         print("memory: skipped (needs Linux /proc)", file=out)
         return []
@@ -254,7 +257,7 @@ def memory(
         for cache in cache_sizes:
             m = _probe(["dataset", "all" if n_train is None else str(n_train), str(cache), name])
             extra = (m["peak"] - m["before"]) / 2**20
-            bound = _bound_mb(cache, m["nnz"], m["n"])
+            bound = _bound_mb(cache, m["nnz"], m["n"], m["d"])
             rows.append(
                 {"data": name, "cache_mb": cache, **m, "extra_mb": extra, "bound_mb": bound}
             )
@@ -271,7 +274,7 @@ def wide(n: int, cache: float, out: TextIO) -> dict:
     peak memory next to the bound and to the size of a dense copy."""
     m = _probe(["wide", str(n), str(cache)])
     extra = (m["peak"] - m["before"]) / 2**20
-    bound = _bound_mb(cache, m["nnz"], m["n"])
+    bound = _bound_mb(cache, m["nnz"], m["n"], m["d"])
     dense_gb = m["n"] * m["d"] * 8 / 1e9
     print(
         f"wide sparse set: {m['n']} × {m['d']}, nnz {m['nnz']}, dense copy would be "

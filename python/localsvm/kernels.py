@@ -157,11 +157,12 @@ def _spread(X) -> float:
 
 
 #: Sparse input with at least this fraction of its entries stored is
-#: computed as dense rows: its dense copy then takes at most 32 bytes per
-#: stored entry (twice the core's 16-byte sparse entry), and the dense kernels
-#: (SIMD, float32 where that is safe) run several times faster than sums over
-#: stored entries. Sparser input stays sparse.
-DENSE_LIKE_DENSITY = 0.25
+#: computed as dense rows: its dense copy (float64, plus the float32 copy the
+#: dense kernels read) then takes at most 192 bytes per stored entry, still
+#: O(nnz), and the dense SIMD kernels run several times faster than sums
+#: over stored entries down to about this density (and their float32 cache
+#: holds twice the columns). Sparser input stays sparse.
+DENSE_LIKE_DENSITY = 1 / 16
 
 #: The core copies of sparse training matrices made by :func:`core_rows`
 #: with ``cache=True``, by ``id`` of the scipy matrix (dropped with it).
@@ -180,8 +181,8 @@ def dense_like(A) -> bool:
     -------
     bool
         True when at least :data:`DENSE_LIKE_DENSITY` of its entries are
-        stored and its dense copy needs at most half of the available
-        memory.
+        stored and its dense copies (12 bytes per entry) need at most half
+        of the available memory.
     """
     n, d = A.shape
     cells = n * d
@@ -189,7 +190,7 @@ def dense_like(A) -> bool:
         return False
     from ._memory import memory_budget
 
-    return 8.0 * cells <= memory_budget()
+    return 12.0 * cells <= memory_budget()
 
 
 def core_rows(A, *, cache: bool = False, keep_sparse: bool = False):

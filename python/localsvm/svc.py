@@ -228,12 +228,12 @@ class SVC(BaseSVMClassifier):
     over the stored entries, never from a dense copy of ``X``, and are
     computed and cached in float64 whatever ``precision`` says
     (``precision_`` is 'float64'). The exception is dense-like input, with
-    at least a quarter of its entries stored
-    (:data:`localsvm.kernels.DENSE_LIKE_DENSITY`) and a dense copy within
+    at least a sixteenth of its entries stored
+    (:data:`localsvm.kernels.DENSE_LIKE_DENSITY`) and dense copies within
     half the available memory: it is computed as dense rows, with the
-    precision rule of dense data, because its dense copy needs at most 32
-    bytes per stored entry and the dense kernels run several times faster
-    (``support_vectors_`` is CSR all the same). ``gamma='scale'`` uses
+    precision rule of dense data, because its dense copies need at most
+    192 bytes per stored entry and the dense kernels run several times
+    faster (``support_vectors_`` is CSR all the same). ``gamma='scale'`` uses
     ``X.multiply(X).mean() - X.mean() ** 2``, as scikit-learn. A model
     fitted on sparse data predicts dense ``X`` too, and one fitted on dense
     data sparse ``X`` (each converted to the other's form, without a dense
