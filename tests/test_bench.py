@@ -46,6 +46,13 @@ def test_scaling_exponent():
     assert "fitted exponent" in out.getvalue()
 
 
+def test_one_scaling_size_fits_no_exponent():
+    out = io.StringIO()
+    res = run_bench(["banana"], ["localsvm"], scaling_sizes=[500], memory_check=False, out=out)
+    assert res["exponents"] == {}
+    assert "needs two sizes or more" in out.getvalue()
+
+
 def test_unknown_dataset():
     with pytest.raises(ValueError, match="unknown data sets"):
         run_bench(["nope"], ["localsvm"], memory_check=False, out=io.StringIO())

@@ -204,7 +204,8 @@ def print_table(rows: list[dict], out: TextIO) -> None:
 
 def scaling(peers: list[str], sizes: list[int], out: TextIO) -> dict[str, float]:
     """Fit time on ijcnn1 subsamples; prints the table and the exponent ``k``
-    of a least-squares fit ``log t = k log n + c`` per implementation."""
+    of a least-squares fit ``log t = k log n + c`` per implementation (none
+    with fewer than two distinct sizes)."""
     X, y, _, _ = CASES["ijcnn1"].load()
     rng = np.random.default_rng(0)
     times: dict[str, list[float]] = {}
@@ -219,6 +220,10 @@ def scaling(peers: list[str], sizes: list[int], out: TextIO) -> dict[str, float]
     print(f"{'n':>8} " + " ".join(f"{p:>12}" for p in times), file=out)
     for k, n in enumerate(sizes):
         print(f"{n:>8} " + " ".join(f"{times[p][k]:>11.2f}s" for p in times), file=out)
+    if len(set(sizes)) < 2:
+        # One size gives no slope: a fitted line through one point is noise.
+        print("fitted exponent: needs two sizes or more in --scaling", file=out)
+        return {}
     exponents = {p: float(np.polyfit(np.log(sizes), np.log(t), 1)[0]) for p, t in times.items()}
     print(
         "fitted exponent k (time ∝ n^k): "
