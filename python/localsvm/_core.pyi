@@ -22,7 +22,6 @@ __all__ = [
     "_raise_internal_panic",
     "decision_values",
     "decision_values_ovo",
-    "flsa_columns",
     "flsa_path",
     "flsa_staged",
     "flsa_staged_correct",
@@ -277,21 +276,6 @@ def solve_local(
     ``cache_size`` (MB) bounds each problem's kernel cache, and so the call's,
     since the problems are solved one after another. An input-sized
     allocation that fails raises ``MemoryError``.
-    """
-
-def flsa_columns(
-    x: npt.NDArray[np.float64],
-    centres: npt.NDArray[np.float64],
-    *,
-    kernel: str = "rbf",
-    gamma: float = 1.0,
-    coef0: float = 0.0,
-    degree: int = 3,
-) -> npt.NDArray[np.float64]:
-    """``K[j, i] = k(x[i], centres[j])``: shape ``(n_centres, n_samples)``,
-    one row per centre: the values of :func:`kernel_matrix` (the same
-    distances and dot products bit for bit; the RBF kernel's exponential
-    vectorised, within two units in the last place). Runs without the GIL.
     """
 
 def flsa_staged(

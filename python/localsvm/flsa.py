@@ -695,7 +695,7 @@ class FLSAClassifier(BaseKernelClassifier):
         if support.size == 0:
             return np.zeros((0, X.shape[0]))
         sv = self._path_X[np.searchsorted(self._path_rows, support)]
-        return _core.flsa_columns(X, sv, **self._spec.core_kwargs())
+        return _kernel_matrix(self._spec, sv, X)
 
     @staticmethod
     def _staged(path: FLSAPath, phi: np.ndarray, k: int) -> np.ndarray:

@@ -20,9 +20,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::control::{interrupt_all as interrupt_all_rs, Control};
-use crate::error::{checked_len, try_copy, try_filled, try_with_capacity, Error};
+use crate::error::{try_copy, try_with_capacity, Error};
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
-use crate::flsa_blocks::{kernel_columns, staged_correct, staged_decisions, FeatureMajor};
+use crate::flsa_blocks::{staged_correct, staged_decisions};
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::kernel::{kernel_matrix_with, CsrRows, KernelKind, KernelSource, Rows, TrainingData};
 use crate::local::{solve_local as solve_local_rs, LocalKernel, LocalOptions};
@@ -801,37 +801,6 @@ fn flsa_path<'py>(
     })
 }
 
-/// The kernel columns `K(x, centres[j])`, one row of the result per centre;
-/// see `_core.pyi`.
-#[pyfunction]
-#[pyo3(signature = (x, centres, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3))]
-fn flsa_columns<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray2<'py, f64>,
-    centres: PyReadonlyArray2<'py, f64>,
-    kernel: &str,
-    gamma: f64,
-    coef0: f64,
-    degree: i64,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let kind = kind(kernel, gamma, coef0, degree)?;
-    let (x, c) = (x.as_array(), centres.as_array());
-    let (n, k) = (x.dim().0, c.dim().0);
-    let (x, c) = (Flat::new(x)?, Flat::new(c)?);
-    let (x, c) = (&x, &c);
-    let data = detached(py, move |ctl| {
-        let fm = FeatureMajor::try_new(&x.rows()?)?;
-        let centres = c.rows()?;
-        let what = format!("the kernel of {n} rows with {k} centres");
-        let hint = "pass fewer rows at once";
-        let mut out = try_filled(checked_len::<f64>(n, k, &what, hint)?, 0.0, &what, hint)?;
-        let idx: Vec<usize> = (0..k).collect();
-        kernel_columns(kind, &fm, &centres, &idx, &mut out, ctl)?;
-        Ok(out)
-    })?;
-    into_matrix(py, data, k, n)
-}
-
 /// How many points every model of an FLSA path classifies correctly; see
 /// `_core.pyi`.
 #[pyfunction]
@@ -1242,7 +1211,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decision_values_ovo, m)?)?;
     m.add_function(wrap_pyfunction!(solve_local, m)?)?;
     m.add_function(wrap_pyfunction!(flsa_path, m)?)?;
-    m.add_function(wrap_pyfunction!(flsa_columns, m)?)?;
     m.add_function(wrap_pyfunction!(flsa_staged, m)?)?;
     m.add_function(wrap_pyfunction!(flsa_staged_correct, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
