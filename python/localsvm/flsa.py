@@ -428,7 +428,7 @@ class FLSAClassifier(BaseKernelClassifier):
         if selection == "random":
             # The in-order pass keeps the basis twice (column-major and in
             # panels of eight rows), computes its columns a block of up to 32
-            # at a time, and reads the rows from a feature-major copy.
+            # at a time, and reads the rows from a copy transposed into panels of eight.
             basis = 2 * basis + 8.0 * n * min(32, int(n_terms), m)
             basis += 0.0 if spec.precomputed else 8.0 * X.size
         if selection == "random":

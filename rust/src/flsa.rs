@@ -59,10 +59,10 @@ use rayon::prelude::*;
 
 use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
-use crate::flsa_blocks::{gram_t, kernel_columns, sub_product, BasisView, FeatureMajor};
+use crate::flsa_blocks::{gram_t, sub_product, BasisView};
 use crate::kernel::{
-    check_indices, check_kernel_values, dot, kernel_matrix_or, kernel_value, KernelKind, Rows,
-    TrainingData,
+    check_indices, check_kernel_values, dot, kernel_matrix_or, kernel_value, KernelKind,
+    KernelRowsAgainst, Rows, TrainingData,
 };
 use crate::precision::{f64_problem, Magnitudes};
 
@@ -546,8 +546,9 @@ fn column_sq_norms(c: &[f64], n: usize) -> Vec<f64> {
 
 /// The in-order pass (RFLSA), a block of dictionary columns at a time.
 ///
-/// Each block is computed (all its kernel columns at once, from a
-/// feature-major copy of the rows), then orthogonalised against the basis so
+/// Each block is computed (all its kernel columns at once, against the
+/// rows transposed once into panels, as [`kernel_matrix_or`] computes
+/// them), then orthogonalised against the basis so
 /// far by block classical Gram–Schmidt (a second pass when some column lost
 /// more than half its squared norm, as in [`orthogonalise`]); then its
 /// columns are taken one by one, each orthogonalised against the columns of
@@ -575,9 +576,12 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<
         }
     };
     add_to_tiles(&mut tiles, 0, &q);
-    // Columns computed from the rows read them feature-major.
+    // Columns computed from the rows: the rows transposed once, then a
+    // block of candidates' kernel rows against all of them at a time.
     let features = match cand {
-        Candidates::OnTheFly { rows, .. } => Some(FeatureMajor::try_new(rows)?),
+        Candidates::OnTheFly { kind, rows, .. } => {
+            Some(KernelRowsAgainst::try_new(*kind, rows, BASIS_HINT)?)
+        }
         Candidates::Block { .. } => None,
     };
     let z0 = y.iter().sum::<f64>() / sqrt_n;
@@ -609,10 +613,10 @@ fn forward_in_order(cand: &Candidates, y: &[f64], opts: &FlsaOptions) -> Result<
             .min(m - next);
         block.clear();
         match (cand, &features) {
-            (Candidates::OnTheFly { kind, rows, idx }, Some(fm)) => {
+            (Candidates::OnTheFly { rows, idx, .. }, Some(against)) => {
                 block.resize(nb * n, 0.0);
-                let centres = &idx[next..next + nb];
-                kernel_columns(*kind, fm, rows, centres, &mut block, &opts.control)?;
+                let centres = rows.gather(&idx[next..next + nb])?;
+                against.fill(&centres, &mut block, &opts.control)?;
             }
             (Candidates::Block { data, .. }, _) => {
                 block.extend_from_slice(&data[next * n..(next + nb) * n]);

@@ -1,11 +1,6 @@
 //! Matrix-matrix kernels of the in-order forward pass (RFLSA, see
 //! [`crate::flsa`]) and of the decision values along a fitted path.
 //!
-//! * [`FeatureMajor`] and [`kernel_columns`]: kernel columns `K(X, c)` for
-//!   a block of centres, the rows of `X` processed a tile at a time with the
-//!   features read down the tile (unit stride, no horizontal sums). The sums
-//!   are grouped as [`crate::kernel::kernel_value`] groups them, so every
-//!   value equals it bit for bit.
 //! * [`gram_t`] and [`sub_product`]: the two sweeps of one block classical
 //!   Gram–Schmidt pass, `H = Qᵀ C` and `C −= Q H`, register-tiled (four basis
 //!   columns by two block columns of dot products; eight rows by four block
@@ -21,11 +16,7 @@ use rayon::prelude::*;
 
 use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_filled, value_error, Result};
-use crate::kernel::{KernelKind, Rows};
 use crate::simd;
-
-/// Rows per tile of [`kernel_columns`]: the tile's partial sums stay in L1.
-const COLUMN_TILE: usize = 64;
 
 /// Rows per chunk of [`gram_t`]: a tile of four basis columns of the chunk
 /// stays in L1 while the block's columns stream past it.
@@ -37,164 +28,6 @@ const POINTS: usize = 8;
 /// Work (entries × features, or points × stages²) above which a loop runs
 /// on rayon's pool.
 const PARALLEL_WORK: usize = 1 << 18;
-
-/// A feature-major copy of a set of rows (`data[f·n + t]` is feature `f` of
-/// row `t`), with the rows' squared norms.
-#[derive(Clone, Debug)]
-pub struct FeatureMajor {
-    data: Vec<f64>,
-    sq: Vec<f64>,
-    n: usize,
-    d: usize,
-}
-
-impl FeatureMajor {
-    /// The copy of `rows` (`8·n·d` bytes, reserved first: a failed
-    /// allocation is an [`crate::Error::Memory`]).
-    pub fn try_new(rows: &Rows) -> Result<Self> {
-        let (n, d) = (rows.n(), rows.d());
-        let what = format!("a feature-major copy of the {n} × {d} rows");
-        let hint = "use fewer rows or features";
-        let mut data = try_filled(checked_len::<f64>(n, d, &what, hint)?, 0.0, &what, hint)?;
-        let mut sq = try_filled(n, 0.0, &what, hint)?;
-        for (t, norm) in sq.iter_mut().enumerate() {
-            for (f, &v) in rows.row(t).iter().enumerate() {
-                data[f * n + t] = v;
-            }
-            *norm = rows.sq_norm(t);
-        }
-        Ok(FeatureMajor { data, sq, n, d })
-    }
-
-    /// Number of rows.
-    pub fn n(&self) -> usize {
-        self.n
-    }
-}
-
-simd::multiversion! {
-    /// `out[t]` = the squared distance (RBF) or the dot product (the other
-    /// kernels) of row `t` of `fm` and `centre`, bit for bit the sum
-    /// [`crate::kernel::kernel_value`] forms (the same four partial sums
-    /// over the features, then the same tail).
-    fn column_sums, fn column_sums_impl(
-        kind: KernelKind,
-        fm: &FeatureMajor,
-        centre: &[f64],
-        out: &mut [f64],
-    ) {
-        let (n, d) = (fm.n, fm.d);
-        let full = d / 4;
-        let rbf = match kind {
-            KernelKind::Rbf { gamma } => Some(gamma),
-            _ => None,
-        };
-        #[allow(unused_mut)]
-        let mut start = 0;
-        #[cfg(target_arch = "x86_64")]
-        if FMA {
-            // SAFETY: `FMA` is true only in the AVX2 + FMA and AVX-512
-            // builds, which run only on CPUs that have them.
-            start = unsafe { x86::tile_sums(&fm.data, n, centre, rbf.is_some(), out) };
-        }
-        for t0 in (start..n).step_by(COLUMN_TILE) {
-            let w = COLUMN_TILE.min(n - t0);
-            let mut acc = [[0.0f64; COLUMN_TILE]; 4];
-            let mut tail = [-0.0f64; COLUMN_TILE];
-            for c in 0..full {
-                for (l, acc_l) in acc.iter_mut().enumerate() {
-                    let f = 4 * c + l;
-                    let b = centre[f];
-                    let x = &fm.data[f * n + t0..f * n + t0 + w];
-                    if rbf.is_some() {
-                        acc_l.iter_mut().zip(x).for_each(|(a, &v)| *a += (v - b) * (v - b));
-                    } else {
-                        acc_l.iter_mut().zip(x).for_each(|(a, &v)| *a += v * b);
-                    }
-                }
-            }
-            for (f, &b) in centre.iter().enumerate().skip(4 * full) {
-                let x = &fm.data[f * n + t0..f * n + t0 + w];
-                if rbf.is_some() {
-                    tail.iter_mut().zip(x).for_each(|(a, &v)| *a += (v - b) * (v - b));
-                } else {
-                    tail.iter_mut().zip(x).for_each(|(a, &v)| *a += v * b);
-                }
-            }
-            let dst = &mut out[t0..t0 + w];
-            for (i, slot) in dst.iter_mut().enumerate() {
-                *slot = (acc[0][i] + acc[1][i]) + (acc[2][i] + acc[3][i]) + tail[i];
-            }
-        }
-    }
-}
-
-/// `v ← e^(−γ v)` for every value, with the kernel module's vectorised
-/// exponential (within about one unit in the last place of `f64::exp`).
-fn rbf_from_distances(gamma: f64, values: &mut [f64]) {
-    crate::kernel::exp_scaled(values, -gamma);
-}
-
-/// The kernel columns `K(X, centres[j])` for `j` in `idx`, written to `out`
-/// column after column (`out[j·n .. (j+1)·n]`, `n` the rows of `fm`), in
-/// parallel when the work is large; [`crate::Error::Interrupted`] once `ctl`
-/// is cancelled. `kind` must be a kernel function (not precomputed).
-pub fn kernel_columns(
-    kind: KernelKind,
-    fm: &FeatureMajor,
-    centres: &Rows,
-    idx: &[usize],
-    out: &mut [f64],
-    ctl: &Control,
-) -> Result<()> {
-    let n = fm.n;
-    if kind == KernelKind::Precomputed {
-        value_error!("kernel columns need a kernel function, not 'precomputed'");
-    }
-    if centres.d() != fm.d {
-        shape_error!(
-            "the centres have {} features but the rows have {}",
-            centres.d(),
-            fm.d
-        );
-    }
-    if out.len() != n * idx.len() {
-        shape_error!(
-            "{} kernel columns of {n} values need {} slots, got {}",
-            idx.len(),
-            n * idx.len(),
-            out.len()
-        );
-    }
-    if let Some(&bad) = idx.iter().find(|&&j| j >= centres.n()) {
-        value_error!(
-            "centre index {bad} is out of range for {} rows",
-            centres.n()
-        );
-    }
-    if n == 0 {
-        return ctl.check();
-    }
-    let body = |(col, &j): (&mut [f64], &usize)| {
-        if !ctl.is_cancelled() {
-            column_sums(kind, fm, centres.row(j), col);
-            let sq_c = centres.sq_norm(j);
-            match kind {
-                KernelKind::Rbf { gamma } => rbf_from_distances(gamma, col),
-                _ => col
-                    .iter_mut()
-                    .zip(&fm.sq)
-                    .for_each(|(v, &sq)| *v = kind.from_dot(*v, sq, sq_c)),
-            }
-        }
-    };
-    if n * idx.len() * fm.d.max(1) >= PARALLEL_WORK {
-        out.par_chunks_mut(n).zip(idx).for_each(body);
-    } else {
-        out.chunks_mut(n).zip(idx).for_each(body);
-    }
-    ctl.check()
-}
 
 /// `c + a·b` lane by lane (one vector fused multiply-add).
 #[inline(always)]
@@ -249,76 +82,6 @@ fn dots<const FMA: bool, const J: usize, const B: usize>(
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
-
-    /// The sums of [`super::column_sums`] for the rows `0..8·⌊n/8⌋`, eight
-    /// at a time: per row `((a₀ + a₁) + (a₂ + a₃)) + tail` over the squared
-    /// differences with `centre` (`diff`) or the products, grouped as the
-    /// scalar code groups them (no fused operations, so the same roundings).
-    /// Returns the number of rows done.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2 and FMA.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tile_sums(
-        data: &[f64],
-        n: usize,
-        centre: &[f64],
-        diff: bool,
-        out: &mut [f64],
-    ) -> usize {
-        let d = centre.len();
-        assert!(data.len() >= d * n && out.len() >= n);
-        let full = d / 4;
-        let term = |x: __m256d, b: __m256d| {
-            if diff {
-                let e = _mm256_sub_pd(x, b);
-                _mm256_mul_pd(e, e)
-            } else {
-                _mm256_mul_pd(x, b)
-            }
-        };
-        let tiles = n / 8;
-        for tile in 0..tiles {
-            let t0 = 8 * tile;
-            let mut lo = [_mm256_setzero_pd(); 4];
-            let mut hi = [_mm256_setzero_pd(); 4];
-            let mut tail = [_mm256_set1_pd(-0.0); 2];
-            // SAFETY: feature `f < d` of rows `t0..t0 + 8` lies at
-            // `f·n + t0 .. f·n + t0 + 8 ≤ d·n`, and `t0 + 8 ≤ n ≤ out.len()`
-            // (asserted above).
-            unsafe {
-                let load = |f: usize| {
-                    let b = _mm256_set1_pd(centre[f]);
-                    let p = data.as_ptr().add(f * n + t0);
-                    (
-                        term(_mm256_loadu_pd(p), b),
-                        term(_mm256_loadu_pd(p.add(4)), b),
-                    )
-                };
-                for c in 0..full {
-                    for l in 0..4 {
-                        let (y0, y1) = load(4 * c + l);
-                        lo[l] = _mm256_add_pd(lo[l], y0);
-                        hi[l] = _mm256_add_pd(hi[l], y1);
-                    }
-                }
-                for f in 4 * full..d {
-                    let (y0, y1) = load(f);
-                    tail[0] = _mm256_add_pd(tail[0], y0);
-                    tail[1] = _mm256_add_pd(tail[1], y1);
-                }
-                let sum = |a: [__m256d; 4], t: __m256d| {
-                    _mm256_add_pd(
-                        _mm256_add_pd(_mm256_add_pd(a[0], a[1]), _mm256_add_pd(a[2], a[3])),
-                        t,
-                    )
-                };
-                _mm256_storeu_pd(out.as_mut_ptr().add(t0), sum(lo, tail[0]));
-                _mm256_storeu_pd(out.as_mut_ptr().add(t0 + 4), sum(hi, tail[1]));
-            }
-        }
-        8 * tiles
-    }
 
     /// [`super::dots`] for four basis columns and two block columns of
     /// length `len`: eight vector accumulators.
@@ -900,74 +663,6 @@ pub fn staged_correct(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::kernel_value;
-
-    fn rows(n: usize, d: usize, phase: f64) -> Rows {
-        let data = (0..n * d)
-            .map(|v| ((v as f64) * 0.37 + phase).sin())
-            .collect();
-        Rows::new(data, n, d).unwrap()
-    }
-
-    #[test]
-    fn columns_equal_kernel_value_bit_for_bit() {
-        let kinds = [
-            KernelKind::Rbf { gamma: 0.7 },
-            KernelKind::Linear,
-            KernelKind::Poly {
-                gamma: 0.5,
-                coef0: 1.0,
-                degree: 3,
-            },
-            KernelKind::Sigmoid {
-                gamma: 0.2,
-                coef0: -0.1,
-            },
-        ];
-        for d in [1, 3, 4, 7, 9] {
-            let x = rows(150, d, 0.0);
-            let c = rows(5, d, 1.3);
-            let fm = FeatureMajor::try_new(&x).unwrap();
-            for kind in kinds {
-                let idx = [4, 0, 2];
-                let mut out = vec![0.0; 150 * 3];
-                kernel_columns(kind, &fm, &c, &idx, &mut out, &Control::none()).unwrap();
-                for (col, &j) in out.chunks(150).zip(&idx) {
-                    for (t, &v) in col.iter().enumerate() {
-                        let want =
-                            kernel_value(kind, x.row(t), c.row(j), x.sq_norm(t), c.sq_norm(j));
-                        if matches!(kind, KernelKind::Rbf { .. }) {
-                            // The same distance; the exponential within 2 ulp.
-                            assert!((v - want).abs() <= 4.5e-16 * want, "d={d} t={t}");
-                        } else {
-                            assert_eq!(v.to_bits(), want.to_bits(), "{kind:?} d={d} t={t}");
-                        }
-                    }
-                }
-            }
-        }
-        let fm = FeatureMajor::try_new(&rows(10, 2, 0.0)).unwrap();
-        let mut out = vec![0.0; 10];
-        let ctl = Control::none();
-        assert!(kernel_columns(
-            KernelKind::Linear,
-            &fm,
-            &rows(3, 3, 0.0),
-            &[0],
-            &mut out,
-            &ctl
-        )
-        .is_err());
-        assert!(kernel_columns(
-            KernelKind::Linear,
-            &fm,
-            &rows(3, 2, 0.0),
-            &[3],
-            &mut out,
-            &ctl
-        )
-        .is_err());
-    }
 
     #[test]
     fn block_sweeps_equal_plain_products() {

@@ -3,8 +3,6 @@
 
 mod tiles;
 
-pub(crate) use tiles::exp_scaled;
-
 use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
@@ -154,7 +152,7 @@ pub fn kernel_matrix_or(
     if len == 0 {
         return Ok(out);
     }
-    let panels = Panels::try_new(b, hint)?;
+    let against = KernelRowsAgainst::try_new(kind, b, hint)?;
     let block = block_rows(a.n(), rayon::current_num_threads());
     // Each task zero-fills its own rows first (in parallel, and into its
     // cache), then computes them.
@@ -169,7 +167,7 @@ pub fn kernel_matrix_or(
             // `MaybeUninit<f64>` has the layout of `f64`.
             let rows = unsafe { &mut *(chunk as *mut [MaybeUninit<f64>] as *mut [f64]) };
             if !ctl.is_cancelled() {
-                fill_rows(kind, a, k * block, b, &panels, rows);
+                fill_rows(kind, a, k * block, b, &against.panels, rows);
             }
         });
     // SAFETY: the chunks above cover the first `len` values, and each task
@@ -177,6 +175,62 @@ pub fn kernel_matrix_or(
     unsafe { out.set_len(len) };
     ctl.check()?;
     Ok(out)
+}
+
+/// The rows of `b` transposed once for many kernel rows against them (one
+/// block of rows of `a` after another), computed as [`kernel_matrix`]
+/// computes them: the same values.
+pub struct KernelRowsAgainst<'b> {
+    kind: KernelKind,
+    b: &'b Rows,
+    panels: Panels,
+}
+
+impl<'b> KernelRowsAgainst<'b> {
+    /// Transposes `b` (`8·n·d` bytes; a failed allocation is an
+    /// [`crate::Error::Memory`] naming `hint`). `kind` must be a kernel
+    /// function.
+    pub fn try_new(kind: KernelKind, b: &'b Rows, hint: &str) -> Result<Self> {
+        kind.require_function("kernel rows")?;
+        Ok(KernelRowsAgainst {
+            kind,
+            b,
+            panels: Panels::try_new(b, hint)?,
+        })
+    }
+
+    /// `out[i·n_b + t] = K(a_i, b_t)` for every row of `a`, in parallel over
+    /// blocks of rows; [`crate::Error::Interrupted`] once `ctl` is cancelled.
+    pub fn fill(&self, a: &Rows, out: &mut [f64], ctl: &Control) -> Result<()> {
+        let nb = self.b.n();
+        if a.d() != self.b.d() {
+            shape_error!(
+                "the rows have {} features but the prepared rows {}",
+                a.d(),
+                self.b.d()
+            );
+        }
+        if out.len() != a.n() * nb {
+            shape_error!(
+                "{} kernel rows of {nb} values need {} slots, got {}",
+                a.n(),
+                a.n() * nb,
+                out.len()
+            );
+        }
+        if out.is_empty() {
+            return ctl.check();
+        }
+        let block = block_rows(a.n(), rayon::current_num_threads());
+        out.par_chunks_mut(nb * block)
+            .enumerate()
+            .for_each(|(k, rows)| {
+                if !ctl.is_cancelled() {
+                    fill_rows(self.kind, a, k * block, self.b, &self.panels, rows);
+                }
+            });
+        ctl.check()
+    }
 }
 
 /// Rows of `a` per parallel task: up to 32 (the column panels are reused
@@ -268,6 +322,46 @@ mod tests {
             coef0: -0.2,
         },
     ];
+
+    #[test]
+    fn rows_against_prepared_rows_equal_the_kernel_matrix() {
+        let make = |n: usize, d: usize, phase: f64| {
+            let data = (0..n * d)
+                .map(|v| ((v as f64) * 0.37 + phase).sin())
+                .collect();
+            Rows::new(data, n, d).unwrap()
+        };
+        let kinds = [
+            KernelKind::Rbf { gamma: 0.7 },
+            KernelKind::Linear,
+            KernelKind::Sigmoid {
+                gamma: 0.2,
+                coef0: -0.1,
+            },
+        ];
+        let ctl = Control::none();
+        for d in [1, 4, 9] {
+            let b = make(83, d, 0.0);
+            let a = make(37, d, 1.3);
+            for kind in kinds {
+                let against = KernelRowsAgainst::try_new(kind, &b, "h").unwrap();
+                let mut out = vec![0.0; a.n() * b.n()];
+                against.fill(&a, &mut out, &ctl).unwrap();
+                let want = kernel_matrix(kind, &a, &b).unwrap();
+                let same = out
+                    .iter()
+                    .zip(&want)
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "{kind:?} d={d}");
+            }
+        }
+        let b = make(10, 2, 0.0);
+        let against = KernelRowsAgainst::try_new(KernelKind::Linear, &b, "h").unwrap();
+        let mut out = vec![0.0; 30];
+        assert!(against.fill(&make(3, 3, 0.0), &mut out, &ctl).is_err());
+        assert!(against.fill(&make(2, 2, 0.0), &mut out, &ctl).is_err());
+        assert!(KernelRowsAgainst::try_new(KernelKind::Precomputed, &b, "h").is_err());
+    }
 
     #[test]
     fn tiled_matrix_matches_the_scalar_formula() {

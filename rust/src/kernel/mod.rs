@@ -25,10 +25,9 @@ mod source;
 pub use csr::{scratch, Csc, CsrRows};
 pub(crate) use fill::fill_one_impl;
 pub use kinds::KernelKind;
-pub(crate) use matrix::exp_scaled;
 pub use matrix::{
     check_indices, check_kernel_values, gather_square, kernel_matrix, kernel_matrix_or,
-    kernel_matrix_with, TrainingData,
+    kernel_matrix_with, KernelRowsAgainst, TrainingData,
 };
 pub use panel::{Panel, Query};
 pub use rows::{dot, kernel_value, sq_dist, Rows};
