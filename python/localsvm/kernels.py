@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from . import _core
 from ._decompose import ovo_pairs
+from ._memory import memory_budget
 
 KERNELS: tuple[str, ...] = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 """The kernel names understood everywhere in localsvm (as in scikit-learn)."""
@@ -188,8 +189,6 @@ def dense_like(A) -> bool:
     cells = n * d
     if cells == 0 or A.nnz < DENSE_LIKE_DENSITY * cells:
         return False
-    from ._memory import memory_budget
-
     return 12.0 * cells <= memory_budget()
 
 
