@@ -230,6 +230,10 @@ class LocalResult:
     @property
     def precision(self) -> str:
         """The kernel path of the local problems: ``'float32'`` or ``'float64'``."""
+    @property
+    def primal(self) -> npt.NDArray[np.float64] | None:
+        """With ``primal=True``, each query's ``(w, b)``, shape ``(n_queries, d + 1)``
+        (zeros where no SVM was solved); else None."""
 
 def solve_local(
     x: npt.NDArray[np.float64],
@@ -250,6 +254,10 @@ def solve_local(
     precision: str = "auto",
     cache_size: float = 200.0,
     start: npt.NDArray[np.float64] | None = None,
+    primal: bool = False,
+    start_primal: npt.NDArray[np.float64] | None = None,
+    anchors: npt.NDArray[np.int64] | None = None,
+    anchor_solutions: npt.NDArray[np.float64] | None = None,
 ) -> LocalResult:
     """One localized SVM per query, each solved on its own.
 
@@ -276,6 +284,18 @@ def solve_local(
     ``cache_size`` (MB) bounds each problem's kernel cache, and so the call's,
     since the problems are solved one after another. An input-sized
     allocation that fails raises ``MemoryError``.
+
+    ``primal=True`` (``kernel='linear'`` only, ``x`` the features) solves each
+    query in the primal by Newton's method on a Huber-smoothed hinge of width
+    ``0.45·tol``, in float64, and accepts its multipliers only when they pass
+    SMO's stopping test for ``tol``; a query that does not within 300 Newton
+    steps is finished by SMO (float64) from there, and ``n_iter`` counts both.
+    With ``warm_start`` a query starts from ``start_primal`` (``(w, b)``,
+    ``d + 1`` values), or from the row of ``anchor_solutions`` (shape
+    ``(len(anchors), d + 1)``, local models of the training examples
+    ``anchors``) of the anchor with the largest ``sigma[s, anchor]`` (the
+    first of equals) when that is positive. ``LocalResult.primal`` then holds
+    each query's ``(w, b)``.
     """
 
 def flsa_staged(

@@ -23,6 +23,7 @@ pub mod flsa_blocks;
 pub mod incremental;
 pub mod kernel;
 pub mod local;
+pub mod local_primal;
 pub mod precision;
 pub mod predict;
 pub mod problem;

@@ -18,6 +18,7 @@
 use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{check_kernel_values, gather_square, KernelKind, KernelSource, TrainingData};
+use crate::local_primal::{solve_primal, FeatureMajor, PrimalOutcome};
 use crate::precision::QValue;
 use crate::precision::{resolve, Magnitudes, Precision};
 use crate::qmatrix::{KernelQ, QMatrix, SourceValue};
@@ -142,7 +143,44 @@ pub struct LocalResult {
     pub converged: Vec<bool>,
     /// The path the local problems were solved in (`Float32` or `Float64`).
     pub precision: Precision,
+    /// With the primal solver: each query's local model `(w, b)` (`d + 1`
+    /// values per query, query-major; zeros where no SVM was solved).
+    pub primal: Vec<f64>,
 }
+
+/// The linear kernel's features for the primal solver
+/// ([`crate::local_primal`]): with them every query is first solved in the
+/// primal, and SMO solves only the queries it cannot certify.
+#[derive(Clone, Copy, Debug)]
+pub struct PrimalInput<'a> {
+    /// The training examples, row-major, `n × d` (the ones the linear
+    /// kernel of `base` is built from).
+    pub x: &'a [f64],
+    /// Number of features.
+    pub d: usize,
+    /// `(w, b)`, `d + 1` values, every query's start with `warm_start`
+    /// (typically the global SVM's); zero otherwise.
+    pub start: Option<&'a [f64]>,
+    /// Newton steps per query at most (also at most the query's iteration
+    /// cap); a query that needs more is finished by SMO.
+    pub max_steps: u64,
+    /// Starts nearer than `start`: training examples (`index`, sorted) and
+    /// their own local solutions (`solutions`, `(w, b)` each, `d + 1`
+    /// values per example), e.g. computed at fit. With `warm_start`, a
+    /// query starts from the solution of the listed example of largest
+    /// similarity (the first of equals; `start` when all are 0).
+    pub anchors: Option<Anchors<'a>>,
+}
+
+/// See [`PrimalInput::anchors`].
+#[derive(Clone, Copy, Debug)]
+pub struct Anchors<'a> {
+    pub index: &'a [usize],
+    pub solutions: &'a [f64],
+}
+
+/// The default [`PrimalInput::max_steps`].
+pub const PRIMAL_STEP_CAP: u64 = 300;
 
 /// Solves one localized SVM per query.
 ///
@@ -163,6 +201,24 @@ pub fn solve_local(
     sigma: &[f64],
     cross: &[f64],
     start: Option<&[f64]>,
+    opts: &LocalOptions,
+) -> Result<LocalResult> {
+    solve_local_with(base, y, sigma, cross, start, None, opts)
+}
+
+/// [`solve_local`], with the primal solver when `primal` is given (the
+/// kernel must then be linear): each query is solved in the primal, in
+/// `f64`, and certified by SMO's stopping test; a query it cannot certify
+/// within [`PRIMAL_STEP_CAP`] steps continues in SMO (`f64` too) from the
+/// primal iterate's multipliers. `n_iter` then counts Newton steps plus SMO
+/// iterations (within the query's iteration cap).
+pub fn solve_local_with(
+    base: &LocalKernel<'_>,
+    y: &[f64],
+    sigma: &[f64],
+    cross: &[f64],
+    start: Option<&[f64]>,
+    primal: Option<PrimalInput<'_>>,
     opts: &LocalOptions,
 ) -> Result<LocalResult> {
     let n = base.n();
@@ -208,14 +264,53 @@ pub fn solve_local(
     if !(opts.tol.is_finite() && opts.tol > 0.0) {
         value_error!("tol must be a positive finite number, got {}", opts.tol);
     }
-    let path = base.precision(opts.precision, opts.tol)?;
+    if let Some(p) = primal {
+        if p.d == 0 || p.x.len() != n.saturating_mul(p.d) {
+            shape_error!(
+                "the primal solver's features have {} values, not {n} × {}",
+                p.x.len(),
+                p.d
+            );
+        }
+        if let Some(a) = p.anchors {
+            if a.solutions.len() != a.index.len().saturating_mul(p.d + 1)
+                || a.index.iter().any(|&i| i >= n)
+                || a.solutions.iter().any(|v| !v.is_finite())
+            {
+                value_error!(
+                    "anchors must be {} training indices below {n} with {} finite values each",
+                    a.index.len(),
+                    p.d + 1
+                );
+            }
+        }
+        if let Some(v) = p.start {
+            if v.len() != p.d + 1 || v.iter().any(|v| !v.is_finite()) {
+                value_error!(
+                    "the primal start must be {} finite values (w, b), got {}",
+                    p.d + 1,
+                    v.len()
+                );
+            }
+        }
+    }
+    let path = match primal {
+        Some(_) => Precision::Float64,
+        None => base.precision(opts.precision, opts.tol)?,
+    };
     let start = if opts.warm_start { start } else { None };
+    let primal = primal.map(|p| PrimalInput {
+        start: if opts.warm_start { p.start } else { None },
+        anchors: if opts.warm_start { p.anchors } else { None },
+        ..p
+    });
     let queries = Queries {
         base,
         y,
         sigma,
         cross,
         start,
+        primal,
         opts,
     };
     let mut out = match path {
@@ -233,6 +328,7 @@ struct Queries<'a, 'b> {
     sigma: &'a [f64],
     cross: &'a [f64],
     start: Option<&'a [f64]>,
+    primal: Option<PrimalInput<'a>>,
     opts: &'a LocalOptions,
 }
 
@@ -252,6 +348,10 @@ impl Queries<'_, '_> {
         let mut out = LocalResult::default();
         let mut kept: Option<Kept<T>> = None;
         let mut active: Vec<usize> = Vec::with_capacity(n);
+        // The primal solver's features: every example, and the last subset.
+        let mut every: Option<FeatureMajor> = None;
+        let mut subset = FeatureMajor::default();
+        let mut subset_of: Vec<usize> = Vec::new();
         for s in 0..m {
             opts.control.check()?;
             let sig = &self.sigma[s * n..(s + 1) * n];
@@ -275,6 +375,9 @@ impl Queries<'_, '_> {
                 out.n_active.push(active.len());
                 out.n_support.push(0);
                 out.converged.push(true);
+                if let Some(p) = self.primal {
+                    out.primal.extend(std::iter::repeat_n(0.0, p.d + 1));
+                }
                 continue;
             }
             let y_sub: Vec<f64> = active.iter().map(|&i| y[i]).collect();
@@ -287,12 +390,76 @@ impl Queries<'_, '_> {
                     sig[active[pos]]
                 );
             }
-            let alpha0 = match self.start {
-                Some(st) => feasible_start(st, &active, &y_sub, &upper),
-                None => vec![0.0; active.len()],
-            };
             let k = active.len();
-            let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(k));
+            let mut max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(k));
+            let row = &self.cross[s * n..(s + 1) * n];
+            let mut primal_alpha = None;
+            let mut steps = 0;
+            if let Some(p) = self.primal {
+                let fm = if k == n {
+                    if every.is_none() {
+                        every = Some(FeatureMajor::gather(p.x, p.d, None)?);
+                    }
+                    every.as_ref().expect("built above")
+                } else {
+                    if subset_of != active {
+                        subset.refill(p.x, p.d, Some(&active))?;
+                        subset_of.clone_from(&active);
+                    }
+                    &subset
+                };
+                let cap = max_iter.min(p.max_steps);
+                let near = nearest_anchor(p.anchors, sig);
+                let begin = near.or(p.start);
+                let tol = opts.tol;
+                match solve_primal(
+                    fm,
+                    &y_sub,
+                    &upper,
+                    begin,
+                    near.is_some(),
+                    tol,
+                    cap,
+                    &opts.control,
+                )? {
+                    PrimalOutcome::Solved(sol) => {
+                        out.primal.extend_from_slice(&sol.w);
+                        out.primal.push(-sol.rho);
+                        let mut f = -sol.rho;
+                        let mut n_sv = 0;
+                        for (t, &i) in active.iter().enumerate() {
+                            let a = sol.alpha[t];
+                            if a != 0.0 {
+                                f += a * y[i] * row[i];
+                                n_sv += 1;
+                            }
+                        }
+                        out.decision.push(f);
+                        out.status.push(LocalStatus::Solved);
+                        out.n_iter.push(sol.steps);
+                        out.n_active.push(k);
+                        out.n_support.push(n_sv);
+                        out.converged.push(true);
+                        continue;
+                    }
+                    PrimalOutcome::Unsolved {
+                        alpha,
+                        steps: taken,
+                    } => {
+                        steps = taken;
+                        max_iter = max_iter.saturating_sub(taken);
+                        primal_alpha = Some(alpha);
+                    }
+                }
+            }
+            let alpha0 = match (&primal_alpha, self.start) {
+                (Some(a), _) => {
+                    let all: Vec<usize> = (0..k).collect();
+                    feasible_start(a, &all, &y_sub, &upper)
+                }
+                (None, Some(st)) => feasible_start(st, &active, &y_sub, &upper),
+                (None, None) => vec![0.0; active.len()],
+            };
             let hessian = match kept.take() {
                 Some(h) if h.active == active => kept.insert(h),
                 old => {
@@ -315,7 +482,6 @@ impl Queries<'_, '_> {
                 }
             };
             let res = solve_one(&mut hessian.q, &y_sub, &upper, &alpha0, opts, max_iter)?;
-            let row = &self.cross[s * n..(s + 1) * n];
             let mut f = -res.rho;
             let mut n_sv = 0;
             for (t, &i) in active.iter().enumerate() {
@@ -325,9 +491,24 @@ impl Queries<'_, '_> {
                     n_sv += 1;
                 }
             }
+            if let Some(p) = self.primal {
+                // The model SMO finished: w = Σ α_i y_i x_i, b = −ρ.
+                let start = out.primal.len();
+                out.primal.extend(std::iter::repeat_n(0.0, p.d + 1));
+                let w = &mut out.primal[start..start + p.d];
+                for (t, &i) in active.iter().enumerate() {
+                    let ay = res.alpha[t] * y[i];
+                    if ay != 0.0 {
+                        for (wk, &xk) in w.iter_mut().zip(&p.x[i * p.d..(i + 1) * p.d]) {
+                            *wk += ay * xk;
+                        }
+                    }
+                }
+                out.primal[start + p.d] = -res.rho;
+            }
             out.decision.push(f);
             out.status.push(LocalStatus::Solved);
-            out.n_iter.push(res.n_iter);
+            out.n_iter.push(steps + res.n_iter);
             out.n_active.push(k);
             out.n_support.push(n_sv);
             out.converged.push(res.converged);
@@ -411,6 +592,21 @@ impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
         self.swaps.extend_from_slice(swaps);
         self.q.swap_indices(swaps);
     }
+}
+
+/// The solution of the anchor most similar to the query (`sig` its
+/// similarities to every training example), the first of equals; `None`
+/// without anchors or when every anchor's similarity is 0.
+fn nearest_anchor<'a>(anchors: Option<Anchors<'a>>, sig: &[f64]) -> Option<&'a [f64]> {
+    let a = anchors?;
+    let m = a.solutions.len() / a.index.len().max(1);
+    let mut best: Option<(usize, f64)> = None;
+    for (j, &i) in a.index.iter().enumerate() {
+        if sig[i] > best.map_or(0.0, |b| b.1) {
+            best = Some((j, sig[i]));
+        }
+    }
+    best.map(|(j, _)| &a.solutions[j * m..(j + 1) * m])
 }
 
 /// A start moved into a query's boxes: clipped to them, then the excess
@@ -497,6 +693,70 @@ mod tests {
             c.extend((0..x.n()).map(|i| x.row(i)[0] * v));
         }
         c
+    }
+
+    #[test]
+    fn the_primal_solver_agrees_with_smo_and_falls_back_to_it() {
+        let (x, y) = data();
+        let queries = [0.45, 1.5, 2.52, 3.3, 0.47, 3.95];
+        let sigma = gaussian(&x, &queries, 2.0);
+        let c = cross(&x, &queries);
+        let base = LocalKernel::Source(KernelSource::dense(KernelKind::Linear, x.clone()).unwrap());
+        let dual = solve_local(&base, &y, &sigma, &c, None, &opts(false)).unwrap();
+        let features: Vec<f64> = (0..40).map(|i| x.row(i)[0]).collect();
+        for max_steps in [PRIMAL_STEP_CAP, 1] {
+            let primal = PrimalInput {
+                x: &features,
+                d: 1,
+                start: None,
+                max_steps,
+                anchors: None,
+            };
+            let out =
+                solve_local_with(&base, &y, &sigma, &c, None, Some(primal), &opts(false)).unwrap();
+            assert_eq!(out.precision, Precision::Float64);
+            for s in 0..queries.len() {
+                assert!(out.converged[s], "query {s}");
+                let gap = (out.decision[s] - dual.decision[s]).abs();
+                assert!(
+                    gap < 1e-4,
+                    "query {s}: {} vs {}",
+                    out.decision[s],
+                    dual.decision[s]
+                );
+                if max_steps == 1 {
+                    // One Newton step cannot certify these: SMO finished them.
+                    assert!(out.n_iter[s] > 1, "query {s}");
+                } else {
+                    assert!(out.n_iter[s] < dual.n_iter[s].max(2), "query {s}");
+                }
+            }
+        }
+        let bad = PrimalInput {
+            x: &features[..39],
+            d: 1,
+            start: None,
+            max_steps: 10,
+            anchors: None,
+        };
+        assert!(solve_local_with(&base, &y, &sigma, &c, None, Some(bad), &opts(false)).is_err());
+    }
+
+    #[test]
+    fn a_query_starts_from_its_most_similar_anchor() {
+        let solutions = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let anchors = Anchors {
+            index: &[1, 3, 4],
+            solutions: &solutions,
+        };
+        let sig = [0.9, 0.2, 0.0, 0.5, 0.5];
+        // Anchors 3 and 4 tie at 0.5: the first wins; example 0 is no anchor.
+        assert_eq!(nearest_anchor(Some(anchors), &sig), Some(&solutions[2..4]));
+        assert_eq!(
+            nearest_anchor(Some(anchors), &[1.0, 0.0, 0.0, 0.0, 0.0]),
+            None
+        );
+        assert_eq!(nearest_anchor(None, &sig), None);
     }
 
     #[test]

@@ -25,7 +25,9 @@ use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop
 use crate::flsa_blocks::{staged_correct, staged_decisions};
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::kernel::{kernel_matrix_with, CsrRows, KernelKind, KernelSource, Rows, TrainingData};
-use crate::local::{solve_local as solve_local_rs, LocalKernel, LocalOptions};
+use crate::local::{
+    solve_local_with, Anchors, LocalKernel, LocalOptions, PrimalInput, PRIMAL_STEP_CAP,
+};
 use crate::precision::Precision;
 use crate::predict;
 use crate::problem::{Constraint, DualProblem, SolverOptions};
@@ -68,6 +70,9 @@ struct LocalResult {
     converged: Py<PyArray1<bool>>,
     /// The kernel path of the local problems: 'float32' or 'float64'.
     precision: &'static str,
+    /// With the primal solver, each query's `(w, b)`, shape
+    /// `(n_queries, d + 1)` (zeros where no SVM was solved); else None.
+    primal: Option<Py<PyArray2<f64>>>,
 }
 
 /// What `flsa_path` returns: the models for every number of terms.
@@ -660,10 +665,12 @@ fn decision_values_ovo<'py>(
 #[pyo3(signature = (
     x, y, sigma, cross, *, c, kernel = "linear", gamma = 1.0, coef0 = 0.0, degree = 3,
     threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true,
-    precision = "auto", cache_size = 200.0, start = None
+    precision = "auto", cache_size = 200.0, start = None, primal = false, start_primal = None,
+    anchors = None, anchor_solutions = None
 ), text_signature = "(x, y, sigma, cross, *, c, kernel='linear', gamma=1.0, coef0=0.0, \
     degree=3, threshold=1e-06, tol=0.001, max_iter=-1, shrinking=True, warm_start=True, \
-    precision='auto', cache_size=200.0, start=None)")]
+    precision='auto', cache_size=200.0, start=None, primal=False, start_primal=None, \
+    anchors=None, anchor_solutions=None)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_local<'py>(
     py: Python<'py>,
@@ -684,8 +691,17 @@ fn solve_local<'py>(
     precision: &str,
     cache_size: f64,
     start: Option<PyReadonlyArray1<'py, f64>>,
+    primal: bool,
+    start_primal: Option<PyReadonlyArray1<'py, f64>>,
+    anchors: Option<PyReadonlyArray1<'py, i64>>,
+    anchor_solutions: Option<PyReadonlyArray2<'py, f64>>,
 ) -> PyResult<LocalResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
+    if primal && !matches!(kind, KernelKind::Linear) {
+        return Err(PyValueError::new_err(format!(
+            "the primal local solver needs kernel='linear', got kernel={kernel:?}"
+        )));
+    }
     let opts = LocalOptions {
         c,
         threshold,
@@ -708,6 +724,34 @@ fn solve_local<'py>(
     }
     let y = vec1(y.as_array());
     let start = start.map(|s| vec1(s.as_array()));
+    let start_primal = start_primal.map(|s| vec1(s.as_array()));
+    let d = x.as_array().dim().1;
+    let anchors = match (anchors, anchor_solutions) {
+        (None, None) => None,
+        (Some(idx), Some(sol)) => {
+            let index = idx
+                .as_array()
+                .iter()
+                .map(|&i| usize::try_from(i))
+                .collect::<Result<Vec<usize>, _>>()
+                .map_err(|_| PyValueError::new_err("anchors must be non-negative indices"))?;
+            let sol = sol.as_array();
+            if sol.dim() != (index.len(), d + 1) {
+                return Err(PyValueError::new_err(format!(
+                    "anchor_solutions must have shape ({}, {}), got {:?}",
+                    index.len(),
+                    d + 1,
+                    sol.dim()
+                )));
+            }
+            Some((index, sol.iter().copied().collect::<Vec<f64>>()))
+        }
+        _ => {
+            return Err(PyValueError::new_err(
+                "anchors and anchor_solutions must be given together",
+            ))
+        }
+    };
     let (x, sigma, cross) = (
         Flat::new(x.as_array())?,
         Flat::new(sigma)?,
@@ -722,17 +766,33 @@ fn solve_local<'py>(
         // The Gram matrix is read where numpy holds it; features are copied
         // once into the solver's layout.
         let base = LocalKernel::new(&x.data(kind)?)?;
-        solve_local_rs(
+        let primal = primal.then(|| PrimalInput {
+            x: x.as_slice(),
+            d,
+            start: start_primal.as_deref(),
+            max_steps: PRIMAL_STEP_CAP,
+            anchors: anchors
+                .as_ref()
+                .map(|(index, solutions)| Anchors { index, solutions }),
+        });
+        solve_local_with(
             &base,
             &y,
             sigma.as_slice(),
             cross.as_slice(),
             start.as_deref(),
+            primal,
             &opts,
         )
     })?;
     let counts = |v: Vec<usize>| -> Vec<u64> { v.into_iter().map(|c| c as u64).collect() };
     let status: Vec<u8> = res.status.iter().map(|&s| s as u8).collect();
+    let primal = if primal {
+        let m = res.decision.len();
+        Some(into_matrix(py, res.primal, m, d + 1)?.unbind())
+    } else {
+        None
+    };
     Ok(LocalResult {
         decision: res.decision.into_pyarray(py).unbind(),
         status: status.into_pyarray(py).unbind(),
@@ -741,6 +801,7 @@ fn solve_local<'py>(
         n_support: counts(res.n_support).into_pyarray(py).unbind(),
         converged: res.converged.into_pyarray(py).unbind(),
         precision: res.precision.name(),
+        primal,
     })
 }
 

@@ -1,0 +1,756 @@
+//! The localized SVM's linear-kernel problems solved in the primal.
+//!
+//! With the linear kernel a local problem (boxes `c_i = C·σ_i`) is
+//!
+//! ```text
+//! min_{w, b} ½‖w‖² + Σ c_i max(0, 1 − y_i (w·x_i + b)),
+//! ```
+//!
+//! a convex problem in `d + 1` unknowns, whatever the number `n` of
+//! examples. SMO works on its dual, two of the `n` multipliers at a time,
+//! and needs a few hundred iterations of `O(n)` each when a query's boxes
+//! move many multipliers from where the start put them. Here the hinge is
+//! replaced by the Huber loss of width `δ` (quadratic for margins within
+//! `δ` below 1, linear beyond):
+//!
+//! ```text
+//! h_δ(t) = 0 (t ≤ 0),  t²/(2δ) (0 < t < δ),  t − δ/2 (t ≥ δ),   t = 1 − y_i (w·x_i + b),
+//! ```
+//!
+//! whose dual is the SVM dual plus `(δ/2) Σ α_i²/c_i`, with
+//! `α_i = c_i·h'_δ(t_i)` and `w = Σ α_i y_i x_i`. Newton's method on this
+//! piecewise quadratic (Hessian `I_w + Σ_{0<t_i<δ} (c_i/δ) x̃_i x̃_iᵀ`,
+//! `x̃ = (x, 1)`) ends when a full step leaves every example on the same
+//! piece: the step is then the exact minimiser. Otherwise the step length is
+//! the exact minimiser over `(0, 1]`, found by following the derivative
+//! through the kinks of the examples the full step moves. Each step costs
+//! two passes over the `n × d` features and a `(d + 1)`-square Cholesky
+//! factorisation. From a distant start two widths
+//! are used, a wide one (`0.1`) for a few steps, then `δ = 0.45·tol`; from a
+//! neighbour's solution only the second.
+//!
+//! At the exact Huber optimum the multipliers `α_i = c_i·clip(t_i/δ, 0, 1)`
+//! satisfy `yᵀα = 0` and the SVM dual's stopping test of SMO (the maximal
+//! violation `max_{I_up} −y_t G_t − min_{I_low} −y_t G_t`) is below `2δ`:
+//! a free multiplier has `0 < t_i < δ`, and one at a bound has its margin on
+//! the right side. The solver checks exactly that, on multipliers and a
+//! gradient recomputed from the features, before it returns a solution; any
+//! query it cannot certify (the step cap, a stalled line search, a
+//! factorisation that fails) is left to SMO by the caller.
+//!
+//! The smoothing is the one of O. Chapelle, "Training a Support Vector
+//! Machine in the Primal", Neural Computation 19(5), 2007, who solves the
+//! primal by Newton's method; the exact stop on an unchanged piece is the
+//! finite Newton method of S. S. Keerthi and D. DeCoste, "A Modified Finite
+//! Newton Method for Fast Solution of Large Scale Linear SVMs", JMLR 6, 2005.
+
+use crate::control::Control;
+use crate::error::{try_filled, Result};
+use crate::simd::{fmadd64, multiversion};
+
+/// The wide smoothing of the first stage, in margin units.
+const FIRST_WIDTH: f64 = 0.1;
+/// Newton steps of the first stage at most (it only brings the start near).
+const FIRST_STEPS: u64 = 5;
+/// The final width as a fraction of `tol`: the violation is below `2δ`.
+const FINAL_WIDTH: f64 = 0.45;
+/// Lanes of the reductions (an AVX-512 register, two AVX2 ones).
+const LANES: usize = 8;
+
+/// Training examples stored feature by feature (`data[k·n + i]` is feature
+/// `k` of example `i`), the layout of the solver's passes.
+#[derive(Debug, Clone, Default)]
+pub struct FeatureMajor {
+    data: Vec<f64>,
+    n: usize,
+    d: usize,
+}
+
+impl FeatureMajor {
+    /// The rows `idx` of the row-major `x` (`d` features each), or every
+    /// row when `idx` is `None`. The `n·d` values are allocated checked.
+    pub fn gather(x: &[f64], d: usize, idx: Option<&[usize]>) -> Result<Self> {
+        let mut out = FeatureMajor::default();
+        out.refill(x, d, idx)?;
+        Ok(out)
+    }
+
+    /// Like [`FeatureMajor::gather`], reusing this buffer.
+    pub fn refill(&mut self, x: &[f64], d: usize, idx: Option<&[usize]>) -> Result<()> {
+        let n = match idx {
+            Some(idx) => idx.len(),
+            None if d == 0 => 0,
+            None => x.len() / d,
+        };
+        let len = n.saturating_mul(d);
+        if self.data.len() < len {
+            self.data = try_filled(
+                len,
+                0.0,
+                "the features of a local problem",
+                "use fewer training examples or a larger similarity_threshold",
+            )?;
+        }
+        self.data.truncate(len);
+        self.n = n;
+        self.d = d;
+        for t in 0..n {
+            let i = idx.map_or(t, |idx| idx[t]);
+            let row = &x[i * d..(i + 1) * d];
+            for (k, &v) in row.iter().enumerate() {
+                self.data[k * n + t] = v;
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of examples.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of features.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    fn feature(&self, k: usize) -> &[f64] {
+        &self.data[k * self.n..(k + 1) * self.n]
+    }
+}
+
+multiversion! {
+    /// `out[i] = b + Σ_k v[k]·x[k][i]`.
+    fn affine, fn affine_impl(x: &FeatureMajor, v: &[f64], b: f64, out: &mut [f64]) {
+        out.fill(b);
+        for (k, &vk) in v.iter().enumerate() {
+            if vk != 0.0 {
+                for (o, &xv) in out.iter_mut().zip(x.feature(k)) {
+                    *o = fmadd64::<FMA>(vk, xv, *o);
+                }
+            }
+        }
+    }
+}
+
+multiversion! {
+    /// `out[k] = Σ_i coef[i]·x[k][i]`, summed in [`LANES`] fixed lanes.
+    fn transposed, fn transposed_impl(x: &FeatureMajor, coef: &[f64], out: &mut [f64]) {
+        let (cc, ct) = coef.as_chunks::<LANES>();
+        for (k, o) in out.iter_mut().enumerate() {
+            let (xc, xt) = x.feature(k).as_chunks::<LANES>();
+            let mut acc = [0.0f64; LANES];
+            for (a, b) in cc.iter().zip(xc) {
+                for l in 0..LANES {
+                    acc[l] = fmadd64::<FMA>(a[l], b[l], acc[l]);
+                }
+            }
+            let mut s = 0.0;
+            for (a, b) in ct.iter().zip(xt) {
+                s = fmadd64::<FMA>(*a, *b, s);
+            }
+            *o = acc.iter().sum::<f64>() + s;
+        }
+    }
+}
+
+/// For one example at step `s`: its scaled margin `q = (t − s e)·inv`, its
+/// multiplier `c·clip(q, 0, 1)`, and `c e²` when `0 < q < 1` (else 0);
+/// written with selects so that the loops calling it vectorise.
+#[inline(always)]
+fn huber_terms<const FMA: bool>(t: f64, e: f64, c: f64, s: f64, inv: f64) -> (f64, f64, f64) {
+    let q = fmadd64::<FMA>(-s, e, t) * inv;
+    let lo = if q > 0.0 { q } else { 0.0 };
+    let clipped = if lo < 1.0 { lo } else { 1.0 };
+    let inside = if (q > 0.0) & (q < 1.0) {
+        c * e * e
+    } else {
+        0.0
+    };
+    (q, c * clipped, inside)
+}
+
+multiversion! {
+    /// `ay_i = y_i c_i clip(t_i·inv, 0, 1)` for every example; returns `Σ ay_i`.
+    fn multipliers, fn multipliers_impl(
+        t: &[f64],
+        y: &[f64],
+        c: &[f64],
+        inv: f64,
+        ay: &mut [f64],
+    ) -> f64 {
+        let n = t.len();
+        let mut acc = [0.0f64; LANES];
+        let (oc, ot) = ay[..n].as_chunks_mut::<LANES>();
+        let (tc, tt) = t.as_chunks::<LANES>();
+        let (yc, yt) = y[..n].as_chunks::<LANES>();
+        let (cc, ct) = c[..n].as_chunks::<LANES>();
+        for (((o, tv), yv), cv) in oc.iter_mut().zip(tc).zip(yc).zip(cc) {
+            for l in 0..LANES {
+                let (_, a, _) = huber_terms::<FMA>(tv[l], 0.0, cv[l], 0.0, inv);
+                o[l] = a * yv[l];
+                acc[l] += o[l];
+            }
+        }
+        let mut sum = 0.0;
+        for (((o, tv), yv), cv) in ot.iter_mut().zip(tt).zip(yt).zip(ct) {
+            let (_, a, _) = huber_terms::<FMA>(*tv, 0.0, *cv, 0.0, inv);
+            *o = a * yv;
+            sum += *o;
+        }
+        acc.iter().sum::<f64>() + sum
+    }
+}
+
+multiversion! {
+    /// `e_i = y_i od_i`; writes the examples the full step (`t − e`) moves to
+    /// another piece of the Huber loss of width `delta` to the front of
+    /// `moved` (as long as `t`) and returns how many there are.
+    fn directions, fn directions_impl(
+        t: &[f64],
+        y: &[f64],
+        od: &[f64],
+        delta: f64,
+        e: &mut [f64],
+        moved: &mut [u32],
+    ) -> usize {
+        let n = t.len();
+        let (y, od, e, moved) = (&y[..n], &od[..n], &mut e[..n], &mut moved[..n]);
+        let mut count = 0usize;
+        for i in 0..n {
+            let ei = y[i] * od[i];
+            e[i] = ei;
+            let t1 = t[i] - ei;
+            moved[count] = i as u32;
+            count += (piece(t[i], delta) != piece(t1, delta)) as usize;
+        }
+        count
+    }
+}
+
+multiversion! {
+    /// `H += h·r rᵀ` on the lower triangle of the `m × m` row-major `H`
+    /// (`m = r.len()`).
+    fn rank_one_lower, fn rank_one_lower_impl(hess: &mut [f64], h: f64, r: &[f64]) {
+        let m = r.len();
+        for (a, dst) in hess.chunks_exact_mut(m).enumerate() {
+            let ha = h * r[a];
+            for (v, &rb) in dst[..=a].iter_mut().zip(&r[..=a]) {
+                *v = fmadd64::<FMA>(ha, rb, *v);
+            }
+        }
+    }
+}
+
+/// A certified solution of one local problem.
+#[derive(Debug, Clone)]
+pub struct PrimalSolution {
+    /// The dual multipliers, `0 ≤ α_i ≤ c_i`, `yᵀα = 0`.
+    pub alpha: Vec<f64>,
+    /// `ρ` as SMO computes it from the same multipliers: the decision
+    /// function is `Σ α_i y_i K(x_i, x) − ρ`.
+    pub rho: f64,
+    /// `w = Σ α_i y_i x_i`.
+    pub w: Vec<f64>,
+    /// Newton steps taken.
+    pub steps: u64,
+}
+
+/// What [`solve_primal`] ends with.
+#[derive(Debug, Clone)]
+pub enum PrimalOutcome {
+    /// Certified: the dual stopping test holds for `tol`.
+    Solved(PrimalSolution),
+    /// Not certified; `alpha` is the last iterate's multipliers (within the
+    /// boxes, `yᵀα` possibly off), a start for SMO.
+    Unsolved { alpha: Vec<f64>, steps: u64 },
+}
+
+/// The piece of the Huber loss a margin `t` lies on.
+#[inline(always)]
+fn piece(t: f64, delta: f64) -> u8 {
+    (t > 0.0) as u8 + (t >= delta) as u8
+}
+
+/// Scratch of one solve.
+struct Work<'a> {
+    x: &'a FeatureMajor,
+    y: &'a [f64],
+    c: &'a [f64],
+    /// `(w, b)`.
+    v: Vec<f64>,
+    /// `t_i = 1 − y_i (w·x_i + b)`.
+    t: Vec<f64>,
+    /// `α_i y_i` of the current piece assignment.
+    ay: Vec<f64>,
+    /// `e_i = y_i x̃_i·dv` along the direction.
+    e: Vec<f64>,
+    /// `x̃_i·dv`.
+    od: Vec<f64>,
+    grad: Vec<f64>,
+    hess: Vec<f64>,
+    zone: Vec<usize>,
+    /// The line search's kinks: `(step, change of the slope)`.
+    kinks: Vec<(f64, f64)>,
+    /// Examples the full step moves to another piece (the first ones).
+    moved: Vec<u32>,
+}
+
+impl Work<'_> {
+    fn dim(&self) -> usize {
+        self.x.d() + 1
+    }
+
+    /// Margins from `v`, afresh.
+    fn margins(&mut self) {
+        let d = self.x.d();
+        affine(self.x, &self.v[..d], self.v[d], &mut self.t);
+        for (t, &y) in self.t.iter_mut().zip(self.y) {
+            *t = 1.0 - y * *t;
+        }
+    }
+
+    /// One Newton step at width `delta`; `Ok(true)` once the full step kept
+    /// every example on its piece (the iterate is then the minimiser),
+    /// `Ok(false)` after a line-searched step, `Err(())` when no progress
+    /// can be made.
+    fn step(&mut self, delta: f64) -> std::result::Result<bool, ()> {
+        let (n, d) = (self.x.n(), self.x.d());
+        let m = self.dim();
+        let sum_ay = multipliers(&self.t, self.y, self.c, 1.0 / delta, &mut self.ay);
+        self.zone.clear();
+        self.zone
+            .extend((0..n).filter(|&i| self.t[i] > 0.0 && self.t[i] < delta));
+        // The gradient: (w − Σ α_i y_i x_i, −Σ α_i y_i).
+        transposed(self.x, &self.ay, &mut self.grad[..d]);
+        for k in 0..d {
+            self.grad[k] = self.v[k] - self.grad[k];
+        }
+        self.grad[d] = -sum_ay;
+        // The Hessian: identity on w, plus the zone's (c_i/δ) x̃ x̃ᵀ.
+        self.hess.fill(0.0);
+        for k in 0..d {
+            self.hess[k * m + k] = 1.0;
+        }
+        let mut row = vec![0.0; m];
+        let mut curv = 0.0;
+        for &i in &self.zone {
+            let h = self.c[i] / delta;
+            for (k, r) in row.iter_mut().enumerate().take(d) {
+                *r = self.x.feature(k)[i];
+            }
+            row[d] = 1.0;
+            rank_one_lower(&mut self.hess, h, &row);
+            curv += h;
+        }
+        // Without a zone the loss is linear in b: a tiny curvature keeps the
+        // system solvable, and the line search finds the step's length.
+        let ridge = 1e-10 * (1.0 + curv);
+        self.hess[d * m + d] += ridge;
+        let mut dv: Vec<f64> = self.grad.iter().map(|g| -g).collect();
+        if !cholesky_solve(&mut self.hess, m, &mut dv) {
+            return Err(());
+        }
+        affine(self.x, &dv[..d], dv[d], &mut self.od);
+        let n_moved = directions(
+            &self.t,
+            self.y,
+            &self.od,
+            delta,
+            &mut self.e,
+            &mut self.moved,
+        );
+        let same = n_moved == 0;
+        let s = if same {
+            1.0
+        } else {
+            let f0: f64 = self.grad.iter().zip(&dv).map(|(g, v)| g * v).sum();
+            let dwdw: f64 = dv[..d].iter().map(|x| x * x).sum();
+            let fp0 = dwdw
+                + self
+                    .zone
+                    .iter()
+                    .map(|&i| self.c[i] * self.e[i] * self.e[i])
+                    .sum::<f64>()
+                    / delta;
+            let mut kinks = std::mem::take(&mut self.kinks);
+            let found = self.line_search(f0, fp0, &self.moved[..n_moved], delta, &mut kinks);
+            self.kinks = kinks;
+            match found {
+                Some(s) => s,
+                None => return Err(()),
+            }
+        };
+        for (v, d) in self.v.iter_mut().zip(&dv) {
+            *v += s * d;
+        }
+        for i in 0..n {
+            self.t[i] -= s * self.e[i];
+        }
+        Ok(same)
+    }
+
+    /// The minimiser of `φ(v + s·dv)` over `0 < s ≤ 1`. `φ'` is continuous,
+    /// increasing and piecewise linear; its kinks are where an example's
+    /// margin enters or leaves the quadratic piece, which only the examples
+    /// in `moved` (those the full step moves to another piece) do within
+    /// `[0, 1]`. From `φ'(0) = f0` and its slope `fp0` just after 0, the
+    /// kinks are sorted and `φ'` is followed piece by piece to its root;
+    /// when `φ'(1) ≤ 0` the full step is taken. No pass over all examples is
+    /// needed. `None` when the direction does not descend.
+    fn line_search(
+        &self,
+        f0: f64,
+        fp0: f64,
+        moved: &[u32],
+        delta: f64,
+        kinks: &mut Vec<(f64, f64)>,
+    ) -> Option<f64> {
+        if f0.is_nan() || f0 >= 0.0 {
+            return None;
+        }
+        let inv = 1.0 / delta;
+        kinks.clear();
+        for &i in moved {
+            let i = i as usize;
+            let e = self.e[i];
+            let (t, c) = (self.t[i], self.c[i]);
+            let (a, b) = ((t - delta) / e, t / e);
+            let (enter, leave) = if e > 0.0 { (a, b) } else { (b, a) };
+            let jump = c * e * e * inv;
+            if (0.0..=1.0).contains(&enter) {
+                kinks.push((enter, jump));
+            }
+            if (0.0..=1.0).contains(&leave) {
+                kinks.push((leave, -jump));
+            }
+        }
+        kinks.sort_unstable_by(|p, q| p.0.total_cmp(&q.0));
+        let (mut s, mut f, mut fp) = (0.0, f0, fp0);
+        for &(b, jump) in kinks.iter() {
+            let fb = f + fp * (b - s);
+            if fb >= 0.0 {
+                break;
+            }
+            s = b;
+            f = fb;
+            fp += jump;
+        }
+        if f + fp * (1.0 - s) <= 0.0 {
+            return Some(1.0);
+        }
+        let root = if fp > 0.0 { s - f / fp } else { s };
+        let root = root.clamp(s, 1.0);
+        (root > 0.0 && root.is_finite()).then_some(root)
+    }
+
+    /// The multipliers of the current iterate at width `delta`.
+    fn alpha(&self, delta: f64) -> Vec<f64> {
+        self.t
+            .iter()
+            .zip(self.c)
+            .map(|(&t, &c)| c * (t / delta).clamp(0.0, 1.0))
+            .collect()
+    }
+}
+
+/// Solves `H z = r` in place for a symmetric positive definite `H` (`m × m`,
+/// lower triangle used, overwritten by its Cholesky factor); false when a
+/// pivot is not positive.
+fn cholesky_solve(h: &mut [f64], m: usize, r: &mut [f64]) -> bool {
+    let h = &mut h[..m * m];
+    let r = &mut r[..m];
+    for j in 0..m {
+        let row_j = &mut h[j * m..(j + 1) * m];
+        let s = row_j[j] - dot(&row_j[..j], &row_j[..j]);
+        if !(s > 0.0 && s.is_finite()) {
+            return false;
+        }
+        let l = s.sqrt();
+        row_j[j] = l;
+        let (upto, below) = h.split_at_mut((j + 1) * m);
+        let row_j = &upto[j * m..j * m + j];
+        for row_i in below.chunks_exact_mut(m) {
+            row_i[j] = (row_i[j] - dot(&row_i[..j], row_j)) / l;
+        }
+    }
+    for i in 0..m {
+        let row = &h[i * m..i * m + i];
+        r[i] = (r[i] - dot(row, &r[..i])) / h[i * m + i];
+    }
+    for i in (0..m).rev() {
+        let mut s = r[i];
+        for k in i + 1..m {
+            s -= h[k * m + i] * r[k];
+        }
+        r[i] = s / h[i * m + i];
+    }
+    r.iter().all(|v| v.is_finite())
+}
+
+/// `Σ a_k b_k` in four lanes.
+#[inline]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let (ac, at) = a.as_chunks::<4>();
+    let (bc, bt) = b.as_chunks::<4>();
+    let mut acc = [0.0f64; 4];
+    for (x, y) in ac.iter().zip(bc) {
+        for l in 0..4 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let tail: f64 = at.iter().zip(bt).map(|(x, y)| x * y).sum();
+    (acc[0] + acc[2]) + (acc[1] + acc[3]) + tail
+}
+
+/// Moves `α` (within its boxes) so that `yᵀα = 0`: the excess is taken off
+/// the larger side's free multipliers, then added to the smaller side's
+/// free ones, then taken off the larger side's others.
+fn balance(alpha: &mut [f64], y: &[f64], c: &[f64]) {
+    let r: f64 = alpha.iter().zip(y).map(|(a, y)| a * y).sum();
+    if r == 0.0 {
+        return;
+    }
+    let side = r.signum();
+    let mut excess = r.abs();
+    let n = alpha.len();
+    let free = |a: f64, c: f64| a > 0.0 && a < c;
+    for i in 0..n {
+        if excess > 0.0 && y[i] == side && free(alpha[i], c[i]) {
+            let take = alpha[i].min(excess);
+            alpha[i] -= take;
+            excess -= take;
+        }
+    }
+    for i in 0..n {
+        if excess > 0.0 && y[i] != side && free(alpha[i], c[i]) {
+            let add = (c[i] - alpha[i]).min(excess);
+            alpha[i] += add;
+            excess -= add;
+        }
+    }
+    for i in 0..n {
+        if excess > 0.0 && y[i] == side && alpha[i] > 0.0 {
+            let take = alpha[i].min(excess);
+            alpha[i] -= take;
+            excess -= take;
+        }
+    }
+}
+
+/// SMO's stopping test and `ρ` on `α`, with the gradient
+/// `G_i = y_i (Σ_j α_j y_j x_j)·x_i − 1` recomputed from the features:
+/// `(maximal violation, ρ, w = Σ_j α_j y_j x_j)`.
+fn certify(x: &FeatureMajor, y: &[f64], c: &[f64], alpha: &[f64]) -> (f64, f64, Vec<f64>) {
+    let (n, d) = (x.n(), x.d());
+    let ay: Vec<f64> = alpha.iter().zip(y).map(|(a, y)| a * y).collect();
+    let mut w = vec![0.0; d];
+    transposed(x, &ay, &mut w);
+    let mut f = vec![0.0; n];
+    affine(x, &w, 0.0, &mut f);
+    let (mut up, mut low) = (f64::NEG_INFINITY, f64::INFINITY);
+    let (mut ub, mut lb) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut sum, mut free) = (0.0, 0usize);
+    for i in 0..n {
+        let g = y[i] * f[i] - 1.0;
+        let v = -y[i] * g;
+        let (a, pos) = (alpha[i], y[i] > 0.0);
+        let at_upper = a >= c[i];
+        let at_lower = a <= 0.0;
+        // I_up: y = +1 below its box, or y = −1 above 0.
+        if (pos && !at_upper) || (!pos && !at_lower) {
+            up = up.max(v);
+        }
+        if (pos && !at_lower) || (!pos && !at_upper) {
+            low = low.min(v);
+        }
+        let yg = y[i] * g;
+        if !at_upper && !at_lower {
+            free += 1;
+            sum += yg;
+        } else if (at_upper && !pos) || (at_lower && pos) {
+            ub = ub.min(yg);
+        } else {
+            lb = lb.max(yg);
+        }
+    }
+    let rho = if free > 0 {
+        sum / free as f64
+    } else {
+        match (ub.is_finite(), lb.is_finite()) {
+            (true, true) => 0.5 * (ub + lb),
+            (true, false) => ub,
+            (false, true) => lb,
+            (false, false) => 0.0,
+        }
+    };
+    (up - low, rho, w)
+}
+
+/// Solves one local problem with the linear kernel (module docs).
+///
+/// `x` holds the problem's examples, `y` their ±1 labels (both classes
+/// present), `c` their boxes (positive, finite); `start` is `(w, b)` to
+/// start from (`d + 1` values) or `None` for zero; `near` says it is
+/// close to the solution (a neighbour's local solution), so the wide first
+/// stage, which would move it away, is skipped. At most `max_steps`
+/// Newton steps are taken. `control` is polled every step.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_primal(
+    x: &FeatureMajor,
+    y: &[f64],
+    c: &[f64],
+    start: Option<&[f64]>,
+    near: bool,
+    tol: f64,
+    max_steps: u64,
+    control: &Control,
+) -> Result<PrimalOutcome> {
+    let (n, d) = (x.n(), x.d());
+    debug_assert!(y.len() == n && c.len() == n);
+    let m = d + 1;
+    let v = match start {
+        Some(s) if s.len() == m && s.iter().all(|v| v.is_finite()) => s.to_vec(),
+        _ => vec![0.0; m],
+    };
+    let mut work = Work {
+        x,
+        y,
+        c,
+        v,
+        t: vec![0.0; n],
+        ay: vec![0.0; n],
+        e: vec![0.0; n],
+        od: vec![0.0; n],
+        grad: vec![0.0; m],
+        hess: vec![0.0; m * m],
+        zone: Vec::with_capacity(m),
+        kinks: Vec::new(),
+        moved: vec![0; n],
+    };
+    work.margins();
+    let last = FINAL_WIDTH * tol;
+    let mut steps = 0u64;
+    let mut stages: Vec<(f64, u64)> = Vec::with_capacity(2);
+    if !near && FIRST_WIDTH > 4.0 * last {
+        stages.push((FIRST_WIDTH, FIRST_STEPS));
+    }
+    stages.push((last, u64::MAX));
+    let mut exact = false;
+    'stages: for &(delta, cap) in &stages {
+        work.margins();
+        let mut taken = 0;
+        while taken < cap {
+            if steps >= max_steps {
+                break 'stages;
+            }
+            control.check()?;
+            steps += 1;
+            taken += 1;
+            match work.step(delta) {
+                Ok(true) => {
+                    exact = delta == last;
+                    break;
+                }
+                Ok(false) => {}
+                Err(()) => break 'stages,
+            }
+        }
+    }
+    // Multipliers from fresh margins: the iterate, not its running update.
+    work.margins();
+    let mut alpha = work.alpha(last);
+    if !exact {
+        return Ok(PrimalOutcome::Unsolved { alpha, steps });
+    }
+    balance(&mut alpha, y, c);
+    let (violation, rho, w) = certify(x, y, c, &alpha);
+    if violation <= tol && rho.is_finite() {
+        Ok(PrimalOutcome::Solved(PrimalSolution {
+            alpha,
+            rho,
+            w,
+            steps,
+        }))
+    } else {
+        Ok(PrimalOutcome::Unsolved { alpha, steps })
+    }
+}
+
+/// The most features for which the primal solver is used: its Cholesky
+/// factorisation costs `(d + 1)³/3` per step.
+pub const PRIMAL_MAX_FEATURES: usize = 63;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let mut s = seed;
+        let mut next = move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        let mut x = vec![0.0; n * d];
+        let mut y = vec![0.0; n];
+        for i in 0..n {
+            let mut score = 0.0;
+            for k in 0..d {
+                let v = next();
+                x[i * d + k] = v;
+                score += v * (k as f64 + 1.0).recip();
+            }
+            y[i] = if score + 0.3 * next() > 0.0 {
+                1.0
+            } else {
+                -1.0
+            };
+        }
+        let c: Vec<f64> = (0..n).map(|_| 10.0 * (next() + 1.0) / 2.0 + 1e-4).collect();
+        (x, y, c)
+    }
+
+    #[test]
+    fn certified_solutions_pass_the_dual_test() {
+        for seed in 0..20 {
+            let (x, y, c) = problem(300, 6, seed);
+            let fm = FeatureMajor::gather(&x, 6, None).unwrap();
+            let out = solve_primal(&fm, &y, &c, None, false, 1e-3, 500, &Control::none()).unwrap();
+            let PrimalOutcome::Solved(sol) = out else {
+                panic!("seed {seed}: not certified");
+            };
+            let r: f64 = sol.alpha.iter().zip(&y).map(|(a, y)| a * y).sum();
+            assert!(r.abs() < 1e-9, "yᵀα = {r}");
+            for (a, c) in sol.alpha.iter().zip(&c) {
+                assert!(*a >= 0.0 && *a <= *c);
+            }
+            let (viol, _, _) = certify(&fm, &y, &c, &sol.alpha);
+            assert!(viol <= 1e-3);
+        }
+    }
+
+    #[test]
+    fn the_step_cap_leaves_the_problem_unsolved() {
+        let (x, y, c) = problem(300, 6, 3);
+        let fm = FeatureMajor::gather(&x, 6, None).unwrap();
+        let out = solve_primal(&fm, &y, &c, None, false, 1e-3, 1, &Control::none()).unwrap();
+        let PrimalOutcome::Unsolved { alpha, steps } = out else {
+            panic!("one step cannot certify this problem");
+        };
+        assert_eq!(steps, 1);
+        assert!(alpha.iter().zip(&c).all(|(a, c)| *a >= 0.0 && *a <= *c));
+    }
+
+    #[test]
+    fn gathered_rows_are_feature_major() {
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let fm = FeatureMajor::gather(&x, 2, Some(&[2, 0])).unwrap();
+        assert_eq!((fm.n(), fm.d()), (2, 2));
+        assert_eq!(fm.feature(0), &[5.0, 1.0]);
+        assert_eq!(fm.feature(1), &[6.0, 2.0]);
+    }
+}
