@@ -35,11 +35,14 @@ def test_each_decision_is_libsvm_with_sigma_weighted_boxes(small):
 def test_hlsvm_is_knn_svm(small):
     """σ ∈ {0, 1} for the k nearest: a linear SVM on the k nearest neighbours.
 
-    Cold starts, because with every α at a bound the bias is any point of an
-    interval: LIBSVM takes its midpoint from the solution it reaches, and a
-    warm start can reach another optimal α with another interval."""
+    Cold starts of the dual solver, because with every α at a bound the bias
+    is any point of an interval: LIBSVM takes its midpoint from the solution
+    it reaches, and a warm start (or the primal solver) can reach another
+    optimal α with another interval."""
     X, y, Q = small
-    clf = LocalSVC(C=1.0, similarity="knn", k=25, tol=1e-6, warm_start=False).fit(X, y)
+    clf = LocalSVC(C=1.0, similarity="knn", k=25, tol=1e-6, warm_start=False, solver="dual").fit(
+        X, y
+    )
     ours = clf.decision_function(Q)
     order = np.argsort(squared_distances(X, Q), axis=0, kind="stable")
     for s in range(Q.shape[0]):
@@ -83,13 +86,14 @@ def test_warm_starts_agree_with_cold_starts_and_save_iterations(banana):
     assert np.all(cold.n_iter[cold.status == SOLVED] >= 1)
 
 
+@pytest.mark.parametrize("solver", ["primal", "dual"])
 @pytest.mark.parametrize("warm_start", [True, False])
 @pytest.mark.parametrize("bandwidth", [0.3, 50.0])  # neighbourhoods vary / are everyone
-def test_each_decision_is_independent_of_the_batch(small, warm_start, bandwidth):
+def test_each_decision_is_independent_of_the_batch(small, warm_start, bandwidth, solver):
     """A test example's decision depends on it alone: not on the rest of the
     batch, its order, or how the batch is chunked among threads."""
     X, y, Q = small
-    kw = {"warm_start": warm_start, "bandwidth": bandwidth, "C": 10.0}
+    kw = {"warm_start": warm_start, "bandwidth": bandwidth, "C": 10.0, "solver": solver}
     clf = LocalSVC(**kw).fit(X, y)
     whole = clf.decision_function(Q)
     single = np.array([clf.decision_function(Q[i : i + 1])[0] for i in range(Q.shape[0])])
@@ -101,6 +105,40 @@ def test_each_decision_is_independent_of_the_batch(small, warm_start, bandwidth)
     for chunking in ({"chunk_size": 1}, {"chunk_size": 7, "n_jobs": 2}, {"n_jobs": 1}):
         other = LocalSVC(**kw, **chunking).fit(X, y).decision_function(Q)
         np.testing.assert_array_equal(whole, other)
+
+
+@pytest.mark.parametrize("similarity", ["gaussian", "knn"])
+def test_primal_and_dual_solvers_give_the_same_local_svms(banana, similarity):
+    """Both solve each local problem to ``tol``: their decisions agree to a
+    multiple of it, and the primal solver needs far fewer iterations."""
+    X, y, Q = banana.X_train[:400], banana.y_train[:400], banana.X_test[:60]
+    kw = {"C": 10.0, "bandwidth": 0.5, "k": 40, "similarity": similarity, "tol": 1e-6}
+    primal = LocalSVC(solver="primal", **kw).fit(X, y)
+    dual = LocalSVC(solver="dual", **kw).fit(X, y)
+    assert (primal.solver_, dual.solver_) == ("primal", "dual")
+    p, d = primal.decision_details(Q), dual.decision_details(Q)
+    np.testing.assert_array_equal(p.status, d.status)
+    solved = p.status == SOLVED
+    assert solved.any() and p.converged.all()
+    if similarity == "gaussian":  # every σ > 0: the bias is pinned by free multipliers
+        np.testing.assert_allclose(p.decision, d.decision, atol=1e-4)
+    else:  # HLSVM's all-at-bound neighbourhoods leave the bias in an interval
+        assert np.mean(np.sign(p.decision) == np.sign(d.decision)) >= 0.95
+    assert p.n_iter[solved].mean() < d.n_iter[solved].mean()
+
+
+def test_solver_resolution_and_errors(small):
+    X, y, _ = small
+    assert LocalSVC().fit(X, y).solver_ == "primal"  # linear, 2 features
+    assert LocalSVC(kernel="rbf").fit(X, y).solver_ == "dual"
+    wide = np.hstack([X, np.random.default_rng(0).normal(size=(X.shape[0], 70))])
+    clf = LocalSVC().fit(wide, y)
+    assert clf.solver_ == "dual" and clf.use_gram_
+    assert LocalSVC(solver="primal").fit(wide, y).solver_ == "primal"
+    with pytest.raises(ValueError, match="solver='primal' needs kernel='linear'"):
+        LocalSVC(solver="primal", kernel="rbf").fit(X, y)
+    with pytest.raises(ValueError, match="solver"):
+        LocalSVC(solver="newton").fit(X, y)
 
 
 def test_n_iter_is_the_global_solve(small):
@@ -168,7 +206,9 @@ def test_chunks_go_through_the_engine(small):
             a = LocalSVC(chunk_size=4).fit(X, y).decision_function(Q)
     finally:
         pm.unregister(plugin)
-    assert seen == [4]  # one batch: 15 test examples in chunks of 4, one class pair
+    # Fit: the local SVMs of the 120 anchors (every training example here) in
+    # chunks of 4; predict: one batch, 15 test examples in chunks of 4.
+    assert seen == [30, 4]
     b = LocalSVC(n_jobs=2).fit(X, y).decision_function(Q)
     np.testing.assert_array_equal(a, b)
 
@@ -299,6 +339,8 @@ def test_backend_without_local_batch_gets_one_problem_per_query(small):
         dec = ours.fit(X, y).decision_function(Xt)
     finally:
         pm.unregister(plugin)
-    ref = LocalSVC(C=5.0, bandwidth=2.0, warm_start=False).fit(X, y).decision_function(Xt)
+    ref = LocalSVC(C=5.0, bandwidth=2.0, warm_start=False, solver="dual")
+    ref = ref.fit(X, y).decision_function(Xt)
     assert backend.calls > 0
+    assert ours.solver_ == "dual"  # the plain backend has no primal solver
     np.testing.assert_allclose(dec, ref, atol=1e-3)

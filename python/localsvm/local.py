@@ -8,7 +8,9 @@ training examples far from ``x_s`` barely count, and ``x_s`` is classified by
 that model alone. ``similarity='gaussian'`` (σ = exp(−‖x_s − x_i‖²/λ)) gives
 the soft version, SLSVM; ``similarity='knn'`` (σ = 1 for the ``k`` nearest
 examples, else 0) the hard one, HLSVM, which is SVM-KNN (H. Zhang, A. C.
-Berg, M. Maire and J. Malik, CVPR 2006).
+Berg, M. Maire and J. Malik, CVPR 2006). With the linear kernel each local
+problem is solved in the primal (``solver='primal'``, Rust core
+``local_primal``); otherwise its dual by SMO.
 """
 
 from __future__ import annotations
@@ -45,6 +47,18 @@ GRAM_LIMIT_BYTES = 128 << 20
 #: ``max(GLOBAL_MIN_ITER, 10·n)`` iterations.
 GLOBAL_MIN_ITER = 10_000
 
+#: ``solver='auto'`` solves linear-kernel local problems in the primal up to
+#: this many features (each Newton step factorises a ``(d + 1)``-square matrix).
+PRIMAL_MAX_FEATURES = 63
+
+#: The primal solver's anchors per class pair: at most ``ANCHORS`` training
+#: examples, fewer for large problems (about ``ANCHOR_WORK / (n·(d + 1))``,
+#: at least ``ANCHOR_MIN``), whose own local SVMs are solved at fit; each
+#: test example starts from the solution of its most similar anchor.
+ANCHORS = 256
+ANCHOR_MIN = 16
+ANCHOR_WORK = 40_000_000
+
 #: Queries handled per block of :meth:`LocalSVC.decision_details`: bounds the
 #: ``n_train × block`` similarity and kernel matrices held at once.
 BLOCK_BYTES = 64 << 20
@@ -61,6 +75,9 @@ class _Pair:
     kernel_input: np.ndarray  # features, or the Gram matrix of the rows
     spec: KernelSpec  # the kernel to apply to ``kernel_input``
     start: np.ndarray  # the global SVM's α over ``rows``: every query's start
+    start_primal: np.ndarray | None  # its (w, b), the primal solver's start
+    anchors: np.ndarray | None = None  # rows (indices into ``rows``) with own solutions
+    anchor_solutions: np.ndarray | None = None  # their local (w, b), one row each
 
 
 def _describe_chunk(res) -> str:
@@ -88,6 +105,9 @@ def _solve_chunk(task, shared):
         cross=crs,
         kernel=pair.spec,
         start=start,
+        start_primal=pair.start_primal,
+        anchors=pair.anchors,
+        anchor_solutions=pair.anchor_solutions,
         **settings,
     )
     return solve_local_batch(backend, batch)
@@ -163,6 +183,17 @@ class LocalSVC(BaseSVMClassifier):
         that a bias left undecided by the dual (every α at a bound, so any b
         in an interval is optimal) may come out as another point of that
         interval.
+    solver : {'auto', 'primal', 'dual'}, default='auto'
+        How each local problem is solved. 'dual': SMO on the dual (any
+        kernel). 'primal': with the linear kernel, Newton's method on the
+        primal smoothed by a Huber loss of width ``0.45·tol`` (O. Chapelle,
+        "Training a Support Vector Machine in the Primal", Neural Computation,
+        2007), in ``n_features + 1`` unknowns; its multipliers are checked
+        against SMO's stopping test for ``tol`` before they are used, and a
+        problem that does not pass within 300 Newton steps is finished by
+        SMO from there. Both give the local SVM to ``tol``. 'auto':
+        'primal' when the kernel is linear, there are at most 63 features and
+        the backend has it (the Rust one does), else 'dual'. See Notes.
     backend : str, default='auto'
         A registered solver backend. The Rust one ('auto') solves a whole
         chunk of test examples in one call; others get one
@@ -199,12 +230,15 @@ class LocalSVC(BaseSVMClassifier):
         Index into ``classes_`` of each training label.
     class_counts_ : ndarray of shape (n_classes,)
         Training examples per class.
+    solver_ : str
+        The solver of the local problems, 'primal' or 'dual' (``solver``
+        resolved).
     use_gram_ : bool
-        Whether the training kernel matrix was computed at fit (it is when it
-        needs at most 128 MiB, ``n ≤ 4096``); otherwise the global and local
-        problems compute kernel columns from the features, through the same
-        least-recently-used column cache as :class:`localsvm.SVC`, bounded
-        by ``cache_size``.
+        Whether the training kernel matrix was computed at fit (it is for the
+        'dual' solver when it needs at most 128 MiB, ``n ≤ 4096``);
+        otherwise the global and local problems compute kernel columns from
+        the features, through the same least-recently-used column cache as
+        :class:`localsvm.SVC`, bounded by ``cache_size``.
     n_iter_ : ndarray of shape (n_class_pairs,)
         SMO iterations of the global SVM solved at fit for each class pair
         (pairs ordered as in :meth:`decision_details`); it is capped at
@@ -226,7 +260,17 @@ class LocalSVC(BaseSVMClassifier):
     of size ``n²`` is held: ``n = 50 000`` examples of a few features fit
     and predict within ``cache_size`` + a few hundred MiB.
 
-    Speed: consecutive test examples of a chunk whose neighbourhoods are the
+    Speed: with the linear kernel the primal solver ('auto') needs a few
+    dozen Newton steps per test example, each two passes over the ``n × d``
+    training features, where SMO needs a few hundred iterations over the
+    ``n`` multipliers; ``decision_details`` reports the steps (plus SMO
+    iterations for a problem SMO finished) as ``n_iter``. With
+    ``warm_start``, fit also solves the local SVMs of up to 256 anchors per
+    class pair (a fixed random draw of its training examples, fewer when
+    ``n·d`` is large), and each test example starts from the local model of
+    the anchor most similar to it, which is close to its own; this depends
+    on the test example alone, like every other start. With the 'dual'
+    solver, consecutive test examples of a chunk whose neighbourhoods are the
     same training examples (a wide bandwidth, or a small
     ``similarity_threshold``) share one local Hessian, so each of its
     kernel columns is computed once per chunk rather than once per test
@@ -273,6 +317,7 @@ class LocalSVC(BaseSVMClassifier):
         "similarity_threshold": [Interval(Real, 0.0, 1.0, closed="left")],
         "shrinking": ["boolean"],
         "warm_start": ["boolean"],
+        "solver": [StrOptions({"auto", "primal", "dual"})],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
     }
@@ -294,6 +339,7 @@ class LocalSVC(BaseSVMClassifier):
         max_iter=-1,
         shrinking=True,
         warm_start=True,
+        solver="auto",
         backend="auto",
         chunk_size=None,
         cache_size=200,
@@ -314,6 +360,7 @@ class LocalSVC(BaseSVMClassifier):
         self.max_iter = max_iter
         self.shrinking = shrinking
         self.warm_start = warm_start
+        self.solver = solver
         self.backend = backend
         self.chunk_size = chunk_size
         self.cache_size = cache_size
@@ -349,11 +396,36 @@ class LocalSVC(BaseSVMClassifier):
         self.y_fit_ = y_idx.astype(np.intp)
         self.class_counts_ = np.bincount(y_idx, minlength=self.classes_.shape[0])
         n = X.shape[0]
-        self.use_gram_ = n**2 * 8 <= GRAM_LIMIT_BYTES
-        backend = None
+        linear = self._spec.name == "linear"
+        if self.solver == "primal" and not linear:
+            raise ValueError(
+                f"solver='primal' needs kernel='linear', got kernel={self.kernel!r}; "
+                "use solver='dual' or 'auto'"
+            )
+        pairs = ovo_pairs(self.classes_.shape[0])
+        # One backend for every problem, chosen on the first class pair's.
+        first = np.flatnonzero((y_idx == pairs[0][0]) | (y_idx == pairs[0][1]))
+        backend = self._select_backend(
+            QPProblem(
+                X=X[first],
+                y=np.where(y_idx[first] == pairs[0][0], 1.0, -1.0),
+                upper=np.full(first.size, float(self.C)),
+                kernel=self._spec,
+            )
+        )
+        capable = bool(getattr(backend.capabilities, "local_primal", False))
+        if self.solver == "primal" and not capable:
+            raise ValueError(
+                f"solver='primal' is not offered by backend {backend.name!r}; "
+                "use solver='dual' or 'auto', or backend='rust'"
+            )
+        primal = capable and (
+            self.solver == "primal"
+            or (self.solver == "auto" and linear and X.shape[1] <= PRIMAL_MAX_FEATURES)
+        )
+        self.use_gram_ = not primal and n**2 * 8 <= GRAM_LIMIT_BYTES
         gram = kernel_matrix(self._spec, X, X) if self.use_gram_ else None
         self._pairs = []
-        pairs = ovo_pairs(self.classes_.shape[0])
         report = self._fit_report(len(pairs), X, y)
         pair_tasks = report.subtasks("class-pair", len(pairs))
         n_iter: list[int] = []
@@ -385,17 +457,51 @@ class LocalSVC(BaseSVMClassifier):
                 shrinking=bool(self.shrinking),
                 cache_size=float(self.cache_size),
             )
-            if backend is None:
-                backend = self._select_backend(problem)
             sol = backend.solve(problem)
             self._check_finite([sol])
             start = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, float(self.C))
             n_iter.append(int(sol.n_iter))
-            self._pairs.append(_Pair(a, b, rows, labels, kin, spec, start))
+            start_primal = None
+            if primal:
+                w = (start * labels) @ X[rows]
+                start_primal = np.append(w, -float(sol.rho))
+            self._pairs.append(_Pair(a, b, rows, labels, kin, spec, start, start_primal))
             task.end()
         self.n_iter_ = np.asarray(n_iter, dtype=np.int64)
+        self.solver_ = "primal" if primal else "dual"
+        if primal and self.warm_start:
+            self._fit_anchors(X, backend)
         report.end(X, y)
         return self
+
+    def _fit_anchors(self, X, backend) -> None:
+        """Solve the local SVMs of each class pair's anchors (a fixed random
+        draw of its training examples) for the primal solver's starts."""
+        at_once = max(1, effective_n_jobs(self.n_jobs))
+        settings = self._solver_settings(float(self.cache_size) / at_once)
+        rng = np.random.default_rng(0)
+        for p, pair in enumerate(self._pairs):
+            k = pair.rows.size
+            count = min(k, ANCHORS, max(ANCHOR_MIN, ANCHOR_WORK // (k * (X.shape[1] + 1))))
+            idx = np.sort(rng.choice(k, count, replace=False))
+            Xp = X[pair.rows]
+            sigma = compute_similarity(self.similarity, Xp, Xp[idx], **self._sim_kwargs)
+            sigma_t = np.ascontiguousarray(sigma.T)
+            tasks = [(p, chunk) for chunk in self._chunks(count)]
+            results = run_tasks(
+                _solve_chunk,
+                tasks,
+                n_jobs=self.n_jobs,
+                thread_safe=backend.capabilities.thread_safe,
+                shared=(self._pairs, sigma_t, np.zeros_like(sigma_t), backend, settings),
+            )
+            if any(r.primal is None for r in results):
+                continue  # the backend solved the duals: no models to start from
+            solutions = np.vstack([r.primal for r in results])
+            keep = np.concatenate([r.status for r in results]) == SOLVED
+            if keep.any():
+                pair.anchors = idx[keep].astype(np.int64)
+                pair.anchor_solutions = np.ascontiguousarray(solutions[keep])
 
     # -------------------------------------------------------------- predict
 
@@ -517,6 +623,7 @@ class LocalSVC(BaseSVMClassifier):
             shrinking=bool(self.shrinking),
             warm_start=bool(self.warm_start),
             cache_size=float(cache_size),
+            solver=getattr(self, "solver_", "dual"),
         )
 
     def _votes(self, details: Bunch) -> np.ndarray:

@@ -316,6 +316,11 @@ class Capabilities:
     sparse : bool, default=False
         Solves problems whose ``X`` is a scipy CSR matrix (canonical: sorted
         indices, no duplicates) without densifying it.
+    local_primal : bool, default=False
+        Solves the linear-kernel problems of a :class:`LocalBatch` with
+        ``solver='primal'`` in the primal (``d + 1`` unknowns); a backend
+        without it solves their duals, which have the same solutions to
+        ``tol``.
 
     Examples
     --------
@@ -336,6 +341,7 @@ class Capabilities:
     local_batch: bool = False
     online: bool = False
     sparse: bool = False
+    local_primal: bool = False
 
 
 class SolverBackend(ABC):
@@ -492,6 +498,14 @@ class LocalBatch:
     (:func:`feasible_start`); otherwise from 0. Either way a query's result
     depends on that query alone, not on the rest of the batch.
 
+    ``solver='primal'`` (linear kernel, ``X`` the features) lets a backend
+    with ``capabilities.local_primal`` solve each query in the primal,
+    starting from ``start_primal`` (``(w, b)``, ``d + 1`` values, e.g. the
+    global SVM's) with ``warm_start``, or, when ``anchors`` (training
+    indices) and ``anchor_solutions`` (their own local ``(w, b)``, one row
+    each) are given, from the solution of the anchor with the largest
+    similarity to the query; others solve the duals.
+
     ``X`` holds features, or the square training kernel matrix when
     ``kernel.name == 'precomputed'``; ``sigma`` and ``cross`` (the kernel
     values between the queries and the training examples) have shape
@@ -515,6 +529,10 @@ class LocalBatch:
     precision: str = "auto"
     cache_size: float = 200.0
     start: np.ndarray | None = None
+    solver: str = "dual"
+    start_primal: np.ndarray | None = None
+    anchors: np.ndarray | None = None
+    anchor_solutions: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
@@ -528,7 +546,9 @@ class LocalBatchResult:
     class), ``status`` (:data:`SOLVED`, :data:`ONLY_POSITIVE`,
     :data:`ONLY_NEGATIVE` or :data:`EMPTY`), ``n_iter``, ``n_active`` (the
     examples in the local problem), ``n_support`` and ``converged`` (False
-    when the solver stopped at ``max_iter``)."""
+    when the solver stopped at ``max_iter``); ``primal``, from a backend that
+    solved a linear batch in the primal, each query's local ``(w, b)``
+    (shape ``(n_queries, d + 1)``), else None."""
 
     decision: np.ndarray
     status: np.ndarray
@@ -536,6 +556,7 @@ class LocalBatchResult:
     n_active: np.ndarray
     n_support: np.ndarray
     converged: np.ndarray
+    primal: np.ndarray | None = None
 
     @classmethod
     def empty(cls, q: int) -> LocalBatchResult:

@@ -38,6 +38,7 @@ class RustBackend(SolverBackend):
         local_batch=True,
         online=True,
         sparse=True,
+        local_primal=True,
     )
 
     def solve(self, problem: QPProblem) -> QPSolution:
@@ -92,6 +93,10 @@ class RustBackend(SolverBackend):
         """
         f64 = np.float64
         start = getattr(batch, "start", None)
+        primal = getattr(batch, "solver", "dual") == "primal"
+        start_primal = getattr(batch, "start_primal", None) if primal else None
+        anchors = getattr(batch, "anchors", None) if primal else None
+        solutions = getattr(batch, "anchor_solutions", None) if anchors is not None else None
         out = _core.solve_local(
             np.ascontiguousarray(batch.X, dtype=f64),
             np.ascontiguousarray(batch.y, dtype=f64),
@@ -107,6 +112,14 @@ class RustBackend(SolverBackend):
             precision=str(getattr(batch, "precision", "auto")),
             cache_size=float(getattr(batch, "cache_size", 200.0)),
             start=None if start is None else np.ascontiguousarray(start, dtype=f64),
+            primal=primal,
+            start_primal=(
+                None if start_primal is None else np.ascontiguousarray(start_primal, dtype=f64)
+            ),
+            anchors=None if anchors is None else np.ascontiguousarray(anchors, dtype=np.int64),
+            anchor_solutions=(
+                None if solutions is None else np.ascontiguousarray(solutions, dtype=f64)
+            ),
         )
         return LocalBatchResult(
             decision=np.asarray(out.decision),
@@ -115,6 +128,7 @@ class RustBackend(SolverBackend):
             n_active=np.asarray(out.n_active),
             n_support=np.asarray(out.n_support),
             converged=np.asarray(out.converged, dtype=bool),
+            primal=None if out.primal is None else np.asarray(out.primal),
         )
 
     def online_learner(self, kernel, n_features):
