@@ -139,11 +139,10 @@ def scaling_claim(psvm: float, slsvm: float, n_test: int, out: TextIO) -> dict:
     why = (
         ""
         if holds
-        else ", because SLSVM got cheaper per test example (each local SVM starts from the "
-        "global solution, and the test examples of a thread share one local Hessian when "
-        "their neighbourhoods coincide: a few hundred SMO iterations and no kernel work per "
-        "test example), while PSVM's time is mostly MagKmeans clustering the training and "
-        "test examples, which grows with the test set too"
+        else ", because SLSVM got cheaper per test example (each local linear SVM is solved "
+        "in the primal by a few dozen Newton steps, starting from the local model of the "
+        "most similar of the anchors solved at fit), while PSVM's time is mostly MagKmeans "
+        "clustering the training and test examples, which grows with the test set too"
     )
     say(
         out,
