@@ -253,7 +253,9 @@ class LocalSVC(BaseSVMClassifier):
     similarity and kernel values of a block of test examples) +
     ``(1 + 2.5·P)·8·n·d`` bytes (the training data, and per chunk its copy in
     the solver and the rows of a neighbourhood) + ``O(P·n)``; fit needs
-    ``cache_size`` (the global SVM's column cache) + ``O(n·d)``. When the
+    ``cache_size`` (the global SVM's column cache) + ``O(n·d)``, plus, for
+    the primal solver's anchors, up to 64 MiB of their similarities and
+    the prediction memory above for their local problems. When the
     training kernel matrix is kept (``use_gram_``: ``8·n² ≤ 128 MiB``, so
     ``n ≤ 4096``), add it and, per chunk, the block of it that a
     neighbourhood gathers (at most the same size). Above that limit nothing
@@ -485,23 +487,29 @@ class LocalSVC(BaseSVMClassifier):
             count = min(k, ANCHORS, max(ANCHOR_MIN, ANCHOR_WORK // (k * (X.shape[1] + 1))))
             idx = np.sort(rng.choice(k, count, replace=False))
             Xp = X[pair.rows]
-            sigma = compute_similarity(self.similarity, Xp, Xp[idx], **self._sim_kwargs)
-            sigma_t = np.ascontiguousarray(sigma.T)
-            tasks = [(p, chunk) for chunk in self._chunks(count)]
-            results = run_tasks(
-                _solve_chunk,
-                tasks,
-                n_jobs=self.n_jobs,
-                thread_safe=backend.capabilities.thread_safe,
-                shared=(self._pairs, sigma_t, np.zeros_like(sigma_t), backend, settings),
-            )
-            if any(r.primal is None for r in results):
-                continue  # the backend solved the duals: no models to start from
-            solutions = np.vstack([r.primal for r in results])
-            keep = np.concatenate([r.status for r in results]) == SOLVED
-            if keep.any():
-                pair.anchors = idx[keep].astype(np.int64)
-                pair.anchor_solutions = np.ascontiguousarray(solutions[keep])
+            solutions, keep = [], []
+            # Blocks of anchors, so that their similarities stay within BLOCK_BYTES.
+            block = max(1, BLOCK_BYTES // (16 * k))
+            for start in range(0, count, block):
+                part = idx[start : start + block]
+                sigma = compute_similarity(self.similarity, Xp, Xp[part], **self._sim_kwargs)
+                sigma_t = np.ascontiguousarray(sigma.T)
+                results = run_tasks(
+                    _solve_chunk,
+                    [(p, chunk) for chunk in self._chunks(part.size)],
+                    n_jobs=self.n_jobs,
+                    thread_safe=backend.capabilities.thread_safe,
+                    shared=(self._pairs, sigma_t, np.zeros_like(sigma_t), backend, settings),
+                )
+                if any(r.primal is None for r in results):
+                    break  # the backend solved the duals: no models to start from
+                solutions += [r.primal for r in results]
+                keep += [r.status == SOLVED for r in results]
+            else:
+                solved = np.concatenate(keep)
+                if solved.any():
+                    pair.anchors = idx[solved].astype(np.int64)
+                    pair.anchor_solutions = np.ascontiguousarray(np.vstack(solutions)[solved])
 
     # -------------------------------------------------------------- predict
 
