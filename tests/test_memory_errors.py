@@ -143,6 +143,8 @@ def test_local_cache_size_reaches_the_core(monkeypatch, banana):
 
     monkeypatch.setattr(_core, "solve_local", spy)
     clf = LocalSVC(cache_size=8.0, chunk_size=10, n_jobs=2).fit(banana.X_train, banana.y_train)
+    assert seen and set(seen) == {4.0}  # the anchors' local problems, two chunks at a time
+    seen.clear()
     clf.predict(banana.X_test[:40])
     # Four chunks, two at a time: each gets half of the budget.
     assert seen == [4.0] * 4
