@@ -310,6 +310,13 @@ struct Work<'a> {
     kinks: Vec<(f64, f64)>,
     /// Examples the full step moves to another piece (the first ones).
     moved: Vec<u32>,
+    /// `Σ α_i y_i x_i` and `Σ α_i y_i` of `ay`, kept up to date step by step.
+    gsum: Vec<f64>,
+    sum_ay: f64,
+    /// Whether `ay`, the sums and the zone must be recomputed (new margins).
+    fresh: bool,
+    /// Scratch: the examples whose multiplier a step may have changed.
+    touched: Vec<usize>,
 }
 
 impl Work<'_> {
@@ -324,6 +331,50 @@ impl Work<'_> {
         for (t, &y) in self.t.iter_mut().zip(self.y) {
             *t = 1.0 - y * *t;
         }
+        self.fresh = true;
+    }
+
+    /// `α_i y_i`, `Σ α_i y_i x_i`, `Σ α_i y_i` and the zone, afresh for width
+    /// `delta`: two passes over the examples.
+    fn refresh(&mut self, delta: f64) {
+        let (n, d) = (self.x.n(), self.x.d());
+        self.sum_ay = multipliers(&self.t, self.y, self.c, 1.0 / delta, &mut self.ay);
+        self.zone.clear();
+        self.zone
+            .extend((0..n).filter(|&i| self.t[i] > 0.0 && self.t[i] < delta));
+        transposed(self.x, &self.ay, &mut self.gsum[..d]);
+        self.fresh = false;
+    }
+
+    /// The same after a step: only the examples that were in the zone or
+    /// that the full step moved can have changed piece or multiplier (the
+    /// others stayed at 0 or at their box), so only theirs are recomputed
+    /// and their changes added to the sums.
+    fn update_sums(&mut self, delta: f64, moved: usize) {
+        let d = self.x.d();
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.clear();
+        touched.extend_from_slice(&self.zone);
+        touched.extend(self.moved[..moved].iter().map(|&i| i as usize));
+        touched.sort_unstable();
+        touched.dedup();
+        self.zone.clear();
+        for &i in &touched {
+            let t = self.t[i];
+            let new = self.y[i] * self.c[i] * (t / delta).clamp(0.0, 1.0);
+            let change = new - self.ay[i];
+            if change != 0.0 {
+                self.ay[i] = new;
+                self.sum_ay += change;
+                for (k, g) in self.gsum[..d].iter_mut().enumerate() {
+                    *g += change * self.x.feature(k)[i];
+                }
+            }
+            if t > 0.0 && t < delta {
+                self.zone.push(i);
+            }
+        }
+        self.touched = touched;
     }
 
     /// One Newton step at width `delta`; `Ok(true)` once the full step kept
@@ -333,16 +384,14 @@ impl Work<'_> {
     fn step(&mut self, delta: f64) -> std::result::Result<bool, ()> {
         let (n, d) = (self.x.n(), self.x.d());
         let m = self.dim();
-        let sum_ay = multipliers(&self.t, self.y, self.c, 1.0 / delta, &mut self.ay);
-        self.zone.clear();
-        self.zone
-            .extend((0..n).filter(|&i| self.t[i] > 0.0 && self.t[i] < delta));
-        // The gradient: (w − Σ α_i y_i x_i, −Σ α_i y_i).
-        transposed(self.x, &self.ay, &mut self.grad[..d]);
-        for k in 0..d {
-            self.grad[k] = self.v[k] - self.grad[k];
+        if self.fresh {
+            self.refresh(delta);
         }
-        self.grad[d] = -sum_ay;
+        // The gradient: (w − Σ α_i y_i x_i, −Σ α_i y_i).
+        for k in 0..d {
+            self.grad[k] = self.v[k] - self.gsum[k];
+        }
+        self.grad[d] = -self.sum_ay;
         // The Hessian: identity on w, plus the zone's (c_i/δ) x̃ x̃ᵀ.
         self.hess.fill(0.0);
         for k in 0..d {
@@ -403,6 +452,7 @@ impl Work<'_> {
         for i in 0..n {
             self.t[i] -= s * self.e[i];
         }
+        self.update_sums(delta, n_moved);
         Ok(same)
     }
 
@@ -645,6 +695,10 @@ pub fn solve_primal(
         zone: Vec::with_capacity(m),
         kinks: Vec::new(),
         moved: vec![0; n],
+        gsum: vec![0.0; d],
+        sum_ay: 0.0,
+        fresh: true,
+        touched: Vec::new(),
     };
     work.margins();
     let last = FINAL_WIDTH * tol;
