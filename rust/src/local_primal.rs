@@ -315,8 +315,10 @@ struct Work<'a> {
     sum_ay: f64,
     /// Whether `ay`, the sums and the zone must be recomputed (new margins).
     fresh: bool,
-    /// Scratch: the examples whose multiplier a step may have changed.
+    /// Scratch: the examples whose multiplier a step may have changed, and
+    /// a mark per example (all false between steps) to list each once.
     touched: Vec<usize>,
+    mark: Vec<bool>,
 }
 
 impl Work<'_> {
@@ -354,10 +356,17 @@ impl Work<'_> {
         let d = self.x.d();
         let mut touched = std::mem::take(&mut self.touched);
         touched.clear();
-        touched.extend_from_slice(&self.zone);
-        touched.extend(self.moved[..moved].iter().map(|&i| i as usize));
-        touched.sort_unstable();
-        touched.dedup();
+        for i in self
+            .zone
+            .iter()
+            .copied()
+            .chain(self.moved[..moved].iter().map(|&i| i as usize))
+        {
+            if !self.mark[i] {
+                self.mark[i] = true;
+                touched.push(i);
+            }
+        }
         self.zone.clear();
         for &i in &touched {
             let t = self.t[i];
@@ -373,6 +382,7 @@ impl Work<'_> {
             if t > 0.0 && t < delta {
                 self.zone.push(i);
             }
+            self.mark[i] = false;
         }
         self.touched = touched;
     }
@@ -699,6 +709,7 @@ pub fn solve_primal(
         sum_ay: 0.0,
         fresh: true,
         touched: Vec::new(),
+        mark: vec![false; n],
     };
     work.margins();
     let last = FINAL_WIDTH * tol;
