@@ -264,8 +264,8 @@ class SVC(BaseSVMClassifier):
     When the second CPU is busy with other work (the helper then takes few
     of the pieces, or is descheduled in the middle of one), the solve
     continues on the calling thread alone for a while (0.2 s, doubling
-    while the CPU stays busy) before trying two threads again, so a busy
-    machine costs little against one thread.
+    up to 3.2 s while the CPU stays busy) before trying two threads again,
+    so a busy machine costs little against one thread.
     Every kernel value and every step is computed exactly as on one thread,
     so ``dual_coef_``, ``intercept_`` and ``n_iter_`` do not depend on
     ``n_jobs``. Sparse input, smaller problems, and fits of several binary

@@ -169,14 +169,13 @@ impl Backoff {
         let backoff = self.next_backoff.load(rel);
         let idle_helper = (helped as f64) < MIN_HELPER_SHARE * pieces as f64;
         if idle_helper || waited as f64 > LONG_WAIT_SHARE * span as f64 {
-            self.off_until.store(now.saturating_add(backoff), rel);
+            let until = now.saturating_add(backoff);
+            self.off_until.store(until, rel);
+            // The next window starts when the team is tried again, so that
+            // trial is judged on a whole window.
+            self.window_start.store(until, rel);
             let longest = BACKOFF_MAX.as_nanos() as u64;
             self.next_backoff.store((2 * backoff).min(longest), rel);
-        } else {
-            // One good window halves the next back-off: a contended machine
-            // often has short quiet spells.
-            let shortest = BACKOFF_MIN.as_nanos() as u64;
-            self.next_backoff.store((backoff / 2).max(shortest), rel);
         }
     }
 }
@@ -483,10 +482,11 @@ mod tests {
             b.next_backoff.load(Ordering::Relaxed),
             2 * BACKOFF_MIN.as_nanos() as u64
         );
+        // The next window starts when the back-off ends.
+        assert_eq!(b.window_start.load(Ordering::Relaxed), first);
         // A window in which the helper took almost nothing backs off too.
         b.off_until.store(0, Ordering::Relaxed);
-        b.record(Duration::ZERO, 100, 1);
-        thread::sleep(WINDOW);
+        b.window_start.store(0, Ordering::Relaxed);
         b.record(Duration::ZERO, 100, 1);
         assert!(b.off() && b.off_until.load(Ordering::Relaxed) > first);
         assert_eq!(
