@@ -24,6 +24,13 @@ def test_bench_table_compares_like_with_like():
     assert abs(rows["localsvm"]["accuracy"] - rows["sklearn"]["accuracy"]) < 0.005
     text = out.getvalue()
     assert "fit ×" in text and "banana" in text
+    # localsvm's kernel evaluations, at least the floor n_SV · n (every
+    # support vector's column once); the peers have no count.
+    ours = rows["localsvm"]
+    assert ours["kernel_floor"] == ours["n_sv"] * ours["n_train"]
+    assert ours["kernel_evals"] >= ours["kernel_floor"] > 0
+    assert rows["sklearn"]["kernel_evals"] is None
+    assert "kernel evals" in text and "floor n_SV·n" in text and "evals/floor" in text
     for m in res["memory"]:
         assert m["extra_mb"] <= m["bound_mb"]
 

@@ -93,6 +93,9 @@ class QPResult:
     @property
     def precision(self) -> str:
         """The kernel path used: ``'float32'`` or ``'float64'``."""
+    @property
+    def threads(self) -> int:
+        """Threads the solve ran on: 2 with a two-thread team, else 1."""
 
 def solve_qp(
     x: npt.NDArray[np.float64] | CsrMatrix,
@@ -114,6 +117,7 @@ def solve_qp(
     rows: npt.NDArray[np.int64] | None = None,
     precision: str = "auto",
     progress: Callable[[int, float], object] | None = None,
+    threads: int = 1,
 ) -> QPResult:
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
     ``yᵀα = 0``, with ``Q_ij = y_i y_j K(x_i, x_j)``.
@@ -145,6 +149,15 @@ def solve_qp(
     iterations done so far and the current maximal KKT violation (NaN
     before the first iteration). An exception it raises stops the solve and
     propagates. Not called for a solve that ends within the first 50 ms.
+
+    ``threads`` (at least 1, else ``ValueError``): with 2 or more, a problem
+    of at least 8192 variables over dense rows or a precomputed kernel is
+    solved by a two-thread team, the calling worker and one helper started
+    for the solve: each large kernel-column fill is cut into row ranges the
+    two share, and so are the partner search and the gradient update while
+    at least 8192 variables are active. Every kernel value and every step
+    is computed as on one thread, so ``alpha``, ``rho`` and ``n_iter`` are
+    identical; sparse rows and smaller problems always use one thread.
     """
 
 def kernel_matrix(

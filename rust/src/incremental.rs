@@ -1242,6 +1242,7 @@ impl OnlineLearner {
             max_iter: opts.max_iter,
             shrinking: true,
             cache_bytes: opts.cache_bytes,
+            threads: 1,
             control: opts.control.clone(),
         })?;
         report.solves += 1;

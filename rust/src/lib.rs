@@ -10,7 +10,9 @@
 //! [`predict`] (decision values of kernel expansions), [`precision`] (the
 //! choice between the `f32` and `f64` kernel paths), [`local`]
 //! (localized SVMs: one box-weighted dual per query) and [`incremental`]
-//! (LISVM: an online SVM learnt one example at a time by local updates);
+//! (LISVM: an online SVM learnt one example at a time by local updates),
+//! [`team`] (the two-thread team one large solve may fill its kernel
+//! columns and run its scans with);
 //! [`control`] lets a caller stop any long solve ([`Error::Interrupted`]). The `python` feature
 //! adds the PyO3 bindings in `python.rs`, the only file that touches Python.
 
@@ -30,6 +32,7 @@ pub mod problem;
 pub mod qmatrix;
 pub mod simd;
 pub mod smo;
+pub mod team;
 mod vec64;
 pub mod wss;
 

@@ -3,6 +3,8 @@
 //! the others held fixed, and the choice between the equality-constrained SMO
 //! and the box-only coordinate descent.
 
+use std::sync::Arc;
+
 use crate::boxqp;
 use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
@@ -10,6 +12,12 @@ use crate::kernel::KernelSource;
 use crate::precision::Precision;
 use crate::qmatrix::{KernelQ, SourceValue};
 use crate::smo;
+use crate::team::Team;
+
+/// Variables below which a solve stays on one thread whatever
+/// [`SolverOptions::threads`] allows: the helper thread would mostly wait.
+/// (Lower in this crate's unit tests, so small problems exercise the team.)
+pub const TEAM_MIN_VARIABLES: usize = if cfg!(test) { 256 } else { 8192 };
 
 /// Which constraints the dual carries besides the boxes `0 ≤ α_i ≤ U_i`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +40,13 @@ pub struct SolverOptions {
     pub shrinking: bool,
     /// Byte budget of the kernel-column cache.
     pub cache_bytes: usize,
+    /// Threads the solve may use: 1, or 2 or more for a two-thread team
+    /// (the caller and one helper, [`crate::team`]) that splits the large
+    /// kernel-column fills and the scans over large active sets. The team
+    /// is only started for problems of at least [`TEAM_MIN_VARIABLES`]
+    /// variables over dense rows or a precomputed matrix; the answer (every
+    /// `α`, the iterations) is the same as on one thread.
+    pub threads: usize,
     /// Polled by the solver; once cancelled the solve returns
     /// [`crate::Error::Interrupted`]. The default never cancels.
     pub control: Control,
@@ -44,6 +59,7 @@ impl Default for SolverOptions {
             max_iter: None,
             shrinking: true,
             cache_bytes: 200 << 20,
+            threads: 1,
             control: Control::none(),
         }
     }
@@ -93,6 +109,9 @@ pub struct Solution {
     /// The arithmetic the kernel values were computed and cached in
     /// (`Float32` or `Float64`, see [`crate::precision`]).
     pub precision: Precision,
+    /// Threads the solve ran on: 2 when it started a team
+    /// ([`SolverOptions::threads`]), else 1.
+    pub threads: usize,
 }
 
 /// Relative tolerance for a warm start's `yᵀα₀ = 0` and box membership.
@@ -175,6 +194,9 @@ impl DualProblem {
         if !(opts.tol.is_finite() && opts.tol > 0.0) {
             value_error!("tol must be a positive finite number, got {}", opts.tol);
         }
+        if opts.threads == 0 {
+            value_error!("threads must be at least 1, got 0");
+        }
         self.validate()?;
         let n = self.source.n();
         let mut alpha: Vec<f64> = match &self.alpha0 {
@@ -213,6 +235,7 @@ impl DualProblem {
                 n_optimised: 0,
                 kernel_evaluations: 0,
                 precision: Precision::Float64,
+                threads: 1,
             });
         }
         let whole = set.len() == n;
@@ -261,7 +284,7 @@ impl DualProblem {
             constraint: self.constraint,
             max_iter,
         };
-        let (result, evaluations) = match path {
+        let (result, evaluations, threads) = match path {
             Precision::Float64 => sub.run::<f64>(source, opts)?,
             _ => sub.run::<f32>(source, opts)?,
         };
@@ -289,6 +312,7 @@ impl DualProblem {
             n_optimised: m,
             kernel_evaluations: evaluations,
             precision: path,
+            threads,
         })
     }
 }
@@ -304,14 +328,20 @@ struct SubProblem<'a> {
 }
 
 impl SubProblem<'_> {
-    /// Solves with a Hessian cached as `T` values; returns the result and
-    /// the number of kernel values computed.
+    /// Solves with a Hessian cached as `T` values; returns the result, the
+    /// number of kernel values computed and the threads used.
     fn run<T: SourceValue>(
         &self,
         source: KernelSource,
         opts: &SolverOptions,
-    ) -> Result<(smo::SmoResult, u64)> {
-        let mut q = KernelQ::<T>::new(source, self.y, opts.cache_bytes);
+    ) -> Result<(smo::SmoResult, u64, usize)> {
+        let team =
+            (opts.threads >= 2 && self.y.len() >= TEAM_MIN_VARIABLES && source.fills_by_rows())
+                .then(Team::new)
+                .flatten()
+                .map(Arc::new);
+        let threads = if team.is_some() { 2 } else { 1 };
+        let mut q = KernelQ::<T>::new(source, self.y, opts.cache_bytes).with_team(team);
         let (p, y, upper, alpha) = (self.p, self.y, self.upper, self.alpha);
         let result = match self.constraint {
             Constraint::Equality => smo::solve(
@@ -335,6 +365,78 @@ impl SubProblem<'_> {
                 &opts.control,
             )?,
         };
-        Ok((result, q.kernel_evaluations()))
+        Ok((result, q.kernel_evaluations(), threads))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{KernelKind, Rows};
+
+    /// `n` points of `d` features in two overlapping noisy clusters.
+    fn wide_blobs(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
+        let mut state = 11u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 11) as f64) / ((1u64 << 53) as f64)
+        };
+        let mut x = Vec::with_capacity(n * d);
+        let mut y = Vec::with_capacity(n);
+        for i in 0..n {
+            let label = if i % 3 == 0 { 1.0 } else { -1.0 };
+            for f in 0..d {
+                let centre = if f % 2 == 0 {
+                    0.4 * label
+                } else {
+                    -0.2 * label
+                };
+                x.push(centre + 2.0 * (next() - 0.5));
+            }
+            y.push(label);
+        }
+        (x, y)
+    }
+
+    #[test]
+    fn two_thread_team_gives_the_one_thread_answer() {
+        // The unit-test thresholds (256 variables, fills of 512 values, scans
+        // over 256 active variables) make this small problem use the team
+        // for fills and scans alike; a cache of a few columns makes columns
+        // be computed again, partly and in pairs, through the shrinking.
+        let (n, d) = (900, 3);
+        let (x, y) = wide_blobs(n, d);
+        let upper: Vec<f64> = (0..n).map(|i| if i % 5 == 0 { 2.0 } else { 1.0 }).collect();
+        for precision in [Precision::Float32, Precision::Float64] {
+            let solve = |threads: usize| {
+                let rows = Rows::new(x.clone(), n, d).unwrap();
+                let source = KernelSource::dense(KernelKind::Rbf { gamma: 0.5 }, rows).unwrap();
+                let problem = DualProblem {
+                    source,
+                    y: y.clone(),
+                    p: None,
+                    upper: upper.clone(),
+                    alpha0: None,
+                    active: None,
+                    constraint: Constraint::Equality,
+                };
+                let opts = SolverOptions {
+                    cache_bytes: 40 * n * 8,
+                    threads,
+                    ..SolverOptions::default()
+                };
+                problem.solve_with(&opts, precision).unwrap()
+            };
+            let one = solve(1);
+            let team = solve(2);
+            assert_eq!((one.threads, team.threads), (1, 2), "{precision:?}");
+            assert!(one.converged && one.n_iter > 100, "{precision:?}");
+            assert_eq!(one.n_iter, team.n_iter, "{precision:?}");
+            assert_eq!(one.alpha, team.alpha, "{precision:?}");
+            assert_eq!(one.rho.to_bits(), team.rho.to_bits(), "{precision:?}");
+            assert_eq!(one.kernel_evaluations, team.kernel_evaluations);
+        }
     }
 }

@@ -51,6 +51,8 @@ struct QPResult {
     kernel_evaluations: u64,
     /// The kernel path used: 'float32' or 'float64'.
     precision: &'static str,
+    /// Threads the solve ran on: 2 with a two-thread team, else 1.
+    threads: usize,
 }
 
 /// What `solve_local` returns: one entry per query, in query order.
@@ -420,10 +422,10 @@ fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKin
     x, y, upper, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
     p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
     max_iter = -1, cache_size = 200.0, shrinking = true, rows = None, precision = "auto",
-    progress = None
+    progress = None, threads = 1
 ), text_signature = "(x, y, upper, *, kernel='rbf', gamma=1.0, coef0=0.0, degree=3, \
     p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
-    cache_size=200.0, shrinking=True, rows=None, precision='auto', progress=None)")]
+    cache_size=200.0, shrinking=True, rows=None, precision='auto', progress=None, threads=1)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_qp<'py>(
     py: Python<'py>,
@@ -445,7 +447,13 @@ fn solve_qp<'py>(
     rows: Option<PyReadonlyArray1<'py, i64>>,
     precision: &str,
     progress: Option<Bound<'py, PyAny>>,
+    threads: i64,
 ) -> PyResult<QPResult> {
+    if threads < 1 {
+        return Err(PyValueError::new_err(format!(
+            "threads must be a positive number of threads, got {threads}"
+        )));
+    }
     if let Some(f) = &progress {
         if !f.is_callable() {
             return Err(PyTypeError::new_err(format!(
@@ -461,6 +469,7 @@ fn solve_qp<'py>(
         max_iter: iteration_cap(max_iter)?,
         shrinking,
         cache_bytes: cache_bytes(cache_size)?,
+        threads: usize::try_from(threads).unwrap_or(usize::MAX),
         control: Control::none(),
     };
     let x_sparse = x.csr();
@@ -509,6 +518,7 @@ fn solve_qp<'py>(
         n_optimised: sol.n_optimised,
         kernel_evaluations: sol.kernel_evaluations,
         precision: sol.precision.name(),
+        threads: sol.threads,
     })
 }
 

@@ -7,9 +7,25 @@
 //! plugged in later. Columns hold `f32` or `f64` values (`T`, the solve's
 //! precision, see [`crate::precision`]); the diagonal is always `f64`.
 
+use std::sync::Arc;
+
 use crate::cache::ColumnCache;
 use crate::kernel::KernelSource;
 use crate::precision::QValue;
+use crate::team::Team;
+
+/// Rows × features of a column range below which a fill is not split
+/// between the threads of a [`Team`]: the hand-over costs more than half
+/// of so little work. (Lower in this crate's unit tests, as the next.)
+pub const TEAM_FILL_WORK: usize = if cfg!(test) { 1 << 9 } else { 1 << 15 };
+/// Rows × features per piece of a split fill, at least (so a piece
+/// outweighs its claim), and pieces of at most [`TEAM_FILL_PIECES`].
+const TEAM_PIECE_WORK: usize = if cfg!(test) { 1 << 8 } else { 1 << 15 };
+/// Pieces a split fill is cut into, at most: enough that a helper which
+/// starts late still takes a share, few enough that claiming stays cheap.
+const TEAM_FILL_PIECES: usize = 8;
+/// Rows per tile of the kernel loops: pieces start on tile boundaries.
+const TILE_ROWS: usize = 64;
 
 /// Column access to a symmetric `n × n` matrix of `T` values (`f32` unless
 /// said otherwise), with index swapping.
@@ -24,6 +40,11 @@ pub trait QMatrix<T: QValue = f32> {
     fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]);
     /// Exchanges variables `i` and `j` (rows and columns).
     fn swap_index(&mut self, i: usize, j: usize);
+    /// The two-thread team the matrix fills columns with, which the solver
+    /// may share for its own loops; `None` (the default) for one thread.
+    fn team(&self) -> Option<Arc<Team>> {
+        None
+    }
     /// Applies a sequence of [`QMatrix::swap_index`] calls, in order.
     fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
         for &(i, j) in swaps {
@@ -101,6 +122,18 @@ pub struct KernelQ<T: QValue = f32> {
     diag: Vec<f64>,
     cache: ColumnCache<T>,
     computed: u64,
+    team: Option<Arc<Team>>,
+}
+
+/// Rows per piece when a fill of `rows` rows of `d` features is split
+/// between two threads; `None` when it is too small to split.
+fn piece_rows(rows: usize, d: usize) -> Option<usize> {
+    let work = rows.saturating_mul(d.max(1));
+    if work < TEAM_FILL_WORK {
+        return None;
+    }
+    let pieces = (work / TEAM_PIECE_WORK).clamp(2, TEAM_FILL_PIECES);
+    Some(rows.div_ceil(pieces).next_multiple_of(TILE_ROWS))
 }
 
 impl<T: SourceValue> KernelQ<T> {
@@ -115,7 +148,25 @@ impl<T: SourceValue> KernelQ<T> {
             diag,
             cache: ColumnCache::new(n, cache_bytes),
             computed: 0,
+            team: None,
         }
+    }
+
+    /// Fills the columns with `team` from now on (and offers it to the
+    /// solver, [`QMatrix::team`]): each large fill is cut into row ranges
+    /// the two threads share. The values are the same either way, each
+    /// entry being computed alone. Sources over sparse rows keep filling on
+    /// one thread (their fills share one scratch buffer).
+    pub fn with_team(mut self, team: Option<Arc<Team>>) -> Self {
+        self.team = team.filter(|_| self.source.fills_by_rows());
+        self
+    }
+
+    /// The team and the rows per piece for a fill of `rows` rows, if the
+    /// team splits it.
+    fn split(&self, rows: usize) -> Option<(Arc<Team>, usize)> {
+        let team = self.team.as_ref().filter(|t| t.engaged())?;
+        piece_rows(rows, self.source.features()).map(|r| (Arc::clone(team), r))
     }
 
     /// The cache, for statistics.
@@ -138,15 +189,25 @@ impl<T: SourceValue> KernelQ<T> {
         if start < len {
             self.computed += (len - start) as u64;
             let factor = self.sign[i];
+            let split = self.split(len - start);
             let out = &mut self.cache.column_mut(i)[start..len];
-            let job = ColumnJob {
+            let job = |from: usize, to: usize| ColumnJob {
                 i,
-                start,
-                end: len,
+                start: from,
+                end: to,
                 factor,
                 scale: &self.sign,
             };
-            T::fill(&self.source, job, out);
+            let src = &self.source;
+            match split {
+                Some((team, rows)) => {
+                    team.map_chunks(out, rows, |off, piece| {
+                        let from = start + off;
+                        T::fill(src, job(from, from + piece.len()), piece);
+                    });
+                }
+                None => T::fill(src, job(start, len), out),
+            }
         }
     }
 }
@@ -177,6 +238,7 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
             let common = si.max(sj);
             self.computed += (2 * len - si - sj) as u64;
             let (fi, fj) = (self.sign[i], self.sign[j]);
+            let split = self.split(len - common);
             let (col_i, col_j) = self.cache.two_columns_mut(i, j);
             let src = &self.source;
             let job = |i, start, end, factor| ColumnJob {
@@ -192,8 +254,15 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
             if sj < common {
                 T::fill(src, job(j, sj, common, fj), &mut col_j[sj..common]);
             }
-            let outs = [&mut col_i[common..len], &mut col_j[common..len]];
-            T::fill_pair(src, job(i, common, len, fi), (j, fj), outs);
+            let (out_i, out_j) = (&mut col_i[common..len], &mut col_j[common..len]);
+            match split {
+                Some((team, rows)) => team.for_chunks2(out_i, out_j, rows, |off, a, b| {
+                    let from = common + off;
+                    let to = from + a.len();
+                    T::fill_pair(src, job(i, from, to, fi), (j, fj), [a, b]);
+                }),
+                None => T::fill_pair(src, job(i, common, len, fi), (j, fj), [out_i, out_j]),
+            }
         } else {
             self.fill_rest(i, si, len);
             self.fill_rest(j, sj, len);
@@ -203,6 +272,10 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
 
     fn swap_index(&mut self, i: usize, j: usize) {
         self.swap_indices(&[(i, j)]);
+    }
+
+    fn team(&self) -> Option<Arc<Team>> {
+        self.team.clone()
     }
 
     fn swap_indices(&mut self, swaps: &[(usize, usize)]) {

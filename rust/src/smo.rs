@@ -18,15 +18,23 @@
 //!   bound) before the final optimality check.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use crate::control::Control;
 use crate::error::Result;
 use crate::precision::QValue;
 use crate::qmatrix::QMatrix;
+use crate::team::Team;
 use crate::wss;
 
 /// Floor for the curvature `a_ij` of a working pair.
 pub const TAU: f64 = 1e-12;
+
+/// Active variables below which the per-iteration scans (the partner
+/// search, the gradient update) stay on one thread even when the Hessian
+/// offers a [`Team`]: below it, handing half over costs more than it saves.
+/// (Lower in this crate's unit tests, so small problems exercise the split.)
+pub const TEAM_SCAN_MIN: usize = if cfg!(test) { 256 } else { 8192 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Bound {
@@ -135,6 +143,9 @@ struct Smo<'q, T: QValue, Q: QMatrix<T>> {
     next_up: Option<(f64, usize)>,
     // The maximal KKT violation `m(α) − M(α)` the last selection found.
     gap: f64,
+    // The Hessian's two-thread team, shared for the scans over large active
+    // sets ([`TEAM_SCAN_MIN`]).
+    team: Option<Arc<Team>>,
 }
 
 impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
@@ -181,7 +192,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         }
         let st = &self.st;
         let col_i = self.q.column(i, active);
-        let partner = wss::best_partner(&wss::PartnerSearch {
+        let search = wss::PartnerSearch {
             y: &st.y[..active],
             g: &st.grad[..active],
             qd: &st.qd[..active],
@@ -191,7 +202,15 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             yi: st.y[i],
             qd_i: st.qd[i],
             tau: TAU,
-        });
+        };
+        let partner = match self
+            .team
+            .as_deref()
+            .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
+        {
+            Some(team) => wss::best_partner_team(team, &search),
+            None => wss::best_partner(&search),
+        };
         self.gap = gmax + partner.gmax2;
         if self.gap < self.tol {
             return None;
@@ -341,12 +360,17 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             di,
             dj,
         };
-        self.next_up = Some(wss::update_and_max_up(
-            &mut st.grad[..active],
-            step,
-            &st.y[..active],
-            &st.up[..active],
-        ));
+        let (g, y, up) = (&mut st.grad[..active], &st.y[..active], &st.up[..active]);
+        self.next_up = Some(
+            match self
+                .team
+                .as_deref()
+                .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
+            {
+                Some(team) => wss::update_and_max_up_team(team, g, step, y, up),
+                None => wss::update_and_max_up(g, step, y, up),
+            },
+        );
         // Keep Ḡ = Σ_{t at upper} U_t Q_t in step; this needs full columns.
         for (t, was, c) in [(i, was_i, ci), (j, was_j, cj)] {
             let now = st.bound[t];
@@ -487,7 +511,9 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
         unshrunk: false,
         next_up: None,
         gap: f64::NAN,
+        team: None,
     };
+    s.team = s.q.team();
     s.init_gradient();
 
     let period = n.clamp(1, 1000);

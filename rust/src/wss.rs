@@ -10,6 +10,7 @@
 use crate::precision::QValue;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::{level, Level};
+use crate::team::Team;
 #[cfg(target_arch = "x86_64")]
 use crate::vec64::{self, Avx2, Avx512};
 
@@ -226,6 +227,15 @@ fn partner_scalar<T: QValue>(s: &PartnerSearch<'_, T>, from: usize) -> (f64, Bes
 /// the `t` maximising `(gmax + y_t G_t)² / a_it` over those with a positive
 /// first factor, `a_it` floored at `tau`.
 pub fn best_partner<T: QValue>(search: &PartnerSearch<'_, T>) -> Partner {
+    let (gmax2, best) = partner_with_gain(search);
+    Partner {
+        gmax2,
+        j: (best.index != usize::MAX).then_some(best.index),
+    }
+}
+
+/// [`best_partner`]'s `gmax2` and its best `(gain, index)`.
+fn partner_with_gain<T: QValue>(search: &PartnerSearch<'_, T>) -> (f64, Best) {
     let n = search.y.len();
     let s = PartnerSearch {
         g: &search.g[..n],
@@ -234,37 +244,100 @@ pub fn best_partner<T: QValue>(search: &PartnerSearch<'_, T>) -> Partner {
         qi: &search.qi[..n],
         ..*search
     };
-    let (gmax2, best) = 'search: {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-            fn wide<T: QValue>(s: &PartnerSearch<'_, T>) -> (f64, f64, usize, usize) {
-                // SAFETY: compiled for AVX-512; slices have equal lengths.
-                unsafe { vec64::best_partner::<Avx512, T>(s) }
-            }
-            #[target_feature(enable = "avx2,fma")]
-            fn narrow<T: QValue>(s: &PartnerSearch<'_, T>) -> (f64, f64, usize, usize) {
-                // SAFETY: compiled for AVX2; slices have equal lengths.
-                unsafe { vec64::best_partner::<Avx2, T>(s) }
-            }
-            let head = match level() {
-                // SAFETY: `level()` reports these features only when present.
-                Level::Avx512 => Some(unsafe { wide(&s) }),
-                Level::Avx2 => Some(unsafe { narrow(&s) }),
-                Level::Baseline => None,
-            };
-            if let Some((g2, gain, j, body)) = head {
-                let (tail_g2, tail) = partner_scalar(&s, body);
-                let best = Best::after((gain, j), tail);
-                break 'search (g2.max(tail_g2), best);
-            }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        fn wide<T: QValue>(s: &PartnerSearch<'_, T>) -> (f64, f64, usize, usize) {
+            // SAFETY: compiled for AVX-512; slices have equal lengths.
+            unsafe { vec64::best_partner::<Avx512, T>(s) }
         }
-        partner_scalar(&s, 0)
-    };
+        #[target_feature(enable = "avx2,fma")]
+        fn narrow<T: QValue>(s: &PartnerSearch<'_, T>) -> (f64, f64, usize, usize) {
+            // SAFETY: compiled for AVX2; slices have equal lengths.
+            unsafe { vec64::best_partner::<Avx2, T>(s) }
+        }
+        let head = match level() {
+            // SAFETY: `level()` reports these features only when present.
+            Level::Avx512 => Some(unsafe { wide(&s) }),
+            Level::Avx2 => Some(unsafe { narrow(&s) }),
+            Level::Baseline => None,
+        };
+        if let Some((g2, gain, j, body)) = head {
+            let (tail_g2, tail) = partner_scalar(&s, body);
+            return (g2.max(tail_g2), Best::after((gain, j), tail));
+        }
+    }
+    partner_scalar(&s, 0)
+}
+
+/// Variables per piece when a scan over `n` is split between the two
+/// threads of a team: a few pieces, so a helper that starts late still
+/// takes one, each a multiple of the vector width.
+fn scan_piece(n: usize) -> usize {
+    n.div_ceil(4).next_multiple_of(8).max(8)
+}
+
+/// Merges per-range arg-max results, given in range order, as one scan over
+/// all ranges would have found them (later indices win ties).
+fn merge_in_order(parts: impl IntoIterator<Item = (f64, usize)>) -> Best {
+    parts.into_iter().fold(Best::NONE, |best, (value, index)| {
+        Best::after((best.value, best.index), Best { value, index })
+    })
+}
+
+/// [`best_partner`] with the low-set cut into ranges the two threads of
+/// `team` scan; the same answer as one scan.
+pub fn best_partner_team<T: QValue>(team: &Team, search: &PartnerSearch<'_, T>) -> Partner {
+    let n = search.y.len();
+    let piece = scan_piece(n);
+    let parts = team.map(n.div_ceil(piece), |c| {
+        let (a, b) = (c * piece, ((c + 1) * piece).min(n));
+        let sub = PartnerSearch {
+            y: &search.y[a..b],
+            g: &search.g[a..b],
+            qd: &search.qd[a..b],
+            low: &search.low[a..b],
+            qi: &search.qi[a..b],
+            ..*search
+        };
+        let (g2, best) = partner_with_gain(&sub);
+        let index = if best.index == usize::MAX {
+            usize::MAX
+        } else {
+            a + best.index
+        };
+        (g2, (best.value, index))
+    });
+    let gmax2 = parts.iter().fold(f64::NEG_INFINITY, |m, p| m.max(p.0));
+    let best = merge_in_order(parts.iter().map(|p| p.1));
     Partner {
         gmax2,
         j: (best.index != usize::MAX).then_some(best.index),
     }
+}
+
+/// [`update_and_max_up`] with `G` cut into ranges the two threads of `team`
+/// update and scan; the same gradient and answer as one pass.
+pub fn update_and_max_up_team<T: QValue>(
+    team: &Team,
+    g: &mut [f64],
+    step: GradientStep<'_, T>,
+    y: &[f64],
+    up: &[f64],
+) -> (f64, usize) {
+    let piece = scan_piece(g.len());
+    let parts = team.map_chunks(g, piece, |a, gp| {
+        let b = a + gp.len();
+        let sub = GradientStep {
+            qi: &step.qi[a..b],
+            qj: &step.qj[a..b],
+            ..step
+        };
+        let (v, i) = update_and_max_up(gp, sub, &y[a..b], &up[a..b]);
+        (v, if i == usize::MAX { i } else { a + i })
+    });
+    let best = merge_in_order(parts);
+    (best.value, best.index)
 }
 
 #[cfg(test)]
@@ -339,6 +412,45 @@ mod tests {
         // t=1: diff 1.5, quad 1.6 → 1.406; t=2: diff 0.8, quad 1.2 → 0.533.
         assert_eq!(p.j, Some(1));
         assert_eq!(p.gmax2, 0.5);
+    }
+
+    #[test]
+    fn team_scans_match_one_thread_scans() {
+        let team = Team::new().expect("a thread");
+        for n in [1, 7, 8, 33, 100, 1001] {
+            let y = labels(n, 3);
+            // Repeated values, so ties between the ranges are exercised.
+            let g: Vec<f64> = (0..n).map(|t| ((t * 31) % 5) as f64 / 4.0 - 0.5).collect();
+            let qd: Vec<f64> = (0..n).map(|t| 1.0 + (t % 2) as f64 * 0.5).collect();
+            let qi: Vec<f32> = (0..n).map(|t| ((t * 13) % 3) as f32 / 3.0).collect();
+            let qj: Vec<f32> = (0..n).map(|t| 0.5 - ((t * 7) % 4) as f32 / 8.0).collect();
+            let low = masks(n, 6);
+            let up = masks(n, 4);
+            let search = PartnerSearch {
+                y: &y,
+                g: &g,
+                qd: &qd,
+                low: &low,
+                qi: &qi,
+                gmax: 0.7,
+                yi: -1.0,
+                qd_i: 1.0,
+                tau: 1e-12,
+            };
+            let (one, two) = (best_partner(&search), best_partner_team(&team, &search));
+            assert_eq!((one.gmax2, one.j), (two.gmax2, two.j), "n = {n}");
+            let step = GradientStep {
+                qi: &qi,
+                qj: &qj,
+                di: 0.25,
+                dj: -0.125,
+            };
+            let (mut g1, mut g2) = (g.clone(), g.clone());
+            let a = update_and_max_up(&mut g1, step, &y, &up);
+            let b = update_and_max_up_team(&team, &mut g2, step, &y, &up);
+            assert_eq!(a, b, "n = {n}");
+            assert_eq!(g1, g2, "n = {n}");
+        }
     }
 
     #[test]

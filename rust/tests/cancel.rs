@@ -182,3 +182,34 @@ fn a_control_cancelled_from_another_thread_stops_a_long_solve() {
         .unwrap();
     assert_eq!(sol.n_iter, 50);
 }
+
+#[test]
+fn a_two_thread_solve_stops_when_cancelled_and_joins_its_helper() {
+    // Large enough for the two-thread team; stopped from another thread.
+    let (x, y) = noisy(9000, 4, 9);
+    let ctl = Control::new();
+    let opts = SolverOptions {
+        tol: 1e-9,
+        cache_bytes: 1 << 20,
+        threads: 2,
+        control: ctl.clone(),
+        ..SolverOptions::default()
+    };
+    let stopper = {
+        let ctl = ctl.clone();
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(200));
+            ctl.cancel();
+            Instant::now()
+        })
+    };
+    let got = problem(&x, &y, 4, 1e4, Constraint::Equality).solve_with(&opts, Precision::Float32);
+    let done = Instant::now();
+    let cancelled_at = stopper.join().unwrap();
+    assert_eq!(got.unwrap_err(), Error::Interrupted);
+    let latency = done.duration_since(cancelled_at);
+    assert!(
+        latency < Duration::from_secs(1),
+        "stopped {latency:?} after the cancel"
+    );
+}

@@ -464,3 +464,22 @@ fn linear_kernel_values_beyond_float64_are_an_error_naming_the_cause() {
     .unwrap_err();
     assert!(err.to_string().contains("overflow float64"), "{err}");
 }
+
+#[test]
+fn small_or_sparse_problems_and_zero_threads() {
+    let (x, y) = blobs(200, 3);
+    let src = rbf_source(&x, 0.7);
+    let opts2 = SolverOptions {
+        threads: 2,
+        ..SolverOptions::default()
+    };
+    // Below the size threshold the team is not started.
+    let sol = problem(src.clone(), &y, &[1.0; 200]).solve(&opts2).unwrap();
+    assert_eq!(sol.threads, 1);
+    let opts0 = SolverOptions {
+        threads: 0,
+        ..SolverOptions::default()
+    };
+    let err = problem(src, &y, &[1.0; 200]).solve(&opts0).unwrap_err();
+    assert!(err.to_string().contains("threads"), "{err}");
+}

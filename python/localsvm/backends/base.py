@@ -19,6 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -89,6 +90,13 @@ class QPProblem:
         with the iterations so far and the current maximal KKT violation,
         by backends that can (the Rust one); others ignore it. An exception
         it raises stops the solve.
+    n_threads : int, default=1
+        Threads this one solve may use, at least 1. The Rust backend, given 2
+        or more, solves a problem of at least 8192 variables over dense rows
+        or a precomputed kernel with two threads (the caller and one helper
+        started for the solve) that share the large kernel-column fills and
+        the scans over large active sets; the solution and the iterations
+        are identical to one thread's. Other backends ignore it.
 
     Examples
     --------
@@ -119,6 +127,7 @@ class QPProblem:
     rows: np.ndarray | None = None
     precision: str = "auto"
     progress: Callable[[int, float], Any] | None = None
+    n_threads: int = 1
 
     def examples(self) -> np.ndarray:
         """Return the problem's own examples.
@@ -167,6 +176,10 @@ class QPProblem:
             raise ValueError("upper bounds must be finite and non-negative")
         if not (np.isfinite(self.tol) and self.tol > 0):
             raise ValueError(f"tol must be a positive number, got {self.tol!r}")
+        if isinstance(self.n_threads, bool) or not isinstance(self.n_threads, Integral):
+            raise TypeError(f"n_threads must be an int, got {type(self.n_threads).__name__}")
+        if self.n_threads < 1:
+            raise ValueError(f"n_threads must be at least 1, got {self.n_threads}")
         if self.max_iter < -1:
             raise ValueError(f"max_iter must be -1 or non-negative, got {self.max_iter}")
         if self.active is not None:
@@ -257,6 +270,9 @@ class QPSolution:
         Why the solver did not converge; empty when it did.
     precision : {'float32', 'float64'}, default='float64'
         The arithmetic the kernel values were computed and cached in.
+    kernel_evaluations : int or None, default=None
+        Kernel values the solve computed (what its kernel cache did not
+        hold); None when the backend does not count them.
 
     Examples
     --------
@@ -276,6 +292,7 @@ class QPSolution:
     backend: str
     message: str = ""
     precision: str = "float64"
+    kernel_evaluations: int | None = None
 
 
 @dataclass(frozen=True)

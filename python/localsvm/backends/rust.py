@@ -65,6 +65,7 @@ class RustBackend(SolverBackend):
             else np.ascontiguousarray(problem.rows, dtype=np.int64),
             precision=str(problem.precision),
             progress=problem.progress,
+            threads=int(problem.n_threads),
         )
         converged = bool(out.converged)
         return QPSolution(
@@ -76,6 +77,7 @@ class RustBackend(SolverBackend):
             backend=self.name,
             message="" if converged else f"SMO stopped at the iteration cap ({out.n_iter})",
             precision=str(out.precision),
+            kernel_evaluations=int(out.kernel_evaluations),
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:

@@ -265,6 +265,23 @@ impl KernelSource {
         }
     }
 
+    /// Features per row (1 for a precomputed matrix, whose values are read,
+    /// not computed): the work of one kernel value, for sizing splits.
+    pub fn features(&self) -> usize {
+        match self {
+            KernelSource::Dense { rows, .. } => rows.d(),
+            KernelSource::Sparse { rows, .. } => rows.nnz() / rows.n().max(1) + 1,
+            KernelSource::Precomputed { .. } => 1,
+        }
+    }
+
+    /// Whether a column range can be filled as independent row ranges on
+    /// several threads at once: dense rows and precomputed matrices; sparse
+    /// rows share one scratch buffer per fill.
+    pub fn fills_by_rows(&self) -> bool {
+        !matches!(self, KernelSource::Sparse { .. })
+    }
+
     /// The kernel function (`Precomputed` for a matrix).
     pub fn kind(&self) -> KernelKind {
         match self {
