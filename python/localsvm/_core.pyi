@@ -302,10 +302,8 @@ def solve_local(
     query in the primal by Newton's method on a Huber-smoothed hinge of width
     ``0.45·tol``, in float64, and accepts its multipliers only when they pass
     SMO's stopping test for ``tol``; a query that does not within 300 Newton
-    steps is finished by SMO from there, and ``n_iter`` counts both. A query
-    with fewer than ``8·(d + 1)`` examples in its problem is solved by SMO
-    alone. ``precision`` and ``LocalResult.precision`` concern SMO's kernel
-    values; the primal solver computes in float64.
+    steps is finished by SMO from there, and ``n_iter`` counts both; both
+    compute in float64 (``precision`` is not used).
     With ``warm_start`` a query starts from ``start_primal`` (``(w, b)``,
     ``d + 1`` values), or from the row of ``anchor_solutions`` (shape
     ``(len(anchors), d + 1)``, local models of the training examples

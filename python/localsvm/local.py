@@ -191,9 +191,7 @@ class LocalSVC(BaseSVMClassifier):
         2007), in ``n_features + 1`` unknowns; its multipliers are checked
         against SMO's stopping test for ``tol`` before they are used, and a
         problem that does not pass within 300 Newton steps is finished by
-        SMO from there; a neighbourhood of fewer than
-        ``8·(n_features + 1)`` examples goes to SMO directly (it is cheaper
-        there). Both give the local SVM to ``tol``. 'auto':
+        SMO from there. Both give the local SVM to ``tol``. 'auto':
         'primal' when the kernel is linear, there are at most 63 features and
         the backend has it (the Rust one does), else 'dual'. See Notes.
     backend : str, default='auto'

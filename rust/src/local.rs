@@ -182,12 +182,6 @@ pub struct Anchors<'a> {
 /// The default [`PrimalInput::max_steps`].
 pub const PRIMAL_STEP_CAP: u64 = 300;
 
-/// The primal solver takes a query whose problem has at least this many
-/// examples per unknown (`k ≥ 8·(d + 1)`); SMO takes the smaller ones. On
-/// ijcnn1 (d = 22) SMO was still 9 % faster at k = 150 and the primal solver
-/// 2.8× faster at k = 600.
-pub const PRIMAL_MIN_EXAMPLES: usize = 8;
-
 /// Solves one localized SVM per query.
 ///
 /// `sigma` and `cross` are query-major, `m × n`: `sigma[s·n + i] = σ(x_s,
@@ -216,9 +210,7 @@ pub fn solve_local(
 /// kernel must then be linear): each query is solved in the primal, in
 /// `f64`, and certified by SMO's stopping test; a query it cannot certify
 /// within its step cap continues in SMO from the primal iterate's
-/// multipliers, and one with fewer than [`PRIMAL_MIN_EXAMPLES`] examples per
-/// unknown goes to SMO directly. SMO uses the precision path `precision`
-/// resolves, which `LocalResult::precision` reports. `n_iter` then counts Newton steps plus SMO
+/// multipliers, in `f64` too. `n_iter` then counts Newton steps plus SMO
 /// iterations (within the query's iteration cap).
 pub fn solve_local_with(
     base: &LocalKernel<'_>,
@@ -302,7 +294,12 @@ pub fn solve_local_with(
             }
         }
     }
-    let path = base.precision(opts.precision, opts.tol)?;
+    // With the primal solver SMO only finishes what it could not certify
+    // (huge C, say), where float32 kernel values would not reach `tol`.
+    let path = match primal {
+        Some(_) => Precision::Float64,
+        None => base.precision(opts.precision, opts.tol)?,
+    };
     let start = if opts.warm_start { start } else { None };
     let primal = primal.map(|p| PrimalInput {
         start: if opts.warm_start { p.start } else { None },
@@ -400,10 +397,7 @@ impl Queries<'_, '_> {
             let row = &self.cross[s * n..(s + 1) * n];
             let mut primal_alpha = None;
             let mut steps = 0;
-            // A neighbourhood of few examples per unknown is left to SMO:
-            // its few hundred cheap iterations beat the primal's steps there.
-            let primal = self.primal.filter(|p| k >= PRIMAL_MIN_EXAMPLES * (p.d + 1));
-            if let Some(p) = primal {
+            if let Some(p) = self.primal {
                 let fm = if k == n {
                     if every.is_none() {
                         every = Some(FeatureMajor::gather(p.x, p.d, None)?);

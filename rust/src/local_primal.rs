@@ -54,6 +54,8 @@ const FIRST_WIDTH: f64 = 0.1;
 const FIRST_STEPS: u64 = 5;
 /// The final width as a fraction of `tol`: the violation is below `2δ`.
 const FINAL_WIDTH: f64 = 0.45;
+/// Newton steps between recomputations of the running sums.
+const REFRESH: u64 = 8;
 /// Examples per block of [`affine`] (eight AVX2 registers of sums).
 const BLOCK: usize = 32;
 /// Lanes of the reductions (an AVX-512 register, two AVX2 ones).
@@ -730,12 +732,19 @@ pub fn solve_primal(
             control.check()?;
             steps += 1;
             taken += 1;
+            // The running sums drift by rounding (much with huge boxes): they
+            // are recomputed every REFRESH steps, and before giving up.
+            if taken % REFRESH == 0 {
+                work.fresh = true;
+            }
+            let fresh = work.fresh;
             match work.step(delta) {
                 Ok(true) => {
                     exact = delta == last;
                     break;
                 }
                 Ok(false) => {}
+                Err(()) if !fresh => work.fresh = true,
                 Err(()) => break 'stages,
             }
         }
