@@ -1017,17 +1017,7 @@ impl OnlineLearner {
                 lb = lb.max(yg);
             }
         }
-        let rho = if free > 0 {
-            sum / free as f64
-        } else {
-            match (ub.is_finite(), lb.is_finite()) {
-                (true, true) => 0.5 * (ub + lb),
-                (true, false) => ub,
-                (false, true) => lb,
-                (false, false) => 0.0,
-            }
-        };
-        -rho
+        -crate::smo::rho_from(sum, free, ub, lb)
     }
 
     /// The `size` kept examples that violate the KKT conditions most: half

@@ -47,6 +47,7 @@
 use crate::control::Control;
 use crate::error::{try_filled, Result};
 use crate::simd::{fmadd64, multiversion};
+use crate::smo::rho_from;
 
 /// The wide smoothing of the first stage, in margin units.
 const FIRST_WIDTH: f64 = 0.1;
@@ -654,17 +655,7 @@ fn certify(x: &FeatureMajor, y: &[f64], c: &[f64], alpha: &[f64]) -> (f64, f64, 
             lb = lb.max(yg);
         }
     }
-    let rho = if free > 0 {
-        sum / free as f64
-    } else {
-        match (ub.is_finite(), lb.is_finite()) {
-            (true, true) => 0.5 * (ub + lb),
-            (true, false) => ub,
-            (false, true) => lb,
-            (false, false) => 0.0,
-        }
-    };
-    (up - low, rho, w)
+    (up - low, rho_from(sum, free, ub, lb), w)
 }
 
 /// Solves one local problem with the linear kernel (module docs).

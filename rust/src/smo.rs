@@ -405,15 +405,22 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
                 _ => lb = lb.max(yg),
             }
         }
-        if free > 0 {
-            sum / free as f64
-        } else {
-            match (ub.is_finite(), lb.is_finite()) {
-                (true, true) => 0.5 * (ub + lb),
-                (true, false) => ub,
-                (false, true) => lb,
-                (false, false) => 0.0,
-            }
+        rho_from(sum, free, ub, lb)
+    }
+}
+
+/// `ρ` from `sum`, the sum of `y_t G_t` over the `free` free variables (their
+/// mean), or, with none free, the middle of `[lb, ub]`, the interval the
+/// bounded variables allow (an infinite end is left out; 0 when both are).
+pub fn rho_from(sum: f64, free: usize, ub: f64, lb: f64) -> f64 {
+    if free > 0 {
+        sum / free as f64
+    } else {
+        match (ub.is_finite(), lb.is_finite()) {
+            (true, true) => 0.5 * (ub + lb),
+            (true, false) => ub,
+            (false, true) => lb,
+            (false, false) => 0.0,
         }
     }
 }
