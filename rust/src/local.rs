@@ -427,15 +427,7 @@ impl Queries<'_, '_> {
                     PrimalOutcome::Solved(sol) => {
                         out.primal.extend_from_slice(&sol.w);
                         out.primal.push(-sol.rho);
-                        let mut f = -sol.rho;
-                        let mut n_sv = 0;
-                        for (t, &i) in active.iter().enumerate() {
-                            let a = sol.alpha[t];
-                            if a != 0.0 {
-                                f += a * y[i] * row[i];
-                                n_sv += 1;
-                            }
-                        }
+                        let (f, n_sv) = decision_at(&active, &sol.alpha, sol.rho, y, row);
                         out.decision.push(f);
                         out.status.push(LocalStatus::Solved);
                         out.n_iter.push(sol.steps);
@@ -484,15 +476,7 @@ impl Queries<'_, '_> {
                 }
             };
             let res = solve_one(&mut hessian.q, &y_sub, &upper, &alpha0, opts, max_iter)?;
-            let mut f = -res.rho;
-            let mut n_sv = 0;
-            for (t, &i) in active.iter().enumerate() {
-                let a = res.alpha[t];
-                if a != 0.0 {
-                    f += a * y[i] * row[i];
-                    n_sv += 1;
-                }
-            }
+            let (f, n_sv) = decision_at(&active, &res.alpha, res.rho, y, row);
             if let Some(p) = self.primal {
                 // The model SMO finished: w = Σ α_i y_i x_i, b = −ρ.
                 let start = out.primal.len();
@@ -594,6 +578,21 @@ impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
         self.swaps.extend_from_slice(swaps);
         self.q.swap_indices(swaps);
     }
+}
+
+/// A local model's decision at its query, `Σ α_t y_i K(x_i, x_s) − ρ` over
+/// the problem's examples `active` (`row` holds `K(x_i, x_s)` for every
+/// training example), and its number of support vectors.
+fn decision_at(active: &[usize], alpha: &[f64], rho: f64, y: &[f64], row: &[f64]) -> (f64, usize) {
+    let mut f = -rho;
+    let mut n_sv = 0;
+    for (&i, &a) in active.iter().zip(alpha) {
+        if a != 0.0 {
+            f += a * y[i] * row[i];
+            n_sv += 1;
+        }
+    }
+    (f, n_sv)
 }
 
 /// The solution of the anchor most similar to the query (`sig` its

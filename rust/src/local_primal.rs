@@ -173,22 +173,6 @@ multiversion! {
     }
 }
 
-/// For one example at step `s`: its scaled margin `q = (t − s e)·inv`, its
-/// multiplier `c·clip(q, 0, 1)`, and `c e²` when `0 < q < 1` (else 0);
-/// written with selects so that the loops calling it vectorise.
-#[inline(always)]
-fn huber_terms<const FMA: bool>(t: f64, e: f64, c: f64, s: f64, inv: f64) -> (f64, f64, f64) {
-    let q = fmadd64::<FMA>(-s, e, t) * inv;
-    let lo = if q > 0.0 { q } else { 0.0 };
-    let clipped = if lo < 1.0 { lo } else { 1.0 };
-    let inside = if (q > 0.0) & (q < 1.0) {
-        c * e * e
-    } else {
-        0.0
-    };
-    (q, c * clipped, inside)
-}
-
 multiversion! {
     /// `ay_i = y_i c_i clip(t_i·inv, 0, 1)` for every example; returns `Σ ay_i`.
     fn multipliers, fn multipliers_impl(
@@ -206,15 +190,13 @@ multiversion! {
         let (cc, ct) = c[..n].as_chunks::<LANES>();
         for (((o, tv), yv), cv) in oc.iter_mut().zip(tc).zip(yc).zip(cc) {
             for l in 0..LANES {
-                let (_, a, _) = huber_terms::<FMA>(tv[l], 0.0, cv[l], 0.0, inv);
-                o[l] = a * yv[l];
+                o[l] = cv[l] * (tv[l] * inv).clamp(0.0, 1.0) * yv[l];
                 acc[l] += o[l];
             }
         }
         let mut sum = 0.0;
         for (((o, tv), yv), cv) in ot.iter_mut().zip(tt).zip(yt).zip(ct) {
-            let (_, a, _) = huber_terms::<FMA>(*tv, 0.0, *cv, 0.0, inv);
-            *o = a * yv;
+            *o = cv * (tv * inv).clamp(0.0, 1.0) * yv;
             sum += *o;
         }
         acc.iter().sum::<f64>() + sum
