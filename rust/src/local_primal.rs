@@ -59,6 +59,8 @@ const FINAL_WIDTH: f64 = 0.45;
 const REFRESH: u64 = 8;
 /// Examples per block of [`affine`] (eight AVX2 registers of sums).
 const BLOCK: usize = 32;
+/// Kinks of the line search put in order at a time.
+const KINK_BATCH: usize = 16;
 /// Lanes of the reductions (an AVX-512 register, two AVX2 ones).
 const LANES: usize = 8;
 
@@ -67,6 +69,9 @@ const LANES: usize = 8;
 #[derive(Debug, Clone, Default)]
 pub struct FeatureMajor {
     data: Vec<f64>,
+    /// The same values row by row (`rows[i·d + k]`), for the passes that
+    /// visit a few examples.
+    rows: Vec<f64>,
     n: usize,
     d: usize,
 }
@@ -88,20 +93,23 @@ impl FeatureMajor {
             None => x.len() / d,
         };
         let len = n.saturating_mul(d);
-        if self.data.len() < len {
-            self.data = try_filled(
-                len,
-                0.0,
-                "the features of a local problem",
-                "use fewer training examples or a larger similarity_threshold",
-            )?;
+        for buf in [&mut self.data, &mut self.rows] {
+            if buf.len() < len {
+                *buf = try_filled(
+                    len,
+                    0.0,
+                    "the features of a local problem",
+                    "use fewer training examples or a larger similarity_threshold",
+                )?;
+            }
+            buf.truncate(len);
         }
-        self.data.truncate(len);
         self.n = n;
         self.d = d;
         for t in 0..n {
             let i = idx.map_or(t, |idx| idx[t]);
             let row = &x[i * d..(i + 1) * d];
+            self.rows[t * d..(t + 1) * d].copy_from_slice(row);
             for (k, &v) in row.iter().enumerate() {
                 self.data[k * n + t] = v;
             }
@@ -121,6 +129,10 @@ impl FeatureMajor {
 
     fn feature(&self, k: usize) -> &[f64] {
         &self.data[k * self.n..(k + 1) * self.n]
+    }
+
+    fn row(&self, i: usize) -> &[f64] {
+        &self.rows[i * self.d..(i + 1) * self.d]
     }
 }
 
@@ -204,26 +216,28 @@ multiversion! {
 }
 
 multiversion! {
-    /// `e_i = y_i od_i`; writes the examples the full step (`t − e`) moves to
-    /// another piece of the Huber loss of width `delta` to the front of
-    /// `moved` (as long as `t`) and returns how many there are.
+    /// `e_i = y_i od_i` and `t1_i = t_i − e_i`; writes the examples the full
+    /// step moves to another piece of the Huber loss of width `delta` to the
+    /// front of `moved` (as long as `t`) and returns how many there are.
     fn directions, fn directions_impl(
         t: &[f64],
         y: &[f64],
         od: &[f64],
         delta: f64,
         e: &mut [f64],
+        t1: &mut [f64],
         moved: &mut [u32],
     ) -> usize {
         let n = t.len();
-        let (y, od, e, moved) = (&y[..n], &od[..n], &mut e[..n], &mut moved[..n]);
+        let (y, od, e, t1, moved) = (&y[..n], &od[..n], &mut e[..n], &mut t1[..n], &mut moved[..n]);
         let mut count = 0usize;
         for i in 0..n {
             let ei = y[i] * od[i];
+            let after = t[i] - ei;
             e[i] = ei;
-            let t1 = t[i] - ei;
+            t1[i] = after;
             moved[count] = i as u32;
-            count += (piece(t[i], delta) != piece(t1, delta)) as usize;
+            count += (piece(t[i], delta) != piece(after, delta)) as usize;
         }
         count
     }
@@ -288,8 +302,16 @@ struct Work<'a> {
     e: Vec<f64>,
     /// `x̃_i·dv`.
     od: Vec<f64>,
+    /// `t − e`.
+    t1: Vec<f64>,
     grad: Vec<f64>,
+    /// The Hessian's lower triangle (`m × m`), and `Σ c_i/δ` over the zone.
+    curved: Vec<f64>,
+    curv: f64,
+    /// Its factor, made from a copy each step.
     hess: Vec<f64>,
+    /// Scratch: one example's `x̃`.
+    xrow: Vec<f64>,
     zone: Vec<usize>,
     /// The line search's kinks: `(step, change of the slope)`.
     kinks: Vec<(f64, f64)>,
@@ -330,7 +352,26 @@ impl Work<'_> {
         self.zone
             .extend((0..n).filter(|&i| self.t[i] > 0.0 && self.t[i] < delta));
         transposed(self.x, &self.ay, &mut self.gsum[..d]);
+        // The Hessian: identity on w, plus the zone's (c_i/δ) x̃ x̃ᵀ.
+        let m = self.dim();
+        self.curved.fill(0.0);
+        for k in 0..d {
+            self.curved[k * m + k] = 1.0;
+        }
+        self.curv = 0.0;
+        for z in 0..self.zone.len() {
+            self.curve(self.zone[z], self.c[self.zone[z]] / delta);
+        }
         self.fresh = false;
+    }
+
+    /// Adds `h·x̃_i x̃_iᵀ` to the Hessian.
+    fn curve(&mut self, i: usize, h: f64) {
+        let d = self.x.d();
+        self.xrow[..d].copy_from_slice(self.x.row(i));
+        self.xrow[d] = 1.0;
+        rank_one_lower(&mut self.curved, h, &self.xrow);
+        self.curv += h;
     }
 
     /// The same after a step: only the examples that were in the zone or
@@ -341,6 +382,7 @@ impl Work<'_> {
         let d = self.x.d();
         let mut touched = std::mem::take(&mut self.touched);
         touched.clear();
+        let was_zone = self.zone.len();
         for i in self
             .zone
             .iter()
@@ -353,19 +395,26 @@ impl Work<'_> {
             }
         }
         self.zone.clear();
-        for &i in &touched {
+        for (z, &i) in touched.iter().enumerate() {
             let t = self.t[i];
             let new = self.y[i] * self.c[i] * (t / delta).clamp(0.0, 1.0);
             let change = new - self.ay[i];
             if change != 0.0 {
                 self.ay[i] = new;
                 self.sum_ay += change;
-                for (k, g) in self.gsum[..d].iter_mut().enumerate() {
-                    *g += change * self.x.feature(k)[i];
+                for (g, &xk) in self.gsum[..d].iter_mut().zip(self.x.row(i)) {
+                    *g += change * xk;
                 }
             }
-            if t > 0.0 && t < delta {
+            let in_zone = t > 0.0 && t < delta;
+            if in_zone {
                 self.zone.push(i);
+            }
+            // The Hessian follows the zone (the first `was_zone` touched
+            // examples are the previous zone).
+            if in_zone != (z < was_zone) {
+                let h = self.c[i] / delta;
+                self.curve(i, if in_zone { h } else { -h });
             }
             self.mark[i] = false;
         }
@@ -377,7 +426,7 @@ impl Work<'_> {
     /// `Ok(false)` after a line-searched step, `Err(())` when no progress
     /// can be made.
     fn step(&mut self, delta: f64) -> std::result::Result<bool, ()> {
-        let (n, d) = (self.x.n(), self.x.d());
+        let d = self.x.d();
         let m = self.dim();
         if self.fresh {
             self.refresh(delta);
@@ -387,25 +436,12 @@ impl Work<'_> {
             self.grad[k] = self.v[k] - self.gsum[k];
         }
         self.grad[d] = -self.sum_ay;
-        // The Hessian: identity on w, plus the zone's (c_i/δ) x̃ x̃ᵀ.
-        self.hess.fill(0.0);
-        for k in 0..d {
-            self.hess[k * m + k] = 1.0;
-        }
-        let mut row = vec![0.0; m];
-        let mut curv = 0.0;
-        for &i in &self.zone {
-            let h = self.c[i] / delta;
-            for (k, r) in row.iter_mut().enumerate().take(d) {
-                *r = self.x.feature(k)[i];
-            }
-            row[d] = 1.0;
-            rank_one_lower(&mut self.hess, h, &row);
-            curv += h;
-        }
-        // Without a zone the loss is linear in b: a tiny curvature keeps the
-        // system solvable, and the line search finds the step's length.
-        let ridge = 1e-10 * (1.0 + curv);
+        // The Hessian, kept up to date as the zone changes, is factored in
+        // a copy. Without a zone the loss is linear in b: a tiny curvature
+        // keeps the system solvable, and the line search finds the step's
+        // length.
+        self.hess.copy_from_slice(&self.curved);
+        let ridge = 1e-10 * (1.0 + self.curv.max(0.0));
         self.hess[d * m + d] += ridge;
         let mut dv: Vec<f64> = self.grad.iter().map(|g| -g).collect();
         if !cholesky_solve(&mut self.hess, m, &mut dv) {
@@ -418,6 +454,7 @@ impl Work<'_> {
             &self.od,
             delta,
             &mut self.e,
+            &mut self.t1,
             &mut self.moved,
         );
         let same = n_moved == 0;
@@ -444,8 +481,12 @@ impl Work<'_> {
         for (v, d) in self.v.iter_mut().zip(&dv) {
             *v += s * d;
         }
-        for i in 0..n {
-            self.t[i] -= s * self.e[i];
+        if s == 1.0 {
+            std::mem::swap(&mut self.t, &mut self.t1);
+        } else {
+            for (t, e) in self.t.iter_mut().zip(&self.e) {
+                *t -= s * e;
+            }
         }
         self.update_sums(delta, n_moved);
         Ok(same)
@@ -486,16 +527,28 @@ impl Work<'_> {
                 kinks.push((leave, -jump));
             }
         }
-        kinks.sort_unstable_by(|p, q| p.0.total_cmp(&q.0));
+        // The root usually comes after a few of the kinks: they are put in
+        // order a batch of the earliest at a time.
         let (mut s, mut f, mut fp) = (0.0, f0, fp0);
-        for &(b, jump) in kinks.iter() {
-            let fb = f + fp * (b - s);
-            if fb >= 0.0 {
-                break;
+        let order = |p: &(f64, f64), q: &(f64, f64)| p.0.total_cmp(&q.0);
+        let mut next = 0;
+        'walk: while next < kinks.len() {
+            let rest = &mut kinks[next..];
+            let take = rest.len().min(KINK_BATCH);
+            if take < rest.len() {
+                rest.select_nth_unstable_by(take - 1, order);
             }
-            s = b;
-            f = fb;
-            fp += jump;
+            rest[..take].sort_unstable_by(order);
+            for &(b, jump) in &rest[..take] {
+                let fb = f + fp * (b - s);
+                if fb >= 0.0 {
+                    break 'walk;
+                }
+                s = b;
+                f = fb;
+                fp += jump;
+            }
+            next += take;
         }
         if f + fp * (1.0 - s) <= 0.0 {
             return Some(1.0);
@@ -529,10 +582,11 @@ fn cholesky_solve(h: &mut [f64], m: usize, r: &mut [f64]) -> bool {
         }
         let l = s.sqrt();
         row_j[j] = l;
+        let inv = 1.0 / l;
         let (upto, below) = h.split_at_mut((j + 1) * m);
         let row_j = &upto[j * m..j * m + j];
         for row_i in below.chunks_exact_mut(m) {
-            row_i[j] = (row_i[j] - dot(&row_i[..j], row_j)) / l;
+            row_i[j] = (row_i[j] - dot(&row_i[..j], row_j)) * inv;
         }
     }
     for i in 0..m {
@@ -675,8 +729,12 @@ pub fn solve_primal(
         ay: vec![0.0; n],
         e: vec![0.0; n],
         od: vec![0.0; n],
+        t1: vec![0.0; n],
         grad: vec![0.0; m],
+        curved: vec![0.0; m * m],
+        curv: 0.0,
         hess: vec![0.0; m * m],
+        xrow: vec![0.0; m],
         zone: Vec::with_capacity(m),
         kinks: Vec::new(),
         moved: vec![0; n],
