@@ -87,15 +87,28 @@ def _describe_chunk(res) -> str:
     return f"{int(solved.sum())} local problems solved, {n_iter} iterations"
 
 
+def _prepare_chunk(chunk, shared):
+    """The similarities (queries × training), cross kernel and per-class
+    similarity sums of one chunk of queries (a :func:`~localsvm.run_tasks`
+    task, so that both cores share this work too)."""
+    similarity, X_fit, X, sim_kwargs, spec, onehot = shared
+    Xc = X[chunk]
+    sigma_t = np.ascontiguousarray(compute_similarity(similarity, X_fit, Xc, **sim_kwargs).T)
+    cross = kernel_matrix(spec, Xc, X_fit)
+    # einsum's own loop: a BLAS product would wake BLAS threads that then
+    # spin on the cores the local solves need.
+    return sigma_t, cross, np.einsum("qi,ic->qc", sigma_t, onehot)
+
+
 def _solve_chunk(task, shared):
     """Solve the local problems of one chunk of queries for one class pair
     (a :func:`~localsvm.run_tasks` task: module-level, so it pickles)."""
-    p, chunk = task
-    pairs, sigma_t, cross, backend, settings = shared
+    p, c = task
+    pairs, sigmas, crosses, backend, settings = shared
     pair = pairs[p]
     start = pair.start if settings["warm_start"] else None
-    sig, crs = sigma_t[chunk], cross[chunk]
-    if pair.rows.size != sigma_t.shape[1]:  # more than two classes: the pair's rows
+    sig, crs = sigmas[c], crosses[c]
+    if pair.rows.size != sig.shape[1]:  # more than two classes: the pair's rows
         sig = np.ascontiguousarray(sig[:, pair.rows])
         crs = np.ascontiguousarray(crs[:, pair.rows])
     batch = LocalBatch(
@@ -494,12 +507,15 @@ class LocalSVC(BaseSVMClassifier):
                 part = idx[start : start + block]
                 sigma = compute_similarity(self.similarity, Xp, Xp[part], **self._sim_kwargs)
                 sigma_t = np.ascontiguousarray(sigma.T)
+                chunks = self._chunks(part.size)
+                sigmas = [sigma_t[chunk] for chunk in chunks]
+                crosses = [np.zeros_like(sig) for sig in sigmas]  # no decisions wanted
                 results = run_tasks(
                     _solve_chunk,
-                    [(p, chunk) for chunk in self._chunks(part.size)],
+                    [(p, c) for c in range(len(chunks))],
                     n_jobs=self.n_jobs,
                     thread_safe=backend.capabilities.thread_safe,
-                    shared=(self._pairs, sigma_t, np.zeros_like(sigma_t), backend, settings),
+                    shared=(self._pairs, sigmas, crosses, backend, settings),
                 )
                 if any(r.primal is None for r in results):
                     break  # the backend solved the duals: no models to start from
@@ -563,15 +579,26 @@ class LocalSVC(BaseSVMClassifier):
         backend = self._select_backend(probe)
         block = max(1, BLOCK_BYTES // (16 * n))
         report = self._log_report()
+        onehot = (self.y_fit_[:, None] == np.arange(self.classes_.shape[0])).astype(np.float64)
         for start in range(0, m, block):
             began = time.perf_counter()
             Xb = X[start : start + block]
-            sigma = compute_similarity(self.similarity, self.X_fit_, Xb, **self._sim_kwargs)
-            sigma_t = np.ascontiguousarray(sigma.T)  # queries × training
-            cross = kernel_matrix(self._spec, Xb, self.X_fit_)
-            for c in range(self.classes_.shape[0]):
-                out.sigma_sum[start : start + Xb.shape[0], c] = sigma_t[:, self.y_fit_ == c].sum(1)
-            tasks = [(p, chunk) for p in range(n_pairs) for chunk in self._chunks(Xb.shape[0])]
+            chunks = self._chunks(Xb.shape[0])
+            # Each chunk's similarities and cross kernel, in parallel here
+            # (the similarity strategy need not exist where an engine sends
+            # the solves).
+            prepared = run_tasks(
+                _prepare_chunk,
+                chunks,
+                n_jobs=self.n_jobs,
+                engine="threads",
+                shared=(self.similarity, self.X_fit_, Xb, self._sim_kwargs, self._spec, onehot),
+            )
+            sigmas = [sig for sig, _, _ in prepared]
+            crosses = [crs for _, crs, _ in prepared]
+            for chunk, (_, _, sums) in zip(chunks, prepared, strict=True):
+                out.sigma_sum[start + chunk] = sums
+            tasks = [(p, c) for p in range(n_pairs) for c in range(len(chunks))]
             thread_safe = backend.capabilities.thread_safe
             # The cache budget is shared by the chunks solved at once.
             at_once = min(len(tasks), effective_n_jobs(self.n_jobs)) if thread_safe else 1
@@ -584,11 +611,11 @@ class LocalSVC(BaseSVMClassifier):
                 tasks,
                 n_jobs=self.n_jobs,
                 thread_safe=thread_safe,
-                shared=(self._pairs, sigma_t, cross, backend, self._solver_settings(cache)),
+                shared=(self._pairs, sigmas, crosses, backend, self._solver_settings(cache)),
                 **(report.hooks(_describe_chunk) if report.verbose >= 2 else {}),
             )
-            for (p, chunk), res in zip(tasks, results, strict=True):
-                rows = start + chunk
+            for (p, c), res in zip(tasks, results, strict=True):
+                rows = start + chunks[c]
                 for key in ("decision", "status", "n_iter", "n_active", "n_support", "converged"):
                     out[key][rows, p] = getattr(res, key)
             block_rows = slice(start, start + Xb.shape[0])

@@ -56,7 +56,7 @@ const FIRST_STEPS: u64 = 5;
 /// The final width as a fraction of `tol`: the violation is below `2δ`.
 const FINAL_WIDTH: f64 = 0.45;
 /// Newton steps between recomputations of the running sums.
-const REFRESH: u64 = 8;
+const REFRESH: u64 = 16;
 /// Examples per block of [`affine`] (eight AVX2 registers of sums).
 const BLOCK: usize = 32;
 /// Kinks of the line search put in order at a time.
@@ -230,14 +230,20 @@ multiversion! {
     ) -> usize {
         let n = t.len();
         let (y, od, e, t1, moved) = (&y[..n], &od[..n], &mut e[..n], &mut t1[..n], &mut moved[..n]);
-        let mut count = 0usize;
+        // Elementwise first (vectorised), with a piece change recorded as
+        // 1 in `moved`, then the moved examples' indices packed in front.
         for i in 0..n {
             let ei = y[i] * od[i];
             let after = t[i] - ei;
             e[i] = ei;
             t1[i] = after;
+            moved[i] = (piece(t[i], delta) != piece(after, delta)) as u32;
+        }
+        let mut count = 0usize;
+        for i in 0..n {
+            let flag = moved[i];
             moved[count] = i as u32;
-            count += (piece(t[i], delta) != piece(after, delta)) as usize;
+            count += flag as usize;
         }
         count
     }
