@@ -60,7 +60,7 @@ const REFRESH: u64 = 16;
 /// Examples per block of [`affine`] (eight AVX2 registers of sums).
 const BLOCK: usize = 32;
 /// Kinks of the line search put in order at a time.
-const KINK_BATCH: usize = 16;
+const KINK_BATCH: usize = 32;
 /// Lanes of the reductions (an AVX-512 register, two AVX2 ones).
 const LANES: usize = 8;
 
@@ -321,6 +321,8 @@ struct Work<'a> {
     zone: Vec<usize>,
     /// The line search's kinks: `(step, change of the slope)`.
     kinks: Vec<(f64, f64)>,
+    /// Their order keys.
+    keys: Vec<u64>,
     /// Examples the full step moves to another piece (the first ones).
     moved: Vec<u32>,
     /// `Σ α_i y_i x_i` and `Σ α_i y_i` of `ay`, kept up to date step by step.
@@ -477,8 +479,17 @@ impl Work<'_> {
                     .sum::<f64>()
                     / delta;
             let mut kinks = std::mem::take(&mut self.kinks);
-            let found = self.line_search(f0, fp0, &self.moved[..n_moved], delta, &mut kinks);
+            let mut keys = std::mem::take(&mut self.keys);
+            let found = self.line_search(
+                f0,
+                fp0,
+                &self.moved[..n_moved],
+                delta,
+                &mut kinks,
+                &mut keys,
+            );
             self.kinks = kinks;
+            self.keys = keys;
             match found {
                 Some(s) => s,
                 None => return Err(()),
@@ -513,12 +524,16 @@ impl Work<'_> {
         moved: &[u32],
         delta: f64,
         kinks: &mut Vec<(f64, f64)>,
+        keys: &mut Vec<u64>,
     ) -> Option<f64> {
         if f0.is_nan() || f0 >= 0.0 {
             return None;
         }
         let inv = 1.0 / delta;
+        // The kinks within [0, 1], kept without branches.
         kinks.clear();
+        kinks.resize(2 * moved.len(), (0.0, 0.0));
+        let mut count = 0;
         for &i in moved {
             let i = i as usize;
             let e = self.e[i];
@@ -526,26 +541,38 @@ impl Work<'_> {
             let (a, b) = ((t - delta) / e, t / e);
             let (enter, leave) = if e > 0.0 { (a, b) } else { (b, a) };
             let jump = c * e * e * inv;
-            if (0.0..=1.0).contains(&enter) {
-                kinks.push((enter, jump));
-            }
-            if (0.0..=1.0).contains(&leave) {
-                kinks.push((leave, -jump));
-            }
+            // `+ 0.0` turns −0 into +0, for the ordering below.
+            kinks[count] = (enter + 0.0, jump);
+            count += (0.0..=1.0).contains(&enter) as usize;
+            kinks[count] = (leave + 0.0, -jump);
+            count += (0.0..=1.0).contains(&leave) as usize;
         }
+        kinks.truncate(count);
         // The root usually comes after a few of the kinks: they are put in
-        // order a batch of the earliest at a time.
+        // order a batch of the earliest at a time, by integer keys (the bits
+        // of a time in [0, 1] order as the time does; the kink's index
+        // replaces its last bits, so times equal to about 1e-10 keep the
+        // order of their indices).
+        let index_bits = usize::BITS - count.saturating_sub(1).leading_zeros();
+        let mask = (1u64 << index_bits) - 1;
+        keys.clear();
+        keys.extend(
+            kinks
+                .iter()
+                .enumerate()
+                .map(|(k, &(b, _))| (b.to_bits() & !mask) | k as u64),
+        );
         let (mut s, mut f, mut fp) = (0.0, f0, fp0);
-        let order = |p: &(f64, f64), q: &(f64, f64)| p.0.total_cmp(&q.0);
         let mut next = 0;
-        'walk: while next < kinks.len() {
-            let rest = &mut kinks[next..];
+        'walk: while next < keys.len() {
+            let rest = &mut keys[next..];
             let take = rest.len().min(KINK_BATCH);
             if take < rest.len() {
-                rest.select_nth_unstable_by(take - 1, order);
+                rest.select_nth_unstable(take - 1);
             }
-            rest[..take].sort_unstable_by(order);
-            for &(b, jump) in &rest[..take] {
+            rest[..take].sort_unstable();
+            for &key in &rest[..take] {
+                let (b, jump) = kinks[(key & mask) as usize];
                 let fb = f + fp * (b - s);
                 if fb >= 0.0 {
                     break 'walk;
@@ -743,6 +770,7 @@ pub fn solve_primal(
         xrow: vec![0.0; m],
         zone: Vec::with_capacity(m),
         kinks: Vec::new(),
+        keys: Vec::new(),
         moved: vec![0; n],
         gsum: vec![0.0; d],
         sum_ay: 0.0,
