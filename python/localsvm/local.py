@@ -91,13 +91,14 @@ def _prepare_chunk(chunk, shared):
     """The similarities (queries × training), cross kernel and per-class
     similarity sums of one chunk of queries (a :func:`~localsvm.run_tasks`
     task, so that both cores share this work too)."""
-    similarity, X_fit, X, sim_kwargs, spec, onehot = shared
+    similarity, X_fit, X, sim_kwargs, spec, classes = shared
     Xc = X[chunk]
     sigma_t = np.ascontiguousarray(compute_similarity(similarity, X_fit, Xc, **sim_kwargs).T)
     cross = kernel_matrix(spec, Xc, X_fit)
-    # einsum's own loop: a BLAS product would wake BLAS threads that then
-    # spin on the cores the local solves need.
-    return sigma_t, cross, np.einsum("qi,ic->qc", sigma_t, onehot)
+    # einsum's own loop (each class's indicator row against each query's
+    # row): a BLAS product would wake BLAS threads that then spin on the
+    # cores the local solves need.
+    return sigma_t, cross, np.einsum("qi,ci->qc", sigma_t, classes)
 
 
 def _solve_chunk(task, shared):
@@ -579,7 +580,7 @@ class LocalSVC(BaseSVMClassifier):
         backend = self._select_backend(probe)
         block = max(1, BLOCK_BYTES // (16 * n))
         report = self._log_report()
-        onehot = (self.y_fit_[:, None] == np.arange(self.classes_.shape[0])).astype(np.float64)
+        classes = (np.arange(self.classes_.shape[0])[:, None] == self.y_fit_).astype(np.float64)
         for start in range(0, m, block):
             began = time.perf_counter()
             Xb = X[start : start + block]
@@ -592,7 +593,7 @@ class LocalSVC(BaseSVMClassifier):
                 chunks,
                 n_jobs=self.n_jobs,
                 engine="threads",
-                shared=(self.similarity, self.X_fit_, Xb, self._sim_kwargs, self._spec, onehot),
+                shared=(self.similarity, self.X_fit_, Xb, self._sim_kwargs, self._spec, classes),
             )
             sigmas = [sig for sig, _, _ in prepared]
             crosses = [crs for _, crs, _ in prepared]
