@@ -48,13 +48,13 @@ CASES = {
         "SVC(cache_size=200).fit(X, y)",
         200 * MIB + 2 * X_BYTES,
     ),
-    # LocalSVC's Notes: cache_size + 96 MiB + (1 + 2.5·P)·8·n·d, P = 2 chunks
+    # LocalSVC's Notes: cache_size + 96 MiB + (1 + 4.5·P)·8·n·d, P = 2 chunks
     # at once; a bandwidth wide enough that every example is in every
     # neighbourhood (the 40 000-variable local problems of the probe). Fit's
     # global SVM (cache_size + O(n·d)) stays under the same bound.
     "local": (
         "LocalSVC(bandwidth=1e4, cache_size=200, chunk_size=4, n_jobs=2).fit(X, y).predict(X[:8])",
-        200 * MIB + 96 * MIB + int((1 + 2.5 * 2) * X_BYTES),
+        200 * MIB + 96 * MIB + int((1 + 4.5 * 2) * X_BYTES),
     ),
     # ProfileSVC's Notes: about 4 profile-sized arrays of at most
     # PROFILE_AUTO_BYTES (256 MiB), cache_size, the members' copies.

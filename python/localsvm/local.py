@@ -265,8 +265,9 @@ class LocalSVC(BaseSVMClassifier):
     Memory: with ``n`` training examples of ``d`` features and ``P`` chunks
     solved at once, prediction needs about ``cache_size`` + 96 MiB (the
     similarity and kernel values of a block of test examples) +
-    ``(1 + 2.5·P)·8·n·d`` bytes (the training data, and per chunk its copy in
-    the solver and the rows of a neighbourhood) + ``O(P·n)``; fit needs
+    ``(1 + 4.5·P)·8·n·d`` bytes (the training data, and per chunk its
+    copies in the solver, by features and by rows, and those of the rows of
+    a neighbourhood) + ``O(P·n)``; fit needs
     ``cache_size`` (the global SVM's column cache) + ``O(n·d)``, plus, for
     the primal solver's anchors, up to 64 MiB of their similarities and
     the prediction memory above for their local problems. When the
