@@ -891,6 +891,23 @@ mod tests {
     }
 
     #[test]
+    fn long_line_searches_walk_past_a_batch_of_kinks() {
+        // Thousands of examples from a zero start: the first steps move
+        // hundreds of them, so the walk along the kinks goes on past the
+        // first ordered batch.
+        for seed in 0..3 {
+            let (x, y, c) = problem(3000, 3, seed);
+            let fm = FeatureMajor::gather(&x, 3, None).unwrap();
+            let out = solve_primal(&fm, &y, &c, None, true, 1e-3, 500, &Control::none()).unwrap();
+            let PrimalOutcome::Solved(sol) = out else {
+                panic!("seed {seed}: not certified");
+            };
+            let (viol, _, _) = certify(&fm, &y, &c, &sol.alpha);
+            assert!(viol <= 1e-3);
+        }
+    }
+
+    #[test]
     fn the_step_cap_leaves_the_problem_unsolved() {
         let (x, y, c) = problem(300, 6, 3);
         let fm = FeatureMajor::gather(&x, 6, None).unwrap();
