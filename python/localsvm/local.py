@@ -278,7 +278,7 @@ class LocalSVC(BaseSVMClassifier):
     and predict within ``cache_size`` + a few hundred MiB.
 
     Speed: with the linear kernel the primal solver ('auto') needs a few
-    dozen Newton steps per test example, each two passes over the ``n × d``
+    dozen Newton steps per test example, each one pass over the ``n × d``
     training features, where SMO needs a few hundred iterations over the
     ``n`` multipliers; ``decision_details`` reports the steps (plus SMO
     iterations for a problem SMO finished) as ``n_iter``. With
