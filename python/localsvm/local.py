@@ -48,7 +48,8 @@ GRAM_LIMIT_BYTES = 128 << 20
 GLOBAL_MIN_ITER = 10_000
 
 #: ``solver='auto'`` solves linear-kernel local problems in the primal up to
-#: this many features (each Newton step factorises a ``(d + 1)``-square matrix).
+#: this many features (each Newton step updates the inverse of a
+#: ``(d + 1)``-square Hessian, by ``O(d²)`` per example that changes piece).
 PRIMAL_MAX_FEATURES = 63
 
 #: The primal solver's anchors per class pair: at most ``ANCHORS`` training

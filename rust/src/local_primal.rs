@@ -25,11 +25,17 @@
 //! the exact minimiser over `(0, 1]`, found by following the derivative
 //! through the kinks of the examples the full step moves. Each step costs
 //! one pass over the `n × d` features (the margins' changes), `O(n)` piece
-//! tests, the rows of the examples whose multipliers change, and a
-//! `(d + 1)`-square Cholesky factorisation; the running sums are recomputed
-//! every [`REFRESH`] steps. From a distant start two widths
-//! are used, a wide one (`0.1`) for a few steps, then `δ = 0.45·tol`; from a
-//! neighbour's solution only the second.
+//! tests, the rows of the examples whose multipliers change, and
+//! `O((d + 1)²)` per example entering or leaving the quadratic piece: the
+//! Hessian is factored (Cholesky) and inverted once, and the inverse then
+//! follows those rank-one changes by the Sherman–Morrison formula. Before a
+//! step that would end the solve, and after each recomputation of the
+//! running sums (every [`REFRESH`] steps), the direction's residual is
+//! checked against the Hessian and the direction refined, or the Hessian
+//! factored afresh, so that drift in the tracked inverse costs time, never
+//! accuracy. From a distant start two widths are used, a wide one (`0.1`)
+//! for a few steps, then `δ = 0.45·tol`; from a neighbour's solution only
+//! the second.
 //!
 //! At the exact Huber optimum the multipliers `α_i = c_i·clip(t_i/δ, 0, 1)`
 //! satisfy `yᵀα = 0` and the SVM dual's stopping test of SMO (the maximal
@@ -65,12 +71,23 @@ const BLOCK: usize = 32;
 const KINK_BATCH: usize = 32;
 /// Lanes of the reductions (an AVX-512 register, two AVX2 ones).
 const LANES: usize = 8;
+/// A tracked inverse's update is skipped (the inverse made afresh) when
+/// its Sherman–Morrison denominator is below this.
+const MIN_DENOMINATOR: f64 = 1e-6;
+/// The Newton system's relative residual (see `Work::residual`) that a
+/// direction from the tracked inverse must reach before a step that would
+/// end the solve, and after a refresh.
+const RESIDUAL: f64 = 1e-10;
+/// Refinements of a direction from the tracked inverse at most.
+const REFINEMENTS: usize = 2;
 
-/// Training examples stored feature by feature (`data[k·n + i]` is feature
-/// `k` of example `i`), the layout of the solver's passes.
+/// Training examples stored feature by feature (`data[k·stride + i]` is
+/// feature `k` of example `i`; each feature is padded with zeros to a whole
+/// number of [`BLOCK`]s), the layout of the solver's passes.
 #[derive(Debug, Clone, Default)]
 pub struct FeatureMajor {
     data: Vec<f64>,
+    stride: usize,
     /// The same values row by row (`rows[i·d + k]`), for the passes that
     /// visit a few examples.
     rows: Vec<f64>,
@@ -94,8 +111,9 @@ impl FeatureMajor {
             None if d == 0 => 0,
             None => x.len() / d,
         };
-        let len = n.saturating_mul(d);
-        for buf in [&mut self.data, &mut self.rows] {
+        let stride = n.div_ceil(BLOCK) * BLOCK;
+        let lens = [stride.saturating_mul(d), n.saturating_mul(d)];
+        for (buf, len) in [&mut self.data, &mut self.rows].into_iter().zip(lens) {
             if buf.len() < len {
                 *buf = try_filled(
                     len,
@@ -108,13 +126,17 @@ impl FeatureMajor {
         }
         self.n = n;
         self.d = d;
+        self.stride = stride;
         for t in 0..n {
             let i = idx.map_or(t, |idx| idx[t]);
             let row = &x[i * d..(i + 1) * d];
             self.rows[t * d..(t + 1) * d].copy_from_slice(row);
             for (k, &v) in row.iter().enumerate() {
-                self.data[k * n + t] = v;
+                self.data[k * stride + t] = v;
             }
+        }
+        for k in 0..d {
+            self.data[k * stride + n..(k + 1) * stride].fill(0.0);
         }
         Ok(())
     }
@@ -130,7 +152,12 @@ impl FeatureMajor {
     }
 
     fn feature(&self, k: usize) -> &[f64] {
-        &self.data[k * self.n..(k + 1) * self.n]
+        &self.data[k * self.stride..k * self.stride + self.n]
+    }
+
+    /// Feature `k` with its zero padding.
+    fn padded(&self, k: usize) -> &[f64] {
+        &self.data[k * self.stride..(k + 1) * self.stride]
     }
 
     fn row(&self, i: usize) -> &[f64] {
@@ -139,31 +166,36 @@ impl FeatureMajor {
 }
 
 multiversion! {
-    /// `out[i] = b + Σ_k v[k]·x[k][i]`, in blocks of [`BLOCK`] examples
-    /// whose sums stay in registers while the features go by.
+    /// `out[i] = b + Σ_k v[k]·x[k][i]` (`out` as long as `x` has examples),
+    /// in blocks of [`BLOCK`] examples whose sums stay in registers while
+    /// the features go by; the last block reads the zero padding.
     fn affine, fn affine_impl(x: &FeatureMajor, v: &[f64], b: f64, out: &mut [f64]) {
-        let n = out.len();
-        let body = n - n % BLOCK;
-        for start in (0..body).step_by(BLOCK) {
-            let mut acc = [b; BLOCK];
-            for (k, &vk) in v.iter().enumerate() {
-                let xs: &[f64; BLOCK] = x.feature(k)[start..start + BLOCK]
-                    .try_into()
-                    .expect("a whole block");
-                for l in 0..BLOCK {
-                    acc[l] = fmadd64::<FMA>(vk, xs[l], acc[l]);
-                }
-            }
-            out[start..start + BLOCK].copy_from_slice(&acc);
+        let n = x.n();
+        let (whole, last) = out[..n].as_chunks_mut::<BLOCK>();
+        for (j, dst) in whole.iter_mut().enumerate() {
+            *dst = block_sum::<FMA>(x, v, b, j * BLOCK);
         }
-        for (i, o) in out.iter_mut().enumerate().skip(body) {
-            let mut s = b;
-            for (k, &vk) in v.iter().enumerate() {
-                s = fmadd64::<FMA>(vk, x.feature(k)[i], s);
-            }
-            *o = s;
+        if !last.is_empty() {
+            let acc = block_sum::<FMA>(x, v, b, n - last.len());
+            last.copy_from_slice(&acc[..last.len()]);
         }
     }
+}
+
+/// `b + Σ_k v[k]·x[k][start + l]` for the [`BLOCK`] examples from `start`
+/// (padding included), the sums kept in registers.
+#[inline(always)]
+fn block_sum<const FMA: bool>(x: &FeatureMajor, v: &[f64], b: f64, start: usize) -> [f64; BLOCK] {
+    let mut acc = [b; BLOCK];
+    for (k, &vk) in v.iter().enumerate() {
+        let xs: &[f64; BLOCK] = x.padded(k)[start..start + BLOCK]
+            .try_into()
+            .expect("a whole block");
+        for l in 0..BLOCK {
+            acc[l] = fmadd64::<FMA>(vk, xs[l], acc[l]);
+        }
+    }
+    acc
 }
 
 multiversion! {
@@ -252,15 +284,37 @@ multiversion! {
 }
 
 multiversion! {
-    /// `H += h·r rᵀ` on the lower triangle of the `m × m` row-major `H`
-    /// (`m = r.len()`).
-    fn rank_one_lower, fn rank_one_lower_impl(hess: &mut [f64], h: f64, r: &[f64]) {
+    /// `A += h·r rᵀ` on the whole `m × m` row-major `A` (`m = r.len()`).
+    fn rank_one, fn rank_one_impl(a: &mut [f64], h: f64, r: &[f64]) {
         let m = r.len();
-        for (a, dst) in hess.chunks_exact_mut(m).enumerate() {
-            let ha = h * r[a];
-            for (v, &rb) in dst[..=a].iter_mut().zip(&r[..=a]) {
+        for (dst, &ra) in a.chunks_exact_mut(m).zip(r) {
+            let ha = h * ra;
+            for (v, &rb) in dst.iter_mut().zip(r) {
                 *v = fmadd64::<FMA>(ha, rb, *v);
             }
+        }
+    }
+}
+
+multiversion! {
+    /// `out = A·v` for the `m × m` row-major `A` (`m = v.len()`), each row
+    /// summed in four lanes.
+    fn matvec, fn matvec_impl(a: &[f64], v: &[f64], out: &mut [f64]) {
+        let m = v.len();
+        let (vc, vt) = v.as_chunks::<4>();
+        for (row, o) in a.chunks_exact(m).zip(out.iter_mut()) {
+            let (rc, rt) = row.as_chunks::<4>();
+            let mut acc = [0.0f64; 4];
+            for (x, y) in rc.iter().zip(vc) {
+                for l in 0..4 {
+                    acc[l] = fmadd64::<FMA>(x[l], y[l], acc[l]);
+                }
+            }
+            let mut s = (acc[0] + acc[2]) + (acc[1] + acc[3]);
+            for (x, y) in rt.iter().zip(vt) {
+                s = fmadd64::<FMA>(*x, *y, s);
+            }
+            *o = s;
         }
     }
 }
@@ -313,12 +367,23 @@ struct Work<'a> {
     /// `t − e`.
     t1: Vec<f64>,
     grad: Vec<f64>,
-    /// The Hessian's lower triangle (`m × m`); its last diagonal value is
-    /// `Σ c_i/δ` over the zone.
-    curved: Vec<f64>,
-    /// Its factor, made from a copy each step.
+    /// The Newton direction (`mp` values, zero beyond `m`).
+    dv: Vec<f64>,
+    /// The Hessian's Cholesky factor (`m × m`), when one is made.
     hess: Vec<f64>,
-    /// Scratch: one example's `x̃`.
+    /// The ridge added to the Hessian's last diagonal value when it was
+    /// factored.
+    ridge: f64,
+    /// The inverse of that Hessian (`mp × mp`, zero beyond `m`), kept up
+    /// to date through the zone's rank-one changes (Sherman–Morrison)
+    /// while `inverse_ok`.
+    inverse: Vec<f64>,
+    inverse_ok: bool,
+    /// Scratch: `inverse·x̃_i`; the Newton system's residual and its scale.
+    z: Vec<f64>,
+    resid: Vec<f64>,
+    scale: Vec<f64>,
+    /// Scratch: one example's `x̃` (`mp` values).
     xrow: Vec<f64>,
     zone: Vec<usize>,
     /// The line search's kinks: `(step, change of the slope)`.
@@ -338,9 +403,51 @@ struct Work<'a> {
     mark: Vec<bool>,
 }
 
-impl Work<'_> {
+impl<'a> Work<'a> {
+    /// Scratch for one solve from `v = (w, b)`.
+    fn new(x: &'a FeatureMajor, y: &'a [f64], c: &'a [f64], v: Vec<f64>) -> Self {
+        let (n, d) = (x.n(), x.d());
+        let m = d + 1;
+        let mp = m.div_ceil(4) * 4;
+        Work {
+            x,
+            y,
+            c,
+            v,
+            t: vec![0.0; n],
+            ay: vec![0.0; n],
+            e: vec![0.0; n],
+            od: vec![0.0; n],
+            t1: vec![0.0; n],
+            grad: vec![0.0; mp],
+            dv: vec![0.0; mp],
+            hess: vec![0.0; m * m],
+            ridge: 0.0,
+            inverse: vec![0.0; mp * mp],
+            inverse_ok: false,
+            z: vec![0.0; mp],
+            resid: vec![0.0; mp],
+            scale: vec![0.0; m],
+            xrow: vec![0.0; mp],
+            zone: Vec::with_capacity(m),
+            kinks: Vec::new(),
+            keys: Vec::new(),
+            moved: vec![0; n],
+            gsum: vec![0.0; d],
+            sum_ay: 0.0,
+            fresh: true,
+            touched: Vec::new(),
+            mark: vec![false; n],
+        }
+    }
+
     fn dim(&self) -> usize {
         self.x.d() + 1
+    }
+
+    /// The stride of the inverse: `m` rounded up to whole AVX2 registers.
+    fn padded_dim(&self) -> usize {
+        self.dim().div_ceil(4) * 4
     }
 
     /// Margins from `v`, afresh.
@@ -351,10 +458,12 @@ impl Work<'_> {
             *t = 1.0 - y * *t;
         }
         self.fresh = true;
+        // A new width (or the end): another Hessian.
+        self.inverse_ok = false;
     }
 
-    /// `α_i y_i`, `Σ α_i y_i x_i`, `Σ α_i y_i`, the zone and the Hessian,
-    /// afresh for width `delta`: two passes over the examples.
+    /// `α_i y_i`, `Σ α_i y_i x_i`, `Σ α_i y_i` and the zone, afresh for
+    /// width `delta`: two passes over the examples.
     fn refresh(&mut self, delta: f64) {
         let (n, d) = (self.x.n(), self.x.d());
         self.sum_ay = multipliers(&self.t, self.y, self.c, 1.0 / delta, &mut self.ay);
@@ -362,24 +471,120 @@ impl Work<'_> {
         self.zone
             .extend((0..n).filter(|&i| self.t[i] > 0.0 && self.t[i] < delta));
         transposed(self.x, &self.ay, &mut self.gsum[..d]);
-        // The Hessian: identity on w, plus the zone's (c_i/δ) x̃ x̃ᵀ.
-        let m = self.dim();
-        self.curved.fill(0.0);
-        for k in 0..d {
-            self.curved[k * m + k] = 1.0;
-        }
-        for z in 0..self.zone.len() {
-            self.curve(self.zone[z], self.c[self.zone[z]] / delta);
-        }
         self.fresh = false;
     }
 
-    /// Adds `h·x̃_i x̃_iᵀ` to the Hessian.
-    fn curve(&mut self, i: usize, h: f64) {
+    /// The gradient `(w − Σ α_i y_i x_i, −Σ α_i y_i)` from the running sums.
+    fn gradient(&mut self) {
+        let d = self.x.d();
+        for k in 0..d {
+            self.grad[k] = self.v[k] - self.gsum[k];
+        }
+        self.grad[d] = -self.sum_ay;
+    }
+
+    /// `x̃_i = (x_i, 1)` into `xrow`.
+    fn load_row(&mut self, i: usize) {
         let d = self.x.d();
         self.xrow[..d].copy_from_slice(self.x.row(i));
         self.xrow[d] = 1.0;
-        rank_one_lower(&mut self.curved, h, &self.xrow);
+    }
+
+    /// The Hessian `I_w + Σ_zone (c_i/δ) x̃_i x̃_iᵀ` plus the ridge, factored,
+    /// and its inverse; then `dv = −H⁻¹ grad` from the factor. Without a
+    /// zone the loss is linear in b: the ridge keeps the system solvable,
+    /// and the line search finds the step's length. False when the
+    /// factorisation fails.
+    fn factor_solve(&mut self, delta: f64) -> bool {
+        let (d, m, mp) = (self.x.d(), self.dim(), self.padded_dim());
+        let mut hess = std::mem::take(&mut self.hess);
+        hess.fill(0.0);
+        for k in 0..d {
+            hess[k * m + k] = 1.0;
+        }
+        let mut curv = 0.0;
+        for z in 0..self.zone.len() {
+            let i = self.zone[z];
+            let h = self.c[i] / delta;
+            curv += h;
+            self.load_row(i);
+            rank_one(&mut hess, h, &self.xrow[..m]);
+        }
+        self.ridge = 1e-10 * (1.0 + curv);
+        hess[m * m - 1] += self.ridge;
+        let factored = cholesky(&mut hess, m);
+        if factored {
+            invert(&hess, m, mp, &mut self.inverse);
+            for (v, g) in self.dv.iter_mut().zip(&self.grad) {
+                *v = -g;
+            }
+        }
+        let solved = factored && cholesky_solve(&hess, m, &mut self.dv);
+        self.hess = hess;
+        self.inverse_ok = solved;
+        solved
+    }
+
+    /// `dv = −H⁻¹ grad` from the tracked inverse.
+    fn inverse_solve(&mut self) {
+        matvec(&self.inverse, &self.grad, &mut self.dv);
+        for v in self.dv.iter_mut() {
+            *v = -*v;
+        }
+    }
+
+    /// Refines `dv` with the tracked inverse (`dv −= H⁻¹ r`, with the
+    /// residual `r` of [`Work::residual`], left in `resid`) until the
+    /// residual is small; false when [`REFINEMENTS`] refinements do not get
+    /// there (the inverse has drifted too far from the Hessian).
+    fn refine(&mut self, delta: f64) -> bool {
+        let m = self.dim();
+        for _ in 0..REFINEMENTS {
+            matvec(&self.inverse, &self.resid, &mut self.z);
+            for (v, z) in self.dv[..m].iter_mut().zip(&self.z) {
+                *v -= z;
+            }
+            if self.residual(delta) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `r = (H + ridge)·dv + grad` into `resid` (the zone's terms from its
+    /// rows), and whether each of its entries is below [`RESIDUAL`] times the
+    /// largest sum of the absolute values of an entry's terms.
+    fn residual(&mut self, delta: f64) -> bool {
+        let (d, m) = (self.x.d(), self.dim());
+        let (resid, scale, dv) = (&mut self.resid, &mut self.scale, &self.dv);
+        for k in 0..d {
+            resid[k] = self.grad[k] + dv[k];
+            scale[k] = self.grad[k].abs() + dv[k].abs();
+        }
+        resid[d] = self.grad[d] + self.ridge * dv[d];
+        scale[d] = self.grad[d].abs() + (self.ridge * dv[d]).abs();
+        for &i in &self.zone {
+            let row = self.x.row(i);
+            let a = self.c[i] / delta * (dot(row, &dv[..d]) + dv[d]);
+            for ((r, s), &xk) in resid[..d].iter_mut().zip(&mut scale[..d]).zip(row) {
+                *r += a * xk;
+                *s += (a * xk).abs();
+            }
+            resid[d] += a;
+            scale[d] += a.abs();
+        }
+        let worst = resid[..m].iter().fold(0.0f64, |w, r| w.max(r.abs()));
+        let size = scale[..m].iter().fold(0.0f64, |w, s| w.max(*s));
+        worst <= RESIDUAL * size
+    }
+
+    /// The inverse after the zone gains (`h > 0`) or loses (`h < 0`) the
+    /// example in `xrow`: `(H + h x̃x̃ᵀ)⁻¹ = H⁻¹ − h z zᵀ/(1 + h x̃ᵀz)` with
+    /// `z = H⁻¹x̃`. A denominator near 0 (an example leaving the zone took
+    /// most of the curvature of some direction) would cancel badly: the
+    /// inverse is then made afresh at the next step.
+    fn track(&mut self, h: f64) {
+        self.inverse_ok = sherman_morrison(&mut self.inverse, &self.xrow, h, &mut self.z);
     }
 
     /// The same after a step: only the examples that were in the zone or
@@ -420,9 +625,10 @@ impl Work<'_> {
             }
             // The Hessian follows the zone (the first `was_zone` touched
             // examples are the previous zone).
-            if in_zone != (z < was_zone) {
+            if in_zone != (z < was_zone) && self.inverse_ok {
                 let h = self.c[i] / delta;
-                self.curve(i, if in_zone { h } else { -h });
+                self.load_row(i);
+                self.track(if in_zone { h } else { -h });
             }
             self.mark[i] = false;
         }
@@ -435,36 +641,46 @@ impl Work<'_> {
     /// can be made.
     fn step(&mut self, delta: f64) -> std::result::Result<bool, ()> {
         let d = self.x.d();
-        let m = self.dim();
-        if self.fresh {
+        let refreshed = self.fresh;
+        if refreshed {
             self.refresh(delta);
         }
-        // The gradient: (w − Σ α_i y_i x_i, −Σ α_i y_i).
-        for k in 0..d {
-            self.grad[k] = self.v[k] - self.gsum[k];
-        }
-        self.grad[d] = -self.sum_ay;
-        // The Hessian, kept up to date as the zone changes, is factored in
-        // a copy. Without a zone the loss is linear in b: a tiny curvature
-        // keeps the system solvable, and the line search finds the step's
-        // length.
-        self.hess.copy_from_slice(&self.curved);
-        let ridge = 1e-10 * (1.0 + self.curved[d * m + d].max(0.0));
-        self.hess[d * m + d] += ridge;
-        let mut dv: Vec<f64> = self.grad.iter().map(|g| -g).collect();
-        if !cholesky_solve(&mut self.hess, m, &mut dv) {
+        self.gradient();
+        // The Newton direction, from the tracked inverse when there is one.
+        // Its accuracy is checked before a step that would end the solve
+        // and after each refresh; where it falls short, and where there is
+        // no inverse, the Hessian is factored afresh.
+        // The Newton direction comes from the tracked inverse when there
+        // is one. Before a step that would end the solve, and after each
+        // refresh, it is refined to full accuracy; where the tracked inverse
+        // cannot do that, and where there is none, the Hessian is factored
+        // afresh.
+        let mut tracked = self.inverse_ok;
+        if tracked {
+            self.inverse_solve();
+        } else if !self.factor_solve(delta) {
             return Err(());
         }
-        affine(self.x, &dv[..d], dv[d], &mut self.od);
-        let n_moved = directions(
-            &self.t,
-            self.y,
-            &self.od,
-            delta,
-            &mut self.e,
-            &mut self.t1,
-            &mut self.moved,
-        );
+        let n_moved = loop {
+            affine(self.x, &self.dv[..d], self.dv[d], &mut self.od);
+            let n_moved = directions(
+                &self.t,
+                self.y,
+                &self.od,
+                delta,
+                &mut self.e,
+                &mut self.t1,
+                &mut self.moved,
+            );
+            if !tracked || !(n_moved == 0 || refreshed) || self.residual(delta) {
+                break n_moved;
+            }
+            if !self.refine(delta) && !self.factor_solve(delta) {
+                return Err(());
+            }
+            tracked = false;
+        };
+        let dv = std::mem::take(&mut self.dv);
         let same = n_moved == 0;
         let s = if same {
             1.0
@@ -492,7 +708,10 @@ impl Work<'_> {
             self.keys = keys;
             match found {
                 Some(s) => s,
-                None => return Err(()),
+                None => {
+                    self.dv = dv;
+                    return Err(());
+                }
             }
         };
         for (v, d) in self.v.iter_mut().zip(&dv) {
@@ -505,6 +724,7 @@ impl Work<'_> {
                 *t -= s * e;
             }
         }
+        self.dv = dv;
         self.update_sums(delta, n_moved);
         Ok(same)
     }
@@ -603,12 +823,25 @@ impl Work<'_> {
     }
 }
 
-/// Solves `H z = r` in place for a symmetric positive definite `H` (`m × m`,
-/// lower triangle used, overwritten by its Cholesky factor); false when a
-/// pivot is not positive.
-fn cholesky_solve(h: &mut [f64], m: usize, r: &mut [f64]) -> bool {
+/// `A⁻¹ ← (A + h·u uᵀ)⁻¹ = A⁻¹ − h z zᵀ/(1 + h uᵀz)`, `z = A⁻¹u`, on the
+/// `m × m` row-major `inverse` (`m = u.len()`; `z` is scratch); false,
+/// leaving `inverse` as it was, when the denominator is below
+/// [`MIN_DENOMINATOR`] or not finite.
+fn sherman_morrison(inverse: &mut [f64], u: &[f64], h: f64, z: &mut [f64]) -> bool {
+    matvec(inverse, u, z);
+    let denom = 1.0 + h * dot(u, z);
+    let fine = denom > MIN_DENOMINATOR && denom.is_finite();
+    if fine {
+        rank_one(inverse, -h / denom, z);
+    }
+    fine
+}
+
+/// Overwrites the lower triangle of the symmetric positive definite `H`
+/// (`m × m`) with its Cholesky factor `L` (`H = L Lᵀ`); false when a pivot
+/// is not positive.
+fn cholesky(h: &mut [f64], m: usize) -> bool {
     let h = &mut h[..m * m];
-    let r = &mut r[..m];
     for j in 0..m {
         let row_j = &mut h[j * m..(j + 1) * m];
         let s = row_j[j] - dot(&row_j[..j], &row_j[..j]);
@@ -624,18 +857,58 @@ fn cholesky_solve(h: &mut [f64], m: usize, r: &mut [f64]) -> bool {
             row_i[j] = (row_i[j] - dot(&row_i[..j], row_j)) * inv;
         }
     }
+    true
+}
+
+/// Solves `L Lᵀ z = r` in place with the factor of [`cholesky`]; false when
+/// the solution is not finite.
+fn cholesky_solve(l: &[f64], m: usize, r: &mut [f64]) -> bool {
+    let r = &mut r[..m];
     for i in 0..m {
-        let row = &h[i * m..i * m + i];
-        r[i] = (r[i] - dot(row, &r[..i])) / h[i * m + i];
+        let row = &l[i * m..i * m + i];
+        r[i] = (r[i] - dot(row, &r[..i])) / l[i * m + i];
     }
     for i in (0..m).rev() {
         let mut s = r[i];
         for k in i + 1..m {
-            s -= h[k * m + i] * r[k];
+            s -= l[k * m + i] * r[k];
         }
-        r[i] = s / h[i * m + i];
+        r[i] = s / l[i * m + i];
     }
     r.iter().all(|v| v.is_finite())
+}
+
+/// `out = (L Lᵀ)⁻¹ = L⁻ᵀ L⁻¹` from the factor of [`cholesky`]: all `m × m`
+/// entries, in rows of `stride ≥ m` values (zero beyond `m`). The rows of
+/// `M = L⁻¹` come by forward substitution, row by row
+/// (`M_i = −(Σ_{k<i} L_ik M_k)/L_ii`, `M_ii = 1/L_ii`), then the sum of their
+/// outer products.
+fn invert(l: &[f64], m: usize, stride: usize, out: &mut [f64]) {
+    let mut rows = vec![0.0; m * m];
+    for i in 0..m {
+        let (done, rest) = rows.split_at_mut(i * m);
+        let row_i = &mut rest[..m];
+        for k in 0..i {
+            let lik = l[i * m + k];
+            for (v, &mk) in row_i[..i].iter_mut().zip(&done[k * m..k * m + i]) {
+                *v += lik * mk;
+            }
+        }
+        let inv = 1.0 / l[i * m + i];
+        for v in row_i[..i].iter_mut() {
+            *v *= -inv;
+        }
+        row_i[i] = inv;
+    }
+    out[..stride * stride].fill(0.0);
+    for k in 0..m {
+        let row_k = &rows[k * m..k * m + k + 1];
+        for (a, &mka) in row_k.iter().enumerate() {
+            for (v, &mkb) in out[a * stride..a * stride + k + 1].iter_mut().zip(row_k) {
+                *v += mka * mkb;
+            }
+        }
+    }
 }
 
 /// `Σ a_k b_k` in four lanes.
@@ -755,30 +1028,7 @@ pub fn solve_primal(
         Some(s) if s.len() == m && s.iter().all(|v| v.is_finite()) => s.to_vec(),
         _ => vec![0.0; m],
     };
-    let mut work = Work {
-        x,
-        y,
-        c,
-        v,
-        t: vec![0.0; n],
-        ay: vec![0.0; n],
-        e: vec![0.0; n],
-        od: vec![0.0; n],
-        t1: vec![0.0; n],
-        grad: vec![0.0; m],
-        curved: vec![0.0; m * m],
-        hess: vec![0.0; m * m],
-        xrow: vec![0.0; m],
-        zone: Vec::with_capacity(m),
-        kinks: Vec::new(),
-        keys: Vec::new(),
-        moved: vec![0; n],
-        gsum: vec![0.0; d],
-        sum_ay: 0.0,
-        fresh: true,
-        touched: Vec::new(),
-        mark: vec![false; n],
-    };
+    let mut work = Work::new(x, y, c, v);
     work.margins();
     let last = FINAL_WIDTH * tol;
     let mut steps = 0u64;
@@ -810,7 +1060,10 @@ pub fn solve_primal(
                     break;
                 }
                 Ok(false) => {}
-                Err(()) if !fresh => work.fresh = true,
+                Err(()) if !fresh => {
+                    work.fresh = true;
+                    work.inverse_ok = false;
+                }
                 Err(()) => break 'stages,
             }
         }
@@ -835,8 +1088,9 @@ pub fn solve_primal(
     }
 }
 
-/// The most features for which the primal solver is used: its Cholesky
-/// factorisation costs `(d + 1)³/3` per step.
+/// The most features for which the primal solver is used: each step costs
+/// `O((d + 1)²)` per example that changes piece, a new factorisation
+/// `(d + 1)³/3`.
 pub const PRIMAL_MAX_FEATURES: usize = 63;
 
 #[cfg(test)]
@@ -921,6 +1175,136 @@ mod tests {
         };
         assert_eq!(steps, 1);
         assert!(alpha.iter().zip(&c).all(|(a, c)| *a >= 0.0 && *a <= *c));
+    }
+
+    /// A symmetric positive definite `m × m` matrix: `I + Σ_k h_k u_k u_kᵀ`.
+    fn spd(m: usize, seed: u64) -> Vec<f64> {
+        let (u, _, h) = problem(m + 3, m, seed);
+        let mut a = vec![0.0; m * m];
+        for k in 0..m {
+            a[k * m + k] = 1.0;
+        }
+        for (row, &hk) in u.chunks_exact(m).zip(&h) {
+            rank_one(&mut a, hk * 100.0, row);
+        }
+        a
+    }
+
+    /// The inverse of `a` (`m × m`) by [`cholesky`] and [`invert`], in rows
+    /// of `stride`.
+    fn inverse_of(a: &[f64], m: usize, stride: usize) -> Vec<f64> {
+        let mut l = a.to_vec();
+        assert!(cholesky(&mut l, m));
+        let mut out = vec![f64::NAN; stride * stride];
+        invert(&l, m, stride, &mut out);
+        out
+    }
+
+    fn assert_close(a: &[f64], b: &[f64], tol: f64) {
+        let size = b.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= tol * size, "{x} against {y}");
+        }
+    }
+
+    #[test]
+    fn the_inverse_from_the_factor_inverts() {
+        for (m, stride) in [(1, 4), (7, 8), (8, 8), (23, 24)] {
+            let a = spd(m, m as u64);
+            let inv = inverse_of(&a, m, stride);
+            // Zero padding beyond m.
+            for r in 0..stride {
+                for c in 0..stride {
+                    if r >= m || c >= m {
+                        assert_eq!(inv[r * stride + c], 0.0);
+                    }
+                }
+            }
+            for r in 0..m {
+                for c in 0..m {
+                    let v: f64 = (0..m).map(|k| a[r * m + k] * inv[k * stride + c]).sum();
+                    let want = if r == c { 1.0 } else { 0.0 };
+                    assert!((v - want).abs() < 1e-10, "m {m}: (A A⁻¹)[{r}][{c}] = {v}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_tracked_inverse_follows_rank_one_changes() {
+        let m = 7;
+        let a = spd(m, 11);
+        let mut inv = inverse_of(&a, m, m);
+        let (u, _, _) = problem(2, m, 12);
+        let (u1, u2) = u.split_at(m);
+        let mut z = vec![0.0; m];
+        // Add two terms, then take one away: each step matches the inverse
+        // of the changed matrix made afresh.
+        let mut b = a.clone();
+        for (u, h) in [(u1, 50.0), (u2, 3.0), (u1, -50.0)] {
+            assert!(sherman_morrison(&mut inv, u, h, &mut z));
+            rank_one(&mut b, h, u);
+            assert_close(&inv, &inverse_of(&b, m, m), 1e-10);
+        }
+        // Taking away a term the matrix does not hold would make it
+        // singular (or indefinite): refused, the inverse left as it was.
+        let before = inv.clone();
+        let mut big = u2.to_vec();
+        big.iter_mut().for_each(|v| *v *= 1e3);
+        assert!(!sherman_morrison(&mut inv, &big, -1.0, &mut z));
+        assert_eq!(inv, before);
+    }
+
+    #[test]
+    fn refinement_repairs_a_drifted_inverse_and_gives_up_on_a_wrong_one() {
+        let (d, delta) = (6, 1.0);
+        let (sol, y, c) = certified(300, d, 4, false);
+        let (x, _, _) = problem(300, d, 4);
+        let fm = FeatureMajor::gather(&x, d, None).unwrap();
+        // Near the solution, with a wide zone: a Newton system of many
+        // terms and a gradient that is not zero.
+        let mut v = sol.w.clone();
+        v.push(-sol.rho + 0.05);
+        let mut work = Work::new(&fm, &y, &c, v);
+        work.margins();
+        work.refresh(delta);
+        assert!(work.zone.len() > d, "a zone of {}", work.zone.len());
+        work.gradient();
+        assert!(work.factor_solve(delta));
+        let exact = work.dv.clone();
+        assert!(work.residual(delta));
+        // Drift (a relative error of 1e-6 in every entry) is refined away.
+        for v in work.inverse.iter_mut() {
+            *v *= 1.0 + 1e-6;
+        }
+        work.inverse_solve();
+        assert!(!work.residual(delta));
+        assert!(work.refine(delta));
+        assert_close(&work.dv, &exact, 1e-9);
+        // A wrong inverse (three times too large) is not: the step would
+        // factor the Hessian afresh.
+        for v in work.inverse.iter_mut() {
+            *v *= 3.0;
+        }
+        work.inverse_solve();
+        assert!(!work.residual(delta));
+        assert!(!work.refine(delta));
+    }
+
+    #[test]
+    fn affine_reads_the_padding_of_a_partial_block() {
+        for n in [1, 5, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 7] {
+            let d = 5;
+            let (x, _, _) = problem(n, d, n as u64);
+            let fm = FeatureMajor::gather(&x, d, None).unwrap();
+            let v = [0.5, -1.0, 2.0, 0.25, -0.75];
+            let mut out = vec![f64::NAN; n];
+            affine(&fm, &v, 0.3, &mut out);
+            for i in 0..n {
+                let want: f64 = 0.3 + (0..d).map(|k| v[k] * x[i * d + k]).sum::<f64>();
+                assert!((out[i] - want).abs() < 1e-12, "n {n}, example {i}");
+            }
+        }
     }
 
     #[test]
