@@ -9,8 +9,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC as SklearnSVC
 
 import localsvm
-from localsvm import LocalSVC, hookimpl, plugins
-from localsvm.backends.base import EMPTY, ONLY_NEGATIVE, ONLY_POSITIVE, SOLVED, feasible_start
+from localsvm import LocalSVC, get_backend, hookimpl, plugins
+from localsvm.backends.base import (
+    EMPTY,
+    ONLY_NEGATIVE,
+    ONLY_POSITIVE,
+    SOLVED,
+    LocalBatch,
+    feasible_start,
+    solve_local_batch,
+)
 from localsvm.parallel import use_engine
 from localsvm.similarity import squared_distances
 
@@ -276,12 +284,40 @@ def test_rust_batch_rejects_bad_arrays():
 
     X = np.zeros((3, 2))
     y = np.array([1.0, -1.0, 1.0])
-    with pytest.raises(ValueError, match="sigma and cross"):
+    with pytest.raises(ValueError, match="sigma must have shape"):
         _core.solve_local(X, y, np.ones((2, 4)), np.ones((2, 4)), c=1.0)
+    with pytest.raises(ValueError, match="cross must have the shape of sigma"):
+        _core.solve_local(X, y, np.ones((2, 3)), np.ones((3, 3)), c=1.0)
+    with pytest.raises(ValueError, match=r"cross .* is needed unless primal=True"):
+        _core.solve_local(X, y, np.ones((2, 3)), None, c=1.0)
+    with pytest.raises(ValueError, match=r"queries .* need primal=True"):
+        _core.solve_local(X, y, np.ones((2, 3)), None, c=1.0, queries=np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"queries must have shape \(2, 2\)"):
+        _core.solve_local(X, y, np.ones((2, 3)), None, c=1.0, primal=True, queries=np.ones((2, 3)))
     with pytest.raises(ValueError, match="C must be a positive"):
         _core.solve_local(X, y, np.ones((2, 3)), np.ones((2, 3)), c=-1.0)
     with pytest.raises(ValueError, match="similarities must be finite"):
         _core.solve_local(X, y, np.full((2, 3), np.nan), np.ones((2, 3)), c=1.0)
+
+
+@pytest.mark.parametrize(
+    ("backend", "solver"), [("rust", "primal"), ("rust", "dual"), ("scipy", "dual")]
+)
+def test_a_batch_decides_from_the_queries_features_without_a_cross_kernel(banana, backend, solver):
+    """With the linear kernel, a LocalBatch may carry the queries' features
+    instead of their kernel rows: every backend and solver gives the same
+    decision values."""
+    X, y = banana.X_train[:60], np.where(banana.y_train[:60] > 0, 1.0, -1.0)
+    Q = banana.X_test[:6]
+    sigma = np.exp(-((Q[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    common = dict(X=X, y=y, sigma=sigma, C=10.0, tol=1e-6, solver=solver)
+    be = get_backend(backend)
+    with_rows = solve_local_batch(be, LocalBatch(cross=Q @ X.T, **common))
+    with_features = solve_local_batch(be, LocalBatch(cross=None, queries=Q, **common))
+    np.testing.assert_allclose(with_features.decision, with_rows.decision, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(with_features.status, with_rows.status)
+    with pytest.raises(ValueError, match=r"cross .* is needed unless the kernel is linear"):
+        solve_local_batch(be, LocalBatch(cross=None, **common))
 
 
 @pytest.mark.parametrize("backend", ["rust", "scipy"])

@@ -252,7 +252,7 @@ def solve_local(
     x: npt.NDArray[np.float64],
     y: npt.NDArray[np.float64],
     sigma: npt.NDArray[np.float64],
-    cross: npt.NDArray[np.float64],
+    cross: npt.NDArray[np.float64] | None,
     *,
     c: float,
     kernel: str = "linear",
@@ -271,6 +271,7 @@ def solve_local(
     start_primal: npt.NDArray[np.float64] | None = None,
     anchors: npt.NDArray[np.int64] | None = None,
     anchor_solutions: npt.NDArray[np.float64] | None = None,
+    queries: npt.NDArray[np.float64] | None = None,
 ) -> LocalResult:
     """One localized SVM per query, each solved on its own.
 
@@ -309,7 +310,10 @@ def solve_local(
     ``(len(anchors), d + 1)``, local models of the training examples
     ``anchors``) of the anchor with the largest ``sigma[s, anchor]`` (the
     first of equals) when that is positive. ``LocalResult.primal`` then holds
-    each query's ``(w, b)``.
+    each query's ``(w, b)``. With ``primal=True`` and ``queries`` (the queries'
+    features, shape ``(n_queries, d)``) each decision value is ``w·x_s + b``
+    from the query's model, and ``cross`` may be None: the kernel rows are then
+    not needed at all.
     """
 
 def flsa_staged(

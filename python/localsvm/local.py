@@ -89,13 +89,14 @@ def _describe_chunk(res) -> str:
 
 
 def _prepare_chunk(chunk, shared):
-    """The similarities (queries × training), cross kernel and per-class
-    similarity sums of one chunk of queries (a :func:`~localsvm.run_tasks`
-    task, so that both cores share this work too)."""
+    """The similarities (queries × training), cross kernel (None when the
+    primal solver's models give the decisions: ``spec`` is None) and
+    per-class similarity sums of one chunk of queries (a
+    :func:`~localsvm.run_tasks` task, so that both cores share this work too)."""
     similarity, X_fit, X, sim_kwargs, spec, classes = shared
     Xc = X[chunk]
     sigma_t = np.ascontiguousarray(compute_similarity(similarity, X_fit, Xc, **sim_kwargs).T)
-    cross = kernel_matrix(spec, Xc, X_fit)
+    cross = None if spec is None else kernel_matrix(spec, Xc, X_fit)
     # einsum's own loop (each class's indicator row against each query's
     # row): a BLAS product would wake BLAS threads that then spin on the
     # cores the local solves need.
@@ -106,18 +107,20 @@ def _solve_chunk(task, shared):
     """Solve the local problems of one chunk of queries for one class pair
     (a :func:`~localsvm.run_tasks` task: module-level, so it pickles)."""
     p, c = task
-    pairs, sigmas, crosses, backend, settings = shared
+    pairs, sigmas, crosses, queries, backend, settings = shared
     pair = pairs[p]
     start = pair.start if settings["warm_start"] else None
     sig, crs = sigmas[c], crosses[c]
     if pair.rows.size != sig.shape[1]:  # more than two classes: the pair's rows
         sig = np.ascontiguousarray(sig[:, pair.rows])
-        crs = np.ascontiguousarray(crs[:, pair.rows])
+        if crs is not None:
+            crs = np.ascontiguousarray(crs[:, pair.rows])
     batch = LocalBatch(
         X=pair.kernel_input,
         y=pair.y,
         sigma=sig,
         cross=crs,
+        queries=None if crs is not None else queries[c],
         kernel=pair.spec,
         start=start,
         start_primal=pair.start_primal,
@@ -512,13 +515,16 @@ class LocalSVC(BaseSVMClassifier):
                 sigma_t = np.ascontiguousarray(sigma.T)
                 chunks = self._chunks(part.size)
                 sigmas = [sigma_t[chunk] for chunk in chunks]
-                crosses = [np.zeros_like(sig) for sig in sigmas]  # no decisions wanted
+                # The decision values at the anchors are not used: they come
+                # from the models, with no cross kernel.
+                crosses = [None] * len(chunks)
+                queries = [Xp[part[chunk]] for chunk in chunks]
                 results = run_tasks(
                     _solve_chunk,
                     [(p, c) for c in range(len(chunks))],
                     n_jobs=self.n_jobs,
                     thread_safe=backend.capabilities.thread_safe,
-                    shared=(self._pairs, sigmas, crosses, backend, settings),
+                    shared=(self._pairs, sigmas, crosses, queries, backend, settings),
                 )
                 if any(r.primal is None for r in results):
                     break  # the backend solved the duals: no models to start from
@@ -580,6 +586,7 @@ class LocalSVC(BaseSVMClassifier):
             kernel=self._pairs[0].spec,
         )
         backend = self._select_backend(probe)
+        primal = getattr(self, "solver_", "dual") == "primal"
         block = max(1, BLOCK_BYTES // (16 * n))
         report = self._log_report()
         classes = (np.arange(self.classes_.shape[0])[:, None] == self.y_fit_).astype(np.float64)
@@ -590,15 +597,19 @@ class LocalSVC(BaseSVMClassifier):
             # Each chunk's similarities and cross kernel, in parallel here
             # (the similarity strategy need not exist where an engine sends
             # the solves).
+            # With the primal solver the decision values come from each
+            # query's model (w·x + b), not from a cross kernel.
+            spec = None if primal else self._spec
             prepared = run_tasks(
                 _prepare_chunk,
                 chunks,
                 n_jobs=self.n_jobs,
                 engine="threads",
-                shared=(self.similarity, self.X_fit_, Xb, self._sim_kwargs, self._spec, classes),
+                shared=(self.similarity, self.X_fit_, Xb, self._sim_kwargs, spec, classes),
             )
             sigmas = [sig for sig, _, _ in prepared]
             crosses = [crs for _, crs, _ in prepared]
+            queries = [np.ascontiguousarray(Xb[chunk]) for chunk in chunks] if primal else None
             for chunk, (_, _, sums) in zip(chunks, prepared, strict=True):
                 out.sigma_sum[start + chunk] = sums
             tasks = [(p, c) for p in range(n_pairs) for c in range(len(chunks))]
@@ -614,7 +625,14 @@ class LocalSVC(BaseSVMClassifier):
                 tasks,
                 n_jobs=self.n_jobs,
                 thread_safe=thread_safe,
-                shared=(self._pairs, sigmas, crosses, backend, self._solver_settings(cache)),
+                shared=(
+                    self._pairs,
+                    sigmas,
+                    crosses,
+                    queries,
+                    backend,
+                    self._solver_settings(cache),
+                ),
                 **(report.hooks(_describe_chunk) if report.verbose >= 2 else {}),
             )
             for (p, c), res in zip(tasks, results, strict=True):

@@ -170,6 +170,10 @@ pub struct PrimalInput<'a> {
     /// query starts from the solution of the listed example of largest
     /// similarity (the first of equals; `start` when all are 0).
     pub anchors: Option<Anchors<'a>>,
+    /// The queries' features, row-major, `m × d`: with them each decision
+    /// value is `w·x_s + b` from the query's model, and `cross` is not
+    /// read (it may be empty).
+    pub queries: Option<&'a [f64]>,
 }
 
 /// See [`PrimalInput::anchors`].
@@ -234,7 +238,8 @@ pub fn solve_local_with(
             sigma.len()
         );
     }
-    if cross.len() != sigma.len() {
+    let by_features = primal.is_some_and(|p| p.queries.is_some());
+    if cross.len() != sigma.len() && !(by_features && cross.is_empty()) {
         shape_error!(
             "the query kernel has {} entries but sigma has {}",
             cross.len(),
@@ -281,6 +286,16 @@ pub fn solve_local_with(
                     "anchors must be {} training indices below {n} with {} finite values each",
                     a.index.len(),
                     p.d + 1
+                );
+            }
+        }
+        if let Some(q) = p.queries {
+            if q.len() != (sigma.len() / n).saturating_mul(p.d) {
+                shape_error!(
+                    "the queries' features have {} values, not {} × {}",
+                    q.len(),
+                    sigma.len() / n,
+                    p.d
                 );
             }
         }
@@ -394,7 +409,15 @@ impl Queries<'_, '_> {
             }
             let k = active.len();
             let mut max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(k));
-            let row = &self.cross[s * n..(s + 1) * n];
+            // The decision value: from the query's features and model, or
+            // from its kernel row.
+            let query = self
+                .primal
+                .and_then(|p| p.queries.map(|q| &q[s * p.d..(s + 1) * p.d]));
+            let row = match query {
+                Some(_) => &[][..],
+                None => &self.cross[s * n..(s + 1) * n],
+            };
             let mut primal_alpha = None;
             let mut steps = 0;
             if let Some(p) = self.primal {
@@ -427,7 +450,10 @@ impl Queries<'_, '_> {
                     PrimalOutcome::Solved(sol) => {
                         out.primal.extend_from_slice(&sol.w);
                         out.primal.push(-sol.rho);
-                        let (f, n_sv) = decision_at(&active, &sol.alpha, sol.rho, y, row);
+                        let (f, n_sv) = match query {
+                            Some(q) => model_at(&sol.w, sol.rho, q, &sol.alpha),
+                            None => decision_at(&active, &sol.alpha, sol.rho, y, row),
+                        };
                         out.decision.push(f);
                         out.status.push(LocalStatus::Solved);
                         out.n_iter.push(sol.steps);
@@ -476,7 +502,10 @@ impl Queries<'_, '_> {
                 }
             };
             let res = solve_one(&mut hessian.q, &y_sub, &upper, &alpha0, opts, max_iter)?;
-            let (f, n_sv) = decision_at(&active, &res.alpha, res.rho, y, row);
+            let mut decided = match query {
+                Some(_) => None,
+                None => Some(decision_at(&active, &res.alpha, res.rho, y, row)),
+            };
             if let Some(p) = self.primal {
                 // The model SMO finished: w = Σ α_i y_i x_i, b = −ρ.
                 let start = out.primal.len();
@@ -491,7 +520,12 @@ impl Queries<'_, '_> {
                     }
                 }
                 out.primal[start + p.d] = -res.rho;
+                if let Some(q) = query {
+                    let w = &out.primal[start..start + p.d];
+                    decided = Some(model_at(w, res.rho, q, &res.alpha));
+                }
             }
+            let (f, n_sv) = decided.expect("a decision from the kernel row or the model");
             out.decision.push(f);
             out.status.push(LocalStatus::Solved);
             out.n_iter.push(steps + res.n_iter);
@@ -593,6 +627,12 @@ fn decision_at(active: &[usize], alpha: &[f64], rho: f64, y: &[f64], row: &[f64]
         }
     }
     (f, n_sv)
+}
+
+/// `w·x − ρ` for a query's features `x`, with the number of nonzero `α`.
+fn model_at(w: &[f64], rho: f64, x: &[f64], alpha: &[f64]) -> (f64, usize) {
+    let f = w.iter().zip(x).map(|(w, x)| w * x).sum::<f64>() - rho;
+    (f, alpha.iter().filter(|&&a| a != 0.0).count())
 }
 
 /// The solution of the anchor most similar to the query (`sig` its
@@ -712,9 +752,32 @@ mod tests {
                 start: None,
                 max_steps,
                 anchors: None,
+                queries: None,
             };
             let out =
                 solve_local_with(&base, &y, &sigma, &c, None, Some(primal), &opts(false)).unwrap();
+            // From the queries' features instead of their kernel rows: the
+            // same models, the same decision values up to rounding.
+            let by_features = PrimalInput {
+                queries: Some(&queries),
+                ..primal
+            };
+            let same = solve_local_with(
+                &base,
+                &y,
+                &sigma,
+                &[],
+                None,
+                Some(by_features),
+                &opts(false),
+            )
+            .unwrap();
+            assert_eq!(same.primal, out.primal);
+            assert_eq!(same.n_iter, out.n_iter);
+            assert_eq!(same.n_support, out.n_support);
+            for (a, b) in same.decision.iter().zip(&out.decision) {
+                assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
+            }
             for s in 0..queries.len() {
                 assert!(out.converged[s], "query {s}");
                 let gap = (out.decision[s] - dual.decision[s]).abs();
@@ -738,8 +801,24 @@ mod tests {
             start: None,
             max_steps: 10,
             anchors: None,
+            queries: None,
         };
         assert!(solve_local_with(&base, &y, &sigma, &c, None, Some(bad), &opts(false)).is_err());
+        // One feature short among the queries; no kernel rows and no
+        // features to stand for them.
+        let short = PrimalInput {
+            x: &features,
+            queries: Some(&queries[1..]),
+            ..bad
+        };
+        assert!(solve_local_with(&base, &y, &sigma, &[], None, Some(short), &opts(false)).is_err());
+        let no_rows = PrimalInput {
+            x: &features,
+            ..bad
+        };
+        assert!(
+            solve_local_with(&base, &y, &sigma, &[], None, Some(no_rows), &opts(false)).is_err()
+        );
     }
 
     #[test]

@@ -676,18 +676,18 @@ fn decision_values_ovo<'py>(
     x, y, sigma, cross, *, c, kernel = "linear", gamma = 1.0, coef0 = 0.0, degree = 3,
     threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true,
     precision = "auto", cache_size = 200.0, start = None, primal = false, start_primal = None,
-    anchors = None, anchor_solutions = None
+    anchors = None, anchor_solutions = None, queries = None
 ), text_signature = "(x, y, sigma, cross, *, c, kernel='linear', gamma=1.0, coef0=0.0, \
     degree=3, threshold=1e-06, tol=0.001, max_iter=-1, shrinking=True, warm_start=True, \
     precision='auto', cache_size=200.0, start=None, primal=False, start_primal=None, \
-    anchors=None, anchor_solutions=None)")]
+    anchors=None, anchor_solutions=None, queries=None)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_local<'py>(
     py: Python<'py>,
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
     sigma: PyReadonlyArray2<'py, f64>,
-    cross: PyReadonlyArray2<'py, f64>,
+    cross: Option<PyReadonlyArray2<'py, f64>>,
     c: f64,
     kernel: &str,
     gamma: f64,
@@ -705,6 +705,7 @@ fn solve_local<'py>(
     start_primal: Option<PyReadonlyArray1<'py, f64>>,
     anchors: Option<PyReadonlyArray1<'py, i64>>,
     anchor_solutions: Option<PyReadonlyArray2<'py, f64>>,
+    queries: Option<PyReadonlyArray2<'py, f64>>,
 ) -> PyResult<LocalResult> {
     let kind = kind(kernel, gamma, coef0, degree)?;
     if primal && !matches!(kind, KernelKind::Linear) {
@@ -723,19 +724,55 @@ fn solve_local<'py>(
         control: Control::none(),
         cache_bytes: cache_bytes(cache_size)?,
     };
-    let n = x.as_array().dim().0;
-    let (sigma, cross) = (sigma.as_array(), cross.as_array());
-    if sigma.dim().1 != n || cross.dim() != sigma.dim() {
+    let (n, d) = x.as_array().dim();
+    let sigma = sigma.as_array();
+    if sigma.dim().1 != n {
         return Err(PyValueError::new_err(format!(
-            "sigma and cross must both have shape (n_queries, {n}), got {:?} and {:?}",
-            sigma.dim(),
-            cross.dim()
+            "sigma must have shape (n_queries, {n}), got {:?}",
+            sigma.dim()
         )));
     }
+    let (queries, cross) = (
+        queries.as_ref().map(|q| q.as_array()),
+        cross.as_ref().map(|c| c.as_array()),
+    );
+    let queries = match queries {
+        Some(_) if !primal => {
+            return Err(PyValueError::new_err(
+                "queries (the decision values from each query's primal model) need primal=True",
+            ))
+        }
+        Some(q) if q.dim() != (sigma.dim().0, d) => {
+            return Err(PyValueError::new_err(format!(
+                "queries must have shape ({}, {d}), got {:?}",
+                sigma.dim().0,
+                q.dim()
+            )));
+        }
+        Some(q) => Some(Flat::new(q)?),
+        None => None,
+    };
+    let cross = match cross {
+        Some(c) if c.dim() != sigma.dim() => {
+            return Err(PyValueError::new_err(format!(
+                "cross must have the shape of sigma, {:?}, got {:?}",
+                sigma.dim(),
+                c.dim()
+            )));
+        }
+        Some(c) if queries.is_none() => Some(Flat::new(c)?),
+        Some(_) => None, // the decision values come from the queries' features
+        None if queries.is_none() => {
+            return Err(PyValueError::new_err(
+                "cross (the kernel between the queries and the training examples) is needed \
+                 unless primal=True and queries are given",
+            ))
+        }
+        None => None,
+    };
     let y = vec1(y.as_array());
     let start = start.map(|s| vec1(s.as_array()));
     let start_primal = start_primal.map(|s| vec1(s.as_array()));
-    let d = x.as_array().dim().1;
     let anchors = match (anchors, anchor_solutions) {
         (None, None) => None,
         (Some(idx), Some(sol)) => {
@@ -762,12 +799,8 @@ fn solve_local<'py>(
             ))
         }
     };
-    let (x, sigma, cross) = (
-        Flat::new(x.as_array())?,
-        Flat::new(sigma)?,
-        Flat::new(cross)?,
-    );
-    let (x, sigma, cross) = (&x, &sigma, &cross);
+    let (x, sigma) = (Flat::new(x.as_array())?, Flat::new(sigma)?);
+    let (x, sigma, cross, queries) = (&x, &sigma, &cross, &queries);
     let res = detached(py, move |ctl| {
         let opts = LocalOptions {
             control: ctl.clone(),
@@ -784,12 +817,13 @@ fn solve_local<'py>(
             anchors: anchors
                 .as_ref()
                 .map(|(index, solutions)| Anchors { index, solutions }),
+            queries: queries.as_ref().map(|q| q.as_slice()),
         });
         solve_local_with(
             &base,
             &y,
             sigma.as_slice(),
-            cross.as_slice(),
+            cross.as_ref().map_or(&[][..], |c| c.as_slice()),
             start.as_deref(),
             primal,
             &opts,

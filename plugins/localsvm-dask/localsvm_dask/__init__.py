@@ -27,7 +27,7 @@ interpreter exits.
 What travels
 ------------
 A batch's shared data (the training matrix, a Gram matrix, the σ and cross
-kernel blocks of the local problems, the chosen backend; see
+kernel blocks of the local problems or the queries' features, the chosen backend; see
 :func:`localsvm.run_tasks`) is scattered to every worker once per batch; each
 task then carries only its own small arguments (a pair's rows and labels, a
 chunk of query indices, a fold's index arrays) and returns its solution. The

@@ -521,7 +521,10 @@ class LocalBatch:
     global SVM's) with ``warm_start``, or, when ``anchors`` (training
     indices) and ``anchor_solutions`` (their own local ``(w, b)``, one row
     each) are given, from the solution of the anchor with the largest
-    similarity to the query; others solve the duals.
+    similarity to the query; others solve the duals. With the linear kernel
+    ``cross`` may be None when ``queries`` holds the queries' features
+    (shape ``(n_queries, d)``): each decision value is then ``w·x + b`` from
+    the query's model, and the cross kernel is never computed.
 
     ``X`` holds features, or the square training kernel matrix when
     ``kernel.name == 'precomputed'``; ``sigma`` and ``cross`` (the kernel
@@ -535,7 +538,7 @@ class LocalBatch:
     X: np.ndarray
     y: np.ndarray
     sigma: np.ndarray
-    cross: np.ndarray
+    cross: np.ndarray | None
     C: float
     kernel: KernelSpec = field(default_factory=lambda: KernelSpec("linear"))
     threshold: float = 1e-6
@@ -550,6 +553,7 @@ class LocalBatch:
     start_primal: np.ndarray | None = None
     anchors: np.ndarray | None = None
     anchor_solutions: np.ndarray | None = None
+    queries: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
@@ -619,6 +623,12 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
     q = batch.n_queries
     res = LocalBatchResult.empty(q)
     start = getattr(batch, "start", None) if batch.warm_start else None
+    queries = getattr(batch, "queries", None)
+    if batch.cross is None and (queries is None or batch.kernel.name != "linear"):
+        raise ValueError(
+            "LocalBatch.cross (the kernel between the queries and the training examples) "
+            "is needed unless the kernel is linear and queries holds the queries' features"
+        )
     for s in range(q):
         sig = batch.sigma[s]
         active = np.flatnonzero((sig >= batch.threshold) & (sig > 0))
@@ -651,7 +661,11 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
         )
         sol = backend.solve(problem)
         alpha = np.asarray(sol.alpha)
-        res.decision[s] = float(alpha * ys @ batch.cross[s, active]) - sol.rho
+        if batch.cross is not None:
+            row = batch.cross[s, active]
+        else:  # the linear kernel from the features
+            row = np.asarray(batch.X)[active] @ np.asarray(queries[s], dtype=np.float64)
+        res.decision[s] = float(alpha * ys @ row) - sol.rho
         res.n_iter[s] = sol.n_iter
         res.n_support[s] = int(np.count_nonzero(alpha))
         res.converged[s] = bool(sol.converged)

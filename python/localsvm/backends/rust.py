@@ -99,11 +99,23 @@ class RustBackend(SolverBackend):
         start_primal = getattr(batch, "start_primal", None) if primal else None
         anchors = getattr(batch, "anchors", None) if primal else None
         solutions = getattr(batch, "anchor_solutions", None) if anchors is not None else None
+        queries = getattr(batch, "queries", None)
+        cross = None if batch.cross is None else np.ascontiguousarray(batch.cross, dtype=f64)
+        if cross is None and (queries is None or batch.kernel.name != "linear"):
+            raise ValueError(
+                "LocalBatch.cross (the kernel between the queries and the training "
+                "examples) is needed unless the kernel is linear and queries holds the "
+                "queries' features"
+            )
+        if cross is None and not primal:  # the duals' decisions need the kernel rows
+            cross = np.ascontiguousarray(np.asarray(queries, dtype=f64) @ np.asarray(batch.X).T)
+        if not primal:
+            queries = None
         out = _core.solve_local(
             np.ascontiguousarray(batch.X, dtype=f64),
             np.ascontiguousarray(batch.y, dtype=f64),
             np.ascontiguousarray(batch.sigma, dtype=f64),
-            np.ascontiguousarray(batch.cross, dtype=f64),
+            cross,
             c=float(batch.C),
             **batch.kernel.core_kwargs(),
             threshold=float(batch.threshold),
@@ -122,6 +134,7 @@ class RustBackend(SolverBackend):
             anchor_solutions=(
                 None if solutions is None else np.ascontiguousarray(solutions, dtype=f64)
             ),
+            queries=None if queries is None else np.ascontiguousarray(queries, dtype=f64),
         )
         return LocalBatchResult(
             decision=np.asarray(out.decision),
