@@ -502,10 +502,6 @@ impl Queries<'_, '_> {
                 }
             };
             let res = solve_one(&mut hessian.q, &y_sub, &upper, &alpha0, opts, max_iter)?;
-            let mut decided = match query {
-                Some(_) => None,
-                None => Some(decision_at(&active, &res.alpha, res.rho, y, row)),
-            };
             if let Some(p) = self.primal {
                 // The model SMO finished: w = Σ α_i y_i x_i, b = −ρ.
                 let start = out.primal.len();
@@ -520,12 +516,16 @@ impl Queries<'_, '_> {
                     }
                 }
                 out.primal[start + p.d] = -res.rho;
-                if let Some(q) = query {
-                    let w = &out.primal[start..start + p.d];
-                    decided = Some(model_at(w, res.rho, q, &res.alpha));
-                }
             }
-            let (f, n_sv) = decided.expect("a decision from the kernel row or the model");
+            let (f, n_sv) = match query {
+                // `query` is given only with the primal solver: the model
+                // just stored, `(w, b)`, is the last `d + 1` values.
+                Some(q) => {
+                    let w = out.primal.len() - (q.len() + 1);
+                    model_at(&out.primal[w..w + q.len()], res.rho, q, &res.alpha)
+                }
+                None => decision_at(&active, &res.alpha, res.rho, y, row),
+            };
             out.decision.push(f);
             out.status.push(LocalStatus::Solved);
             out.n_iter.push(steps + res.n_iter);

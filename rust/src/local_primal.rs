@@ -349,6 +349,11 @@ fn piece(t: f64, delta: f64) -> u8 {
     (t > 0.0) as u8 + (t >= delta) as u8
 }
 
+/// `m` rounded up to whole AVX2 registers (4 values).
+fn padded(m: usize) -> usize {
+    m.div_ceil(4) * 4
+}
+
 /// Scratch of one solve.
 struct Work<'a> {
     x: &'a FeatureMajor,
@@ -407,8 +412,7 @@ impl<'a> Work<'a> {
     /// Scratch for one solve from `v = (w, b)`.
     fn new(x: &'a FeatureMajor, y: &'a [f64], c: &'a [f64], v: Vec<f64>) -> Self {
         let (n, d) = (x.n(), x.d());
-        let m = d + 1;
-        let mp = m.div_ceil(4) * 4;
+        let (m, mp) = (d + 1, padded(d + 1));
         Work {
             x,
             y,
@@ -445,9 +449,9 @@ impl<'a> Work<'a> {
         self.x.d() + 1
     }
 
-    /// The stride of the inverse: `m` rounded up to whole AVX2 registers.
+    /// The stride of the inverse, [`padded`] `m`.
     fn padded_dim(&self) -> usize {
-        self.dim().div_ceil(4) * 4
+        padded(self.dim())
     }
 
     /// Margins from `v`, afresh.

@@ -615,6 +615,21 @@ def feasible_start(
     return a
 
 
+def kernel_rows(batch: LocalBatch) -> np.ndarray:
+    """``batch.cross``, or with the linear kernel and no ``cross`` the same
+    values from the queries' features (``queries @ X.T``); ``ValueError``
+    when neither is given."""
+    if batch.cross is not None:
+        return np.asarray(batch.cross, dtype=np.float64)
+    queries = getattr(batch, "queries", None)
+    if queries is None or batch.kernel.name != "linear":
+        raise ValueError(
+            "LocalBatch.cross (the kernel between the queries and the training examples) "
+            "is needed unless the kernel is linear and queries holds the queries' features"
+        )
+    return np.asarray(queries, dtype=np.float64) @ np.asarray(batch.X, dtype=np.float64).T
+
+
 def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
     """Solve a :class:`LocalBatch` with any backend's ``solve``: one
     :class:`QPProblem` per query, over the query's neighbourhood
@@ -623,12 +638,7 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
     q = batch.n_queries
     res = LocalBatchResult.empty(q)
     start = getattr(batch, "start", None) if batch.warm_start else None
-    queries = getattr(batch, "queries", None)
-    if batch.cross is None and (queries is None or batch.kernel.name != "linear"):
-        raise ValueError(
-            "LocalBatch.cross (the kernel between the queries and the training examples) "
-            "is needed unless the kernel is linear and queries holds the queries' features"
-        )
+    cross = kernel_rows(batch)
     for s in range(q):
         sig = batch.sigma[s]
         active = np.flatnonzero((sig >= batch.threshold) & (sig > 0))
@@ -661,11 +671,7 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
         )
         sol = backend.solve(problem)
         alpha = np.asarray(sol.alpha)
-        if batch.cross is not None:
-            row = batch.cross[s, active]
-        else:  # the linear kernel from the features
-            row = np.asarray(batch.X)[active] @ np.asarray(queries[s], dtype=np.float64)
-        res.decision[s] = float(alpha * ys @ row) - sol.rho
+        res.decision[s] = float(alpha * ys @ cross[s, active]) - sol.rho
         res.n_iter[s] = sol.n_iter
         res.n_support[s] = int(np.count_nonzero(alpha))
         res.converged[s] = bool(sol.converged)

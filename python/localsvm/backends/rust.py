@@ -22,6 +22,7 @@ from .base import (
     QPProblem,
     QPSolution,
     SolverBackend,
+    kernel_rows,
 )
 
 
@@ -99,18 +100,12 @@ class RustBackend(SolverBackend):
         start_primal = getattr(batch, "start_primal", None) if primal else None
         anchors = getattr(batch, "anchors", None) if primal else None
         solutions = getattr(batch, "anchor_solutions", None) if anchors is not None else None
-        queries = getattr(batch, "queries", None)
-        cross = None if batch.cross is None else np.ascontiguousarray(batch.cross, dtype=f64)
-        if cross is None and (queries is None or batch.kernel.name != "linear"):
-            raise ValueError(
-                "LocalBatch.cross (the kernel between the queries and the training "
-                "examples) is needed unless the kernel is linear and queries holds the "
-                "queries' features"
-            )
-        if cross is None and not primal:  # the duals' decisions need the kernel rows
-            cross = np.ascontiguousarray(np.asarray(queries, dtype=f64) @ np.asarray(batch.X).T)
-        if not primal:
-            queries = None
+        # The primal models decide from the queries' features; otherwise the
+        # decisions need the kernel rows.
+        queries = getattr(batch, "queries", None) if primal else None
+        cross = None
+        if queries is None or batch.cross is not None:
+            cross, queries = np.ascontiguousarray(kernel_rows(batch), dtype=f64), None
         out = _core.solve_local(
             np.ascontiguousarray(batch.X, dtype=f64),
             np.ascontiguousarray(batch.y, dtype=f64),
