@@ -96,6 +96,12 @@ class QPResult:
     @property
     def threads(self) -> int:
         """Threads the solve ran on: 2 with a two-thread team, else 1."""
+    @property
+    def start_evaluations(self) -> int:
+        """Kernel values of the blocked start gradient (0 without one)."""
+    @property
+    def start_seconds(self) -> float:
+        """Seconds spent on the blocked start gradient (0 without one)."""
 
 def solve_qp(
     x: npt.NDArray[np.float64] | CsrMatrix,
@@ -118,6 +124,9 @@ def solve_qp(
     precision: str = "auto",
     progress: Callable[[int, float], object] | None = None,
     threads: int = 1,
+    gradient: npt.NDArray[np.float64] | None = None,
+    gradient_bar: npt.NDArray[np.float64] | None = None,
+    blocked_gradient: bool = False,
 ) -> QPResult:
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
     ``yᵀα = 0``, with ``Q_ij = y_i y_j K(x_i, x_j)``.
@@ -158,6 +167,46 @@ def solve_qp(
     at least 8192 variables are active. Every kernel value and every step
     is computed as on one thread, so ``alpha``, ``rho`` and ``n_iter`` are
     identical; sparse rows and smaller problems always use one thread.
+
+    The solver needs the gradient ``G = Qα₀ + p`` at its start and ``Ḡ =
+    Σ_{α₀_j ≥ upper_j} upper_j Q_j``. By default it fills them one kernel
+    column per non-zero ``α₀_j`` through the cache. ``blocked_gradient=True``
+    computes them as :func:`dual_gradient` does (blocked products over the
+    support vectors of ``alpha0``, in parallel, in the solve's precision),
+    for large warm starts; ``gradient`` and ``gradient_bar`` (both or
+    neither, one value per example of the problem, finite, only without
+    ``active``) hand over values the caller computed. Either needs
+    ``equality=True``; wrong lengths or non-finite values raise
+    ``ValueError``. ``QPResult.start_evaluations`` and ``start_seconds``
+    report the blocked computation's cost.
+    """
+
+def dual_gradient(
+    x: npt.NDArray[np.float64] | CsrMatrix,
+    y: npt.NDArray[np.float64],
+    upper: npt.NDArray[np.float64],
+    alpha: npt.NDArray[np.float64],
+    *,
+    kernel: str = "rbf",
+    gamma: float = 1.0,
+    coef0: float = 0.0,
+    degree: int = 3,
+    p: npt.NDArray[np.float64] | None = None,
+    rows: npt.NDArray[np.int64] | None = None,
+    precision: str = "auto",
+    tol: float = 1e-3,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], str]:
+    """``(G, Ḡ, path)`` of the dual of :func:`solve_qp` at ``alpha``.
+
+    ``G = Qα + p`` (``p`` defaults to −1) and ``Ḡ = Σ_{α_j ≥ upper_j}
+    upper_j Q_j``, as two kernel expansions over the support vectors
+    (``α_j > 0``) evaluated at every example with the blocked, parallel
+    loops of :func:`decision_values` (each kernel value computed once for
+    both), without the GIL and stopping on Ctrl-C. ``path`` is the kernel
+    arithmetic, chosen from ``precision`` and ``tol`` as :func:`solve_qp`
+    chooses it ('float32': sums in float32 blocks of 256; sparse rows and
+    precomputed kernels always 'float64'). ``x`` and ``rows`` as in
+    :func:`solve_qp`.
     """
 
 def kernel_matrix(

@@ -1226,6 +1226,7 @@ impl OnlineLearner {
             alpha0: None,
             active: None,
             constraint: Constraint::Equality,
+            start: Default::default(),
         };
         let sol = problem.solve(&SolverOptions {
             tol: opts.tol,
@@ -1486,6 +1487,7 @@ mod tests {
             alpha0: None,
             active: None,
             constraint: Constraint::Equality,
+            start: Default::default(),
         }
         .solve(&SolverOptions {
             tol: 1e-8,

@@ -869,6 +869,7 @@ mod tests {
                 alpha0: None,
                 active: None,
                 constraint: crate::problem::Constraint::Equality,
+                start: Default::default(),
             }
             .solve(&SolverOptions {
                 tol: 1e-6,

@@ -23,6 +23,7 @@ use crate::control::{interrupt_all as interrupt_all_rs, Control};
 use crate::error::{try_copy, try_with_capacity, Error};
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
 use crate::flsa_blocks::{staged_correct, staged_decisions};
+use crate::gradient;
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::kernel::{kernel_matrix_with, CsrRows, KernelKind, KernelSource, Rows, TrainingData};
 use crate::local::{
@@ -30,7 +31,7 @@ use crate::local::{
 };
 use crate::precision::Precision;
 use crate::predict;
-use crate::problem::{Constraint, DualProblem, SolverOptions};
+use crate::problem::{Constraint, DualProblem, SolverOptions, StartGradientMode};
 
 /// What `solve_qp` returns.
 #[pyclass(frozen, get_all, module = "localsvm._core")]
@@ -53,6 +54,10 @@ struct QPResult {
     precision: &'static str,
     /// Threads the solve ran on: 2 with a two-thread team, else 1.
     threads: usize,
+    /// Kernel values of the blocked start gradient (0 without one).
+    start_evaluations: u64,
+    /// Seconds spent on the blocked start gradient (0 without one).
+    start_seconds: f64,
 }
 
 /// What `solve_local` returns: one entry per query, in query order.
@@ -422,10 +427,11 @@ fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKin
     x, y, upper, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
     p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
     max_iter = -1, cache_size = 200.0, shrinking = true, rows = None, precision = "auto",
-    progress = None, threads = 1
+    progress = None, threads = 1, gradient = None, gradient_bar = None, blocked_gradient = false
 ), text_signature = "(x, y, upper, *, kernel='rbf', gamma=1.0, coef0=0.0, degree=3, \
     p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
-    cache_size=200.0, shrinking=True, rows=None, precision='auto', progress=None, threads=1)")]
+    cache_size=200.0, shrinking=True, rows=None, precision='auto', progress=None, threads=1, \
+    gradient=None, gradient_bar=None, blocked_gradient=False)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_qp<'py>(
     py: Python<'py>,
@@ -448,6 +454,9 @@ fn solve_qp<'py>(
     precision: &str,
     progress: Option<Bound<'py, PyAny>>,
     threads: i64,
+    gradient: Option<PyReadonlyArray1<'py, f64>>,
+    gradient_bar: Option<PyReadonlyArray1<'py, f64>>,
+    blocked_gradient: bool,
 ) -> PyResult<QPResult> {
     if threads < 1 {
         return Err(PyValueError::new_err(format!(
@@ -486,6 +495,24 @@ fn solve_qp<'py>(
     } else {
         Constraint::BoxOnly
     };
+    let start = match (gradient, gradient_bar, blocked_gradient) {
+        (None, None, false) => StartGradientMode::Columns,
+        (None, None, true) => StartGradientMode::Blocked,
+        (Some(g), Some(gb), false) => StartGradientMode::Given {
+            grad: vec1(g.as_array()),
+            grad_bar: vec1(gb.as_array()),
+        },
+        (Some(_), Some(_), true) => {
+            return Err(PyValueError::new_err(
+                "give either gradient and gradient_bar or blocked_gradient=True, not both",
+            ))
+        }
+        _ => {
+            return Err(PyValueError::new_err(
+                "gradient and gradient_bar go together: give both or neither",
+            ))
+        }
+    };
     // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
     // without the GIL too, so solves started from several threads overlap.
     let sol = detached_with_progress(py, progress.as_ref(), move |ctl| {
@@ -506,6 +533,7 @@ fn solve_qp<'py>(
             alpha0,
             active,
             constraint,
+            start,
         };
         problem.solve_with(&opts, precision)
     })?;
@@ -519,7 +547,72 @@ fn solve_qp<'py>(
         kernel_evaluations: sol.kernel_evaluations,
         precision: sol.precision.name(),
         threads: sol.threads,
+        start_evaluations: sol.start_evaluations,
+        start_seconds: sol.start_seconds,
     })
+}
+
+/// What `dual_gradient` returns: `G`, `Ḡ` and the kernel path's name.
+type GradientOut<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    &'static str,
+);
+
+/// `G = Qα + p` and `Ḡ = Σ_{α_j ≥ U_j} U_j Q_j` of the dual at `alpha`, by
+/// blocked products over its support vectors; see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, upper, alpha, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3, p = None,
+    rows = None, precision = "auto", tol = 1e-3
+))]
+#[allow(clippy::too_many_arguments)]
+fn dual_gradient<'py>(
+    py: Python<'py>,
+    x: XArg<'py>,
+    y: PyReadonlyArray1<'py, f64>,
+    upper: PyReadonlyArray1<'py, f64>,
+    alpha: PyReadonlyArray1<'py, f64>,
+    kernel: &str,
+    gamma: f64,
+    coef0: f64,
+    degree: i64,
+    p: Option<PyReadonlyArray1<'py, f64>>,
+    rows: Option<PyReadonlyArray1<'py, i64>>,
+    precision: &str,
+    tol: f64,
+) -> PyResult<GradientOut<'py>> {
+    let kind = kind(kernel, gamma, coef0, degree)?;
+    let precision = Precision::from_name(precision)?;
+    if !(tol.is_finite() && tol > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "tol must be a positive finite number, got {tol}"
+        )));
+    }
+    let x_sparse = x.csr();
+    let x_dense = x.flat()?;
+    let x_dense = x_dense.as_ref();
+    let rows = rows.map(|r| indices(r, "rows")).transpose()?;
+    let y = vec1(y.as_array());
+    let upper = vec1(upper.as_array());
+    let alpha = vec1(alpha.as_array());
+    let p = p.map(|a| vec1(a.as_array()));
+    let (g, path) = detached(py, move |ctl| {
+        let source = match (&x_sparse, x_dense) {
+            (Some(csr), _) => KernelSource::sparse(kind, csr, rows.as_deref())?,
+            (None, Some(x)) => KernelSource::from_data(&x.data(kind)?, rows.as_deref())?,
+            (None, None) => unreachable!("an input is dense or sparse"),
+        };
+        let p = p.unwrap_or_else(|| vec![-1.0; source.n()]);
+        let path = source.precision(precision, tol)?;
+        let g = gradient::dual_gradient(&source, &y, &p, &upper, &alpha, path, ctl)?;
+        Ok((g, path))
+    })?;
+    Ok((
+        g.grad.into_pyarray(py),
+        g.grad_bar.into_pyarray(py),
+        path.name(),
+    ))
 }
 
 fn into_matrix<'py>(
@@ -1311,6 +1404,7 @@ fn simd_level() -> &'static str {
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve_qp, m)?)?;
+    m.add_function(wrap_pyfunction!(dual_gradient, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(decision_values, m)?)?;
     m.add_function(wrap_pyfunction!(decision_values_ovo, m)?)?;

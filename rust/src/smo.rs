@@ -21,7 +21,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::control::Control;
-use crate::error::Result;
+use crate::error::{shape_error, value_error, Result};
 use crate::precision::QValue;
 use crate::qmatrix::QMatrix;
 use crate::team::Team;
@@ -490,7 +490,51 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
     shrinking: bool,
     ctl: &Control,
 ) -> Result<SmoResult> {
+    solve_from(q, p, y, upper, alpha, None, tol, max_iter, shrinking, ctl)
+}
+
+/// The gradient at a start point, computed by the caller (for instance by
+/// [`crate::gradient::dual_gradient`]'s blocked products): `grad = Qα + p`
+/// and `grad_bar = Σ_{t: α_t ≥ U_t} U_t Q_t`, one entry per variable.
+#[derive(Clone, Copy, Debug)]
+pub struct GivenGradient<'a> {
+    pub grad: &'a [f64],
+    pub grad_bar: &'a [f64],
+}
+
+/// [`solve`], starting from the caller's gradient at `alpha` when `start` is
+/// given instead of filling it column by column from `q` (one kernel column
+/// per non-zero `α_t`). Its lengths must be `n` and its values finite (an
+/// error otherwise); that it is the gradient at `alpha` is the caller's
+/// promise: the solver updates it incrementally and only rebuilds the
+/// gradient of shrunk variables from `grad_bar`.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_from<T: QValue, Q: QMatrix<T>>(
+    q: &mut Q,
+    p: &[f64],
+    y: &[f64],
+    upper: &[f64],
+    alpha: &[f64],
+    start: Option<GivenGradient<'_>>,
+    tol: f64,
+    max_iter: u64,
+    shrinking: bool,
+    ctl: &Control,
+) -> Result<SmoResult> {
     let n = q.n();
+    if let Some(g) = &start {
+        for (name, v) in [("gradient", g.grad), ("gradient_bar", g.grad_bar)] {
+            if v.len() != n {
+                shape_error!(
+                    "the start's {name} has {} entries but there are {n} variables",
+                    v.len()
+                );
+            }
+            if v.iter().any(|x| !x.is_finite()) {
+                value_error!("the start's {name} contains NaN or infinity");
+            }
+        }
+    }
     let mut st = State {
         y: y.to_vec(),
         p: p.to_vec(),
@@ -521,7 +565,13 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
         team: None,
     };
     s.team = s.q.team();
-    s.init_gradient();
+    match start {
+        Some(g) => {
+            s.st.grad.copy_from_slice(g.grad);
+            s.st.grad_bar.copy_from_slice(g.grad_bar);
+        }
+        None => s.init_gradient(),
+    }
 
     let period = n.clamp(1, 1000);
     let mut countdown = period;

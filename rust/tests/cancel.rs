@@ -49,6 +49,7 @@ fn problem(x: &[f64], y: &[f64], d: usize, c: f64, constraint: Constraint) -> Du
         alpha0: None,
         active: None,
         constraint,
+        start: Default::default(),
     }
 }
 

@@ -164,6 +164,7 @@ proptest! {
             alpha0,
             active,
             constraint: if equality { Constraint::Equality } else { Constraint::BoxOnly },
+            start: Default::default(),
         };
         let opts = SolverOptions {
             tol,
@@ -198,6 +199,7 @@ proptest! {
             alpha0: None,
             active: None,
             constraint: Constraint::Equality,
+            start: Default::default(),
         };
         let opts = SolverOptions { max_iter: Some(2000), ..SolverOptions::default() };
         if let Ok(sol) = problem.solve(&opts) {

@@ -49,6 +49,7 @@ fn problem(source: KernelSource, y: &[f64], upper: &[f64]) -> DualProblem {
         alpha0: None,
         active: None,
         constraint: Constraint::Equality,
+        start: Default::default(),
     }
 }
 
@@ -278,6 +279,7 @@ fn box_only_matches_the_closed_form() {
         alpha0: None,
         active: None,
         constraint: Constraint::BoxOnly,
+        start: Default::default(),
     }
     .solve(&opts(1e-9))
     .unwrap();
