@@ -97,6 +97,17 @@ class QPProblem:
         started for the solve) that share the large kernel-column fills and
         the scans over large active sets; the solution and the iterations
         are identical to one thread's. Other backends ignore it.
+    start_gradient : {None, 'blocked'} or tuple of two ndarrays, default=None
+        How a solver that keeps the gradient ``G = Qα₀ + p`` (and ``Ḡ =
+        Σ_{α₀_j ≥ U_j} U_j Q_j``, the part from variables at their upper
+        bound) obtains it at ``alpha0``: None lets the backend do as it
+        does (the Rust one fills one kernel column per non-zero ``α₀_j``);
+        'blocked' asks for blocked products over the support vectors of
+        ``alpha0`` (in parallel, without passing through the kernel cache:
+        the cheaper way for a large warm start); a tuple ``(G, Ḡ)`` hands
+        over values the caller computed (one per variable, only without
+        ``active``). Only with ``equality=True``. A speed hint: backends
+        without such a gradient ignore it.
 
     Examples
     --------
@@ -128,6 +139,7 @@ class QPProblem:
     precision: str = "auto"
     progress: Callable[[int, float], Any] | None = None
     n_threads: int = 1
+    start_gradient: str | tuple[np.ndarray, np.ndarray] | None = None
 
     def examples(self) -> np.ndarray:
         """Return the problem's own examples.
@@ -190,6 +202,32 @@ class QPProblem:
                 raise ValueError("active must not repeat an index")
         if self.alpha0 is not None:
             self._check_start()
+        self._check_start_gradient()
+
+    def _check_start_gradient(self) -> None:
+        """``start_gradient`` is None, 'blocked' or ``(G, Ḡ)`` of finite
+        values, one per variable, with the equality constraint."""
+        g = self.start_gradient
+        if g is None:
+            return
+        if not self.equality:
+            raise ValueError("start_gradient applies to equality-constrained problems only")
+        if isinstance(g, str):
+            if g != "blocked":
+                raise ValueError(f"start_gradient must be None, 'blocked' or (G, Gbar), got {g!r}")
+            return
+        if not (isinstance(g, tuple) and len(g) == 2):
+            raise ValueError("start_gradient must be None, 'blocked' or a tuple (G, Gbar)")
+        if self.active is not None:
+            raise ValueError("a given start_gradient needs every variable optimised (active=None)")
+        for name, v in zip(("G", "Gbar"), g, strict=True):
+            v = np.asarray(v)
+            if v.shape != (self.n,):
+                raise ValueError(
+                    f"start_gradient's {name} must have shape ({self.n},), got {v.shape}"
+                )
+            if not np.all(np.isfinite(v)):
+                raise ValueError(f"start_gradient's {name} contains NaN or infinity")
 
     def _check_start(self) -> None:
         """``alpha0`` must lie in its box and, with the equality constraint,
@@ -273,6 +311,12 @@ class QPSolution:
     kernel_evaluations : int or None, default=None
         Kernel values the solve computed (what its kernel cache did not
         hold); None when the backend does not count them.
+    start_evaluations : int, default=0
+        Kernel values of a blocked start gradient
+        (``QPProblem.start_gradient='blocked'``), not counted in
+        ``kernel_evaluations``; 0 without one.
+    start_seconds : float, default=0.0
+        Seconds spent on that blocked start gradient.
 
     Examples
     --------
@@ -293,6 +337,8 @@ class QPSolution:
     message: str = ""
     precision: str = "float64"
     kernel_evaluations: int | None = None
+    start_evaluations: int = 0
+    start_seconds: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,20 @@ from .base import (
 )
 
 
+def _start_gradient_kwargs(start) -> dict:
+    """``solve_qp``'s arguments for ``QPProblem.start_gradient``."""
+    if start is None:
+        return {}
+    if isinstance(start, str):
+        return {"blocked_gradient": start == "blocked"}
+    g, gbar = start
+    f64 = np.float64
+    return {
+        "gradient": np.ascontiguousarray(g, dtype=f64),
+        "gradient_bar": np.ascontiguousarray(gbar, dtype=f64),
+    }
+
+
 class RustBackend(SolverBackend):
     """SMO in Rust; the default backend for every problem size."""
 
@@ -67,6 +81,7 @@ class RustBackend(SolverBackend):
             precision=str(problem.precision),
             progress=problem.progress,
             threads=int(problem.n_threads),
+            **_start_gradient_kwargs(problem.start_gradient),
         )
         converged = bool(out.converged)
         return QPSolution(
@@ -79,6 +94,8 @@ class RustBackend(SolverBackend):
             message="" if converged else f"SMO stopped at the iteration cap ({out.n_iter})",
             precision=str(out.precision),
             kernel_evaluations=int(out.kernel_evaluations),
+            start_evaluations=int(out.start_evaluations),
+            start_seconds=float(out.start_seconds),
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
