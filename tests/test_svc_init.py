@@ -1,0 +1,184 @@
+"""``SVC(init='cells')``: the divide-and-conquer start (cells solved on their
+own, the global SMO warm-started from their multipliers with a blocked start
+gradient) reaches the optimum plain SMO reaches; the blocked gradient equals
+the kernel-column one; bad parameters and bad gradients are errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
+
+from localsvm import QPProblem, SVC, get_backend
+from localsvm import _core
+from localsvm.kernels import KernelSpec, kernel_matrix
+
+
+@pytest.fixture(scope="module")
+def clustered():
+    X, y = make_classification(
+        n_samples=3000,
+        n_features=10,
+        n_informative=6,
+        n_redundant=2,
+        n_clusters_per_class=8,
+        flip_y=0.02,
+        class_sep=1.2,
+        random_state=0,
+    )
+    return StandardScaler().fit_transform(X), y
+
+
+def test_cells_reach_the_plain_optimum(clustered):
+    X, y = clustered
+    plain = SVC(C=1.0).fit(X, y)
+    cells = SVC(C=1.0, init="cells", cell_size=700, random_state=0).fit(X, y)
+    assert cells.n_cells_[0] >= 2
+    assert cells.init_n_iter_[0] > 0
+    rel = abs(cells.dual_objective_[0] - plain.dual_objective_[0]) / abs(plain.dual_objective_[0])
+    assert rel < 1e-3
+    assert np.mean(cells.predict(X) == plain.predict(X)) >= 0.999
+    assert set(cells.init_time_) == {"partition", "cells", "gradient", "smo"}
+    assert all(v >= 0.0 for v in cells.init_time_.values())
+    # The start gradient's rows × support vectors are counted.
+    assert cells.kernel_evaluations_[0] > plain.support_.size
+
+
+def test_cells_multiclass(clustered):
+    X, y = clustered
+    y3 = np.where(X[:, 0] > 0.8, 2, y)
+    plain = SVC(C=1.0).fit(X, y3)
+    cells = SVC(C=1.0, init="cells", cell_size=500, random_state=0).fit(X, y3)
+    assert cells.n_cells_.shape == (3,) and np.all(cells.n_cells_ >= 2)
+    rel = np.abs(cells.dual_objective_ - plain.dual_objective_) / np.abs(plain.dual_objective_)
+    assert np.all(rel < 1e-3)
+    assert np.mean(cells.predict(X) == plain.predict(X)) >= 0.999
+
+
+def test_small_problems_and_sparse_rows_start_from_zero(clustered):
+    X, y = clustered
+    small = SVC(init="cells", cell_size=2000).fit(X, y)  # 3000 < 2 · 2000
+    assert small.n_cells_[0] == 0 and small.init_n_iter_[0] == 0
+    np.testing.assert_array_equal(small.n_iter_, SVC().fit(X, y).n_iter_)
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 1.0, X, 0.0))
+    sparse = SVC(init="cells", cell_size=500).fit(Xs, y)
+    assert sparse.n_cells_[0] == 0
+
+
+@pytest.mark.parametrize("cell_size", [1, 0, -5, 2.5, "big", True])
+def test_bad_cell_size(clustered, cell_size):
+    X, y = clustered
+    with pytest.raises(ValueError, match="cell_size"):
+        SVC(init="cells", cell_size=cell_size).fit(X[:50], y[:50])
+
+
+def test_bad_init_and_kernels_without_features(clustered):
+    X, y = clustered
+    with pytest.raises(ValueError, match="init"):
+        SVC(init="kmeans").fit(X[:50], y[:50])
+    K = kernel_matrix(KernelSpec("rbf", gamma=0.1), X[:60], X[:60])
+    with pytest.raises(ValueError, match="init"):
+        SVC(kernel="precomputed", init="cells").fit(K, y[:60])
+    with pytest.raises(ValueError, match="init"):
+        SVC(kernel=lambda a, b: a @ b.T, init="cells").fit(X[:60], y[:60])
+
+
+def _feasible_start(y, upper, rng):
+    """Multipliers in their boxes with ``yᵀα = 0``, some at each bound."""
+    a = rng.uniform(0, 1, y.size) * upper
+    a[rng.uniform(size=y.size) < 0.3] = 0.0
+    at_upper = rng.uniform(size=y.size) < 0.2
+    a[at_upper] = upper[at_upper]
+    # Scale one class down so the weighted sums agree.
+    pos, neg = a[y > 0].sum(), a[y < 0].sum()
+    if pos > neg:
+        a[y > 0] *= neg / pos
+    else:
+        a[y < 0] *= pos / neg
+    return a
+
+
+def test_blocked_gradient_equals_the_column_gradient():
+    rng = np.random.default_rng(3)
+    n, d = 300, 5
+    X = rng.normal(size=(n, d))
+    y = np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0)
+    upper = np.where(rng.uniform(size=n) < 0.5, 1.0, 2.0)
+    alpha = _feasible_start(y, upper, rng)
+    spec = KernelSpec("rbf", gamma=0.3)
+    K = kernel_matrix(spec, X, X)
+    Q = y[:, None] * y[None, :] * K
+    want_g = Q @ alpha - 1.0
+    at_upper = alpha >= upper
+    want_gbar = Q[:, at_upper] @ upper[at_upper]
+    g, gbar, path = _core.dual_gradient(
+        X, y, upper, alpha, **spec.core_kwargs(), precision="float64"
+    )
+    assert path == "float64"
+    scale = np.abs(want_g).max()
+    np.testing.assert_allclose(g, want_g, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(gbar, want_gbar, rtol=0, atol=1e-10 * scale)
+    # The same through rows of a larger X, and over sparse rows.
+    Xbig = np.vstack([rng.normal(size=(40, d)), X])
+    rows = np.arange(40, 40 + n, dtype=np.int64)
+    g2, _, _ = _core.dual_gradient(
+        Xbig, y, upper, alpha, **spec.core_kwargs(), rows=rows, precision="float64"
+    )
+    np.testing.assert_allclose(g2, want_g, rtol=0, atol=1e-10 * scale)
+    g3, gbar3, path3 = _core.dual_gradient(
+        _core.CsrMatrix(*_csr_parts(X)), y, upper, alpha, **spec.core_kwargs()
+    )
+    assert path3 == "float64"
+    np.testing.assert_allclose(g3, want_g, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(gbar3, want_gbar, rtol=0, atol=1e-10 * scale)
+    # The solve from the blocked gradient, from the supplied one and from
+    # the column fill: the same iterations and solution.
+    common = dict(**spec.core_kwargs(), alpha0=alpha, precision="float64", tol=1e-6)
+    columns = _core.solve_qp(X, y, upper, **common)
+    blocked = _core.solve_qp(X, y, upper, **common, blocked_gradient=True)
+    given = _core.solve_qp(X, y, upper, **common, gradient=g, gradient_bar=gbar)
+    assert blocked.start_evaluations == n * np.count_nonzero(alpha)
+    assert columns.start_evaluations == 0 and given.start_evaluations == 0
+    for sol in (blocked, given):
+        assert sol.n_iter == columns.n_iter
+        np.testing.assert_allclose(sol.alpha, columns.alpha, atol=1e-9)
+
+
+def _csr_parts(X):
+    m = sp.csr_matrix(X)
+    return m.data, m.indices.astype(np.int64), m.indptr.astype(np.int64), m.shape
+
+
+def test_supplied_gradient_is_checked():
+    rng = np.random.default_rng(0)
+    n = 50
+    X = rng.normal(size=(n, 3))
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    upper = np.ones(n)
+    alpha = _feasible_start(y, upper, rng)
+    g, gbar, _ = _core.dual_gradient(X, y, upper, alpha)
+    with pytest.raises(ValueError, match="gradient"):
+        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g[:-1], gradient_bar=gbar)
+    with pytest.raises(ValueError, match="gradient_bar"):
+        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g, gradient_bar=np.ones(n + 1))
+    bad = g.copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=bad, gradient_bar=gbar)
+    with pytest.raises(ValueError, match="both"):
+        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g)
+    with pytest.raises(ValueError, match="equality"):
+        _core.solve_qp(X, y, upper, equality=False, blocked_gradient=True)
+    with pytest.raises(ValueError, match="alpha"):
+        _core.dual_gradient(X, y, upper, alpha[:-1])
+    # Through the backend interface.
+    problem = QPProblem(X=X, y=y, upper=upper, alpha0=alpha, start_gradient=(g[:-1], gbar))
+    with pytest.raises(ValueError, match="start_gradient"):
+        problem.validate()
+    good = QPProblem(X=X, y=y, upper=upper, alpha0=alpha, start_gradient=(g, gbar))
+    good.validate()
+    sol = get_backend("rust").solve(good)
+    ref = get_backend("rust").solve(QPProblem(X=X, y=y, upper=upper, alpha0=alpha))
+    assert sol.converged and sol.n_iter == ref.n_iter
