@@ -158,9 +158,14 @@ class LocalSVC(BaseSVMClassifier):
         A registered similarity strategy (``localsvm.list_similarities()``):
         'gaussian' (SLSVM, uses ``bandwidth``) or 'knn' (HLSVM, uses ``k``;
         the SVM-KNN of Zhang et al. [2]_).
-    bandwidth : float, default=1.0
+    bandwidth : float or 'scale', default='scale'
         The width λ of the Gaussian similarity ``exp(−‖x_s − x_i‖² / λ)``;
-        must be > 0.
+        a number must be > 0. 'scale' (the default since this release;
+        1.0 before) is ``n_features · X.var()`` on the training data, the
+        ``1 / gamma`` of ``gamma='scale'``, so the similarity follows the
+        data's scale (a fixed 1.0 on standardized data with 20 features
+        makes every similarity about ``e⁻⁴⁰``); the number used is
+        ``bandwidth_``.
     k : int, default=10
         Neighbours of the 'knn' similarity; at most the training set's size.
     similarity_params : dict, default=None
@@ -240,6 +245,9 @@ class LocalSVC(BaseSVMClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels, sorted.
+    bandwidth_ : float
+        The Gaussian similarity's width λ in use (``bandwidth`` with 'scale'
+        resolved on the training data).
     n_features_in_ : int
         Number of features seen during fit.
     X_fit_ : ndarray of shape (n_samples, n_features)
@@ -348,7 +356,7 @@ class LocalSVC(BaseSVMClassifier):
         *,
         C=1.0,
         similarity="gaussian",
-        bandwidth=1.0,
+        bandwidth="scale",
         k=10,
         similarity_params=None,
         similarity_threshold=1e-6,
@@ -410,7 +418,7 @@ class LocalSVC(BaseSVMClassifier):
         X, y, y_idx = self._fit_prologue(X, y)
         # The strategy validates its own parameters (k > n, bandwidth ≤ 0, an
         # unknown name) now rather than at the first predict.
-        self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self)
+        self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self, X)
         compute_similarity(self.similarity, X, X[:1], **self._sim_kwargs)
         self._resolve_kernel(X)
         self.X_fit_ = X

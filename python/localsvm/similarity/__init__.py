@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import Interval
+from .._compat import Interval, StrOptions
 from ..hookspecs import hookimpl
 from ..kernels import KernelSpec, kernel_matrix
 from ..plugins import get_similarity
@@ -75,22 +75,56 @@ def similarity_parameter_constraints() -> dict[str, list]:
     choose and configure a similarity strategy (LocalSVC, ProfileSVC)."""
     return {
         "similarity": [str],
-        "bandwidth": [Interval(Real, 0.0, None, closed="neither")],
+        "bandwidth": [Interval(Real, 0.0, None, closed="neither"), StrOptions({"scale"})],
         "k": [Interval(Integral, 1, None, closed="left")],
         "similarity_params": [dict, None],
     }
 
 
-def similarity_kwargs(strategy: Any, estimator: Any) -> dict[str, Any]:
+def resolve_bandwidth(bandwidth: Any, X) -> Any:
+    """Turn ``bandwidth='scale'`` into a number: ``n_features · X.var()``.
+
+    That is ``1 / gamma`` of scikit-learn's ``gamma='scale'``, so the Gaussian
+    similarity ``exp(−‖x − x'‖² / λ)`` is the RBF kernel of the global SVM's
+    default width: on standardized data two examples at a typical distance
+    (``‖x − x'‖² ≈ 2·n_features``) are ``e⁻²`` similar, whatever the number of
+    features. A number is returned as it is.
+
+    Parameters
+    ----------
+    bandwidth : float or 'scale'
+        The setting.
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        The training data it is resolved on.
+
+    Returns
+    -------
+    float
+        The width λ.
+    """
+    if isinstance(bandwidth, str) and bandwidth == "scale":
+        from ..kernels import resolve_gamma
+
+        return 1.0 / resolve_gamma("scale", X)
+    return bandwidth
+
+
+def similarity_kwargs(strategy: Any, estimator: Any, X=None) -> dict[str, Any]:
     """The keyword parameters for ``strategy.compute``: each name the
     strategy declares in ``parameters`` taken from the estimator's attribute
-    of that name (``bandwidth``, ``k``), then ``similarity_params`` on top."""
+    of that name (``bandwidth``, ``k``), then ``similarity_params`` on top.
+    ``bandwidth='scale'`` is resolved on the training data ``X`` and kept as
+    the estimator's ``bandwidth_``."""
     kwargs = {
         name: getattr(estimator, name)
         for name in getattr(strategy, "parameters", ())
         if hasattr(estimator, name)
     }
     kwargs.update(estimator.similarity_params or {})
+    if "bandwidth" in kwargs and X is not None:
+        kwargs["bandwidth"] = resolve_bandwidth(kwargs["bandwidth"], X)
+    if hasattr(estimator, "bandwidth") and X is not None:
+        estimator.bandwidth_ = resolve_bandwidth(estimator.bandwidth, X)
     return kwargs
 
 
