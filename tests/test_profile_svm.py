@@ -8,7 +8,7 @@ import pytest
 from sklearn.svm import SVC as SklearnSVC
 
 import localsvm
-from localsvm import ProfileSVC, hookimpl, plugins
+from localsvm import ProfileSVC, _regions, hookimpl, plugins
 from localsvm.clustering import ClusteringResult
 from localsvm.similarity import squared_distances
 
@@ -227,16 +227,16 @@ def test_landmark_routing_uses_the_representatives(banana, monkeypatch):
     np.testing.assert_array_equal(full.representatives_, X)
     # The per-cluster predictions go through run_tasks, one task per cluster.
     seen = []
-    real = profile_svm.run_tasks
+    real = _regions.run_tasks
 
     def spy(fn, tasks, **kw):
         tasks = list(tasks)
         seen.append((fn.__name__, len(tasks)))
         return real(fn, tasks, **kw)
 
-    monkeypatch.setattr(profile_svm, "run_tasks", spy)
+    monkeypatch.setattr(_regions, "run_tasks", spy)
     pred = clf.predict(Q)
-    assert seen[-1][0] == "_cluster_output"
+    assert seen[-1][0] == "region_output"
     with_svm = {j for j in clf.assign(Q).tolist() if clf.cluster_models_[j] is not None}
     assert seen[-1][1] == len(with_svm)
     assert np.mean(pred == banana.y_test[:80]) > 0.7

@@ -23,11 +23,12 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+from sklearn.utils.validation import check_random_state, validate_data
 
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
+from ._regions import RegionModelsMixin
 from ._validation import prepare_input
 from .clustering.base import check_n_clusters
 from .kernels import resolve_gamma
@@ -78,20 +79,6 @@ def _fit_cluster(members, shared):
     return SVC(n_jobs=1, **params).fit(X[members], y_idx[members])
 
 
-def _cluster_output(task, shared):
-    """One cluster's predictions or decision values for its rows of ``X``; a
-    :func:`~localsvm.run_tasks` task (module-level so it pickles).
-
-    ``task`` is ``(j, rows)``; ``shared`` is ``(X, models, what)`` with
-    ``what`` 'predict' or 'decision'."""
-    j, rows = task
-    X, models, what = shared
-    model = models[j]
-    if what == "predict":
-        return model.predict(X[rows])
-    return model.decision_function(X[rows])
-
-
 def _describe_cluster(model) -> str:
     """A log line's account of one cluster's SVM."""
     if model is None:
@@ -126,7 +113,7 @@ def _nearest_cluster(
     return np.argmax(mean, axis=0)
 
 
-class ProfileSVC(BaseSVMClassifier):
+class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
     Fit (Cheng, Tan & Jin [1]_, §4):
@@ -189,8 +176,14 @@ class ProfileSVC(BaseSVMClassifier):
     similarity : str, default='gaussian'
         The registered similarity strategy that builds the profiles
         (``localsvm.list_similarities()``), as in :class:`localsvm.LocalSVC`.
-    bandwidth : float, default=1.0
-        Width λ of the 'gaussian' similarity ``exp(−‖x − r‖² / λ)``.
+    bandwidth : float or 'scale', default='scale'
+        The width λ of the Gaussian similarity ``exp(−‖x − r‖² / λ)``;
+        a number must be > 0. 'scale' (the default since this release;
+        1.0 before) is ``n_features · X.var()`` on the training data, the
+        ``1 / gamma`` of ``gamma='scale'``, so the similarity follows the
+        data's scale (a fixed 1.0 on standardized data with 20 features
+        makes every similarity about ``e⁻⁴⁰``); the number used is
+        ``bandwidth_``.
     k : int, default=10
         Neighbours of the 'knn' similarity.
     similarity_params : dict or None, default=None
@@ -245,6 +238,9 @@ class ProfileSVC(BaseSVMClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels, sorted.
+    bandwidth_ : float
+        The Gaussian similarity's width λ in use (``bandwidth`` with 'scale'
+        resolved on the training data).
     n_features_in_ : int
         Number of features seen during fit.
     cluster_labels_ : ndarray of shape (n_samples,)
@@ -336,7 +332,7 @@ class ProfileSVC(BaseSVMClassifier):
         clustering="magkmeans",
         clustering_params=None,
         similarity="gaussian",
-        bandwidth=1.0,
+        bandwidth="scale",
         k=10,
         similarity_params=None,
         transductive=False,
@@ -439,7 +435,7 @@ class ProfileSVC(BaseSVMClassifier):
         )
         self.references_ = refs
         report = self._fit_report(kappa, X, y)
-        self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self)
+        self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self, X)
         timings = {}
         start = time.perf_counter()
         profiles = compute_similarity(self.similarity, X, refs, **self._sim_kwargs)
@@ -584,97 +580,14 @@ class ProfileSVC(BaseSVMClassifier):
             )
         return out
 
-    def _per_cluster(self, X, what, fn_model, fn_constant, width: int, cluster=None):
-        """Rows of ``X`` labelled by their clusters' models (one
-        :func:`~localsvm.run_tasks` task per cluster with an SVM, mapped by
-        ``fn_model(model, output)``) or by ``fn_constant(j)``."""
-        X = self._predict_prologue(X)
-        if cluster is None:
-            cluster = self._assign_valid(X)
-        out = np.zeros((X.shape[0], width))
-        tasks = []
-        for j in np.unique(cluster):
-            rows = np.flatnonzero(cluster == j)
-            if self.cluster_models_[j] is None:
-                out[rows] = fn_constant(j)
-            else:
-                tasks.append((int(j), rows))
-        results = run_tasks(
-            _cluster_output, tasks, n_jobs=self.n_jobs, shared=(X, self.cluster_models_, what)
-        )
-        for (j, rows), res in zip(tasks, results, strict=True):
-            out[rows] = fn_model(self.cluster_models_[j], res)
-        return out
+    def _region_models(self) -> list:
+        return self.cluster_models_
 
-    def decision_function(self, X):
-        """Evaluate the decision function of each row's cluster model.
+    def _region_classes(self) -> list:
+        return self.cluster_classes_
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Two classes: the assigned cluster's decision value, positive for
-            ``classes_[1]`` (±1 from a one-class cluster). More classes:
-            per-class scores of the assigned cluster's model (its votes plus
-            confidence, as :class:`localsvm.SVC`), −1 for classes the cluster
-            lacks.
-        """
-        check_is_fitted(self)
-        n_classes = self.classes_.shape[0]
-        if n_classes == 2:
-            return self._per_cluster(
-                X,
-                "decision",
-                lambda model, dec: dec[:, None],
-                lambda j: 1.0 if self.cluster_classes_[j][0] == 1 else -1.0,
-                1,
-            )[:, 0]
-
-        def scores(model, dec):
-            full = np.full((dec.shape[0], n_classes), -1.0)
-            if model.classes_.shape[0] == 2:
-                # Two classes here: the binary margin, split symmetrically.
-                dec = np.column_stack([-dec, dec])
-            full[:, model.classes_] = dec
-            return full
-
-        def constant(j):
-            row = np.full(n_classes, -1.0)
-            row[self.cluster_classes_[j]] = float(n_classes)
-            return row
-
-        return self._per_cluster(X, "decision", scores, constant, n_classes)
-
-    def predict(self, X):
-        """Predict the class of each sample with its cluster's model.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predicted labels, taken from ``classes_``.
-        """
-        check_is_fitted(self)
-        return self._predict(X, None)
-
-    def _predict(self, X, cluster) -> np.ndarray:
-        idx = self._per_cluster(
-            X,
-            "predict",
-            lambda model, pred: pred[:, None],
-            lambda j: float(self.cluster_classes_[j][0]) if self.cluster_classes_[j].size else 0,
-            1,
-            cluster,
-        )[:, 0]
-        return self.classes_[idx.astype(np.intp)]
+    def _route(self, X: np.ndarray) -> np.ndarray:
+        return self._assign_valid(X)
 
     def fit_predict(self, X, y, X_test=None):
         """Fit, then predict ``X_test`` (or ``X`` itself when it is None).
@@ -701,5 +614,5 @@ class ProfileSVC(BaseSVMClassifier):
         if self.transductive:
             self.fit(X, y, X_test=X_test)
             # The test examples are the references: their clusters are known.
-            return self._predict(X_test, self.reference_clusters_)
+            return self._predict_regions(X_test, self.reference_clusters_)
         return self.fit(X, y).predict(X_test)
