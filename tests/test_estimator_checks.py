@@ -6,6 +6,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from localsvm import (
     SVC,
+    CellSVC,
     ClusterSVC,
     FLSAClassifier,
     FLSAClassifierCV,
@@ -49,6 +50,9 @@ def expected_failures(estimator):
         ProfileSVC(n_clusters=3, random_state=0),
         ProfileSVC(n_clusters=2, clustering="magkmeans-greedy", random_state=0),
         ProfileSVC(kernel="rbf", n_clusters=2, random_state=0),
+        CellSVC(),
+        CellSVC(n_cells=2, random_state=0),
+        CellSVC(kernel="linear", n_cells=3, routing="hard", random_state=0),
         FLSAClassifier(),
         FLSAClassifier(kernel="precomputed"),
         RFLSAClassifier(dictionary_size=0.5),

@@ -74,6 +74,10 @@ CHILD = textwrap.dedent(
             C=100.0, kernel="rbf", n_clusters=2, n_landmarks=200, n_jobs=2, random_state=0
         )
         job = fit(est, X, y)
+    elif case == "cells":
+        X, y = noisy(20000, 50)
+        est = localsvm.CellSVC(C=100.0, n_cells=2, n_jobs=2, random_state=0)
+        job = fit(est, X, y)
     else:
         raise SystemExit(f"unknown case {case}")
 
@@ -134,6 +138,7 @@ def _run_child(case: str) -> dict:
 
 
 CASES = {
+    "cells": [],
     "svc_binary": [],
     "svc_multiclass": [],
     "flsa": [],

@@ -13,6 +13,7 @@ True
 from . import datasets
 from ._core import __version__ as _core_version
 from .backends import Capabilities, QPProblem, QPSolution, SolverBackend, select_backend
+from .cell_svm import CellSVC
 from .cluster_svm import ClusterSVC
 from .flsa import FLSAClassifier, FLSAClassifierCV, FLSAPath, FLSARankWarning, RFLSAClassifier
 from .hookspecs import hookimpl
@@ -46,6 +47,7 @@ if _core_version != __version__:  # pragma: no cover - a stale build
 __all__ = [
     "SVC",
     "Capabilities",
+    "CellSVC",
     "ClusterSVC",
     "FLSAClassifier",
     "FLSAClassifierCV",

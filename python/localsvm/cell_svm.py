@@ -1,0 +1,530 @@
+"""``localsvm.CellSVC``: a kernel SVM per cell of the input space, for data
+too large for one global kernel SVM.
+
+The training data is split into cells by kernel k-means on a sample (the
+divide step of C.-J. Hsieh, S. Si and I. S. Dhillon, "A Divide-and-Conquer
+Solver for Kernel SVMs", ICML 2014), each cell's kernel SVM is trained on its
+members plus the examples of neighbouring cells nearest to it (overlapping
+cells, as the localized SVMs of I. Steinwart and P. Thomann, "liquidSVM: A
+Fast and Versatile SVM Package", arXiv:1702.06899, 2017, and of M. Meister
+and I. Steinwart, "Optimal Learning Rates for Localized SVMs", JMLR 17,
+2016), and a test example is labelled by the SVM of its cell, DC-SVM's
+"early prediction". The cost of the SMO solves then grows linearly with the
+number of examples for a fixed cell size, instead of about quadratically.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
+from ._compat import Interval, StrOptions, fit_context
+from ._memory import check_memory
+from ._regions import RegionModelsMixin
+from .cells import CellPartition
+from .parallel import effective_n_jobs, run_tasks
+from .svc import SVC
+
+__all__ = ["CellSVC"]
+
+#: ``cell_size='auto'``: training examples per cell before the overlap.
+AUTO_CELL_SIZE = 10000
+
+#: ``routing='soft'``: a row whose nearest cell weighs more than
+#: ``1 − SOFT_NEGLIGIBLE`` takes that cell's value alone.
+SOFT_NEGLIGIBLE = 1e-4
+
+#: Bytes per stored routing score (float32): the ``n × n_cells`` scores of
+#: the training examples are kept while the cells' overlaps are chosen.
+SCORE_BYTES = 4
+
+
+class _CellSVM(SVC):
+    """One cell's SVC: its unconverged solves are counted by the
+    :class:`CellSVC` that owns it (one warning for all cells), not warned
+    about cell by cell."""
+
+    def _warn_unconverged(self, converged, what, reasons=()) -> bool:
+        return not all(bool(c) for c in converged)
+
+
+def _fit_cell(task, shared):
+    """Fit one cell's SVM on its training rows (None for a one-class cell);
+    a :func:`~localsvm.run_tasks` task, module-level so it pickles."""
+    if task is None:
+        return None
+    X, y_idx, params = shared
+    return _CellSVM(**params).fit(X[task], y_idx[task])
+
+
+def _describe_cell(model) -> str:
+    """A log line's account of one cell's SVM."""
+    if model is None:
+        return "one class, no SVM"
+    return (
+        f"{model.shape_fit_[0]} examples, {int(np.sum(model.n_iter_))} iterations, "
+        f"{'converged' if model.fit_status_ == 0 else 'stopped at max_iter'}, "
+        f"{model.support_.size} support vectors"
+    )
+
+
+class CellSVC(RegionModelsMixin, BaseSVMClassifier):
+    """Localized kernel SVM on cells: kernel k-means cells, one SVM each.
+
+    Fit:
+
+    1. ``gamma`` is resolved once on the whole training set, so every cell's
+       SVM and the partition use the same kernel (``kernel_spec_``).
+    2. Kernel k-means clusters a random sample of the training data
+       (``sample_size``) into ``n_cells`` cells, and every training example
+       goes to the cell whose sampled members' mean, in the kernel's feature
+       space, is nearest (Hsieh, Si & Dhillon [1]_, two-step kernel k-means).
+       ``n_cells`` defaults to ``ceil(n / cell_size)``.
+    3. Each cell's SVM (a :class:`localsvm.SVC` with this kernel, ``C``,
+       ``tol``, ``max_iter``, ``backend``) is trained on the cell's members
+       plus the ``overlap · |cell|`` examples of other cells nearest to the
+       cell in kernel space, so the examples near a cell's border are
+       learnt with their neighbours on both sides (overlapping cells, as
+       Steinwart & Thomann [2]_). The cells are solved through
+       :func:`localsvm.run_tasks`, so an engine (Dask, say) can spread them.
+       A cell whose training rows hold one class has no SVM and predicts
+       that class.
+
+    Predict: a test example goes to its cell by the same rule as the
+    training examples, and the cell's SVM labels it; with
+    ``routing='soft'`` (the default) an example near a border is labelled by
+    the weighted decision values of its two nearest cells' SVMs.
+
+    Cost: for a fixed cell size ``s`` each SMO solve costs about what a
+    global SVM on ``s·(1 + overlap)`` examples costs, so the fit grows
+    linearly with ``n``; prediction evaluates one cell's support vectors per
+    example. Accuracy grows with ``cell_size`` and ``overlap`` towards the
+    global SVM's.
+
+    More than two classes: each cell's SVM is a one-vs-one
+    :class:`localsvm.SVC` over the classes its training rows hold.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Regularisation of each cell's SVM; must be positive.
+    kernel : {'rbf', 'linear', 'poly', 'sigmoid'}, default='rbf'
+        Kernel of the cells' SVMs and of the partition.
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient of 'rbf', 'poly' and 'sigmoid'; 'scale'
+        (``1 / (n_features · X.var())``) and 'auto' (``1 / n_features``) are
+        resolved on the whole training set.
+    coef0 : float, default=0.0
+        Constant term of the 'poly' and 'sigmoid' kernels.
+    cell_size : int or 'auto', default='auto'
+        Training examples per cell (before the overlap), at least 2 and at
+        most the number of training examples; sets
+        ``n_cells = ceil(n / cell_size)``. 'auto' is 10 000 (one cell, the
+        global SVM, for at most 10 000 examples). Each SMO solve holds about
+        ``cell_size · (1 + overlap)`` examples.
+    n_cells : int or None, default=None
+        Number of cells, overriding ``cell_size``; at most the number of
+        training examples. 1 is the global SVM.
+    overlap : float, default=1.0
+        Each cell also trains on this fraction of its size of the nearest
+        examples of other cells (by the difference of their kernel distances
+        to this cell and to their own); 0 makes the cells disjoint (DC-SVM's
+        early prediction), larger values buy accuracy at about
+        ``(1 + overlap)²`` times the cost of the solves.
+    sample_size : int or 'auto', default='auto'
+        Examples clustered by kernel k-means. 'auto':
+        ``max(2000, 100 · n_cells)``, at most ``n`` and 4096 (the sample's
+        kernel matrix within 128 MiB). Larger samples give cells closer to
+        kernel k-means on all the data, at ``O(n · sample_size)`` kernel
+        evaluations to route the training and test examples.
+    routing : {'soft', 'hard'}, default='soft'
+        'hard': an example is labelled by its own cell's SVM alone. 'soft':
+        by the decision values of its two nearest cells' SVMs, the nearest
+        weighted ``w = 1 / (1 + exp(−(s₂ − s₁) / routing_scale_))`` for its
+        kernel distances ``s₁ ≤ s₂`` to the two cells (the other ``1 − w``),
+        so an example near a border, which both cells trained on through
+        the overlap, is not decided by which side it falls on;
+        ``routing_scale_`` is the median of ``s₂ − s₁`` over the training
+        examples. Rows deep inside their cell (``w > 1 − 10⁻⁴``) cost one
+        cell's SVM; the others two.
+    tol : float, default=1e-3
+        SMO's stopping tolerance for each cell's SVM.
+    max_iter : int, default=-1
+        Iteration cap per binary problem of a cell (-1: the solver's safety
+        cap); a cell stopped by it is counted in one ``ConvergenceWarning``.
+    cache_size : float, default=200
+        Megabytes of kernel cache of all the cell SVMs trained at once,
+        together.
+    backend : str, default='auto'
+        A registered solver backend for the cells' SVMs.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the sample and kernel k-means.
+    n_jobs : int or None, default=None
+        CPUs for the fit and prediction: cells solved at once (and a cell's
+        binary solve on two threads when there are CPUs to spare).
+    verbose : int, default=0
+        Logging through :mod:`logging` (logger ``localsvm.cell_svm``): 1 one
+        line per cell; 2 also the fit's steps.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+    n_features_in_ : int
+        Number of features seen during fit.
+    kernel_spec_ : KernelSpec
+        The kernel with ``gamma`` resolved.
+    partition_ : CellPartition
+        The cells: their sampled members and the routing rule.
+    n_cells_ : int
+        Number of cells (cells that received no training example are
+        dropped).
+    cell_labels_ : ndarray of shape (n_samples,)
+        The cell of each training example.
+    cell_sizes_ : ndarray of shape (n_cells_,)
+        Training examples routed to each cell.
+    routing_scale_ : float
+        The scale of ``routing='soft'``'s weights: the median, over the
+        training examples, of the difference between the kernel distances to
+        their two nearest cells (1.0 with a single cell).
+    cell_train_sizes_ : ndarray of shape (n_cells_,)
+        Examples each cell's SVM was trained on (members plus overlap).
+    cell_classes_ : list of ndarray
+        Class indices in each cell's training rows.
+    cell_models_ : list
+        Each cell's fitted :class:`localsvm.SVC`, or None for a one-class
+        cell.
+    cell_n_iter_ : ndarray of shape (n_cells_,)
+        SMO iterations of each cell's SVM (0 without one).
+    n_iter_ : int
+        SMO iterations of all cells together.
+    fit_status_ : int
+        0 if every cell's solves reached ``tol``, 1 if any stopped at
+        ``max_iter``.
+    timings_ : dict
+        Seconds spent in 'partition' and 'svm' during fit.
+
+    Notes
+    -----
+    Memory: the fit holds the ``n × n_cells`` routing scores (float32), the
+    sample's kernel matrix (at most 128 MiB), and per cell solved at once a
+    copy of its training rows (``8 · cell_size · (1 + overlap) · d`` bytes)
+    and its share of ``cache_size``; a ``MemoryError`` naming ``cell_size``
+    is raised before anything is computed when that exceeds half of the
+    available memory. Prediction routes 64 MiB of kernel values at a time.
+
+    References
+    ----------
+    .. [1] C.-J. Hsieh, S. Si and I. S. Dhillon, "A Divide-and-Conquer
+       Solver for Kernel SVMs", International Conference on Machine
+       Learning (ICML), 2014.
+    .. [2] I. Steinwart and P. Thomann, "liquidSVM: A Fast and Versatile SVM
+       Package", arXiv:1702.06899, 2017.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from localsvm import CellSVC
+    >>> X, y = make_classification(n_samples=3000, random_state=0)
+    >>> clf = CellSVC(cell_size=1000, random_state=0).fit(X, y)
+    >>> clf.n_cells_, bool(clf.score(X, y) > 0.9)
+    (3, True)
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseSVMClassifier._parameter_constraints,
+        "kernel": [StrOptions(set(FEATURE_KERNELS))],
+        "cell_size": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
+        "n_cells": [Interval(Integral, 1, None, closed="left"), None],
+        "overlap": [Interval(Real, 0.0, None, closed="left")],
+        "sample_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "routing": [StrOptions({"soft", "hard"})],
+        "random_state": ["random_state"],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        cell_size="auto",
+        n_cells=None,
+        overlap=1.0,
+        sample_size="auto",
+        routing="soft",
+        tol=1e-3,
+        max_iter=-1,
+        cache_size=200,
+        backend="auto",
+        random_state=None,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.cell_size = cell_size
+        self.n_cells = n_cells
+        self.overlap = overlap
+        self.sample_size = sample_size
+        self.routing = routing
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.backend = backend
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _count_cells(self, n: int) -> int:
+        """``n_cells``, or ``ceil(n / cell_size)``, checked against ``n``."""
+        if self.n_cells is not None:
+            if self.n_cells > n:
+                raise ValueError(
+                    f"n_cells={self.n_cells} is larger than the number of training "
+                    f"examples (n={n}); pass at most {n}"
+                )
+            return int(self.n_cells)
+        if self.cell_size == "auto":
+            return max(1, math.ceil(n / AUTO_CELL_SIZE))
+        if self.cell_size > n:
+            raise ValueError(
+                f"cell_size={self.cell_size} is larger than the number of training "
+                f"examples (n={n}); pass at most {n}, or 'auto'"
+            )
+        return max(1, math.ceil(n / int(self.cell_size)))
+
+    @restore_on_interrupt
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Partition the training data into cells and train one SVM per cell.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training examples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : CellSVC
+            The fitted estimator.
+        """
+        X, y, y_idx = self._fit_prologue(X, y)
+        n, d = X.shape
+        k = self._count_cells(n)
+        spec = self._resolve_kernel(X)
+        rng = check_random_state(self.random_state)
+        n_jobs = effective_n_jobs(self.n_jobs)
+        at_once = max(1, min(k, n_jobs))
+        per_cell = math.ceil(n / k) * (1.0 + float(self.overlap))
+        check_memory(
+            SCORE_BYTES * n * k + at_once * 8.0 * min(per_cell, n) * (d + 2),
+            f"{k} cells of about {math.ceil(n / k)} training examples "
+            f"(+{float(self.overlap):g} overlap)",
+            "use a smaller cell_size (or n_cells), a smaller overlap, or fewer n_jobs",
+        )
+        report = self._fit_report(None, X, y)
+        timings = {}
+        start = time.perf_counter()
+        sample = None if self.sample_size == "auto" else int(self.sample_size)
+        if k == 1:
+            partition = None
+            labels = np.zeros(n, dtype=np.intp)
+            scores = None
+        else:
+            partition = CellPartition.fit(X, k, spec=spec, random_state=rng, sample_size=sample)
+            scores = partition.scores(X, n_jobs)
+            labels = np.argmin(scores, axis=1)
+            used = np.unique(labels)
+            if used.size < k:
+                # Cells that received no example are dropped: the routing
+                # rule then never picks them, and no example's cell changes.
+                partition = partition.restrict(used)
+                scores = scores[:, used]
+                labels = np.searchsorted(used, labels)
+                k = used.size
+        timings["partition"] = time.perf_counter() - start
+        report.log(2, "CellSVC fit: %d cells, partition %.3f s", k, timings["partition"])
+        self.routing_scale_ = 1.0
+        if scores is not None:
+            nearest2 = np.partition(scores, 1, axis=1)[:, :2].astype(np.float64)
+            margin = nearest2[:, 1] - nearest2[:, 0]
+            positive = margin[margin > 0]
+            if positive.size:
+                self.routing_scale_ = float(np.median(positive))
+        rows = self._cell_rows(labels, scores, k)
+        self.partition_ = partition
+        self.n_cells_ = k
+        self.cell_labels_ = labels
+        self.cell_sizes_ = np.bincount(labels, minlength=k)
+        self.cell_train_sizes_ = np.array([r.size for r in rows], dtype=np.int64)
+        self.cell_classes_ = [np.unique(y_idx[r]) for r in rows]
+        del scores
+        params = dict(
+            C=self.C,
+            kernel=spec.name,
+            degree=spec.degree,
+            gamma=spec.gamma,
+            coef0=spec.coef0,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            cache_size=float(self.cache_size) / at_once,
+            backend=self.backend,
+            n_jobs=max(1, n_jobs // at_once),
+        )
+        tasks = [r if self.cell_classes_[j].size >= 2 else None for j, r in enumerate(rows)]
+        start = time.perf_counter()
+        report.subtasks("cell", k)
+        self.cell_models_ = run_tasks(
+            _fit_cell,
+            tasks,
+            n_jobs=at_once,
+            shared=(X, y_idx, params),
+            **report.hooks(_describe_cell),
+        )
+        timings["svm"] = time.perf_counter() - start
+        self.timings_ = timings
+        self.cell_n_iter_ = np.array(
+            [0 if m is None else int(np.sum(m.n_iter_)) for m in self.cell_models_],
+            dtype=np.int64,
+        )
+        self.n_iter_ = int(self.cell_n_iter_.sum())
+        stopped = [m is not None and m.fit_status_ != 0 for m in self.cell_models_]
+        self.fit_status_ = int(self._warn_unconverged([not s for s in stopped], "cell SVMs"))
+        report.log(1, "CellSVC fit: %d cell SVMs, %.3f s", k, timings["svm"])
+        report.end(X, y)
+        return self
+
+    def _cell_rows(self, labels, scores, k) -> list[np.ndarray]:
+        """Each cell's training rows: its members, then the
+        ``overlap · |members|`` other examples nearest to it."""
+        members = [np.flatnonzero(labels == j) for j in range(k)]
+        if scores is None or float(self.overlap) == 0.0:
+            return members
+        n = labels.shape[0]
+        best = scores[np.arange(n), labels]
+        rows = []
+        for j in range(k):
+            extra = min(int(float(self.overlap) * members[j].size), n - members[j].size)
+            if extra <= 0:
+                rows.append(members[j])
+                continue
+            gap = scores[:, j] - best
+            gap[members[j]] = np.inf
+            near = np.argpartition(gap, extra - 1)[:extra]
+            rows.append(np.sort(np.concatenate([members[j], near])))
+        return rows
+
+    # ------------------------------------------------------------ predict
+
+    def _region_models(self) -> list:
+        return self.cell_models_
+
+    def _region_classes(self) -> list:
+        return self.cell_classes_
+
+    def _route(self, X: np.ndarray) -> np.ndarray:
+        if self.partition_ is None:
+            return np.zeros(X.shape[0], dtype=np.intp)
+        return self.partition_.assign(X, effective_n_jobs(self.n_jobs))
+
+    def _soft_weights(self, X: np.ndarray):
+        """The two nearest cells of each validated row and the weight of
+        the nearest: ``1 / (1 + exp(−(s₂ − s₁) / routing_scale_))`` for the
+        kernel distances ``s₁ ≤ s₂`` to the two cells' means."""
+        S = self.partition_.scores(X, effective_n_jobs(self.n_jobs))
+        two = np.argsort(S, axis=1, kind="stable")[:, :2]
+        s = np.take_along_axis(S, two, axis=1).astype(np.float64)
+        with np.errstate(over="ignore"):
+            w = 1.0 / (1.0 + np.exp(-(s[:, 1] - s[:, 0]) / self.routing_scale_))
+        return two[:, 0], two[:, 1], w
+
+    def decision_function(self, X):
+        """Evaluate the decision function of each row's cell SVM.
+
+        With ``routing='soft'``, the weighted decision values of the row's
+        two nearest cells' SVMs.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Two classes: the decision value, positive for ``classes_[1]``
+            (±1 from a cell with one class). More classes: per-class scores
+            of the cells' SVMs (votes plus confidence, as
+            :class:`localsvm.SVC`), −1 for classes a cell lacks.
+        """
+        check_is_fitted(self)
+        X = self._predict_prologue(X)
+        if self.routing == "hard" or self.partition_ is None:
+            return self._region_decision(X, self._route(X))
+        first, second, w = self._soft_weights(X)
+        dec = self._region_decision(X, first)
+        # Rows far inside their cell take their own cell's value alone.
+        near = np.flatnonzero(w < 1.0 - SOFT_NEGLIGIBLE)
+        if near.size:
+            other = self._region_decision(X[near], second[near])
+            wn = w[near] if dec.ndim == 1 else w[near, None]
+            dec[near] = wn * dec[near] + (1.0 - wn) * other
+        return dec
+
+    def predict(self, X):
+        """Predict the class of each sample with its cell's SVM.
+
+        With ``routing='soft'``, by the weighted decision values of its two
+        nearest cells' SVMs.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predicted labels, taken from ``classes_``.
+        """
+        check_is_fitted(self)
+        if self.routing == "hard" or self.partition_ is None:
+            return self._predict_regions(X, None)
+        dec = self.decision_function(X)
+        if dec.ndim == 1:
+            return self.classes_[(dec > 0).astype(np.intp)]
+        return self.classes_[np.argmax(dec, axis=1)]
+
+    def assign(self, X) -> np.ndarray:
+        """Assign each row of ``X`` to its cell.
+
+        The rule is the one the training examples were routed by.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The cell index of each row.
+        """
+        return self._route(self._predict_prologue(X))

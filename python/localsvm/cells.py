@@ -1,0 +1,346 @@
+"""Cells of the training data in kernel space: the divide step of
+divide-and-conquer kernel SVMs.
+
+C.-J. Hsieh, S. Si and I. S. Dhillon, "A Divide-and-Conquer Solver for
+Kernel SVMs", International Conference on Machine Learning (ICML), 2014,
+partition the data by kernel k-means, because the kernel mass between
+clusters, ``Σ_{π(i) ≠ π(j)} |K(x_i, x_j)|``, bounds how far the solutions of
+the independent cell problems lie from the global solution (their
+Theorem 1); and, as there, kernel k-means runs on a random sample, every
+example then going to the cell whose sampled members are nearest in kernel
+space (their two-step kernel k-means).
+
+:func:`kernel_kmeans` is that clustering; :class:`CellPartition` keeps what
+routing needs (the sampled members of each cell and each cell's
+self-similarity) so that training and new examples are assigned by the
+same rule. :func:`partition_cells` is the one-call form.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .kernels import KernelSpec, kernel_matrix
+
+__all__ = ["CellPartition", "kernel_kmeans", "partition_cells"]
+
+#: The kernel k-means sample's Gram matrix takes at most this many bytes
+#: (``m ≤ 4096`` sampled examples).
+SAMPLE_GRAM_BYTES = 128 << 20
+
+#: Sampled examples per cell by default (at least ``MIN_SAMPLE`` in all).
+SAMPLE_PER_CELL = 100
+
+#: The smallest default sample.
+MIN_SAMPLE = 2000
+
+#: Lloyd iterations of kernel k-means on the sample.
+KMEANS_MAX_ITER = 30
+
+#: Examples routed at once by one thread: bounds their ``block × m``
+#: float32 kernel block.
+ROUTE_BLOCK_BYTES = 16 << 20
+
+
+def _sample_size(n: int, n_cells: int) -> int:
+    cap = math.isqrt(SAMPLE_GRAM_BYTES // 8)
+    return int(min(n, cap, max(MIN_SAMPLE, SAMPLE_PER_CELL * n_cells)))
+
+
+def kernel_kmeans(
+    K: np.ndarray, n_clusters: int, *, random_state=None, max_iter: int = KMEANS_MAX_ITER
+) -> np.ndarray:
+    """Kernel k-means (Lloyd's iterations in the kernel's feature space).
+
+    The squared distance of example ``i`` to the mean of cluster ``c`` is
+    ``K_ii − 2·mean_{j∈c} K_ij + mean_{j,l∈c} K_jl``. Seeds are chosen by
+    k-means++ in kernel space; a cluster that empties is re-seeded with the
+    example farthest from its own cluster's mean.
+
+    Parameters
+    ----------
+    K : ndarray of shape (m, m)
+        Symmetric kernel matrix of the examples.
+    n_clusters : int
+        Number of clusters, at most ``m``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the k-means++ draw.
+    max_iter : int, default=30
+        Iteration cap (the assignment usually settles in far fewer).
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The cluster of each example, in ``[0, n_clusters)``; every cluster is
+        non-empty.
+    """
+    m = K.shape[0]
+    k = int(n_clusters)
+    if not 1 <= k <= m:
+        raise ValueError(f"n_clusters={k} must lie in [1, {m}] (the number of examples)")
+    rng = check_random_state(random_state)
+    diag = np.diag(K).copy()
+    # k-means++ seeding: distances ‖φ(x_i) − φ(x_s)‖² = K_ii − 2K_is + K_ss.
+    seeds = [int(rng.randint(m))]
+    d2 = np.maximum(diag - 2 * K[:, seeds[0]] + diag[seeds[0]], 0.0)
+    for _ in range(1, k):
+        total = d2.sum()
+        s = int(rng.choice(m, p=d2 / total)) if total > 0 else int(rng.randint(m))
+        seeds.append(s)
+        d2 = np.minimum(d2, np.maximum(diag - 2 * K[:, s] + diag[s], 0.0))
+    dist = diag[:, None] - 2 * K[:, seeds] + diag[seeds][None, :]
+    labels = np.argmin(dist, axis=1)
+    for _ in range(max_iter):
+        labels = _fill_empty(labels, dist, k)
+        Z = np.zeros((m, k))
+        Z[np.arange(m), labels] = 1.0
+        sizes = Z.sum(axis=0)
+        KZ = K @ Z
+        within = np.einsum("ic,ic->c", Z, KZ) / sizes**2
+        dist = diag[:, None] - 2 * KZ / sizes + within
+        new = np.argmin(dist, axis=1)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    return _fill_empty(labels, dist, k)
+
+
+def _fill_empty(labels: np.ndarray, dist: np.ndarray, k: int) -> np.ndarray:
+    """Give each empty cluster the example farthest from its own mean (one
+    that is not the only member of its cluster)."""
+    labels = labels.copy()
+    sizes = np.bincount(labels, minlength=k)
+    for c in np.flatnonzero(sizes == 0):
+        own = dist[np.arange(labels.shape[0]), labels]
+        own = np.where(sizes[labels] > 1, own, -np.inf)
+        i = int(np.argmax(own))
+        sizes[labels[i]] -= 1
+        labels[i] = c
+        sizes[c] = 1
+    return labels
+
+
+@dataclass
+class CellPartition:
+    """Cells in kernel space, represented by sampled members.
+
+    An example ``x`` goes to the cell ``c`` that minimises
+    ``mean_{j,l∈S_c} K(r_j, r_l) − 2·mean_{j∈S_c} K(x, r_j)``, its squared
+    kernel distance to the mean of the cell's sampled members ``S_c`` (up to
+    ``K(x, x)``, the same for every cell).
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel.
+    representatives : ndarray of shape (m, n_features)
+        The sampled members of all cells.
+    representative_cells : ndarray of shape (m,)
+        The cell of each representative.
+    within : ndarray of shape (n_cells,)
+        ``mean_{j,l∈S_c} K(r_j, r_l)`` of each cell.
+    """
+
+    spec: KernelSpec
+    representatives: np.ndarray
+    representative_cells: np.ndarray
+    within: np.ndarray
+
+    @property
+    def n_cells(self) -> int:
+        """The number of cells."""
+        return int(self.within.shape[0])
+
+    def _mean_weights(self) -> np.ndarray:
+        """``(m, n_cells)``: ``1/|S_c|`` where representative ``j`` is in
+        cell ``c``, else 0."""
+        m = self.representatives.shape[0]
+        Z = np.zeros((m, self.n_cells), dtype=np.float32)
+        Z[np.arange(m), self.representative_cells] = 1.0
+        Z /= np.maximum(Z.sum(axis=0), 1.0)
+        return Z
+
+    def _block_scores(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        """:meth:`scores` of one block of rows, in float32 (kernel values
+        for routing only: the same rule for training and new examples)."""
+        spec = self.spec
+        R = self.representatives.astype(np.float32)
+        Xb = np.asarray(X, dtype=np.float32)
+        if spec.name == "linear":
+            return self.within.astype(np.float32) - 2 * (Xb @ (R.T @ Z))
+        K = Xb @ R.T
+        if spec.name == "rbf":
+            K *= 2.0
+            K -= (Xb * Xb).sum(axis=1)[:, None]
+            K -= (R * R).sum(axis=1)[None, :]
+            np.minimum(K, 0.0, out=K)
+            K *= np.float32(spec.gamma)
+            np.exp(K, out=K)
+        elif spec.name == "poly":
+            K *= np.float32(spec.gamma)
+            K += np.float32(spec.coef0)
+            K **= spec.degree
+        elif spec.name == "sigmoid":
+            K *= np.float32(spec.gamma)
+            K += np.float32(spec.coef0)
+            np.tanh(K, out=K)
+        else:  # pragma: no cover - guarded by the estimators' constraints
+            raise ValueError(f"cells need a kernel function, not {spec.name!r}")
+        return self.within.astype(np.float32) - 2 * (K @ Z)
+
+    def scores(self, X: np.ndarray, n_jobs: int = 1) -> np.ndarray:
+        """Squared kernel distances of the rows of ``X`` to each cell's mean,
+        less ``K(x, x)``; shape ``(len(X), n_cells)``, float32.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, n_features)
+            The examples.
+        n_jobs : int, default=1
+            Threads computing blocks of rows at once.
+
+        Returns
+        -------
+        ndarray of shape (n, n_cells)
+            The scores; the smallest is the example's cell.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        from threadpoolctl import threadpool_limits
+
+        Z = self._mean_weights()
+        m = self.representatives.shape[0]
+        block = max(1, ROUTE_BLOCK_BYTES // (4 * max(m, 1)))
+        starts = range(0, X.shape[0], block)
+        out = np.empty((X.shape[0], self.n_cells), dtype=np.float32)
+
+        def one(start):
+            out[start : start + block] = self._block_scores(X[start : start + block], Z)
+
+        if n_jobs <= 1 or len(starts) == 1:
+            for start in starts:
+                one(start)
+            return out
+        with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(n_jobs) as pool:
+            list(pool.map(one, starts))
+        return out
+
+    def restrict(self, cells: np.ndarray) -> CellPartition:
+        """The partition with only ``cells`` (sorted indices), renumbered
+        ``0 .. len(cells) − 1``; the others are never chosen again.
+
+        Parameters
+        ----------
+        cells : ndarray of int
+            The cells to keep, sorted.
+
+        Returns
+        -------
+        CellPartition
+            The smaller partition.
+        """
+        keep = np.isin(self.representative_cells, cells)
+        return CellPartition(
+            self.spec,
+            self.representatives[keep],
+            np.searchsorted(cells, self.representative_cells[keep]),
+            self.within[cells],
+        )
+
+    def assign(self, X: np.ndarray, n_jobs: int = 1) -> np.ndarray:
+        """The cell of each row of ``X`` (ties to the lowest index).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, n_features)
+            The examples.
+        n_jobs : int, default=1
+            Threads computing blocks of rows at once.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The cell of each row.
+        """
+        return np.argmin(self.scores(X, n_jobs), axis=1)
+
+    @classmethod
+    def fit(
+        cls,
+        X: np.ndarray,
+        n_cells: int,
+        *,
+        spec: KernelSpec,
+        random_state=None,
+        sample_size: int | None = None,
+    ) -> CellPartition:
+        """Cluster a sample of ``X`` by kernel k-means into ``n_cells`` cells.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, n_features)
+            The examples.
+        n_cells : int
+            Number of cells, in ``[1, n]``.
+        spec : KernelSpec
+            The kernel (not 'precomputed').
+        random_state : int, RandomState instance or None, default=None
+            Seeds the sample and the clustering.
+        sample_size : int or None, default=None
+            Examples clustered; None: ``max(2000, 100·n_cells)``, at most
+            ``n`` and 4096 (so the sample's kernel matrix stays within
+            128 MiB).
+
+        Returns
+        -------
+        CellPartition
+            The partition, ready to :meth:`assign` examples.
+        """
+        n = X.shape[0]
+        if not 1 <= n_cells <= n:
+            raise ValueError(
+                f"the number of cells ({n_cells}) must lie in [1, {n}] (the number of examples)"
+            )
+        rng = check_random_state(random_state)
+        m = _sample_size(n, n_cells) if sample_size is None else int(min(sample_size, n))
+        m = max(m, n_cells)
+        idx = np.sort(rng.choice(n, m, replace=False)) if m < n else np.arange(n)
+        reps = np.ascontiguousarray(X[idx], dtype=np.float64)
+        K = kernel_matrix(spec, reps, reps)
+        labels = kernel_kmeans(K, n_cells, random_state=rng)
+        Z = np.zeros((m, n_cells))
+        Z[np.arange(m), labels] = 1.0
+        Z /= Z.sum(axis=0)
+        within = np.einsum("ic,ic->c", Z, K @ Z)
+        return cls(spec, reps, labels, within)
+
+
+def partition_cells(X: np.ndarray, n_cells: int, *, spec: KernelSpec, random_state=None):
+    """The cell of every row of ``X`` after two-step kernel k-means.
+
+    Kernel k-means clusters a sample of ``X`` (:meth:`CellPartition.fit`),
+    then every row goes to its nearest cell (:meth:`CellPartition.assign`).
+    A cell that receives no row keeps its index unused.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features)
+        The examples.
+    n_cells : int
+        Number of cells, in ``[1, n]``.
+    spec : KernelSpec
+        The kernel (not 'precomputed').
+    random_state : int, RandomState instance or None, default=None
+        Seeds the sample and the clustering.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The cell of each row, in ``[0, n_cells)``.
+    """
+    part = CellPartition.fit(X, n_cells, spec=spec, random_state=random_state)
+    return part.assign(X)

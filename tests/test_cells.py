@@ -1,0 +1,224 @@
+"""CellSVC and the kernel k-means cells it is built on."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.exceptions import ConvergenceWarning
+
+import localsvm
+from localsvm import SVC, CellSVC, KernelSpec, use_engine
+from localsvm.cells import CellPartition, kernel_kmeans, partition_cells
+from localsvm.kernels import kernel_matrix
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=3000,
+        n_features=8,
+        n_informative=6,
+        n_clusters_per_class=4,
+        class_sep=1.5,
+        random_state=0,
+    )
+    X = (X - X.mean(0)) / X.std(0)
+    return X[:2400], y[:2400], X[2400:], y[2400:]
+
+
+# ------------------------------------------------------------------ cells
+
+
+def test_kernel_kmeans_finds_separated_blobs_and_leaves_no_cluster_empty():
+    X, truth = make_blobs(n_samples=300, centers=3, cluster_std=0.3, random_state=0)
+    K = kernel_matrix(KernelSpec("rbf", gamma=0.5), X, X)
+    labels = kernel_kmeans(K, 3, random_state=0)
+    # The same partition up to the clusters' names.
+    pairs = {(int(a), int(b)) for a, b in zip(labels, truth, strict=True)}
+    assert len(pairs) == 3
+    # More clusters than natural groups: still every cluster non-empty.
+    labels = kernel_kmeans(K, 40, random_state=0)
+    assert np.bincount(labels, minlength=40).min() >= 1
+    with pytest.raises(ValueError, match="n_clusters=301"):
+        kernel_kmeans(K, 301)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly", "sigmoid"])
+def test_routing_scores_are_kernel_distances_to_the_cells_means(kernel):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    spec = KernelSpec(kernel, gamma=0.2, coef0=0.5, degree=2)
+    part = CellPartition.fit(X, 4, spec=spec, random_state=0, sample_size=200)
+    Q = rng.normal(size=(50, 4))
+    K = kernel_matrix(spec, Q, part.representatives)
+    expect = np.column_stack(
+        [
+            part.within[c] - 2 * K[:, part.representative_cells == c].mean(axis=1)
+            for c in range(4)
+        ]
+    )
+    got = part.scores(Q)
+    np.testing.assert_allclose(got, expect, rtol=1e-4, atol=1e-4 * np.abs(expect).max())
+    # Threads give the same scores as one thread.
+    np.testing.assert_array_equal(part.scores(Q, n_jobs=2), got)
+    labels = partition_cells(X, 4, spec=spec, random_state=0)
+    assert labels.shape == (500,) and labels.min() >= 0 and labels.max() < 4
+
+
+def test_restrict_keeps_the_rule_of_the_kept_cells():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    part = CellPartition.fit(X, 5, spec=KernelSpec("rbf", gamma=0.3), random_state=0)
+    labels = part.assign(X)
+    keep = np.array([0, 2, 3])
+    small = part.restrict(keep)
+    rows = np.isin(labels, keep)
+    np.testing.assert_array_equal(keep[small.assign(X[rows])], labels[rows])
+
+
+# ------------------------------------------------------------------ CellSVC
+
+
+def test_one_cell_is_the_global_svm(data):
+    X, y, Xt, _ = data
+    cells = CellSVC(n_cells=1).fit(X, y)
+    svc = SVC().fit(X, y)
+    assert cells.n_cells_ == 1 and cells.partition_ is None
+    np.testing.assert_allclose(cells.decision_function(Xt), svc.decision_function(Xt))
+    np.testing.assert_array_equal(cells.predict(Xt), svc.predict(Xt))
+    # cell_size='auto' is one cell at this size.
+    assert CellSVC().fit(X, y).n_cells_ == 1
+
+
+def test_cells_with_overlap_approach_the_global_accuracy(data):
+    X, y, Xt, yt = data
+    glob = SVC().fit(X, y).score(Xt, yt)
+    clf = CellSVC(cell_size=600, random_state=0).fit(X, y)
+    assert clf.n_cells_ == 4
+    assert clf.cell_sizes_.sum() == X.shape[0]
+    # Each cell trained on its members and as many examples of other cells.
+    np.testing.assert_array_equal(clf.cell_train_sizes_, np.minimum(2 * clf.cell_sizes_, 2400))
+    assert clf.score(Xt, yt) > glob - 0.03
+    # The training examples' cells are the routing rule's.
+    np.testing.assert_array_equal(clf.assign(X), clf.cell_labels_)
+
+
+def test_soft_routing_blends_only_near_borders(data):
+    X, y, Xt, _ = data
+    soft = CellSVC(cell_size=600, random_state=0).fit(X, y)
+    hard = CellSVC(cell_size=600, random_state=0, routing="hard").fit(X, y)
+    np.testing.assert_array_equal(soft.cell_labels_, hard.cell_labels_)
+    d_soft, d_hard = soft.decision_function(Xt), hard.decision_function(Xt)
+    first, _, w = soft._soft_weights(Xt)
+    np.testing.assert_array_equal(first, hard.assign(Xt))
+    deep = w >= 1 - 1e-4
+    np.testing.assert_allclose(d_soft[deep], d_hard[deep])
+    assert (~deep).any() and not np.allclose(d_soft[~deep], d_hard[~deep])
+    # Hard routing's decision is the cell model's own.
+    cell = hard.assign(Xt[:5])
+    for i, c in enumerate(cell):
+        assert d_hard[i] == pytest.approx(hard.cell_models_[c].decision_function(Xt[i : i + 1])[0])
+    np.testing.assert_array_equal(soft.predict(Xt), soft.classes_[(d_soft > 0).astype(int)])
+
+
+def test_multiclass_through_the_same_cells():
+    X, y = make_blobs(n_samples=900, centers=6, cluster_std=1.5, random_state=2)
+    y = y % 3  # three classes, each in two places
+    glob = SVC().fit(X, y).score(X, y)
+    for routing in ("soft", "hard"):
+        clf = CellSVC(n_cells=3, random_state=0, routing=routing).fit(X, y)
+        dec = clf.decision_function(X)
+        assert dec.shape == (900, 3)
+        assert clf.score(X, y) > glob - 0.03
+        assert set(np.unique(clf.predict(X))) <= {0, 1, 2}
+
+
+def test_a_cell_with_one_class_predicts_it():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(200, 2)) + [20.0, 0.0]  # one class, far away
+    B = rng.normal(size=(400, 2))
+    yB = (B[:, 0] > 0).astype(int)
+    X = np.vstack([A, B])
+    y = np.concatenate([np.ones(200, dtype=int), yB])
+    clf = CellSVC(n_cells=2, overlap=0.0, random_state=0).fit(X, y)
+    pure = [j for j in range(clf.n_cells_) if clf.cell_models_[j] is None]
+    assert len(pure) == 1 and clf.cell_classes_[pure[0]].tolist() == [1]
+    far = rng.normal(size=(20, 2)) + [20.0, 0.0]
+    assert np.all(clf.predict(far) == 1)
+    assert np.all(clf.decision_function(far) > 0)
+
+
+def test_bad_sizes_are_refused_with_the_parameter_named(data):
+    X, y, _, _ = data
+    with pytest.raises(ValueError, match="cell_size=5000 is larger"):
+        CellSVC(cell_size=5000).fit(X, y)
+    with pytest.raises(ValueError, match="cell_size"):
+        CellSVC(cell_size=1).fit(X, y)
+    with pytest.raises(ValueError, match="cell_size"):
+        CellSVC(cell_size=2.5).fit(X, y)
+    with pytest.raises(ValueError, match="n_cells=3000 is larger"):
+        CellSVC(n_cells=3000).fit(X, y)
+    with pytest.raises(ValueError, match="n_cells"):
+        CellSVC(n_cells=0).fit(X, y)
+    with pytest.raises(ValueError, match="overlap"):
+        CellSVC(overlap=-0.1).fit(X, y)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        CellSVC(n_cells=2).fit(bad, y)
+
+
+def test_a_budget_that_cannot_hold_a_cell_is_a_memory_error(data, monkeypatch):
+    X, y, _, _ = data
+    from localsvm import _memory
+
+    monkeypatch.setattr(_memory, "available_memory", lambda: 1000)
+    with pytest.raises(MemoryError, match="cell_size"):
+        CellSVC(n_cells=2).fit(X, y)
+
+
+def test_one_convergence_warning_counts_the_cells_at_max_iter(data):
+    X, y, _, _ = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = CellSVC(n_cells=3, max_iter=5, random_state=0).fit(X, y)
+    conv = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(conv) == 1
+    assert "3 of 3 cell SVMs" in str(conv[0].message)
+    assert clf.fit_status_ == 1
+    assert CellSVC(n_cells=3, random_state=0).fit(X, y).fit_status_ == 0
+
+
+def test_cells_run_through_run_tasks_on_any_engine(data, monkeypatch):
+    X, y, Xt, _ = data
+    from localsvm import cell_svm
+
+    seen = []
+    real = cell_svm.run_tasks
+
+    def spy(fn, tasks, **kw):
+        tasks = list(tasks)
+        seen.append((fn.__name__, len(tasks)))
+        return real(fn, tasks, **kw)
+
+    monkeypatch.setattr(cell_svm, "run_tasks", spy)
+    threads = CellSVC(n_cells=3, random_state=0, n_jobs=2).fit(X, y)
+    assert seen == [("_fit_cell", 3)]
+    with use_engine("serial"):
+        serial = CellSVC(n_cells=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(threads.predict(Xt), serial.predict(Xt))
+
+
+def test_the_same_seed_gives_the_same_model(data):
+    X, y, Xt, _ = data
+    a = CellSVC(n_cells=3, random_state=7).fit(X, y)
+    b = CellSVC(n_cells=3, random_state=7).fit(X, y)
+    np.testing.assert_array_equal(a.cell_labels_, b.cell_labels_)
+    np.testing.assert_array_equal(a.decision_function(Xt), b.decision_function(Xt))
+
+
+def test_exported_at_top_level():
+    assert "CellSVC" in localsvm.__all__
