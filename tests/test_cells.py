@@ -55,10 +55,7 @@ def test_routing_scores_are_kernel_distances_to_the_cells_means(kernel):
     Q = rng.normal(size=(50, 4))
     K = kernel_matrix(spec, Q, part.representatives)
     expect = np.column_stack(
-        [
-            part.within[c] - 2 * K[:, part.representative_cells == c].mean(axis=1)
-            for c in range(4)
-        ]
+        [part.within[c] - 2 * K[:, part.representative_cells == c].mean(axis=1) for c in range(4)]
     )
     got = part.scores(Q)
     np.testing.assert_allclose(got, expect, rtol=1e-4, atol=1e-4 * np.abs(expect).max())
@@ -138,7 +135,7 @@ def test_multiclass_through_the_same_cells():
 
 def test_a_cell_with_one_class_predicts_it():
     rng = np.random.default_rng(0)
-    A = rng.normal(size=(200, 2)) + [20.0, 0.0]  # one class, far away
+    A = rng.normal(size=(200, 2)) + np.array([20.0, 0.0])  # one class, far away
     B = rng.normal(size=(400, 2))
     yB = (B[:, 0] > 0).astype(int)
     X = np.vstack([A, B])
@@ -146,7 +143,7 @@ def test_a_cell_with_one_class_predicts_it():
     clf = CellSVC(n_cells=2, overlap=0.0, random_state=0).fit(X, y)
     pure = [j for j in range(clf.n_cells_) if clf.cell_models_[j] is None]
     assert len(pure) == 1 and clf.cell_classes_[pure[0]].tolist() == [1]
-    far = rng.normal(size=(20, 2)) + [20.0, 0.0]
+    far = rng.normal(size=(20, 2)) + np.array([20.0, 0.0])
     assert np.all(clf.predict(far) == 1)
     assert np.all(clf.decision_function(far) > 0)
 
