@@ -46,6 +46,17 @@ def test_cells_reach_the_plain_optimum(clustered):
     assert cells.kernel_evaluations_[0] > plain.support_.size
 
 
+def test_two_levels_reach_the_plain_optimum(clustered):
+    X, y = clustered
+    plain = SVC(C=1.0).fit(X, y)
+    # Cells of 150 rows inside cells of 600, then the global problem.
+    two = SVC(C=1.0, init="cells", cell_size=150, cell_levels=2, random_state=0).fit(X, y)
+    assert two.n_cells_[0] >= 16
+    rel = abs(two.dual_objective_[0] - plain.dual_objective_[0]) / abs(plain.dual_objective_[0])
+    assert rel < 1e-3
+    assert np.mean(two.predict(X) == plain.predict(X)) >= 0.999
+
+
 def test_cells_multiclass(clustered):
     X, y = clustered
     y3 = np.where(X[:, 0] > 0.8, 2, y)
@@ -72,6 +83,13 @@ def test_bad_cell_size(clustered, cell_size):
     X, y = clustered
     with pytest.raises(ValueError, match="cell_size"):
         SVC(init="cells", cell_size=cell_size).fit(X[:50], y[:50])
+
+
+@pytest.mark.parametrize("cell_levels", [0, -1, 1.5])
+def test_bad_cell_levels(clustered, cell_levels):
+    X, y = clustered
+    with pytest.raises(ValueError, match="cell_levels"):
+        SVC(init="cells", cell_levels=cell_levels).fit(X[:50], y[:50])
 
 
 def test_bad_init_and_kernels_without_features(clustered):
@@ -182,3 +200,43 @@ def test_supplied_gradient_is_checked():
     sol = get_backend("rust").solve(good)
     ref = get_backend("rust").solve(QPProblem(X=X, y=y, upper=upper, alpha0=alpha))
     assert sol.converged and sol.n_iter == ref.n_iter
+
+
+def test_ctrl_c_stops_the_blocked_gradient():
+    """SIGINT during a long blocked gradient (tens of seconds of kernel
+    values) raises KeyboardInterrupt within a second and a half."""
+    import subprocess
+    import sys
+    import textwrap
+
+    child = textwrap.dedent(
+        """
+        import os, signal, threading, time
+        import numpy as np
+        from localsvm import _core
+
+        rng = np.random.default_rng(0)
+        n = 120000
+        X = rng.normal(size=(n, 40))
+        y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+        alpha = np.full(n, 0.5)
+        sent = []
+
+        def interrupt():
+            time.sleep(0.5)
+            sent.append(time.perf_counter())
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        try:
+            _core.dual_gradient(X, y, np.ones(n), alpha, gamma=0.05)
+            print("finished")
+        except KeyboardInterrupt:
+            print("latency", time.perf_counter() - sent[0])
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=120
+    ).stdout.split()
+    assert out[0] == "latency", out
+    assert float(out[1]) < 1.5, out

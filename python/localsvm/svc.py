@@ -81,6 +81,9 @@ def _solve_pair_from(task, shared) -> QPSolution:
 #: ``cell_size='auto'``: rows per cell of ``init='cells'``.
 AUTO_CELL_SIZE = 10_000
 
+#: Cells of one level of ``init='cells'`` inside each cell of the level above.
+CELL_BRANCHING = 4
+
 
 def _cells_partition():
     """:func:`localsvm.cells.partition_cells` (the kernel k-means divide step)."""
@@ -218,6 +221,14 @@ class SVC(BaseSVMClassifier):
     cell_size : int or 'auto', default='auto'
         Rows per cell with ``init='cells'``, at least 2; 'auto' is 10000.
         Unused with ``init=None``.
+    cell_levels : int, default=1
+        Levels of cells with ``init='cells'`` (DC-SVM's multilevel
+        scheme), at least 1: level ``l`` (from 0) has cells of about
+        ``cell_size · 4^l`` rows, each inside a cell of the level above
+        (the partition runs top-down), and the levels are solved bottom-up,
+        each cell warm-started from the cells inside it, the global problem
+        last. A level whose cells would hold the whole problem (fewer than
+        ``2 · cell_size · 4^l`` rows) is left out. Unused with ``init=None``.
 
     Attributes
     ----------
@@ -269,8 +280,10 @@ class SVC(BaseSVMClassifier):
     init_time_ : dict
         Only with ``init='cells'``: seconds of the fit's stages.
         ``'partition'``: kernel k-means of every binary problem;
-        ``'cells'``: the cell solves (wall time); ``'gradient'``: the start
-        gradients' blocked products (summed over the binary problems);
+        ``'cells'``: the cell solves of every level (wall time, with the
+        start gradients above the finest level); ``'gradient'``: the global
+        solves' start gradients' blocked products (summed over the binary
+        problems);
         ``'smo'``: the global solves (wall time, less ``'gradient'``). With
         ``init='cells'``, ``n_iter_`` counts the global solve's iterations
         only and ``kernel_evaluations_`` adds up the cells', the start
@@ -278,11 +291,12 @@ class SVC(BaseSVMClassifier):
         solve's.
     init_n_iter_ : ndarray of shape (n_models,)
         Only with ``init='cells'``: iterations of each binary problem's
-        cell solves, summed over its cells (0 where it was solved from
-        zero).
+        cell solves, summed over its cells and levels (0 where it was
+        solved from zero).
     n_cells_ : ndarray of shape (n_models,)
-        Only with ``init='cells'``: cells of each binary problem (0 where
-        it was solved from zero).
+        Only with ``init='cells'``: cells of the finest level of each
+        binary problem that were solved (those holding both classes; 0
+        where the problem was solved from zero).
 
     Notes
     -----
@@ -383,6 +397,7 @@ class SVC(BaseSVMClassifier):
         "precision": [StrOptions({"auto", "float32", "float64"})],
         "init": [StrOptions({"cells"}), None],
         "cell_size": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
+        "cell_levels": [Interval(Integral, 1, None, closed="left")],
     }
     _accepts_callable_kernel = True
 
@@ -430,6 +445,7 @@ class SVC(BaseSVMClassifier):
         precision="auto",
         init=None,
         cell_size="auto",
+        cell_levels=1,
     ):
         self.C = C
         self.kernel = kernel
@@ -452,6 +468,7 @@ class SVC(BaseSVMClassifier):
         self.precision = precision
         self.init = init
         self.cell_size = cell_size
+        self.cell_levels = cell_levels
 
     # ------------------------------------------------------------------ fit
 
@@ -610,17 +627,51 @@ class SVC(BaseSVMClassifier):
         """``cell_size`` as a number of rows ('auto': :data:`AUTO_CELL_SIZE`)."""
         return AUTO_CELL_SIZE if self.cell_size == "auto" else int(self.cell_size)
 
+    def _cell_levels(self, X, rows, partition_cells, spec, rng) -> list[list[np.ndarray]]:
+        """The cells of one binary problem, as positions into ``rows``: one
+        list per level, finest first. Level ``l`` has cells of about
+        ``cell_size · 4^l`` rows, each inside a cell of level ``l + 1``
+        (partitioned top-down, each cell of a level cut by its own kernel
+        k-means); only cells that are cut appear at the level below."""
+        cell_size = self._resolved_cell_size()
+        sizes = [cell_size * CELL_BRANCHING**level for level in range(int(self.cell_levels))]
+        groups = [np.arange(rows.size)]
+        levels: list[list[np.ndarray]] = []
+        for size in reversed(sizes):
+            cut: list[np.ndarray] = []
+            for group in groups:
+                if group.size < 2 * size:
+                    continue
+                n_cells = math.ceil(group.size / size)
+                labels = np.asarray(
+                    partition_cells(X[rows[group]], n_cells, spec=spec, random_state=rng),
+                    dtype=np.intp,
+                )
+                order = np.argsort(labels, kind="stable")
+                bounds = np.searchsorted(labels[order], np.arange(n_cells + 1))
+                cut.extend(
+                    group[order[bounds[c] : bounds[c + 1]]]
+                    for c in range(n_cells)
+                    if bounds[c + 1] > bounds[c]
+                )
+            if cut:
+                # Rows of uncut groups stay in one cell at the finer levels.
+                kept = [g for g in groups if g.size < 2 * size]
+                groups = cut + kept
+                levels.append(cut)
+        return levels[::-1]
+
     def _fit_from_cells(self, tasks, X, upper, settings, backend, report) -> list[QPSolution]:
-        """The binary solves of ``init='cells'``: each problem's rows cut into
-        cells by kernel k-means, every cell's dual solved on its own (all
-        cells of all problems in one batch), then the global solves
-        warm-started from the concatenated cell solutions.
+        """The binary solves of ``init='cells'``: each problem's rows cut
+        into cells by kernel k-means, every cell's dual solved on its own
+        (all cells of a level of all problems in one batch; above the
+        finest level, warm-started from the cells inside), then the global
+        solves warm-started from the concatenated cell solutions.
 
         Sets ``init_time_``, ``init_n_iter_``, ``n_cells_`` and the cells'
         kernel evaluations per problem (``_cells_evaluations``).
         """
         spec = settings["kernel"]
-        cell_size = self._resolved_cell_size()
         rng = check_random_state(self.random_state)
         n_models = len(tasks)
         self.n_cells_ = np.zeros(n_models, dtype=np.int64)
@@ -629,53 +680,51 @@ class SVC(BaseSVMClassifier):
         self.init_time_ = {"partition": 0.0, "cells": 0.0, "gradient": 0.0, "smo": 0.0}
 
         clock = time.perf_counter()
-        cell_tasks, owners = [], []
-        # Sparse rows: no kernel k-means on them (partition_cells takes dense
-        # features); those problems are solved from zero.
+        # Per problem, its cells level by level. Sparse rows: no kernel
+        # k-means on them (partition_cells takes dense features); those
+        # problems are solved from zero.
+        tree: list[list[list[np.ndarray]]] = [[] for _ in tasks]
         if not sp.issparse(X):
             partition_cells = _cells_partition()
-            for k, (rows, labels) in enumerate(tasks):
-                if rows.size < 2 * cell_size:
-                    continue
-                n_cells = math.ceil(rows.size / cell_size)
-                cells = np.asarray(
-                    partition_cells(X[rows], n_cells, spec=spec, random_state=rng),
-                    dtype=np.intp,
-                )
-                order = np.argsort(cells, kind="stable")
-                bounds = np.searchsorted(cells[order], np.arange(n_cells + 1))
-                used = 0
-                for c in range(n_cells):
-                    members = order[bounds[c] : bounds[c + 1]]
-                    # A cell of one class has α = 0 as its only feasible point.
-                    if np.unique(labels[members]).size < 2:
-                        continue
-                    cell_tasks.append((rows[members], labels[members]))
-                    owners.append((k, members))
-                    used += 1
-                self.n_cells_[k] = used
+            for k, (rows, _) in enumerate(tasks):
+                tree[k] = self._cell_levels(X, rows, partition_cells, spec, rng)
         self.init_time_["partition"] = time.perf_counter() - clock
+        n_levels = max((len(levels) for levels in tree), default=0)
         report.log(
             2,
-            "SVC init='cells': %d cells of about %d rows over %d binary problems, %.3f s",
-            len(cell_tasks),
-            cell_size,
-            int(np.count_nonzero(self.n_cells_)),
+            "SVC init='cells': %d cells in %d levels over %d binary problems, %.3f s",
+            sum(len(cells) for levels in tree for cells in levels),
+            n_levels,
+            sum(1 for levels in tree if levels),
             self.init_time_["partition"],
         )
 
         clock = time.perf_counter()
-        alpha0: list[np.ndarray | None] = [
-            np.zeros(rows.size) if self.n_cells_[k] else None
-            for k, (rows, _) in enumerate(tasks)
+        alpha: list[np.ndarray | None] = [
+            np.zeros(rows.size) if tree[k] else None for k, (rows, _) in enumerate(tasks)
         ]
-        if cell_tasks:
-            cell_settings = {
-                key: v for key, v in settings.items() if key != "progress"
-            }
+        cell_settings = {key: v for key, v in settings.items() if key != "progress"}
+        for level in range(n_levels):
+            cell_tasks, owners = [], []
+            for k, (rows, labels) in enumerate(tasks):
+                if level >= len(tree[k]):
+                    continue
+                for members in tree[k][level]:
+                    # A cell of one class has α = 0 as its only feasible point.
+                    if np.unique(labels[members]).size < 2:
+                        continue
+                    start = alpha[k][members]
+                    cell_tasks.append(
+                        (rows[members], labels[members], start if start.any() else None)
+                    )
+                    owners.append((k, members))
+                    if level == 0:
+                        self.n_cells_[k] += 1
+            if not cell_tasks:
+                continue
             cell_settings["n_threads"] = self._threads_per_problem(len(cell_tasks))
             cell_solutions: list[QPSolution] = run_tasks(
-                _solve_pair,
+                _solve_pair_from,
                 cell_tasks,
                 n_jobs=self.n_jobs,
                 thread_safe=backend.capabilities.thread_safe,
@@ -684,10 +733,12 @@ class SVC(BaseSVMClassifier):
             self._check_finite(cell_solutions)
             for (k, members), sol in zip(owners, cell_solutions, strict=True):
                 rows = tasks[k][0]
-                alpha0[k][members] = np.clip(sol.alpha, 0.0, upper[rows[members]])
+                alpha[k][members] = np.clip(sol.alpha, 0.0, upper[rows[members]])
                 self.init_n_iter_[k] += int(sol.n_iter)
                 evaluations = getattr(sol, "kernel_evaluations", None)
-                self._cells_evaluations[k] += 0 if evaluations is None else int(evaluations)
+                self._cells_evaluations[k] += (
+                    0 if evaluations is None else int(evaluations)
+                ) + int(getattr(sol, "start_evaluations", 0))
         self.init_time_["cells"] = time.perf_counter() - clock
         report.log(
             2,
@@ -699,7 +750,7 @@ class SVC(BaseSVMClassifier):
         clock = time.perf_counter()
         solutions: list[QPSolution] = run_tasks(
             _solve_pair_from,
-            [(rows, labels, a0) for (rows, labels), a0 in zip(tasks, alpha0, strict=True)],
+            [(rows, labels, a0) for (rows, labels), a0 in zip(tasks, alpha, strict=True)],
             n_jobs=self.n_jobs,
             thread_safe=backend.capabilities.thread_safe,
             shared=(X, upper, settings, backend),
