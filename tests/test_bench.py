@@ -169,3 +169,46 @@ def test_sparse_bench_refuses_other_data_sets(capsys):
     with pytest.raises(SystemExit):
         main(["bench", "sparse", "--datasets", "usps"])
     assert "bench sparse runs on a9a, ijcnn1" in capsys.readouterr().err
+
+
+def test_bench_scale_on_small_sizes(capsys):
+    from localsvm.__main__ import main
+
+    main(
+        [
+            "bench",
+            "scale",
+            "--sizes",
+            "1500,3000",
+            "--n-test",
+            "1000",
+            "--max-global",
+            "2000",
+            "--no-ijcnn1",
+            "--peers",
+            "localsvm,sklearn",
+        ]
+    )
+    out = capsys.readouterr().out
+    tables = out.split("generated n=")[1:]
+    assert len(tables) == 2
+    small, large = tables
+    # Up to --max-global rows the global solvers run; above, only the cells
+    # and the baseline.
+    for name in ("localsvm CellSVC", "partition baseline", "localsvm SVC ", "init='cells'"):
+        assert name in small
+    assert "localsvm SVC " not in large and "init='cells'" not in large
+    assert "scikit-learn SVC" in small
+
+    def row(table, name):
+        line = next(ln for ln in table.splitlines() if ln.strip().startswith(name) and "%" in ln)
+        return line.split()
+
+    # The exact mode reaches the global SVC's objective; the cells have none.
+    glob = row(small, "localsvm SVC ")
+    exact = row(small, "localsvm SVC init='cells'")
+    obj = [float(v) for v in (glob[-3], exact[-3])]
+    assert obj[1] == pytest.approx(obj[0], rel=1e-3)
+    assert row(small, "localsvm CellSVC")[-3] == "—"
+    accuracy = float(next(v for v in row(large, "localsvm CellSVC") if v.endswith("%"))[:-1])
+    assert 70.0 < accuracy <= 100.0

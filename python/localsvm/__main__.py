@@ -8,7 +8,9 @@
           ThunderSVM on the same data; ``bench local`` times one global RBF
           SVM against ProfileSVC's local ones (see :mod:`localsvm.bench`);
           ``bench sparse`` times sparse (CSR) input and measures its memory
-          (see :mod:`localsvm.bench_sparse`).
+          (see :mod:`localsvm.bench_sparse`); ``bench scale`` times CellSVC
+          against the global SVC at 10⁵–10⁶ rows (see
+          :mod:`localsvm.bench_scale`).
 ``reproduce NAME``
           runs one of the papers' experiments (see :mod:`localsvm.experiments`).
 ``train``, ``predict``
@@ -162,7 +164,7 @@ def run_info(out=sys.stdout) -> None:
 #: :data:`localsvm.bench.CASES` and :data:`localsvm.bench.PEERS` by a test).
 BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
-BENCH_SECTIONS = ("svc", "local", "sparse")
+BENCH_SECTIONS = ("svc", "local", "sparse", "scale")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -206,7 +208,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "global RBF SVC against ProfileSVC(kernel='rbf') for several κ on ijcnn1's "
         "100000 / 41691 split; 'sparse': CSR input on a9a and ijcnn1 against "
         "scikit-learn on the same CSR and localsvm's dense path, its peak memory, and a "
-        "wide 20000 x 100000 sparse set",
+        "wide 20000 x 100000 sparse set; 'scale': CellSVC against the global SVC, its "
+        "exact mode, a k-means partition baseline and the peers on 50000 to 1000000 "
+        "generated rows and on all of ijcnn1",
     )
     bench.add_argument(
         "--n-train",
@@ -219,7 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--n-test",
         type=_positive_int,
         default=None,
-        help="bench local: test rows, the first of the 41691 (default: all)",
+        help="bench local: test rows, the first of the 41691 (default: all); bench scale: "
+        "test rows of the generated data (default: 20000)",
     )
     bench.add_argument(
         "--kappas",
@@ -255,6 +260,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=20_000,
         help="bench sparse: rows of the wide sparse set (0 skips it; default: 20000)",
     )
+    bench.add_argument(
+        "--sizes",
+        type=_sizes,
+        default="50000,200000,1000000",
+        help="bench scale: comma-separated training sizes of the generated data "
+        "(default: 50000,200000,1000000)",
+    )
+    bench.add_argument(
+        "--max-global",
+        type=_positive_int,
+        default=200_000,
+        help="bench scale: the global solvers run up to this many rows (default: 200000)",
+    )
+    bench.add_argument(
+        "--no-exact", action="store_true", help="bench scale: skip SVC(init='cells')"
+    )
+    bench.add_argument("--no-ijcnn1", action="store_true", help="bench scale: skip ijcnn1")
     from .experiments import EXPERIMENTS, load
 
     reproduce = sub.add_parser("reproduce", help="reproduce a paper's experiments")
@@ -278,6 +300,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_train=args.n_train,
             memory_check=not args.no_memory,
             wide_rows=args.wide_rows or None,
+        )
+    elif args.command == "bench" and args.section == "scale":
+        from .bench_scale import run_scale
+
+        run_scale(
+            args.sizes,
+            list(args.peers),
+            ijcnn1=not args.no_ijcnn1,
+            exact=not args.no_exact,
+            max_global=args.max_global,
+            n_test=args.n_test or 20_000,
+            out=sys.stdout,
         )
     elif args.command == "bench":
         from .bench import run_bench

@@ -141,7 +141,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         ``(1 + overlap)²`` times the cost of the solves.
     sample_size : int or 'auto', default='auto'
         Examples clustered by kernel k-means. 'auto':
-        ``max(2000, 100 · n_cells)``, at most ``n`` and 4096 (the sample's
+        ``max(2000, 20 · n_cells)``, at most ``n`` and 4096 (the sample's
         kernel matrix within 128 MiB). Larger samples give cells closer to
         kernel k-means on all the data, at ``O(n · sample_size)`` kernel
         evaluations to route the training and test examples.
@@ -214,12 +214,16 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
     Notes
     -----
-    Memory: the fit holds the ``n × n_cells`` routing scores (float32), the
-    sample's kernel matrix (at most 128 MiB), and per cell solved at once a
-    copy of its training rows (``8 · cell_size · (1 + overlap) · d`` bytes)
-    and its share of ``cache_size``; a ``MemoryError`` naming ``cell_size``
-    is raised before anything is computed when that exceeds half of the
-    available memory. Prediction routes 64 MiB of kernel values at a time.
+    Memory: the fit holds the ``n × n_cells`` routing scores (float32, two
+    copies: ``8 · n · n_cells`` bytes), the sample's kernel matrix (at most
+    128 MiB), and per cell solved at once a copy of its training rows
+    (``8 · cell_size · (1 + overlap) · d`` bytes) and its share of
+    ``cache_size``; a ``MemoryError`` naming ``cell_size`` is raised before
+    anything is computed when that exceeds half of the available memory.
+    Routing computes 16 MiB of float32 kernel values per thread at a time.
+    In all, about ``cache_size + 8·n·(n_cells + 3·d)`` bytes besides ``X``
+    (``O(n²/cell_size)``: at ``n = 10⁶``, 100 cells and ``d = 20``, about
+    1.3 GB).
 
     References
     ----------
@@ -334,7 +338,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         at_once = max(1, min(k, n_jobs))
         per_cell = math.ceil(n / k) * (1.0 + float(self.overlap))
         check_memory(
-            SCORE_BYTES * n * k + at_once * 8.0 * min(per_cell, n) * (d + 2),
+            2 * SCORE_BYTES * n * k + at_once * 8.0 * min(per_cell, n) * (d + 2),
             f"{k} cells of about {math.ceil(n / k)} training examples "
             f"(+{float(self.overlap):g} overlap)",
             "use a smaller cell_size (or n_cells), a smaller overlap, or fewer n_jobs",
@@ -419,13 +423,14 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             return members
         n = labels.shape[0]
         best = scores[np.arange(n), labels]
+        by_cell = np.ascontiguousarray(scores.T)
         rows = []
         for j in range(k):
             extra = min(int(float(self.overlap) * members[j].size), n - members[j].size)
             if extra <= 0:
                 rows.append(members[j])
                 continue
-            gap = scores[:, j] - best
+            gap = by_cell[j] - best
             gap[members[j]] = np.inf
             near = np.argpartition(gap, extra - 1)[:extra]
             rows.append(np.sort(np.concatenate([members[j], near])))

@@ -32,8 +32,9 @@ __all__ = ["CellPartition", "kernel_kmeans", "partition_cells"]
 #: (``m ≤ 4096`` sampled examples).
 SAMPLE_GRAM_BYTES = 128 << 20
 
-#: Sampled examples per cell by default (at least ``MIN_SAMPLE`` in all).
-SAMPLE_PER_CELL = 100
+#: Sampled examples per cell by default (at least ``MIN_SAMPLE`` in all):
+#: routing an example costs one kernel value per sampled example.
+SAMPLE_PER_CELL = 20
 
 #: The smallest default sample.
 MIN_SAMPLE = 2000
@@ -155,42 +156,49 @@ class CellPartition:
         """The number of cells."""
         return int(self.within.shape[0])
 
-    def _mean_weights(self) -> np.ndarray:
-        """``(m, n_cells)``: ``1/|S_c|`` where representative ``j`` is in
-        cell ``c``, else 0."""
-        m = self.representatives.shape[0]
-        Z = np.zeros((m, self.n_cells), dtype=np.float32)
-        Z[np.arange(m), self.representative_cells] = 1.0
-        Z /= np.maximum(Z.sum(axis=0), 1.0)
-        return Z
+    def _prepared(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The representatives as float32 rows grouped by cell (for RBF with
+        a last column ``−γ‖r‖²`` and scaled by ``2γ``, so one product gives
+        ``−γ‖x − r‖² + γ‖x‖²``), each cell's first row among them, ``1/|S_c|``
+        and, for the linear kernel, the cells' means."""
+        order = np.argsort(self.representative_cells, kind="stable")
+        cells = self.representative_cells[order]
+        R = self.representatives[order]
+        starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
+        inv = (1.0 / np.diff(np.r_[starts, cells.shape[0]])).astype(np.float32)
+        means = np.add.reduceat(R, starts, axis=0) * inv[:, None]
+        if self.spec.name == "rbf":
+            g = self.spec.gamma
+            R = np.column_stack([2.0 * g * R, -g * (R * R).sum(axis=1)])
+        return np.ascontiguousarray(R.T, dtype=np.float32), starts, inv, means
 
-    def _block_scores(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    def _block_scores(self, X: np.ndarray, prepared) -> np.ndarray:
         """:meth:`scores` of one block of rows, in float32 (kernel values
         for routing only: the same rule for training and new examples)."""
         spec = self.spec
-        R = self.representatives.astype(np.float32)
-        Xb = np.asarray(X, dtype=np.float32)
+        RT, starts, inv, means = prepared
+        within = self.within.astype(np.float32)
         if spec.name == "linear":
-            return self.within.astype(np.float32) - 2 * (Xb @ (R.T @ Z))
-        K = Xb @ R.T
+            return within - 2 * (X @ means.T).astype(np.float32)
+        Xb = np.asarray(X, dtype=np.float32)
         if spec.name == "rbf":
-            K *= 2.0
-            K -= (Xb * Xb).sum(axis=1)[:, None]
-            K -= (R * R).sum(axis=1)[None, :]
+            g = np.float32(spec.gamma)
+            K = np.column_stack([Xb, np.ones(Xb.shape[0], dtype=np.float32)]) @ RT
+            K -= g * (Xb * Xb).sum(axis=1)[:, None]
             np.minimum(K, 0.0, out=K)
-            K *= np.float32(spec.gamma)
             np.exp(K, out=K)
-        elif spec.name == "poly":
+        else:
+            K = Xb @ RT
             K *= np.float32(spec.gamma)
             K += np.float32(spec.coef0)
-            K **= spec.degree
-        elif spec.name == "sigmoid":
-            K *= np.float32(spec.gamma)
-            K += np.float32(spec.coef0)
-            np.tanh(K, out=K)
-        else:  # pragma: no cover - guarded by the estimators' constraints
-            raise ValueError(f"cells need a kernel function, not {spec.name!r}")
-        return self.within.astype(np.float32) - 2 * (K @ Z)
+            if spec.name == "poly":
+                K **= spec.degree
+            elif spec.name == "sigmoid":
+                np.tanh(K, out=K)
+            else:  # pragma: no cover - guarded by the estimators' constraints
+                raise ValueError(f"cells need a kernel function, not {spec.name!r}")
+        # Each cell's mean kernel value: sums over its (contiguous) columns.
+        return within - 2 * (np.add.reduceat(K, starts, axis=1) * inv)
 
     def scores(self, X: np.ndarray, n_jobs: int = 1) -> np.ndarray:
         """Squared kernel distances of the rows of ``X`` to each cell's mean,
@@ -212,14 +220,14 @@ class CellPartition:
 
         from threadpoolctl import threadpool_limits
 
-        Z = self._mean_weights()
+        prepared = self._prepared()
         m = self.representatives.shape[0]
         block = max(1, ROUTE_BLOCK_BYTES // (4 * max(m, 1)))
         starts = range(0, X.shape[0], block)
         out = np.empty((X.shape[0], self.n_cells), dtype=np.float32)
 
         def one(start):
-            out[start : start + block] = self._block_scores(X[start : start + block], Z)
+            out[start : start + block] = self._block_scores(X[start : start + block], prepared)
 
         if n_jobs <= 1 or len(starts) == 1:
             for start in starts:
@@ -291,7 +299,7 @@ class CellPartition:
         random_state : int, RandomState instance or None, default=None
             Seeds the sample and the clustering.
         sample_size : int or None, default=None
-            Examples clustered; None: ``max(2000, 100·n_cells)``, at most
+            Examples clustered; None: ``max(2000, 20·n_cells)``, at most
             ``n`` and 4096 (so the sample's kernel matrix stays within
             128 MiB).
 
