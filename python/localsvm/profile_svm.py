@@ -277,6 +277,11 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     n_iter_ : int
         SMO iterations of all cluster SVMs together.
 
+    See Also
+    --------
+    CellSVC : Kernel SVMs on overlapping cells of kernel k-means, the local
+        method for data too large for one global kernel SVM.
+
     Notes
     -----
     Memory: fitting holds the ``n × L`` profiles (``L`` references) and the
