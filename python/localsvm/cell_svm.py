@@ -36,6 +36,14 @@ __all__ = ["CellSVC"]
 #: ``cell_size='auto'``: training examples per cell before the overlap.
 AUTO_CELL_SIZE = 10000
 
+#: ``routing='soft'``: the scale of the weights is this quantile of the
+#: training examples' margins ``s₂ − s₁`` between their two nearest cells.
+#: On the generated 200 000-row problem of ``bench scale`` hard routing gave
+#: 86.72 %, the 5 %, 10 % and 50 % quantiles 86.88, 86.92 and 86.98 %; on
+#: ijcnn1 (C = 1) 98.18 % against 98.18, 98.11 and 97.88 %: the 5 %
+#: quantile gains where blending helps and costs nothing where it does not.
+SOFT_QUANTILE = 0.05
+
 #: ``routing='soft'``: a row whose nearest cell weighs more than
 #: ``1 − SOFT_NEGLIGIBLE`` takes that cell's value alone.
 SOFT_NEGLIGIBLE = 1e-4
@@ -152,9 +160,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         kernel distances ``s₁ ≤ s₂`` to the two cells (the other ``1 − w``),
         so an example near a border, which both cells trained on through
         the overlap, is not decided by which side it falls on;
-        ``routing_scale_`` is the median of ``s₂ − s₁`` over the training
-        examples. Rows deep inside their cell (``w > 1 − 10⁻⁴``) cost one
-        cell's SVM; the others two.
+        ``routing_scale_`` is the 5th percentile of ``s₂ − s₁`` over the
+        training examples, so only the examples nearest a border are
+        blended (wider blending helped on some data and cost accuracy on
+        others, e.g. ijcnn1). Rows deep inside their cell
+        (``w > 1 − 10⁻⁴``) cost one cell's SVM; the others two.
     tol : float, default=1e-3
         SMO's stopping tolerance for each cell's SVM.
     max_iter : int, default=-1
@@ -192,9 +202,9 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     cell_sizes_ : ndarray of shape (n_cells_,)
         Training examples routed to each cell.
     routing_scale_ : float
-        The scale of ``routing='soft'``'s weights: the median, over the
-        training examples, of the difference between the kernel distances to
-        their two nearest cells (1.0 with a single cell).
+        The scale of ``routing='soft'``'s weights: the 5th percentile, over
+        the training examples, of the difference between the kernel
+        distances to their two nearest cells (1.0 with a single cell).
     cell_train_sizes_ : ndarray of shape (n_cells_,)
         Examples each cell's SVM was trained on (members plus overlap).
     cell_classes_ : list of ndarray
@@ -371,7 +381,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             margin = nearest2[:, 1] - nearest2[:, 0]
             positive = margin[margin > 0]
             if positive.size:
-                self.routing_scale_ = float(np.median(positive))
+                self.routing_scale_ = float(np.quantile(positive, SOFT_QUANTILE))
         rows = self._cell_rows(labels, scores, k)
         self.partition_ = partition
         self.n_cells_ = k
