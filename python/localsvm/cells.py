@@ -200,7 +200,7 @@ class CellPartition:
         # Each cell's mean kernel value: sums over its (contiguous) columns.
         return within - 2 * (np.add.reduceat(K, starts, axis=1) * inv)
 
-    def scores(self, X: np.ndarray, n_jobs: int = 1) -> np.ndarray:
+    def scores(self, X: np.ndarray, n_jobs: int = 1, *, by_cell: bool = False) -> np.ndarray:
         """Squared kernel distances of the rows of ``X`` to each cell's mean,
         less ``K(x, x)``; shape ``(len(X), n_cells)``, float32.
 
@@ -210,10 +210,13 @@ class CellPartition:
             The examples.
         n_jobs : int, default=1
             Threads computing blocks of rows at once.
+        by_cell : bool, default=False
+            Return the transpose, ``(n_cells, len(X))`` and C-ordered (one
+            cell's scores contiguous), without a second copy.
 
         Returns
         -------
-        ndarray of shape (n, n_cells)
+        ndarray of shape (n, n_cells), or (n_cells, n) with ``by_cell``
             The scores; the smallest is the example's cell.
         """
         from concurrent.futures import ThreadPoolExecutor
@@ -224,10 +227,12 @@ class CellPartition:
         m = self.representatives.shape[0]
         block = max(1, ROUTE_BLOCK_BYTES // (4 * max(m, 1)))
         starts = range(0, X.shape[0], block)
-        out = np.empty((X.shape[0], self.n_cells), dtype=np.float32)
+        shape = (self.n_cells, X.shape[0]) if by_cell else (X.shape[0], self.n_cells)
+        out = np.empty(shape, dtype=np.float32)
+        view = out.T if by_cell else out
 
         def one(start):
-            out[start : start + block] = self._block_scores(X[start : start + block], prepared)
+            view[start : start + block] = self._block_scores(X[start : start + block], prepared)
 
         if n_jobs <= 1 or len(starts) == 1:
             for start in starts:
