@@ -12,6 +12,8 @@ routes an example to its region with ``_route``. The mixin turns those into
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -35,15 +37,22 @@ def region_output(task, shared):
 class RegionModelsMixin:
     """``decision_function`` and ``predict`` from one model per region.
 
-    Subclasses provide ``_region_models()`` (the per-region models, None for
-    a region without an SVM), ``_region_classes()`` (class indices held per
-    region) and ``_route(X)`` (the region of each validated row)."""
+    Subclasses name their fitted attributes in ``_region_attributes`` (the
+    per-region models, None for a region without an SVM; the class indices
+    held per region) and provide ``_route(X)``, the region of each validated
+    row; they may replace ``_decision_valid`` and ``_predict_valid`` (a
+    validated ``X`` to decision values or class indices) with another rule
+    than one region per row."""
+
+    #: Names of the fitted attributes holding the regions' models and the
+    #: class indices of each region.
+    _region_attributes: ClassVar[tuple[str, str]] = ("", "")
 
     def _region_models(self) -> list:
-        raise NotImplementedError
+        return getattr(self, self._region_attributes[0])
 
     def _region_classes(self) -> list:
-        raise NotImplementedError
+        return getattr(self, self._region_attributes[1])
 
     def _route(self, X: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -96,8 +105,20 @@ class RegionModelsMixin:
 
         return self._per_region(X, "decision", scores, constant, n_classes, region)
 
+    def _decision_valid(self, X: np.ndarray) -> np.ndarray:
+        """Decision values of validated rows: each by its region's model."""
+        return self._region_decision(X, self._route(X))
+
+    def _predict_valid(self, X: np.ndarray) -> np.ndarray:
+        """Class indices of validated rows: each by its region's model."""
+        return self._region_predict(X, self._route(X))
+
     def decision_function(self, X):
         """Evaluate the decision function of each row's region model.
+
+        Which region's model labels a row (or, for ``CellSVC`` with
+        ``routing='soft'``, which two models weighted) is the estimator's
+        routing rule, described with the class.
 
         Parameters
         ----------
@@ -107,18 +128,20 @@ class RegionModelsMixin:
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Two classes: the assigned region's decision value, positive for
-            ``classes_[1]`` (±1 from a region with one class). More classes:
-            per-class scores of the assigned region's model (its votes plus
-            confidence, as :class:`localsvm.SVC`), −1 for classes the region
-            lacks.
+            Two classes: the decision value, positive for ``classes_[1]``
+            (±1 from a region with one class). More classes: per-class
+            scores of the region's model (its votes plus confidence, as
+            :class:`localsvm.SVC`), −1 for classes the region lacks.
         """
         check_is_fitted(self)
-        X = self._predict_prologue(X)
-        return self._region_decision(X, self._route(X))
+        return self._decision_valid(self._predict_prologue(X))
 
     def predict(self, X):
         """Predict the class of each sample with its region's model.
+
+        Which region's model labels a row (or, for ``CellSVC`` with
+        ``routing='soft'``, which two models weighted) is the estimator's
+        routing rule, described with the class.
 
         Parameters
         ----------
@@ -131,13 +154,13 @@ class RegionModelsMixin:
             The predicted labels, taken from ``classes_``.
         """
         check_is_fitted(self)
-        return self._predict_regions(X, None)
+        idx = self._predict_valid(self._predict_prologue(X))
+        return self.classes_[idx]
 
-    def _predict_regions(self, X, region) -> np.ndarray:
+    def _region_predict(self, X: np.ndarray, region: np.ndarray) -> np.ndarray:
+        """Class indices of validated rows ``X`` by the models of the
+        regions ``region``."""
         held = self._region_classes()
-        X = self._predict_prologue(X)
-        if region is None:
-            region = self._route(X)
         idx = self._per_region(
             X,
             "predict",
@@ -146,4 +169,4 @@ class RegionModelsMixin:
             1,
             region,
         )[:, 0]
-        return self.classes_[idx.astype(np.intp)]
+        return idx.astype(np.intp)

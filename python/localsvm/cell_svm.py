@@ -21,7 +21,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, check_random_state
+from sklearn.utils.validation import check_random_state
 
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
@@ -260,6 +260,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     (3, True)
     """
 
+    _region_attributes = ("cell_models_", "cell_classes_")
+
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
         "kernel": [StrOptions(set(FEATURE_KERNELS))],
@@ -457,12 +459,6 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
     # ------------------------------------------------------------ predict
 
-    def _region_models(self) -> list:
-        return self.cell_models_
-
-    def _region_classes(self) -> list:
-        return self.cell_classes_
-
     def _route(self, X: np.ndarray) -> np.ndarray:
         if self.partition_ is None:
             return np.zeros(X.shape[0], dtype=np.intp)
@@ -479,27 +475,9 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             w = 1.0 / (1.0 + np.exp(-(s[:, 1] - s[:, 0]) / self.routing_scale_))
         return two[:, 0], two[:, 1], w
 
-    def decision_function(self, X):
-        """Evaluate the decision function of each row's cell SVM.
-
-        With ``routing='soft'``, the weighted decision values of the row's
-        two nearest cells' SVMs.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Two classes: the decision value, positive for ``classes_[1]``
-            (±1 from a cell with one class). More classes: per-class scores
-            of the cells' SVMs (votes plus confidence, as
-            :class:`localsvm.SVC`), −1 for classes a cell lacks.
-        """
-        check_is_fitted(self)
-        X = self._predict_prologue(X)
+    def _decision_valid(self, X: np.ndarray) -> np.ndarray:
+        """Decision values of validated rows: their cell's SVM's, or with
+        ``routing='soft'`` those of their two nearest cells, weighted."""
         if self.routing == "hard" or self.partition_ is None:
             return self._region_decision(X, self._route(X))
         first, second, w = self._soft_weights(X)
@@ -512,29 +490,16 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             dec[near] = wn * dec[near] + (1.0 - wn) * other
         return dec
 
-    def predict(self, X):
-        """Predict the class of each sample with its cell's SVM.
-
-        With ``routing='soft'``, by the weighted decision values of its two
-        nearest cells' SVMs.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predicted labels, taken from ``classes_``.
-        """
-        check_is_fitted(self)
+    def _predict_valid(self, X: np.ndarray) -> np.ndarray:
+        """Class indices of validated rows: by their cell's SVM, or with
+        ``routing='soft'`` by the sign (two classes) or the largest of the
+        weighted decision values."""
         if self.routing == "hard" or self.partition_ is None:
-            return self._predict_regions(X, None)
-        dec = self.decision_function(X)
+            return self._region_predict(X, self._route(X))
+        dec = self._decision_valid(X)
         if dec.ndim == 1:
-            return self.classes_[(dec > 0).astype(np.intp)]
-        return self.classes_[np.argmax(dec, axis=1)]
+            return (dec > 0).astype(np.intp)
+        return np.argmax(dec, axis=1)
 
     def assign(self, X) -> np.ndarray:
         """Assign each row of ``X`` to its cell.

@@ -314,6 +314,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     (400, True)
     """
 
+    _region_attributes = ("cluster_models_", "cluster_classes_")
+
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
         "kernel": [StrOptions(set(FEATURE_KERNELS)), callable],
@@ -585,12 +587,6 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
             )
         return out
 
-    def _region_models(self) -> list:
-        return self.cluster_models_
-
-    def _region_classes(self) -> list:
-        return self.cluster_classes_
-
     def _route(self, X: np.ndarray) -> np.ndarray:
         return self._assign_valid(X)
 
@@ -619,5 +615,6 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         if self.transductive:
             self.fit(X, y, X_test=X_test)
             # The test examples are the references: their clusters are known.
-            return self._predict_regions(X_test, self.reference_clusters_)
+            X_test = self._predict_prologue(X_test)
+            return self.classes_[self._region_predict(X_test, self.reference_clusters_)]
         return self.fit(X, y).predict(X_test)
