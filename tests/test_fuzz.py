@@ -351,6 +351,62 @@ def test_incremental_svc_rebatch_is_scikit_learns_svc(data, C):
     _agrees_with_sklearn(out[1], X, y, C, 1e-6)
 
 
+def _probe_stream(huge: bool):
+    """The probe's stream: 27 rows of 3 features up to 1e3 (a few ±1e300
+    when ``huge``), labels alternating."""
+    X = np.random.default_rng(0).uniform(-1e3, 1e3, size=(27, 3))
+    if huge:
+        X[5, 1], X[11, 0], X[20, 2] = 1e300, -1e300, 1e300
+    return X, np.arange(27) % 2
+
+
+@pytest.mark.parametrize("huge", [False, True])
+def test_incremental_svc_refuses_kernel_values_outside_float64_up_front(huge):
+    # γ = 1e-300 on features up to 1e3: every polynomial kernel value
+    # underflows. SVC refuses at fit; the online learner used to grind
+    # through 1e7 iterations per subproblem (a minute) before its
+    # decision_function refused.
+    X, y = _probe_stream(huge)
+    svm = IncrementalSVC(C=1e300, kernel="poly", gamma=1e-300, threshold=0.01)
+    with pytest.raises(ValueError, match="underflow float64"):
+        svm.partial_fit(X[:1], y[:1], classes=[0, 1])
+    # Over the whole stream the ±1e300 rows overflow, as in SVC's message.
+    with pytest.raises(ValueError, match=("overflow" if huge else "underflow") + " float64"):
+        IncrementalSVC(C=1e300, kernel="poly", gamma=1e-300).fit(X, y)
+
+
+def test_incremental_svc_bounds_each_subproblem_solve():
+    # γ = 1e-100 keeps the kernel in float64's range (values near 1e-281),
+    # but with C = 1e300 SMO raises the multipliers one step per iteration
+    # and never reaches tol: each solve must stop at the local batch's cap
+    # max(1e5, 1000·w) (w ≤ max_neighbors + 1), not LIBSVM's 1e7.
+    from localsvm._core import IncrementalLearner
+
+    X, y = _probe_stream(False)
+    labels = np.where(y == 1, 1.0, -1.0)
+    cap = max(100_000, 1000 * (50 + 1))
+    lr = IncrementalLearner(3, kernel="poly", gamma=1e-100, degree=3)
+    unconverged = 0
+    for i in range(X.shape[0]):
+        before = lr.n_iter
+        res = lr.learn(
+            X[i : i + 1],
+            labels[i : i + 1],
+            np.zeros(1, dtype=np.int64),
+            np.array([i], dtype=np.int64),
+            c=1e300,
+            threshold=0.01,
+        )
+        assert lr.n_iter - before <= res.solves * cap, (i, lr.n_iter - before, res.solves)
+        unconverged += res.unconverged
+    assert unconverged > 0  # the cap, not convergence, ended the solves
+    svm = IncrementalSVC(C=1e300, kernel="poly", gamma=1e-100, threshold=0.01)
+    with pytest.warns(ConvergenceWarning, match="subproblem solves stopped"):
+        for i in range(X.shape[0]):
+            svm.partial_fit(X[i : i + 1], y[i : i + 1], classes=[0, 1])
+    assert svm._learners[0].native.n_iter == lr.n_iter
+
+
 # ------------------------------------------------------------- ClusterSVC
 
 

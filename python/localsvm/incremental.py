@@ -416,7 +416,9 @@ class _OnlineBinary:
             alpha0=np.clip(alpha0, 0.0, upper),
             active=np.arange(w),
             tol=ctx.tol,
-            max_iter=ctx.max_iter,
+            # The local batch's cap (see LocalSVC's max_iter): one update of
+            # a few variables must not grind through a batch-sized cap.
+            max_iter=ctx.max_iter if ctx.max_iter > 0 else max(100_000, 1000 * w),
             cache_size=8.0,
             shrinking=False,
         )
@@ -764,8 +766,10 @@ class IncrementalSVC(BaseSVMClassifier):
         Stopping tolerance of each subproblem's solver (maximal KKT
         violation).
     max_iter : int, default=-1
-        Iteration cap of each subproblem's solver; -1 means none beyond the
-        solver's safety cap.
+        Iteration cap of each subproblem's solver; -1 means
+        ``max(100000, 1000·k)`` for a working set of ``k`` examples (the
+        solver's own cap for ``strategy='rebatch'``), so that no single
+        update runs for long.
     multiclass : {'ovo', 'ovr'}, default='ovo'
         'ovo': one online learner per pair of classes (each sees its two
         classes' examples), prediction by votes. 'ovr': one learner per class

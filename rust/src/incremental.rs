@@ -43,6 +43,8 @@ use std::time::Instant;
 use crate::control::Control;
 use crate::error::{checked_len, memory_error, shape_error, try_filled, value_error, Result};
 use crate::kernel::{dot, KernelKind, KernelSource, Rows};
+use crate::local::local_iteration_cap;
+use crate::precision::{f64_problem, Magnitudes};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 use crate::qmatrix::QMatrix;
 use crate::smo;
@@ -69,7 +71,9 @@ pub struct OnlineOptions {
     pub rebatch: bool,
     /// SMO's stopping tolerance on the maximal KKT violation.
     pub tol: f64,
-    /// Iteration cap per subproblem; `None` means `max(10⁷, 100·n)`.
+    /// Iteration cap per subproblem; `None` means
+    /// [`local_iteration_cap`] (`max(10⁵, 1000·w)`) for a working set of
+    /// `w` variables, the batch solver's own cap for `rebatch`.
     pub max_iter: Option<u64>,
     /// Byte budget of the kernel-row cache.
     pub cache_bytes: usize,
@@ -622,6 +626,20 @@ impl OnlineLearner {
                 pos % d.max(1)
             );
         }
+        // The kernel's range, as the batch solvers check it: on data where
+        // every kernel value underflows (or overflows) float64 the updates
+        // could only grind through their iteration caps.
+        let stored = Magnitudes {
+            max_sq: self.sq.iter().fold(0.0, |a, &v| a.max(v)),
+            max_abs: self.x.iter().fold(0.0, |a, &v| a.max(v.abs())),
+        };
+        let batch = Magnitudes {
+            max_sq: x.chunks_exact(d.max(1)).fold(0.0, |a, r| a.max(dot(r, r))),
+            max_abs: x.iter().fold(0.0, |a, &v| a.max(v.abs())),
+        };
+        if let Some(why) = f64_problem(self.kind, stored.join(batch)) {
+            value_error!("{why}");
+        }
         self.cache.budget = opts.cache_bytes;
         self.reserve(m)?;
         let mut report = LearnReport {
@@ -953,9 +971,10 @@ impl OnlineLearner {
             })
             .collect();
         let upper = vec![opts.c; w];
-        let max_iter = opts
-            .max_iter
-            .unwrap_or_else(|| 10_000_000u64.max(100 * w as u64));
+        // The local batch's cap: LIBSVM's max(10⁷, 100·w) would let one
+        // update of a few variables grind for seconds (huge C on data the
+        // kernel cannot separate), and a learner makes one per example.
+        let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(w));
         let mut q = DenseQ { n: w, cols, diag };
         // A working set is small (at most `max_neighbors + 1` variables):
         // its solve is not interrupted, so the learner stays consistent.
@@ -1571,5 +1590,29 @@ mod tests {
             ..LearnerState::default()
         };
         assert!(OnlineLearner::from_state(KernelKind::Linear, 2, state).is_err());
+    }
+
+    #[test]
+    fn kernel_values_outside_f64_are_rejected_up_front() {
+        let poly = KernelKind::Poly {
+            gamma: 1e-300,
+            coef0: 0.0,
+            degree: 3,
+        };
+        let opts = OnlineOptions::default();
+        let mut lr = OnlineLearner::new(poly, 2).unwrap();
+        let err = lr
+            .learn(&[1e3, -5.0], &[1.0], &[0], &[0], &opts)
+            .unwrap_err();
+        assert!(err.to_string().contains("underflow float64"), "{err}");
+        assert_eq!(lr.len(), 0);
+        // A later batch is checked together with the kept examples.
+        let mut lr = OnlineLearner::new(KernelKind::Linear, 2).unwrap();
+        lr.learn(&[1.0, 2.0], &[1.0], &[0], &[0], &opts).unwrap();
+        let err = lr
+            .learn(&[1e300, 0.0], &[-1.0], &[0], &[1], &opts)
+            .unwrap_err();
+        assert!(err.to_string().contains("overflow float64"), "{err}");
+        assert_eq!(lr.len(), 1);
     }
 }
