@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
+from scipy.linalg.blas import dsyrk
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
@@ -25,6 +26,7 @@ from ._base import BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, fit_context
 from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution
+from .engines import interrupt_count
 from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
 
@@ -40,6 +42,58 @@ WORKING_SET_STEP = 256
 
 #: Columns of the Gaussian sketch that estimates the Hessian's diagonal.
 SKETCH_SIZE = 32
+
+#: Floating-point operations of one uninterrupted piece of ``PᵀP`` (a chunk
+#: of rows): about 0.1-0.3 s on one core, so Ctrl-C is seen that soon.
+CHUNK_FLOPS = 1e9
+
+#: Columns per block of the blocked Cholesky factorisation (each block's
+#: update is at most ``dim² · 128 / 2`` multiply-adds).
+CHOLESKY_BLOCK = 128
+
+
+def _poll(epoch: int | None) -> None:
+    """``KeyboardInterrupt`` once Ctrl-C has stopped the batch that began at
+    ``epoch`` (:func:`~localsvm.engines.interrupt_count`): a worker thread
+    never sees the signal itself. In the main thread Python raises it
+    between the pieces of work anyway."""
+    if epoch is not None and interrupt_count() != epoch:
+        raise KeyboardInterrupt
+
+
+def _gram_lower(F: np.ndarray, rows: np.ndarray, epoch: int | None) -> np.ndarray:
+    """The lower triangle of ``PᵀP`` for ``P = F[rows]`` (Fortran order, the
+    upper triangle zero), accumulated by ``dsyrk`` over chunks of rows of
+    about :data:`CHUNK_FLOPS` each, polling for Ctrl-C between them. One
+    BLAS call on the whole ``P`` ran for seconds without a check."""
+    dim = F.shape[1]
+    M = np.zeros((dim, dim), order="F")
+    step = max(1, int(CHUNK_FLOPS // max(dim * dim, 1)))
+    for s in range(0, rows.size, step):
+        _poll(epoch)
+        M = dsyrk(1.0, F[rows[s : s + step]], beta=1.0, c=M, trans=1, lower=1, overwrite_c=1)
+    return M
+
+
+def _cholesky_lower(M: np.ndarray, epoch: int | None) -> np.ndarray:
+    """The lower Cholesky factor of the symmetric ``M`` (only its lower
+    triangle is read; ``M`` is overwritten), left-looking by blocks of
+    :data:`CHOLESKY_BLOCK` columns with a Ctrl-C poll between blocks (one
+    LAPACK call on a 6000 × 6000 matrix ran for seconds without one).
+    ``LinAlgError`` when ``M`` is not positive definite numerically."""
+    n = M.shape[0]
+    b = CHOLESKY_BLOCK
+    for j in range(0, n, b):
+        _poll(epoch)
+        e = min(j + b, n)
+        if j:
+            M[j:, j:e] -= M[j:, :j] @ M[j:e, :j].T
+        M[j:e, j:e] = cholesky(M[j:e, j:e], lower=True, check_finite=False)
+        if e < n:
+            M[e:, j:e] = solve_triangular(
+                M[j:e, j:e], M[e:, j:e].T, lower=True, check_finite=False
+            ).T
+    return np.tril(M)
 
 
 def _memory_limit() -> int | None:
@@ -59,6 +113,7 @@ def solve_box_qp(
     tol: float = 1e-3,
     max_iter: int = -1,
     step: int | None = None,
+    epoch: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, QPSolution]:
     """Solve one class's dual ``min ½ αᵀHα − eᵀα, 0 ≤ α ≤ C`` with
     ``H = Q (L Lᵀ)⁻¹ Qᵀ`` through ``backend``, on a growing working set.
@@ -78,6 +133,9 @@ def solve_box_qp(
     as if the whole QP had been solved. ``H_jj = ‖z_j‖²`` is estimated with
     a fixed Gaussian sketch of 32 columns (it only orders the rows).
     ``max_iter`` caps the backend's iterations summed over the rounds.
+    ``epoch``, the :func:`~localsvm.engines.interrupt_count` when the batch
+    began (None: not polled), stops the rounds once Ctrl-C has stopped the
+    batch (the backend's solves stop by themselves).
 
     Returns ``α`` (over the rows of ``Q``), the hyperplane ``u`` and a
     :class:`QPSolution` whose ``n_iter`` is the total over the rounds and
@@ -99,6 +157,7 @@ def solve_box_qp(
     n_iter, converged, message, objective = 0, True, "", 0.0
     precomputed = KernelSpec("precomputed")
     while True:
+        _poll(epoch)
         cand = np.flatnonzero(~in_S & (grad < -tol))
         if cand.size == 0:
             break
@@ -168,6 +227,8 @@ class _ClassProblem:
     tol: float
     max_iter: int
     backend: object
+    #: :func:`~localsvm.engines.interrupt_count` when the fit began.
+    epoch: int | None = None
 
 
 def _describe_class_fit(fit: _ClassFit) -> str:
@@ -183,18 +244,24 @@ def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
     F = shared.F
     dim = F.shape[1]
     own = shared.y_idx == i
-    P = F[own]
-    M = P.T @ P
+    M = _gram_lower(F, np.flatnonzero(own), shared.epoch)
     M[np.diag_indices_from(M)] += shared.ridge * max(np.trace(M) / dim, 1e-12)
     try:
-        L = cholesky(M, lower=True, overwrite_a=True, check_finite=False)
+        L = _cholesky_lower(M, shared.epoch)
     except LinAlgError as exc:  # pragma: no cover - ε > 0 makes M definite
         raise ValueError(
             f"PᵀP + εI of class {shared.classes[i]!r} is not positive definite "
             f"numerically; raise ridge (now {shared.ridge})"
         ) from exc
+    _poll(shared.epoch)
     alpha, u, sol = solve_box_qp(
-        shared.backend, F[~own], L, shared.C, tol=shared.tol, max_iter=shared.max_iter
+        shared.backend,
+        F[~own],
+        L,
+        shared.C,
+        tol=shared.tol,
+        max_iter=shared.max_iter,
+        epoch=shared.epoch,
     )
     return _ClassFit(u=u, alpha=alpha, solution=sol)
 
@@ -287,7 +354,9 @@ class ClusterSVC(BaseSVMClassifier):
         Name of a registered solver backend that solves box-only duals
         (``localsvm.list_backends()``); 'auto' picks the Rust one.
     n_jobs : int or None, default=None
-        Classes solved at once (threads); None or -1: all CPUs.
+        Classes solved at once (threads); None or -1: all CPUs. Each class's
+        solve uses one BLAS thread, so the model is bitwise the same for
+        every ``n_jobs``.
     verbose : int, default=0
         Logging through :mod:`logging` (logger ``localsvm.cluster_svm``): 0
         logs nothing; 1 one line per class's solve (iterations,
@@ -520,10 +589,11 @@ class ClusterSVC(BaseSVMClassifier):
         )
         report.subtasks("class", n_classes)
 
-        parallel = workers > 1 and backend.capabilities.thread_safe
-        # Classes in parallel: one BLAS thread each, so the factorisations
-        # do not oversubscribe the cores.
-        with threadpool_limits(1 if parallel else None, user_api="blas"):
+        # One BLAS thread per class's solve, whatever n_jobs: classes in
+        # parallel do not oversubscribe the cores, and the result does not
+        # depend on n_jobs (OpenBLAS's products and factorisations round
+        # differently on 1 and 2 threads: n_jobs=1 and 2 differed by 4e-11).
+        with threadpool_limits(1, user_api="blas"):
             fits: list[_ClassFit] = run_tasks(
                 _fit_class,
                 range(n_classes),
@@ -538,6 +608,7 @@ class ClusterSVC(BaseSVMClassifier):
                     tol=float(self.tol),
                     max_iter=int(self.max_iter),
                     backend=backend,
+                    epoch=interrupt_count(),
                 ),
                 **report.hooks(_describe_class_fit),
             )

@@ -22,6 +22,19 @@ from .hookspecs import hookimpl
 __all__ = ["Engine", "SerialEngine", "ThreadEngine", "interrupt_running"]
 
 
+#: Calls of :func:`interrupt_running` so far. A long Python loop in a worker
+#: thread (which the signal never reaches) notes it when its batch starts and
+#: stops once it has changed (:func:`interrupt_count`).
+_interrupts = 0
+
+
+def interrupt_count() -> int:
+    """How many times :func:`interrupt_running` has been called: a worker's
+    Python loop that saw one value at its start raises ``KeyboardInterrupt``
+    once the count differs."""
+    return _interrupts
+
+
 def interrupt_running() -> None:
     """Stop every Rust solve, kernel build and prediction running now.
 
@@ -29,8 +42,11 @@ def interrupt_running() -> None:
     thread cannot see Ctrl-C by itself: the thread that receives the
     ``KeyboardInterrupt`` calls this, and each such call returns
     ``KeyboardInterrupt`` in its worker soon after. Calls started later are
-    not affected. A no-op when the compiled core is not available.
+    not affected. A no-op when the compiled core is not available (but the
+    count of :func:`interrupt_count` still moves).
     """
+    global _interrupts
+    _interrupts += 1
     try:
         from ._core import interrupt_all
     except ImportError:  # pragma: no cover - the pure-Python install
