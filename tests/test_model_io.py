@@ -265,3 +265,47 @@ def test_a9a_full_split_both_directions(svmutil, tmp_path):
             svmutil, svmutil.svm_load_model(str(tmp_path / "o.model")), d.X_test
         )
         np.testing.assert_array_equal(labels, clf.predict(d.X_test))
+
+
+def _last_feature_unused(n_classes: int):
+    """16 features, the last zero in every training row (so in every support
+    vector, and absent from LIBSVM's file) but not in the test rows."""
+    rng = np.random.default_rng(n_classes)
+    centers = rng.normal(scale=2.0, size=(n_classes, 16))
+    y = np.repeat(np.arange(n_classes), 30)
+    X = centers[y] + rng.normal(size=(y.size, 16))
+    X[:, -1] = 0.0
+    X_test = centers[np.arange(200) % n_classes] + rng.normal(size=(200, 16))
+    return X, y.astype(np.int64), X_test
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 10])
+@pytest.mark.parametrize("t", sorted(KERNELS))
+def test_libsvm_model_takes_rows_wider_than_its_largest_index(svmutil, tmp_path, n_classes, t):
+    X, y, X_test = _last_feature_unused(n_classes)
+    model = svmutil.svm_train(y.tolist(), X.tolist(), f"-t {t} -c 2 -g 0.05 -r 0.5 -d 2 -q")
+    path = tmp_path / "libsvm.model"
+    svmutil.svm_save_model(str(path), model)
+    # LIBSVM's file holds the support vectors to 8 digits: compare with the
+    # model read back from it.
+    model = svmutil.svm_load_model(str(path))
+    labels, dec = _libsvm_predict(svmutil, model, X_test)
+    for sparse in (False, True):
+        ours = load_libsvm_model(path, sparse=sparse)
+        assert ours.n_features_in_ == 15
+        np.testing.assert_array_equal(ours.predict(X_test), labels)
+        if n_classes == 2:
+            sign = 1.0 if model.get_labels()[0] == ours.classes_[1] else -1.0
+            got = sign * ours.decision_function(X_test)
+            np.testing.assert_allclose(got, dec[:, 0], rtol=1e-9, atol=1e-9)
+        # The model is unchanged: it still takes rows of its own width.
+        assert ours.predict(X_test[:, :15]).shape == (200,)
+    # A stated width is exact.
+    with pytest.raises(ValueError, match="16 features, but SVC is expecting 15"):
+        load_libsvm_model(path, n_features=15).predict(X_test)
+    stated = load_libsvm_model(path, n_features=16)
+    np.testing.assert_array_equal(stated.predict(X_test), labels)
+    with pytest.raises(ValueError, match="n_features must be at least 1"):
+        load_libsvm_model(path, n_features=0)
+    with pytest.raises(TypeError, match="n_features must be an int"):
+        load_libsvm_model(path, n_features=16.0)

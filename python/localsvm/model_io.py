@@ -18,6 +18,7 @@ grouped by class in the order of the ``label`` line; for the class pair
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from pathlib import Path
@@ -27,6 +28,7 @@ import scipy.sparse as sp
 
 from ._decompose import libsvm_to_ovo, ovo_pairs, ovo_to_libsvm
 from .kernels import KernelSpec
+from .svc import SVC
 
 __all__ = ["libsvm_layout", "load_libsvm_model", "save_libsvm_model"]
 
@@ -52,8 +54,6 @@ _HEADER_KEYS = (
 def _check_svc(model, what: str):
     """Refuse anything but a fitted one-vs-one ``SVC`` on a feature kernel."""
     from sklearn.utils.validation import check_is_fitted
-
-    from .svc import SVC
 
     if not isinstance(model, SVC):
         raise TypeError(f"{what} takes a fitted localsvm.SVC, got {type(model).__name__}")
@@ -228,6 +228,70 @@ def save_libsvm_model(model, path) -> None:
     Path(os.fspath(path)).write_text("\n".join(lines) + "\n", encoding="ascii")
 
 
+class LibsvmSVC(SVC):
+    """An :class:`~localsvm.SVC` read by :func:`load_libsvm_model` without
+    ``n_features``: like LIBSVM's ``svm-predict`` it takes rows wider than
+    the file's largest feature index.
+
+    A LIBSVM model file does not store its number of features; sparse rows
+    omit zeros, so the largest index on a support vector is only a lower
+    bound. The features beyond it are zero in every support vector: they
+    leave the inner products unchanged and enter the RBF kernel through
+    ``‖x − sv‖²``. Wider rows are evaluated against the support vectors
+    padded with zero columns, which computes exactly that. A refit model
+    takes only its training width, as any ``SVC``.
+    """
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit as :meth:`localsvm.SVC.fit`; the model then takes its
+        training width only.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training examples.
+        y : array-like of shape (n_samples,)
+            Their labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights.
+
+        Returns
+        -------
+        self : LibsvmSVC
+            The fitted model.
+        """
+        super().fit(X, y, sample_weight=sample_weight)
+        self.__dict__.pop("_open_width", None)
+        return self
+
+    def _model_decision(self, X) -> np.ndarray:
+        if self.__dict__.get("_open_width") and hasattr(self, "n_features_in_"):
+            shape = X.shape if hasattr(X, "shape") else np.shape(X)
+            if len(shape) == 2 and shape[1] > self.n_features_in_:
+                return SVC._model_decision(self._widened(int(shape[1])), X)
+        return super()._model_decision(X)
+
+    def _widened(self, width: int) -> SVC:
+        """A shallow copy taking ``width`` features: the support vectors
+        (and a linear model's weights) with zero columns appended."""
+        wide = copy.copy(self)
+        sv = self.support_vectors_
+        extra = width - sv.shape[1]
+        if sp.issparse(sv):
+            sv = sp.csr_matrix(sv)
+            wide.support_vectors_ = sp.csr_matrix(
+                (sv.data, sv.indices, sv.indptr), shape=(sv.shape[0], width)
+            )
+        else:
+            wide.support_vectors_ = np.hstack([sv, np.zeros((sv.shape[0], extra))])
+        if self._linear_w is not None:
+            w = self._linear_w
+            wide._linear_w = np.hstack([w, np.zeros((w.shape[0], extra))])
+        wide.n_features_in_ = width
+        wide.shape_fit_ = (sv.shape[0], width)
+        return wide
+
+
 class _Reader:
     """The lines of a model file with their numbers, for error messages."""
 
@@ -336,10 +400,11 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     path : str or path-like
         The model file.
     n_features : int, default=None
-        Number of features the model takes. None: the largest feature
-        index in the file. A larger number lets the model predict data
-        with more features (zero in every support vector, as LIBSVM
-        treats them).
+        Number of features the model takes. None: at least the largest
+        feature index in the file (its ``n_features_in_``), and wider rows
+        are accepted, as LIBSVM's ``svm-predict`` accepts them: their extra
+        features are zero in every support vector (see :class:`LibsvmSVC`).
+        An int: exactly that many features, at least the largest index.
     precision : {'float64', 'auto', 'float32'}, default='float64'
         Arithmetic of the kernel values at prediction. 'float64', as LIBSVM
         computes them, gives LIBSVM's predictions; 'auto' and 'float32' are
@@ -354,7 +419,8 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     Returns
     -------
     SVC
-        A fitted :class:`localsvm.SVC`.
+        A fitted :class:`localsvm.SVC` (a :class:`LibsvmSVC` when
+        ``n_features`` is None).
 
     Raises
     ------
@@ -377,8 +443,7 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     >>> clf.kernel, clf.classes_.tolist()
     ('linear', [0, 1, 2])
     """
-    from .svc import SVC
-
+    open_width = n_features is None
     if n_features is not None and (
         isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer))
     ):
@@ -547,7 +612,9 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     params = {"kernel": kernel, "degree": degree, "coef0": coef0, "precision": precision}
     if kernel != "linear":
         params["gamma"] = gamma
-    model = SVC(**params)
+    model = LibsvmSVC(**params) if open_width else SVC(**params)
+    if open_width:
+        model._open_width = True
     model.classes_ = labels_arr[order]
     model.n_features_in_ = n_features
     model._spec = KernelSpec(kernel, gamma=gamma, coef0=coef0, degree=degree)
