@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -164,6 +165,23 @@ def test_precomputed_kernel_matches_rbf(small):
     b = FLSAClassifier(n_support=8, kernel="precomputed").fit(K, y)
     np.testing.assert_array_equal(a.support_, b.support_)
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(K), atol=1e-8)
+
+
+def test_cv_warns_when_no_n_support_beats_chance(banana):
+    # The probe: random sparse rows with very many features. The RBF kernel
+    # is nearly a constant plus the identity, every k validates at chance,
+    # and the chosen model fit the training data at 0.54 without a word.
+    import scipy.sparse as sp
+
+    X = sp.random(120, 20_000, density=0.01, random_state=0, format="csr")
+    y = np.random.default_rng(0).integers(0, 2, 120)
+    with pytest.warns(UserWarning, match="no n_support that beats chance"):
+        cv = FLSAClassifierCV(n_support=10, cv=3, random_state=0).fit(X, y)
+    assert cv.mean_cv_scores_[cv.best_n_support_] < 0.5 + 2 * np.sqrt(0.25 / 120) + 0.01
+    # Data the kernel does generalise on is chosen for silently.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        FLSAClassifierCV(n_support=10, gamma=1.0, cv=3).fit(banana.X_train, banana.y_train)
 
 
 def test_cv_picks_the_validation_optimum(banana):
