@@ -264,7 +264,6 @@ def test_callable_kernel_checked_at_predict():
     "est",
     [
         LocalSVC(kernel=linear_kernel),
-        ProfileSVC(kernel=linear_kernel, n_clusters=2, random_state=0),
         FLSAClassifier(kernel=linear_kernel),
         RFLSAClassifier(kernel=linear_kernel),
         FLSAClassifierCV(kernel=linear_kernel),
@@ -273,13 +272,35 @@ def test_callable_kernel_checked_at_predict():
     ],
     ids=lambda e: type(e).__name__,
 )
-def test_callable_kernel_only_for_svc(iris, est):
+def test_callable_kernel_only_for_svc_and_profile_svc(iris, est):
     X, y = iris
-    with pytest.raises(ValueError, match="callable kernels are supported by SVC only"):
+    refusal = "callable kernels are supported by SVC and ProfileSVC only"
+    with pytest.raises(ValueError, match=refusal):
         est.fit(X, y)
     if hasattr(est, "partial_fit"):
-        with pytest.raises(ValueError, match="callable kernels are supported by SVC only"):
+        with pytest.raises(ValueError, match=refusal):
             est.partial_fit(X, y, classes=np.unique(y))
+    # A bad kernel name's message offers only what the estimator takes.
+    with pytest.raises(ValueError, match="kernel") as info:
+        est.set_params(kernel="foo").fit(X, y)
+    assert "callable" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "est", [SVC(), ProfileSVC(n_clusters=2, random_state=0)], ids=lambda e: type(e).__name__
+)
+def test_bad_kernel_name_offers_a_callable_where_one_is_taken(iris, est):
+    X, y = iris
+    with pytest.raises(ValueError, match="or a callable"):
+        est.set_params(kernel="foo").fit(X, y)
+
+
+def test_profile_svc_takes_a_callable_kernel(iris):
+    # Each cluster's SVM is an SVC with the callable, as the README says.
+    X, y = iris
+    named = ProfileSVC(kernel="linear", n_clusters=2, random_state=0)
+    called = ProfileSVC(kernel=linear_kernel, n_clusters=2, random_state=0)
+    np.testing.assert_array_equal(called.fit(X, y).predict(X), named.fit(X, y).predict(X))
 
 
 # ------------------------------------------------ typical scikit-learn code

@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._compat import CallbackSupportMixin, Interval, StrOptions
+from ._compat import CallbackSupportMixin, Hidden, Interval, StrOptions
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends.base import QPProblem, SolverBackend
 from .backends.select import select_backend
@@ -355,15 +355,26 @@ class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator)
     """Shared constraints, tags and prologues of the kernel classifiers."""
 
     _parameter_constraints: ClassVar[dict] = {
-        # A callable passes the constraints so that fit can say that only
-        # SVC takes one (_check_kernel_callable).
-        "kernel": [StrOptions(set(KERNELS)), callable],
+        # A callable passes the constraints, hidden from their message, so
+        # that fit can say which estimators take one (_check_kernel_callable).
+        "kernel": [StrOptions(set(KERNELS)), Hidden(callable)],
         "degree": [Interval(Integral, 0, None, closed="left")],
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
         "coef0": [Interval(Real, None, None, closed="neither")],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Hide ``callable`` in a subclass's own ``kernel`` constraint unless
+        it takes callable kernels, so that a bad name's message (``must be a
+        str among {...}``) offers only what the estimator accepts."""
+        super().__init_subclass__(**kwargs)
+        constraints = cls.__dict__.get("_parameter_constraints")
+        if cls._accepts_callable_kernel or not constraints or "kernel" not in constraints:
+            return
+        kernel = [Hidden(callable) if c is callable else c for c in constraints["kernel"]]
+        cls._parameter_constraints = {**constraints, "kernel": kernel}
 
     def _fit_report(
         self, n_subtasks: int | None = 0, X=None, y=None, *, task_name: str = "fit"
@@ -443,7 +454,7 @@ class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator)
         if callable(self.kernel) and not self._accepts_callable_kernel:
             raise ValueError(
                 f"{type(self).__name__} does not accept a callable kernel: callable kernels "
-                "are supported by SVC only; use one of the named kernels"
+                "are supported by SVC and ProfileSVC only; use one of the named kernels"
             )
 
     @property

@@ -315,6 +315,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     """
 
     _region_attributes = ("cluster_models_", "cluster_classes_")
+    _accepts_callable_kernel = True  # each cluster's SVM is an SVC, which takes one
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
