@@ -159,8 +159,13 @@ def test_save_refuses_what_libsvm_cannot_hold(tmp_path):
     X, y, _ = _iris()
     with pytest.raises(ValueError, match="precomputed"):
         save_libsvm_model(SVC(kernel="precomputed").fit(X @ X.T, y), tmp_path / "p")
-    with pytest.raises(ValueError, match="one-vs-one"):
+    with pytest.raises(ValueError, match="one-vs-one") as info:
         save_libsvm_model(SVC(multiclass="ovr").fit(X, y), tmp_path / "o")
+    # The message names the user's function and options, not an internal one.
+    message = str(info.value)
+    assert message.startswith("save_libsvm_model: LIBSVM's model format")
+    assert "multiclass='ovo'" in message and "pickle or joblib" in message
+    assert "libsvm_layout" not in message
     with pytest.raises(ValueError, match="integer class labels"):
         save_libsvm_model(SVC().fit(X, np.array(["a", "b", "c"])[y]), tmp_path / "s")
     with pytest.raises(TypeError, match=r"localsvm\.SVC"):

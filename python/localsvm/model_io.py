@@ -51,8 +51,9 @@ _HEADER_KEYS = (
 )
 
 
-def _check_svc(model, what: str):
-    """Refuse anything but a fitted one-vs-one ``SVC`` on a feature kernel."""
+def _check_svc(model, what: str, target: str = "LIBSVM's model format"):
+    """Refuse anything but a fitted one-vs-one ``SVC`` on a feature kernel;
+    ``what`` is the user's function, ``target`` the format it writes."""
     from sklearn.utils.validation import check_is_fitted
 
     if not isinstance(model, SVC):
@@ -65,8 +66,10 @@ def _check_svc(model, what: str):
         )
     if model.classes_.shape[0] > 2 and model.multiclass != "ovo":
         raise ValueError(
-            f"{what} needs a one-vs-one model (multiclass='ovo'); this one was trained "
-            f"with multiclass={model.multiclass!r}"
+            f"{what}: {target} holds one-vs-one models only, and this model of "
+            f"{model.classes_.shape[0]} classes was trained with "
+            f"multiclass={model.multiclass!r}. Refit it with multiclass='ovo' (the default) "
+            "to write it this way, or save it as it is with pickle or joblib."
         )
 
 
@@ -105,7 +108,13 @@ def libsvm_layout(model) -> dict:
     >>> layout["coef"].shape[0], layout["rho"].shape
     (2, (3,))
     """
-    _check_svc(model, "libsvm_layout")
+    return _layout(model, "libsvm_layout")
+
+
+def _layout(model, what: str, target: str = "LIBSVM's model format") -> dict:
+    """:func:`libsvm_layout`, refusing a model in the words of the user's
+    function ``what``, which writes ``target``."""
+    _check_svc(model, what, target)
     dual = np.asarray(model.dual_coef_, dtype=np.float64)
     intercept = np.asarray(model.intercept_, dtype=np.float64)
     if model.classes_.shape[0] == 2:
@@ -186,7 +195,7 @@ def save_libsvm_model(model, path) -> None:
     >>> bool((load_libsvm_model(path).predict(d.X) == clf.predict(d.X)).all())
     True
     """
-    layout = libsvm_layout(model)
+    layout = _layout(model, "save_libsvm_model")
     labels = _integer_labels(np.asarray(layout["labels"]))
     spec = model.kernel_spec_
     sv = layout["support_vectors"]
