@@ -76,8 +76,10 @@ def test_skl2onnx_converts_pipelines_after_register():
 
 def test_refusals():
     X, y, _ = _split("iris")
-    with pytest.raises(ValueError, match="one-vs-one"):
+    with pytest.raises(ValueError, match="one-vs-one") as info:
         to_onnx(SVC(multiclass="ovr").fit(X, y))
+    assert str(info.value).startswith("to_onnx: ONNX-ML's SVMClassifier")
+    assert "multiclass='ovo'" in str(info.value) and "libsvm_layout" not in str(info.value)
     with pytest.raises(ValueError, match="precomputed"):
         to_onnx(SVC(kernel="precomputed").fit(X @ X.T, y))
     with pytest.raises(ValueError, match="the input has 3 features but the model takes 4"):
@@ -94,3 +96,46 @@ def test_a_sparse_fit_exports_with_dense_support_vectors():
     assert sp.issparse(clf.support_vectors_)
     _, scores = _session(to_onnx(clf, X[:2])).run(None, {"X": X_test.astype(np.float32)})
     np.testing.assert_allclose(scores, _scores(clf, sp.csr_matrix(X_test)), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("zipmap", [False, True])
+def test_outputs_are_named_and_filled_as_skl2onnx_does_for_sklearn_svc(n_classes, zipmap):
+    # skl2onnx's converter of scikit-learn's SVC (no probability estimates)
+    # names its outputs 'label' and 'probabilities' ('output_label' and
+    # 'output_probability' behind its ZipMap) and fills the second with
+    # decision scores: for more than two classes the one-vs-rest shaped
+    # decision_function, as the export does. For two it writes [d, -d] (d
+    # the decision_function, positive for classes_[1]), which ranks the
+    # predicted class lower (onnx/sklearn-onnx#990, open); the export writes
+    # [-d, d], whose larger column is the predicted class.
+    from sklearn.svm import SVC as SklearnSVC
+
+    X, y, X_test = _split("iris")
+    y = y if n_classes == 3 else (y > 0).astype(np.int64)
+    params = {"kernel": "rbf", "gamma": 0.1, "C": 2.0, "tol": 1e-6}
+    ours, theirs = SVC(**params).fit(X, y), SklearnSVC(**params).fit(X, y)
+    options = {"zipmap": zipmap}
+    register()
+    sessions = [
+        _session(skl2onnx.to_onnx(m, X[:1].astype(np.float32), options={id(m): options}))
+        for m in (ours, theirs)
+    ]
+    names = [[o.name for o in s.get_outputs()] for s in sessions]
+    assert names[0] == names[1]
+    assert names[0] == (
+        ["output_label", "output_probability"] if zipmap else ["label", "probabilities"]
+    )
+    (label, scores), (their_label, their_scores) = (
+        s.run(None, {"X": X_test.astype(np.float32)}) for s in sessions
+    )
+    np.testing.assert_array_equal(label, their_label)
+    if zipmap:
+        scores = np.array([[row[c] for c in sorted(row)] for row in scores])
+        their_scores = np.array([[row[c] for c in sorted(row)] for row in their_scores])
+    # The same scores, up to the two solvers' tolerance.
+    if n_classes == 2:
+        their_scores = -their_scores
+    np.testing.assert_allclose(scores, their_scores, atol=1e-3)
+    assert np.all(ours.classes_[np.argmax(scores, axis=1)] == label)
+    np.testing.assert_allclose(scores, _scores(ours, X_test), rtol=1e-4, atol=1e-4)

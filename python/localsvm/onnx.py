@@ -9,14 +9,20 @@ contain an ``SVC``) use the same converter. Both need the optional packages
 ``skl2onnx`` and ``onnx`` (``pip install localsvm[onnx]``, which also brings
 ``onnxruntime`` to run the result).
 
-The ONNX model has two outputs: ``label`` (the predicted class) and
-``probabilities``, which, as in skl2onnx's own SVC converter without
-probability estimates, holds decision scores, not probabilities: for two
-classes ``[−d, d]`` with ``d`` the ``SVC``'s ``decision_function``, for more
-the one-vs-rest shaped scores of ``decision_function`` with
-``decision_function_shape='ovr'``. ONNX-ML's operator stores its
-coefficients in single precision, so a sample whose decision value is
-within about ``1e-6`` (relative) of zero may get the other label.
+The ONNX model has two outputs, named as skl2onnx names those of
+scikit-learn's ``SVC`` without probability estimates, so that code written
+for that export runs unchanged: ``label`` (the predicted class) and
+``probabilities`` (``output_label`` and ``output_probability`` behind
+skl2onnx's ZipMap), which, as there, holds decision scores, not
+probabilities. For more than two classes they are skl2onnx's: the
+one-vs-rest shaped scores of ``decision_function`` with
+``decision_function_shape='ovr'``. For two classes they are ``[−d, d]``
+with ``d`` the ``SVC``'s ``decision_function``, so the larger column is the
+predicted class; skl2onnx writes ``[d, −d]`` for scikit-learn's ``SVC``,
+which ranks the predicted class lower (reported as onnx/sklearn-onnx#990).
+ONNX-ML's operator stores its coefficients in single precision, so a
+sample whose decision value is within about ``1e-6`` (relative) of zero may
+get the other label.
 """
 
 from __future__ import annotations
@@ -25,12 +31,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import densify
-from .model_io import _integer_labels, libsvm_layout
+from .model_io import _integer_labels, _layout
 
 __all__ = ["register", "to_onnx"]
 
 _ONNX_KERNELS = {"linear": "LINEAR", "poly": "POLY", "rbf": "RBF", "sigmoid": "SIGMOID"}
 _ALIAS = "LocalsvmSVC"
+#: What the export writes, for the refusal of a model it cannot hold.
+_TARGET = "ONNX-ML's SVMClassifier"
 _registered = False
 
 
@@ -80,7 +88,7 @@ def _converter(scope, operator, container) -> None:
     from skl2onnx.proto import onnx_proto
 
     model = operator.raw_operator
-    layout = libsvm_layout(model)
+    layout = _layout(model, "to_onnx", _TARGET)
     spec = model.kernel_spec_
     classes = model.classes_
     n_classes = len(classes)
@@ -261,7 +269,9 @@ def to_onnx(model, X_sample=None, *, n_features=None, double=False, target_opset
     -------
     onnx.ModelProto
         The model, with input ``X`` and outputs ``label`` and
-        ``probabilities`` (decision scores, one column per class).
+        ``probabilities``, named as skl2onnx names those of scikit-learn's
+        ``SVC``: decision scores, one column per class, not probabilities
+        (see the module's description).
 
     Raises
     ------
@@ -289,7 +299,7 @@ def to_onnx(model, X_sample=None, *, n_features=None, double=False, target_opset
     skl2onnx = _import_skl2onnx()
     from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType
 
-    libsvm_layout(model)  # refuses what ONNX-ML's operator cannot hold, clearly
+    _layout(model, "to_onnx", _TARGET)  # refuses what the operator cannot hold, clearly
     width = int(model.n_features_in_)
     if X_sample is not None:
         X_sample = np.asarray(X_sample)
