@@ -11,8 +11,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
-from localsvm import QPProblem, SVC, get_backend
-from localsvm import _core
+from localsvm import SVC, QPProblem, _core, get_backend
 from localsvm.kernels import KernelSpec, kernel_matrix
 
 

@@ -603,9 +603,7 @@ class SVC(BaseSVMClassifier):
             self.init_time_["gradient"] = float(
                 sum(getattr(s, "start_seconds", 0.0) for s in solutions)
             )
-            self.init_time_["smo"] = max(
-                self.init_time_["smo"] - self.init_time_["gradient"], 0.0
-            )
+            self.init_time_["smo"] = max(self.init_time_["smo"] - self.init_time_["gradient"], 0.0)
         if callable(self.kernel):
             self.support_vectors_ = features[self.support_]
             self.shape_fit_ = features.shape
@@ -700,9 +698,7 @@ class SVC(BaseSVMClassifier):
         )
 
         clock = time.perf_counter()
-        alpha: list[np.ndarray | None] = [
-            np.zeros(rows.size) if tree[k] else None for k, (rows, _) in enumerate(tasks)
-        ]
+        alpha = [np.zeros(rows.size) for rows, _ in tasks]
         cell_settings = {key: v for key, v in settings.items() if key != "progress"}
         for level in range(n_levels):
             cell_tasks, owners = [], []
@@ -750,7 +746,10 @@ class SVC(BaseSVMClassifier):
         clock = time.perf_counter()
         solutions: list[QPSolution] = run_tasks(
             _solve_pair_from,
-            [(rows, labels, a0) for (rows, labels), a0 in zip(tasks, alpha, strict=True)],
+            [
+                (rows, labels, a0 if a0.any() else None)
+                for (rows, labels), a0 in zip(tasks, alpha, strict=True)
+            ],
             n_jobs=self.n_jobs,
             thread_safe=backend.capabilities.thread_safe,
             shared=(X, upper, settings, backend),

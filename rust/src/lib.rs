@@ -7,7 +7,8 @@
 //! [`boxqp`] (coordinate descent for box-only duals), [`flsa`] (forward
 //! least-squares selection of kernel columns for the FLSA-SVM), [`problem`] (the one
 //! entry point: validation, warm starts, subset optimisation) and
-//! [`predict`] (decision values of kernel expansions), [`precision`] (the
+//! [`predict`] (decision values of kernel expansions), [`gradient`] (the
+//! dual's gradient at a warm start, by [`predict`]'s blocked products), [`precision`] (the
 //! choice between the `f32` and `f64` kernel paths), [`local`]
 //! (localized SVMs: one box-weighted dual per query) and [`incremental`]
 //! (LISVM: an online SVM learnt one example at a time by local updates),
