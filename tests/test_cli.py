@@ -194,3 +194,74 @@ def test_progress_draws_a_bar_and_trains_the_same_model(files, capsys):
     assert status == 0, err
     assert "SVC - fit" in out + err  # the bar's label, wherever rich drew it
     assert (tmp / "plain.model").read_text() == (tmp / "bar.model").read_text()
+
+
+def test_train_checks_the_model_path_before_the_fit(files, capsys, monkeypatch):
+    tmp, _, _ = files
+    fits = []
+    (tmp / "adir").mkdir()
+    cases = [
+        ("no/such/dir/x.model", "can't write model file no/such/dir/x.model: no directory"),
+        ("adir", "can't write model file adir: it is a directory"),
+    ]
+    with monkeypatch.context() as m:
+        m.setattr(SVC, "fit", lambda self, X, y: fits.append(1) or self)
+        for path, message in cases:
+            line = _one_error(capsys, "train", "train.svm", path)
+            assert line.startswith("localsvm train: error: " + message), line
+    assert not fits  # refused before any fit
+    # Cross-validation writes no model: its path is not checked.
+    assert _run(capsys, "train", "-v", "2", "train.svm", "no/such/dir/x.model")[0] == 0
+
+
+def test_ctrl_c_prints_one_line_and_exits_130(files, capsys, monkeypatch):
+    tmp, _, _ = files
+
+    def interrupted(self, X, y):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(SVC, "fit", interrupted)
+        status, out, err = _run(capsys, "train", "train.svm", "m.model")
+    assert status == 130
+    assert (out, err) == ("", "localsvm train: interrupted; no model written\n")
+    assert not list(tmp.glob("m.model*"))
+    # Interrupted while the model is written: no partial file is left, and
+    # a model already there stays as it was.
+    (tmp / "m.model").write_text("before\n")
+
+    def half_written(model, path):
+        with open(path, "w") as fh:
+            fh.write("svm_type c_svc\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("localsvm.cli.save_model", half_written)
+    assert _run(capsys, "train", "train.svm", "m.model")[0] == 130
+    assert [p.name for p in tmp.glob("m.model*")] == ["m.model"]
+    assert (tmp / "m.model").read_text() == "before\n"
+
+
+def test_sigint_stops_train_with_one_line(tmp_path):
+    # The real thing: SIGINT to `python -m localsvm train` during a fit.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12000, 40)), rng.integers(0, 2, size=12000)  # a long fit
+    dump_svmlight_file(X, y, str(tmp_path / "big.svm"), zero_based=False)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "localsvm", "train", "-c", "100", "big.svm", "big.model"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err == "localsvm train: interrupted; no model written\n"
+    assert out == ""
+    assert not list(tmp_path.glob("big.model*"))

@@ -17,6 +17,7 @@ localsvm version that wrote it.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import pickle
@@ -200,6 +201,45 @@ def read_data(path: str, fmt: str | None, label_column: int, max_mb: float, n_fe
 
 
 # ---------------------------------------------------------------- models
+
+
+@contextlib.contextmanager
+def _replacing(path: str):
+    """A temporary name next to ``path``, moved onto it once written, so an
+    interrupted or failed write leaves no partial file (and an existing
+    file as it was)."""
+    tmp = f"{path}.partial-{os.getpid()}"
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def _check_writable(path: str, what: str) -> None:
+    """Refuse an output file that cannot be written (its directory missing
+    or not writable, or the path a directory), before the work whose result
+    it would hold.
+
+    Parameters
+    ----------
+    path : str
+        The file to be written.
+    what : str
+        What it is, for the message ('model file', 'output file').
+    """
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise CLIError(f"can't write {what} {path}: it is a directory")
+    if not folder.is_dir():
+        raise CLIError(f"can't write {what} {path}: no directory {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK) or (
+        target.exists() and not os.access(target, os.W_OK)
+    ):
+        raise CLIError(f"can't write {what} {path}: permission denied")
 
 
 def _version() -> str:
@@ -414,6 +454,8 @@ def train(argv: Sequence[str], out=None) -> int:
     """Run ``localsvm train``; returns the exit status."""
     out = sys.stdout if out is None else out
     opts = _parse_train(argv)
+    if opts["folds"] is None:
+        _check_writable(opts["model_file"], "model file")
     X, y, _ = read_data(opts["data"], opts["format"], opts["label_column"], opts["max_mb"])
     model = _estimator(opts, y, X.shape[1])
     if np.unique(y).size < 2:
@@ -445,7 +487,8 @@ def train(argv: Sequence[str], out=None) -> int:
     start = time.perf_counter()
     model.fit(X, y)
     seconds = time.perf_counter() - start
-    kind = save_model(model, opts["model_file"])
+    with _replacing(opts["model_file"]) as tmp:
+        kind = save_model(model, tmp)
     if not opts["quiet"]:
         n_sv = getattr(model, "support_", None)
         sv = f", #SV = {len(n_sv)}" if n_sv is not None else ""
@@ -512,6 +555,7 @@ def predict(argv: Sequence[str], out=None) -> int:
     data, model_file, output = files
     if not os.path.isfile(data):
         raise CLIError(f"can't open data file {data}")
+    _check_writable(output, "output file")
     model = load_model(model_file, precision=precision)
     n_model = int(model.n_features_in_)
     X, y, has_labels = read_data(data, fmt, label_column, max_mb, n_features=n_model)
@@ -525,7 +569,7 @@ def predict(argv: Sequence[str], out=None) -> int:
             raise CLIError(f"{data} has {X.shape[1]} features but the model takes {n_model}")
     pred = model.predict(X)
     try:
-        with open(output, "w", encoding="utf-8") as fh:
+        with _replacing(output) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             fh.writelines(_format_label(v) + "\n" for v in pred.tolist())
     except OSError as exc:
         raise CLIError(f"can't write output file {output}: {exc.strerror}") from None
@@ -546,7 +590,9 @@ def run(command: str, argv: Sequence[str]) -> int:
     """Run ``train`` or ``predict`` with LIBSVM-style ``argv``.
 
     Prints usage for ``--help``; any error is printed as one line on stderr
-    and gives exit status 1.
+    and gives exit status 1. Ctrl-C (``KeyboardInterrupt``) prints one line
+    on stderr and gives status 130 (128 + SIGINT), as command-line tools do;
+    the output file is written last, so an interrupted command wrote none.
     """
     if any(a in ("--help", "-help") for a in argv) or (command == "train" and not argv):
         print(TRAIN_USAGE if command == "train" else PREDICT_USAGE)
@@ -556,6 +602,10 @@ def run(command: str, argv: Sequence[str]) -> int:
         return 1
     try:
         return (train if command == "train" else predict)(argv)
+    except KeyboardInterrupt:
+        what = "model" if command == "train" else "predictions"
+        print(f"localsvm {command}: interrupted; no {what} written", file=sys.stderr)
+        return 130
     except CLIError as exc:
         message = str(exc)
     except (ValueError, TypeError, OSError, MemoryError) as exc:
