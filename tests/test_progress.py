@@ -379,3 +379,25 @@ def test_verbose_2_logs_a_long_solves_progress(caplog):
     iters = [int(m.split()[1]) for m in progress]
     assert iters == sorted(iters) and iters[-1] <= clf.n_iter_[0]
     assert any(m.startswith("SVC fit: 2000 samples, 2 classes") for m in lines)
+
+
+def test_verbose_2_logs_a_repeated_progress_report_once(caplog):
+    # The core calls progress every 50 ms with what the solver last
+    # published; through a stretch without a report (a long kernel-column
+    # fill) the values repeat, and each used to print its own line.
+    from localsvm._base import FitReport
+
+    est = types.SimpleNamespace(verbose=2)
+    report = FitReport(est, None, threading.RLock(), logging.getLogger("localsvm.svc"))
+    progress = report.solver_progress()
+    with caplog.at_level(logging.INFO, logger="localsvm"):
+        for n_iter, gap in [(999, 0.5), (999, 0.5), (999, 0.5), (1999, 0.1), (1999, 0.1)]:
+            progress(n_iter, gap)
+        progress(2999, float("nan"))
+        progress(2999, float("nan"))
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [
+        "solver: 999 iterations, KKT gap 0.5",
+        "solver: 1999 iterations, KKT gap 0.1",
+        "solver: 2999 iterations, KKT gap nan",
+    ]

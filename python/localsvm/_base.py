@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import threading
 import time
 import warnings
@@ -324,6 +325,13 @@ class FitReport:
         return _SolverProgress(self)
 
 
+def _same_progress(a: tuple[int, float] | None, b: tuple[int, float]) -> bool:
+    """Whether two ``(n_iter, gap)`` reports are the same (NaN gaps equal)."""
+    return (
+        a is not None and a[0] == b[0] and (a[1] == b[1] or (math.isnan(a[1]) and math.isnan(b[1])))
+    )
+
+
 def _no_progress() -> None:
     """What a :class:`_SolverProgress` becomes in another process: none."""
     return None
@@ -332,17 +340,27 @@ def _no_progress() -> None:
 class _SolverProgress:
     """``progress(n_iter, gap)`` of :meth:`FitReport.solver_progress`. It
     reports to this process's callbacks only: pickled (an engine running
-    the solve elsewhere), it becomes None."""
+    the solve elsewhere), it becomes None.
+
+    The Rust core calls it every 50 ms with what the solver last published,
+    which stays the same through a stretch without a report (a kernel-column
+    fill, the gradient's reconstruction): such a repeat is logged once, and
+    still passed to the callbacks, for which each call is a heartbeat."""
 
     def __init__(self, report: FitReport) -> None:
         self.report = report
+        self._logged: tuple[int, float] | None = None
 
     def __reduce__(self):
         return (_no_progress, ())
 
     def __call__(self, n_iter: int, gap: float) -> None:
         report = self.report
-        report.log(2, "solver: %d iterations, KKT gap %.3g", n_iter, gap)
+        if report.verbose >= 2:
+            with report._lock:
+                last, self._logged = self._logged, (int(n_iter), float(gap))
+            if not _same_progress(last, self._logged):
+                report.log(2, "solver: %d iterations, KKT gap %.3g", n_iter, gap)
         if report.context is not None:
             meta = {"n_iter": int(n_iter), "kkt_gap": float(gap)}
             with report._lock:
