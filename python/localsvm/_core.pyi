@@ -22,6 +22,7 @@ __all__ = [
     "_raise_internal_panic",
     "decision_values",
     "decision_values_ovo",
+    "dual_gradient",
     "flsa_path",
     "flsa_staged",
     "flsa_staged_correct",
