@@ -47,6 +47,9 @@ SKETCH_SIZE = 32
 #: of rows): about 0.1-0.3 s on one core, so Ctrl-C is seen that soon.
 CHUNK_FLOPS = 1e9
 
+#: Values of ``[A e]`` computed (and copied) per piece in ``fit``.
+FILL_VALUES = 1 << 22
+
 #: Columns per block of the blocked Cholesky factorisation (each block's
 #: update is at most ``dim² · 128 / 2`` multiply-adds).
 CHOLESKY_BLOCK = 128
@@ -559,14 +562,20 @@ class ClusterSVC(BaseSVMClassifier):
         workers = max(1, min(effective_n_jobs(self.n_jobs), n_classes))
         self._check_memory(n, dim, n_other, workers)
 
-        # [A e] for every training example: features, or kernel columns.
+        # [A e] for every training example: features, or kernel columns,
+        # by blocks of rows: one copy of a 20000 x 6000 kernel into F ran
+        # for seconds without seeing Ctrl-C (and held a second copy).
         F = np.empty((n, dim))
-        if self._linear_form:
-            F[:, :-1] = X
-        elif spec.precomputed:
-            F[:, :-1] = X[:, columns]
-        else:
-            F[:, :-1] = kernel_matrix(spec, X, X[columns])
+        Xc = None if self._linear_form or spec.precomputed else X[columns]
+        block = max(1, FILL_VALUES // dim)
+        for s in range(0, n, block):
+            rows = slice(s, min(s + block, n))
+            if Xc is not None:
+                F[rows, :-1] = kernel_matrix(spec, X[rows], Xc)
+            elif self._linear_form:
+                F[rows, :-1] = X[rows]
+            else:
+                F[rows, :-1] = X[rows, columns]
         F[:, -1] = 1.0
 
         # What the backend must accept: box-only QPs with a precomputed
