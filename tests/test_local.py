@@ -380,3 +380,27 @@ def test_backend_without_local_batch_gets_one_problem_per_query(small):
     assert backend.calls > 0
     assert ours.solver_ == "dual"  # the plain backend has no primal solver
     np.testing.assert_allclose(dec, ref, atol=1e-3)
+
+
+def test_warns_when_most_test_examples_have_nobody_nearby():
+    # Standardized 30-feature data with bandwidth=1.0: every σ is about
+    # exp(-60), so nearly every test example's local problem is empty and
+    # the model silently becomes the σ-weighted vote (a 1-NN rule).
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 30))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    Q = rng.normal(size=(100, 30))
+    narrow = LocalSVC(bandwidth=1.0).fit(X, y)
+    nobody = int((narrow.decision_details(Q).status[:, 0] == EMPTY).sum())
+    assert nobody > 50
+    for method in (narrow.predict, narrow.decision_function):
+        with pytest.warns(UserWarning, match=f"{nobody} of 100 test examples") as record:
+            method(Q)
+        message = str(record[0].message)
+        assert "bandwidth" in message and "similarity_threshold=1e-06" in message
+    # The default bandwidth ('scale') reaches the training examples: no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        LocalSVC().fit(X, y).predict(Q)

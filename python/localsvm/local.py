@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import ClassVar
@@ -690,6 +691,40 @@ class LocalSVC(BaseSVMClassifier):
             solver=getattr(self, "solver_", "dual"),
         )
 
+    def _warn_isolated(self, details: Bunch) -> None:
+        """Warn when most test examples had nobody nearby: no training example
+        with ``σ ≥ similarity_threshold`` in any of their local problems
+        (``status`` 3 in every pair of :meth:`decision_details`). They get
+        the σ-weighted vote of all training examples, a nearest-neighbour
+        rule, so the model silently degrades to one when the Gaussian
+        similarity is too narrow for the data."""
+        m = details.status.shape[0]
+        if m == 0:
+            return
+        nobody = int(np.all(details.status == EMPTY, axis=1).sum())
+        if nobody <= m / 2:
+            return
+        if self.similarity == "gaussian":
+            cause = (
+                f"the Gaussian similarity's bandwidth is too narrow for this data "
+                f"(bandwidth_={getattr(self, 'bandwidth_', self.bandwidth):.4g}): widen "
+                "bandwidth (bandwidth='scale' sets it from the data)"
+            )
+        else:
+            cause = (
+                f"the similarity {self.similarity!r} is too narrow for this data "
+                "(e.g. its bandwidth): widen it"
+            )
+        warnings.warn(
+            f"{nobody} of {m} test examples have no training example with similarity "
+            f">= similarity_threshold={self.similarity_threshold:g} in their local "
+            "problem: they are predicted by the similarity-weighted vote of all "
+            "training examples (a nearest-neighbour rule), not by a local SVM. Most "
+            f"likely {cause}, or lower similarity_threshold.",
+            UserWarning,
+            stacklevel=3,
+        )
+
     def _votes(self, details: Bunch) -> np.ndarray:
         """Per-class scores: ovo votes (a one-class neighbourhood votes for its
         class) with the σ-weighted fallback where no pair voted."""
@@ -727,6 +762,7 @@ class LocalSVC(BaseSVMClassifier):
             :class:`localsvm.SVC`.
         """
         details = self.decision_details(X)
+        self._warn_isolated(details)
         if self.classes_.shape[0] == 2:
             dec = -details.decision[:, 0]
             nobody = details.status[:, 0] == EMPTY
@@ -752,6 +788,7 @@ class LocalSVC(BaseSVMClassifier):
             The predicted labels, taken from ``classes_``.
         """
         details = self.decision_details(X)
+        self._warn_isolated(details)
         votes = self._votes(details)
         if self.classes_.shape[0] == 2:
             dec = -details.decision[:, 0]
