@@ -211,11 +211,14 @@ class SVC(BaseSVMClassifier):
         concatenated multipliers, which are feasible for it (the boxes hold
         and ``yᵀα`` is a sum of zeros). The start's gradient is computed by
         blocked products over its support vectors, in parallel, not one
-        kernel column at a time. The solution is the same optimum to
-        ``tol``; the start saves the global solve most of its iterations
-        when the cells capture the kernel's structure (a clustered,
-        non-linear problem and a local kernel such as 'rbf' with a large
-        ``gamma``). A problem with fewer than ``2 · cell_size`` rows, and
+        kernel column at a time (one kernel value per row and support
+        vector of the start). The solution is the same optimum to ``tol``.
+        The closer the cells' solutions lie to it (the less kernel mass
+        between cells: clustered data and a local kernel, such as 'rbf'
+        with a large ``gamma``), the fewer iterations the global solve
+        needs; it also computes fewer kernel columns than a solve from
+        zero, since most multipliers start at a bound and are soon
+        shrunk. A problem with fewer than ``2 · cell_size`` rows, and
         sparse ``X``, are solved from zero; a precomputed or callable
         kernel raises ``ValueError`` (cells need features).
     cell_size : int or 'auto', default='auto'
