@@ -98,6 +98,8 @@ def test_a_sparse_fit_exports_with_dense_support_vectors():
     np.testing.assert_allclose(scores, _scores(clf, sp.csr_matrix(X_test)), rtol=1e-4, atol=1e-4)
 
 
+# skl2onnx reads scikit-learn's deprecated probA_/probB_ attributes.
+@pytest.mark.filterwarnings("ignore:Attribute .prob[AB]_. was deprecated:FutureWarning")
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("zipmap", [False, True])
 def test_outputs_are_named_and_filled_as_skl2onnx_does_for_sklearn_svc(n_classes, zipmap):
