@@ -155,7 +155,7 @@ def test_blocked_gradient_equals_the_column_gradient():
     common = dict(**spec.core_kwargs(), alpha0=alpha, precision="float64", tol=1e-6)
     columns = _core.solve_qp(X, y, upper, **common)
     blocked = _core.solve_qp(X, y, upper, **common, blocked_gradient=True)
-    given = _core.solve_qp(X, y, upper, **common, gradient=g, gradient_bar=gbar)
+    given = _core.solve_qp(X, y, upper, **common, gradient=g, gradient_upper=gbar)
     assert blocked.start_evaluations == n * np.count_nonzero(alpha)
     assert columns.start_evaluations == 0 and given.start_evaluations == 0
     for sol in (blocked, given):
@@ -177,13 +177,13 @@ def test_supplied_gradient_is_checked():
     alpha = _feasible_start(y, upper, rng)
     g, gbar, _ = _core.dual_gradient(X, y, upper, alpha)
     with pytest.raises(ValueError, match="gradient"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g[:-1], gradient_bar=gbar)
-    with pytest.raises(ValueError, match="gradient_bar"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g, gradient_bar=np.ones(n + 1))
+        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g[:-1], gradient_upper=gbar)
+    with pytest.raises(ValueError, match="gradient_upper"):
+        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g, gradient_upper=np.ones(n + 1))
     bad = g.copy()
     bad[3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=bad, gradient_bar=gbar)
+        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=bad, gradient_upper=gbar)
     with pytest.raises(ValueError, match="both"):
         _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g)
     with pytest.raises(ValueError, match="equality"):

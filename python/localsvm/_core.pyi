@@ -126,7 +126,7 @@ def solve_qp(
     progress: Callable[[int, float], object] | None = None,
     threads: int = 1,
     gradient: npt.NDArray[np.float64] | None = None,
-    gradient_bar: npt.NDArray[np.float64] | None = None,
+    gradient_upper: npt.NDArray[np.float64] | None = None,
     blocked_gradient: bool = False,
 ) -> QPResult:
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
@@ -174,7 +174,7 @@ def solve_qp(
     column per non-zero ``α₀_j`` through the cache. ``blocked_gradient=True``
     computes them as :func:`dual_gradient` does (blocked products over the
     support vectors of ``alpha0``, in parallel, in the solve's precision),
-    for large warm starts; ``gradient`` and ``gradient_bar`` (both or
+    for large warm starts; ``gradient`` and ``gradient_upper`` (both or
     neither, one value per example of the problem, finite, only without
     ``active``) hand over values the caller computed. Either needs
     ``equality=True``; wrong lengths or non-finite values raise

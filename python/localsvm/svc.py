@@ -205,7 +205,7 @@ class SVC(BaseSVMClassifier):
         'cells': the divide-and-conquer start of Hsieh, Si & Dhillon [6]_.
         The binary problem's rows are partitioned into ``ceil(n_rows /
         cell_size)`` cells by two-step kernel k-means
-        (:func:`localsvm.cells.partition_cells`, seeded by
+        (:func:`localsvm.cells.partition_cells`, drawn with
         ``random_state``), each cell's dual is solved on its own (the cells
         run ``n_jobs`` at once), and the global SMO starts from their
         concatenated multipliers, which are feasible for it (the boxes hold

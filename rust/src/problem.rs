@@ -202,7 +202,7 @@ impl DualProblem {
             if self.active.is_some() {
                 value_error!("a given start gradient needs every variable optimised (active=None)");
             }
-            for (name, v) in [("gradient", grad), ("gradient_bar", grad_bar)] {
+            for (name, v) in [("gradient", grad), ("gradient_upper", grad_bar)] {
                 if v.len() != n {
                     shape_error!(
                         "the start's {name} has {} entries but there are {n} examples",

@@ -427,11 +427,11 @@ fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKin
     x, y, upper, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
     p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
     max_iter = -1, cache_size = 200.0, shrinking = true, rows = None, precision = "auto",
-    progress = None, threads = 1, gradient = None, gradient_bar = None, blocked_gradient = false
+    progress = None, threads = 1, gradient = None, gradient_upper = None, blocked_gradient = false
 ), text_signature = "(x, y, upper, *, kernel='rbf', gamma=1.0, coef0=0.0, degree=3, \
     p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
     cache_size=200.0, shrinking=True, rows=None, precision='auto', progress=None, threads=1, \
-    gradient=None, gradient_bar=None, blocked_gradient=False)")]
+    gradient=None, gradient_upper=None, blocked_gradient=False)")]
 #[allow(clippy::too_many_arguments)]
 fn solve_qp<'py>(
     py: Python<'py>,
@@ -455,7 +455,7 @@ fn solve_qp<'py>(
     progress: Option<Bound<'py, PyAny>>,
     threads: i64,
     gradient: Option<PyReadonlyArray1<'py, f64>>,
-    gradient_bar: Option<PyReadonlyArray1<'py, f64>>,
+    gradient_upper: Option<PyReadonlyArray1<'py, f64>>,
     blocked_gradient: bool,
 ) -> PyResult<QPResult> {
     if threads < 1 {
@@ -495,7 +495,7 @@ fn solve_qp<'py>(
     } else {
         Constraint::BoxOnly
     };
-    let start = match (gradient, gradient_bar, blocked_gradient) {
+    let start = match (gradient, gradient_upper, blocked_gradient) {
         (None, None, false) => StartGradientMode::Columns,
         (None, None, true) => StartGradientMode::Blocked,
         (Some(g), Some(gb), false) => StartGradientMode::Given {
@@ -504,12 +504,12 @@ fn solve_qp<'py>(
         },
         (Some(_), Some(_), true) => {
             return Err(PyValueError::new_err(
-                "give either gradient and gradient_bar or blocked_gradient=True, not both",
+                "give either gradient and gradient_upper or blocked_gradient=True, not both",
             ))
         }
         _ => {
             return Err(PyValueError::new_err(
-                "gradient and gradient_bar go together: give both or neither",
+                "gradient and gradient_upper go together: give both or neither",
             ))
         }
     };

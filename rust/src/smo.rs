@@ -523,7 +523,7 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
 ) -> Result<SmoResult> {
     let n = q.n();
     if let Some(g) = &start {
-        for (name, v) in [("gradient", g.grad), ("gradient_bar", g.grad_bar)] {
+        for (name, v) in [("gradient", g.grad), ("gradient_upper", g.grad_bar)] {
             if v.len() != n {
                 shape_error!(
                     "the start's {name} has {} entries but there are {n} variables",

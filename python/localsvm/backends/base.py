@@ -214,13 +214,15 @@ class QPProblem:
             raise ValueError("start_gradient applies to equality-constrained problems only")
         if isinstance(g, str):
             if g != "blocked":
-                raise ValueError(f"start_gradient must be None, 'blocked' or (G, Gbar), got {g!r}")
+                raise ValueError(
+                    f"start_gradient must be None, 'blocked' or (G, G_upper), got {g!r}"
+                )
             return
         if not (isinstance(g, tuple) and len(g) == 2):
-            raise ValueError("start_gradient must be None, 'blocked' or a tuple (G, Gbar)")
+            raise ValueError("start_gradient must be None, 'blocked' or a tuple (G, G_upper)")
         if self.active is not None:
             raise ValueError("a given start_gradient needs every variable optimised (active=None)")
-        for name, v in zip(("G", "Gbar"), g, strict=True):
+        for name, v in zip(("G", "G_upper"), g, strict=True):
             v = np.asarray(v)
             if v.shape != (self.n,):
                 raise ValueError(

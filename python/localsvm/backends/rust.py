@@ -36,7 +36,7 @@ def _start_gradient_kwargs(start) -> dict:
     f64 = np.float64
     return {
         "gradient": np.ascontiguousarray(g, dtype=f64),
-        "gradient_bar": np.ascontiguousarray(gbar, dtype=f64),
+        "gradient_upper": np.ascontiguousarray(gbar, dtype=f64),
     }
 
 
