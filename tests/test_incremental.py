@@ -239,7 +239,11 @@ def test_native_learner_matches_the_python_reference(banana0, reference_backend,
     hn, hr = native.history_, ref.history_
     for key in ("updated", "neighbourhood", "n_solves", "reached", "n_support", "n_stored"):
         np.testing.assert_array_equal(hn[key], hr[key], err_msg=key)
-    np.testing.assert_allclose(hn["criterion"], hr["criterion"], rtol=1e-5, atol=1e-9)
+    # Both stop within tol = 1e-6 of the KKT conditions, so their criteria
+    # agree to the solver's accuracy, not to rounding: 3.7e-6 apart on an
+    # AVX-512 machine (reprocess=3), whose float32 Hessian rows round
+    # differently from the reference's.
+    np.testing.assert_allclose(hn["criterion"], hr["criterion"], rtol=1e-5, atol=10 * kw["tol"])
 
 
 @pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
