@@ -219,3 +219,21 @@ def test_the_same_seed_gives_the_same_model(data):
 
 def test_exported_at_top_level():
     assert "CellSVC" in localsvm.__all__
+
+
+def test_cells_beyond_the_budget_are_cut():
+    # Three groups, one holding most of the data: kernel k-means of the
+    # sample gives that group one cell, which the budget then cuts.
+    X, y = make_blobs(
+        n_samples=[2000, 200, 200],
+        centers=[[0.0, 0.0], [30.0, 0.0], [0.0, 30.0]],
+        cluster_std=[3.0, 1.0, 1.0],
+        random_state=0,
+    )
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) ^ (np.arange(X.shape[0]) % 7 == 0)
+    clf = CellSVC(n_cells=3, overlap=0.0, random_state=0).fit(X, y)
+    budget = int(np.ceil(X.shape[0] / 3))
+    assert clf.n_cells_ > 3
+    assert clf.cell_sizes_.max() <= 1.5 * budget
+    assert clf.cell_sizes_.sum() == X.shape[0]
+    np.testing.assert_array_equal(clf.assign(X), clf.cell_labels_)

@@ -52,6 +52,12 @@ SOFT_NEGLIGIBLE = 1e-4
 #: found at once (bounds the partial sort's copy of their scores).
 MARGIN_BLOCK = 1 << 16
 
+#: A cell that receives more than this many times ``ceil(n / n_cells)``
+#: training examples is cut by kernel k-means of its own members; at most
+#: ``SPLIT_ROUNDS`` rounds of cuts (each routes the training set again).
+SPLIT_FACTOR = 1.5
+SPLIT_ROUNDS = 3
+
 #: Bytes per stored routing score (float32): the ``n × n_cells`` scores of
 #: the training examples are kept while the cells' overlaps are chosen.
 SCORE_BYTES = 4
@@ -97,7 +103,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
        (``sample_size``) into ``n_cells`` cells, and every training example
        goes to the cell whose sampled members' mean, in the kernel's feature
        space, is nearest (Hsieh, Si & Dhillon [1]_, two-step kernel k-means).
-       ``n_cells`` defaults to ``ceil(n / cell_size)``.
+       ``n_cells`` defaults to ``ceil(n / cell_size)``. A cell that receives
+       more than 1.5 times ``ceil(n / n_cells)`` examples is cut by kernel
+       k-means of its own members (up to three rounds), so the budget holds
+       however unevenly the sample's clustering divided the data;
+       ``n_cells_`` counts the cells in the end.
     3. Each cell's SVM (a :class:`localsvm.SVC` with this kernel, ``C``,
        ``tol``, ``max_iter``, ``backend``) is trained on the cell's members
        plus the ``overlap · |cell|`` examples of other cells nearest to the
@@ -374,6 +384,19 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             partition = CellPartition.fit(X, k, spec=spec, random_state=rng, sample_size=sample)
             scores = partition.scores(X, n_jobs, by_cell=True)
             labels = np.argmin(scores, axis=0)
+            # Kernel k-means may leave one cell holding much of the data (a
+            # local kernel attaches far examples to the most diffuse cell):
+            # cells beyond the budget are cut by their own kernel k-means.
+            budget = math.ceil(n / k)
+            for _ in range(SPLIT_ROUNDS):
+                sizes = np.bincount(labels, minlength=partition.n_cells)
+                large = np.flatnonzero(sizes > SPLIT_FACTOR * budget)
+                if large.size == 0:
+                    break
+                partition = partition.split(X, labels, large, budget, random_state=rng)
+                scores = partition.scores(X, n_jobs, by_cell=True)
+                labels = np.argmin(scores, axis=0)
+            k = partition.n_cells
             used = np.unique(labels)
             if used.size < k:
                 # Cells that received no example are dropped: the routing

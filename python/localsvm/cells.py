@@ -242,6 +242,68 @@ class CellPartition:
             list(pool.map(one, starts))
         return out
 
+    def split(
+        self, X: np.ndarray, labels: np.ndarray, cells, size: int, random_state=None
+    ) -> CellPartition:
+        """The partition with each of ``cells`` cut by kernel k-means of its
+        own members into ``ceil(|cell| / size)`` cells (its first part keeps
+        its index, the others are appended), so no cell grows far beyond a
+        budget however unevenly kernel k-means of the whole sample divided
+        the data.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, n_features)
+            The examples ``labels`` routes.
+        labels : ndarray of shape (n,)
+            Each example's cell under this partition.
+        cells : iterable of int
+            The cells to cut.
+        size : int
+            The examples per cell aimed at.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the members sampled and the clustering.
+
+        Returns
+        -------
+        CellPartition
+            The finer partition.
+        """
+        rng = check_random_state(random_state)
+        reps = [self.representatives]
+        rep_cells = [self.representative_cells.copy()]
+        within = list(self.within)
+        for c in cells:
+            members = np.flatnonzero(labels == c)
+            parts = math.ceil(members.size / size)
+            if parts < 2:
+                continue
+            m = min(members.size, _sample_size(members.size, parts))
+            sample = np.sort(rng.choice(members, m, replace=False))
+            rows = np.ascontiguousarray(X[sample], dtype=np.float64)
+            K = kernel_matrix(self.spec, rows, rows)
+            sub = kernel_kmeans(K, parts, random_state=rng)
+            ids = np.array([c, *range(len(within), len(within) + parts - 1)])
+            for j in range(parts):
+                inside = sub == j
+                mean_k = float(K[np.ix_(inside, inside)].mean())
+                if j == 0:
+                    within[c] = mean_k
+                else:
+                    within.append(mean_k)
+            # The cell's old representatives give way to its parts'.
+            rep_cells[0][rep_cells[0] == c] = -1
+            reps.append(rows)
+            rep_cells.append(ids[sub])
+        all_cells = np.concatenate(rep_cells)
+        keep = all_cells >= 0
+        return CellPartition(
+            self.spec,
+            np.concatenate(reps)[keep],
+            all_cells[keep],
+            np.asarray(within, dtype=np.float64),
+        )
+
     def restrict(self, cells: np.ndarray) -> CellPartition:
         """The partition with only ``cells`` (sorted indices), renumbered
         ``0 .. len(cells) − 1``; the others are never chosen again.
