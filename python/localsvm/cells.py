@@ -244,7 +244,7 @@ class CellPartition:
 
     def split(
         self, X: np.ndarray, labels: np.ndarray, cells, size: int, random_state=None
-    ) -> CellPartition:
+    ) -> tuple[CellPartition, dict[int, np.ndarray]]:
         """The partition with each of ``cells`` cut by kernel k-means of its
         own members into ``ceil(|cell| / size)`` cells (its first part keeps
         its index, the others are appended), so no cell grows far beyond a
@@ -268,8 +268,11 @@ class CellPartition:
         -------
         CellPartition
             The finer partition.
+        dict
+            For each cell cut, the sorted indices of its parts.
         """
         rng = check_random_state(random_state)
+        parts_of: dict[int, np.ndarray] = {}
         reps = [self.representatives]
         rep_cells = [self.representative_cells.copy()]
         within = list(self.within)
@@ -284,6 +287,7 @@ class CellPartition:
             K = kernel_matrix(self.spec, rows, rows)
             sub = kernel_kmeans(K, parts, random_state=rng)
             ids = np.array([c, *range(len(within), len(within) + parts - 1)])
+            parts_of[int(c)] = ids
             for j in range(parts):
                 inside = sub == j
                 mean_k = float(K[np.ix_(inside, inside)].mean())
@@ -297,12 +301,13 @@ class CellPartition:
             rep_cells.append(ids[sub])
         all_cells = np.concatenate(rep_cells)
         keep = all_cells >= 0
-        return CellPartition(
+        finer = CellPartition(
             self.spec,
             np.concatenate(reps)[keep],
             all_cells[keep],
             np.asarray(within, dtype=np.float64),
         )
+        return finer, parts_of
 
     def restrict(self, cells: np.ndarray) -> CellPartition:
         """The partition with only ``cells`` (sorted indices), renumbered
