@@ -331,9 +331,11 @@ def test_blocked_gram_and_cholesky_match_scipy(n):
 def test_class_solves_stop_once_interrupted():
     # A worker thread never sees Ctrl-C: it polls interrupt_count between
     # the pieces of the factorisation and the working-set rounds.
+    import os
+
     from localsvm.engines import interrupt_count
 
-    stale = interrupt_count() - 1
+    stale = (os.getpid(), interrupt_count() - 1)
     rng = np.random.default_rng(0)
     F = rng.normal(size=(300, 20))
     with pytest.raises(KeyboardInterrupt):
@@ -343,3 +345,19 @@ def test_class_solves_stop_once_interrupted():
     L = np.linalg.cholesky(F[:150].T @ F[:150] + np.eye(20))
     with pytest.raises(KeyboardInterrupt):
         solve_box_qp(get_backend("rust"), F[150:], L, 1.0, epoch=stale)
+
+
+def test_an_epoch_from_another_process_never_interrupts():
+    # A task shipped to a Dask worker carries its sender's count: after
+    # earlier Ctrl-Cs in the sender the counts differ, but the worker was
+    # never interrupted.
+    import os
+
+    from localsvm.engines import interrupt_count, interrupt_epoch, interrupted_since
+
+    assert not interrupted_since(interrupt_epoch())
+    assert not interrupted_since(None)
+    foreign = (os.getpid() + 1, interrupt_count() + 5)
+    assert not interrupted_since(foreign)
+    cluster_svm._poll(foreign)  # no KeyboardInterrupt
+    assert interrupted_since((os.getpid(), interrupt_count() - 1))

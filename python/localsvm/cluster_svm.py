@@ -26,7 +26,7 @@ from ._base import BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, fit_context
 from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution
-from .engines import interrupt_count
+from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
 
@@ -55,16 +55,17 @@ FILL_VALUES = 1 << 22
 CHOLESKY_BLOCK = 128
 
 
-def _poll(epoch: int | None) -> None:
+def _poll(epoch: tuple[int, int] | None) -> None:
     """``KeyboardInterrupt`` once Ctrl-C has stopped the batch that began at
-    ``epoch`` (:func:`~localsvm.engines.interrupt_count`): a worker thread
+    ``epoch`` (:func:`~localsvm.engines.interrupt_epoch`): a worker thread
     never sees the signal itself. In the main thread Python raises it
-    between the pieces of work anyway."""
-    if epoch is not None and interrupt_count() != epoch:
+    between the pieces of work anyway; in another process (a Dask worker)
+    the epoch never matches and this never raises."""
+    if interrupted_since(epoch):
         raise KeyboardInterrupt
 
 
-def _gram_lower(F: np.ndarray, rows: np.ndarray, epoch: int | None) -> np.ndarray:
+def _gram_lower(F: np.ndarray, rows: np.ndarray, epoch: tuple[int, int] | None) -> np.ndarray:
     """The lower triangle of ``PᵀP`` for ``P = F[rows]`` (Fortran order, the
     upper triangle zero), accumulated by ``dsyrk`` over chunks of rows of
     about :data:`CHUNK_FLOPS` each, polling for Ctrl-C between them. One
@@ -78,7 +79,7 @@ def _gram_lower(F: np.ndarray, rows: np.ndarray, epoch: int | None) -> np.ndarra
     return M
 
 
-def _cholesky_lower(M: np.ndarray, epoch: int | None) -> np.ndarray:
+def _cholesky_lower(M: np.ndarray, epoch: tuple[int, int] | None) -> np.ndarray:
     """The lower Cholesky factor of the symmetric ``M`` (only its lower
     triangle is read; ``M`` is overwritten), left-looking by blocks of
     :data:`CHOLESKY_BLOCK` columns with a Ctrl-C poll between blocks (one
@@ -116,7 +117,7 @@ def solve_box_qp(
     tol: float = 1e-3,
     max_iter: int = -1,
     step: int | None = None,
-    epoch: int | None = None,
+    epoch: tuple[int, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, QPSolution]:
     """Solve one class's dual ``min ½ αᵀHα − eᵀα, 0 ≤ α ≤ C`` with
     ``H = Q (L Lᵀ)⁻¹ Qᵀ`` through ``backend``, on a growing working set.
@@ -136,7 +137,7 @@ def solve_box_qp(
     as if the whole QP had been solved. ``H_jj = ‖z_j‖²`` is estimated with
     a fixed Gaussian sketch of 32 columns (it only orders the rows).
     ``max_iter`` caps the backend's iterations summed over the rounds.
-    ``epoch``, the :func:`~localsvm.engines.interrupt_count` when the batch
+    ``epoch``, the :func:`~localsvm.engines.interrupt_epoch` when the batch
     began (None: not polled), stops the rounds once Ctrl-C has stopped the
     batch (the backend's solves stop by themselves).
 
@@ -230,8 +231,8 @@ class _ClassProblem:
     tol: float
     max_iter: int
     backend: object
-    #: :func:`~localsvm.engines.interrupt_count` when the fit began.
-    epoch: int | None = None
+    #: :func:`~localsvm.engines.interrupt_epoch` when the fit began.
+    epoch: tuple[int, int] | None = None
 
 
 def _describe_class_fit(fit: _ClassFit) -> str:
@@ -617,7 +618,7 @@ class ClusterSVC(BaseSVMClassifier):
                     tol=float(self.tol),
                     max_iter=int(self.max_iter),
                     backend=backend,
-                    epoch=interrupt_count(),
+                    epoch=interrupt_epoch(),
                 ),
                 **report.hooks(_describe_class_fit),
             )

@@ -12,6 +12,7 @@ plugin manager, so a third-party engine can build on it freely.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable, Sequence
@@ -29,10 +30,24 @@ _interrupts = 0
 
 
 def interrupt_count() -> int:
-    """How many times :func:`interrupt_running` has been called: a worker's
-    Python loop that saw one value at its start raises ``KeyboardInterrupt``
-    once the count differs."""
+    """How many times :func:`interrupt_running` has been called in this
+    process: a worker's Python loop that saw one value at its start raises
+    ``KeyboardInterrupt`` once the count differs (see :func:`interrupt_epoch`)."""
     return _interrupts
+
+
+def interrupt_epoch() -> tuple[int, int]:
+    """This process and its :func:`interrupt_count`: what a batch notes when
+    it starts, for :func:`interrupted_since`."""
+    return (os.getpid(), _interrupts)
+
+
+def interrupted_since(epoch: tuple[int, int] | None) -> bool:
+    """Whether :func:`interrupt_running` was called since ``epoch`` was
+    noted. Only in the process that noted it: a task shipped to another
+    process (a Dask worker) carries the count of the process that sent it,
+    which says nothing about its own."""
+    return epoch is not None and epoch[0] == os.getpid() and _interrupts != epoch[1]
 
 
 def interrupt_running() -> None:
