@@ -1,4 +1,4 @@
-"""The correctness bar against scikit-learn's SVC (LIBSVM) on real data: same
+"""Agreement with scikit-learn's SVC (LIBSVM) on real data: same
 C, gamma and tol, the Rust backend's dual objective within 1e-3 relative and
 test predictions agreeing on at least 99.5 % of points."""
 

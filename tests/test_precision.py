@@ -89,7 +89,7 @@ def _case(seed, exponent, kernel, gamma="scale", coef0=0.0, degree=3, log_c=0.0,
     degree=st.integers(1, 5),
     log_c=st.floats(-2.0, 3.0),
 )
-# The probe cases of issue 12: data × 1e150 and × 1e-300, gamma = 1e300,
+# Extreme-magnitude probe cases: data × 1e150 and × 1e-300, gamma = 1e300,
 # entries ~1e3 with random kernel parameters (f32 overflow of the poly and
 # linear kernels), and a sigmoid whose argument leaves f32's range.
 @_case(1, 150, "rbf")

@@ -1,6 +1,6 @@
 """``python -m localsvm reproduce lsvm --quick`` runs end to end: Table 1 with
-the paper's figures, the Figure-4 runtime table, the performance bar and both
-images."""
+the paper's figures, the Figure-4 runtime table, the runtime comparison and
+both images."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@
 //! min_α ½ αᵀQα + pᵀα   s.t.  0 ≤ α_i ≤ U_i,
 //! ```
 //!
-//! the dual that MCSVM (ALGORITHMS.md §6) and bias-free SVMs lead to. Each
+//! the dual that the multiclass cluster SVM (MCSVM; Wang & Yang, Journal of
+//! Computer Applications 30(1), 2010) and bias-free SVMs lead to. Each
 //! iteration moves the single variable whose exact one-dimensional
 //! minimisation (clipped to its box) lowers the objective most, and stops when
 //! the largest projected-gradient violation is at most `tol`.

@@ -1,6 +1,7 @@
 //! Forward least-squares approximation (FLSA): greedy or in-order selection
 //! of kernel columns with an orthonormal basis kept by Gram–Schmidt, the
-//! engine of the FLSA-SVM and the Reduced FLSA-SVM (ALGORITHMS.md §5).
+//! engine of the FLSA-SVM and the Reduced FLSA-SVM (Xia et al., Mathematical
+//! Problems in Engineering 2013, articles 602341 and 712437).
 //!
 //! The model after `k` steps is `f(x) = β₀ + Σ_{j≤k} β_j K(x, x_{s_j})`, the
 //! least-squares fit of `y` on the columns `[1, K[:, s_1], …, K[:, s_k]]`.

@@ -1,4 +1,5 @@
-//! Localized SVMs (ALGORITHMS.md §2): one dual per query.
+//! Localized SVMs (H. Cheng, P.-N. Tan and R. Jin, "Localized Support Vector
+//! Machine and Its Efficient Algorithm", SIAM SDM 2007): one dual per query.
 //!
 //! For each query (test example) `x_s` the C-SVC dual is solved with the
 //! boxes `0 ≤ α_i ≤ C·σ(x_s, x_i)` instead of `C`, and the query is scored

@@ -1,5 +1,5 @@
-"""Benchmarks of the multiclass cluster SVM (``ClusterSVC``) on its
-performance bar.
+"""Benchmarks of the multiclass cluster SVM (``ClusterSVC``) against
+one-vs-rest and one-vs-one ``SVC``.
 
 * ``fit+predict <data>``: ``ClusterSVC`` against one-vs-rest and one-vs-one
   ``SVC`` (RBF), fit on realization 0's stratified 70 % training part
@@ -10,7 +10,7 @@ performance bar.
   examples) is marked ``slow``.
 * ``fit usps``: ``ClusterSVC`` on USPS (10 classes) with a reduced set of
   kernel columns: 2000 training examples and 300 columns by default; all
-  7291 examples with 1000 columns (the bar: under 10 s) marked ``slow``.
+  7291 examples with 1000 columns (target: under 10 s) marked ``slow``.
 
 ``extra_info`` records test accuracy. With benchmarks disabled (the default
 ``addopts``) each body runs once as a smoke test and the accuracy floors

@@ -177,8 +177,8 @@ def print_table(rows: list[dict], out: TextIO) -> list[dict]:
 
 
 def print_speed_targets(summary: list[dict], out: TextIO) -> list[dict]:
-    """The speed targets on Banana: LISVM's CPU time ≤ 10 % of rebatch's and
-    its validation error within 1 point of the batch SVM's."""
+    """On Banana, each LISVM's CPU time as a share of rebatch's and its
+    validation error minus the batch SVM's, printed and returned."""
     by = {(r["data"], r["method"]): r for r in summary}
     if ("banana", "rebatch") not in by:
         return []
@@ -188,15 +188,13 @@ def print_speed_targets(summary: list[dict], out: TextIO) -> list[dict]:
         r = by[("banana", f"LISVM {eta:g}")]
         ratio = r["cpu"] / reb["cpu"] if reb["cpu"] > 0 else float("inf")
         gap = r["error"] - batch["error"]
-        ok = ratio <= 0.10 and gap <= 1.0
-        verdict = "PASS" if ok else "FAIL"
         _say(
             out,
-            f"{verdict}: banana LISVM {eta:g}: CPU {r['cpu']:.2f} s = {100 * ratio:.0f} % of "
-            f"rebatch ({reb['cpu']:.2f} s; target 10 %); error {r['error']:.2f} % vs batch SVM "
-            f"{batch['error']:.2f} % (target +1 point)",
+            f"banana LISVM {eta:g}: CPU {r['cpu']:.2f} s = {100 * ratio:.0f} % of rebatch's "
+            f"{reb['cpu']:.2f} s; error {r['error']:.2f} % against the batch SVM's "
+            f"{batch['error']:.2f} % ({gap:+.2f} points)",
         )
-        rows.append(dict(section="speed", eta=eta, ratio=ratio, gap=gap, verdict=verdict))
+        rows.append(dict(section="speed", eta=eta, ratio=ratio, gap=gap))
     return rows
 
 
@@ -309,12 +307,11 @@ def bench_banana(out: TextIO) -> list[dict]:
         )
     for eta in THRESHOLDS:
         r = by[f"LISVM {eta:g}"]
-        ok = r["seconds"] <= 0.10 * reb["seconds"] and r["error"] <= batch["error"] + 1.0
         _say(
             out,
-            f"{'PASS' if ok else 'FAIL'}: LISVM {eta:g} takes "
-            f"{100 * r['seconds'] / reb['seconds']:.1f} % of rebatch's time (target 10 %), error "
-            f"{r['error']:.2f} % vs batch {batch['error']:.2f} % (target +1 point)",
+            f"LISVM {eta:g} takes {100 * r['seconds'] / reb['seconds']:.1f} % of rebatch's time; "
+            f"error {r['error']:.2f} % against the batch SVM's {batch['error']:.2f} % "
+            f"({r['error'] - batch['error']:+.2f} points)",
         )
     return rows
 
@@ -370,15 +367,12 @@ def bench_ijcnn1(out: TextIO, n_rows: int | None = None) -> list[dict]:
         )
     by = {r["method"]: r for r in rows if r["section"] == "bench-ijcnn1"}
     lis, ref = by["LISVM stream"], by["sklearn SVC.fit"]
-    ok = (
-        lis["seconds"] < ref["seconds"]
-        and lis["accuracy"] >= by["localsvm SVC.fit"]["accuracy"] - 1.0
-    )
+    batch_acc = by["localsvm SVC.fit"]["accuracy"]
     _say(
         out,
-        f"{'PASS' if ok else 'FAIL'}: the stream takes {lis['seconds']:.1f} s against "
-        f"scikit-learn's {ref['seconds']:.1f} s (target: less), accuracy {lis['accuracy']:.2f} % "
-        f"vs batch {by['localsvm SVC.fit']['accuracy']:.2f} % (target: within 1 point)",
+        f"the stream takes {lis['seconds']:.1f} s against scikit-learn's {ref['seconds']:.1f} s "
+        f"({lis['seconds'] / ref['seconds']:.2f}×); accuracy {lis['accuracy']:.2f} % against "
+        f"the batch SVM's {batch_acc:.2f} % ({lis['accuracy'] - batch_acc:+.2f} points)",
     )
     return rows
 

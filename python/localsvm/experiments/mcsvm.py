@@ -22,12 +22,12 @@ Computer Applications 30(1), 2010), next to the paper's Table 1.
    ``n_columns`` at their defaults (``1e-4``; 500 random kernel columns).
    Fit and predict times are of the refit (wall seconds, this machine).
 
-2. **Speed targets** (``--bench``): MCSVM against one-vs-rest ``SVC`` at
+2. **Speed** (``--bench``): MCSVM against one-vs-rest ``SVC`` at
    their CV-chosen parameters on segment and waveform (realization 0): fit
    and predict times (best of ``--repeat``) and accuracy side by side; and
    on USPS (7291 training / 2007 test digits, 10 classes, pixels as they
    are) a ``ClusterSVC`` with a reduced set of 1000 kernel columns (``C=1``,
-   ``gamma='scale'``), whose fit must take under 10 s. Wall and CPU seconds
+   ``gamma='scale'``), its fit and predict times. Wall and CPU seconds
    are both printed: on a shared machine the wall time includes waiting for
    the cores.
 """
@@ -77,9 +77,6 @@ DATASETS: dict[str, str] = {
 }
 
 METHODS = ("MCSVM", "OvR", "OvO", "ECOC")
-
-#: Fit time the USPS target allows (seconds).
-USPS_TARGET_S = 10.0
 
 
 @dataclass
@@ -247,11 +244,11 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
 
 
 def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
-    """The speed targets: MCSVM vs one-vs-rest SVC on segment and waveform at
+    """Speed: MCSVM vs one-vs-rest SVC on segment and waveform at
     their CV-chosen parameters, and the USPS fit with 1000 kernel columns."""
     rows = []
     print(
-        f"\nSpeed targets: fit and predict seconds (best of {repeat}; wall, CPU in "
+        f"\nSpeed: fit and predict seconds (best of {repeat}; wall, CPU in "
         "brackets) at each method's CV-chosen (C, gamma), realization 0.",
         file=out,
     )
@@ -311,11 +308,10 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
     fw, fc, usps_model = min(fits, key=lambda t: t[0])
     pred, pw, pc = timed(usps_model.predict, X_te)
     acc = float(np.mean(pred == y_te))
-    verdict = "met" if fw < USPS_TARGET_S else "NOT met"
     print(
         f"\nUSPS {y_tr.size} / {y_te.size}, 10 classes, ClusterSVC(n_columns={n_columns}, C=1, "
         f"gamma='scale'): fit {fw:.2f} s wall ({fc:.2f} s CPU), predict {pw:.2f} s, accuracy "
-        f"{100 * acc:.2f} %; target: fit < {USPS_TARGET_S:g} s: {verdict}",
+        f"{100 * acc:.2f} %",
         file=out,
     )
     rows.append(
@@ -328,7 +324,6 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
             "predict_s": pw,
             "accuracy": acc,
             "n_iter": usps_model.n_iter_.tolist(),
-            "target_met": fw < USPS_TARGET_S,
         }
     )
     return rows
@@ -357,14 +352,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bench",
         action="store_true",
-        help="also run the speed targets (segment, waveform, USPS)",
+        help="also time the methods (segment, waveform, USPS)",
     )
     parser.add_argument("--skip-table", action="store_true", help="skip Table 1")
     parser.add_argument(
         "--repeat",
         type=_argtypes.positive_int,
         default=None,
-        help="timed runs per speed target (3)",
+        help="timed runs per measurement (3)",
     )
 
 
