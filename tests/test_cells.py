@@ -237,3 +237,8 @@ def test_cells_beyond_the_budget_are_cut():
     assert clf.cell_sizes_.max() <= 2 * budget
     assert clf.cell_sizes_.sum() == X.shape[0]
     np.testing.assert_array_equal(clf.assign(X), clf.cell_labels_)
+    # The same budget holds for partition_cells (SVC's init='cells').
+    spec = KernelSpec("rbf", gamma=clf.kernel_spec_.gamma)
+    labels = partition_cells(X, 3, spec=spec, random_state=0)
+    sizes = np.bincount(labels)
+    assert sizes.size > 3 and sizes.min() >= 1 and sizes.max() <= 2 * budget

@@ -27,7 +27,7 @@ from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._regions import RegionModelsMixin
-from .cells import CellPartition
+from .cells import fit_cells
 from .parallel import effective_n_jobs, run_tasks
 from .svc import SVC
 
@@ -51,12 +51,6 @@ SOFT_NEGLIGIBLE = 1e-4
 #: Training examples whose margins between their two nearest cells are
 #: found at once (bounds the partial sort's copy of their scores).
 MARGIN_BLOCK = 1 << 16
-
-#: A cell that receives more than this many times ``ceil(n / n_cells)``
-#: training examples is cut by kernel k-means of its own members; at most
-#: ``SPLIT_ROUNDS`` rounds of cuts (each routes the training set again).
-SPLIT_FACTOR = 2.0
-SPLIT_ROUNDS = 3
 
 #: Bytes per stored routing score (float32): the ``n × n_cells`` scores of
 #: the training examples are kept while the cells' overlaps are chosen.
@@ -381,38 +375,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             labels = np.zeros(n, dtype=np.intp)
             scores = None
         else:
-            partition = CellPartition.fit(X, k, spec=spec, random_state=rng, sample_size=sample)
-            scores = partition.scores(X, n_jobs, by_cell=True)
+            partition, scores = fit_cells(
+                X, k, spec=spec, random_state=rng, sample_size=sample, n_jobs=n_jobs
+            )
             labels = np.argmin(scores, axis=0)
-            # Kernel k-means may leave one cell holding much of the data (a
-            # local kernel attaches far examples to the most diffuse cell):
-            # cells beyond the budget are cut by their own kernel k-means.
-            # Between cuts only the cut cells' members are routed again, among
-            # their parts; one pass over all examples then fixes the cells.
-            budget = math.ceil(n / k)
-            cut = False
-            for _ in range(SPLIT_ROUNDS):
-                sizes = np.bincount(labels, minlength=partition.n_cells)
-                large = np.flatnonzero(sizes > SPLIT_FACTOR * budget)
-                if large.size == 0:
-                    break
-                partition, parts_of = partition.split(X, labels, large, budget, random_state=rng)
-                for c, ids in parts_of.items():
-                    members = np.flatnonzero(labels == c)
-                    labels[members] = ids[partition.restrict(ids).assign(X[members], n_jobs)]
-                cut = True
-            if cut:
-                scores = partition.scores(X, n_jobs, by_cell=True)
-                labels = np.argmin(scores, axis=0)
             k = partition.n_cells
-            used = np.unique(labels)
-            if used.size < k:
-                # Cells that received no example are dropped: the routing
-                # rule then never picks them, and no example's cell changes.
-                partition = partition.restrict(used)
-                scores = scores[used]
-                labels = np.searchsorted(used, labels)
-                k = used.size
         timings["partition"] = time.perf_counter() - start
         report.log(2, "CellSVC fit: %d cells, partition %.3f s", k, timings["partition"])
         self.routing_scale_ = 1.0

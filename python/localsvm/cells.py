@@ -26,7 +26,7 @@ from sklearn.utils import check_random_state
 
 from .kernels import KernelSpec, kernel_matrix
 
-__all__ = ["CellPartition", "kernel_kmeans", "partition_cells"]
+__all__ = ["CellPartition", "fit_cells", "kernel_kmeans", "partition_cells"]
 
 #: The kernel k-means sample's Gram matrix takes at most this many bytes
 #: (``m ≤ 4096`` sampled examples).
@@ -41,6 +41,12 @@ MIN_SAMPLE = 2000
 
 #: Lloyd iterations of kernel k-means on the sample.
 KMEANS_MAX_ITER = 30
+
+#: :func:`fit_cells`: a cell that receives more than this many times
+#: ``ceil(n / n_cells)`` rows is cut by kernel k-means of its own members,
+#: for at most ``SPLIT_ROUNDS`` rounds.
+SPLIT_FACTOR = 2.0
+SPLIT_ROUNDS = 3
 
 #: Examples routed at once by one thread: bounds their ``block × m``
 #: float32 kernel block.
@@ -399,28 +405,99 @@ class CellPartition:
         return cls(spec, reps, labels, within)
 
 
-def partition_cells(X: np.ndarray, n_cells: int, *, spec: KernelSpec, random_state=None):
-    """The cell of every row of ``X`` after two-step kernel k-means.
+def fit_cells(
+    X: np.ndarray,
+    n_cells: int,
+    *,
+    spec: KernelSpec,
+    random_state=None,
+    sample_size: int | None = None,
+    n_jobs: int = 1,
+) -> tuple[CellPartition, np.ndarray]:
+    """Cells of ``X`` by two-step kernel k-means, held to a budget.
 
-    Kernel k-means clusters a sample of ``X`` (:meth:`CellPartition.fit`),
-    then every row goes to its nearest cell (:meth:`CellPartition.assign`).
-    A cell that receives no row keeps its index unused.
+    Kernel k-means clusters a sample (:meth:`CellPartition.fit`) and every
+    row goes to its nearest cell. Kernel k-means may leave one cell holding
+    much of the data (a local kernel attaches far examples to the most
+    diffuse cell), so a cell that receives more than ``SPLIT_FACTOR`` times
+    ``ceil(n / n_cells)`` rows is cut by kernel k-means of its own members
+    (:meth:`CellPartition.split`), for at most ``SPLIT_ROUNDS`` rounds:
+    between cuts only the cut cells' members are routed again, among their
+    parts, and one pass over all rows then fixes the cells. Cells that
+    receive no row are dropped.
 
     Parameters
     ----------
     X : ndarray of shape (n, n_features)
         The examples.
     n_cells : int
-        Number of cells, in ``[1, n]``.
+        Number of cells aimed at, in ``[1, n]``.
     spec : KernelSpec
         The kernel (not 'precomputed').
     random_state : int, RandomState instance or None, default=None
-        Seeds the sample and the clustering.
+        Seeds the samples and the clustering.
+    sample_size : int or None, default=None
+        Examples clustered (see :meth:`CellPartition.fit`).
+    n_jobs : int, default=1
+        Threads routing blocks of rows at once.
+
+    Returns
+    -------
+    partition : CellPartition
+        The cells, each of which received at least one row.
+    scores : ndarray of shape (partition.n_cells, n)
+        The rows' routing scores, cell-major (:meth:`CellPartition.scores`
+        with ``by_cell=True``); a row's cell is its smallest.
+    """
+    rng = check_random_state(random_state)
+    n = X.shape[0]
+    partition = CellPartition.fit(X, n_cells, spec=spec, random_state=rng, sample_size=sample_size)
+    scores = partition.scores(X, n_jobs, by_cell=True)
+    labels = np.argmin(scores, axis=0)
+    budget = math.ceil(n / n_cells)
+    cut = False
+    for _ in range(SPLIT_ROUNDS):
+        sizes = np.bincount(labels, minlength=partition.n_cells)
+        large = np.flatnonzero(sizes > SPLIT_FACTOR * budget)
+        if large.size == 0:
+            break
+        partition, parts_of = partition.split(X, labels, large, budget, random_state=rng)
+        for c, ids in parts_of.items():
+            members = np.flatnonzero(labels == c)
+            labels[members] = ids[partition.restrict(ids).assign(X[members], n_jobs)]
+        cut = True
+    if cut:
+        scores = partition.scores(X, n_jobs, by_cell=True)
+        labels = np.argmin(scores, axis=0)
+    used = np.unique(labels)
+    if used.size < partition.n_cells:
+        # The routing rule then never picks them, and no row's cell changes.
+        partition = partition.restrict(used)
+        scores = scores[used]
+    return partition, scores
+
+
+def partition_cells(X: np.ndarray, n_cells: int, *, spec: KernelSpec, random_state=None):
+    """The cell of every row of ``X`` after two-step kernel k-means held to
+    its budget (:func:`fit_cells`).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_features)
+        The examples.
+    n_cells : int
+        Number of cells aimed at, in ``[1, n]``.
+    spec : KernelSpec
+        The kernel (not 'precomputed').
+    random_state : int, RandomState instance or None, default=None
+        Seeds the samples and the clustering.
 
     Returns
     -------
     ndarray of shape (n,)
-        The cell of each row, in ``[0, n_cells)``.
+        The cell of each row, in ``[0, c)`` with every one of the ``c`` cells
+        used; ``c`` may exceed ``n_cells`` where a cell beyond the budget was
+        cut.
     """
-    part = CellPartition.fit(X, n_cells, spec=spec, random_state=random_state)
-    return part.assign(X)
+    _, scores = fit_cells(X, n_cells, spec=spec, random_state=random_state)
+    return np.argmin(scores, axis=0)

@@ -206,7 +206,7 @@ class SVC(BaseSVMClassifier):
         The binary problem's rows are partitioned into ``ceil(n_rows /
         cell_size)`` cells by two-step kernel k-means
         (:func:`localsvm.cells.partition_cells`, drawn with
-        ``random_state``), each cell's dual is solved on its own (the cells
+        ``random_state``; a cell beyond twice its share is cut again), each cell's dual is solved on its own (the cells
         run ``n_jobs`` at once), and the global SMO starts from their
         concatenated multipliers, which are feasible for it (the boxes hold
         and ``yᵀα`` is a sum of zeros). The start's gradient is computed by
@@ -649,6 +649,8 @@ class SVC(BaseSVMClassifier):
                     dtype=np.intp,
                 )
                 order = np.argsort(labels, kind="stable")
+                # The budget may have cut a cell: count the cells given.
+                n_cells = int(labels.max()) + 1
                 bounds = np.searchsorted(labels[order], np.arange(n_cells + 1))
                 cut.extend(
                     group[order[bounds[c] : bounds[c + 1]]]
