@@ -34,6 +34,12 @@ def region_output(task, shared):
     return model.decision_function(X[rows])
 
 
+def region_iterations(models: list) -> np.ndarray:
+    """SMO iterations of each region's SVM (summed over its binary
+    problems; 0 for a region without one)."""
+    return np.array([0 if m is None else int(np.sum(m.n_iter_)) for m in models], dtype=np.int64)
+
+
 class RegionModelsMixin:
     """``decision_function`` and ``predict`` from one model per region.
 

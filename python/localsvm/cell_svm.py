@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_random_state
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
-from ._regions import RegionModelsMixin
+from ._regions import RegionModelsMixin, region_iterations
 from .cells import fit_cells
 from .parallel import effective_n_jobs, run_tasks
 from .svc import SVC
@@ -423,10 +423,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         )
         timings["svm"] = time.perf_counter() - start
         self.timings_ = timings
-        self.cell_n_iter_ = np.array(
-            [0 if m is None else int(np.sum(m.n_iter_)) for m in self.cell_models_],
-            dtype=np.int64,
-        )
+        self.cell_n_iter_ = region_iterations(self.cell_models_)
         self.n_iter_ = int(self.cell_n_iter_.sum())
         stopped = [m is not None and m.fit_status_ != 0 for m in self.cell_models_]
         self.fit_status_ = int(self._warn_unconverged([not s for s in stopped], "cell SVMs"))

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_random_state, validate_data
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
-from ._regions import RegionModelsMixin
+from ._regions import RegionModelsMixin, region_iterations
 from ._validation import prepare_input
 from .clustering.base import check_n_clusters
 from .kernels import resolve_gamma
@@ -532,10 +532,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         )
         timings["svm"] = time.perf_counter() - start
         self.timings_ = timings
-        self.cluster_n_iter_ = np.array(
-            [0 if m is None else int(np.sum(m.n_iter_)) for m in self.cluster_models_],
-            dtype=np.int64,
-        )
+        self.cluster_n_iter_ = region_iterations(self.cluster_models_)
         self.n_iter_ = int(self.cluster_n_iter_.sum())
         report.log(1, "ProfileSVC fit: %d cluster SVMs, %.3f s", kappa, timings["svm"])
         report.end(X, y)

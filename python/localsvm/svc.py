@@ -206,8 +206,9 @@ class SVC(BaseSVMClassifier):
         The binary problem's rows are partitioned into ``ceil(n_rows /
         cell_size)`` cells by two-step kernel k-means
         (:func:`localsvm.cells.partition_cells`, drawn with
-        ``random_state``; a cell beyond twice its share is cut again), each cell's dual is solved on its own (the cells
-        run ``n_jobs`` at once), and the global SMO starts from their
+        ``random_state``; a cell beyond twice its share is cut again),
+        each cell's dual is solved on its own (the cells run ``n_jobs`` at
+        once), and the global SMO starts from their
         concatenated multipliers, which are feasible for it (the boxes hold
         and ``yᵀα`` is a sum of zeros). The start's gradient is computed by
         blocked products over its support vectors, in parallel, not one
