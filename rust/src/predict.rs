@@ -6,7 +6,8 @@ use rayon::prelude::*;
 use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
 use crate::kernel::{
-    fill_one_impl, kernel_value, scratch, Csc, CsrRows, KernelKind, Panel, Query, Rows,
+    fill_four_impl, fill_one_impl, kernel_value, scratch, Csc, CsrRows, KernelKind, Panel, Query,
+    Rows,
 };
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
 use crate::simd;
@@ -16,10 +17,12 @@ const ROWS_PER_TASK: usize = 64;
 /// Support vectors per partial sum: products are summed in `f32` within a
 /// block and the blocks in `f64`.
 const BLOCK: usize = 256;
-/// Test rows whose kernel rows are held together, so each block of
-/// coefficients is read once for all of them (a divisor of
-/// [`ROWS_PER_TASK`]).
-const GROUP: usize = 8;
+/// Support vectors per block of the `f32` loop: the block's panel rows
+/// and the task's kernel values against it (`ROWS_PER_TASK · SV_BLOCK`
+/// floats) stay in the L2 cache. A multiple of [`BLOCK`] and of the kernel
+/// loops' tiles (48 rows for four test rows, 64 for one), which are fastest
+/// whole.
+const SV_BLOCK: usize = 768;
 
 /// Decision values, row-major `m × k` for `m` test rows and `k` expansions,
 /// in the path [`crate::precision::resolve`] picks for the test rows and
@@ -466,12 +469,15 @@ struct Context<'a> {
 simd::multiversion! {
     /// Decision values of test rows `first..` into `out` (`k` per row).
     ///
-    /// The rows go in groups of [`GROUP`]: the group's kernel rows first,
-    /// then each block of an expansion's coefficients is applied to every
-    /// row of the group while it is in cache (the coefficients of many
-    /// one-vs-one pairs exceed the L2 cache, so streaming them once per row
-    /// would dominate). Each row's sum runs over the same blocks in the same
-    /// order as one row alone would.
+    /// The support vectors go in blocks of [`SV_BLOCK`], the outer loop: a
+    /// block's panel rows (`SV_BLOCK · d` floats) stay in cache while the
+    /// kernel values of every test row of the task against them are formed
+    /// (four rows per pass over the block), and each expansion's
+    /// coefficients for the block are then applied to all those rows. So
+    /// the panel and the coefficients are read from memory once per task,
+    /// not once per test row. A row's sum over a segment is summed in `f32`
+    /// within each block (at most [`BLOCK`] values) and in `f64` across
+    /// blocks, in the same order whatever the other rows of the task.
     fn decision_block, fn decision_block_impl(
         ctx: &Context<'_>,
         test: &Rows,
@@ -480,28 +486,45 @@ simd::multiversion! {
     ) {
         let k = ctx.intercept.len();
         let s = ctx.panel.n();
-        let mut kv = vec![0.0f32; GROUP * s];
-        for (g, group_out) in out.chunks_mut(GROUP * k).enumerate() {
-            let rows = group_out.len() / k;
-            let base = first + g * GROUP;
-            for (r, kv_row) in kv.chunks_mut(s.max(1)).take(rows).enumerate() {
-                let q = Query::new(test.row(base + r).iter().map(|&v| v as f32).collect());
-                fill_one_impl::<FMA>(ctx.kind, ctx.panel, &q, 1.0, ctx.ones, 0, s, kv_row);
+        let rows = out.len() / k;
+        let queries: Vec<Query> = (0..rows)
+            .map(|r| Query::new(test.row(first + r).iter().map(|&v| v as f32).collect()))
+            .collect();
+        for row_out in out.chunks_mut(k) {
+            row_out.copy_from_slice(ctx.intercept);
+        }
+        let mut kv = vec![0.0f32; rows * SV_BLOCK];
+        for b0 in (0..s).step_by(SV_BLOCK) {
+            let b1 = (b0 + SV_BLOCK).min(s);
+            let len = b1 - b0;
+            let mut chunks = kv.chunks_mut(SV_BLOCK);
+            let mut r = 0;
+            while r + 4 <= rows {
+                let outs: [&mut [f32]; 4] =
+                    std::array::from_fn(|_| &mut chunks.next().unwrap()[..len]);
+                let qs = [&queries[r], &queries[r + 1], &queries[r + 2], &queries[r + 3]];
+                fill_four_impl::<FMA>(ctx.kind, ctx.panel, qs, [1.0; 4], ctx.ones, b0, b1, outs);
+                r += 4;
+            }
+            for (q, kv_row) in queries[r..].iter().zip(chunks) {
+                fill_one_impl::<FMA>(ctx.kind, ctx.panel, q, 1.0, ctx.ones, b0, b1, &mut kv_row[..len]);
             }
             for c in 0..k {
-                let mut totals = [ctx.intercept[c]; GROUP];
                 for seg in ctx.layout.segments(c) {
-                    let coef = &ctx.coef[seg.coef..seg.coef + seg.len];
-                    for (b, cb) in coef.chunks(BLOCK).enumerate() {
-                        let lo = seg.sv + b * BLOCK;
-                        for (r, total) in totals.iter_mut().take(rows).enumerate() {
-                            let kb = &kv[r * s + lo..r * s + lo + cb.len()];
-                            *total += f64::from(dot32::<FMA>(cb, kb));
-                        }
+                    let lo = seg.sv.max(b0);
+                    let hi = (seg.sv + seg.len).min(b1);
+                    if lo >= hi {
+                        continue;
                     }
-                }
-                for (r, total) in totals.iter().take(rows).enumerate() {
-                    group_out[r * k + c] = *total;
+                    let cb = &ctx.coef[seg.coef + (lo - seg.sv)..seg.coef + (hi - seg.sv)];
+                    for (kv_row, row_out) in kv.chunks(SV_BLOCK).zip(out.chunks_mut(k)) {
+                        let kb = &kv_row[lo - b0..hi - b0];
+                        let mut sum = 0.0f64;
+                        for (cc, kk) in cb.chunks(BLOCK).zip(kb.chunks(BLOCK)) {
+                            sum += f64::from(dot32::<FMA>(cc, kk));
+                        }
+                        row_out[c] += sum;
+                    }
                 }
             }
         }
@@ -601,6 +624,78 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("float32"), "{err}");
+    }
+
+    #[test]
+    fn float32_rows_together_give_each_row_alone() {
+        // 2000 support vectors span several blocks with a ragged last one;
+        // 11 test rows go four at a time (the AVX-512 loop) and one by one
+        // for the rest. Every row must match its own one-row call bit for
+        // bit, for each kernel and for rows with many zeros (dot products).
+        let (s, d) = (2000, 7);
+        let sv: Vec<f64> = (0..s * d).map(wiggle).collect();
+        let sv = Rows::new(sv, s, d).unwrap();
+        let coef: Vec<f64> = (0..2 * s).map(|i| wiggle(i + 77)).collect();
+        let kinds = [
+            KernelKind::Rbf { gamma: 0.3 },
+            KernelKind::Linear,
+            KernelKind::Sigmoid {
+                gamma: 0.1,
+                coef0: 0.2,
+            },
+        ];
+        for kind in kinds {
+            for sparse in [false, true] {
+                let m = 11;
+                let test: Vec<f64> = (0..m * d)
+                    .map(|i| {
+                        if sparse && i % 3 != 0 {
+                            0.0
+                        } else {
+                            wiggle(i + 5000)
+                        }
+                    })
+                    .collect();
+                let rows = Rows::new(test.clone(), m, d).unwrap();
+                let (all, path) =
+                    decision_values_with(kind, &rows, &sv, &coef, &[0.5, -0.5], Precision::Float32)
+                        .unwrap();
+                assert_eq!(path, Precision::Float32);
+                for r in 0..m {
+                    let one = Rows::new(test[r * d..(r + 1) * d].to_vec(), 1, d).unwrap();
+                    let (alone, _) = decision_values_with(
+                        kind,
+                        &one,
+                        &sv,
+                        &coef,
+                        &[0.5, -0.5],
+                        Precision::Float32,
+                    )
+                    .unwrap();
+                    for c in 0..2 {
+                        assert_eq!(
+                            all[r * 2 + c].to_bits(),
+                            alone[c].to_bits(),
+                            "{kind:?}, sparse {sparse}, row {r}"
+                        );
+                        let exact: f64 = (0..s)
+                            .map(|t| {
+                                coef[c * s + t]
+                                    * kernel_value(
+                                        kind,
+                                        one.row(0),
+                                        sv.row(t),
+                                        one.sq_norm(0),
+                                        sv.sq_norm(t),
+                                    )
+                            })
+                            .sum::<f64>()
+                            + [0.5, -0.5][c];
+                        assert!((alone[c] - exact).abs() < 1e-3, "{} vs {exact}", alone[c]);
+                    }
+                }
+            }
+        }
     }
 
     fn sq_dist_ref(a: &[f64], b: &[f64]) -> f64 {

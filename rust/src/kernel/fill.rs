@@ -71,7 +71,7 @@ fn uses_difference(kind: KernelKind, q: &Query) -> bool {
 /// read once for all `R` queries.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn fill_difference<const FMA: bool, const R: usize>(
+fn fill_difference<const FMA: bool, const R: usize, const T: usize>(
     kind: KernelKind,
     panel: &Panel,
     queries: [&Query; R],
@@ -83,20 +83,26 @@ fn fill_difference<const FMA: bool, const R: usize>(
 ) {
     let mut t0 = start;
     while t0 < end {
-        let len = TILE.min(end - t0);
-        let mut acc = [[0.0f32; TILE]; R];
-        if len == TILE {
-            // Compile-time tile size: accumulators stay in registers.
+        let len = T.min(end - t0);
+        let mut acc = [[0.0f32; T]; R];
+        if len == T {
+            // Compile-time tile size, and the running sums in a local array
+            // no reference escapes from (copied out after the loop), so
+            // they stay in vector registers across the features.
+            let rows: [&[f32]; R] = std::array::from_fn(|r| &queries[r].row[..panel.d]);
+            let mut sums = [[0.0f32; T]; R];
+            #[allow(clippy::needless_range_loop)] // `f` indexes the panel too
             for f in 0..panel.d {
-                let col: &[f32; TILE] = panel.feature(f, t0, t0 + TILE).try_into().unwrap();
-                for (a, q) in acc.iter_mut().zip(&queries) {
-                    let qf = q.row[f];
-                    for k in 0..TILE {
-                        let diff = col[k] - qf;
-                        a[k] = simd::fmadd::<FMA>(diff, diff, a[k]);
+                let col: &[f32; T] = panel.feature(f, t0, t0 + T).try_into().unwrap();
+                let qf: [f32; R] = std::array::from_fn(|r| rows[r][f]);
+                for r in 0..R {
+                    for k in 0..T {
+                        let diff = col[k] - qf[r];
+                        sums[r][k] = simd::fmadd::<FMA>(diff, diff, sums[r][k]);
                     }
                 }
             }
+            acc = sums;
         } else {
             for f in 0..panel.d {
                 let col = panel.feature(f, t0, t0 + len);
@@ -131,7 +137,7 @@ simd::multiversion! {
         out: &mut [f32],
     ) {
         if uses_difference(kind, q) {
-            fill_difference::<FMA, 1>(kind, panel, [q], [factor], scale, start, end, [out]);
+            fill_difference::<FMA, 1, TILE>(kind, panel, [q], [factor], scale, start, end, [out]);
             return;
         }
         // From dot products over the query's non-zero features only (every
@@ -188,7 +194,7 @@ simd::multiversion! {
         out1: &mut [f32],
     ) {
         if uses_difference(kind, q0) && uses_difference(kind, q1) {
-            fill_difference::<FMA, 2>(
+            fill_difference::<FMA, 2, TILE>(
                 kind,
                 panel,
                 [q0, q1],
@@ -201,6 +207,35 @@ simd::multiversion! {
         } else {
             fill_one_impl::<FMA>(kind, panel, q0, f0, scale, start, end, out0);
             fill_one_impl::<FMA>(kind, panel, q1, f1, scale, start, end, out1);
+        }
+    }
+}
+
+/// Four queries against panel rows `[start, end)`:
+/// `outs[r][t − start] = factors[r] · scale[t] · K(q_r, x_t)`, in one pass
+/// over the panel when all four are dense RBF queries (the register-tiled
+/// difference loop) on AVX-512, else one query at a time. The values are
+/// [`fill_one`]'s, bit for bit. For the vectorised loops of other modules
+/// (inlined into their instruction-set builds).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fill_four_impl<const FMA: bool>(
+    kind: KernelKind,
+    panel: &Panel,
+    queries: [&Query; 4],
+    factors: [f32; 4],
+    scale: &[f32],
+    start: usize,
+    end: usize,
+    outs: [&mut [f32]; 4],
+) {
+    if simd::level() == simd::Level::Avx512 && queries.iter().all(|q| uses_difference(kind, q)) {
+        // Four queries' running sums (4 × 48 floats) fit AVX-512's 32
+        // vector registers beside the panel values and the differences.
+        fill_difference::<FMA, 4, 48>(kind, panel, queries, factors, scale, start, end, outs);
+    } else {
+        for ((q, out), f) in queries.into_iter().zip(outs).zip(factors) {
+            fill_one_impl::<FMA>(kind, panel, q, f, scale, start, end, out);
         }
     }
 }

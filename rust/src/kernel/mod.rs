@@ -23,7 +23,7 @@ mod rows;
 mod source;
 
 pub use csr::{scratch, Csc, CsrRows};
-pub(crate) use fill::fill_one_impl;
+pub(crate) use fill::{fill_four_impl, fill_one_impl};
 pub use kinds::KernelKind;
 pub use matrix::{
     check_indices, check_kernel_values, gather_square, kernel_matrix, kernel_matrix_or,
