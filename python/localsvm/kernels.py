@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core
-from ._decompose import ovo_pairs
+from ._multiclass import ovo_pairs
 from ._memory import memory_budget
 
 KERNELS: tuple[str, ...] = ("linear", "poly", "rbf", "sigmoid", "precomputed")

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._decompose import libsvm_to_ovo, ovo_pairs, ovo_to_libsvm
+from ._multiclass import libsvm_to_ovo, ovo_pairs, ovo_to_libsvm
 from .kernels import KernelSpec
 from .svc import SVC
 

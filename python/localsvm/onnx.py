@@ -165,10 +165,12 @@ def _converter(scope, operator, container) -> None:
         for k, (a, b) in enumerate(pairs):
             win[k, a] = 1.0
             lose[k, b] = 1.0
-        positive = node(
-            "Cast", [node("Greater", [raw, const("zero", 0.0)], "wins")], "wins_f", to=dtype
+        # A pair votes for b where its value is < 0, else for a: the rule of
+        # the 'ovr' shaped decision values (localsvm._multiclass.ovo_to_ovr).
+        negative = node(
+            "Cast", [node("Less", [raw, const("zero", 0.0)], "losses")], "losses_f", to=dtype
         )
-        negative = node("Sub", [const("one", 1.0), positive], "losses")
+        positive = node("Sub", [const("one", 1.0), negative], "wins")
         votes = node(
             "Add",
             [
