@@ -242,9 +242,7 @@ def _voting(abstain: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
     return np.ones(shape, dtype=bool) if abstain is None else ~np.asarray(abstain, dtype=bool)
 
 
-def ovo_votes(
-    dec: np.ndarray, n_classes: int, abstain: np.ndarray | None = None
-) -> np.ndarray:
+def ovo_votes(dec: np.ndarray, n_classes: int, abstain: np.ndarray | None = None) -> np.ndarray:
     """Votes per class, ``(n_samples, n_classes)``, as LIBSVM's prediction
     counts them: pair ``(a, b)`` votes for ``a`` when its value is ``> 0``,
     else for ``b``; pairs marked in ``abstain`` do not vote."""

@@ -728,9 +728,7 @@ class LocalSVC(BaseSVMClassifier):
     def _votes(self, details: Bunch) -> np.ndarray:
         """Per-class scores: ovo votes (a one-class neighbourhood votes for its
         class) with the σ-weighted fallback where no pair voted."""
-        votes = ovo_votes(
-            details.decision, self.classes_.shape[0], abstain=details.status == EMPTY
-        )
+        votes = ovo_votes(details.decision, self.classes_.shape[0], abstain=details.status == EMPTY)
         nobody = votes.sum(1) == 0
         if np.any(nobody):
             weights = details.sigma_sum[nobody]
