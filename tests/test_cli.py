@@ -241,6 +241,7 @@ def test_ctrl_c_prints_one_line_and_exits_130(files, capsys, monkeypatch):
     assert (tmp / "m.model").read_text() == "before\n"
 
 
+@pytest.mark.timing
 def test_sigint_stops_train_with_one_line(tmp_path):
     # The real thing: SIGINT to `python -m localsvm train` during a fit.
     import signal
