@@ -319,3 +319,23 @@ def test_incremental_evaluates_svc_attributes(multiclass):
     np.testing.assert_allclose(
         inc.decision_function(X_test), svc.decision_function(X_test), atol=1e-5
     )
+
+
+@pytest.mark.parametrize("break_ties", [False, True])
+@pytest.mark.parametrize("labels", ["ints", "strings"])
+def test_onnx_export_breaks_ties_as_predict(tied_blobs, break_ties, labels):
+    """The exported model's label and scores follow the same rules on the
+    tie-heavy case (its values are exact zeros in float32 too)."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("skl2onnx")
+    from localsvm.onnx import to_onnx
+
+    X, y, X_test = tied_blobs
+    if labels == "strings":
+        y = np.array(["ant", "bee", "cat"])[y]
+    clf = SVC(gamma=1e6, break_ties=break_ties).fit(X, y)
+    onx = to_onnx(clf, X[:2].astype(np.float32))
+    session = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+    label, scores = session.run(None, {"X": X_test.astype(np.float32)})
+    np.testing.assert_array_equal(label, clf.predict(X_test))
+    np.testing.assert_allclose(scores, clf.decision_function(X_test), atol=1e-6)

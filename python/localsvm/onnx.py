@@ -11,7 +11,9 @@ contain an ``SVC``) use the same converter. Both need the optional packages
 
 The ONNX model has two outputs, named as skl2onnx names those of
 scikit-learn's ``SVC`` without probability estimates, so that code written
-for that export runs unchanged: ``label`` (the predicted class) and
+for that export runs unchanged: ``label`` (the predicted class, by the
+rules of ``SVC.predict``: the one-vs-one vote, or the largest score with
+``break_ties=True``) and
 ``probabilities`` (``output_label`` and ``output_probability`` behind
 skl2onnx's ZipMap), which, as there, holds decision scores, not
 probabilities. For more than two classes they are skl2onnx's: the
@@ -132,10 +134,14 @@ def _converter(scope, operator, container) -> None:
         return out
 
     raw = name("svm_scores")
+    # The operator's label is LIBSVM's vote (break_ties=False); with
+    # break_ties the label is the largest score instead (written below).
+    by_scores = bool(getattr(model, "break_ties", False)) and n_classes > 2
+    label = name("vote_label") if by_scores else operator.outputs[0].full_name
     container.add_node(
         "SVMClassifier",
         operator.inputs[0].full_name,
-        [operator.outputs[0].full_name, raw],
+        [label, raw],
         op_domain="ai.onnx.ml",
         op_version=1,
         name=scope.get_unique_operator_name("SVMClassifier"),
@@ -202,6 +208,27 @@ def _converter(scope, operator, container) -> None:
         [operator.outputs[1].full_name],
         name=scope.get_unique_operator_name("Identity"),
     )
+    if by_scores:
+        # ArgMax takes the first of equal scores: the lowest class index,
+        # as localsvm._multiclass.predict_index.
+        best = node("ArgMax", [scores], "best", axis=1, keepdims=0)
+        if "classlabels_ints" in attrs:
+            labels = _int_const(container, scope, attrs["classlabels_ints"])
+        else:
+            labels = scope.get_unique_variable_name("labels")
+            container.add_initializer(
+                labels,
+                onnx_proto.TensorProto.STRING,
+                [n_classes],
+                [c.encode() for c in attrs["classlabels_strings"]],
+            )
+        container.add_node(
+            "Gather",
+            [labels, best],
+            [operator.outputs[0].full_name],
+            name=scope.get_unique_operator_name("Gather"),
+            axis=0,
+        )
 
 
 def _int_const(container, scope, values) -> str:
