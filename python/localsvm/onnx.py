@@ -13,11 +13,10 @@ The ONNX model has two outputs, named as skl2onnx names those of
 scikit-learn's ``SVC`` without probability estimates, so that code written
 for that export runs unchanged: ``label`` (the predicted class, by the
 rules of ``SVC.predict``: the one-vs-one vote, or the largest score with
-``break_ties=True``) and
-``probabilities`` (``output_label`` and ``output_probability`` behind
-skl2onnx's ZipMap), which, as there, holds decision scores, not
-probabilities. For more than two classes they are skl2onnx's: the
-one-vs-rest shaped scores of ``decision_function`` with
+``break_ties=True``) and ``probabilities`` (``output_label`` and
+``output_probability`` behind skl2onnx's ZipMap), which, as there, holds
+decision scores, not probabilities. For more than two classes they are
+skl2onnx's: the one-vs-rest shaped scores of ``decision_function`` with
 ``decision_function_shape='ovr'``. For two classes they are ``[−d, d]``
 with ``d`` the ``SVC``'s ``decision_function``, so the larger column is the
 predicted class; skl2onnx writes ``[d, −d]`` for scikit-learn's ``SVC``,
