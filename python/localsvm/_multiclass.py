@@ -59,9 +59,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-
-MULTICLASS = ("ovo", "ovr")
-SHAPES = ("ovr", "ovo")
+from sklearn.utils.validation import check_is_fitted
 
 
 def ovo_pairs(n_classes: int) -> list[tuple[int, int]]:
@@ -346,3 +344,33 @@ def predict_index(
     if break_ties:
         return np.argmax(ovo_to_ovr(dec, n_classes), axis=1)
     return vote_winner(dec, n_classes)
+
+
+class BinaryModelsMixin:
+    """``decision_function`` and ``predict`` bodies for an estimator whose
+    binary models give their values through ``_model_decision(X)`` and
+    that has the parameters ``multiclass``, ``decision_function_shape``
+    and ``break_ties`` (:class:`localsvm.SVC`,
+    :class:`localsvm.IncrementalSVC`); the estimator keeps its public
+    methods and docstrings and calls these."""
+
+    def _multiclass_decision(self, X) -> np.ndarray:
+        return decision_function(
+            self._model_decision(X),
+            self.classes_.shape[0],
+            self.multiclass,
+            self.decision_function_shape,
+        )
+
+    def _multiclass_predict(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        # Refused before X is looked at, as scikit-learn does.
+        check_break_ties(self.break_ties, self.decision_function_shape)
+        idx = predict_index(
+            self._model_decision(X),
+            self.classes_.shape[0],
+            self.multiclass,
+            self.break_ties,
+            self.decision_function_shape,
+        )
+        return self.classes_[idx]

@@ -28,11 +28,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._multiclass import (
+    BinaryModelsMixin,
     assemble,
     binary_tasks,
-    check_break_ties,
-    decision_function,
-    predict_index,
     problem_classes,
 )
 from ._validation import prepare_input
@@ -664,7 +662,7 @@ def _learn_task(task):
     return learner, stats
 
 
-class IncrementalSVC(BaseSVMClassifier):
+class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
     """Online kernel SVM learnt one example at a time by local updates (LISVM).
 
     Each binary learner processes the examples in the order given. A new
@@ -1228,12 +1226,7 @@ class IncrementalSVC(BaseSVMClassifier):
             class pair for ``multiclass='ovo'`` with
             ``decision_function_shape='ovo'``.
         """
-        return decision_function(
-            self._model_decision(X),
-            self.classes_.shape[0],
-            self.multiclass,
-            self.decision_function_shape,
-        )
+        return self._multiclass_decision(X)
 
     def predict(self, X):
         """Predict the class of each row of ``X``.
@@ -1248,13 +1241,4 @@ class IncrementalSVC(BaseSVMClassifier):
         ndarray of shape (n_samples,)
             The predicted labels, taken from ``classes_``.
         """
-        check_is_fitted(self)
-        check_break_ties(self.break_ties, self.decision_function_shape)
-        idx = predict_index(
-            self._model_decision(X),
-            self.classes_.shape[0],
-            self.multiclass,
-            self.break_ties,
-            self.decision_function_shape,
-        )
-        return self.classes_[idx]
+        return self._multiclass_predict(X)

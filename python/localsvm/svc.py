@@ -24,12 +24,10 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import BaseSVMClassifier, restore_on_interrupt
 from ._compat import Hidden, Interval, StrOptions, fit_context
 from ._multiclass import (
+    BinaryModelsMixin,
     assemble,
     binary_tasks,
-    check_break_ties,
-    decision_function,
     ovo_compact,
-    predict_index,
     problem_classes,
 )
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
@@ -100,7 +98,7 @@ def _cells_partition():
     return partition_cells
 
 
-class SVC(BaseSVMClassifier):
+class SVC(BinaryModelsMixin, BaseSVMClassifier):
     """C-support vector classification, solved by a pluggable QP backend.
 
     The dual of each binary problem is ``min ½αᵀQα − eᵀα`` subject to
@@ -985,12 +983,7 @@ class SVC(BaseSVMClassifier):
             Otherwise one column per class, or one per class pair for
             ``multiclass='ovo'`` with ``decision_function_shape='ovo'``.
         """
-        return decision_function(
-            self._model_decision(X),
-            self.classes_.shape[0],
-            self.multiclass,
-            self.decision_function_shape,
-        )
+        return self._multiclass_decision(X)
 
     def predict(self, X):
         """Predict the class of each sample.
@@ -1006,16 +999,7 @@ class SVC(BaseSVMClassifier):
         ndarray of shape (n_samples,)
             The predicted labels, taken from ``classes_``.
         """
-        check_is_fitted(self)
-        check_break_ties(self.break_ties, self.decision_function_shape)
-        idx = predict_index(
-            self._model_decision(X),
-            self.classes_.shape[0],
-            self.multiclass,
-            self.break_ties,
-            self.decision_function_shape,
-        )
-        return self.classes_[idx]
+        return self._multiclass_predict(X)
 
     def _check_proba(self) -> bool:
         if self.probability == "deprecated" or not self.probability:
