@@ -143,10 +143,17 @@ def test_tie_heavy_matches_scikit_learn(tied_blobs, break_ties):
     theirs = SklearnSVC(gamma=1e6, break_ties=break_ties).fit(X, y)
     ours = SVC(gamma=1e6, break_ties=break_ties).fit(X, y)
     np.testing.assert_array_equal(ours.intercept_, theirs.intercept_)
+    assert np.all(ours.intercept_ == 0.0)  # every value away from the data: ±0
     np.testing.assert_array_equal(ours.predict(X_test), theirs.predict(X_test))
     np.testing.assert_allclose(
         ours.decision_function(X_test), theirs.decision_function(X_test), atol=1e-9
     )
+    # An intercept of −0.0 instead of 0.0 changes no vote and no score.
+    predicted, scores = ours.predict(X_test), ours.decision_function(X_test)
+    for zero in (-0.0, 0.0):
+        ours._model_intercept = np.full_like(ours._model_intercept, zero)
+        np.testing.assert_array_equal(ours.predict(X_test), predicted)
+        np.testing.assert_array_equal(ours.decision_function(X_test), scores)
     for model in (ours, theirs):
         model.set_params(decision_function_shape="ovo", break_ties=False)
     np.testing.assert_allclose(
