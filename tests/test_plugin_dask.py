@@ -186,6 +186,7 @@ def test_worker_killed_mid_batch(cluster):
     assert set(client.scheduler_info()["workers"]) != before  # the nanny restarted it
 
 
+@pytest.mark.timing
 def test_unreachable_scheduler_is_a_clear_error():
     script = textwrap.dedent(
         """
