@@ -9,13 +9,6 @@ from __future__ import annotations
 import os
 import time
 
-
-def square_after(task: int, shared: float) -> int:
-    """``task²`` after sleeping ``shared`` seconds."""
-    time.sleep(shared)
-    return task * task
-
-
 #: Every shared object a task received, kept alive so that two objects
 #: deserialised one after the other cannot share an address (and an id).
 _RECEIVED: list[object] = []
@@ -33,3 +26,13 @@ def fail_on(task: int, shared: int) -> int:
     if task == shared:
         raise ValueError(f"task {task} refused")
     return task
+
+
+def square_when_released(task: int, shared: str) -> int:
+    """``task²`` once the ``distributed.Event`` named ``shared`` is set
+    (``TimeoutError`` after two minutes without it)."""
+    from distributed import Event
+
+    if not Event(shared).wait(timeout=120):
+        raise TimeoutError(f"the event {shared!r} was never set")
+    return task * task

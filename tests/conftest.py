@@ -127,3 +127,42 @@ def run_in_child(code: str, *, address_limit: int = 0, timeout: float = 600) -> 
         if line.startswith("CHILD-RESULT "):
             result.update(json.loads(line[len("CHILD-RESULT ") :]))
     return result
+
+
+def runs_detached(call, max_calls: int = 50) -> bool:
+    """Whether ``call()`` (a compiled-core call) lets another Python thread
+    run while it executes, i.e. releases the GIL. No clock is read.
+
+    With a switch interval far longer than the test, a thread holding the
+    GIL keeps it until it blocks or releases it itself. ``call`` runs on a
+    worker thread, up to ``max_calls`` times, until the main thread (woken
+    once the worker is about to call) gets the GIL and sets ``ran``; the
+    worker checks ``ran`` only between its own calls, so if the calls held
+    the GIL the main thread could not run before the worker ends, and the
+    answer is False."""
+    import sys
+    import threading
+
+    about_to_call, ran = threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def worker():
+        about_to_call.set()
+        for _ in range(max_calls):
+            call()
+            if ran.is_set():
+                seen.append(True)
+                return
+        seen.append(False)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    try:
+        thread = threading.Thread(target=worker)
+        thread.start()
+        about_to_call.wait()
+        ran.set()
+        thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return seen == [True]

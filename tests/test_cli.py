@@ -190,10 +190,10 @@ def test_progress_draws_a_bar_and_trains_the_same_model(files, capsys):
     tmp, _, _ = files
     status, _, err = _run(capsys, "train", "-c", "4", "train.svm", "plain.model")
     assert status == 0, err
-    status, out, err = _run(capsys, "train", "--progress", "-c", "4", "train.svm", "bar.model")
+    status, out, err = _run(capsys, "train", "--progress", "-c", "4", "train.svm", "progress.model")
     assert status == 0, err
-    assert "SVC - fit" in out + err  # the bar's label, wherever rich drew it
-    assert (tmp / "plain.model").read_text() == (tmp / "bar.model").read_text()
+    assert "SVC - fit" in out + err  # the progress bar's label, wherever rich drew it
+    assert (tmp / "plain.model").read_text() == (tmp / "progress.model").read_text()
 
 
 def test_train_checks_the_model_path_before_the_fit(files, capsys, monkeypatch):
@@ -241,6 +241,7 @@ def test_ctrl_c_prints_one_line_and_exits_130(files, capsys, monkeypatch):
     assert (tmp / "m.model").read_text() == "before\n"
 
 
+@pytest.mark.timing
 def test_sigint_stops_train_with_one_line(tmp_path):
     # The real thing: SIGINT to `python -m localsvm train` during a fit.
     import signal

@@ -5,7 +5,8 @@ every loader of :mod:`localsvm.datasets`), with the public methods and
 properties they define or inherit from localsvm, is checked by
 ``numpydoc.validate``, as scikit-learn's ``sklearn/tests/test_docstrings.py``
 checks its own. A second test keeps references to internal design notes out
-of the package's text.
+of the package's text, and out of the Rust sources, the READMEs, the plugins
+and the tests.
 """
 
 from __future__ import annotations
@@ -129,11 +130,32 @@ def _text_files() -> list[str]:
     return sorted(p.relative_to(PACKAGE).as_posix() for p in files)
 
 
-@pytest.mark.parametrize("relpath", _text_files())
-def test_no_internal_references(relpath):
-    text = (PACKAGE / relpath).read_text(encoding="utf-8")
+def _assert_no_internal_references(path: Path, relpath: str) -> None:
+    text = path.read_text(encoding="utf-8")
     hits = [
         f"  line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r}"
         for m in INTERNAL_REFERENCE.finditer(text)
     ]
     assert not hits, f"{relpath} cites internal references:\n" + "\n".join(hits)
+
+
+@pytest.mark.parametrize("relpath", _text_files())
+def test_no_internal_references(relpath):
+    _assert_no_internal_references(PACKAGE / relpath, relpath)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _repository_files() -> list[str]:
+    """The Rust sources, the READMEs, the plugins and the tests (this file
+    names the patterns, so it is left out)."""
+    patterns = ("rust/src/**/*.rs", "README.md", "plugins/*/README.md", "plugins/**/*.py")
+    files = [p for pattern in patterns for p in ROOT.glob(pattern)]
+    files += [p for p in (ROOT / "tests").rglob("*.py") if p.name != Path(__file__).name]
+    return sorted(p.relative_to(ROOT).as_posix() for p in files if "build" not in p.parts)
+
+
+@pytest.mark.parametrize("relpath", _repository_files())
+def test_no_internal_references_in_the_repository(relpath):
+    _assert_no_internal_references(ROOT / relpath, relpath)

@@ -5,6 +5,10 @@ starts, a thread of the child sends the process SIGINT after about a second
 and notes the time, and the child reports how long ``KeyboardInterrupt``
 took to arrive, which fitted attributes the estimator holds afterwards, and
 whether a second, small call in the same process then works.
+
+The tests that bound the interrupt's latency are marked ``timing`` (a heavily
+loaded machine can delay any thread past the bound): ``-m 'not timing'``
+leaves them out.
 """
 
 from __future__ import annotations
@@ -165,6 +169,7 @@ CASES = {
 }
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_sigint_stops_a_long_job_promptly(case):
     out = _run_child(case)
@@ -232,6 +237,7 @@ def test_the_thread_engine_stops_pending_tasks_and_waits_for_running_ones():
     assert sorted(finished) == sorted(started)
 
 
+@pytest.mark.timing
 def test_interrupt_all_stops_a_solve_in_a_worker_thread_and_nothing_later():
     import threading
     import time
@@ -244,9 +250,20 @@ def test_interrupt_all_stops_a_solve_in_a_worker_thread_and_nothing_later():
     upper = np.full(6000, 1e3)
     got = {}
 
+    running = threading.Event()
+
     def worker():
         try:
-            _core.solve_qp(X, y, upper, gamma=0.05, tol=1e-8, cache_size=4.0)
+            # The progress callback runs while the solve is under way.
+            _core.solve_qp(
+                X,
+                y,
+                upper,
+                gamma=0.05,
+                tol=1e-8,
+                cache_size=4.0,
+                progress=lambda n_iter, gap: running.set(),
+            )
             got["result"] = "finished"
         except KeyboardInterrupt:
             got["result"] = "interrupted"
@@ -254,8 +271,7 @@ def test_interrupt_all_stops_a_solve_in_a_worker_thread_and_nothing_later():
 
     t = threading.Thread(target=worker)
     t.start()
-    time.sleep(0.5)
-    assert t.is_alive(), "the solve ended too soon to be interrupted"
+    assert running.wait(timeout=120), "the solve never reported progress"
     sent = time.monotonic()
     _core.interrupt_all()
     t.join(timeout=30)

@@ -13,7 +13,7 @@ from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
 from localsvm import SVC
-from localsvm._decompose import ovo_compact, ovo_pairs
+from localsvm._multiclass import ovo_compact, ovo_pairs
 from localsvm.datasets import load_iris
 from localsvm.kernels import KernelSpec, decision_values, decision_values_ovo
 

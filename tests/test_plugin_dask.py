@@ -18,6 +18,7 @@ import sys
 import textwrap
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -153,27 +154,39 @@ def test_task_exception_keeps_type_and_message(cluster):
 def test_worker_killed_mid_batch(cluster):
     lc, client = cluster
     before = set(client.scheduler_info()["workers"])
+    # Every task waits for this event, so the batch cannot end before the
+    # kill whatever the machine's speed.
+    gate = distributed.Event(f"release-{uuid.uuid4().hex}", client=client)
     result: dict[str, object] = {}
 
     def run():
         with localsvm.use_engine("dask"):
-            result["out"] = localsvm.run_tasks(_dask_tasks.square_after, range(24), shared=0.15)
-        result["done"] = time.perf_counter()
+            result["out"] = localsvm.run_tasks(
+                _dask_tasks.square_when_released, range(24), shared=gate.name
+            )
 
     worker = threading.Thread(target=run)
     worker.start()
-    time.sleep(0.8)  # 24 tasks × 0.15 s over two workers: about 1.8 s of work
     victim = next(iter(lc.workers.values()))
-    killed_at = time.perf_counter()
+    # Kill the victim once it holds a task of the batch (polled, at most a
+    # minute: the tasks cannot finish meanwhile).
+    for _ in range(600):
+        if client.processing().get(victim.worker_address):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"no task reached worker {victim.worker_address}")
     os.kill(victim.process.pid, signal.SIGKILL)
+    assert worker.is_alive()  # still waiting for its tasks
+    gate.set()
     worker.join(timeout=120)
     assert not worker.is_alive()
     assert result["out"] == [i * i for i in range(24)]
-    assert result["done"] > killed_at, "the batch finished before the kill: nothing was tested"
     client.wait_for_workers(2, timeout=60)
     assert set(client.scheduler_info()["workers"]) != before  # the nanny restarted it
 
 
+@pytest.mark.timing
 def test_unreachable_scheduler_is_a_clear_error():
     script = textwrap.dedent(
         """

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import png_width, run_reproduce
 from localsvm.experiments import EXPERIMENTS, load
-from localsvm.experiments.lsvm import DATASETS, METHODS, PAPER, load_binary
+from localsvm.experiments.lsvm import DATASETS, METHODS, load_binary
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +32,19 @@ def test_table1_rows(quick_run):
     table = [r for r in rows if r["section"] == "table1"]
     assert {(r["data"], r["method"]) for r in table} == {(d, m) for d in DATASETS for m in METHODS}
     for r in table:
-        assert 0.0 <= r["mean"] <= 100.0, r
-        assert all(0.0 <= a <= 100.0 for a in r["accuracies"]), r
-        assert r["repetitions"] == 2
-        assert r["paper"] == PAPER[r["data"]][r["method"]]
+        # Every method beats predicting the larger class of the data set.
+        y = load_binary(r["data"]).y
+        majority = 100.0 * max(np.mean(y == 1), np.mean(y != 1))
+        assert all(majority < a <= 100.0 for a in r["accuracies"]), (majority, r)
+        assert r["mean"] == pytest.approx(np.mean(r["accuracies"]))
+        assert r["repetitions"] == len(r["accuracies"]) == 2
+        # The printed row: our mean beside the paper's figure.
+        line = re.search(
+            rf"^\s+{r['method']}\s+{r['mean']:.2f} ±\s*\d+\.\d+\s+{r['paper']:.2f}\s",
+            text.split(f"\n{r['data']}: ")[1],
+            flags=re.MULTILINE,
+        )
+        assert line is not None, r
     # The paper's numbers are printed beside ours, unavailable sets included.
     for figure in ("94.57", "66.91", "97.06", "96.00", "98.29", "90.39"):
         assert figure in text
@@ -62,35 +71,55 @@ def test_runtime_rows(quick_run):
     assert claim["n_test"] == 600
     assert claim["PSVM"] == last["PSVM"] and claim["SLSVM"] == last["SLSVM"]
     assert claim["ratio"] == pytest.approx(last["PSVM"] / last["SLSVM"])
-    assert claim["holds"] == (claim["ratio"] <= 0.2)
     line = re.search(
         r"PSVM/SLSVM fit\+predict at 600 test examples: (\d+\.\d+) s / (\d+\.\d+) s = "
-        r"(\d+\.\d+) \(the paper claims ≤ 0\.2\): (holds|does not hold)",
+        r"(\d+\.\d+) \(the paper reports ≤ 0\.2\)\.$",
         text,
+        flags=re.MULTILINE,
     )
     assert line is not None
+    assert float(line.group(1)) == pytest.approx(claim["PSVM"], abs=5e-4)
+    assert float(line.group(2)) == pytest.approx(claim["SLSVM"], abs=5e-4)
     assert float(line.group(3)) == pytest.approx(claim["ratio"], abs=0.006)
-    assert (line.group(4) == "holds") == claim["holds"]
-    if not claim["holds"]:
-        assert "because" in text
+    # Figures, not a verdict.
+    assert "holds" not in text
+    # The test sets are half per class: every method beats chance clearly.
     accs = [r for r in rows if r["section"] == "runtime-accuracy"]
-    assert all(0.0 <= r[m] <= 100.0 for r in accs for m in METHODS)
+    assert accs and all(60.0 < r[m] <= 100.0 for r in accs for m in METHODS)
 
 
-def test_performance_bar(quick_run):
+def test_psvm_against_tuned_svcs(quick_run):
     text, rows, _ = quick_run
-    verdicts = {r["against"]: r for r in rows if r["section"] == "speed-verdict"}
-    assert set(verdicts) == {"sklearn SVC", "localsvm SVC"}
-    for r in verdicts.values():
-        assert r["verdict"] == ("yes" if r["faster"] and r["no_worse"] else "no")
+    timed = {r["model"]: r for r in rows if r["section"] == "speed-time"}
+    compared = {r["against"]: r for r in rows if r["section"] == "speed-compare"}
+    assert set(compared) == {"sklearn SVC", "localsvm SVC"}
+    for label, r in compared.items():
+        assert r["time_ratio"] == pytest.approx(timed["PSVM"]["seconds"] / timed[label]["seconds"])
+        assert r["psvm_accuracy"] == timed["PSVM"]["accuracy"]
+        assert r["svc_accuracy"] == timed[label]["accuracy"]
+        line = re.search(
+            rf"PSVM against {label}.*: time ratio PSVM/{label} = (\d+\.\d+), "
+            r"accuracy (\d+\.\d+) vs (\d+\.\d+) %",
+            text,
+        )
+        assert line is not None, label
+        assert float(line.group(1)) == pytest.approx(r["time_ratio"], abs=0.006)
+        assert float(line.group(2)) == pytest.approx(r["psvm_accuracy"], abs=0.006)
+        assert float(line.group(3)) == pytest.approx(r["svc_accuracy"], abs=0.006)
+    # Both SVCs solve the same problem with the same parameters.
+    assert timed["localsvm SVC"]["accuracy"] == pytest.approx(
+        timed["sklearn SVC"]["accuracy"], abs=1.0
+    )
+    assert all(60.0 < r["accuracy"] <= 100.0 for r in timed.values())
     assert "ms per test example" in text and "CV tuning PSVM" in text
-    assert re.search(r"PSVM faster than sklearn SVC at no worse accuracy: (yes|no); ", text)
+    assert "faster than" not in text  # figures, not a verdict
 
 
 def test_images(quick_run):
     text, rows, out_dir = quick_run
     figure3 = [r for r in rows if r["section"] == "figure3"]
-    assert len(figure3) == 1 and 50.0 <= figure3[0]["accuracy"] <= 100.0
+    # Banana's SVMs reach about 89 %; eleven linear pieces come close.
+    assert len(figure3) == 1 and 80.0 < figure3[0]["accuracy"] <= 100.0
     pytest.importorskip("matplotlib")
     for name in ("lsvm_runtime.png", "lsvm_psvm_boundary.png"):
         assert (out_dir / name).stat().st_size > 1000, name

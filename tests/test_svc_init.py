@@ -201,6 +201,7 @@ def test_supplied_gradient_is_checked():
     assert sol.converged and sol.n_iter == ref.n_iter
 
 
+@pytest.mark.timing
 def test_ctrl_c_stops_the_blocked_gradient():
     """SIGINT during a long blocked gradient (tens of seconds of kernel
     values) raises KeyboardInterrupt within a second and a half."""

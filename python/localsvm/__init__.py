@@ -36,13 +36,28 @@ from .plugins import (
 from .profile_svm import ProfileSVC
 from .svc import SVC
 
-__version__ = "0.1.0"
+#: The version, written once: rust/Cargo.toml's, compiled into the core
+#: (maturin also writes it into the package metadata).
+__version__: str = _core_version
 
-if _core_version != __version__:  # pragma: no cover - a stale build
-    raise ImportError(
-        f"localsvm's compiled core is version {_core_version} but the Python package is "
-        f"{__version__}; rebuild it (pip install .)"
-    )
+
+def _check_build() -> None:
+    """``ImportError`` when the compiled core is older or newer than the
+    installed package's metadata (a stale build of a source checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("localsvm")
+    except PackageNotFoundError:  # pragma: no cover - imported from a bare source tree
+        return
+    if installed != _core_version:  # pragma: no cover - a stale build
+        raise ImportError(
+            f"localsvm's compiled core is version {_core_version} but the installed package "
+            f"is {installed}; rebuild it (pip install .)"
+        )
+
+
+_check_build()
 
 __all__ = [
     "SVC",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._decompose import libsvm_to_ovo
+from ._multiclass import libsvm_to_ovo
 from .kernels import KernelSpec, kernel_matrix
 
 #: Support-vector rows per kernel block, so no ``n_SV × n_SV`` matrix is held.
@@ -36,7 +36,7 @@ def libsvm_dual_objectives(model, spec: KernelSpec) -> np.ndarray:
 
     One value for two classes; otherwise one per class pair ``(a, b)``,
     ``a < b``, in LIBSVM's order (decoded by
-    :func:`localsvm._decompose.libsvm_to_ovo`).
+    :func:`localsvm._multiclass.libsvm_to_ovo`).
     """
     sv = model.support_vectors_
     sv = sv.toarray() if sp.issparse(sv) else np.asarray(sv, dtype=np.float64)

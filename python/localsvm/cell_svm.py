@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_random_state
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
+from ._multiclass import scores_index
 from ._regions import RegionModelsMixin, region_iterations
 from .cells import fit_cells
 from .parallel import effective_n_jobs, run_tasks
@@ -491,10 +492,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         weighted decision values."""
         if self.routing == "hard" or self.partition_ is None:
             return self._region_predict(X, self._route(X))
-        dec = self._decision_valid(X)
-        if dec.ndim == 1:
-            return (dec > 0).astype(np.intp)
-        return np.argmax(dec, axis=1)
+        return scores_index(self._decision_valid(X))
 
     def assign(self, X) -> np.ndarray:
         """Assign each row of ``X`` to its cell.

@@ -72,6 +72,7 @@ from . import _core
 from ._base import BaseKernelClassifier, restore_on_interrupt
 from ._compat import Interval, RealNotInt, StrOptions, fit_context
 from ._memory import check_memory, memory_budget
+from ._multiclass import binary_index
 from ._validation import encode_classes, validate_training_data
 from .kernels import kernel_matrix as _kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
@@ -642,8 +643,10 @@ class FLSAClassifier(BaseKernelClassifier):
         return self._labels(self.decision_function(X))
 
     def _labels(self, dec: np.ndarray) -> np.ndarray:
+        """Labels from decision values (of one model or a path of them):
+        the shared rules of :mod:`localsvm._multiclass`."""
         if self.classes_.shape[0] == 2:
-            return self.classes_[(dec > 0).astype(np.intp)]
+            return self.classes_[binary_index(dec)]
         return self.classes_[np.argmax(dec, axis=-1)]
 
     def path_decision_function(self, X, max_n_support: int | None = None) -> np.ndarray:
@@ -772,12 +775,7 @@ class FLSAClassifier(BaseKernelClassifier):
             phi = self._path_phi(X, p.support)
             counts = _core.flsa_staged_correct(phi, p.R, p.z, len(p) + 1, target)
             return counts / max(X.shape[0], 1)
-        dec = self.path_decision_function(X)
-        if self.classes_.shape[0] == 2:
-            # The label of classes_[1] where the decision is positive.
-            correct = np.where(dec > 0, y == self.classes_[1], y == self.classes_[0])
-        else:
-            correct = self.classes_[np.argmax(dec, axis=-1)] == y
+        correct = self._labels(self.path_decision_function(X)) == y
         return correct.mean(axis=1)
 
 

@@ -27,7 +27,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
-from ._decompose import ovo_pairs, ovo_to_libsvm, ovo_to_ovr
+from ._multiclass import (
+    BinaryModelsMixin,
+    assemble,
+    binary_tasks,
+    problem_classes,
+)
 from ._validation import prepare_input
 from .backends.base import QPProblem, SolverBackend, native_online_learner
 from .kernels import KernelSpec, decision_values, kernel_matrix, kernel_matrix_numpy
@@ -657,7 +662,7 @@ def _learn_task(task):
     return learner, stats
 
 
-class IncrementalSVC(BaseSVMClassifier):
+class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
     """Online kernel SVM learnt one example at a time by local updates (LISVM).
 
     Each binary learner processes the examples in the order given. A new
@@ -773,8 +778,17 @@ class IncrementalSVC(BaseSVMClassifier):
     multiclass : {'ovo', 'ovr'}, default='ovo'
         'ovo': one online learner per pair of classes (each sees its two
         classes' examples), prediction by votes. 'ovr': one learner per class
-        against the rest (each sees every example). Two classes use one
-        learner.
+        against the rest (each sees every example), prediction by the largest
+        decision value. Two classes use one learner.
+    decision_function_shape : {'ovr', 'ovo'}, default='ovr'
+        With ``multiclass='ovo'``: 'ovo' returns the pairwise decision values,
+        'ovr' one score per class (votes plus a tie-breaking confidence), as
+        :class:`SVC` and scikit-learn's ``SVC``.
+    break_ties : bool, default=False
+        With ``multiclass='ovo'``, more than two classes and
+        ``decision_function_shape='ovr'``, predict the largest score of
+        ``decision_function``; otherwise the lowest class wins a tie of
+        votes, as :class:`SVC`.
     backend : str, default='auto'
         Solver backend, chosen when the model is created (by :meth:`fit` or
         the first :meth:`partial_fit`); it must support optimising a subset
@@ -870,6 +884,8 @@ class IncrementalSVC(BaseSVMClassifier):
         "strategy": [StrOptions({"local", "rebatch"})],
         "max_support": [Interval(Integral, 1, None, closed="left"), None],
         "multiclass": [StrOptions({"ovo", "ovr"})],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
+        "break_ties": ["boolean"],
     }
 
     def __init__(
@@ -890,6 +906,8 @@ class IncrementalSVC(BaseSVMClassifier):
         tol=1e-3,
         max_iter=-1,
         multiclass="ovo",
+        decision_function_shape="ovr",
+        break_ties=False,
         backend="auto",
         n_jobs=None,
         verbose=0,
@@ -909,6 +927,8 @@ class IncrementalSVC(BaseSVMClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
         self.backend = backend
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -1020,11 +1040,7 @@ class IncrementalSVC(BaseSVMClassifier):
     def _start(self, X, classes) -> None:
         """Resolve the kernel on ``X`` and create the binary learners."""
         self._resolve_kernel(X)
-        n_classes = classes.shape[0]
-        if n_classes == 2 or self.multiclass == "ovo":
-            self._tasks = ovo_pairs(n_classes)
-        else:
-            self._tasks = [(c, -1) for c in range(n_classes)]
+        self._tasks = problem_classes(classes.shape[0], self.multiclass)
         backend = self._context().backend
         d = X.shape[1]
         learners = []
@@ -1097,15 +1113,14 @@ class IncrementalSVC(BaseSVMClassifier):
         )
         ctx = self._context()
         seen = np.arange(self.n_seen_, self.n_seen_ + X.shape[0], dtype=np.int64)
-        tasks = []
-        for learner, (a, b) in zip(self._learners, self._tasks, strict=True):
-            if b < 0:  # one-vs-rest
-                rows = np.arange(X.shape[0])
-                labels = np.where(idx == a, 1.0, -1.0)
-            else:
-                rows = np.flatnonzero((idx == a) | (idx == b))
-                labels = np.where(idx[rows] == a, 1.0, -1.0)
-            tasks.append((learner, X[rows], labels, idx[rows], seen[rows], ctx))
+        tasks = [
+            (learner, X[rows], labels, idx[rows], seen[rows], ctx)
+            for learner, (rows, labels) in zip(
+                self._learners,
+                binary_tasks(idx, self._tasks),
+                strict=True,
+            )
+        ]
         results = run_tasks(
             _learn_task,
             tasks,
@@ -1150,36 +1165,26 @@ class IncrementalSVC(BaseSVMClassifier):
 
     def _assemble(self) -> None:
         """The fitted attributes from the learners' current state."""
-        n_classes = self.classes_.shape[0]
         parts = [(lr, lr.support()) for lr in self._learners]
-        seen = np.concatenate([lr.seen[s] for lr, s in parts]) if parts else np.zeros(0)
-        cls = np.concatenate([lr.cls[s] for lr, s in parts])
+        models = assemble(
+            [lr.seen[s] for lr, s in parts],
+            [lr.alpha[s] * lr.y[s] for lr, s in parts],
+            [lr.b for lr in self._learners],
+            [lr.cls[s] for lr, s in parts],
+            self.classes_.shape[0],
+            self.multiclass,
+        )
+        self.support_ = models.support.astype(np.int64)
         rows = np.concatenate([lr.X[s] for lr, s in parts]).reshape(-1, self.n_features_in_)
-        uniq, first = np.unique(seen, return_index=True)
-        order = np.lexsort((uniq, cls[first]))
-        support = uniq[order]
-        self.support_ = support.astype(np.int64)
-        self.support_vectors_ = rows[first[order]]
-        sv_cls = cls[first[order]]
-        self.n_support_ = np.bincount(sv_cls, minlength=n_classes).astype(np.int32)
-        coef = np.zeros((len(self._learners), support.size))
-        for k, (lr, s) in enumerate(parts):
-            pos = np.searchsorted(uniq, lr.seen[s])
-            inv = np.empty(uniq.size, dtype=np.intp)
-            inv[order] = np.arange(uniq.size)
-            coef[k, inv[pos]] = lr.alpha[s] * lr.y[s]
-        self._model_coef = coef
-        self._model_intercept = np.array([lr.b for lr in self._learners])
+        offset = np.concatenate([[0], np.cumsum([s.size for _, s in parts])])
+        model, position = models.source.T
+        self.support_vectors_ = rows[offset[model] + position]
+        self.n_support_ = models.n_support
+        self._model_coef = models.coef
+        self._model_intercept = models.intercept
         self.n_iter_ = np.array([lr.n_iter for lr in self._learners], dtype=np.int64)
-        if n_classes == 2:
-            self.dual_coef_ = -coef
-            self.intercept_ = -self._model_intercept
-        elif self.multiclass == "ovr":
-            self.dual_coef_ = coef.copy()
-            self.intercept_ = self._model_intercept.copy()
-        else:
-            self.dual_coef_ = ovo_to_libsvm(coef, sv_cls, n_classes)
-            self.intercept_ = self._model_intercept.copy()
+        self.dual_coef_ = models.dual_coef
+        self.intercept_ = models.public_intercept
 
     @property
     def history_(self) -> dict[str, np.ndarray]:
@@ -1214,18 +1219,14 @@ class IncrementalSVC(BaseSVMClassifier):
 
         Returns
         -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        ndarray of shape (n_samples,), (n_samples, n_classes) or (n_samples, n_pairs)
             For two classes, positive for ``classes_[1]``; otherwise one
-            column per class: one-vs-one votes with a confidence tie-break,
-            as :class:`SVC`, or the one-vs-rest decision values.
+            column per class (one-vs-one votes with a confidence tie-break,
+            as :class:`SVC`, or the one-vs-rest decision values), or one per
+            class pair for ``multiclass='ovo'`` with
+            ``decision_function_shape='ovo'``.
         """
-        dec = self._model_decision(X)
-        n_classes = self.classes_.shape[0]
-        if n_classes == 2:
-            return -dec[:, 0]
-        if self.multiclass == "ovo":
-            return ovo_to_ovr(dec, n_classes)
-        return dec
+        return self._multiclass_decision(X)
 
     def predict(self, X):
         """Predict the class of each row of ``X``.
@@ -1240,7 +1241,4 @@ class IncrementalSVC(BaseSVMClassifier):
         ndarray of shape (n_samples,)
             The predicted labels, taken from ``classes_``.
         """
-        dec = self.decision_function(X)
-        if dec.ndim == 1:
-            return self.classes_[(dec > 0).astype(np.intp)]
-        return self.classes_[np.argmax(dec, axis=1)]
+        return self._multiclass_predict(X)

@@ -24,8 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core
-from ._decompose import ovo_pairs
 from ._memory import memory_budget
+from ._multiclass import ovo_pairs
 
 KERNELS: tuple[str, ...] = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 """The kernel names understood everywhere in localsvm (as in scikit-learn)."""

@@ -27,7 +27,7 @@ from sklearn.utils import Bunch
 
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
-from ._decompose import ovo_pairs, ovo_to_ovr
+from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, ovo_votes
 from .backends.base import EMPTY, SOLVED, LocalBatch, QPProblem, solve_local_batch
 from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
@@ -728,14 +728,7 @@ class LocalSVC(BaseSVMClassifier):
     def _votes(self, details: Bunch) -> np.ndarray:
         """Per-class scores: ovo votes (a one-class neighbourhood votes for its
         class) with the σ-weighted fallback where no pair voted."""
-        n_classes = self.classes_.shape[0]
-        m = details.decision.shape[0]
-        votes = np.zeros((m, n_classes))
-        for p, (a, b) in enumerate(ovo_pairs(n_classes)):
-            dec, status = details.decision[:, p], details.status[:, p]
-            voted = status != EMPTY
-            votes[voted & (dec > 0), a] += 1
-            votes[voted & (dec <= 0), b] += 1
+        votes = ovo_votes(details.decision, self.classes_.shape[0], abstain=details.status == EMPTY)
         nobody = votes.sum(1) == 0
         if np.any(nobody):
             weights = details.sigma_sum[nobody]
@@ -759,7 +752,8 @@ class LocalSVC(BaseSVMClassifier):
             ``classes_[1]`` (±1 for a one-class neighbourhood, the σ-weighted
             vote's margin when nobody is nearby). More classes: one score per
             class, votes plus a confidence in (−⅓, ⅓), as
-            :class:`localsvm.SVC`.
+            :class:`localsvm.SVC` (pairs without training examples nearby
+            abstain; the σ-weighted vote's shares when every pair does).
         """
         details = self.decision_details(X)
         self._warn_isolated(details)
@@ -770,9 +764,13 @@ class LocalSVC(BaseSVMClassifier):
                 votes = self._votes(Bunch(**{k: v[nobody] for k, v in details.items()}))
                 dec[nobody] = votes[:, 1] - votes[:, 0]
             return dec
-        return ovo_to_ovr(
-            np.where(details.status == EMPTY, 0.0, details.decision), self.classes_.shape[0]
-        )
+        empty = details.status == EMPTY
+        scores = ovo_to_ovr(details.decision, self.classes_.shape[0], abstain=empty)
+        nobody = np.all(empty, axis=1)
+        if np.any(nobody):
+            # The σ-weighted fallback that predict uses there.
+            scores[nobody] = self._votes(Bunch(**{k: v[nobody] for k, v in details.items()}))
+        return scores
 
     def predict(self, X):
         """Predict the class of each sample with its local SVM.
@@ -792,6 +790,8 @@ class LocalSVC(BaseSVMClassifier):
         votes = self._votes(details)
         if self.classes_.shape[0] == 2:
             dec = -details.decision[:, 0]
-            idx = np.where(details.status[:, 0] == EMPTY, np.argmax(votes, axis=1), dec > 0)
+            idx = np.where(
+                details.status[:, 0] == EMPTY, np.argmax(votes, axis=1), binary_index(dec)
+            )
             return self.classes_[idx.astype(np.intp)]
         return self.classes_[np.argmax(votes, axis=1)]

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._decompose import libsvm_to_ovo, ovo_pairs, ovo_to_libsvm
+from ._multiclass import libsvm_to_ovo, ovo_pairs, public_layout
 from .kernels import KernelSpec
 from .svc import SVC
 
@@ -639,11 +639,8 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     model.precision_ = "float64" if precision == "float64" else "float32"
     model.fit_status_ = 0
     model.class_weight_ = np.ones(n_classes)
-    if n_classes == 2:
-        model.dual_coef_ = -model_coef
-        model.intercept_ = -model_intercept
-    else:
-        model.dual_coef_ = ovo_to_libsvm(model_coef, sv_class, n_classes)
-        model.intercept_ = model_intercept.copy()
+    model.dual_coef_, model.intercept_ = public_layout(
+        model_coef, model_intercept, sv_class, n_classes, "ovo"
+    )
     model._pair_coef = model._compact_pair_coef()
     return model

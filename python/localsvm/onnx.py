@@ -11,11 +11,12 @@ contain an ``SVC``) use the same converter. Both need the optional packages
 
 The ONNX model has two outputs, named as skl2onnx names those of
 scikit-learn's ``SVC`` without probability estimates, so that code written
-for that export runs unchanged: ``label`` (the predicted class) and
-``probabilities`` (``output_label`` and ``output_probability`` behind
-skl2onnx's ZipMap), which, as there, holds decision scores, not
-probabilities. For more than two classes they are skl2onnx's: the
-one-vs-rest shaped scores of ``decision_function`` with
+for that export runs unchanged: ``label`` (the predicted class, by the
+rules of ``SVC.predict``: the one-vs-one vote, or the largest score with
+``break_ties=True``) and ``probabilities`` (``output_label`` and
+``output_probability`` behind skl2onnx's ZipMap), which, as there, holds
+decision scores, not probabilities. For more than two classes they are
+skl2onnx's: the one-vs-rest shaped scores of ``decision_function`` with
 ``decision_function_shape='ovr'``. For two classes they are ``[−d, d]``
 with ``d`` the ``SVC``'s ``decision_function``, so the larger column is the
 predicted class; skl2onnx writes ``[d, −d]`` for scikit-learn's ``SVC``,
@@ -132,10 +133,14 @@ def _converter(scope, operator, container) -> None:
         return out
 
     raw = name("svm_scores")
+    # The operator's label is LIBSVM's vote (break_ties=False); with
+    # break_ties the label is the largest score instead (written below).
+    by_scores = bool(getattr(model, "break_ties", False)) and n_classes > 2
+    label = name("vote_label") if by_scores else operator.outputs[0].full_name
     container.add_node(
         "SVMClassifier",
         operator.inputs[0].full_name,
-        [operator.outputs[0].full_name, raw],
+        [label, raw],
         op_domain="ai.onnx.ml",
         op_version=1,
         name=scope.get_unique_operator_name("SVMClassifier"),
@@ -165,10 +170,12 @@ def _converter(scope, operator, container) -> None:
         for k, (a, b) in enumerate(pairs):
             win[k, a] = 1.0
             lose[k, b] = 1.0
-        positive = node(
-            "Cast", [node("Greater", [raw, const("zero", 0.0)], "wins")], "wins_f", to=dtype
+        # A pair votes for b where its value is < 0, else for a: the rule of
+        # the 'ovr' shaped decision values (localsvm._multiclass.ovo_to_ovr).
+        negative = node(
+            "Cast", [node("Less", [raw, const("zero", 0.0)], "losses")], "losses_f", to=dtype
         )
-        negative = node("Sub", [const("one", 1.0), positive], "losses")
+        positive = node("Sub", [const("one", 1.0), negative], "wins")
         votes = node(
             "Add",
             [
@@ -200,6 +207,27 @@ def _converter(scope, operator, container) -> None:
         [operator.outputs[1].full_name],
         name=scope.get_unique_operator_name("Identity"),
     )
+    if by_scores:
+        # ArgMax takes the first of equal scores: the lowest class index,
+        # as localsvm._multiclass.predict_index.
+        best = node("ArgMax", [scores], "best", axis=1, keepdims=0)
+        if "classlabels_ints" in attrs:
+            labels = _int_const(container, scope, attrs["classlabels_ints"])
+        else:
+            labels = scope.get_unique_variable_name("labels")
+            container.add_initializer(
+                labels,
+                onnx_proto.TensorProto.STRING,
+                [n_classes],
+                [c.encode() for c in attrs["classlabels_strings"]],
+            )
+        container.add_node(
+            "Gather",
+            [labels, best],
+            [operator.outputs[0].full_name],
+            name=scope.get_unique_operator_name("Gather"),
+            axis=0,
+        )
 
 
 def _int_const(container, scope, values) -> str:

@@ -23,7 +23,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseSVMClassifier, restore_on_interrupt
 from ._compat import Hidden, Interval, StrOptions, fit_context
-from ._decompose import ovo_compact, ovo_pairs, ovo_to_libsvm, ovo_to_ovr, vote_winner
+from ._multiclass import (
+    BinaryModelsMixin,
+    assemble,
+    binary_tasks,
+    ovo_compact,
+    problem_classes,
+)
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import check_sample_weight
 from .backends.base import QPProblem, QPSolution
@@ -92,7 +98,7 @@ def _cells_partition():
     return partition_cells
 
 
-class SVC(BaseSVMClassifier):
+class SVC(BinaryModelsMixin, BaseSVMClassifier):
     """C-support vector classification, solved by a pluggable QP backend.
 
     The dual of each binary problem is ``min ½αᵀQα − eᵀα`` subject to
@@ -161,9 +167,11 @@ class SVC(BaseSVMClassifier):
         confidence, as scikit-learn). With ``multiclass='ovr'`` the decision
         values are always one per class and this setting has no effect.
     break_ties : bool, default=False
-        With ``multiclass='ovo'`` and ``decision_function_shape='ovr'``,
-        break ties between classes with equal votes by the confidence;
-        otherwise the lowest class wins a tie.
+        With ``multiclass='ovo'``, more than two classes and
+        ``decision_function_shape='ovr'``, predict the largest score of
+        ``decision_function`` (ties between classes with equal votes broken
+        by the confidence); otherwise the lowest class wins a tie of votes.
+        The rules are scikit-learn's, in :mod:`localsvm._multiclass`.
     random_state : int, RandomState instance or None, default=None
         Draws the cross-validation folds of ``probability=True`` and, with
         ``init='cells'``, the kernel k-means sample and its starting
@@ -480,14 +488,7 @@ class SVC(BaseSVMClassifier):
         self, n_classes: int, y_idx: np.ndarray
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """(row indices, ±1 labels) of each binary problem."""
-        if n_classes == 2 or self.multiclass == "ovo":
-            tasks = []
-            for a, b in ovo_pairs(n_classes):
-                rows = np.flatnonzero((y_idx == a) | (y_idx == b))
-                tasks.append((rows, np.where(y_idx[rows] == a, 1.0, -1.0)))
-            return tasks
-        all_rows = np.arange(y_idx.shape[0])
-        return [(all_rows, np.where(y_idx == c, 1.0, -1.0)) for c in range(n_classes)]
+        return binary_tasks(y_idx, problem_classes(n_classes, self.multiclass))
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
@@ -849,26 +850,26 @@ class SVC(BaseSVMClassifier):
         return np.array([a for a, _ in sigmoids]), np.array([b for _, b in sigmoids])
 
     def _store_solution(self, X, y_idx, n_classes, tasks, solutions) -> None:
-        n = X.shape[0]
-        n_models = len(tasks)
         # Support vectors: the union over the binary models, grouped by class
-        # as LIBSVM orders them; then each model's coefficients y_i α_i over
-        # that union (never an n_models × n array).
+        # as LIBSVM orders them; each model's coefficients y_i α_i over that
+        # union (never an n_models × n array).
         nonzero = [sol.alpha != 0.0 for sol in solutions]
-        is_sv = np.zeros(n, dtype=bool)
-        for (rows, _), nz in zip(tasks, nonzero, strict=True):
-            is_sv[rows[nz]] = True
-        order = np.lexsort((np.arange(n), y_idx))
-        support = order[is_sv[order]]
-        position = np.full(n, -1, dtype=np.intp)
-        position[support] = np.arange(support.size)
-        coef = np.zeros((n_models, support.size))
-        for k, ((rows, labels), sol, nz) in enumerate(zip(tasks, solutions, nonzero, strict=True)):
-            coef[k, position[rows[nz]]] = labels[nz] * sol.alpha[nz]
+        models = assemble(
+            [rows[nz] for (rows, _), nz in zip(tasks, nonzero, strict=True)],
+            [
+                labels[nz] * sol.alpha[nz]
+                for (_, labels), sol, nz in zip(tasks, solutions, nonzero, strict=True)
+            ],
+            [-s.rho for s in solutions],
+            [y_idx[rows[nz]] for (rows, _), nz in zip(tasks, nonzero, strict=True)],
+            n_classes,
+            self.multiclass,
+        )
+        support = models.support
         self.support_ = support.astype(np.int32)
-        self.n_support_ = np.bincount(y_idx[support], minlength=n_classes).astype(np.int32)
-        self._model_coef = coef
-        self._model_intercept = np.array([-s.rho for s in solutions])
+        self.n_support_ = models.n_support
+        self._model_coef = models.coef
+        self._model_intercept = models.intercept
         self.n_iter_ = np.array([s.n_iter for s in solutions], dtype=np.int32)
         self.kernel_evaluations_ = np.array(
             [
@@ -904,21 +905,13 @@ class SVC(BaseSVMClassifier):
             )
         self.shape_fit_ = X.shape
 
-        if n_classes == 2:
-            # Public binary convention: positive means classes_[1].
-            self.dual_coef_ = -self._model_coef
-            self.intercept_ = -self._model_intercept
-        elif self.multiclass == "ovr":
-            self.dual_coef_ = self._model_coef.copy()
-            self.intercept_ = self._model_intercept.copy()
-        else:
-            self.dual_coef_ = ovo_to_libsvm(self._model_coef, y_idx[support], n_classes)
-            self.intercept_ = self._model_intercept.copy()
+        self.dual_coef_ = models.dual_coef
+        self.intercept_ = models.public_intercept
         self._pair_coef = self._compact_pair_coef()
 
     def _compact_pair_coef(self) -> np.ndarray | None:
         """Each one-vs-one pair's coefficients over its two classes' support
-        vectors only (:func:`~localsvm._decompose.ovo_compact`), for
+        vectors only (:func:`~localsvm._multiclass.ovo_compact`), for
         prediction with more than two classes; None where the dense
         ``_model_coef`` path is used (two classes, one-vs-rest, linear,
         precomputed or callable kernels)."""
@@ -990,13 +983,7 @@ class SVC(BaseSVMClassifier):
             Otherwise one column per class, or one per class pair for
             ``multiclass='ovo'`` with ``decision_function_shape='ovo'``.
         """
-        dec = self._model_decision(X)
-        n_classes = self.classes_.shape[0]
-        if n_classes == 2:
-            return -dec[:, 0]
-        if self.multiclass == "ovo" and self.decision_function_shape == "ovr":
-            return ovo_to_ovr(dec, n_classes)
-        return dec
+        return self._multiclass_decision(X)
 
     def predict(self, X):
         """Predict the class of each sample.
@@ -1012,20 +999,7 @@ class SVC(BaseSVMClassifier):
         ndarray of shape (n_samples,)
             The predicted labels, taken from ``classes_``.
         """
-        check_is_fitted(self)
-        n_classes = self.classes_.shape[0]
-        if self.break_ties and self.decision_function_shape == "ovo":
-            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
-        dec = self._model_decision(X)
-        if n_classes == 2:
-            idx = (-dec[:, 0] > 0).astype(np.intp)
-        elif self.multiclass == "ovr":
-            idx = np.argmax(dec, axis=1)
-        elif self.break_ties:
-            idx = np.argmax(ovo_to_ovr(dec, n_classes), axis=1)
-        else:
-            idx = vote_winner(dec, n_classes)
-        return self.classes_[idx]
+        return self._multiclass_predict(X)
 
     def _check_proba(self) -> bool:
         if self.probability == "deprecated" or not self.probability:

@@ -570,9 +570,11 @@ pub fn staged_decisions(
 }
 
 /// How many of the `m` points every model of the path classifies correctly:
-/// `counts[k]` counts the points `p` with `target[p] = +1` and a positive
-/// decision value of the model with `k` columns, or `target[p] = −1` and a
-/// non-positive one (any other target is never correct). The decision values
+/// `counts[k]` counts the points `p` with `target[p] = +1` and a decision
+/// value of the model with `k` columns that is not negative, or
+/// `target[p] = −1` and a negative one (any other target is never correct):
+/// a value of exactly zero predicts the `+1` class, as LIBSVM's vote (and
+/// the Python package's `binary_index`) decides it. The decision values
 /// are those of [`staged_decisions`], computed a tile at a time and counted
 /// while in cache, never stored.
 #[allow(clippy::too_many_arguments)]
@@ -620,12 +622,12 @@ pub fn staged_correct(
                 counts
                     .iter_mut()
                     .zip(row)
-                    .for_each(|(c, &v)| *c += u64::from(v > 0.0));
+                    .for_each(|(c, &v)| *c += u64::from(v >= 0.0 || v.is_nan()));
             } else if t == -1.0 {
                 counts
                     .iter_mut()
                     .zip(row)
-                    .for_each(|(c, &v)| *c += u64::from(v <= 0.0));
+                    .for_each(|(c, &v)| *c += u64::from(v < 0.0));
             }
         }
     };

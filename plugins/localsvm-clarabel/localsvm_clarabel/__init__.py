@@ -23,6 +23,7 @@ after ``pip install`` the backend is available as ``backend="clarabel"``::
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,7 +37,8 @@ from localsvm.backends.dense import ReducedQP, finish, reduce_problem
 
 __all__ = ["MAX_SAMPLES", "ClarabelBackend", "localsvm_register_backends"]
 
-__version__ = "0.1.0"
+#: The version in pyproject.toml (the installed metadata), written once.
+__version__ = importlib.metadata.version("localsvm-clarabel")
 
 #: Largest problem the backend accepts. The Hessian is dense, so Clarabel's
 #: KKT factorisation costs O(n³) per interior-point iteration: about 1 s for

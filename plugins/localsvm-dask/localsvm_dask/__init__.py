@@ -50,6 +50,7 @@ caller cancels the batch's pending tasks.
 from __future__ import annotations
 
 import atexit
+import importlib.metadata
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -66,7 +67,8 @@ __all__ = [
     "shutdown_local_cluster",
 ]
 
-__version__ = "0.1.0"
+#: The version in pyproject.toml (the installed metadata), written once.
+__version__ = importlib.metadata.version("localsvm-dask")
 
 #: Environment variable naming the scheduler to connect to (``tcp://host:8786``).
 ENV_SCHEDULER = "LOCALSVM_DASK_SCHEDULER"

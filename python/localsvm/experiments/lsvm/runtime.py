@@ -116,7 +116,11 @@ CLAIMED_RATIO = 0.2
 
 
 def scaling_claim(psvm: float, slsvm: float, n_test: int, out: TextIO) -> dict:
-    """Print whether PSVM took at most :data:`CLAIMED_RATIO` of SLSVM's time.
+    """Print PSVM's time as a fraction of SLSVM's, beside the paper's bound.
+
+    Cheng, Tan & Jin (SDM 2007) report PSVM at most :data:`CLAIMED_RATIO`
+    of SLSVM's time; the line prints both times and their ratio next to
+    that figure and leaves the comparison to the reader.
 
     Parameters
     ----------
@@ -130,24 +134,14 @@ def scaling_claim(psvm: float, slsvm: float, n_test: int, out: TextIO) -> dict:
     Returns
     -------
     row : dict
-        The ``"runtime-claim"`` row: both times, their ratio and whether the
-        claim holds.
+        The ``"runtime-claim"`` row: both times, their ratio and the
+        paper's bound.
     """
     ratio = psvm / max(slsvm, 1e-12)
-    holds = ratio <= CLAIMED_RATIO
-    verdict = "holds" if holds else "does not hold"
-    why = (
-        ""
-        if holds
-        else ", because SLSVM got cheaper per test example (each local linear SVM is solved "
-        "in the primal by a few dozen Newton steps, starting from the local model of the "
-        "most similar of the anchors solved at fit), while PSVM's time is mostly MagKmeans "
-        "clustering the training and test examples, which grows with the test set too"
-    )
     say(
         out,
         f"PSVM/SLSVM fit+predict at {n_test} test examples: {psvm:.3f} s / {slsvm:.3f} s = "
-        f"{ratio:.2f} (the paper claims ≤ {CLAIMED_RATIO:g}): {verdict}{why}.",
+        f"{ratio:.2f} (the paper reports ≤ {CLAIMED_RATIO:g}).",
     )
     return {
         "section": "runtime-claim",
@@ -155,7 +149,7 @@ def scaling_claim(psvm: float, slsvm: float, n_test: int, out: TextIO) -> dict:
         "PSVM": psvm,
         "SLSVM": slsvm,
         "ratio": ratio,
-        "holds": holds,
+        "paper_ratio": CLAIMED_RATIO,
     }
 
 
@@ -181,8 +175,8 @@ def run_speed(
 
     (a) SLSVM's prediction time per test example; (b) PSVM against an RBF
     SVC (localsvm's and scikit-learn's), each tuned by the same
-    cross-validation, then fitted and applied to the largest test set,
-    with whether PSVM is faster than each SVC at an accuracy no worse.
+    cross-validation, then fitted and applied to the largest test set:
+    PSVM's time as a multiple of each SVC's, and both accuracies.
 
     Parameters
     ----------
@@ -195,12 +189,12 @@ def run_speed(
     n_jobs : int or None
         Threads for localsvm's estimators and the cross-validation.
     out : TextIO
-        Where the measurements and verdicts are printed.
+        Where the measurements are printed.
 
     Returns
     -------
     rows : list of dict
-        The ``"speed"``, ``"speed-cv"``, ``"speed-time"`` and ``"speed-verdict"`` rows.
+        The ``"speed"``, ``"speed-cv"``, ``"speed-time"`` and ``"speed-compare"`` rows.
     """
     n_train = data.y.shape[0]
     n_test = max(cfg.runtime_sizes)
@@ -297,28 +291,19 @@ def run_speed(
     p_s, p_a = measured["PSVM"]
     for label in ("sklearn SVC", "localsvm SVC"):
         s, a = measured[label]
-        faster, no_worse = p_s < s, p_a >= a
-        # A finding, not a test: on this data the tuned RBF SVC is both
-        # faster and more accurate than PSVM's piecewise-linear models.
-        verdict = "yes" if faster and no_worse else "no"
         info = "" if label == "sklearn SVC" else " (for information)"
         say(
             out,
-            f"    PSVM faster than {label} at no worse accuracy{info}: {verdict}; "
-            f"time ratio PSVM/{label} = {p_s / s:.2f} "
-            f"({'faster' if faster else 'slower'}), accuracy {p_a:.2f} vs {a:.2f} % "
-            f"({'no worse' if no_worse else 'worse'})",
+            f"    PSVM against {label}{info}: time ratio PSVM/{label} = {p_s / s:.2f}, "
+            f"accuracy {p_a:.2f} vs {a:.2f} %",
         )
         rows.append(
             {
-                "section": "speed-verdict",
+                "section": "speed-compare",
                 "against": label,
-                "verdict": verdict,
                 "time_ratio": p_s / s,
                 "psvm_accuracy": p_a,
                 "svc_accuracy": a,
-                "faster": faster,
-                "no_worse": no_worse,
             }
         )
     return rows
