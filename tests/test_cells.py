@@ -242,3 +242,22 @@ def test_cells_beyond_the_budget_are_cut():
     labels = partition_cells(X, 3, spec=spec, random_state=0)
     sizes = np.bincount(labels)
     assert sizes.size > 3 and sizes.min() >= 1 and sizes.max() <= 2 * budget
+
+
+@pytest.mark.parametrize("routing", ["soft", "hard"])
+def test_clusters_that_collapse_to_one_cell_give_the_global_svm(routing):
+    # With gamma=1e6 every example is its own island: kernel k-means puts
+    # all of them, or all but one, in one cell (seed 4: all, the other cell
+    # empty and dropped).
+    X, y = make_blobs(n_samples=120, centers=2, random_state=0)
+    glob = SVC(gamma=1e6).fit(X, y)
+    collapsed = 0
+    for seed in range(5):
+        model = CellSVC(n_cells=2, gamma=1e6, routing=routing, random_state=seed).fit(X, y)
+        assert model.predict(X).shape == y.shape
+        if model.n_cells_ == 1:
+            collapsed += 1
+            assert model.partition_ is None
+            np.testing.assert_array_equal(model.predict(X), glob.predict(X))
+            np.testing.assert_allclose(model.decision_function(X), glob.decision_function(X))
+    assert collapsed >= 1

@@ -381,6 +381,10 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             )
             labels = np.argmin(scores, axis=0)
             k = partition.n_cells
+            if k == 1:
+                # Every other cell came out empty (all the data in one
+                # cluster): one SVM on all of it, nothing to route.
+                partition, scores = None, None
         timings["partition"] = time.perf_counter() - start
         report.log(2, "CellSVC fit: %d cells, partition %.3f s", k, timings["partition"])
         self.routing_scale_ = 1.0
