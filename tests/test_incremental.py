@@ -430,3 +430,15 @@ def test_reprocess_repairs_the_machine_away_from_the_update(banana0):
     plain = _quiet(IncrementalSVC(**kw, reprocess=0).fit, X, y)
     repaired = _quiet(IncrementalSVC(**kw, reprocess=1).fit, X, y)
     assert _kkt_violation(repaired, X, y) < 0.5 * _kkt_violation(plain, X, y)
+
+
+def test_decision_values_are_the_float64_expansion(banana0):
+    # The learner works in float64, so its decision values are the float64
+    # kernel expansion: exact zeros stay zero (float32 sums would give tiny
+    # values of either sign, which flip one-vs-one votes).
+    X, y = banana0.X_train[:300], banana0.y_train[:300]
+    model = IncrementalSVC(kernel="rbf", gamma=0.7).fit(X, y)
+    spec = KernelSpec("rbf", gamma=0.7)
+    K = kernel_matrix_numpy(spec, X, model.support_vectors_)
+    want = K @ model.dual_coef_[0] + model.intercept_[0]
+    np.testing.assert_allclose(model.decision_function(X), want, rtol=0, atol=1e-12)

@@ -1207,6 +1207,10 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             np.ascontiguousarray(self.support_vectors_),
             self._model_coef,
             self._model_intercept,
+            # The learner keeps its multipliers and kernel values in float64;
+            # float32 sums would turn exact zeros into tiny values of either
+            # sign and flip one-vs-one votes.
+            precision="float64",
         )
 
     def decision_function(self, X):
