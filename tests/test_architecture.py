@@ -29,7 +29,26 @@ ESTIMATOR_MODULES = (
     "flsa.py",
     "incremental.py",
     "cluster_svm.py",
+    "cell_svm.py",
+    "cells.py",  # CellSVC's and SVC(init='cells')'s partition
+    "_regions.py",  # per-region models shared by CellSVC and ProfileSVC
+    "_multiclass.py",  # the one multiclass layer over binary models
 )
+
+#: Every module that may import ``localsvm._core``, and why. A backend owns
+#: the solving; kernel evaluation (prediction, kernel matrices) belongs to
+#: the package's compute layer, ``kernels.py``, shared by every backend so a
+#: model predicts the same whichever backend trained it.
+CORE_USERS = {
+    "localsvm.backends.rust": "the built-in backend: the Rust solvers",
+    "localsvm.kernels": "kernel evaluation for every backend",
+    "localsvm.flsa": "FLSA's path is not a QP solve",
+    "localsvm.engines": "Ctrl-C reaches the core's running solves",
+    "localsvm": "the package version is the compiled core's",
+    "localsvm.bench": "benchmarks time the core directly",
+    "localsvm.bench_scale": "benchmarks time the core directly",
+    "localsvm.bench_sparse": "benchmarks time the core directly",
+}
 
 #: Estimator modules allowed to import ``localsvm._core``, and why.
 CORE_IMPORT_ALLOWED = {
@@ -184,6 +203,15 @@ def test_estimators_go_through_the_backend_interface(filename):
         assert CORE_MODULE not in imports, f"{filename} imports {CORE_MODULE}"
     assert not imports & BUILTIN_BACKEND_MODULES, f"{filename} imports a built-in backend"
     assert not backend_names_in(path), f"{filename} names a backend: {backend_names_in(path)}"
+
+
+def test_only_the_listed_modules_reach_the_core():
+    modules = find_modules(PACKAGE_DIR)
+    users = {m for m, p in modules.items() if CORE_MODULE in set(imported_names(m, p))}
+    unlisted = users - set(CORE_USERS)
+    assert not unlisted, f"modules importing {CORE_MODULE} outside CORE_USERS: {sorted(unlisted)}"
+    stale = set(CORE_USERS) - users
+    assert not stale, f"CORE_USERS lists modules that no longer import the core: {sorted(stale)}"
 
 
 def test_core_exceptions_are_estimators():

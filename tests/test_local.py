@@ -147,6 +147,9 @@ def test_solver_resolution_and_errors(small):
         LocalSVC(solver="primal", kernel="rbf").fit(X, y)
     with pytest.raises(ValueError, match="solver"):
         LocalSVC(solver="newton").fit(X, y)
+    # A backend without the primal solver: the message names those with it.
+    with pytest.raises(ValueError, match="offers it: rust"):
+        LocalSVC(solver="primal", backend="scipy").fit(X, y)
 
 
 def test_n_iter_is_the_global_solve(small):

@@ -31,6 +31,7 @@ from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, ovo_votes
 from .backends.base import EMPTY, SOLVED, LocalBatch, QPProblem, solve_local_batch
 from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
+from .plugins import backends as registered_backends
 from .similarity import (
     compute_similarity,
     get_similarity,
@@ -445,9 +446,15 @@ class LocalSVC(BaseSVMClassifier):
         )
         capable = bool(getattr(backend.capabilities, "local_primal", False))
         if self.solver == "primal" and not capable:
+            offering = sorted(
+                name
+                for name, other in registered_backends().items()
+                if getattr(other.capabilities, "local_primal", False)
+            )
             raise ValueError(
                 f"solver='primal' is not offered by backend {backend.name!r}; "
-                "use solver='dual' or 'auto', or backend='rust'"
+                "use solver='dual' or 'auto'"
+                + (f", or a backend that offers it: {', '.join(offering)}" if offering else "")
             )
         primal = capable and (
             self.solver == "primal"

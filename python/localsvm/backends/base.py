@@ -12,6 +12,15 @@ variables in ``active`` (the others held at ``alpha0``). A backend is a small
 object with a ``name``, a ``priority`` (used by ``backend="auto"``),
 :class:`Capabilities`, and ``solve(problem) -> QPSolution``. Backends register
 themselves through the ``localsvm_register_backends`` hook.
+
+A backend owns the *solving* and nothing else. Kernel evaluation (decision
+values at prediction, kernel matrices, start gradients handed over as
+values) belongs to the package's compute layer, :mod:`localsvm.kernels`,
+which every estimator uses whatever backend trained it: a model predicts the
+same whichever backend solved for it, and a new backend need not implement
+any kernel. What a backend offers beyond ``solve`` is declared in
+:class:`Capabilities` (typed flags), and estimators ask for it there, never by
+a backend's name (``tests/test_architecture.py`` checks both rules).
 """
 
 from __future__ import annotations
