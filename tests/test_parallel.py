@@ -84,3 +84,63 @@ def test_effective_n_jobs_defaults_and_errors():
     assert effective_n_jobs(None) == effective_n_jobs(-1) >= 1
     with pytest.raises(ValueError, match="n_jobs"):
         effective_n_jobs(0)
+
+
+def test_a_joblib_configuration_chooses_the_joblib_engine(monkeypatch):
+    import joblib
+
+    monkeypatch.delenv(parallel.ENGINE_ENV, raising=False)
+    assert parallel.get_default_engine() == "threads"
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        assert parallel.get_default_engine() == "joblib"
+        with use_engine("serial"):  # a localsvm choice still wins
+            assert parallel.get_default_engine() == "serial"
+    # joblib's default (loky) is not taken: threads share the data.
+    with joblib.parallel_config(backend="loky"):
+        assert parallel.get_default_engine() == "threads"
+    assert parallel.get_default_engine() == "threads"
+
+
+def test_estimators_run_on_the_callers_joblib_backend(monkeypatch):
+    # A backend of the user's own, registered with joblib, receives the
+    # estimator's solves, and the model is the one the threads engine fits.
+    import joblib
+    import numpy as np
+    from joblib._parallel_backends import ThreadingBackend
+    from sklearn.datasets import make_blobs
+
+    from localsvm import SVC, CellSVC
+
+    calls = []
+
+    class Counting(ThreadingBackend):
+        def submit(self, func, callback=None):
+            calls.append(func)
+            return super().submit(func, callback=callback)
+
+    joblib.register_parallel_backend("localsvm_counting", Counting)
+    monkeypatch.delenv(parallel.ENGINE_ENV, raising=False)
+    X, y = make_blobs(n_samples=400, centers=4, cluster_std=3.0, random_state=0)
+    for make in (lambda: SVC(n_jobs=2), lambda: CellSVC(n_cells=3, n_jobs=2, random_state=0)):
+        plain = make().fit(X, y)
+        calls.clear()
+        with joblib.parallel_config(backend="localsvm_counting"):
+            configured = make().fit(X, y)
+        assert calls, "the joblib backend ran nothing"
+        np.testing.assert_array_equal(configured.predict(X), plain.predict(X))
+        np.testing.assert_array_equal(configured.decision_function(X), plain.decision_function(X))
+
+
+def test_processes_through_joblib_give_the_same_model():
+    import joblib
+    import numpy as np
+    from sklearn.datasets import make_blobs
+
+    from localsvm import SVC
+
+    X, y = make_blobs(n_samples=300, centers=3, cluster_std=3.0, random_state=1)
+    plain = SVC(n_jobs=2).fit(X, y)
+    with joblib.parallel_config(backend="loky", n_jobs=2), use_engine("joblib"):
+        loky = SVC(n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(loky.dual_coef_, plain.dual_coef_)
+    np.testing.assert_array_equal(loky.intercept_, plain.intercept_)

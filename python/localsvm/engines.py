@@ -2,7 +2,7 @@
 
 An engine runs a batch of independent tasks (:func:`localsvm.run_tasks`
 hands it one). This module defines the interface, :class:`Engine`, and the
-two built-ins, ``"serial"`` and ``"threads"``, which register themselves
+built-ins, ``"serial"``, ``"threads"`` and ``"joblib"``, which register themselves
 through the ``localsvm_register_engines`` hook. It imports nothing from the
 plugin manager, so a third-party engine can build on it freely.
 
@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .hookspecs import hookimpl
 
-__all__ = ["Engine", "SerialEngine", "ThreadEngine", "interrupt_running"]
+__all__ = ["Engine", "JoblibEngine", "SerialEngine", "ThreadEngine", "interrupt_running"]
 
 
 #: Calls of :func:`interrupt_running` so far. A long Python loop in a worker
@@ -207,6 +207,59 @@ class ThreadEngine:
         return results
 
 
+class JoblibEngine:
+    """Runs the tasks through :class:`joblib.Parallel`, under the caller's
+    joblib configuration.
+
+    Inside ``joblib.parallel_config(backend=...)`` (or
+    ``parallel_backend``) the batch runs on that backend: ``"threading"``,
+    ``"loky"`` processes, a Dask cluster (``backend="dask"``), or any backend
+    a library registered with joblib. Without one, joblib's threads are
+    used (``prefer="threads"``: the Rust solves release the GIL). Shared data
+    is passed with every task; joblib memory-maps large arrays for
+    processes, and its Dask backend scatters large arguments once per call.
+    Progress hooks are reported after the batch (the tasks may run
+    elsewhere); Ctrl-C stops the Rust calls running in this process's
+    threads (:func:`interrupt_running`).
+    """
+
+    name = "joblib"
+    accepts_shared = True
+    in_process = False
+
+    def map(
+        self,
+        fn: Callable[..., Any],
+        tasks: Sequence[Any],
+        *,
+        n_jobs: int,
+        shared: Any = _NOTHING,
+    ) -> list[Any]:
+        from joblib import Parallel, delayed
+
+        parallel = Parallel(n_jobs=max(1, n_jobs), prefer="threads")
+        if shared is _NOTHING:
+            return list(parallel(delayed(fn)(t) for t in tasks))
+        return list(parallel(delayed(fn)(t, shared) for t in tasks))
+
+
+def joblib_backend_chosen() -> bool:
+    """Whether the caller runs inside a joblib configuration that names a
+    backend other than joblib's default, process-based ``"loky"``
+    (``parallel_config(backend="threading" | "dask" | ...)``): then
+    :func:`localsvm.run_tasks` uses it by default. ``"loky"`` itself cannot
+    be told apart from joblib's default, so it is not taken by default (the
+    Rust solves release the GIL, and threads share the data without copies);
+    ``use_engine("joblib")`` takes it.
+    """
+    try:
+        from joblib.parallel import BACKENDS, get_active_backend
+    except ImportError:  # pragma: no cover - joblib comes with scikit-learn
+        return False
+    backend, _ = get_active_backend()
+    return not isinstance(backend, BACKENDS["loky"])
+
+
 @hookimpl
 def localsvm_register_engines(register):
     """Register the built-in engines.
@@ -218,3 +271,4 @@ def localsvm_register_engines(register):
     """
     register(SerialEngine())
     register(ThreadEngine())
+    register(JoblibEngine())

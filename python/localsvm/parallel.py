@@ -3,7 +3,11 @@
 Estimators hand independent pieces of work — one QP per class pair, per
 class, per cluster, per test example — to :func:`run_tasks`, which passes them
 to an *engine*. Built-in engines: ``"threads"`` (a thread pool; the Rust
-solvers release the GIL, so threads run truly in parallel) and ``"serial"``.
+solvers release the GIL, so threads run truly in parallel), ``"serial"`` and
+``"joblib"`` (:class:`joblib.Parallel` under the caller's joblib
+configuration). A scikit-learn user's ``with
+joblib.parallel_config(backend="threading" | "dask" | ...):`` therefore
+applies unchanged: inside such a block the default engine is ``"joblib"``.
 Other engines (a Dask or Ray cluster, say) plug in through the
 ``localsvm_register_engines`` hook and are chosen with
 :func:`set_default_engine`, the :func:`use_engine` context manager, or the
@@ -25,11 +29,19 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .engines import Engine, SerialEngine, ThreadEngine, interrupt_running
+from .engines import (
+    Engine,
+    JoblibEngine,
+    SerialEngine,
+    ThreadEngine,
+    interrupt_running,
+    joblib_backend_chosen,
+)
 from .plugins import get_engine
 
 __all__ = [
     "Engine",
+    "JoblibEngine",
     "SerialEngine",
     "ThreadEngine",
     "effective_n_jobs",
@@ -60,14 +72,19 @@ def get_default_engine() -> str:
     -------
     str
         The innermost :func:`use_engine`, else :func:`set_default_engine`,
-        else ``$LOCALSVM_ENGINE``, else ``"threads"``.
+        else ``$LOCALSVM_ENGINE``, else ``"joblib"`` inside a
+        ``joblib.parallel_config`` that names a backend other than joblib's
+        default ``"loky"``, else ``"threads"``.
     """
     stack = getattr(_state, "stack", None)
     if stack:
         return stack[-1]
     if _default_engine is not None:
         return _default_engine
-    return os.environ.get(ENGINE_ENV) or "threads"
+    chosen = os.environ.get(ENGINE_ENV)
+    if chosen:
+        return chosen
+    return "joblib" if joblib_backend_chosen() else "threads"
 
 
 def set_default_engine(name: str | None) -> None:
