@@ -6,8 +6,8 @@ use rayon::prelude::*;
 use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
 use crate::kernel::{
-    fill_four_impl, fill_one_impl, kernel_value, scratch, Csc, CsrRows, KernelKind, Panel, Query,
-    Rows,
+    fill_four_impl, fill_one_impl, scratch, Csc, CsrRows, KernelKind, KernelRowsAgainst, Panel,
+    Query, Rows,
 };
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
 use crate::simd;
@@ -379,7 +379,7 @@ fn decision_core(
         return Ok((out, path));
     }
     if path == Precision::Float64 {
-        decision_f64(kind, test, sv, layout, intercept, &mut out, ctl);
+        decision_f64(kind, test, sv, layout, intercept, &mut out, ctl)?;
         ctl.check()?;
         return finite(out, path);
     }
@@ -425,8 +425,26 @@ fn finite(out: Vec<f64>, path: Precision) -> Result<(Vec<f64>, Precision)> {
     Ok((out, path))
 }
 
-/// [`decision_values_with`]'s `Float64` path: kernel values from
-/// [`kernel_value`], sums in `f64`.
+/// Test rows whose `f64` kernel rows are computed together on the `Float64`
+/// path: the support vectors' transposed panels are read from memory once
+/// for all of them (a divisor of [`ROWS_PER_TASK`], a multiple of
+/// [`GROUP`]).
+const FILL_ROWS: usize = 32;
+
+/// Test rows to which each block of coefficients is applied in turn on the
+/// `Float64` path, while it is in cache (the coefficients of many
+/// one-vs-one pairs exceed the L2 cache, so streaming them once per row
+/// would dominate).
+const GROUP: usize = 8;
+
+/// [`decision_values_with`]'s `Float64` path. Kernel rows come from the
+/// vectorised `f64` kernel matrix ([`KernelRowsAgainst`]: its sums over
+/// features are those of the scalar [`crate::kernel::kernel_value`], its RBF
+/// `exp` within about one unit in the last place), [`FILL_ROWS`] test rows
+/// at a time; each expansion's sum over the support vectors is then taken in
+/// blocks of [`BLOCK`] in `f64` ([`decision_block64`]), every block of
+/// coefficients applied to a group of rows while it is in cache, as the
+/// `Float32` path does.
 fn decision_f64(
     kind: KernelKind,
     test: &Rows,
@@ -435,24 +453,90 @@ fn decision_f64(
     intercept: &[f64],
     out: &mut [f64],
     ctl: &Control,
-) {
+) -> Result<()> {
     let (k, s) = (intercept.len(), sv.n());
+    let hint = "use fewer support vectors";
+    let against = KernelRowsAgainst::try_new(kind, sv, hint)?;
+    let len = checked_len::<f64>(FILL_ROWS, s, "a block of kernel rows", hint)?;
     out.par_chunks_mut(ROWS_PER_TASK * k)
         .enumerate()
-        .for_each(|(block, chunk)| {
+        .try_for_each(|(block, chunk)| -> Result<()> {
             if ctl.is_cancelled() {
-                return;
+                return Ok(());
             }
-            let first = block * ROWS_PER_TASK;
-            let mut kv = vec![0.0f64; s];
-            for (r, row_out) in chunk.chunks_mut(k).enumerate() {
-                let (x, sq) = (test.row(first + r), test.sq_norm(first + r));
-                for (t, slot) in kv.iter_mut().enumerate() {
-                    *slot = kernel_value(kind, x, sv.row(t), sq, sv.sq_norm(t));
+            let mut kv = try_filled(len, 0.0f64, "a block of kernel rows", hint)?;
+            for (f, fill_out) in chunk.chunks_mut(FILL_ROWS * k).enumerate() {
+                let rows = fill_out.len() / k;
+                let first = block * ROWS_PER_TASK + f * FILL_ROWS;
+                let kv = &mut kv[..rows * s];
+                against.fill_block(test, first, kv)?;
+                decision_block64(layout, intercept, kv, s, fill_out);
+            }
+            Ok(())
+        })
+}
+
+simd::multiversion! {
+    /// `out[r·k + c] = intercept[c] + Σ coef_c · kv_r` for the kernel rows
+    /// `kv` (`s` values per row, `out.len() / k` rows): in groups of
+    /// [`GROUP`] rows, each block of [`BLOCK`] coefficients applied to every
+    /// row of the group in turn, each block's products summed over 16
+    /// lanes ([`dot64`]) and the blocks' sums added in order.
+    fn decision_block64, fn decision_block64_impl(
+        layout: &Layout<'_>,
+        intercept: &[f64],
+        kv: &[f64],
+        s: usize,
+        out: &mut [f64],
+    ) {
+        let k = intercept.len();
+        for (g, group_out) in out.chunks_mut(GROUP * k).enumerate() {
+            let rows = group_out.len() / k;
+            let kv = &kv[g * GROUP * s..];
+            for c in 0..k {
+                let mut totals = [intercept[c]; GROUP];
+                for seg in layout.segments(c) {
+                    let coef = &layout.coef[seg.coef..seg.coef + seg.len];
+                    for (b, cb) in coef.chunks(BLOCK).enumerate() {
+                        let lo = seg.sv + b * BLOCK;
+                        for (r, total) in totals.iter_mut().take(rows).enumerate() {
+                            *total += dot64::<FMA>(cb, &kv[r * s + lo..r * s + lo + cb.len()]);
+                        }
+                    }
                 }
-                apply_layout(layout, intercept, &kv, row_out);
+                for (r, total) in totals.iter().take(rows).enumerate() {
+                    group_out[r * k + c] = *total;
+                }
             }
-        });
+        }
+    }
+}
+
+/// `Σ a_i b_i` in `f64` over 16 independent lanes (so it vectorises), with
+/// fused multiply-adds where the processor has them.
+#[inline(always)]
+fn dot64<const FMA: bool>(a: &[f64], b: &[f64]) -> f64 {
+    const L: usize = 16;
+    let mut acc = [0.0f64; L];
+    let (ca, cb) = (a.chunks_exact(L), b.chunks_exact(L));
+    let mut tail = 0.0f64;
+    for (&x, &y) in ca.remainder().iter().zip(cb.remainder()) {
+        tail = simd::fmadd64::<FMA>(x, y, tail);
+    }
+    for (x, y) in ca.zip(cb) {
+        for l in 0..L {
+            acc[l] = simd::fmadd64::<FMA>(x[l], y[l], acc[l]);
+        }
+    }
+    // Pairwise over the lanes.
+    let mut width = L;
+    while width > 1 {
+        width /= 2;
+        for l in 0..width {
+            acc[l] += acc[l + width];
+        }
+    }
+    acc[0] + tail
 }
 
 /// What every block of test rows shares.
@@ -552,6 +636,7 @@ fn dot32<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::kernel_value;
 
     #[test]
     fn linear_expansion_is_a_dot_product() {
@@ -706,6 +791,77 @@ mod tests {
     fn wiggle(i: usize) -> f64 {
         let h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
         (h as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    /// `a + b` as a rounded sum and its exact rounding error (Knuth's TwoSum).
+    fn two_sum(a: f64, b: f64) -> (f64, f64) {
+        let s = a + b;
+        let bb = s - a;
+        (s, (a - (s - bb)) + (b - bb))
+    }
+
+    /// `Σ values` to within one rounding of the exact sum: each addition's
+    /// error is carried in a second sum (Ogita, Rump & Oishi, "Accurate Sum
+    /// and Dot Product", SIAM J. Sci. Comput. 26(6), 2005, Sum2).
+    fn exact_sum(values: impl IntoIterator<Item = f64>) -> f64 {
+        let (mut s, mut e) = (0.0f64, 0.0f64);
+        for v in values {
+            let (t, err) = two_sum(s, v);
+            s = t;
+            e += err;
+        }
+        s + e
+    }
+
+    #[test]
+    fn float64_path_is_within_its_error_bound_of_the_exact_sum() {
+        // RBF over 5 000 support vectors with coefficients of one sign (the
+        // hardest case for a running sum) and test rows not a multiple of
+        // any block size.
+        let (s, d, m) = (5_000, 7, 101);
+        let kind = KernelKind::Rbf { gamma: 0.05 };
+        let sv = Rows::new((0..s * d).map(wiggle).collect(), s, d).unwrap();
+        let test = Rows::new((0..m * d).map(|i| wiggle(i + 77_777)).collect(), m, d).unwrap();
+        let coef: Vec<f64> = (0..s).map(|t| 1.0 + 0.5 * wiggle(t + 31)).collect();
+        let intercept = [0.125];
+        let (got, path) =
+            decision_values_with(kind, &test, &sv, &coef, &intercept, Precision::Float64).unwrap();
+        assert_eq!(path, Precision::Float64);
+        let u = f64::EPSILON / 2.0;
+        // First-order worst case of the path: 2 ulp in each RBF value, a
+        // block's lane sums of BLOCK/16 products, 4 pairwise steps, a tail of
+        // up to 15 products, and a running sum over the blocks.
+        let bound = (4 + BLOCK / 16 + 4 + 15 + s.div_ceil(BLOCK) + 2) as f64 * u;
+        let (mut err_new, mut err_running) = (0.0f64, 0.0f64);
+        for r in 0..m {
+            let x = test.row(r);
+            let kv: Vec<f64> = (0..s)
+                .map(|t| (-0.05 * sq_dist_ref(x, sv.row(t))).exp())
+                .collect();
+            // The products c·k exactly as a sum of two doubles each.
+            let exact = exact_sum(std::iter::once(intercept[0]).chain((0..s).flat_map(|t| {
+                let p = coef[t] * kv[t];
+                [p, coef[t].mul_add(kv[t], -p)]
+            })));
+            let magnitude: f64 =
+                intercept[0].abs() + (0..s).map(|t| (coef[t] * kv[t]).abs()).sum::<f64>();
+            let e = (got[r] - exact).abs();
+            assert!(
+                e <= bound * magnitude,
+                "row {r}: {} vs exact {exact}, error {e:e} over the bound {:e}",
+                got[r],
+                bound * magnitude
+            );
+            // A plain running sum of the scalar kernel values, for scale.
+            let running = intercept[0] + (0..s).map(|t| coef[t] * kv[t]).sum::<f64>();
+            err_new += e;
+            err_running += (running - exact).abs();
+        }
+        println!("total error {err_new:e}, running sum {err_running:e}");
+        assert!(
+            err_new <= err_running,
+            "total error {err_new:e} against {err_running:e} for a running sum"
+        );
     }
 
     #[test]

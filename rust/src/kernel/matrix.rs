@@ -231,6 +231,34 @@ impl<'b> KernelRowsAgainst<'b> {
             });
         ctl.check()
     }
+
+    /// `out[r·n_b + t] = K(a_{first + r}, b_t)` for the rows `first..first +
+    /// out.len() / n_b` of `a`, in the calling thread (for callers that run
+    /// their own parallel tasks over blocks of rows); the same values as
+    /// [`Self::fill`].
+    pub fn fill_block(&self, a: &Rows, first: usize, out: &mut [f64]) -> Result<()> {
+        let nb = self.b.n();
+        if a.d() != self.b.d() {
+            shape_error!(
+                "the rows have {} features but the prepared rows {}",
+                a.d(),
+                self.b.d()
+            );
+        }
+        if nb == 0 {
+            return Ok(());
+        }
+        let rows = out.len() / nb;
+        if out.len() % nb != 0 || first.checked_add(rows).is_none_or(|end| end > a.n()) {
+            shape_error!(
+                "{} slots are not whole kernel rows of {nb} values from row {first} of {}",
+                out.len(),
+                a.n()
+            );
+        }
+        fill_rows(self.kind, a, first, self.b, &self.panels, out);
+        Ok(())
+    }
 }
 
 /// Rows of `a` per parallel task: up to 32 (the column panels are reused
@@ -353,6 +381,14 @@ mod tests {
                     .zip(&want)
                     .all(|(x, y)| x.to_bits() == y.to_bits());
                 assert!(same, "{kind:?} d={d}");
+                // Rows 5..16 alone, in the calling thread: the same values.
+                let mut part = vec![f64::NAN; 11 * b.n()];
+                against.fill_block(&a, 5, &mut part).unwrap();
+                let same = part
+                    .iter()
+                    .zip(&want[5 * b.n()..16 * b.n()])
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "{kind:?} d={d}, rows 5..16");
             }
         }
         let b = make(10, 2, 0.0);
@@ -360,6 +396,13 @@ mod tests {
         let mut out = vec![0.0; 30];
         assert!(against.fill(&make(3, 3, 0.0), &mut out, &ctl).is_err());
         assert!(against.fill(&make(2, 2, 0.0), &mut out, &ctl).is_err());
+        // Past the last row, not whole rows, too few features.
+        assert!(against.fill_block(&make(3, 2, 0.0), 1, &mut out).is_err());
+        assert!(against
+            .fill_block(&make(3, 2, 0.0), 0, &mut out[..15])
+            .is_err());
+        assert!(against.fill_block(&make(3, 3, 0.0), 0, &mut out).is_err());
+        assert!(against.fill_block(&make(3, 2, 0.0), 0, &mut out).is_ok());
         assert!(KernelRowsAgainst::try_new(KernelKind::Precomputed, &b, "h").is_err());
     }
 
@@ -413,6 +456,71 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn rows_with_few_non_zeros_give_the_scalar_values() {
+        // Rows with at most a quarter of their features non-zero take the
+        // loops that skip zeros: dot products bit for bit the scalar ones,
+        // RBF distances too where the data are integers small enough to
+        // make them exact, else the difference loop.
+        let mut state = 13u64;
+        let (na, nb) = (21, 19);
+        for d in [1, 4, 7, 30, 123] {
+            let pattern = |len: usize, state: &mut u64| {
+                uniform(len, state)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, v)| if (k * 7 + 3) % 4 == 0 { v } else { 0.0 })
+                    .collect::<Vec<f64>>()
+            };
+            let real_a = pattern(na * d, &mut state);
+            let real_b = pattern(nb * d, &mut state);
+            let ints = |v: &[f64], scale: f64| v.iter().map(|x| (x * scale).round()).collect();
+            let cases: [(&str, Vec<f64>, Vec<f64>); 4] = [
+                ("real", real_a.clone(), real_b.clone()),
+                ("binary", ints(&real_a, 1.0), ints(&real_b, 1.0)),
+                ("counts", ints(&real_a, 1e3), ints(&real_b, 1e3)),
+                // Integers too large for exact norms: the difference loop.
+                ("large", ints(&real_a, 1e8), ints(&real_b, 1e8)),
+            ];
+            for (what, da, db) in cases {
+                let (a, b) = (rows(da, na, d), rows(db, nb, d));
+                for kind in KINDS {
+                    let want = reference(kind, &a, &b);
+                    let what = format!("{kind:?}, {what} data, d = {d}");
+                    for (fma, block) in [(false, 1), (true, 5)] {
+                        let got = tiled(kind, &a, &b, fma, block);
+                        if matches!(kind, KernelKind::Rbf { .. }) {
+                            assert_close(&got, &want, &what);
+                        } else {
+                            assert_eq!(got, want, "{what}");
+                        }
+                    }
+                }
+            }
+            // Rows within 1e-9 of rows of `a` (same zeros), at a γ that makes
+            // such distances matter: norms would lose them, differences not.
+            let a = rows(real_a.clone(), na, d);
+            let close: Vec<f64> = (0..nb * d)
+                .map(|k| {
+                    let v = real_a[(k / d % na) * d + k % d];
+                    if v == 0.0 {
+                        0.0
+                    } else {
+                        v + 1e-9 * uniform(1, &mut state)[0]
+                    }
+                })
+                .collect();
+            let b = rows(close, nb, d);
+            let sharp = KernelKind::Rbf { gamma: 1e17 };
+            let want = reference(sharp, &a, &b);
+            assert_close(
+                &tiled(sharp, &a, &b, true, 3),
+                &want,
+                &format!("close rows, d = {d}"),
+            );
         }
     }
 

@@ -32,6 +32,9 @@ pub(super) struct Panels {
     data: Vec<f64>,
     d: usize,
     count: usize,
+    /// The largest `|value|` of `B` when every value is an integer, else
+    /// `None` (see [`SparseRow`]).
+    integer_max: Option<f64>,
 }
 
 impl Panels {
@@ -53,7 +56,12 @@ impl Panels {
                 }
             }
         }
-        Ok(Panels { data, d, count })
+        Ok(Panels {
+            data,
+            d,
+            count,
+            integer_max: integer_max((0..n).flat_map(|i| b.row(i).iter().copied())),
+        })
     }
 
     /// Panel `p`: `d` groups of `LANES` values.
@@ -102,6 +110,124 @@ fn panel_sums<const DIFF: bool>(x: &[f64], panel: &[[f64; LANES]]) -> [f64; LANE
         out[l] = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]) + tail[l];
     }
     out
+}
+
+/// The largest `|v|` when every value is an integer, else `None`.
+fn integer_max(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut max = 0.0f64;
+    for v in values {
+        if v != v.trunc() {
+            return None;
+        }
+        max = max.max(v.abs());
+    }
+    Some(max)
+}
+
+/// The non-zero features of a row of `A` that has few of them, split as
+/// [`panel_sums`] splits the features among its accumulators, so that its
+/// sums can skip the zeros ([`panel_sums_sparse`]).
+///
+/// Dot products (every kernel but RBF) skip them exactly: a zero feature
+/// adds a zero product to its accumulator, which changes nothing, so the
+/// sums are still bit for bit the scalar [`crate::kernel::dot`]. RBF's
+/// squared distance has a term `y_k²` for every zero `x_k`, so the zeros are
+/// skipped only through `‖x‖² + ‖y‖² − 2⟨x, y⟩`, and only when that is
+/// exact: when every value of both rows is an integer and `4·d·max|v|² ≤
+/// 2⁵³`, every product and partial sum of either form is an integer below
+/// 2⁵³, so both forms give the exact distance (binary or count features, as
+/// in LIBSVM's a9a). Other RBF rows keep the difference loop.
+struct SparseRow {
+    /// `(feature, value)` of the non-zero features `k < 4·⌊d/4⌋` with
+    /// `k mod 4 = j`, in increasing order, for `j = 0..4`.
+    by_acc: [Vec<(usize, f64)>; 4],
+    /// The non-zero features of the last `d mod 4`.
+    tail: Vec<(usize, f64)>,
+}
+
+impl SparseRow {
+    /// Empty lists, to be filled by [`Self::fill`].
+    fn new() -> SparseRow {
+        SparseRow {
+            by_acc: Default::default(),
+            tail: Vec::new(),
+        }
+    }
+
+    /// Takes row `x`'s non-zero features when at most three quarters of
+    /// its features are non-zero and (for RBF, `rbf`) the distance from dot
+    /// products is exact against `panels`; returns whether it did.
+    fn fill(&mut self, x: &[f64], rbf: bool, panels: &Panels) -> bool {
+        let d = x.len();
+        let nonzero = x.iter().filter(|&&v| v != 0.0).count();
+        if 4 * nonzero > 3 * d {
+            return false;
+        }
+        if rbf {
+            let (Some(mb), Some(mx)) = (panels.integer_max, integer_max(x.iter().copied())) else {
+                return false;
+            };
+            let m = mb.max(mx);
+            // 4·d·m² ≤ 2⁵³, written so that nothing overflows.
+            if m > 0.0 && m * m > 2f64.powi(51) / d as f64 {
+                return false;
+            }
+        }
+        let head = d - d % 4;
+        for list in self.by_acc.iter_mut() {
+            list.clear();
+        }
+        self.tail.clear();
+        for (k, &v) in x.iter().enumerate() {
+            if v != 0.0 {
+                if k < head {
+                    self.by_acc[k % 4].push((k, v));
+                } else {
+                    self.tail.push((k, v));
+                }
+            }
+        }
+        true
+    }
+}
+
+/// `Σ_k x_k·panel_k[l]` over the non-zero features of `row` for every lane
+/// `l`: [`panel_sums`]`::<false>` without its zero products, the same
+/// values bit for bit.
+#[inline(always)]
+fn panel_sums_sparse(row: &SparseRow, panel: &[[f64; LANES]]) -> [f64; LANES] {
+    let lane_sum = |list: &[(usize, f64)], start: f64| {
+        let mut acc = [start; LANES];
+        for &(k, xv) in list {
+            let p = &panel[k];
+            for l in 0..LANES {
+                acc[l] += xv * p[l];
+            }
+        }
+        acc
+    };
+    let acc: [[f64; LANES]; 4] = std::array::from_fn(|j| lane_sum(&row.by_acc[j], 0.0));
+    // The scalar tail is an iterator sum, which starts from −0.
+    let tail = lane_sum(&row.tail, -0.0);
+    let mut out = [0.0f64; LANES];
+    for l in 0..LANES {
+        out[l] = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]) + tail[l];
+    }
+    out
+}
+
+/// [`sums_row`]`::<false>` over the non-zero features of `row` only.
+#[inline(always)]
+fn sums_row_sparse(row: &SparseRow, panels: &Panels, first: usize, seg: &mut [f64]) {
+    let (full, rest) = seg.as_chunks_mut::<LANES>();
+    let n_full = full.len();
+    for (p, dst) in full.iter_mut().enumerate() {
+        *dst = panel_sums_sparse(row, panels.panel(first + p));
+    }
+    if !rest.is_empty() {
+        let sums = panel_sums_sparse(row, panels.panel(first + n_full));
+        rest.copy_from_slice(&sums[..rest.len()]);
+    }
 }
 
 /// The sums of `x` against the panels `first..` covering `seg` (the last
@@ -215,13 +341,30 @@ multiversion! {
             return;
         }
         let diff = matches!(kind, KernelKind::Rbf { .. });
+        let rows = out.len() / nb;
+        // Which rows skip their zero features ([`SparseRow`]).
+        let sparse: Vec<Option<SparseRow>> = (0..rows)
+            .map(|r| {
+                let mut row = SparseRow::new();
+                row.fill(a.row(first + r), diff, panels).then_some(row)
+            })
+            .collect();
         let per_group = (GROUP_VALUES / (a.d().max(1) * LANES)).max(1);
         for g0 in (0..panels.count).step_by(per_group) {
             let (c0, c1) = (g0 * LANES, ((g0 + per_group) * LANES).min(nb));
             for (r, row) in out.chunks_exact_mut(nb).enumerate() {
                 let i = first + r;
                 let seg = &mut row[c0..c1];
-                if diff {
+                if let Some(nz) = &sparse[r] {
+                    sums_row_sparse(nz, panels, g0, seg);
+                    if diff {
+                        // Exact integers (see `SparseRow`): the distance.
+                        let sq = a.sq_norm(i);
+                        for (t, v) in seg.iter_mut().enumerate() {
+                            *v = (sq + b.sq_norm(c0 + t)) - 2.0 * *v;
+                        }
+                    }
+                } else if diff {
                     sums_row::<true>(a.row(i), panels, g0, seg);
                 } else {
                     sums_row::<false>(a.row(i), panels, g0, seg);
