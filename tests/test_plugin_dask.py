@@ -217,3 +217,72 @@ def test_bad_timeout_names_the_variable(monkeypatch):
     monkeypatch.setenv(ENV_TIMEOUT, "soon")
     with pytest.raises(ValueError, match=ENV_TIMEOUT):
         _timeout()
+
+
+def test_script_without_main_guard_gets_one_line_saying_so(tmp_path):
+    # Local worker processes import the main script again (spawn): without
+    # the guard each of them would fit again and the cluster fail to start
+    # with hundreds of lines from the workers. The engine refuses first.
+    script = tmp_path / "fit_unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import localsvm
+            from sklearn.datasets import load_iris
+
+            X, y = load_iris(return_X_y=True)
+            with localsvm.use_engine("dask"):
+                localsvm.SVC().fit(X, y)
+            print("fitted")
+            """
+        )
+    )
+    env = dict(os.environ)
+    env.pop("LOCALSVM_DASK_SCHEDULER", None)
+    env.pop(DISABLE_AUTOLOAD_ENV, None)
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 1 and "fitted" not in out.stdout, out.stdout + out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError:"), out.stderr
+    assert 'if __name__ == "__main__":' in last and f"{script} again" in last
+    assert "line 7" in last  # the `localsvm.SVC().fit(X, y)` line
+    assert "Nanny" not in out.stderr and "bootstrapping" not in out.stderr
+    assert len(out.stderr.splitlines()) < 40
+
+
+def test_main_guard_detection(tmp_path):
+    # The line that led to the engine, at the script's top level: flagged
+    # outside the guard (either spelling), not inside it, and not for code
+    # run without a script file.
+    script = tmp_path / "guards.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            from localsvm_dask import _unguarded_call_line
+
+            def call():
+                return _unguarded_call_line()
+
+            print("top", call())
+            if "__main__" == __name__:
+                print("guarded", call())
+            """
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.splitlines() == [f"top ({str(script)!r}, 7)", "guarded None"]
+    from localsvm_dask import _unguarded_call_line
+
+    assert _unguarded_call_line() is None  # under pytest: no script's top level
+    inline = subprocess.run(
+        [sys.executable, "-c", "from localsvm_dask import _unguarded_call_line as f; print(f())"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert inline.stdout.strip() == "None"

@@ -9,9 +9,10 @@ a `Dask <https://distributed.dask.org>`_ cluster::
     import localsvm
     from distributed import Client
 
-    client = Client("tcp://scheduler:8786")   # or LOCALSVM_DASK_SCHEDULER
-    with localsvm.use_engine("dask"):
-        localsvm.SVC().fit(X, y)
+    if __name__ == "__main__":  # local workers import the script again
+        client = Client("tcp://scheduler:8786")   # or LOCALSVM_DASK_SCHEDULER
+        with localsvm.use_engine("dask"):
+            localsvm.SVC().fit(X, y)
 
 Which cluster
 -------------
@@ -22,7 +23,10 @@ in ``$LOCALSVM_DASK_SCHEDULER``, waiting at most ``$LOCALSVM_DASK_TIMEOUT``
 seconds (default 10) before a :class:`ConnectionError`; otherwise a
 :class:`distributed.LocalCluster` of this machine, started on first use with
 one single-threaded worker process per core and closed when the
-interpreter exits.
+interpreter exits. Its worker processes import the main script again, so a
+script's work must sit under ``if __name__ == "__main__":``; started from a
+script's unguarded top level, the engine raises a one-line
+:class:`RuntimeError` saying so instead of starting the cluster.
 
 What travels
 ------------
@@ -49,11 +53,14 @@ caller cancels the batch's pending tasks.
 
 from __future__ import annotations
 
+import ast
 import atexit
 import importlib.metadata
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import localsvm
@@ -117,15 +124,96 @@ def _connect(address: str) -> Any:
         return client
 
 
+def _is_main_test(node: ast.expr) -> bool:
+    """Whether ``node`` is ``__name__ == "__main__"`` (either way round)."""
+    if not (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Eq)
+        and len(node.comparators) == 1
+    ):
+        return False
+    sides = {type(node.left), type(node.comparators[0])}
+    names = [s for s in (node.left, node.comparators[0]) if isinstance(s, ast.Name)]
+    texts = [s for s in (node.left, node.comparators[0]) if isinstance(s, ast.Constant)]
+    return (
+        sides == {ast.Name, ast.Constant}
+        and names[0].id == "__name__"
+        and texts[0].value == "__main__"
+    )
+
+
+def _unguarded_call_line() -> tuple[str, int] | None:
+    """The script and line where the running script's top-level code led
+    here, when that line is outside ``if __name__ == "__main__":``; None when
+    it is inside one, or when no script file runs (an interactive session,
+    ``python -c``, a notebook).
+
+    Worker processes started with the ``spawn`` or ``forkserver`` method
+    import the main script again before they start: code at its top level
+    outside that guard runs again in each of them, and a local cluster
+    started there fails (Python's multiprocessing documentation, "Safe
+    importing of main module").
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path:
+        return None
+    top = None
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals is vars(main):
+            top = frame
+        frame = frame.f_back
+    if top is None:
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return None
+    line = top.f_lineno
+    for node in tree.body:
+        if (
+            isinstance(node, ast.If)
+            and _is_main_test(node.test)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ):
+            return None
+    return path, line
+
+
+def _check_main_guard() -> None:
+    """Refuse, in one line, to start a local cluster whose worker processes
+    would run the calling script's unguarded top level again."""
+    import dask
+
+    method = dask.config.get("distributed.worker.multiprocessing-method", "spawn")
+    if method not in ("spawn", "forkserver"):
+        return
+    where = _unguarded_call_line()
+    if where is not None:
+        path, line = where
+        raise RuntimeError(
+            f"the Dask engine starts a local cluster whose worker processes import "
+            f"{path} again, which would run its line {line} again in each of them: put "
+            f'the script\'s code under `if __name__ == "__main__":`, or connect to a running '
+            f"scheduler (distributed.Client(address), or ${ENV_SCHEDULER})"
+        )
+
+
 def _local_client() -> Any:
     """A client of a :class:`~distributed.LocalCluster` of this machine,
-    started on first use: one single-threaded worker process per core."""
+    started on first use: one single-threaded worker process per core.
+    A :class:`RuntimeError` when the calling script's top level is not
+    guarded by ``if __name__ == "__main__":`` (see
+    :func:`_unguarded_call_line`)."""
     from distributed import Client, LocalCluster
 
     with _lock:
         client = _local.get("client")
         if client is not None and client.status == "running":
             return client
+        _check_main_guard()
         cluster = LocalCluster(
             n_workers=os.cpu_count() or 1,
             threads_per_worker=1,
