@@ -240,18 +240,80 @@ def test_solve_qp_progress_must_be_callable():
 
 
 def test_binary_svc_reports_solver_progress():
+    # The single solve is a task of 100 steps, ended as the KKT gap
+    # approaches tol: a progress bar moves during the solve, not only
+    # from 0 to 100 % at its end.
+    from localsvm._base import PROGRESS_STEPS
+
     X, y = _long_problem()
     rec = Recorder()
     clf = SVC(C=100.0, gamma=0.5, tol=1e-6).set_callbacks(rec).fit(X, y)
     pair = rec.tasks("begin", "binary-problem")
-    assert len(pair) == 1 and pair[0]["max_subtasks"] is None
+    assert len(pair) == 1 and pair[0]["max_subtasks"] == PROGRESS_STEPS
     slices = rec.tasks("end", "smo-progress")
     assert slices and all(s["parent"] == "binary-problem" for s in slices)
+    assert len(slices) < PROGRESS_STEPS
+    # Every step ends before the solve does.
+    order = [e for e in rec.events if e["kind"] == "end"]
+    pair_end = next(k for k, e in enumerate(order) if e["name"] == "binary-problem")
+    assert all(order.index(s) < pair_end for s in slices)
     iters = [s["metadata"]["n_iter"] for s in slices]
     assert iters == sorted(iters) and iters[-1] <= clf.n_iter_[0]
-    assert all("kkt_gap" in s["metadata"] for s in slices)
+    shares = [s["metadata"]["share"] for s in slices]
+    assert shares == sorted(shares) and 0 < shares[-1] < 1
+    assert len(slices) == int(shares[-1] * PROGRESS_STEPS)
+    gaps = [s["metadata"]["kkt_gap"] for s in slices]
+    assert all(g > 1e-6 for g in gaps)
     ref = SVC(C=100.0, gamma=0.5, tol=1e-6).fit(X, y)
     np.testing.assert_array_equal(clf.dual_coef_, ref.dual_coef_)
+
+
+def test_solver_progress_steps_follow_the_gap_on_a_log_scale():
+    from localsvm._base import PROGRESS_STEPS, FitReport, solve_share
+
+    assert solve_share(1.0, 1e-2, 1e-4) == pytest.approx(0.5)
+    assert solve_share(1.0, 1e-5, 1e-4) == 1.0
+    assert solve_share(1.0, 3.0, 1e-4) == 0.0
+    assert solve_share(float("nan"), 0.1, 1e-4) == 0.0
+    assert solve_share(1e-5, 1e-6, 1e-4) == 0.0
+
+    class Context:
+        # Only what _SolverProgress calls: leaf subtasks and their hooks.
+        def __init__(self):
+            self.ended = []
+
+        def subcontext(self, task_name):
+            assert task_name == "smo-progress"
+            return self
+
+        def call_on_fit_task_begin(self, estimator, metadata):
+            pass
+
+        def call_on_fit_task_end(self, estimator, metadata):
+            self.ended.append(metadata)
+
+    ctx = Context()
+    est = types.SimpleNamespace(verbose=0)
+    progress = FitReport(est, ctx, threading.RLock(), logging.getLogger("x")).solver_progress(1e-4)
+    counts = []
+    # A NaN before the first iteration, a gap from 1 down to 1e-2, a gap
+    # that grows back (after a reconstruction), then one within tol.
+    steps = [(0, float("nan")), (10, 1.0), (20, 0.09), (30, 0.009), (40, 1.0), (50, 1e-5)]
+    for n_iter, gap in steps:
+        progress(n_iter, gap)
+        counts.append(len(ctx.ended))
+    # ln(1 / 0.09) / ln(1e4) = 0.261, ln(1 / 0.009) / ln(1e4) = 0.511.
+    assert counts == [0, 0, 26, 51, 51, PROGRESS_STEPS - 1]
+    assert [m["n_iter"] for m in ctx.ended] == [20] * 26 + [30] * 25 + [50] * 48
+    # With the examples' count: iterations move it while the gap stays.
+    ctx.ended.clear()
+    report = FitReport(est, ctx, threading.RLock(), logging.getLogger("x"))
+    progress = report.solver_progress(1e-4, n_samples=300)
+    for n_iter in (0, 100, 300, 900):
+        progress(n_iter, 2.0)
+        counts.append(len(ctx.ended))
+    # 100 / 800 = 0.125, 300 / 1200 = 0.25, 900 / 2400 = 0.375.
+    assert counts[-4:] == [0, 12, 25, 37]
 
 
 def test_run_tasks_hooks_called_once_per_task():
@@ -389,7 +451,7 @@ def test_verbose_2_logs_a_repeated_progress_report_once(caplog):
 
     est = types.SimpleNamespace(verbose=2)
     report = FitReport(est, None, threading.RLock(), logging.getLogger("localsvm.svc"))
-    progress = report.solver_progress()
+    progress = report.solver_progress(1e-3)
     with caplog.at_level(logging.INFO, logger="localsvm"):
         for n_iter, gap in [(999, 0.5), (999, 0.5), (999, 0.5), (1999, 0.1), (1999, 0.1)]:
             progress(n_iter, gap)

@@ -198,9 +198,9 @@ class FitReport:
         n : int
             How many; at most the ``max_subtasks`` this task was made with.
         iterative : bool, default=False
-            True: each subtask has an unknown number of children of its own
-            (the solver-progress slices of :meth:`solver_progress`); False:
-            they are leaves.
+            True: each subtask has :data:`PROGRESS_STEPS` children of its
+            own, the steps of :meth:`solver_progress`; False: they are
+            leaves.
 
         Returns
         -------
@@ -215,7 +215,7 @@ class FitReport:
                     None
                     if self.context is None
                     else self.context.subcontext(
-                        task_name=name, max_subtasks=None if iterative else 0
+                        task_name=name, max_subtasks=PROGRESS_STEPS if iterative else 0
                     ),
                     self._lock,
                     self._logger,
@@ -309,11 +309,23 @@ class FitReport:
     def _done(self, describe, index, result) -> None:
         self.task_end(index, result, describe)
 
-    def solver_progress(self) -> Callable[[int, float], None] | None:
+    def solver_progress(
+        self, tol: float, n_samples: int | None = None
+    ) -> Callable[[int, float], None] | None:
         """A ``progress(n_iter, gap)`` function for a long solve in this
-        (iterative) task: each call is one leaf subtask ``'smo-progress'``
-        whose metadata holds the iterations and the KKT gap; logged at
-        ``verbose >= 2``. None when nothing listens.
+        (iterative) task: the solve's estimated share done, in
+        :data:`PROGRESS_STEPS` leaf subtasks ``'smo-progress'`` (see
+        :class:`_SolverProgress`) whose metadata holds the iterations, the
+        KKT gap and that share; logged at ``verbose >= 2``. None when
+        nothing listens.
+
+        Parameters
+        ----------
+        tol : float
+            The KKT gap at which the solve stops.
+        n_samples : int or None, default=None
+            The problem's examples, for the early estimate from iterations
+            (see :class:`_SolverProgress`); None: the gap alone.
 
         Returns
         -------
@@ -322,7 +334,42 @@ class FitReport:
         """
         if self.context is None and self.verbose < 2:
             return None
-        return _SolverProgress(self)
+        return _SolverProgress(self, tol, n_samples)
+
+
+#: Steps of a solve's progress (:meth:`FitReport.solver_progress`): a
+#: progress bar moves by one per cent of the solve.
+PROGRESS_STEPS = 100
+
+
+def solve_share(first_gap: float, gap: float, tol: float) -> float:
+    """The share of a solve done, estimated from its KKT gap on a log scale:
+    0 at the first gap reported, 1 at ``tol`` (where the solve stops),
+    ``log(first_gap / gap) / log(first_gap / tol)`` between, clipped to
+    ``[0, 1]``. SMO's gap shrinks roughly geometrically once the working set
+    settles (its linear convergence: P.-H. Chen, R.-E. Fan and C.-J. Lin, "A
+    Study on SMO-Type Decomposition Methods for Support Vector Machines",
+    IEEE Transactions on Neural Networks 17(4), 2006), so equal steps of
+    this share take comparable numbers of iterations. 0 for a gap that is
+    not finite or a first gap already within ``tol``.
+
+    Parameters
+    ----------
+    first_gap, gap : float
+        The first KKT gap reported, and the latest.
+    tol : float
+        The stopping tolerance.
+
+    Returns
+    -------
+    float
+        The share, in ``[0, 1]``.
+    """
+    if not (math.isfinite(first_gap) and math.isfinite(gap) and tol > 0 and first_gap > tol):
+        return 0.0
+    if gap <= tol:
+        return 1.0
+    return min(1.0, max(0.0, math.log(first_gap / gap) / math.log(first_gap / tol)))
 
 
 def _same_progress(a: tuple[int, float] | None, b: tuple[int, float]) -> bool:
@@ -344,12 +391,25 @@ class _SolverProgress:
 
     The Rust core calls it every 50 ms with what the solver last published,
     which stays the same through a stretch without a report (a kernel-column
-    fill, the gradient's reconstruction): such a repeat is logged once, and
-    still passed to the callbacks, for which each call is a heartbeat."""
+    fill, the gradient's reconstruction): such a repeat is logged once.
+    For the callbacks, the task has :data:`PROGRESS_STEPS` leaf subtasks:
+    each call ends as many more of them as the share done has gained whole
+    steps, at most ``PROGRESS_STEPS - 1`` before the solve ends; the task's
+    own end then completes it. The share is the larger of two estimates,
+    the largest so far (so a gap that grows back never moves a bar
+    backwards): the gap's (:func:`solve_share`), and, with ``n_samples``,
+    ``n_iter / (2·(n_iter + n_samples))``, below one half, which moves the
+    bar through SMO's first phase, where many multipliers leave zero while
+    the gap stays near its start."""
 
-    def __init__(self, report: FitReport) -> None:
+    def __init__(self, report: FitReport, tol: float, n_samples: int | None = None) -> None:
         self.report = report
+        self.tol = float(tol)
+        self.n_samples = n_samples
         self._logged: tuple[int, float] | None = None
+        self._first_gap = math.nan
+        self._share = 0.0
+        self._steps = 0
 
     def __reduce__(self):
         return (_no_progress, ())
@@ -362,11 +422,21 @@ class _SolverProgress:
             if not _same_progress(last, self._logged):
                 report.log(2, "solver: %d iterations, KKT gap %.3g", n_iter, gap)
         if report.context is not None:
-            meta = {"n_iter": int(n_iter), "kkt_gap": float(gap)}
             with report._lock:
-                ctx = report.context.subcontext(task_name="smo-progress")
-                ctx.call_on_fit_task_begin(estimator=report.estimator, metadata=meta)
-                ctx.call_on_fit_task_end(estimator=report.estimator, metadata=meta)
+                gap = float(gap)
+                if not math.isfinite(self._first_gap) and math.isfinite(gap):
+                    self._first_gap = gap
+                share = solve_share(self._first_gap, gap, self.tol)
+                if self.n_samples:
+                    share = max(share, n_iter / (2.0 * (n_iter + self.n_samples)))
+                self._share = max(self._share, share)
+                steps = min(int(self._share * PROGRESS_STEPS), PROGRESS_STEPS - 1)
+                meta = {"n_iter": int(n_iter), "kkt_gap": gap, "share": self._share}
+                for _ in range(steps - self._steps):
+                    ctx = report.context.subcontext(task_name="smo-progress")
+                    ctx.call_on_fit_task_begin(estimator=report.estimator, metadata=meta)
+                    ctx.call_on_fit_task_end(estimator=report.estimator, metadata=meta)
+                self._steps = max(self._steps, steps)
 
 
 class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):

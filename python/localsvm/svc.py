@@ -315,9 +315,12 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     Progress: with scikit-learn ≥ 1.9, ``set_callbacks`` takes callbacks
     of ``sklearn.callback`` (e.g. ``ProgressBar()``). The fit is one task
     with one subtask per binary problem; a two-class fit's single problem
-    has a subtask ``'smo-progress'`` every 50 ms of its solve, whose
-    ``metadata`` holds the iterations (``'n_iter'``) and the KKT gap
-    (``'kkt_gap'``).
+    has 100 subtasks ``'smo-progress'``, one per hundredth of its solve done
+    as estimated from the KKT gap's approach to ``tol`` on a log scale and,
+    early on, from the iterations against the number of examples (checked
+    every 50 ms; the last ones end with the solve), whose
+    ``metadata`` holds the iterations (``'n_iter'``), the KKT gap
+    (``'kkt_gap'``) and the estimated share done (``'share'``).
 
     Sparse input: with a named kernel function ('linear', 'poly', 'rbf',
     'sigmoid') on the Rust backend, ``fit``, ``predict`` and
@@ -562,7 +565,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         )
         settings["n_threads"] = self._threads_per_problem(len(tasks))
         if len(tasks) == 1:
-            settings["progress"] = pairs[0].solver_progress()
+            settings["progress"] = pairs[0].solver_progress(float(self.tol), tasks[0][0].size)
         largest = max(range(len(tasks)), key=lambda k: tasks[k][0].size)
         # Sparse X: 'auto' takes a backend whose capabilities include it.
         backend = self._select_backend(_pair_problem(tasks[largest], (X, upper, settings, None)))

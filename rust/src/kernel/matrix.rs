@@ -249,7 +249,7 @@ impl<'b> KernelRowsAgainst<'b> {
             return Ok(());
         }
         let rows = out.len() / nb;
-        if out.len() % nb != 0 || first.checked_add(rows).is_none_or(|end| end > a.n()) {
+        if !out.len().is_multiple_of(nb) || first.checked_add(rows).is_none_or(|end| end > a.n()) {
             shape_error!(
                 "{} slots are not whole kernel rows of {nb} values from row {first} of {}",
                 out.len(),
