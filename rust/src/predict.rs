@@ -833,7 +833,7 @@ mod tests {
         // up to 15 products, and a running sum over the blocks.
         let bound = (4 + BLOCK / 16 + 4 + 15 + s.div_ceil(BLOCK) + 2) as f64 * u;
         let (mut err_new, mut err_running) = (0.0f64, 0.0f64);
-        for r in 0..m {
+        for (r, &value) in got.iter().enumerate() {
             let x = test.row(r);
             let kv: Vec<f64> = (0..s)
                 .map(|t| (-0.05 * sq_dist_ref(x, sv.row(t))).exp())
@@ -845,11 +845,10 @@ mod tests {
             })));
             let magnitude: f64 =
                 intercept[0].abs() + (0..s).map(|t| (coef[t] * kv[t]).abs()).sum::<f64>();
-            let e = (got[r] - exact).abs();
+            let e = (value - exact).abs();
             assert!(
                 e <= bound * magnitude,
-                "row {r}: {} vs exact {exact}, error {e:e} over the bound {:e}",
-                got[r],
+                "row {r}: {value} vs exact {exact}, error {e:e} over the bound {:e}",
                 bound * magnitude
             );
             // A plain running sum of the scalar kernel values, for scale.
