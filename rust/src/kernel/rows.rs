@@ -116,6 +116,12 @@ impl Rows {
         self.sq_norms[i]
     }
 
+    /// The squared norms of rows `start..end`.
+    #[inline]
+    pub fn sq_norms(&self, start: usize, end: usize) -> &[f64] {
+        &self.sq_norms[start..end]
+    }
+
     /// The largest absolute entry (0 for an empty matrix).
     pub fn max_abs(&self) -> f64 {
         self.data.iter().fold(0.0f64, |m, v| m.max(v.abs()))

@@ -191,27 +191,34 @@ impl SparseRow {
     }
 }
 
+/// `start + Σ x_k·panel_k[l]` over the `(k, x_k)` of `list`, in order, for
+/// every lane `l`.
+#[inline(always)]
+fn lane_sums(list: &[(usize, f64)], panel: &[[f64; LANES]], start: f64) -> [f64; LANES] {
+    let mut acc = [start; LANES];
+    for &(k, xv) in list {
+        let p = &panel[k];
+        for l in 0..LANES {
+            acc[l] += xv * p[l];
+        }
+    }
+    acc
+}
+
 /// `Σ_k x_k·panel_k[l]` over the non-zero features of `row` for every lane
 /// `l`: [`panel_sums`]`::<false>` without its zero products, the same
 /// values bit for bit.
 #[inline(always)]
 fn panel_sums_sparse(row: &SparseRow, panel: &[[f64; LANES]]) -> [f64; LANES] {
-    let lane_sum = |list: &[(usize, f64)], start: f64| {
-        let mut acc = [start; LANES];
-        for &(k, xv) in list {
-            let p = &panel[k];
-            for l in 0..LANES {
-                acc[l] += xv * p[l];
-            }
-        }
-        acc
-    };
-    let acc: [[f64; LANES]; 4] = std::array::from_fn(|j| lane_sum(&row.by_acc[j], 0.0));
+    let a0 = lane_sums(&row.by_acc[0], panel, 0.0);
+    let a1 = lane_sums(&row.by_acc[1], panel, 0.0);
+    let a2 = lane_sums(&row.by_acc[2], panel, 0.0);
+    let a3 = lane_sums(&row.by_acc[3], panel, 0.0);
     // The scalar tail is an iterator sum, which starts from −0.
-    let tail = lane_sum(&row.tail, -0.0);
+    let tail = lane_sums(&row.tail, panel, -0.0);
     let mut out = [0.0f64; LANES];
     for l in 0..LANES {
-        out[l] = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l]) + tail[l];
+        out[l] = (a0[l] + a1[l]) + (a2[l] + a3[l]) + tail[l];
     }
     out
 }
@@ -360,8 +367,8 @@ multiversion! {
                     if diff {
                         // Exact integers (see `SparseRow`): the distance.
                         let sq = a.sq_norm(i);
-                        for (t, v) in seg.iter_mut().enumerate() {
-                            *v = (sq + b.sq_norm(c0 + t)) - 2.0 * *v;
+                        for (v, &sq_b) in seg.iter_mut().zip(b.sq_norms(c0, c1)) {
+                            *v = (sq + sq_b) - 2.0 * *v;
                         }
                     }
                 } else if diff {
