@@ -33,6 +33,14 @@ def test_bench_table_compares_like_with_like():
     assert "kernel evals" in text and "floor n_SV·n" in text and "evals/floor" in text
     for m in res["memory"]:
         assert m["extra_mb"] <= m["bound_mb"]
+    # The float64 prediction row: timed, and its labels against the fit's.
+    assert ours["predict64_s"] > 0 and ours["precision"] in ("float32", "float64")
+    assert 0 <= ours["labels_changed_64"] <= 0.01 * ours["n_test"]
+    assert "localsvm prediction in float64" in text and "labels changed" in text
+    section = text.split("localsvm prediction in float64:")[1]
+    line = next(x for x in section.splitlines() if x.startswith("banana")).split()
+    assert line[1] == ours["precision"]
+    assert float(line[3]) == pytest.approx(ours["predict64_s"], abs=1e-3)
 
 
 def test_missing_peers_are_skipped_with_a_reason():

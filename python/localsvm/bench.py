@@ -11,7 +11,10 @@ hundred examples), test accuracy, the dual objective reached
 peer how many times longer it took than localsvm, and for localsvm the kernel
 values its fit computed next to their floor ``n_SV · n`` (every support
 vector's column is computed at least once; the ratio shows how far the cache
-keeps the solver from that limit). Optional sections: how fit
+keeps the solver from that limit). A second table times localsvm's
+prediction again in float64 (the default of a model read from a LIBSVM
+file) next to the precision of its fit, with the number of labels that
+differ. Optional sections: how fit
 time grows with the training-set size (the fitted exponent of ``time ∝ nᵏ``
 on ijcnn1 subsamples), and localsvm's peak memory during ``fit`` next to its
 bound ``cache_size + O(n·d)``.
@@ -177,8 +180,17 @@ def run_case(case: Case, peers: list[str], repeat: int, out: TextIO) -> list[dic
         model, fit_s = _best_time(lambda e=est: e.fit(X, y), repeat)
         pred, pred_s = _best_time(lambda m=model: m.predict(Xt), repeat)
         counts = kernel_counts(model, y) if peer == "localsvm" else None
+        f64 = {}
+        if peer == "localsvm":
+            pred64, pred64_s = _best_time(lambda m=model: predict_float64(m, Xt), repeat)
+            f64 = {
+                "predict64_s": pred64_s,
+                "labels_changed_64": int(np.count_nonzero(pred64 != pred)),
+                "precision": getattr(model, "precision_", "float64"),
+            }
         rows.append(
             {
+                **f64,
                 "data": case.name,
                 "peer": peer,
                 "fit_s": fit_s,
@@ -196,6 +208,39 @@ def run_case(case: Case, peers: list[str], repeat: int, out: TextIO) -> list[dic
             f"  {case.name}: {peer} fit {fit_s:.2f} s, predict {pred_s:.2f} s", file=out, flush=True
         )
     return rows
+
+
+def predict_float64(model, X) -> np.ndarray:
+    """``model.predict(X)`` in float64 whatever precision ``model`` was fitted
+    in (as a model loaded from a LIBSVM file predicts by default)."""
+    saved = model.precision_
+    model.precision_ = "float64"
+    try:
+        return model.predict(X)
+    finally:
+        model.precision_ = saved
+
+
+def print_precision_table(rows: list[dict], out: TextIO) -> None:
+    """localsvm's prediction time in the precision of its fit next to
+    float64 (the precision of LIBSVM's arithmetic, and the default of a model
+    read from a LIBSVM file), and how many predicted labels differ."""
+    ours = [r for r in rows if "predict64_s" in r]
+    if not ours:
+        return
+    head = (
+        f"{'data':<8} {'fit precision':>13} {'predict s':>10} {'float64 s':>10} "
+        f"{'float64 ×':>10} {'labels changed':>15}"
+    )
+    print(head, file=out)
+    print("-" * len(head), file=out)
+    for r in ours:
+        print(
+            f"{r['data']:<8} {r['precision']:>13} {r['predict_s']:>10.3f} "
+            f"{r['predict64_s']:>10.3f} {r['predict64_s'] / r['predict_s']:>9.2f}× "
+            f"{r['labels_changed_64']:>15d}",
+            file=out,
+        )
 
 
 def print_table(rows: list[dict], out: TextIO) -> None:
@@ -360,6 +405,8 @@ def run_bench(
         rows += run_case(CASES[name], peers, repeat, out)
     print(file=out)
     print_table(rows, out)
+    print("\nlocalsvm prediction in float64:", file=out)
+    print_precision_table(rows, out)
     result: dict = {"rows": rows}
     if scaling_sizes:
         print("\nfit time against training-set size (ijcnn1 subsamples):", file=out)
