@@ -338,7 +338,7 @@ class FitReport:
 
 
 #: Steps of a solve's progress (:meth:`FitReport.solver_progress`): a
-#: progress bar moves by one per cent of the solve.
+#: progress display moves by one per cent of the solve.
 PROGRESS_STEPS = 100
 
 
@@ -396,10 +396,10 @@ class _SolverProgress:
     each call ends as many more of them as the share done has gained whole
     steps, at most ``PROGRESS_STEPS - 1`` before the solve ends; the task's
     own end then completes it. The share is the larger of two estimates,
-    the largest so far (so a gap that grows back never moves a bar
+    the largest so far (so a gap that grows back never moves the display
     backwards): the gap's (:func:`solve_share`), and, with ``n_samples``,
     ``n_iter / (2·(n_iter + n_samples))``, below one half, which moves the
-    bar through SMO's first phase, where many multipliers leave zero while
+    display through SMO's first phase, where many multipliers leave zero while
     the gap stays near its start."""
 
     def __init__(self, report: FitReport, tol: float, n_samples: int | None = None) -> None:
