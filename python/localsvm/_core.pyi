@@ -1,4 +1,4 @@
-"""Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs).
+"""Type stubs for the compiled core, ``localsvm._core`` (rust/src/python/).
 
 Every function reserves its input-sized buffers before filling them: one the
 machine cannot hold raises ``MemoryError`` naming the object, its size and

@@ -1,0 +1,221 @@
+//! What every binding shares: core errors as Python exceptions, numpy
+//! arrays as the core's buffers, the [`CsrMatrix`] class and dense-or-sparse
+//! inputs, index arrays, and the checks of the options several bindings
+//! take (`max_iter`, `cache_size`, the kernel's parameters).
+
+use std::sync::Arc;
+
+use numpy::ndarray::{ArrayView1, ArrayView2};
+use numpy::{IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+use super::runner::detached;
+use crate::error::{try_copy, try_with_capacity, Error};
+use crate::kernel::{CsrRows, KernelKind, Rows, TrainingData};
+
+impl From<Error> for PyErr {
+    fn from(err: Error) -> PyErr {
+        match err {
+            Error::Interrupted => PyKeyboardInterrupt::new_err("interrupted"),
+            Error::Memory(msg) => PyMemoryError::new_err(msg),
+            other => PyValueError::new_err(other.to_string()),
+        }
+    }
+}
+
+pub(super) fn vec1(a: ArrayView1<'_, f64>) -> Vec<f64> {
+    a.iter().copied().collect()
+}
+
+/// A 2-D array's values in row-major order: borrowed from numpy when the
+/// array is C-contiguous (the borrow stays valid while the GIL is released),
+/// else copied.
+pub(super) struct Flat<'a> {
+    view: ArrayView2<'a, f64>,
+    owned: Option<Vec<f64>>,
+}
+
+impl<'a> Flat<'a> {
+    pub(super) fn new(view: ArrayView2<'a, f64>) -> PyResult<Self> {
+        let owned = match view.as_slice() {
+            Some(_) => None,
+            None => {
+                let (n, d) = view.dim();
+                let what = format!("a contiguous copy of the {n} × {d} input");
+                let mut v = try_with_capacity(view.len(), &what, "pass a C-contiguous array")?;
+                v.extend(view.iter().copied());
+                Some(v)
+            }
+        };
+        Ok(Flat { view, owned })
+    }
+
+    pub(super) fn as_slice(&self) -> &[f64] {
+        match &self.owned {
+            Some(v) => v,
+            None => self.view.as_slice().unwrap_or(&[]),
+        }
+    }
+
+    pub(super) fn rows(&self) -> crate::Result<Rows> {
+        let (n, d) = self.view.dim();
+        let what = format!("a copy of the {n} × {d} input");
+        Rows::new(
+            try_copy(self.as_slice(), &what, "pass fewer rows at once")?,
+            n,
+            d,
+        )
+    }
+
+    /// The array as a solver's training data for `kind`.
+    pub(super) fn data(&self, kind: KernelKind) -> crate::Result<TrainingData<'_>> {
+        let (n, d) = self.view.dim();
+        TrainingData::new(kind, self.as_slice(), n, d)
+    }
+}
+
+/// A sparse matrix in compressed sparse row form, checked and copied into
+/// the core's layout once; see `_core.pyi`.
+#[pyclass(frozen, module = "localsvm._core")]
+pub(super) struct CsrMatrix {
+    inner: Arc<CsrRows>,
+}
+
+/// A 1-D array's values, borrowed when contiguous, else copied.
+fn slice_of<'a, T: numpy::Element + Copy>(
+    a: &'a PyReadonlyArray1<'_, T>,
+) -> std::borrow::Cow<'a, [T]> {
+    match a.as_slice() {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => std::borrow::Cow::Owned(a.as_array().iter().copied().collect()),
+    }
+}
+
+#[pymethods]
+impl CsrMatrix {
+    #[new]
+    #[pyo3(signature = (data, indices, indptr, shape))]
+    fn new(
+        py: Python<'_>,
+        data: PyReadonlyArray1<'_, f64>,
+        indices: PyReadonlyArray1<'_, i64>,
+        indptr: PyReadonlyArray1<'_, i64>,
+        shape: (usize, usize),
+    ) -> PyResult<Self> {
+        let (data, indices, indptr) = (slice_of(&data), slice_of(&indices), slice_of(&indptr));
+        let (data, indices, indptr) = (&*data, &*indices, &*indptr);
+        let inner = detached(py, move |_| {
+            CsrRows::from_parts(data, indices, indptr, shape.0, shape.1)
+        })?;
+        Ok(CsrMatrix {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// `(n_rows, n_features)`.
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        (self.inner.n(), self.inner.d())
+    }
+
+    /// Number of stored values.
+    #[getter]
+    fn nnz(&self) -> usize {
+        self.inner.nnz()
+    }
+}
+
+/// A 2-D input: a float64 array, or a [`CsrMatrix`].
+#[derive(FromPyObject)]
+pub(super) enum XArg<'py> {
+    Sparse(Bound<'py, CsrMatrix>),
+    Dense(PyReadonlyArray2<'py, f64>),
+}
+
+impl XArg<'_> {
+    /// The sparse rows, if sparse.
+    pub(super) fn csr(&self) -> Option<Arc<CsrRows>> {
+        match self {
+            XArg::Sparse(c) => Some(Arc::clone(&c.get().inner)),
+            XArg::Dense(_) => None,
+        }
+    }
+
+    /// `(rows, columns)`.
+    pub(super) fn dim(&self) -> (usize, usize) {
+        match self {
+            XArg::Sparse(c) => c.get().shape(),
+            XArg::Dense(a) => a.as_array().dim(),
+        }
+    }
+
+    /// The dense array's values, if dense.
+    pub(super) fn flat(&self) -> PyResult<Option<Flat<'_>>> {
+        match self {
+            XArg::Sparse(_) => Ok(None),
+            XArg::Dense(a) => Flat::new(a.as_array()).map(Some),
+        }
+    }
+}
+
+/// Both sparse, or both dense: the decision functions take no mixture.
+pub(super) fn same_kind(x: &XArg<'_>, sv: &XArg<'_>) -> PyResult<()> {
+    if matches!(x, XArg::Sparse(_)) != matches!(sv, XArg::Sparse(_)) {
+        return Err(PyTypeError::new_err(
+            "x and sv must both be float64 arrays or both CsrMatrix objects",
+        ));
+    }
+    Ok(())
+}
+
+/// Index arrays (`rows`, `active`, `candidates`) as `usize`: non-negative
+/// (the core checks the upper bound).
+pub(super) fn indices(a: PyReadonlyArray1<'_, i64>, name: &str) -> PyResult<Vec<usize>> {
+    a.as_array()
+        .iter()
+        .map(|&v| {
+            usize::try_from(v).map_err(|_| {
+                PyValueError::new_err(format!("{name} indices must be non-negative, got {v}"))
+            })
+        })
+        .collect()
+}
+
+/// `max_iter` as the solvers take it: `-1` means no cap of the caller's.
+pub(super) fn iteration_cap(max_iter: i64) -> PyResult<Option<u64>> {
+    if max_iter < -1 {
+        return Err(PyValueError::new_err(format!(
+            "max_iter must be -1 (no limit) or a non-negative integer, got {max_iter}"
+        )));
+    }
+    Ok(u64::try_from(max_iter).ok())
+}
+
+/// `cache_size` (megabytes) in bytes.
+pub(super) fn cache_bytes(cache_size: f64) -> PyResult<usize> {
+    if !(cache_size.is_finite() && cache_size > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "cache_size must be a positive number of megabytes, got {cache_size}"
+        )));
+    }
+    Ok((cache_size * f64::from(1u32 << 20)) as usize)
+}
+
+pub(super) fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKind> {
+    Ok(KernelKind::from_name(kernel, gamma, coef0, degree)?)
+}
+
+pub(super) fn into_matrix<'py>(
+    py: Python<'py>,
+    data: Vec<f64>,
+    rows: usize,
+    cols: usize,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let flat = data.into_pyarray(py);
+    flat.reshape([rows, cols])
+}
+
+pub(super) fn counts_u64(v: impl Iterator<Item = usize>) -> Vec<u64> {
+    v.map(|c| c as u64).collect()
+}

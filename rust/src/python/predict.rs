@@ -1,0 +1,151 @@
+//! Bindings of kernel evaluation: `kernel_matrix` ([`crate::kernel`]) and
+//! the decision values of kernel expansions, `decision_values` and
+//! `decision_values_ovo` ([`crate::predict`]).
+
+use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::convert::{indices, into_matrix, kind, same_kind, vec1, Flat, XArg};
+use super::runner::detached;
+use crate::kernel::kernel_matrix_with;
+use crate::precision::Precision;
+use crate::predict;
+
+/// The kernel matrix between the rows of `a` and `b`.
+#[pyfunction]
+#[pyo3(signature = (a, b, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3))]
+pub(super) fn kernel_matrix<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray2<'py, f64>,
+    b: PyReadonlyArray2<'py, f64>,
+    kernel: &str,
+    gamma: f64,
+    coef0: f64,
+    degree: i64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let kind = kind(kernel, gamma, coef0, degree)?;
+    let (a, b) = (a.as_array(), b.as_array());
+    let (na, nb) = (a.dim().0, b.dim().0);
+    let (a, b) = (Flat::new(a)?, Flat::new(b)?);
+    let (a, b) = (&a, &b);
+    let data = detached(py, move |ctl| {
+        kernel_matrix_with(kind, &a.rows()?, &b.rows()?, ctl)
+    })?;
+    into_matrix(py, data, na, nb)
+}
+
+/// Decision values `coef · K(sv, x) + intercept` for every row of `x`.
+#[pyfunction]
+#[pyo3(signature = (
+    x, sv, coef, intercept, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
+    precision = "auto"
+))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn decision_values<'py>(
+    py: Python<'py>,
+    x: XArg<'py>,
+    sv: XArg<'py>,
+    coef: PyReadonlyArray2<'py, f64>,
+    intercept: PyReadonlyArray1<'py, f64>,
+    kernel: &str,
+    gamma: f64,
+    coef0: f64,
+    degree: i64,
+    precision: &str,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let kind = kind(kernel, gamma, coef0, degree)?;
+    let precision = Precision::from_name(precision)?;
+    same_kind(&x, &sv)?;
+    let coef = coef.as_array();
+    if coef.dim().1 != sv.dim().0 {
+        return Err(PyValueError::new_err(format!(
+            "coef has {} columns but there are {} support vectors",
+            coef.dim().1,
+            sv.dim().0
+        )));
+    }
+    let coef: Vec<f64> = coef.iter().copied().collect();
+    let intercept = vec1(intercept.as_array());
+    let (m, k) = (x.dim().0, intercept.len());
+    let sparse = (x.csr(), sv.csr());
+    let (x, sv) = (x.flat()?, sv.flat()?);
+    let (x, sv) = (x.as_ref(), sv.as_ref());
+    let data = detached(py, move |ctl| match (sparse, x, sv) {
+        ((Some(x), Some(sv)), _, _) => {
+            predict::decision_values_sparse(kind, &x, &sv, &coef, &intercept, ctl)
+        }
+        (_, Some(x), Some(sv)) => {
+            let (x, sv) = (x.rows()?, sv.rows()?);
+            predict::decision_values_controlled(kind, &x, &sv, &coef, &intercept, precision, ctl)
+                .map(|(v, _)| v)
+        }
+        _ => unreachable!("same_kind checked the inputs"),
+    })?;
+    into_matrix(py, data, m, k)
+}
+
+/// Decision values of one-vs-one pairs over class-grouped support vectors,
+/// each pair's coefficients only over its two classes; see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (
+    x, sv, n_support, pairs, coef, intercept, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0,
+    degree = 3, precision = "auto"
+))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn decision_values_ovo<'py>(
+    py: Python<'py>,
+    x: XArg<'py>,
+    sv: XArg<'py>,
+    n_support: PyReadonlyArray1<'py, i64>,
+    pairs: PyReadonlyArray2<'py, i64>,
+    coef: PyReadonlyArray1<'py, f64>,
+    intercept: PyReadonlyArray1<'py, f64>,
+    kernel: &str,
+    gamma: f64,
+    coef0: f64,
+    degree: i64,
+    precision: &str,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let kind = kind(kernel, gamma, coef0, degree)?;
+    let precision = Precision::from_name(precision)?;
+    same_kind(&x, &sv)?;
+    let counts = indices(n_support, "n_support")?;
+    let pairs = pairs.as_array();
+    if pairs.dim().1 != 2 {
+        return Err(PyValueError::new_err(format!(
+            "pairs must have shape (n_pairs, 2), got ({}, {})",
+            pairs.dim().0,
+            pairs.dim().1
+        )));
+    }
+    let flat: Vec<usize> = pairs
+        .iter()
+        .map(|&v| {
+            usize::try_from(v).map_err(|_| {
+                PyValueError::new_err(format!("pairs must name classes by index >= 0, got {v}"))
+            })
+        })
+        .collect::<PyResult<_>>()?;
+    let pairs: Vec<(usize, usize)> = flat.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let coef = vec1(coef.as_array());
+    let intercept = vec1(intercept.as_array());
+    let (m, k) = (x.dim().0, intercept.len());
+    let sparse = (x.csr(), sv.csr());
+    let (x, sv) = (x.flat()?, sv.flat()?);
+    let (x, sv) = (x.as_ref(), sv.as_ref());
+    let data = detached(py, move |ctl| match (sparse, x, sv) {
+        ((Some(x), Some(sv)), _, _) => predict::decision_values_pairs_sparse(
+            kind, &x, &sv, &counts, &pairs, &coef, &intercept, ctl,
+        ),
+        (_, Some(x), Some(sv)) => {
+            let (x, sv) = (x.rows()?, sv.rows()?);
+            predict::decision_values_pairs_controlled(
+                kind, &x, &sv, &counts, &pairs, &coef, &intercept, precision, ctl,
+            )
+            .map(|(v, _)| v)
+        }
+        _ => unreachable!("same_kind checked the inputs"),
+    })?;
+    into_matrix(py, data, m, k)
+}
