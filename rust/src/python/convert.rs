@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 
 use super::runner::detached;
 use crate::error::{try_copy, try_with_capacity, Error};
-use crate::kernel::{CsrRows, KernelKind, Rows, TrainingData};
+use crate::kernel::{CsrRows, KernelKind, KernelSource, Rows, TrainingData};
 
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
@@ -134,14 +134,6 @@ pub(super) enum XArg<'py> {
 }
 
 impl XArg<'_> {
-    /// The sparse rows, if sparse.
-    pub(super) fn csr(&self) -> Option<Arc<CsrRows>> {
-        match self {
-            XArg::Sparse(c) => Some(Arc::clone(&c.get().inner)),
-            XArg::Dense(_) => None,
-        }
-    }
-
     /// `(rows, columns)`.
     pub(super) fn dim(&self) -> (usize, usize) {
         match self {
@@ -150,11 +142,34 @@ impl XArg<'_> {
         }
     }
 
-    /// The dense array's values, if dense.
-    pub(super) fn flat(&self) -> PyResult<Option<Flat<'_>>> {
+    /// The input as the solvers read it without the GIL: sparse rows
+    /// shared, a dense array's values borrowed (or copied when not
+    /// C-contiguous).
+    pub(super) fn input(&self) -> PyResult<Input<'_>> {
+        Ok(match self {
+            XArg::Sparse(c) => Input::Sparse(Arc::clone(&c.get().inner)),
+            XArg::Dense(a) => Input::Dense(Flat::new(a.as_array())?),
+        })
+    }
+}
+
+/// An [`XArg`]'s rows, detached from Python.
+pub(super) enum Input<'a> {
+    Sparse(Arc<CsrRows>),
+    Dense(Flat<'a>),
+}
+
+impl Input<'_> {
+    /// The kernel source of the solvers over the rows `rows` (all when
+    /// None).
+    pub(super) fn source(
+        &self,
+        kind: KernelKind,
+        rows: Option<&[usize]>,
+    ) -> crate::Result<KernelSource> {
         match self {
-            XArg::Sparse(_) => Ok(None),
-            XArg::Dense(a) => Flat::new(a.as_array()).map(Some),
+            Input::Sparse(csr) => KernelSource::sparse(kind, csr, rows),
+            Input::Dense(x) => KernelSource::from_data(&x.data(kind)?, rows),
         }
     }
 }

@@ -85,6 +85,16 @@ pub(super) fn flsa_path<'py>(
     })
 }
 
+/// The order of an FLSA path's square factor `r` of shape `dim`.
+fn square_order((rows, cols): (usize, usize)) -> PyResult<usize> {
+    if rows != cols {
+        return Err(PyValueError::new_err(format!(
+            "r must be square, got shape ({rows}, {cols})"
+        )));
+    }
+    Ok(rows)
+}
+
 /// How many points every model of an FLSA path classifies correctly; see
 /// `_core.pyi`.
 #[pyfunction]
@@ -98,13 +108,7 @@ pub(super) fn flsa_staged_correct<'py>(
     target: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let (phi, r) = (phi.as_array(), r.as_array());
-    let m = phi.dim().1;
-    let (rows, cols) = r.dim();
-    if rows != cols {
-        return Err(PyValueError::new_err(format!(
-            "r must be square, got shape ({rows}, {cols})"
-        )));
-    }
+    let (m, rows) = (phi.dim().1, square_order(r.dim())?);
     let z = vec1(z.as_array());
     let target = vec1(target.as_array());
     let (phi, r) = (Flat::new(phi)?, Flat::new(r)?);
@@ -135,13 +139,7 @@ pub(super) fn flsa_staged<'py>(
     stages: usize,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let (phi, r) = (phi.as_array(), r.as_array());
-    let m = phi.dim().1;
-    let (rows, cols) = r.dim();
-    if rows != cols {
-        return Err(PyValueError::new_err(format!(
-            "r must be square, got shape ({rows}, {cols})"
-        )));
-    }
+    let (m, rows) = (phi.dim().1, square_order(r.dim())?);
     if phi.dim().0 + 1 != stages.max(1) {
         return Err(PyValueError::new_err(format!(
             "phi must hold stages - 1 = {} rows (one per support vector), got {}",

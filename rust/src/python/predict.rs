@@ -6,9 +6,10 @@ use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::convert::{indices, into_matrix, kind, same_kind, vec1, Flat, XArg};
+use super::convert::{indices, into_matrix, kind, same_kind, vec1, Flat, Input, XArg};
 use super::runner::detached;
-use crate::kernel::kernel_matrix_with;
+use crate::control::Control;
+use crate::kernel::{kernel_matrix_with, CsrRows, Rows};
 use crate::precision::Precision;
 use crate::predict;
 
@@ -67,22 +68,18 @@ pub(super) fn decision_values<'py>(
     }
     let coef: Vec<f64> = coef.iter().copied().collect();
     let intercept = vec1(intercept.as_array());
-    let (m, k) = (x.dim().0, intercept.len());
-    let sparse = (x.csr(), sv.csr());
-    let (x, sv) = (x.flat()?, sv.flat()?);
-    let (x, sv) = (x.as_ref(), sv.as_ref());
-    let data = detached(py, move |ctl| match (sparse, x, sv) {
-        ((Some(x), Some(sv)), _, _) => {
-            predict::decision_values_sparse(kind, &x, &sv, &coef, &intercept, ctl)
-        }
-        (_, Some(x), Some(sv)) => {
-            let (x, sv) = (x.rows()?, sv.rows()?);
-            predict::decision_values_controlled(kind, &x, &sv, &coef, &intercept, precision, ctl)
+    let (coef, intercept) = (&coef, &intercept);
+    expansion(
+        py,
+        &x,
+        &sv,
+        intercept.len(),
+        move |x, sv, ctl| predict::decision_values_sparse(kind, x, sv, coef, intercept, ctl),
+        move |x, sv, ctl| {
+            predict::decision_values_controlled(kind, x, sv, coef, intercept, precision, ctl)
                 .map(|(v, _)| v)
-        }
-        _ => unreachable!("same_kind checked the inputs"),
-    })?;
-    into_matrix(py, data, m, k)
+        },
+    )
 }
 
 /// Decision values of one-vs-one pairs over class-grouped support vectors,
@@ -130,21 +127,46 @@ pub(super) fn decision_values_ovo<'py>(
     let pairs: Vec<(usize, usize)> = flat.chunks_exact(2).map(|p| (p[0], p[1])).collect();
     let coef = vec1(coef.as_array());
     let intercept = vec1(intercept.as_array());
-    let (m, k) = (x.dim().0, intercept.len());
-    let sparse = (x.csr(), sv.csr());
-    let (x, sv) = (x.flat()?, sv.flat()?);
-    let (x, sv) = (x.as_ref(), sv.as_ref());
-    let data = detached(py, move |ctl| match (sparse, x, sv) {
-        ((Some(x), Some(sv)), _, _) => predict::decision_values_pairs_sparse(
-            kind, &x, &sv, &counts, &pairs, &coef, &intercept, ctl,
-        ),
-        (_, Some(x), Some(sv)) => {
-            let (x, sv) = (x.rows()?, sv.rows()?);
+    let (counts, pairs, coef, intercept) = (&counts, &pairs, &coef, &intercept);
+    expansion(
+        py,
+        &x,
+        &sv,
+        intercept.len(),
+        move |x, sv, ctl| {
+            predict::decision_values_pairs_sparse(kind, x, sv, counts, pairs, coef, intercept, ctl)
+        },
+        move |x, sv, ctl| {
             predict::decision_values_pairs_controlled(
-                kind, &x, &sv, &counts, &pairs, &coef, &intercept, precision, ctl,
+                kind, x, sv, counts, pairs, coef, intercept, precision, ctl,
             )
             .map(|(v, _)| v)
-        }
+        },
+    )
+}
+
+/// The decision functions' shared tail: `sparse` or `dense` (over the rows
+/// copied into the core's layout) runs without the GIL on `x` and `sv`,
+/// both sparse or both dense ([`same_kind`]), and its `k` values per row of
+/// `x` come back as an `(n_samples, k)` array.
+fn expansion<'py, S, D>(
+    py: Python<'py>,
+    x: &XArg<'py>,
+    sv: &XArg<'py>,
+    k: usize,
+    sparse: S,
+    dense: D,
+) -> PyResult<Bound<'py, PyArray2<f64>>>
+where
+    S: FnOnce(&CsrRows, &CsrRows, &Control) -> crate::Result<Vec<f64>> + Send,
+    D: FnOnce(&Rows, &Rows, &Control) -> crate::Result<Vec<f64>> + Send,
+{
+    let m = x.dim().0;
+    let (x, sv) = (x.input()?, sv.input()?);
+    let (x, sv) = (&x, &sv);
+    let data = detached(py, move |ctl| match (x, sv) {
+        (Input::Sparse(x), Input::Sparse(sv)) => sparse(x, sv, ctl),
+        (Input::Dense(x), Input::Dense(sv)) => dense(&x.rows()?, &sv.rows()?, ctl),
         _ => unreachable!("same_kind checked the inputs"),
     })?;
     into_matrix(py, data, m, k)

@@ -9,7 +9,6 @@ use super::convert::{cache_bytes, indices, iteration_cap, kind, vec1, XArg};
 use super::runner::{detached, detached_with_progress};
 use crate::control::Control;
 use crate::gradient;
-use crate::kernel::KernelSource;
 use crate::precision::Precision;
 use crate::problem::{Constraint, DualProblem, SolverOptions, StartGradientMode};
 
@@ -100,9 +99,8 @@ pub(super) fn solve_qp<'py>(
         threads: usize::try_from(threads).unwrap_or(usize::MAX),
         control: Control::none(),
     };
-    let x_sparse = x.csr();
-    let x_dense = x.flat()?;
-    let x_dense = x_dense.as_ref();
+    let x = x.input()?;
+    let x = &x;
     let rows = rows.map(|r| indices(r, "rows")).transpose()?;
     let active = active.map(|a| indices(a, "active")).transpose()?;
     let y = vec1(y.as_array());
@@ -139,11 +137,7 @@ pub(super) fn solve_qp<'py>(
             control: ctl.clone(),
             ..opts
         };
-        let source = match (&x_sparse, x_dense) {
-            (Some(csr), _) => KernelSource::sparse(kind, csr, rows.as_deref())?,
-            (None, Some(x)) => KernelSource::from_data(&x.data(kind)?, rows.as_deref())?,
-            (None, None) => unreachable!("an input is dense or sparse"),
-        };
+        let source = x.source(kind, rows.as_deref())?;
         let problem = DualProblem {
             source,
             y,
@@ -208,20 +202,15 @@ pub(super) fn dual_gradient<'py>(
             "tol must be a positive finite number, got {tol}"
         )));
     }
-    let x_sparse = x.csr();
-    let x_dense = x.flat()?;
-    let x_dense = x_dense.as_ref();
+    let x = x.input()?;
+    let x = &x;
     let rows = rows.map(|r| indices(r, "rows")).transpose()?;
     let y = vec1(y.as_array());
     let upper = vec1(upper.as_array());
     let alpha = vec1(alpha.as_array());
     let p = p.map(|a| vec1(a.as_array()));
     let (g, path) = detached(py, move |ctl| {
-        let source = match (&x_sparse, x_dense) {
-            (Some(csr), _) => KernelSource::sparse(kind, csr, rows.as_deref())?,
-            (None, Some(x)) => KernelSource::from_data(&x.data(kind)?, rows.as_deref())?,
-            (None, None) => unreachable!("an input is dense or sparse"),
-        };
+        let source = x.source(kind, rows.as_deref())?;
         let p = p.unwrap_or_else(|| vec![-1.0; source.n()]);
         let path = source.precision(precision, tol)?;
         let g = gradient::dual_gradient(&source, &y, &p, &upper, &alpha, path, ctl)?;
