@@ -9,6 +9,7 @@ use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
 use super::runner::detached;
 use crate::error::{try_copy, try_with_capacity, Error};
@@ -217,8 +218,90 @@ pub(super) fn cache_bytes(cache_size: f64) -> PyResult<usize> {
     Ok((cache_size * f64::from(1u32 << 20)) as usize)
 }
 
-pub(super) fn kind(kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<KernelKind> {
-    Ok(KernelKind::from_name(kernel, gamma, coef0, degree)?)
+/// A kernel function and its parameters, checked once; see `_core.pyi`.
+#[pyclass(frozen, module = "localsvm._core")]
+pub(super) struct Kernel {
+    kind: KernelKind,
+    name: String,
+    gamma: f64,
+    coef0: f64,
+    degree: i64,
+}
+
+#[pymethods]
+impl Kernel {
+    #[new]
+    #[pyo3(signature = (name = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3))]
+    fn new(name: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<Self> {
+        Ok(Kernel {
+            kind: KernelKind::from_name(name, gamma, coef0, degree)?,
+            name: name.to_string(),
+            gamma,
+            coef0,
+            degree,
+        })
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[getter]
+    fn gamma(&self) -> f64 {
+        self.gamma
+    }
+
+    #[getter]
+    fn coef0(&self) -> f64 {
+        self.coef0
+    }
+
+    #[getter]
+    fn degree(&self) -> i64 {
+        self.degree
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Kernel({:?}, gamma={:?}, coef0={:?}, degree={})",
+            self.name, self.gamma, self.coef0, self.degree
+        )
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<Kernel>().is_ok_and(|o| {
+            let o = o.get();
+            (&o.name, o.gamma, o.coef0, o.degree)
+                == (&self.name, self.gamma, self.coef0, self.degree)
+        })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, (String, f64, f64, i64)) {
+        let k = slf.get();
+        (slf.get_type(), (k.name.clone(), k.gamma, k.coef0, k.degree))
+    }
+}
+
+impl Kernel {
+    /// The kernel's function for the core.
+    pub(super) fn kind(&self) -> KernelKind {
+        self.kind
+    }
+
+    /// The kernel's name, as given.
+    pub(super) fn label(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A binding's `kernel` argument: the one given, else `default` with the
+/// parameters' defaults (`Kernel(default)`).
+pub(super) fn kernel_kind(kernel: Option<&Kernel>, default: &str) -> PyResult<KernelKind> {
+    match kernel {
+        Some(k) => Ok(k.kind),
+        None => Ok(KernelKind::from_name(default, 1.0, 0.0, 3)?),
+    }
 }
 
 pub(super) fn into_matrix<'py>(

@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::convert::{indices, into_matrix, kind, vec1, Flat};
+use super::convert::{indices, into_matrix, kernel_kind, vec1, Flat, Kernel};
 use super::runner::detached;
 use crate::control::Control;
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
@@ -31,7 +31,7 @@ pub(super) struct FLSAResult {
 /// One forward least-squares pass (FLSA / RFLSA); see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (
-    x, y, candidates, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
+    x, y, candidates, *, kernel = None,
     max_terms = 10, tol = 1e-6, selection = "greedy", gram = "precomputed"
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -40,16 +40,13 @@ pub(super) fn flsa_path<'py>(
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
     candidates: PyReadonlyArray1<'py, i64>,
-    kernel: &str,
-    gamma: f64,
-    coef0: f64,
-    degree: i64,
+    kernel: Option<PyRef<'py, Kernel>>,
     max_terms: i64,
     tol: f64,
     selection: &str,
     gram: &str,
 ) -> PyResult<FLSAResult> {
-    let kind = kind(kernel, gamma, coef0, degree)?;
+    let kind = kernel_kind(kernel.as_deref(), "rbf")?;
     let gram = Gram::from_name(gram)?;
     let opts = FlsaOptions {
         max_terms: usize::try_from(max_terms).map_err(|_| {

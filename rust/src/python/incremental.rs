@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use super::convert::{cache_bytes, counts_u64, into_matrix, iteration_cap, kind, vec1, Flat};
+use super::convert::{cache_bytes, counts_u64, into_matrix, iteration_cap, vec1, Flat, Kernel};
 use super::runner::detached;
 use crate::control::Control;
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
@@ -45,10 +45,7 @@ pub(super) struct LearnResult {
 #[pyclass(module = "localsvm._core")]
 pub(super) struct IncrementalLearner {
     inner: OnlineLearner,
-    kernel: String,
-    gamma: f64,
-    coef0: f64,
-    degree: i64,
+    kernel: Py<Kernel>,
 }
 
 /// A required entry of a pickled learner's state.
@@ -67,15 +64,10 @@ fn state_vec<T: numpy::Element + Copy>(state: &Bound<'_, PyDict>, key: &str) -> 
 #[pymethods]
 impl IncrementalLearner {
     #[new]
-    #[pyo3(signature = (n_features, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3))]
-    fn new(n_features: usize, kernel: &str, gamma: f64, coef0: f64, degree: i64) -> PyResult<Self> {
-        let kind = kind(kernel, gamma, coef0, degree)?;
+    fn new(n_features: usize, kernel: Bound<'_, Kernel>) -> PyResult<Self> {
         Ok(IncrementalLearner {
-            inner: OnlineLearner::new(kind, n_features)?,
-            kernel: kernel.to_string(),
-            gamma,
-            coef0,
-            degree,
+            inner: OnlineLearner::new(kernel.get().kind(), n_features)?,
+            kernel: kernel.unbind(),
         })
     }
 
@@ -206,7 +198,7 @@ impl IncrementalLearner {
 
     #[getter]
     fn kernel(&self) -> &str {
-        &self.kernel
+        self.kernel.get().label()
     }
 
     #[getter]
@@ -327,13 +319,7 @@ impl IncrementalLearner {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let me = slf.borrow();
-        let args = (
-            me.inner.d(),
-            me.kernel.as_str(),
-            me.gamma,
-            me.coef0,
-            me.degree,
-        );
+        let args = (me.inner.d(), me.kernel.clone_ref(py));
         let state = me.__getstate__(py)?;
         PyTuple::new(
             py,

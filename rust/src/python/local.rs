@@ -4,7 +4,9 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::convert::{cache_bytes, counts_u64, into_matrix, iteration_cap, kind, vec1, Flat};
+use super::convert::{
+    cache_bytes, counts_u64, into_matrix, iteration_cap, kernel_kind, vec1, Flat, Kernel,
+};
 use super::runner::detached;
 use crate::control::Control;
 use crate::kernel::KernelKind;
@@ -38,12 +40,12 @@ pub(super) struct LocalResult {
 /// One localized SVM per query (row of `sigma`); see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (
-    x, y, sigma, cross, *, c, kernel = "linear", gamma = 1.0, coef0 = 0.0, degree = 3,
+    x, y, sigma, cross, *, c, kernel = None,
     threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true,
     precision = "auto", cache_size = 200.0, start = None, primal = false, start_primal = None,
     anchors = None, anchor_solutions = None, queries = None
-), text_signature = "(x, y, sigma, cross, *, c, kernel='linear', gamma=1.0, coef0=0.0, \
-    degree=3, threshold=1e-06, tol=0.001, max_iter=-1, shrinking=True, warm_start=True, \
+), text_signature = "(x, y, sigma, cross, *, c, kernel=None, threshold=1e-06, tol=0.001, \
+    max_iter=-1, shrinking=True, warm_start=True, \
     precision='auto', cache_size=200.0, start=None, primal=False, start_primal=None, \
     anchors=None, anchor_solutions=None, queries=None)")]
 #[allow(clippy::too_many_arguments)]
@@ -54,10 +56,7 @@ pub(super) fn solve_local<'py>(
     sigma: PyReadonlyArray2<'py, f64>,
     cross: Option<PyReadonlyArray2<'py, f64>>,
     c: f64,
-    kernel: &str,
-    gamma: f64,
-    coef0: f64,
-    degree: i64,
+    kernel: Option<PyRef<'py, Kernel>>,
     threshold: f64,
     tol: f64,
     max_iter: i64,
@@ -72,10 +71,11 @@ pub(super) fn solve_local<'py>(
     anchor_solutions: Option<PyReadonlyArray2<'py, f64>>,
     queries: Option<PyReadonlyArray2<'py, f64>>,
 ) -> PyResult<LocalResult> {
-    let kind = kind(kernel, gamma, coef0, degree)?;
+    let kind = kernel_kind(kernel.as_deref(), "linear")?;
     if primal && !matches!(kind, KernelKind::Linear) {
         return Err(PyValueError::new_err(format!(
-            "the primal local solver needs kernel='linear', got kernel={kernel:?}"
+            "the primal local solver needs kernel='linear', got kernel={:?}",
+            kernel.as_deref().map_or("linear", Kernel::label)
         )));
     }
     let opts = LocalOptions {

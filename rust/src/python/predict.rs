@@ -6,26 +6,25 @@ use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::convert::{indices, into_matrix, kind, same_kind, vec1, Flat, Input, XArg};
+use super::convert::{
+    indices, into_matrix, kernel_kind, same_kind, vec1, Flat, Input, Kernel, XArg,
+};
 use super::runner::detached;
 use crate::control::Control;
-use crate::kernel::{kernel_matrix_with, CsrRows, Rows};
+use crate::kernel::{kernel_matrix_with, CsrRows, KernelKind, Rows};
 use crate::precision::Precision;
 use crate::predict;
 
 /// The kernel matrix between the rows of `a` and `b`.
 #[pyfunction]
-#[pyo3(signature = (a, b, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3))]
+#[pyo3(signature = (a, b, *, kernel = None))]
 pub(super) fn kernel_matrix<'py>(
     py: Python<'py>,
     a: PyReadonlyArray2<'py, f64>,
     b: PyReadonlyArray2<'py, f64>,
-    kernel: &str,
-    gamma: f64,
-    coef0: f64,
-    degree: i64,
+    kernel: Option<PyRef<'py, Kernel>>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let kind = kind(kernel, gamma, coef0, degree)?;
+    let kind = kernel_kind(kernel.as_deref(), "rbf")?;
     let (a, b) = (a.as_array(), b.as_array());
     let (na, nb) = (a.dim().0, b.dim().0);
     let (a, b) = (Flat::new(a)?, Flat::new(b)?);
@@ -38,26 +37,17 @@ pub(super) fn kernel_matrix<'py>(
 
 /// Decision values `coef · K(sv, x) + intercept` for every row of `x`.
 #[pyfunction]
-#[pyo3(signature = (
-    x, sv, coef, intercept, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
-    precision = "auto"
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, sv, coef, intercept, *, kernel = None, precision = "auto"))]
 pub(super) fn decision_values<'py>(
     py: Python<'py>,
     x: XArg<'py>,
     sv: XArg<'py>,
     coef: PyReadonlyArray2<'py, f64>,
     intercept: PyReadonlyArray1<'py, f64>,
-    kernel: &str,
-    gamma: f64,
-    coef0: f64,
-    degree: i64,
+    kernel: Option<PyRef<'py, Kernel>>,
     precision: &str,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let kind = kind(kernel, gamma, coef0, degree)?;
-    let precision = Precision::from_name(precision)?;
-    same_kind(&x, &sv)?;
+    let (kind, precision) = expansion_kind(kernel.as_deref(), precision, &x, &sv)?;
     let coef = coef.as_array();
     if coef.dim().1 != sv.dim().0 {
         return Err(PyValueError::new_err(format!(
@@ -86,8 +76,7 @@ pub(super) fn decision_values<'py>(
 /// each pair's coefficients only over its two classes; see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (
-    x, sv, n_support, pairs, coef, intercept, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0,
-    degree = 3, precision = "auto"
+    x, sv, n_support, pairs, coef, intercept, *, kernel = None, precision = "auto"
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn decision_values_ovo<'py>(
@@ -98,15 +87,10 @@ pub(super) fn decision_values_ovo<'py>(
     pairs: PyReadonlyArray2<'py, i64>,
     coef: PyReadonlyArray1<'py, f64>,
     intercept: PyReadonlyArray1<'py, f64>,
-    kernel: &str,
-    gamma: f64,
-    coef0: f64,
-    degree: i64,
+    kernel: Option<PyRef<'py, Kernel>>,
     precision: &str,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let kind = kind(kernel, gamma, coef0, degree)?;
-    let precision = Precision::from_name(precision)?;
-    same_kind(&x, &sv)?;
+    let (kind, precision) = expansion_kind(kernel.as_deref(), precision, &x, &sv)?;
     let counts = indices(n_support, "n_support")?;
     let pairs = pairs.as_array();
     if pairs.dim().1 != 2 {
@@ -143,6 +127,20 @@ pub(super) fn decision_values_ovo<'py>(
             .map(|(v, _)| v)
         },
     )
+}
+
+/// The decision functions' shared checks: the kernel (`Kernel('rbf')` when
+/// None), the precision's name, and `x` and `sv` both dense or both sparse.
+fn expansion_kind(
+    kernel: Option<&Kernel>,
+    precision: &str,
+    x: &XArg<'_>,
+    sv: &XArg<'_>,
+) -> PyResult<(KernelKind, Precision)> {
+    let kind = kernel_kind(kernel, "rbf")?;
+    let precision = Precision::from_name(precision)?;
+    same_kind(x, sv)?;
+    Ok((kind, precision))
 }
 
 /// The decision functions' shared tail: `sparse` or `dense` (over the rows

@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use super::convert::{cache_bytes, indices, iteration_cap, kind, vec1, XArg};
+use super::convert::{cache_bytes, indices, iteration_cap, kernel_kind, vec1, Kernel, XArg};
 use super::runner::{detached, detached_with_progress};
 use crate::control::Control;
 use crate::gradient;
@@ -42,12 +42,11 @@ pub(super) struct QPResult {
 /// Solve `min ½αᵀQα + pᵀα, 0 ≤ α ≤ upper [, yᵀα = 0]`; see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (
-    x, y, upper, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3,
+    x, y, upper, *, kernel = None,
     p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
     max_iter = -1, cache_size = 200.0, shrinking = true, rows = None, precision = "auto",
     progress = None, threads = 1, gradient = None, gradient_upper = None, blocked_gradient = false
-), text_signature = "(x, y, upper, *, kernel='rbf', gamma=1.0, coef0=0.0, degree=3, \
-    p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
+), text_signature = "(x, y, upper, *, kernel=None, p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
     cache_size=200.0, shrinking=True, rows=None, precision='auto', progress=None, threads=1, \
     gradient=None, gradient_upper=None, blocked_gradient=False)")]
 #[allow(clippy::too_many_arguments)]
@@ -56,10 +55,7 @@ pub(super) fn solve_qp<'py>(
     x: XArg<'py>,
     y: PyReadonlyArray1<'py, f64>,
     upper: PyReadonlyArray1<'py, f64>,
-    kernel: &str,
-    gamma: f64,
-    coef0: f64,
-    degree: i64,
+    kernel: Option<PyRef<'py, Kernel>>,
     p: Option<PyReadonlyArray1<'py, f64>>,
     alpha0: Option<PyReadonlyArray1<'py, f64>>,
     active: Option<PyReadonlyArray1<'py, i64>>,
@@ -89,7 +85,7 @@ pub(super) fn solve_qp<'py>(
             )));
         }
     }
-    let kind = kind(kernel, gamma, coef0, degree)?;
+    let kind = kernel_kind(kernel.as_deref(), "rbf")?;
     let precision = Precision::from_name(precision)?;
     let opts = SolverOptions {
         tol,
@@ -176,7 +172,7 @@ type GradientOut<'py> = (
 /// blocked products over its support vectors; see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (
-    x, y, upper, alpha, *, kernel = "rbf", gamma = 1.0, coef0 = 0.0, degree = 3, p = None,
+    x, y, upper, alpha, *, kernel = None, p = None,
     rows = None, precision = "auto", tol = 1e-3
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -186,16 +182,13 @@ pub(super) fn dual_gradient<'py>(
     y: PyReadonlyArray1<'py, f64>,
     upper: PyReadonlyArray1<'py, f64>,
     alpha: PyReadonlyArray1<'py, f64>,
-    kernel: &str,
-    gamma: f64,
-    coef0: f64,
-    degree: i64,
+    kernel: Option<PyRef<'py, Kernel>>,
     p: Option<PyReadonlyArray1<'py, f64>>,
     rows: Option<PyReadonlyArray1<'py, i64>>,
     precision: &str,
     tol: f64,
 ) -> PyResult<GradientOut<'py>> {
-    let kind = kind(kernel, gamma, coef0, degree)?;
+    let kind = kernel_kind(kernel.as_deref(), "rbf")?;
     let precision = Precision::from_name(precision)?;
     if !(tol.is_finite() && tol > 0.0) {
         return Err(PyValueError::new_err(format!(
