@@ -3,6 +3,8 @@ reference, decision values, input errors, and the GIL released while solving."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -41,7 +43,7 @@ def test_rbf_kernel_matrix_is_exact_for_close_points_far_from_the_origin(rng, na
     src = rng.integers(0, na, size=nb)
     B = A[src] + 1e-4 * rng.normal(size=(nb, d))
     gamma = 0.37
-    got = _core.kernel_matrix(A, B, kernel="rbf", gamma=gamma)
+    got = _core.kernel_matrix(A, B, kernel=_core.Kernel("rbf", gamma))
     want = np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=-1))
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
     assert np.all(got[src, np.arange(nb)] > 0.99)
@@ -49,9 +51,9 @@ def test_rbf_kernel_matrix_is_exact_for_close_points_far_from_the_origin(rng, na
 
 def test_rbf_kernel_matrix_underflows_to_zero(rng):
     A = rng.normal(size=(5, 3))
-    got = _core.kernel_matrix(A, A + 100.0, kernel="rbf", gamma=50.0)
+    got = _core.kernel_matrix(A, A + 100.0, kernel=_core.Kernel("rbf", 50.0))
     assert np.all(got == 0.0)
-    diag = _core.kernel_matrix(A, A, kernel="rbf", gamma=50.0)
+    diag = _core.kernel_matrix(A, A, kernel=_core.Kernel("rbf", 50.0))
     np.testing.assert_array_equal(np.diag(diag), 1.0)
 
 
@@ -66,7 +68,7 @@ def test_decision_values_matches_numpy(rng, spec, sparse):
         sv[::2, :4] = 0.0
     coef = rng.normal(size=(3, 700)) / 700
     b = rng.normal(size=3)
-    got = _core.decision_values(X, sv, coef, b, **spec.core_kwargs())
+    got = _core.decision_values(X, sv, coef, b, kernel=spec.core())
     want = kernel_matrix_numpy(spec, X, sv) @ coef.T + b
     scale = np.abs(kernel_matrix_numpy(spec, X, sv)) @ np.abs(coef).T + 1.0
     assert np.max(np.abs(got - want) / scale) < 1e-5
@@ -91,15 +93,12 @@ def _args(n=20, d=3, seed=0):
 def test_solve_qp_rejects_bad_input(change, message):
     X, y, u = change(*_args())
     with pytest.raises(ValueError, match=message):
-        _core.solve_qp(X, y, u, kernel="rbf", gamma=1.0)
+        _core.solve_qp(X, y, u, kernel=_core.Kernel("rbf", 1.0))
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"kernel": "cubic"}, "unknown kernel"),
-        ({"gamma": 0.0}, "gamma must be a positive"),
-        ({"gamma": -1.0}, "gamma must be a positive"),
         ({"tol": 0.0}, "tol must be"),
         ({"cache_size": 0.0}, "cache_size"),
         ({"max_iter": -2}, "max_iter"),
@@ -112,18 +111,38 @@ def test_solve_qp_rejects_bad_input(change, message):
 def test_solve_qp_rejects_bad_options(kwargs, message):
     X, y, u = _args()
     with pytest.raises(ValueError, match=message):
-        _core.solve_qp(X, y, u, **{"kernel": "rbf", "gamma": 1.0, **kwargs})
+        _core.solve_qp(X, y, u, kernel=_core.Kernel("rbf", 1.0), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"name": "cubic"}, "unknown kernel"),
+        ({"gamma": 0.0}, "gamma must be a positive"),
+        ({"gamma": -1.0}, "gamma must be a positive"),
+    ],
+)
+def test_kernel_rejects_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        _core.Kernel(**kwargs)
+
+
+def test_kernel_pickles_and_compares():
+    k = _core.Kernel("poly", 0.5, 1.0, 2)
+    assert (k.name, k.gamma, k.coef0, k.degree) == ("poly", 0.5, 1.0, 2)
+    assert pickle.loads(pickle.dumps(k)) == k
+    assert k != _core.Kernel("poly", 0.5, 1.0, 3)
 
 
 def test_precomputed_must_be_square():
     X, y, u = _args()
     with pytest.raises(ValueError, match="square"):
-        _core.solve_qp(X @ X[:5].T, y, u, kernel="precomputed")
+        _core.solve_qp(X @ X[:5].T, y, u, kernel=_core.Kernel("precomputed"))
 
 
 def test_solve_qp_returns_a_feasible_solution():
     X, y, u = _args(60, 4, 3)
-    out = _core.solve_qp(X, y, u, kernel="rbf", gamma=0.5, tol=1e-6)
+    out = _core.solve_qp(X, y, u, kernel=_core.Kernel("rbf", 0.5), tol=1e-6)
     a = out.alpha
     assert out.converged
     assert np.all(a >= 0) and np.all(a <= u)
@@ -138,7 +157,7 @@ def test_solver_releases_the_gil():
     X, y = make_problem_data(1000, 10, 1)
     u = np.full(y.shape, 10.0)
     assert runs_detached(
-        lambda: _core.solve_qp(X, y, u, kernel="rbf", gamma=0.05, tol=1e-5, cache_size=1.0)
+        lambda: _core.solve_qp(X, y, u, kernel=_core.Kernel("rbf", 0.05), tol=1e-5, cache_size=1.0)
     )
 
 
@@ -174,7 +193,7 @@ def test_instruction_set_paths_agree():
         "r = np.random.default_rng(3)\n"
         "X = r.normal(size=(400, 7)); X[:, 3] = 0.0\n"
         "y = np.where(X[:, 0] + 0.3 * r.normal(size=400) > 0, 1.0, -1.0)\n"
-        "out = _core.solve_qp(X, y, np.ones(400), kernel='rbf', gamma=0.2, tol=1e-6)\n"
+        "out = _core.solve_qp(X, y, np.ones(400), kernel=_core.Kernel('rbf', 0.2), tol=1e-6)\n"
         "print(json.dumps([out.objective, out.rho]))\n"
     )
     results = {}

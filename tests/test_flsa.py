@@ -269,7 +269,9 @@ def test_core_releases_the_gil():
     y = np.sign(rng.randn(800))
     cand = np.arange(800)
     assert runs_detached(
-        lambda: _core.flsa_path(X, y, cand, gamma=0.1, max_terms=30, gram="on_the_fly")
+        lambda: _core.flsa_path(
+            X, y, cand, kernel=_core.Kernel("rbf", 0.1), max_terms=30, gram="on_the_fly"
+        )
     )
 
 

@@ -377,12 +377,12 @@ def test_incremental_svc_bounds_each_subproblem_solve():
     # but with C = 1e300 SMO raises the multipliers one step per iteration
     # and never reaches tol: each solve must stop at the local batch's cap
     # max(1e5, 1000·w) (w ≤ max_neighbors + 1), not LIBSVM's 1e7.
-    from localsvm._core import IncrementalLearner
+    from localsvm._core import IncrementalLearner, Kernel
 
     X, y = _probe_stream(False)
     labels = np.where(y == 1, 1.0, -1.0)
     cap = max(100_000, 1000 * (50 + 1))
-    lr = IncrementalLearner(3, kernel="poly", gamma=1e-100, degree=3)
+    lr = IncrementalLearner(3, Kernel("poly", gamma=1e-100, degree=3))
     unconverged = 0
     for i in range(X.shape[0]):
         before = lr.n_iter

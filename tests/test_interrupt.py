@@ -259,7 +259,7 @@ def test_interrupt_all_stops_a_solve_in_a_worker_thread_and_nothing_later():
                 X,
                 y,
                 upper,
-                gamma=0.05,
+                kernel=_core.Kernel("rbf", 0.05),
                 tol=1e-8,
                 cache_size=4.0,
                 progress=lambda n_iter, gap: running.set(),
@@ -278,5 +278,5 @@ def test_interrupt_all_stops_a_solve_in_a_worker_thread_and_nothing_later():
     assert got["result"] == "interrupted"
     assert got["at"] - sent < MAX_LATENCY
     # A call made after it runs normally.
-    k = _core.kernel_matrix(X[:30], X[:30], kernel="linear")
+    k = _core.kernel_matrix(X[:30], X[:30], kernel=_core.Kernel("linear"))
     np.testing.assert_allclose(k, X[:30] @ X[:30].T)

@@ -39,7 +39,7 @@ def _expect_memory_error(code: str, *needles: str) -> str:
 def test_core_kernel_matrix_too_large_is_a_memory_error():
     # The core's own check: nothing in Python estimates this size first.
     msg = _expect_memory_error(
-        "from localsvm import _core\n_core.kernel_matrix(X, X, kernel='rbf')",
+        "from localsvm import _core\n_core.kernel_matrix(X, X, kernel=_core.Kernel('rbf'))",
         "the 30000 × 30000 kernel matrix",
         "GiB",
     )

@@ -229,9 +229,12 @@ def test_core_functions_report_and_honour_the_path():
     m = y < 2
     X, yy = X[m], np.where(y[m] == 0, 1.0, -1.0)
     upper = np.ones(yy.size)
-    assert _core.solve_qp(X, yy, upper, gamma=0.1).precision == "float32"
-    assert _core.solve_qp(X, yy, upper, gamma=0.1, tol=1e-7).precision == "float64"
-    out = _core.solve_qp(X * 1e150, yy, upper, gamma=1e-301)
+    assert _core.solve_qp(X, yy, upper, kernel=_core.Kernel("rbf", 0.1)).precision == "float32"
+    assert (
+        _core.solve_qp(X, yy, upper, kernel=_core.Kernel("rbf", 0.1), tol=1e-7).precision
+        == "float64"
+    )
+    out = _core.solve_qp(X * 1e150, yy, upper, kernel=_core.Kernel("rbf", 1e-301))
     assert out.precision == "float64" and np.isfinite(out.alpha).all()
     with pytest.raises(ValueError, match="precision must be one of"):
         _core.solve_qp(X, yy, upper, precision="double")

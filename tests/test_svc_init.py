@@ -130,9 +130,7 @@ def test_blocked_gradient_equals_the_column_gradient():
     want_g = Q @ alpha - 1.0
     at_upper = alpha >= upper
     want_gbar = Q[:, at_upper] @ upper[at_upper]
-    g, gbar, path = _core.dual_gradient(
-        X, y, upper, alpha, **spec.core_kwargs(), precision="float64"
-    )
+    g, gbar, path = _core.dual_gradient(X, y, upper, alpha, kernel=spec.core(), precision="float64")
     assert path == "float64"
     scale = np.abs(want_g).max()
     np.testing.assert_allclose(g, want_g, rtol=0, atol=1e-10 * scale)
@@ -141,18 +139,18 @@ def test_blocked_gradient_equals_the_column_gradient():
     Xbig = np.vstack([rng.normal(size=(40, d)), X])
     rows = np.arange(40, 40 + n, dtype=np.int64)
     g2, _, _ = _core.dual_gradient(
-        Xbig, y, upper, alpha, **spec.core_kwargs(), rows=rows, precision="float64"
+        Xbig, y, upper, alpha, kernel=spec.core(), rows=rows, precision="float64"
     )
     np.testing.assert_allclose(g2, want_g, rtol=0, atol=1e-10 * scale)
     g3, gbar3, path3 = _core.dual_gradient(
-        _core.CsrMatrix(*_csr_parts(X)), y, upper, alpha, **spec.core_kwargs()
+        _core.CsrMatrix(*_csr_parts(X)), y, upper, alpha, kernel=spec.core()
     )
     assert path3 == "float64"
     np.testing.assert_allclose(g3, want_g, rtol=0, atol=1e-10 * scale)
     np.testing.assert_allclose(gbar3, want_gbar, rtol=0, atol=1e-10 * scale)
     # The solve from the blocked gradient, from the supplied one and from
     # the column fill: the same iterations and solution.
-    common = dict(**spec.core_kwargs(), alpha0=alpha, precision="float64", tol=1e-6)
+    common = dict(kernel=spec.core(), alpha0=alpha, precision="float64", tol=1e-6)
     columns = _core.solve_qp(X, y, upper, **common)
     blocked = _core.solve_qp(X, y, upper, **common, blocked_gradient=True)
     given = _core.solve_qp(X, y, upper, **common, gradient=g, gradient_upper=gbar)
@@ -229,7 +227,7 @@ def test_ctrl_c_stops_the_blocked_gradient():
 
         threading.Thread(target=interrupt, daemon=True).start()
         try:
-            _core.dual_gradient(X, y, np.ones(n), alpha, gamma=0.05)
+            _core.dual_gradient(X, y, np.ones(n), alpha, kernel=_core.Kernel("rbf", 0.05))
             print("finished")
         except KeyboardInterrupt:
             print("latency", time.perf_counter() - sent[0])

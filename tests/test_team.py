@@ -54,7 +54,7 @@ def test_two_threads_give_the_one_thread_model(data, solve_calls):
 def test_float64_path_is_identical_too(data):
     X, y = data
     labels = np.where(y == 1, 1.0, -1.0)
-    kw = dict(kernel="rbf", gamma=0.2, precision="float64", cache_size=8.0)
+    kw = dict(kernel=_core.Kernel("rbf", 0.2), precision="float64", cache_size=8.0)
     a = _core.solve_qp(X, labels, np.ones(N), threads=1, **kw)
     b = _core.solve_qp(X, labels, np.ones(N), threads=2, **kw)
     assert (a.threads, b.threads) == (1, 2)
@@ -65,10 +65,12 @@ def test_float64_path_is_identical_too(data):
 def test_small_and_sparse_problems_stay_on_one_thread(data):
     X, y = data
     labels = np.where(y == 1, 1.0, -1.0)
-    small = _core.solve_qp(X[:500], labels[:500], np.ones(500), gamma=0.2, threads=2)
+    small = _core.solve_qp(
+        X[:500], labels[:500], np.ones(500), kernel=_core.Kernel("rbf", 0.2), threads=2
+    )
     assert small.threads == 1
     Xs = core_rows(sp.csr_matrix(np.where(np.abs(X) > 1.0, X, 0.0)), keep_sparse=True)
-    sparse = _core.solve_qp(Xs, labels, np.ones(N), gamma=0.2, threads=2)
+    sparse = _core.solve_qp(Xs, labels, np.ones(N), kernel=_core.Kernel("rbf", 0.2), threads=2)
     assert sparse.threads == 1
 
 

@@ -1,4 +1,4 @@
-"""Type stubs for the compiled core, ``localsvm._core`` (rust/src/python.rs).
+"""Type stubs for the compiled core, ``localsvm._core`` (rust/src/python/).
 
 Every function reserves its input-sized buffers before filling them: one the
 machine cannot hold raises ``MemoryError`` naming the object, its size and
@@ -15,6 +15,7 @@ __all__ = [
     "CsrMatrix",
     "FLSAResult",
     "IncrementalLearner",
+    "Kernel",
     "LearnResult",
     "LocalResult",
     "QPResult",
@@ -67,6 +68,39 @@ class CsrMatrix:
         """Number of stored values."""
 
 @final
+class Kernel:
+    """A kernel function and its parameters, as every function of this
+    module takes them (``kernel=``): ``'linear'`` ``⟨x, z⟩``, ``'poly'``
+    ``(γ⟨x, z⟩ + coef0)^degree``, ``'rbf'`` ``exp(−γ‖x − z‖²)``,
+    ``'sigmoid'`` ``tanh(γ⟨x, z⟩ + coef0)``, or ``'precomputed'`` (the
+    inputs are kernel values). Checked once, here: an unknown name, a
+    ``gamma`` that is not positive and finite or a ``coef0`` that is not
+    finite (where they are used) and a negative ``degree`` for 'poly' raise
+    ``ValueError``. A function given ``kernel=None`` uses
+    ``Kernel('rbf')`` (:func:`solve_local`: ``Kernel('linear')``). Compares
+    by value and pickles."""
+
+    def __new__(
+        cls,
+        name: str = "rbf",
+        gamma: float = 1.0,
+        coef0: float = 0.0,
+        degree: int = 3,
+    ) -> Kernel: ...
+    @property
+    def name(self) -> str:
+        """``'linear'``, ``'poly'``, ``'rbf'``, ``'sigmoid'`` or ``'precomputed'``."""
+    @property
+    def gamma(self) -> float:
+        """``γ`` of 'poly', 'rbf' and 'sigmoid'."""
+    @property
+    def coef0(self) -> float:
+        """The constant term of 'poly' and 'sigmoid'."""
+    @property
+    def degree(self) -> int:
+        """The degree of 'poly'."""
+
+@final
 class QPResult:
     """What :func:`solve_qp` returns."""
 
@@ -109,10 +143,7 @@ def solve_qp(
     y: npt.NDArray[np.float64],
     upper: npt.NDArray[np.float64],
     *,
-    kernel: str = "rbf",
-    gamma: float = 1.0,
-    coef0: float = 0.0,
-    degree: int = 3,
+    kernel: Kernel | None = None,
     p: npt.NDArray[np.float64] | None = None,
     alpha0: npt.NDArray[np.float64] | None = None,
     active: npt.NDArray[np.int64] | None = None,
@@ -134,7 +165,7 @@ def solve_qp(
 
     ``x`` holds features (a dense array, or a :class:`CsrMatrix`, which is
     always solved in float64 whatever ``precision`` says), or the square
-    kernel matrix for ``kernel='precomputed'``. ``p`` defaults to −1. ``alpha0`` is a feasible
+    kernel matrix for ``Kernel('precomputed')``. ``p`` defaults to −1. ``alpha0`` is a feasible
     start; ``active`` restricts optimisation to those indices (the others stay
     at ``alpha0``). ``rows`` picks the examples out of ``x`` (``x[rows]``, or
     ``x[rows][:, rows]`` when precomputed) without a copy on the Python side.
@@ -188,10 +219,7 @@ def dual_gradient(
     upper: npt.NDArray[np.float64],
     alpha: npt.NDArray[np.float64],
     *,
-    kernel: str = "rbf",
-    gamma: float = 1.0,
-    coef0: float = 0.0,
-    degree: int = 3,
+    kernel: Kernel | None = None,
     p: npt.NDArray[np.float64] | None = None,
     rows: npt.NDArray[np.int64] | None = None,
     precision: str = "auto",
@@ -214,10 +242,7 @@ def kernel_matrix(
     a: npt.NDArray[np.float64],
     b: npt.NDArray[np.float64],
     *,
-    kernel: str = "rbf",
-    gamma: float = 1.0,
-    coef0: float = 0.0,
-    degree: int = 3,
+    kernel: Kernel | None = None,
 ) -> npt.NDArray[np.float64]:
     """``K[i, j] = k(a[i], b[j])``, computed in parallel without the GIL."""
 
@@ -227,10 +252,7 @@ def decision_values(
     coef: npt.NDArray[np.float64],
     intercept: npt.NDArray[np.float64],
     *,
-    kernel: str = "rbf",
-    gamma: float = 1.0,
-    coef0: float = 0.0,
-    degree: int = 3,
+    kernel: Kernel | None = None,
     precision: str = "auto",
 ) -> npt.NDArray[np.float64]:
     """``coef @ K(sv, x).T + intercept`` for every row of ``x``: shape
@@ -253,10 +275,7 @@ def decision_values_ovo(
     coef: npt.NDArray[np.float64],
     intercept: npt.NDArray[np.float64],
     *,
-    kernel: str = "rbf",
-    gamma: float = 1.0,
-    coef0: float = 0.0,
-    degree: int = 3,
+    kernel: Kernel | None = None,
     precision: str = "auto",
 ) -> npt.NDArray[np.float64]:
     """One-vs-one decision values, shape ``(n_samples, n_pairs)``.
@@ -305,10 +324,7 @@ def solve_local(
     cross: npt.NDArray[np.float64] | None,
     *,
     c: float,
-    kernel: str = "linear",
-    gamma: float = 1.0,
-    coef0: float = 0.0,
-    degree: int = 3,
+    kernel: Kernel | None = None,
     threshold: float = 1e-6,
     tol: float = 1e-3,
     max_iter: int = -1,
@@ -329,7 +345,7 @@ def solve_local(
     Vector Machine and Its Efficient Algorithm", SIAM SDM 2007, eq. 3.6.
 
     ``x`` holds the ``n`` training examples (or their square kernel for
-    ``kernel='precomputed'``), ``y`` their ±1 labels; ``sigma[s, i]`` is
+    ``Kernel('precomputed')``), ``y`` their ±1 labels; ``sigma[s, i]`` is
     σ(x_s, x_i) ≥ 0 and ``cross[s, i]`` is K(x_i, x_s). Query ``s`` solves the
     C-SVC dual with boxes ``c·sigma[s]`` over the examples with
     ``sigma[s, i] ≥ threshold``; with ``warm_start`` and ``start`` (one
@@ -349,7 +365,7 @@ def solve_local(
     since the problems are solved one after another. An input-sized
     allocation that fails raises ``MemoryError``.
 
-    ``primal=True`` (``kernel='linear'`` only, ``x`` the features) solves each
+    ``primal=True`` (``Kernel('linear')`` only, ``x`` the features) solves each
     query in the primal by Newton's method on a Huber-smoothed hinge of width
     ``0.45·tol``, in float64, and accepts its multipliers only when they pass
     SMO's stopping test for ``tol``; a query that does not within 300 Newton
@@ -422,10 +438,7 @@ def flsa_path(
     y: npt.NDArray[np.float64],
     candidates: npt.NDArray[np.int64],
     *,
-    kernel: str = "rbf",
-    gamma: float = 1.0,
-    coef0: float = 0.0,
-    degree: int = 3,
+    kernel: Kernel | None = None,
     max_terms: int = 10,
     tol: float = 1e-6,
     selection: str = "greedy",
@@ -439,7 +452,7 @@ def flsa_path(
     dependent on the selected ones (relative residue norm ≤ ``tol``) are
     pruned. ``gram='precomputed'`` holds the ``n × len(candidates)`` block of
     columns (8 bytes each), ``'on_the_fly'`` evaluates columns when needed.
-    For ``kernel='precomputed'``, ``x`` is the square training kernel.
+    For ``Kernel('precomputed')``, ``x`` is the square training kernel.
     Returns the selected rows of ``x`` in order, the upper-triangular ``r``
     (constant column first) and ``z = Uᵀy``, so the model with ``k`` columns
     has coefficients ``solve(r[:k+1, :k+1], z[:k+1])`` (intercept first);
@@ -499,10 +512,7 @@ class IncrementalLearner:
     def __new__(
         cls,
         n_features: int,
-        kernel: str = "rbf",
-        gamma: float = 1.0,
-        coef0: float = 0.0,
-        degree: int = 3,
+        kernel: Kernel,
     ) -> IncrementalLearner: ...
     def learn(
         self,

@@ -465,7 +465,7 @@ class FLSAClassifier(BaseKernelClassifier):
         # each class against the rest. The data travels once per batch.
         positives = [1] if n_classes == 2 else list(range(n_classes))
         kwargs = dict(
-            spec.core_kwargs(),
+            kernel=spec.core(),
             max_terms=int(n_terms),
             tol=float(self.tol),
             selection="greedy" if selection == "greedy" else "in_order",

@@ -56,7 +56,7 @@ class KernelSpec:
     --------
     >>> from localsvm import KernelSpec
     >>> spec = KernelSpec("poly", gamma=0.5, degree=2)
-    >>> spec.precomputed, spec.core_kwargs()["degree"]
+    >>> spec.precomputed, spec.core().degree
     (False, 2)
     """
 
@@ -82,21 +82,15 @@ class KernelSpec:
         """True when inputs are kernel values rather than features."""
         return self.name == "precomputed"
 
-    def core_kwargs(self) -> dict[str, Any]:
-        """Return the keyword arguments for the Rust core's functions.
+    def core(self) -> _core.Kernel:
+        """Return the kernel as the Rust core's functions take it.
 
         Returns
         -------
-        dict
-            ``kernel``, ``gamma``, ``coef0`` and ``degree``, as Python
-            scalars.
+        localsvm._core.Kernel
+            The name and parameters, as Python scalars.
         """
-        return {
-            "kernel": self.name,
-            "gamma": float(self.gamma),
-            "coef0": float(self.coef0),
-            "degree": int(self.degree),
-        }
+        return _core.Kernel(self.name, float(self.gamma), float(self.coef0), int(self.degree))
 
 
 def resolve_gamma(gamma: str | float, X: np.ndarray) -> float:
@@ -307,7 +301,7 @@ def kernel_matrix(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """
     if spec.precomputed:
         raise ValueError("kernel_matrix needs a kernel function, not 'precomputed'")
-    return _core.kernel_matrix(_as_rows(A), _as_rows(B), **spec.core_kwargs())
+    return _core.kernel_matrix(_as_rows(A), _as_rows(B), kernel=spec.core())
 
 
 def decision_values(
@@ -357,7 +351,7 @@ def decision_values(
     """
     X, support_vectors = _core_pair(X, support_vectors)
     return _core.decision_values(
-        X, support_vectors, coef, intercept, **spec.core_kwargs(), precision=precision
+        X, support_vectors, coef, intercept, kernel=spec.core(), precision=precision
     )
 
 
@@ -412,7 +406,7 @@ def decision_values_ovo(
         pairs,
         np.asarray(pair_coef, dtype=np.float64),
         np.asarray(intercept, dtype=np.float64),
-        **spec.core_kwargs(),
+        kernel=spec.core(),
         precision=precision,
     )
 

@@ -15,7 +15,7 @@
 //! [`team`] (the two-thread team one large solve may fill its kernel
 //! columns and run its scans with);
 //! [`control`] lets a caller stop any long solve ([`Error::Interrupted`]). The `python` feature
-//! adds the PyO3 bindings in `python.rs`, the only file that touches Python.
+//! adds the PyO3 bindings in `python/`, the only module that touches Python.
 
 pub mod boxqp;
 pub mod cache;

@@ -62,7 +62,7 @@ class RustBackend(SolverBackend):
             core_rows(problem.X),
             np.ascontiguousarray(problem.y, dtype=f64),
             np.ascontiguousarray(problem.upper, dtype=f64),
-            **problem.kernel.core_kwargs(),
+            kernel=problem.kernel.core(),
             p=None if problem.p is None else np.ascontiguousarray(problem.p, dtype=f64),
             alpha0=None
             if problem.alpha0 is None
@@ -129,7 +129,7 @@ class RustBackend(SolverBackend):
             np.ascontiguousarray(batch.sigma, dtype=f64),
             cross,
             c=float(batch.C),
-            **batch.kernel.core_kwargs(),
+            kernel=batch.kernel.core(),
             threshold=float(batch.threshold),
             tol=float(batch.tol),
             max_iter=int(batch.max_iter),
@@ -177,7 +177,7 @@ class RustBackend(SolverBackend):
         localsvm._core.IncrementalLearner
             An empty learner.
         """
-        return _core.IncrementalLearner(int(n_features), **kernel.core_kwargs())
+        return _core.IncrementalLearner(int(n_features), kernel.core())
 
 
 @hookimpl

@@ -1,0 +1,154 @@
+//! Bindings of the FLSA-SVM: `flsa_path` ([`crate::flsa`]) and the staged
+//! decision values of its models ([`crate::flsa_blocks`]).
+
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::convert::{indices, into_matrix, kernel_kind, vec1, Flat, Kernel};
+use super::runner::detached;
+use crate::control::Control;
+use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
+use crate::flsa_blocks::{staged_correct, staged_decisions};
+
+/// What `flsa_path` returns: the models for every number of terms.
+#[pyclass(frozen, get_all, module = "localsvm._core")]
+pub(super) struct FLSAResult {
+    /// The selected rows of `x`, in order.
+    selected: Py<PyArray1<i64>>,
+    /// `R`, upper triangular, constant column first.
+    r: Py<PyArray2<f64>>,
+    /// `z = Uᵀy`.
+    z: Py<PyArray1<f64>>,
+    /// Training squared error with `k` terms, for every `k`.
+    residual_sq: Py<PyArray1<f64>>,
+    /// Candidates pruned as dependent on the selected ones.
+    n_pruned: usize,
+    /// True when the rank, not `max_terms`, ended the pass.
+    exhausted: bool,
+}
+
+/// One forward least-squares pass (FLSA / RFLSA); see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, candidates, *, kernel = None,
+    max_terms = 10, tol = 1e-6, selection = "greedy", gram = "precomputed"
+))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn flsa_path<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    candidates: PyReadonlyArray1<'py, i64>,
+    kernel: Option<PyRef<'py, Kernel>>,
+    max_terms: i64,
+    tol: f64,
+    selection: &str,
+    gram: &str,
+) -> PyResult<FLSAResult> {
+    let kind = kernel_kind(kernel.as_deref(), "rbf")?;
+    let gram = Gram::from_name(gram)?;
+    let opts = FlsaOptions {
+        max_terms: usize::try_from(max_terms).map_err(|_| {
+            PyValueError::new_err(format!(
+                "max_terms must be a non-negative integer, got {max_terms}"
+            ))
+        })?,
+        tol,
+        selection: Selection::from_name(selection)?,
+        control: Control::none(),
+    };
+    let idx = indices(candidates, "candidates")?;
+    let y = vec1(y.as_array());
+    let x = Flat::new(x.as_array())?;
+    let x = &x;
+    let (path, idx) = detached(py, move |ctl| {
+        let opts = FlsaOptions {
+            control: ctl.clone(),
+            ..opts
+        };
+        let cand = Candidates::new_with(&x.data(kind)?, idx.clone(), gram, ctl)?;
+        Ok((forward_select(&cand, &y, &opts)?, idx))
+    })?;
+    let dim = path.len() + 1;
+    let selected: Vec<i64> = path.selected.iter().map(|&c| idx[c] as i64).collect();
+    Ok(FLSAResult {
+        selected: selected.into_pyarray(py).unbind(),
+        r: into_matrix(py, path.r, dim, dim)?.unbind(),
+        z: path.z.into_pyarray(py).unbind(),
+        residual_sq: path.residual_sq.into_pyarray(py).unbind(),
+        n_pruned: path.n_pruned,
+        exhausted: path.stop == Stop::Exhausted,
+    })
+}
+
+/// The order of an FLSA path's square factor `r` of shape `dim`.
+fn square_order((rows, cols): (usize, usize)) -> PyResult<usize> {
+    if rows != cols {
+        return Err(PyValueError::new_err(format!(
+            "r must be square, got shape ({rows}, {cols})"
+        )));
+    }
+    Ok(rows)
+}
+
+/// How many points every model of an FLSA path classifies correctly; see
+/// `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (phi, r, z, stages, target))]
+pub(super) fn flsa_staged_correct<'py>(
+    py: Python<'py>,
+    phi: PyReadonlyArray2<'py, f64>,
+    r: PyReadonlyArray2<'py, f64>,
+    z: PyReadonlyArray1<'py, f64>,
+    stages: usize,
+    target: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let (phi, r) = (phi.as_array(), r.as_array());
+    let (m, rows) = (phi.dim().1, square_order(r.dim())?);
+    let z = vec1(z.as_array());
+    let target = vec1(target.as_array());
+    let (phi, r) = (Flat::new(phi)?, Flat::new(r)?);
+    let (phi, r) = (&phi, &r);
+    let counts = detached(py, move |ctl| {
+        staged_correct(
+            phi.as_slice(),
+            m,
+            r.as_slice(),
+            rows,
+            &z,
+            stages,
+            &target,
+            ctl,
+        )
+    })?;
+    Ok(counts.into_pyarray(py))
+}
+
+/// The decision values of every model of an FLSA path; see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (phi, r, z, stages))]
+pub(super) fn flsa_staged<'py>(
+    py: Python<'py>,
+    phi: PyReadonlyArray2<'py, f64>,
+    r: PyReadonlyArray2<'py, f64>,
+    z: PyReadonlyArray1<'py, f64>,
+    stages: usize,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (phi, r) = (phi.as_array(), r.as_array());
+    let (m, rows) = (phi.dim().1, square_order(r.dim())?);
+    if phi.dim().0 + 1 != stages.max(1) {
+        return Err(PyValueError::new_err(format!(
+            "phi must hold stages - 1 = {} rows (one per support vector), got {}",
+            stages.saturating_sub(1),
+            phi.dim().0
+        )));
+    }
+    let z = vec1(z.as_array());
+    let (phi, r) = (Flat::new(phi)?, Flat::new(r)?);
+    let (phi, r) = (&phi, &r);
+    let data = detached(py, move |ctl| {
+        staged_decisions(phi.as_slice(), m, r.as_slice(), rows, &z, stages, ctl)
+    })?;
+    into_matrix(py, data, m, stages)
+}

@@ -1,0 +1,333 @@
+//! Binding of LISVM's online learner, the `IncrementalLearner` class
+//! ([`crate::incremental`]), pickled with its whole state.
+
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use super::convert::{cache_bytes, counts_u64, into_matrix, iteration_cap, vec1, Flat, Kernel};
+use super::runner::detached;
+use crate::control::Control;
+use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
+
+/// What `IncrementalLearner.learn` returns: one entry per example, in the
+/// order learnt, and the call's counts.
+#[pyclass(frozen, get_all, module = "localsvm._core")]
+pub(super) struct LearnResult {
+    /// False when the example was classified with margin.
+    updated: Py<PyArray1<bool>>,
+    /// Final working-set size (0 without an update).
+    neighbourhood: Py<PyArray1<u64>>,
+    /// Subproblems solved.
+    n_solves: Py<PyArray1<u64>>,
+    /// The stopping rule, not the neighbour cap, ended the growth.
+    reached: Py<PyArray1<bool>>,
+    /// `‖ξ‖² / t` after the example.
+    criterion: Py<PyArray1<f64>>,
+    /// Support vectors after the example.
+    n_support: Py<PyArray1<u64>>,
+    /// Examples kept after the example.
+    n_stored: Py<PyArray1<u64>>,
+    /// Seconds spent on the example.
+    time: Py<PyArray1<f64>>,
+    /// Examples that triggered an update.
+    updates: usize,
+    /// Updates that used every allowed neighbour before the stopping rule held.
+    capped: usize,
+    /// Subproblems solved in the call.
+    solves: usize,
+    /// Subproblems stopped by the iteration cap.
+    unconverged: usize,
+}
+
+/// One binary online SVM learnt by LISVM; see `_core.pyi`.
+#[pyclass(module = "localsvm._core")]
+pub(super) struct IncrementalLearner {
+    inner: OnlineLearner,
+    kernel: Py<Kernel>,
+}
+
+/// A required entry of a pickled learner's state.
+fn state_item<'py>(state: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+    state
+        .get_item(key)?
+        .ok_or_else(|| PyValueError::new_err(format!("the learner's state lacks {key:?}")))
+}
+
+fn state_vec<T: numpy::Element + Copy>(state: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<T>> {
+    let item = state_item(state, key)?;
+    let arr = item.cast::<PyArray1<T>>()?;
+    Ok(arr.readonly().as_array().iter().copied().collect())
+}
+
+#[pymethods]
+impl IncrementalLearner {
+    #[new]
+    fn new(n_features: usize, kernel: Bound<'_, Kernel>) -> PyResult<Self> {
+        Ok(IncrementalLearner {
+            inner: OnlineLearner::new(kernel.get().kind(), n_features)?,
+            kernel: kernel.unbind(),
+        })
+    }
+
+    /// Learn the rows of `x` in order; see `_core.pyi`.
+    #[pyo3(signature = (
+        x, y, cls, seen, *, c, threshold, epsilon = 0.5, max_neighbors = 50,
+        neighbor_step = 1, max_support = None, rebatch = false, tol = 1e-3,
+        max_iter = -1, cache_size = 64.0, reprocess = 1
+    ), text_signature = "(self, x, y, cls, seen, *, c, threshold, epsilon=0.5, \
+        max_neighbors=50, neighbor_step=1, max_support=None, rebatch=False, tol=0.001, \
+        max_iter=-1, cache_size=64.0, reprocess=1)")]
+    #[allow(clippy::too_many_arguments)]
+    fn learn<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        y: PyReadonlyArray1<'py, f64>,
+        cls: PyReadonlyArray1<'py, i64>,
+        seen: PyReadonlyArray1<'py, i64>,
+        c: f64,
+        threshold: f64,
+        epsilon: f64,
+        max_neighbors: usize,
+        neighbor_step: usize,
+        max_support: Option<usize>,
+        rebatch: bool,
+        tol: f64,
+        max_iter: i64,
+        cache_size: f64,
+        reprocess: usize,
+    ) -> PyResult<LearnResult> {
+        let opts = OnlineOptions {
+            c,
+            threshold,
+            epsilon,
+            max_neighbors,
+            neighbor_step,
+            reprocess,
+            max_support,
+            rebatch,
+            tol,
+            max_iter: iteration_cap(max_iter)?,
+            cache_bytes: cache_bytes(cache_size)?,
+            control: Control::none(),
+        };
+        let d = x.as_array().dim().1;
+        if d != self.inner.d() {
+            return Err(PyValueError::new_err(format!(
+                "x has {d} features, but the learner was created for {}",
+                self.inner.d()
+            )));
+        }
+        let x = Flat::new(x.as_array())?;
+        let (x, y, cls, seen) = (&x, vec1(y.as_array()), cls.as_array(), seen.as_array());
+        let cls: Vec<i64> = cls.iter().copied().collect();
+        let seen: Vec<i64> = seen.iter().copied().collect();
+        let inner = &mut self.inner;
+        let rep = detached(py, move |ctl| {
+            let opts = OnlineOptions {
+                control: ctl.clone(),
+                ..opts
+            };
+            inner.learn(x.as_slice(), &y, &cls, &seen, &opts)
+        })?;
+        let st = &rep.steps;
+        let floats = |f: fn(&StepRecord) -> f64| -> Py<PyArray1<f64>> {
+            st.iter()
+                .map(f)
+                .collect::<Vec<_>>()
+                .into_pyarray(py)
+                .unbind()
+        };
+        let flags = |f: fn(&StepRecord) -> bool| -> Py<PyArray1<bool>> {
+            st.iter()
+                .map(f)
+                .collect::<Vec<_>>()
+                .into_pyarray(py)
+                .unbind()
+        };
+        let counts = |f: fn(&StepRecord) -> usize| -> Py<PyArray1<u64>> {
+            counts_u64(st.iter().map(f)).into_pyarray(py).unbind()
+        };
+        Ok(LearnResult {
+            updated: flags(|s| s.updated),
+            neighbourhood: counts(|s| s.neighbourhood),
+            n_solves: counts(|s| s.n_solves),
+            reached: flags(|s| s.reached),
+            criterion: floats(|s| s.criterion),
+            n_support: counts(|s| s.n_support),
+            n_stored: counts(|s| s.n_stored),
+            time: floats(|s| s.seconds),
+            updates: rep.updates,
+            capped: rep.capped,
+            solves: rep.solves,
+            unconverged: rep.unconverged,
+        })
+    }
+
+    /// `f(x)` for every row of `x`.
+    fn decision_function<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let d = x.as_array().dim().1;
+        if d != self.inner.d() {
+            return Err(PyValueError::new_err(format!(
+                "x has {d} features, but the learner was created for {}",
+                self.inner.d()
+            )));
+        }
+        let x = Flat::new(x.as_array())?;
+        let (x, inner) = (&x, &self.inner);
+        let f = detached(py, move |ctl| inner.decision_with(x.as_slice(), ctl))?;
+        Ok(f.into_pyarray(py))
+    }
+
+    /// Storage positions of the support vectors.
+    fn support<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let s: Vec<i64> = self.inner.support().into_iter().map(|i| i as i64).collect();
+        s.into_pyarray(py)
+    }
+
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.inner.d()
+    }
+
+    #[getter]
+    fn kernel(&self) -> &str {
+        self.kernel.get().label()
+    }
+
+    #[getter]
+    fn n(&self) -> usize {
+        self.inner.len()
+    }
+
+    #[getter(X)]
+    fn x<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        into_matrix(
+            py,
+            self.inner.x().to_vec(),
+            self.inner.len(),
+            self.inner.d(),
+        )
+    }
+
+    #[getter]
+    fn y<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.y().to_vec().into_pyarray(py)
+    }
+
+    #[getter]
+    fn cls<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        self.inner.cls().to_vec().into_pyarray(py)
+    }
+
+    #[getter]
+    fn seen<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        self.inner.seen().to_vec().into_pyarray(py)
+    }
+
+    #[getter]
+    fn alpha<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.alpha().to_vec().into_pyarray(py)
+    }
+
+    #[getter]
+    fn g<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.g().to_vec().into_pyarray(py)
+    }
+
+    #[getter]
+    fn alive<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        self.inner.alive().to_vec().into_pyarray(py)
+    }
+
+    #[getter]
+    fn b(&self) -> f64 {
+        self.inner.bias()
+    }
+
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    #[getter]
+    fn criterion(&self) -> f64 {
+        self.inner.criterion()
+    }
+
+    #[getter]
+    fn n_iter(&self) -> u64 {
+        self.inner.n_iter()
+    }
+
+    #[getter]
+    fn n_support(&self) -> usize {
+        self.inner.n_support()
+    }
+
+    #[getter]
+    fn n_alive(&self) -> usize {
+        self.inner.n_alive()
+    }
+
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.state();
+        let n = s.y.len();
+        let d = self.inner.d();
+        let out = PyDict::new(py);
+        out.set_item("x", into_matrix(py, s.x, n, d)?)?;
+        out.set_item("y", s.y.into_pyarray(py))?;
+        out.set_item("cls", s.cls.into_pyarray(py))?;
+        out.set_item("seen", s.seen.into_pyarray(py))?;
+        out.set_item("alpha", s.alpha.into_pyarray(py))?;
+        out.set_item("g", s.g.into_pyarray(py))?;
+        out.set_item("alive", s.alive.into_pyarray(py))?;
+        out.set_item("b", s.b)?;
+        out.set_item("t", s.t)?;
+        out.set_item("xi_sum", s.xi_sum)?;
+        out.set_item("n_iter", s.n_iter)?;
+        Ok(out)
+    }
+
+    fn __setstate__(&mut self, state: &Bound<'_, PyDict>) -> PyResult<()> {
+        let x = state_item(state, "x")?;
+        let x = x.cast::<PyArray2<f64>>()?.readonly();
+        let x: Vec<f64> = x.as_array().iter().copied().collect();
+        let st = LearnerState {
+            x,
+            y: state_vec(state, "y")?,
+            cls: state_vec(state, "cls")?,
+            seen: state_vec(state, "seen")?,
+            alpha: state_vec(state, "alpha")?,
+            g: state_vec(state, "g")?,
+            alive: state_vec(state, "alive")?,
+            b: state_item(state, "b")?.extract()?,
+            t: state_item(state, "t")?.extract()?,
+            xi_sum: state_item(state, "xi_sum")?.extract()?,
+            n_iter: state_item(state, "n_iter")?.extract()?,
+        };
+        self.inner = OnlineLearner::from_state(self.inner.kind(), self.inner.d(), st)?;
+        Ok(())
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let me = slf.borrow();
+        let args = (me.inner.d(), me.kernel.clone_ref(py));
+        let state = me.__getstate__(py)?;
+        PyTuple::new(
+            py,
+            [
+                slf.get_type().into_any(),
+                args.into_pyobject(py)?.into_any(),
+                state.into_any(),
+            ],
+        )
+    }
+}

@@ -1,0 +1,218 @@
+//! Binding of the localized SVM, `solve_local` ([`crate::local`]).
+
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::convert::{
+    cache_bytes, counts_u64, into_matrix, iteration_cap, kernel_kind, vec1, Flat, Kernel,
+};
+use super::runner::detached;
+use crate::control::Control;
+use crate::kernel::KernelKind;
+use crate::local::{
+    solve_local_with, Anchors, LocalKernel, LocalOptions, PrimalInput, PRIMAL_STEP_CAP,
+};
+use crate::precision::Precision;
+
+/// What `solve_local` returns: one entry per query, in query order.
+#[pyclass(frozen, get_all, module = "localsvm._core")]
+pub(super) struct LocalResult {
+    /// The query's decision value.
+    decision: Py<PyArray1<f64>>,
+    /// 0 solved, 1 only +1 examples, 2 only −1, 3 none.
+    status: Py<PyArray1<u8>>,
+    /// Solver iterations (0 when no SVM was solved).
+    n_iter: Py<PyArray1<u64>>,
+    /// Examples in the query's problem.
+    n_active: Py<PyArray1<u64>>,
+    /// Support vectors of the query's model.
+    n_support: Py<PyArray1<u64>>,
+    /// False when the iteration cap stopped the query's solver.
+    converged: Py<PyArray1<bool>>,
+    /// The kernel path of the local problems: 'float32' or 'float64'.
+    precision: &'static str,
+    /// With the primal solver, each query's `(w, b)`, shape
+    /// `(n_queries, d + 1)` (zeros where no SVM was solved); else None.
+    primal: Option<Py<PyArray2<f64>>>,
+}
+
+/// One localized SVM per query (row of `sigma`); see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, sigma, cross, *, c, kernel = None,
+    threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true,
+    precision = "auto", cache_size = 200.0, start = None, primal = false, start_primal = None,
+    anchors = None, anchor_solutions = None, queries = None
+), text_signature = "(x, y, sigma, cross, *, c, kernel=None, threshold=1e-06, tol=0.001, \
+    max_iter=-1, shrinking=True, warm_start=True, \
+    precision='auto', cache_size=200.0, start=None, primal=False, start_primal=None, \
+    anchors=None, anchor_solutions=None, queries=None)")]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn solve_local<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    sigma: PyReadonlyArray2<'py, f64>,
+    cross: Option<PyReadonlyArray2<'py, f64>>,
+    c: f64,
+    kernel: Option<PyRef<'py, Kernel>>,
+    threshold: f64,
+    tol: f64,
+    max_iter: i64,
+    shrinking: bool,
+    warm_start: bool,
+    precision: &str,
+    cache_size: f64,
+    start: Option<PyReadonlyArray1<'py, f64>>,
+    primal: bool,
+    start_primal: Option<PyReadonlyArray1<'py, f64>>,
+    anchors: Option<PyReadonlyArray1<'py, i64>>,
+    anchor_solutions: Option<PyReadonlyArray2<'py, f64>>,
+    queries: Option<PyReadonlyArray2<'py, f64>>,
+) -> PyResult<LocalResult> {
+    let kind = kernel_kind(kernel.as_deref(), "linear")?;
+    if primal && !matches!(kind, KernelKind::Linear) {
+        return Err(PyValueError::new_err(format!(
+            "the primal local solver needs kernel='linear', got kernel={:?}",
+            kernel.as_deref().map_or("linear", Kernel::label)
+        )));
+    }
+    let opts = LocalOptions {
+        c,
+        threshold,
+        tol,
+        max_iter: iteration_cap(max_iter)?,
+        shrinking,
+        warm_start,
+        precision: Precision::from_name(precision)?,
+        control: Control::none(),
+        cache_bytes: cache_bytes(cache_size)?,
+    };
+    let (n, d) = x.as_array().dim();
+    let sigma = sigma.as_array();
+    if sigma.dim().1 != n {
+        return Err(PyValueError::new_err(format!(
+            "sigma must have shape (n_queries, {n}), got {:?}",
+            sigma.dim()
+        )));
+    }
+    let (queries, cross) = (
+        queries.as_ref().map(|q| q.as_array()),
+        cross.as_ref().map(|c| c.as_array()),
+    );
+    let queries = match queries {
+        Some(_) if !primal => {
+            return Err(PyValueError::new_err(
+                "queries (the decision values from each query's primal model) need primal=True",
+            ))
+        }
+        Some(q) if q.dim() != (sigma.dim().0, d) => {
+            return Err(PyValueError::new_err(format!(
+                "queries must have shape ({}, {d}), got {:?}",
+                sigma.dim().0,
+                q.dim()
+            )));
+        }
+        Some(q) => Some(Flat::new(q)?),
+        None => None,
+    };
+    let cross = match cross {
+        Some(c) if c.dim() != sigma.dim() => {
+            return Err(PyValueError::new_err(format!(
+                "cross must have the shape of sigma, {:?}, got {:?}",
+                sigma.dim(),
+                c.dim()
+            )));
+        }
+        Some(c) if queries.is_none() => Some(Flat::new(c)?),
+        Some(_) => None, // the decision values come from the queries' features
+        None if queries.is_none() => {
+            return Err(PyValueError::new_err(
+                "cross (the kernel between the queries and the training examples) is needed \
+                 unless primal=True and queries are given",
+            ))
+        }
+        None => None,
+    };
+    let y = vec1(y.as_array());
+    let start = start.map(|s| vec1(s.as_array()));
+    let start_primal = start_primal.map(|s| vec1(s.as_array()));
+    let anchors = match (anchors, anchor_solutions) {
+        (None, None) => None,
+        (Some(idx), Some(sol)) => {
+            let index = idx
+                .as_array()
+                .iter()
+                .map(|&i| usize::try_from(i))
+                .collect::<Result<Vec<usize>, _>>()
+                .map_err(|_| PyValueError::new_err("anchors must be non-negative indices"))?;
+            let sol = sol.as_array();
+            if sol.dim() != (index.len(), d + 1) {
+                return Err(PyValueError::new_err(format!(
+                    "anchor_solutions must have shape ({}, {}), got {:?}",
+                    index.len(),
+                    d + 1,
+                    sol.dim()
+                )));
+            }
+            Some((index, sol.iter().copied().collect::<Vec<f64>>()))
+        }
+        _ => {
+            return Err(PyValueError::new_err(
+                "anchors and anchor_solutions must be given together",
+            ))
+        }
+    };
+    let (x, sigma) = (Flat::new(x.as_array())?, Flat::new(sigma)?);
+    let (x, sigma, cross, queries) = (&x, &sigma, &cross, &queries);
+    let res = detached(py, move |ctl| {
+        let opts = LocalOptions {
+            control: ctl.clone(),
+            ..opts
+        };
+        // The Gram matrix is read where numpy holds it; features are copied
+        // once into the solver's layout.
+        let base = LocalKernel::new(&x.data(kind)?)?;
+        let primal = primal.then(|| PrimalInput {
+            x: x.as_slice(),
+            d,
+            start: start_primal.as_deref(),
+            max_steps: PRIMAL_STEP_CAP,
+            anchors: anchors
+                .as_ref()
+                .map(|(index, solutions)| Anchors { index, solutions }),
+            queries: queries.as_ref().map(|q| q.as_slice()),
+        });
+        solve_local_with(
+            &base,
+            &y,
+            sigma.as_slice(),
+            cross.as_ref().map_or(&[][..], |c| c.as_slice()),
+            start.as_deref(),
+            primal,
+            &opts,
+        )
+    })?;
+    let status: Vec<u8> = res.status.iter().map(|&s| s as u8).collect();
+    let primal = if primal {
+        let m = res.decision.len();
+        Some(into_matrix(py, res.primal, m, d + 1)?.unbind())
+    } else {
+        None
+    };
+    Ok(LocalResult {
+        decision: res.decision.into_pyarray(py).unbind(),
+        status: status.into_pyarray(py).unbind(),
+        n_iter: res.n_iter.into_pyarray(py).unbind(),
+        n_active: counts_u64(res.n_active.into_iter())
+            .into_pyarray(py)
+            .unbind(),
+        n_support: counts_u64(res.n_support.into_iter())
+            .into_pyarray(py)
+            .unbind(),
+        converged: res.converged.into_pyarray(py).unbind(),
+        precision: res.precision.name(),
+        primal,
+    })
+}

@@ -1,0 +1,103 @@
+//! The one GIL-free runner every binding calls: the work runs on a thread
+//! of rayon's pool without the GIL while the caller waits in short slices,
+//! checking for signals (Ctrl-C cancels the work's [`Control`]) and, for
+//! solves, reporting progress; a panic becomes `RuntimeError`.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+
+use crate::control::Control;
+
+/// How long the waiting caller sleeps between signal checks.
+const SIGNAL_SLICE: Duration = Duration::from_millis(50);
+
+/// Runs `work` without the GIL on a thread of rayon's pool (so the parallel
+/// loops inside it fork from a pool thread instead of crossing threads on
+/// every call), turning a panic into `RuntimeError`. The caller waits in
+/// slices of [`SIGNAL_SLICE`], taking the GIL between them to run Python's
+/// signal handlers: when one raises (Ctrl-C: `KeyboardInterrupt`), the
+/// work's [`Control`] is cancelled, the worker is waited for, and the
+/// handler's exception is returned. Work stopped by [`crate::interrupt_all`] (from
+/// another thread) raises `KeyboardInterrupt` too.
+pub(super) fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce(&Control) -> crate::Result<T> + Send,
+{
+    detached_with_progress(py, None, work)
+}
+
+/// [`detached`], and after each slice in which the work has not finished,
+/// `progress(n_iter, gap)` with what the solver last published in the
+/// [`Control`] (see [`Control::report`]). An exception raised by `progress`
+/// stops the work like a signal and is returned.
+pub(super) fn detached_with_progress<T, F>(
+    py: Python<'_>,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: F,
+) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce(&Control) -> crate::Result<T> + Send,
+{
+    let ctl = Control::new();
+    let worker_ctl = ctl.clone();
+    let (tx, rx) = mpsc::sync_channel(1);
+    let outcome = rayon::in_place_scope(|scope| {
+        scope.spawn(move |_| {
+            let out = catch_unwind(AssertUnwindSafe(|| work(&worker_ctl)));
+            // The receiver lives until the scope ends; a failed send cannot
+            // happen, and would only drop the result.
+            let _ = tx.send(out);
+        });
+        let mut rx = rx;
+        loop {
+            // The receiver is `Send` but not `Sync`: it moves into the
+            // GIL-free section and back.
+            let (back, got) = py.detach(move || {
+                let got = rx.recv_timeout(SIGNAL_SLICE);
+                (rx, got)
+            });
+            rx = back;
+            match got {
+                Ok(out) => break Ok(out),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let raised = py.check_signals().err().or_else(|| {
+                        let (n_iter, gap) = ctl.progress();
+                        progress.and_then(|f| f.call1((n_iter, gap)).err())
+                    });
+                    if let Some(err) = raised {
+                        ctl.cancel();
+                        // The solvers poll the control at least once per
+                        // iteration or block of rows: this wait is short.
+                        let _ = py.detach(move || rx.recv());
+                        break Err(err);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    break Err(PyRuntimeError::new_err(
+                        "internal error in the localsvm Rust core (please report it): \
+                         the worker ended without a result",
+                    ));
+                }
+            }
+        }
+    });
+    match outcome? {
+        Ok(result) => result.map_err(PyErr::from),
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(PyRuntimeError::new_err(format!(
+                "internal error in the localsvm Rust core (please report it): {msg}"
+            )))
+        }
+    }
+}
