@@ -8,8 +8,14 @@ example that the current machine classifies with margin (``y f(x) ≥ 1``)
 changes nothing. Otherwise a working set grows from the new example and its
 nearest neighbours in input space, among the examples of the band; the dual
 is re-optimised over the working set only (the other multipliers fixed, the
-equality constraint kept) by the solver backend, until the slack criterion
-``‖ξ‖² / t`` falls under ``threshold``. See :class:`IncrementalSVC`.
+equality constraint kept), until the slack criterion ``‖ξ‖² / t`` falls under
+``threshold``. See :class:`IncrementalSVC`.
+
+The update itself is written once, in the Rust core
+(``rust/src/incremental.rs``, ``localsvm._core.IncrementalLearner``); a
+backend provides it through ``online_learner`` (``capabilities.online``).
+This module validates the stream, drives one learner per binary problem and
+assembles the fitted attributes.
 """
 
 from __future__ import annotations
@@ -34,20 +40,12 @@ from ._multiclass import (
     problem_classes,
 )
 from ._validation import prepare_input
-from .backends.base import QPProblem, SolverBackend, native_online_learner
-from .kernels import KernelSpec, decision_values, kernel_matrix, kernel_matrix_numpy
+from .backends.base import QPProblem, SolverBackend
+from .backends.select import select_backend
+from .kernels import KernelSpec, decision_values
 from .parallel import run_tasks
 
-#: New examples whose decision values are computed at once (against the
-#: support vectors), then corrected after each update by the changed
-#: multipliers only.
-BLOCK = 256
-
-#: Size of the working sets of most violating examples solved after each
-#: local update (``reprocess``); as the Rust learner's ``REPROCESS_SIZE``.
-REPROCESS_SIZE = 10
-
-#: Megabytes of kernel rows each native binary learner may cache.
+#: Megabytes of kernel rows each binary learner may cache.
 NATIVE_CACHE_MB = 64.0
 
 #: Columns of :attr:`IncrementalSVC.history_`.
@@ -101,471 +99,6 @@ def _describe_learn(result) -> str:
     return f"{stats.updates} updates, {stats.solves} solves, {stats.unconverged} not converged"
 
 
-class _OnlineBinary:
-    """One binary online SVM (labels ±1).
-
-    Stored examples live in growing arrays (``X``, ``sq`` = squared norms,
-    ``y``, ``cls`` = class index, ``seen`` = position in the stream,
-    ``alpha``, ``g``); ``alive`` marks the examples still reconsidered.
-    Examples leave when their multiplier is 0 and their margin ``y f`` is
-    beyond ``1 + epsilon``, or when the budget removes them; dead rows are
-    compacted away once they are as many as the live ones.
-    """
-
-    def __init__(self, n_features: int, learner: int) -> None:
-        cap = 64
-        self.learner = learner
-        self.X = np.zeros((cap, n_features))
-        self.sq = np.zeros(cap)
-        self.y = np.zeros(cap)
-        self.cls = np.zeros(cap, dtype=np.intp)
-        self.seen = np.zeros(cap, dtype=np.int64)
-        self.alpha = np.zeros(cap)
-        self.g = np.zeros(cap)
-        self.alive = np.zeros(cap, dtype=bool)
-        self.n = 0
-        self.b = 0.0
-        self.t = 0
-        self.xi_sum = 0.0
-        self.n_support = 0
-        self.n_alive = 0
-        self.n_iter = 0
-        self.history: list[tuple] = []
-
-    # ------------------------------------------------------------ storage
-
-    def _append(self, x, label: float, cls: int, seen: int, g: float) -> int:
-        if self.n == self.X.shape[0]:
-            self._grow()
-        j = self.n
-        self.X[j] = x
-        self.sq[j] = x @ x
-        self.y[j] = label
-        self.cls[j] = cls
-        self.seen[j] = seen
-        self.alpha[j] = 0.0
-        self.g[j] = g
-        self.alive[j] = True
-        self.n += 1
-        self.n_alive += 1
-        return j
-
-    def _grow(self) -> None:
-        cap = 2 * self.X.shape[0]
-        for name in ("X", "sq", "y", "cls", "seen", "alpha", "g", "alive"):
-            old = getattr(self, name)
-            new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
-            new[: self.n] = old[: self.n]
-            setattr(self, name, new)
-
-    def _compact(self) -> None:
-        keep = np.flatnonzero(self.alive[: self.n])
-        m = keep.size
-        for name in ("X", "sq", "y", "cls", "seen", "alpha", "g", "alive"):
-            arr = getattr(self, name)
-            arr[:m] = arr[keep]
-        self.alive[m : self.n] = False
-        self.n = m
-
-    def history_arrays(self) -> dict[str, np.ndarray]:
-        """The history rows as columns (see :data:`HISTORY_FIELDS`)."""
-        return _history_columns(self.history)
-
-    def support(self) -> np.ndarray:
-        """Store indices of the support vectors (α > 0, alive)."""
-        n = self.n
-        return np.flatnonzero(self.alive[:n] & (self.alpha[:n] > 0.0))
-
-    def decision(self, Xq: np.ndarray, spec: KernelSpec) -> np.ndarray:
-        """``f`` at the rows of ``Xq``, in float64 NumPy (the stored ``g``
-        must agree with the kernel sums to rounding)."""
-        sv = self.support()
-        if sv.size == 0:
-            return np.full(Xq.shape[0], self.b)
-        coef = self.alpha[sv] * self.y[sv]
-        return _kernel(spec, Xq, self.X[sv], None, self.sq[sv]) @ coef + self.b
-
-    # ------------------------------------------------------------ learning
-
-    def learn(self, Xb, labels, cls, seen, ctx: _Context, stats: _CallStats) -> None:
-        """Learn the rows of ``Xb`` in order."""
-        m = Xb.shape[0]
-        for s in range(0, m, BLOCK):
-            Xc = Xb[s : s + BLOCK]
-            fc = self.decision(Xc, ctx.spec)
-            for i in range(Xc.shape[0]):
-                start = time.perf_counter()
-                k = s + i
-                record = self._step(Xc[i], labels[k], cls[k], seen[k], fc[i], ctx, stats)
-                changes = record.pop()
-                if changes is not None and i + 1 < Xc.shape[0]:
-                    Xw, dcoef, db = changes
-                    rest = Xc[i + 1 :]
-                    if dcoef.size:
-                        fc[i + 1 :] += _kernel(ctx.spec, rest, Xw) @ dcoef
-                    fc[i + 1 :] += db
-                crit = self.xi_sum / self.t
-                record += [crit, self.n_support, self.n_alive, time.perf_counter() - start]
-                self.history.append(tuple(record))
-
-    def _step(self, x, label, cls, seen, f, ctx: _Context, stats: _CallStats) -> list:
-        """Learn one example; returns the start of its history row
-        (``learner, n_seen, updated, neighbourhood, n_solves, reached``) and,
-        last, the change to the decision function (``None``, or the changed
-        examples, their ``Δ(α y)`` and ``Δb``)."""
-        self.t += 1
-        margin = label * f
-        if margin >= 1.0 and not ctx.rebatch:
-            # Well classified: nothing to learn; kept (α = 0) if it lies in
-            # the band.
-            if margin <= 1.0 + ctx.epsilon:
-                self._append(x, label, cls, seen, f - self.b)
-                if ctx.max_support is not None:
-                    self._trim_rest(ctx.max_support)
-            return [self.learner, int(seen), False, 0, 0, True, None]
-        j = self._append(x, label, cls, seen, f - self.b)
-        n = self.n
-        ys = self.y[:n]
-        alive = self.alive[:n]
-        if not (np.any(alive & (ys > 0)) and np.any(alive & (ys < 0))):
-            # One class so far: the constant machine f = label classifies
-            # every stored example with margin exactly 1.
-            db = label - self.b
-            self.b = label
-            self.xi_sum = 0.0
-            change = (np.zeros((0, x.shape[0])), np.zeros(0), db)
-            return [self.learner, int(seen), True, 1, 0, True, change]
-        stats.updates += 1
-        if ctx.rebatch:
-            return self._rebatch(seen, ctx, stats)
-        return self._local(j, x, seen, ctx, stats)
-
-    def _solve(self, problem: QPProblem, ctx: _Context, stats: _CallStats):
-        sol = ctx.backend.solve(problem)
-        stats.solves += 1
-        self.n_iter += int(sol.n_iter)
-        if not sol.converged:
-            stats.unconverged += 1
-        return sol
-
-    def _local(self, j, x, seen, ctx: _Context, stats: _CallStats) -> list:
-        n = self.n
-        ys = self.y[:n]
-        alive = self.alive[:n]
-        # Candidates: the band (y f ≤ 1 + ε) and the support vectors.
-        f_all = self.g[:n] + self.b
-        cand = alive & ((ys * f_all <= 1.0 + ctx.epsilon) | (self.alpha[:n] > 0.0))
-        cand[j] = False
-        ci = np.flatnonzero(cand)
-        d2 = self.sq[ci] - 2.0 * (self.X[ci] @ x)
-        k = min(ctx.max_neighbors, ci.size)
-        if k < ci.size:
-            part = np.argpartition(d2, k - 1)[:k]
-            near = ci[part[np.lexsort((part, d2[part]))]]
-        else:
-            near = ci[np.argsort(d2, kind="stable")]
-
-        # Kernel columns of the working set against every stored example,
-        # filled as the set grows.
-        K = np.empty((n, near.size + 1))
-        X, sq = self.X[:n], self.sq[:n]
-        K[:, 0] = _kernel(ctx.spec, X, x[None, :], sq, self.sq[j : j + 1])[:, 0]
-        W = np.empty(near.size + 1, dtype=np.intp)
-        W[0] = j
-        a_start = np.zeros(near.size + 1)
-        a_start[1:] = self.alpha[near]
-        aW = a_start[:1].copy()
-        g_c = self.g[:n].copy()
-        b_c = self.b
-        w = 1
-        n_solves = 0
-        reached = False
-        e_prev = self._slack(g_c, b_c) / self.t
-        e = e_prev
-        while True:
-            take = near[w - 1 : w - 1 + ctx.neighbor_step]
-            if take.size:
-                W[w : w + take.size] = take
-                K[:, w : w + take.size] = _kernel(ctx.spec, X, self.X[take], sq, self.sq[take])
-                aW = np.concatenate([aW, a_start[w : w + take.size]])
-                w += take.size
-            Wi = W[:w]
-            Kw = K[:, :w]
-            sol_a, _, n_iter = self._solve_working_set(Wi, aW, g_c, Kw[Wi], ctx, stats)
-            n_solves += 1
-            # A neighbour whose subproblem is already optimal (SMO takes no
-            # step) leaves the machine and the estimate as they were.
-            moved = n_iter > 0
-            if moved:
-                delta = (sol_a - aW) * ys[Wi]
-                g_c += Kw @ delta
-                aW = sol_a
-                self.alpha[Wi] = aW
-                b_c = self._global_bias(g_c, ctx.C)
-                e = self._slack(g_c, b_c) / self.t
-            # The level, or the variation of the estimate between candidates
-            # that differ.
-            if e < ctx.threshold or (moved and abs(e_prev - e) < ctx.threshold * e_prev):
-                reached = True
-                break
-            e_prev = e
-            if w > near.size:
-                if ci.size > ctx.max_neighbors:
-                    stats.capped += 1
-                break
-        Wi = W[:w]
-        self.g[:n] = g_c
-        db = b_c - self.b
-        self.b = b_c
-        Xw = [self.X[Wi].copy()]
-        dco = [(aW - a_start[:w]) * ys[Wi]]
-        # The local update leaves the rest of the machine as it was; a few
-        # subproblems over the most violating kept examples repair that.
-        moved_any = False
-        for _ in range(ctx.reprocess):
-            ws = self._violators(REPROCESS_SIZE, ctx.C, ctx.tol)
-            if ws is None:
-                break
-            a0 = self.alpha[ws].copy()
-            Kc = _kernel(ctx.spec, X, self.X[ws], sq, self.sq[ws])
-            sol_a, _, n_iter = self._solve_working_set(ws, a0, self.g[:n], Kc[ws], ctx, stats)
-            if n_iter == 0:
-                continue
-            moved_any = True
-            delta = (sol_a - a0) * ys[ws]
-            self.g[:n] += Kc @ delta
-            self.alpha[ws] = sol_a
-            b_new = self._global_bias(self.g, ctx.C)
-            db += b_new - self.b
-            self.b = b_new
-            Xw.append(self.X[ws].copy())
-            dco.append(delta)
-        self.xi_sum = self._slack(self.g, self.b) if moved_any else e * self.t
-        self._retire(ctx)
-        if ctx.max_support is not None:
-            b_before = self.b
-            for xs, dc in self._enforce_budget(ctx, stats):
-                Xw.append(xs)
-                dco.append(dc)
-            db += self.b - b_before
-        self._refresh_counts()
-        change = (np.vstack(Xw), np.concatenate(dco), db)
-        return [self.learner, int(seen), True, w, n_solves, reached, change]
-
-    def _slack(self, g, b) -> float:
-        """``‖ξ‖²`` over the kept examples for the decision values ``g + b``."""
-        n = self.n
-        xi = np.maximum(0.0, 1.0 - self.y[:n] * (g[:n] + b))
-        xi[~self.alive[:n]] = 0.0
-        return float(xi @ xi)
-
-    def _global_bias(self, g, C: float) -> float:
-        """The bias from the KKT conditions of every kept example (LIBSVM's
-        rule over the whole machine, not the working set, whose few
-        multipliers often all sit at a bound): minus the mean of ``g_i − y_i``
-        over the free multipliers, else the middle of the interval the bounded
-        ones allow."""
-        n = self.n
-        alive = self.alive[:n]
-        a, y = self.alpha[:n][alive], self.y[:n][alive]
-        yg = g[:n][alive] - y
-        free = (a > 0.0) & (a < C)
-        if np.any(free):
-            return -float(np.sum(yg[free]) / np.count_nonzero(free))
-        upper_side = (a >= C) == (y < 0.0)
-        ub = float(yg[upper_side].min()) if np.any(upper_side) else np.inf
-        lb = float(yg[~upper_side].max()) if np.any(~upper_side) else -np.inf
-        if np.isfinite(ub) and np.isfinite(lb):
-            return -0.5 * (ub + lb)
-        if np.isfinite(ub):
-            return -ub
-        return -lb if np.isfinite(lb) else 0.0
-
-    def _refresh_counts(self) -> None:
-        n = self.n
-        self.n_support = int(self.support().size)
-        self.n_alive = int(self.alive[:n].sum())
-        if self.n > 64 and 2 * self.n_alive < self.n:
-            self._compact()
-
-    def _solve_working_set(self, Wi, aW, g_c, Kww, ctx: _Context, stats: _CallStats):
-        """Re-optimise the multipliers of the working set ``Wi`` (current
-        values ``aW``) with the others fixed: the fixed ones enter through the
-        linear term ``p_i = −1 + y_i Σ_{j∉W} α_j y_j K_ij``, and the equality
-        constraint ``Σ_W y_i α_i = −Σ_{j∉W} y_j α_j`` through one extra fixed
-        variable carrying that sum (its kernel terms taken back out of ``p``,
-        so only the constraint remains). Returns the new ``aW``, ``rho`` and
-        the solver's iterations."""
-        yw = self.y[Wi]
-        w = Wi.size
-        coef = aW * yw
-        p = -1.0 + yw * (g_c[Wi] - Kww @ coef)
-        c = float(yw @ aW)
-        rows, y_all, upper, alpha0 = Wi, yw, np.full(w, ctx.C), aW
-        if c != 0.0:
-            yd = -np.sign(c)
-            # The balancing variable is a copy of W's first example.
-            p = p - yw * (yd * abs(c)) * Kww[:, 0]
-            rows = np.append(Wi, Wi[0])
-            y_all = np.append(yw, yd)
-            upper = np.append(upper, abs(c))
-            alpha0 = np.append(aW, abs(c))
-            p = np.append(p, 0.0)
-        problem = QPProblem(
-            X=self.X,
-            rows=rows,
-            y=y_all,
-            upper=upper,
-            kernel=ctx.spec,
-            p=p,
-            alpha0=np.clip(alpha0, 0.0, upper),
-            active=np.arange(w),
-            tol=ctx.tol,
-            # The local batch's cap (see LocalSVC's max_iter): one update of
-            # a few variables must not grind through a batch-sized cap.
-            max_iter=ctx.max_iter if ctx.max_iter > 0 else max(100_000, 1000 * w),
-            cache_size=8.0,
-            shrinking=False,
-        )
-        sol = self._solve(problem, ctx, stats)
-        return np.asarray(sol.alpha[:w], dtype=np.float64), float(sol.rho), int(sol.n_iter)
-
-    def _violators(self, size: int, C: float, tol: float) -> np.ndarray | None:
-        """The ``size`` kept examples that violate the KKT conditions most:
-        half the largest ``y_i − g_i`` among those whose ``y_i α_i`` may grow,
-        half the smallest among those whose ``y_i α_i`` may shrink (ties by
-        position, in units of ``tol``); None when the largest violation is within
-        ``tol``."""
-        n = self.n
-        alive, a, y = self.alive[:n], self.alpha[:n], self.y[:n]
-        # In units of the solver's tolerance: the examples on the margin,
-        # equal to within it, are ordered by position.
-        v = np.rint((y - self.g[:n]) / tol)
-        up = np.flatnonzero(alive & (((y > 0) & (a < C)) | ((y < 0) & (a > 0))))
-        low = np.flatnonzero(alive & (((y < 0) & (a < C)) | ((y > 0) & (a > 0))))
-        if up.size == 0 or low.size == 0:
-            return None
-        half = max(size // 2, 1)
-        top = up[np.lexsort((up, -v[up]))[:half]]
-        bottom = low[np.lexsort((low, v[low]))[:half]]
-        i, j = top[0], bottom[0]
-        if (y[i] - self.g[i]) - (y[j] - self.g[j]) <= tol:
-            return None
-        rest = bottom[~np.isin(bottom, top)]
-        return np.concatenate([top, rest])
-
-    def _retire(self, ctx: _Context) -> None:
-        n = self.n
-        f = self.g[:n] + self.b
-        out = self.alive[:n] & (self.alpha[:n] == 0.0) & (self.y[:n] * f > 1.0 + ctx.epsilon)
-        self.alive[:n] &= ~out
-
-    def _enforce_budget(self, ctx: _Context, stats: _CallStats):
-        """Remove support vectors while there are more than ``max_support``:
-        each time the one with the smallest margin ``y f`` (then the smallest
-        multiplier); its multiplier is
-        handed to its nearest same-class candidates (or taken from the
-        nearest other-class ones), keeping ``yᵀα = 0``, and that
-        neighbourhood is re-optimised once. Then at most ``max_support``
-        examples without a multiplier are kept (the oldest leave first)."""
-        changes = []
-        while True:
-            sv = self.support()
-            if sv.size <= ctx.max_support:
-                break
-            margin = self.y[sv] * (self.g[sv] + self.b)
-            r = int(sv[np.lexsort((self.alpha[sv], np.round(margin, 9)))[0]])
-            change = self._remove(r, ctx, stats)
-            if change is None:
-                break
-            changes.append(change)
-        self._trim_rest(ctx.max_support)
-        return changes
-
-    def _trim_rest(self, budget: int) -> None:
-        """Keep at most ``budget`` examples without a multiplier, the most
-        recent."""
-        n = self.n
-        rest = np.flatnonzero(self.alive[:n] & (self.alpha[:n] == 0.0))
-        if rest.size > budget:
-            self.alive[rest[: rest.size - budget]] = False
-            self._refresh_counts()
-
-    def _remove(self, r: int, ctx: _Context, stats: _CallStats):
-        n = self.n
-        ys = self.y[:n]
-        cand = self.alive[:n].copy()
-        cand[r] = False
-        ci = np.flatnonzero(cand)
-        d2 = self.sq[ci] - 2.0 * (self.X[ci] @ self.X[r])
-        near = ci[np.argsort(d2, kind="stable")[: max(ctx.max_neighbors, 2)]]
-        a_r, y_r = float(self.alpha[r]), float(ys[r])
-        a_new = self.alpha[near].copy()
-        need = a_r
-        for idx in range(near.size):  # same class: add (room up to C)
-            if need <= 0.0:
-                break
-            if ys[near[idx]] == y_r:
-                add = min(need, ctx.C - a_new[idx])
-                a_new[idx] += add
-                need -= add
-        for idx in range(near.size):  # other class: take away
-            if need <= 0.0:
-                break
-            if ys[near[idx]] != y_r:
-                sub = min(need, a_new[idx])
-                a_new[idx] -= sub
-                need -= sub
-        if need > 1e-12 * max(a_r, 1.0):
-            # No room nearby (rare): this support vector stays.
-            return None
-        Wi = near
-        cols = np.concatenate([[r], Wi])
-        K = _kernel(ctx.spec, self.X[:n], self.X[cols], self.sq[:n], self.sq[cols])
-        # Apply the hand-off: α_r → 0 and the neighbours to a_new.
-        d_start = np.concatenate([[-a_r * y_r], (a_new - self.alpha[Wi]) * ys[Wi]])
-        g_c = self.g[:n] + K @ d_start
-        a_before = self.alpha[Wi].copy()
-        self.alpha[r] = 0.0
-        self.alive[r] = False
-        sol_a, _, _ = self._solve_working_set(Wi, a_new, g_c, K[Wi][:, 1:], ctx, stats)
-        dco = (sol_a - a_new) * ys[Wi]
-        g_c += K[:, 1:] @ dco
-        self.g[:n] = g_c
-        self.alpha[Wi] = sol_a
-        self.b = self._global_bias(g_c, ctx.C)
-        self.xi_sum = self._slack(g_c, self.b)
-        Xs = np.vstack([self.X[r][None, :], self.X[Wi]])
-        return Xs, np.concatenate([[-a_r * y_r], (sol_a - a_before) * ys[Wi]])
-
-    def _rebatch(self, seen, ctx: _Context, stats: _CallStats):
-        """Solve the dual over every stored example afresh (the batch SVM)."""
-        n = self.n
-        ys = self.y[:n]
-        problem = QPProblem(
-            X=self.X[:n],
-            y=ys.copy(),
-            upper=np.full(n, ctx.C),
-            kernel=ctx.spec,
-            tol=ctx.tol,
-            max_iter=ctx.max_iter,
-        )
-        sol = self._solve(problem, ctx, stats)
-        a = np.asarray(sol.alpha, dtype=np.float64)
-        changed = np.flatnonzero(a != self.alpha[:n])
-        dcoef = (a[changed] - self.alpha[changed]) * ys[changed]
-        if changed.size:
-            self.g[:n] += kernel_matrix(ctx.spec, self.X[:n], self.X[changed]) @ dcoef
-        self.alpha[:n] = a
-        db = -float(sol.rho) - self.b
-        self.b = -float(sol.rho)
-        xi = np.maximum(0.0, 1.0 - ys * (self.g[:n] + self.b))
-        self.xi_sum = float(xi @ xi)
-        self._refresh_counts()
-        change = (self.X[changed].copy(), dcoef, db)
-        return [self.learner, int(seen), True, n, 1, True, change]
-
-
 _HISTORY_DTYPES = (np.intp, np.int64, bool, np.intp, np.intp, bool, float, np.intp, np.intp, float)
 
 
@@ -577,11 +110,12 @@ def _history_columns(rows: list[tuple]) -> dict[str, np.ndarray]:
     }
 
 
-class _NativeBinary:
-    """One binary online SVM learnt by the backend's native learner (the Rust
-    core's ``IncrementalLearner`` for the built-in backend): the same update
-    as :class:`_OnlineBinary`, with every step of a batch run natively. The
-    learner's state is read back through the same attribute names."""
+class _Binary:
+    """One binary online SVM, learnt by the backend's online learner (the
+    Rust core's ``IncrementalLearner`` for the built-in backend), every step
+    of a batch in one call. The learner's state (``X``, ``y``, ``cls``,
+    ``seen``, ``alpha``, ``g``, ``alive``, ``b``, ``t``, ``n``, ``n_iter``,
+    ``n_support``, ``n_alive``) is read through the same attribute names."""
 
     def __init__(self, native, learner: int) -> None:
         self.native = native
@@ -648,11 +182,9 @@ class _NativeBinary:
         return {k: np.concatenate([h[k] for h in self._history]) for k in HISTORY_FIELDS}
 
 
-def _kernel(spec: KernelSpec, A, B, sqA=None, sqB=None) -> np.ndarray:
-    """``K(A, B)`` in float64 NumPy: the blocks here are thin (a few columns),
-    where one matrix product beats a parallel call. ``sqA``/``sqB`` are the
-    rows' squared norms when known (RBF)."""
-    return kernel_matrix_numpy(spec, A, B, sq_a=sqA, sq_b=sqB)
+#: The name pickles written before the learner had a single implementation
+#: refer to.
+_NativeBinary = _Binary
 
 
 def _learn_task(task):
@@ -791,13 +323,11 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         votes, as :class:`SVC`.
     backend : str, default='auto'
         Solver backend, chosen when the model is created (by :meth:`fit` or
-        the first :meth:`partial_fit`); it must support optimising a subset
-        of the variables. A backend with a native online learner
-        (``capabilities.online``, as the built-in Rust backend for every
-        kernel allowed here) runs each whole update natively; any other
-        backend gets the same update from a Python implementation that poses
-        each working set (and each rebatch) as a problem to its ``solve``,
-        which is much slower.
+        the first :meth:`partial_fit`); it must provide an online learner
+        (``capabilities.online``, as the built-in Rust backend does for every
+        kernel allowed here), which runs each whole update. 'auto' picks the
+        highest-priority such backend; a named backend without one is
+        refused with a ``ValueError`` that lists the backends that have one.
     n_jobs : int or None, default=None
         Binary learners updated at once (threads) during a ``partial_fit``
         call. None or -1: all CPUs.
@@ -1043,11 +573,9 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         self._tasks = problem_classes(classes.shape[0], self.multiclass)
         backend = self._context().backend
         d = X.shape[1]
-        learners = []
-        for k in range(len(self._tasks)):
-            native = native_online_learner(backend, self._spec, d)
-            learners.append(_OnlineBinary(d, k) if native is None else _NativeBinary(native, k))
-        self._learners = learners
+        self._learners = [
+            _Binary(backend.online_learner(self._spec, d), k) for k in range(len(self._tasks))
+        ]
         self.n_seen_ = 0
 
     def _context(self) -> _Context:
@@ -1057,8 +585,6 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             y=np.array([1.0, -1.0]),
             upper=np.full(2, float(self.C)),
             kernel=self._spec,
-            active=np.arange(2),
-            p=-np.ones(2),
         )
         return _Context(
             spec=self._spec,
@@ -1074,7 +600,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             else int(self.max_support),
             tol=float(self.tol),
             max_iter=int(self.max_iter),
-            backend=self._select_backend(probe),
+            backend=select_backend(self.backend, probe, needs=("online",)),
         )
 
     @staticmethod

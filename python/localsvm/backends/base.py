@@ -382,11 +382,11 @@ class Capabilities:
         solve one, the generic fallback poses one :class:`QPProblem` per
         query.
     online : bool, default=False
-        Provides a native online learner for
+        Provides the online learner (LISVM) of
         :class:`~localsvm.IncrementalSVC` through
-        :meth:`SolverBackend.online_learner`. A speed hint: without it the
-        estimator runs the same update in Python and poses each working set
-        as a :class:`QPProblem`.
+        :meth:`SolverBackend.online_learner`. Required: the update is written
+        once (the Rust core's), and the estimator refuses a backend without
+        it, naming those that have it.
     sparse : bool, default=False
         Solves problems whose ``X`` is a scipy CSR matrix (canonical: sorted
         indices, no duplicates) without densifying it.
@@ -506,12 +506,12 @@ class SolverBackend(ABC):
         return solve_local_generic(self, batch)
 
     def online_learner(self, kernel: KernelSpec, n_features: int):
-        """Create a native online learner for one binary LISVM problem.
+        """Create the online learner for one binary LISVM problem.
 
-        The default has none: :class:`~localsvm.IncrementalSVC` then runs
-        its update in Python and poses each working set to :meth:`solve`.
         Backends with ``capabilities.online`` return an object with the
-        interface of ``localsvm._core.IncrementalLearner``.
+        interface of ``localsvm._core.IncrementalLearner`` (the one
+        implementation of the update; a backend may return it, or wrap it).
+        The default has none and raises.
 
         Parameters
         ----------
@@ -522,10 +522,17 @@ class SolverBackend(ABC):
 
         Returns
         -------
-        object or None
-            The learner, or None when the backend has no native one.
+        object
+            The learner.
+
+        Raises
+        ------
+        UnsupportedProblemError
+            The backend has no online learner.
         """
-        return None
+        raise UnsupportedProblemError(
+            f"backend {self.name!r} has no online learner (capabilities.online is False)"
+        )
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -733,16 +740,6 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
         res.n_support[s] = int(np.count_nonzero(alpha))
         res.converged[s] = bool(sol.converged)
     return res
-
-
-def native_online_learner(backend, kernel: KernelSpec, n_features: int):
-    """``backend.online_learner(kernel, n_features)`` when the backend declares
-    ``capabilities.online``, else None (the caller's generic update)."""
-    caps = getattr(backend, "capabilities", None)
-    method = getattr(backend, "online_learner", None)
-    if not getattr(caps, "online", False) or method is None:
-        return None
-    return method(kernel, n_features)
 
 
 def solve_local_batch(backend, batch: LocalBatch) -> LocalBatchResult:

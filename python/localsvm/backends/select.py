@@ -6,7 +6,7 @@ from ..plugins import backends, get_backend
 from .base import QPProblem, SolverBackend, UnsupportedProblemError
 
 
-def select_backend(name: str, problem: QPProblem) -> SolverBackend:
+def select_backend(name: str, problem: QPProblem, needs: tuple[str, ...] = ()) -> SolverBackend:
     """Choose the backend that will solve ``problem``.
 
     Parameters
@@ -18,6 +18,12 @@ def select_backend(name: str, problem: QPProblem) -> SolverBackend:
         must be registered, and that backend must accept the problem.
     problem : QPProblem
         The problem to solve.
+    needs : tuple of str, default=()
+        :class:`Capabilities` flags the caller needs besides what ``problem``
+        uses (``'online'``: the estimator learns through
+        ``online_learner``). ``"auto"`` considers only the backends that have
+        them; a named backend without them is refused, and the message lists
+        the backends that have them.
 
     Returns
     -------
@@ -48,14 +54,35 @@ def select_backend(name: str, problem: QPProblem) -> SolverBackend:
         items = backends()
         reasons = {}
         for cand in sorted(items.values(), key=lambda b: (-int(b.priority), b.name)):
-            reason = cand.check(problem)
+            reason = _lacks(cand, needs) or cand.check(problem)
             if reason is None:
                 return cand
             reasons[cand.name] = reason
         detail = "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or "none registered"
         raise UnsupportedProblemError(f"no registered backend can solve this problem ({detail})")
     backend = get_backend(name)
+    reason = _lacks(backend, needs)
+    if reason is not None:
+        able = [b.name for b in backends().values() if _lacks(b, needs) is None]
+        listed = ", ".join(repr(n) for n in sorted(able)) or "none is registered"
+        raise UnsupportedProblemError(
+            f"backend {name!r} cannot be used here: {reason}; backends that can: {listed}"
+        )
     reason = backend.check(problem)
     if reason is not None:
         raise UnsupportedProblemError(f"backend {name!r} cannot solve this problem: {reason}")
     return backend
+
+
+#: What each capability a caller may need lets a backend do, for messages.
+_NEEDS = {"online": "provide an online learner (capabilities.online)"}
+
+
+def _lacks(backend: SolverBackend, needs: tuple[str, ...]) -> str | None:
+    """The first of ``needs`` that ``backend``'s capabilities lack, as a
+    sentence; None when it has them all."""
+    caps = getattr(backend, "capabilities", None)
+    for flag in needs:
+        if not getattr(caps, flag, False):
+            return f"it does not {_NEEDS.get(flag, f'declare capabilities.{flag}')}"
+    return None
