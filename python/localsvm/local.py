@@ -51,7 +51,9 @@ GLOBAL_MIN_ITER = 10_000
 
 #: ``solver='auto'`` solves linear-kernel local problems in the primal up to
 #: this many features (each Newton step updates the inverse of a
-#: ``(d + 1)``-square Hessian, by ``O(d²)`` per example that changes piece).
+#: ``(d + 1)``-square Hessian, by ``O(d²)`` per example that changes piece,
+#: and a new factorisation costs ``(d + 1)³/3``). The primal solver itself
+#: takes any ``d``: this choice is the estimator's, and made only here.
 PRIMAL_MAX_FEATURES = 63
 
 #: The primal solver's anchors per class pair: at most ``ANCHORS`` training

@@ -20,6 +20,7 @@
 pub mod boxqp;
 pub mod cache;
 pub mod control;
+pub mod dense;
 pub mod error;
 pub mod flsa;
 pub mod flsa_blocks;
