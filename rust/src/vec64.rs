@@ -11,7 +11,44 @@
 use std::arch::x86_64::*;
 
 use crate::precision::QValue;
-use crate::wss::{GradientStep, PartnerSearch};
+
+/// One SMO step's change of the gradient: `G += Q_i·di + Q_j·dj`, with
+/// columns of `T` values (`f32` or `f64`).
+#[derive(Clone, Copy, Debug)]
+pub struct GradientStep<'a, T: QValue = f32> {
+    /// Column `i` of `Q`.
+    pub qi: &'a [T],
+    /// Column `j` of `Q`.
+    pub qj: &'a [T],
+    /// The change of `α_i`.
+    pub di: f64,
+    /// The change of `α_j`.
+    pub dj: f64,
+}
+
+/// One search for the partner of the working variable `i`, over the
+/// low-set; `Q`'s column holds `T` values (`f32` or `f64`).
+#[derive(Clone, Copy, Debug)]
+pub struct PartnerSearch<'a, T: QValue = f32> {
+    /// Labels `y_t`.
+    pub y: &'a [f64],
+    /// The gradient `G_t`.
+    pub g: &'a [f64],
+    /// The diagonal `Q_tt`.
+    pub qd: &'a [f64],
+    /// The low-set mask (1.0 in the set, 0.0 out).
+    pub low: &'a [f64],
+    /// Column `i` of `Q`.
+    pub qi: &'a [T],
+    /// `i`'s violation, `−y_i G_i`.
+    pub gmax: f64,
+    /// `y_i`.
+    pub yi: f64,
+    /// `Q_ii`.
+    pub qd_i: f64,
+    /// The floor of the curvature `a_it`.
+    pub tau: f64,
+}
 
 /// A vector of `f64` lanes and its comparison mask.
 ///

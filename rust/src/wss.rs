@@ -13,6 +13,9 @@ use crate::simd::{level, Level};
 use crate::team::Team;
 #[cfg(target_arch = "x86_64")]
 use crate::vec64::{self, Avx2, Avx512};
+// The arguments of the selection loops are defined beside their vector
+// versions, which read them, and are part of this module's interface.
+pub use crate::vec64::{GradientStep, PartnerSearch};
 
 /// A running arg-max (later indices win ties).
 #[derive(Clone, Copy, Debug)]
@@ -90,20 +93,6 @@ pub fn max_up(y: &[f64], g: &[f64], up: &[f64]) -> (f64, usize) {
     (best.value, best.index)
 }
 
-/// One SMO step's change of the gradient: `G += Q_i·di + Q_j·dj`, with
-/// columns of `T` values (`f32` or `f64`).
-#[derive(Clone, Copy, Debug)]
-pub struct GradientStep<'a, T: QValue = f32> {
-    /// Column `i` of `Q`.
-    pub qi: &'a [T],
-    /// Column `j` of `Q`.
-    pub qj: &'a [T],
-    /// The change of `α_i`.
-    pub di: f64,
-    /// The change of `α_j`.
-    pub dj: f64,
-}
-
 fn update_scalar<T: QValue>(
     g: &mut [f64],
     step: GradientStep<'_, T>,
@@ -175,30 +164,6 @@ pub struct Partner {
     pub gmax2: f64,
     /// The partner `j`, if any variable gives a positive second-order gain.
     pub j: Option<usize>,
-}
-
-/// One search for the partner of the working variable `i`, over the
-/// low-set; `Q`'s column holds `T` values (`f32` or `f64`).
-#[derive(Clone, Copy, Debug)]
-pub struct PartnerSearch<'a, T: QValue = f32> {
-    /// Labels `y_t`.
-    pub y: &'a [f64],
-    /// The gradient `G_t`.
-    pub g: &'a [f64],
-    /// The diagonal `Q_tt`.
-    pub qd: &'a [f64],
-    /// The low-set mask (1.0 in the set, 0.0 out).
-    pub low: &'a [f64],
-    /// Column `i` of `Q`.
-    pub qi: &'a [T],
-    /// `i`'s violation, `−y_i G_i`.
-    pub gmax: f64,
-    /// `y_i`.
-    pub yi: f64,
-    /// `Q_ii`.
-    pub qd_i: f64,
-    /// The floor of the curvature `a_it`.
-    pub tau: f64,
 }
 
 fn partner_scalar<T: QValue>(s: &PartnerSearch<'_, T>, from: usize) -> (f64, Best) {
