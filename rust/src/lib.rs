@@ -5,8 +5,10 @@
 //! bytes), [`qmatrix`] (the dual's Hessian served through the cache),
 //! [`smo`] (SMO with second-order working-set selection and shrinking),
 //! [`boxqp`] (coordinate descent for box-only duals), [`flsa`] (forward
-//! least-squares selection of kernel columns for the FLSA-SVM), [`problem`] (the one
-//! entry point: validation, warm starts, subset optimisation) and
+//! least-squares selection of kernel columns for the FLSA-SVM), [`problem`] (the
+//! entry point for a dual over a kernel source: validation, warm starts,
+//! subset optimisation; [`local`] and [`incremental`], which keep their
+//! Hessians across solves, call [`smo::solve`] on them) and
 //! [`predict`] (decision values of kernel expansions), [`gradient`] (the
 //! dual's gradient at a warm start, by [`predict`]'s blocked products), [`precision`] (the
 //! choice between the `f32` and `f64` kernel paths), [`local`]
@@ -29,7 +31,6 @@ pub mod incremental;
 pub mod kernel;
 pub mod local;
 pub mod local_primal;
-pub mod precision;
 pub mod predict;
 pub mod problem;
 pub mod qmatrix;
@@ -38,6 +39,11 @@ pub mod smo;
 pub mod team;
 mod vec64;
 pub mod wss;
+
+// The kernel values' arithmetic is part of the kernel package (it depends on
+// the kernel's kind and the data, and the kernel sources resolve it); the
+// crate-level path stays for every module that names a precision.
+pub use kernel::precision;
 
 #[cfg(feature = "python")]
 mod python;

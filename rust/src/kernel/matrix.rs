@@ -9,10 +9,10 @@ use rayon::prelude::*;
 
 use self::tiles::{fill_rows, Panels};
 use super::kinds::KernelKind;
+use super::precision::{f64_problem, Magnitudes};
 use super::rows::Rows;
 use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_copy, try_with_capacity, value_error, Result};
-use crate::precision::{f64_problem, Magnitudes};
 
 /// Training data as the caller holds it, borrowed: `n` row-major rows of `d`
 /// features, or for a precomputed kernel the square `n × n` kernel matrix.
@@ -110,7 +110,7 @@ pub fn check_kernel_values(values: &[f64], rows: usize, cols: usize, what: &str)
 /// origin); RBF's `exp` is a vectorised one within about one unit in the
 /// last place of [`f64::exp`], underflowing to 0 as it does. Kernel values that `f64`
 /// cannot hold are an error naming the cause
-/// ([`crate::precision::f64_problem`]), not a matrix of infinities or zeros.
+/// ([`super::precision::f64_problem`]), not a matrix of infinities or zeros.
 pub fn kernel_matrix(kind: KernelKind, a: &Rows, b: &Rows) -> Result<Vec<f64>> {
     kernel_matrix_or(kind, a, b, DEFAULT_HINT, &Control::none())
 }

@@ -10,6 +10,8 @@
 //!   ([`Panel`]) and the rows columns are computed against ([`Query`]).
 //! - `fill.rs`: the vectorised column loops, one build per instruction set.
 //! - `source.rs`: where a solver's kernel values come from ([`KernelSource`]).
+//! - `precision.rs`: the arithmetic of kernel values, `f32` or `f64`
+//!   ([`precision::Precision`]), chosen from the kernel and the data.
 //! - `matrix.rs`: the caller's training data ([`TrainingData`]), checks and
 //!   gathers of caller-supplied kernel values, and whole kernel matrices
 //!   ([`kernel_matrix`]).
@@ -19,6 +21,7 @@ mod fill;
 mod kinds;
 mod matrix;
 mod panel;
+pub mod precision;
 mod rows;
 mod source;
 
@@ -195,9 +198,9 @@ mod tests {
             }
             assert_eq!(
                 sparse
-                    .precision(crate::precision::Precision::Float32, 1e-3)
+                    .precision(super::precision::Precision::Float32, 1e-3)
                     .unwrap(),
-                crate::precision::Precision::Float64
+                super::precision::Precision::Float64
             );
         }
     }

@@ -10,9 +10,9 @@ use super::fill::{fill_one, fill_two};
 use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
 use super::panel::Panel;
+use super::precision::{resolve, Magnitudes, Precision};
 use super::rows::{gather_rows, kernel_value, Rows};
 use crate::error::{try_copy, Result};
-use crate::precision::{resolve, Magnitudes, Precision};
 
 /// Rows × features below which a kernel column is filled on one thread:
 /// spawning rayon tasks costs more than the arithmetic under this size.
@@ -303,7 +303,7 @@ impl KernelSource {
         }
     }
 
-    /// The path a solve to `tol` runs in ([`crate::precision::resolve`]);
+    /// The path a solve to `tol` runs in ([`super::precision::resolve`]);
     /// always `Float64` over sparse rows, whose kernel values are computed
     /// in `f64` only.
     pub fn precision(&self, requested: Precision, tol: f64) -> Result<Precision> {

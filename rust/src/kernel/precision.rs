@@ -25,8 +25,9 @@
 
 use std::fmt::Debug;
 
+use super::kinds::KernelKind;
+use super::rows::Rows;
 use crate::error::{value_error, Result};
-use crate::kernel::{KernelKind, Rows};
 
 mod sealed {
     pub trait Sealed {}
