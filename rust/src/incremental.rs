@@ -33,9 +33,11 @@
 //! the kept examples against every kept example are cached (bounded in
 //! bytes, least recently used out first) and extended lazily as the store
 //! grows, so an update costs `O(|W| · n_kept)` once its rows are cached.
-//! The optional budget (`max_support`) removes support vectors as the
-//! Python reference does; `rebatch` is the paper's baseline (a batch SVM over
-//! every kept example at each new one).
+//! The optional budget (`max_support`) removes support vectors (the one with
+//! the smallest margin first, its multiplier handed to its nearest
+//! neighbours); `rebatch` is the paper's baseline (a batch SVM over every
+//! kept example at each new one). This is the only implementation of the
+//! update: the Python estimator drives it through the bindings.
 
 use std::cmp::Ordering;
 use std::time::Instant;
@@ -199,6 +201,14 @@ pub struct LearnerState {
 
 /// Kernel rows `K(x_j, ·)` of kept examples against every kept example,
 /// indexed by storage position, extended lazily as the store grows.
+///
+/// Not [`crate::cache::ColumnCache`], which serves one solve's Hessian: a
+/// fixed number of `Q` columns of the solve's precision, filled to the
+/// active length and permuted by shrinking's swaps. These rows are `f64`
+/// kernel values (they update `g` and the decision values exactly), their
+/// number grows with the store and they are renumbered when it is
+/// compacted, and the rows of the working set being solved are pinned
+/// (`new_epoch`) while later rows are added.
 #[derive(Clone, Debug, Default)]
 struct RowCache {
     rows: Vec<Option<Vec<f64>>>,
@@ -977,7 +987,9 @@ impl OnlineLearner {
         let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(w));
         let mut q = DenseQ { n: w, cols, diag };
         // A working set is small (at most `max_neighbors + 1` variables):
-        // its solve is not interrupted, so the learner stays consistent.
+        // its solve is not interrupted, so the learner stays consistent. SMO
+        // on the dense Hessian, not through `DualProblem`: see the `problem`
+        // module.
         let res = smo::solve(
             &mut q,
             &p,

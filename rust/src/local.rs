@@ -565,6 +565,8 @@ fn solve_one<T: SourceValue>(
         q,
         swaps: Vec::new(),
     };
+    // SMO on the batch's own Hessian, not through `DualProblem` (whose
+    // Hessian and cache live for one solve): see the `problem` module.
     let res = smo::solve(
         &mut tracked,
         &p,

@@ -1,7 +1,18 @@
-//! The one entry point every algorithm uses to solve a kernel dual:
+//! The entry point for solving a kernel dual posed over a [`KernelSource`]:
 //! validation, warm starts, optimisation over a subset of the variables with
-//! the others held fixed, and the choice between the equality-constrained SMO
-//! and the box-only coordinate descent.
+//! the others held fixed, the choice of precision and between the
+//! equality-constrained SMO and the box-only coordinate descent, and the
+//! Hessian ([`KernelQ`]) with its column cache, made for the one solve.
+//!
+//! Two algorithms own a Hessian that outlives a solve, and call
+//! [`smo::solve`], the solver's entry point for a caller's [`crate::qmatrix::QMatrix`],
+//! directly: [`crate::local`] solves one problem per query of a batch on a
+//! single [`KernelQ`] whose cached columns the next query reuses (a
+//! [`DualProblem`] would build, and empty, a cache per query), and
+//! [`crate::incremental`] solves each working set (a few dozen variables) on a
+//! dense Hessian gathered from its kernel-row cache, many times per example,
+//! where building a [`KernelSource`] and validating the inputs would cost
+//! more than the solve. Both pass inputs that are valid by construction.
 
 use std::sync::Arc;
 use std::time::Instant;
