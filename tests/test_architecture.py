@@ -6,19 +6,26 @@ modules are parsed, not imported):
   backend interface: they neither import ``localsvm._core`` nor name a
   built-in backend;
 * the interface modules do not depend on the plugin manager, directly or
-  through other modules.
+  through other modules;
+
+and of the Rust core (``rust/src``), from its ``crate::``/``super::`` paths:
+
+* no cycle among the crate's top-level modules (a directory module such as
+  ``kernel`` counting as one), nor among the files of a directory module.
 """
 
 from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "python" / "localsvm"
+RUST_SRC = Path(__file__).resolve().parents[1] / "rust" / "src"
 
 #: The estimator modules (relative to ``python/localsvm``); add new ones here.
 ESTIMATOR_MODULES = (
@@ -216,3 +223,123 @@ def test_only_the_listed_modules_reach_the_core():
 
 def test_core_exceptions_are_estimators():
     assert set(CORE_IMPORT_ALLOWED) <= set(ESTIMATOR_MODULES)
+
+
+# ---------------------------------------------------------------- Rust core
+
+_LINE_COMMENT = re.compile(r"//[^\n]*")
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_TEST_MODULE = re.compile(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{")
+#: ``crate::a`` but not ``$crate::a`` (a macro's path to its own crate).
+_CRATE_PATH = re.compile(r"(?<![$\w])crate::(\w+)(?:::(\w+))?")
+_SUPER_PATH = re.compile(r"(?<![\w])super::(\w+)")
+#: ``pub use a::b;`` in ``lib.rs``: ``crate::b`` is ``a``'s submodule ``b``.
+_ALIAS = re.compile(r"^\s*pub use (\w+)::(\w+);", re.M)
+
+
+def rust_code(path: Path) -> str:
+    """The file's code without comments and without its test modules
+    (``#[cfg(test)] mod tests { ... }``), which may use anything."""
+    text = _BLOCK_COMMENT.sub("", _LINE_COMMENT.sub("", path.read_text(encoding="utf-8")))
+    while (m := _TEST_MODULE.search(text)) is not None:
+        depth, end = 1, m.end()
+        while depth and end < len(text):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            end += 1
+        text = text[: m.start()] + text[end:]
+    return text
+
+
+def rust_modules(src: Path) -> dict[str, list[Path]]:
+    """Top-level module → its files (a directory module: every file below it)."""
+    modules: dict[str, list[Path]] = {}
+    for path in sorted(src.glob("*.rs")):
+        if path.stem not in {"lib", "main"}:
+            modules.setdefault(path.stem, []).append(path)
+    for sub in sorted(p for p in src.iterdir() if p.is_dir()):
+        modules.setdefault(sub.name, []).extend(sorted(sub.rglob("*.rs")))
+    return modules
+
+
+def rust_graph(src: Path) -> dict[str, set[str]]:
+    """Top-level module → the top-level modules its code names through
+    ``crate::`` paths (``use`` lines and paths in expressions), with the
+    crate root's re-exports of submodules resolved to their module."""
+    modules = rust_modules(src)
+    lib = src / "lib.rs"
+    aliases = {}
+    if lib.is_file():
+        aliases = {b: a for a, b in _ALIAS.findall(rust_code(lib)) if a in modules}
+    graph: dict[str, set[str]] = {}
+    for name, paths in modules.items():
+        deps = set()
+        for path in paths:
+            for head, _ in _CRATE_PATH.findall(rust_code(path)):
+                head = aliases.get(head, head)
+                if head in modules and head != name:
+                    deps.add(head)
+        graph[name] = deps
+    return graph
+
+
+def rust_package_graph(package: Path) -> dict[str, set[str]]:
+    """File module → the sibling file modules it names, inside one directory
+    module (``super::x`` from a file directly in it, ``crate::<package>::x``
+    from any file below it; a file deeper down counts as its parent's)."""
+    files = {p.stem: p for p in package.glob("*.rs") if p.stem != "mod"}
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for path in package.rglob("*.rs"):
+        rel = path.relative_to(package).parts
+        owner = rel[0].removesuffix(".rs")
+        if owner not in files:
+            continue
+        code = rust_code(path)
+        named = {b for a, b in _CRATE_PATH.findall(code) if a == package.name and b}
+        if len(rel) == 1:
+            named |= set(_SUPER_PATH.findall(code))
+        graph[owner] |= {n for n in named if n in files and n != owner}
+    return graph
+
+
+def test_no_rust_module_cycle():
+    graph = rust_graph(RUST_SRC)
+    assert {"smo", "kernel", "incremental"} <= set(graph), "the Rust sources were not found"
+    cycle = find_cycle(graph)
+    assert cycle is None, "Rust module cycle: " + " -> ".join(reversed(cycle))
+
+
+@pytest.mark.parametrize("package", sorted(p.name for p in RUST_SRC.iterdir() if p.is_dir()))
+def test_no_rust_cycle_inside_a_directory_module(package):
+    graph = rust_package_graph(RUST_SRC / package)
+    cycle = find_cycle(graph)
+    assert cycle is None, f"cycle in {package}/: " + " -> ".join(reversed(cycle))
+
+
+def test_the_rust_checker_sees_cycles(tmp_path):
+    src = tmp_path / "src"
+    (src / "k").mkdir(parents=True)
+    (src / "lib.rs").write_text("pub mod a;\npub mod k;\npub use k::p;\n")
+    (src / "a.rs").write_text(
+        "//! Not a use: [`crate::b`].\nuse crate::k::Kind;\n"
+        "macro_rules! m { () => { $crate::b::f() } }\n"
+    )
+    (src / "b.rs").write_text(
+        "pub fn f() { crate::a::g() }\n#[cfg(test)]\nmod tests { use crate::k; }\n"
+    )
+    (src / "k" / "mod.rs").write_text("mod kinds;\npub mod p;\n")
+    (src / "k" / "kinds.rs").write_text("use super::p::X;\n")
+    (src / "k" / "p.rs").write_text("pub fn q() -> usize { 1 }\n")
+    graph = rust_graph(src)
+    # Comments, $crate paths and test modules are not dependencies.
+    assert graph == {"a": {"k"}, "b": {"a"}, "k": set()}
+    assert find_cycle(graph) is None
+    # A path through the crate root's re-export, in an expression.
+    (src / "k" / "p.rs").write_text("pub fn q() -> usize { crate::b::f(); 1 }\n")
+    assert find_cycle(rust_graph(src)) is not None
+    (src / "k" / "p.rs").write_text("pub fn q() {}\n")
+    (src / "b.rs").write_text("fn h() { crate::p::q() }\n")
+    assert rust_graph(src)["b"] == {"k"}
+    # Inside a directory module.
+    assert rust_package_graph(src / "k") == {"kinds": {"p"}, "p": set()}
+    (src / "k" / "p.rs").write_text("use crate::k::kinds::K;\n")
+    assert find_cycle(rust_package_graph(src / "k")) is not None
