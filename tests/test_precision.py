@@ -1,4 +1,4 @@
-"""The float32 / float64 kernel paths (rust/src/precision.rs): extreme
+"""The float32 / float64 kernel paths (rust/src/kernel/precision.rs): extreme
 magnitudes and kernel parameters give either a clean ``ValueError`` or finite
 decision values that agree with scikit-learn, and a tight ``tol`` is met."""
 

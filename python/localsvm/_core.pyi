@@ -173,7 +173,7 @@ def solve_qp(
     ``cache_size`` is in MB. Runs without the GIL; bad input raises
     ``ValueError``, and so does a solution that is not finite.
 
-    ``precision`` picks the kernel path (rust/src/precision.rs).
+    ``precision`` picks the kernel path (rust/src/kernel/precision.rs).
     ``'float32'``: kernel values from the vectorised float32 loops, cached as
     float32, off by about ``ε₃₂·s`` (``ε₃₂ ≈ 1.2e-7``; ``s`` the kernel-value
     scale: ``S = max‖x‖²`` for linear, ``(γS + |coef0|)^degree`` for poly,
