@@ -28,7 +28,8 @@
 //! tests, the rows of the examples whose multipliers change, and
 //! `O((d + 1)²)` per example entering or leaving the quadratic piece: the
 //! Hessian is factored (Cholesky) and inverted once, and the inverse then
-//! follows those rank-one changes by the Sherman–Morrison formula. Before a
+//! follows those rank-one changes by the Sherman–Morrison formula (the
+//! dense linear algebra is [`crate::dense`]'s). Before a
 //! step that would end the solve, and after each recomputation of the
 //! running sums (every [`REFRESH`] steps), the direction's residual is
 //! checked against the Hessian and the direction refined, or the Hessian
