@@ -130,3 +130,66 @@ def test_images(quick_run):
 def test_yeast_groups_match_uci_counts():
     d = load_binary("yeast")
     assert int(np.sum(d.y == 1)) == 44 + 51 + 163
+
+
+#: Mean accuracy (%) per data set / method printed by the ``--quick`` run of
+#: 2026-12-01 (2 repetitions, 3 folds, the quick grids; seeded, so the run
+#: repeats). A change of solver, scaling, split or grid moves these.
+QUICK_TABLE1 = {
+    "breast/SVM": 95.54,
+    "breast/KNN": 95.71,
+    "breast/HLSVM": 95.54,
+    "breast/SLSVM": 95.89,
+    "breast/PSVM": 94.38,
+    "glass/SVM": 90.55,
+    "glass/KNN": 89.63,
+    "glass/HLSVM": 92.99,
+    "glass/SLSVM": 91.16,
+    "glass/PSVM": 87.80,
+    "iris/SVM": 95.00,
+    "iris/KNN": 94.17,
+    "iris/HLSVM": 94.58,
+    "iris/SLSVM": 94.58,
+    "iris/PSVM": 94.58,
+    "yeast/SVM": 90.96,
+    "yeast/KNN": 89.48,
+    "yeast/HLSVM": 89.57,
+    "yeast/SLSVM": 91.77,
+    "yeast/PSVM": 92.10,
+}
+
+#: Figure-4 test accuracy (%) per test-set size and method, same run.
+QUICK_RUNTIME_ACCURACY = {
+    300: {
+        "SVM": 81.67,
+        "SVM (sklearn)": 81.67,
+        "KNN": 72.0,
+        "HLSVM": 83.0,
+        "SLSVM": 82.67,
+        "PSVM": 74.0,
+    },
+    600: {
+        "SVM": 83.67,
+        "SVM (sklearn)": 83.67,
+        "KNN": 72.5,
+        "HLSVM": 83.5,
+        "SLSVM": 83.17,
+        "PSVM": 75.33,
+    },
+}
+
+
+def test_quick_figures_match_the_stored_run(quick_run):
+    """The quick protocol against the figures it printed on 2026-12-01: within
+    2 points for Table 1 (2 repetitions, 30 to 295 training examples) and 1.5
+    points for the Figure-4 accuracies (300 and 600 test examples)."""
+    _, rows, _ = quick_run
+    got = {f"{r['data']}/{r['method']}": r["mean"] for r in rows if r["section"] == "table1"}
+    assert got.keys() == QUICK_TABLE1.keys()
+    off = {k: (got[k], v) for k, v in QUICK_TABLE1.items() if abs(got[k] - v) > 2.0}
+    assert not off, off
+    for r in rows:
+        if r["section"] == "runtime-accuracy":
+            stored = QUICK_RUNTIME_ACCURACY[r["n_test"]]
+            for method, value in stored.items():
+                assert r[method] == pytest.approx(value, abs=1.5), (r["n_test"], method)

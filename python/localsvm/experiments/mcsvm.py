@@ -247,16 +247,13 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
                 f"{fit_s:>7.3f} {pred_s:>9.3f}",
                 file=out,
             )
-        print(f"  protocol ({name}): {NOTE}", file=out)
-    missing = [k for k in PAPER if k not in names]
-    if missing:
-        print(
-            f"(not reproduced: {', '.join(missing)}; "
-            + "letter, optdigits and pendigits are not bundled with localsvm"
-            + (", the others not selected" if set(missing) - NOT_BUNDLED else "")
-            + ")",
-            file=out,
-        )
+        print(f"  protocol ({name}): {NOTE.format(folds=cfg.folds)}", file=out)
+    unselected = [k for k in DATASETS if k not in names]
+    print(
+        f"(the paper's {', '.join(sorted(NOT_BUNDLED))} rows are not reproduced: not bundled "
+        "with localsvm" + (f"; not selected: {', '.join(unselected)}" if unselected else "") + ")",
+        file=out,
+    )
     return rows
 
 
