@@ -193,3 +193,16 @@ def test_quick_figures_match_the_stored_run(quick_run):
             stored = QUICK_RUNTIME_ACCURACY[r["n_test"]]
             for method, value in stored.items():
                 assert r[method] == pytest.approx(value, abs=1.5), (r["n_test"], method)
+
+
+def test_figure2_kmeans_pure_magkmeans_mixed(quick_run):
+    """The paper's Figure 2: on two classes side by side, k-means (κ = 2) puts
+    one class in each cluster and MagKmeans both classes in each."""
+    text, rows, out_dir = quick_run
+    by = {r["method"]: r["counts"] for r in rows if r["section"] == "figure2"}
+    assert set(by) == {"k-means", "MagKmeans"}
+    assert all(min(neg, pos) == 0 for neg, pos in by["k-means"])
+    assert all(min(neg, pos) > 0 for neg, pos in by["MagKmeans"])
+    assert "Figure 2: k-means against MagKmeans" in text
+    pytest.importorskip("matplotlib")
+    assert png_width(out_dir / "lsvm_magkmeans.png") >= 1000
