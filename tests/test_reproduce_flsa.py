@@ -38,6 +38,8 @@ def test_quick_reproduction(tmp_path):
     assert all(0.6 < r["accuracy"] <= 1.0 for r in rows)
     for line in ("banana", "89.29", "98.66", "Two spirals", "Tuning time", "RFLSA whole path"):
         assert line in text
+    check_against_stored_run(rows)
+    assert "totals of its tuning-time" not in text and "16.226" in text
     pytest.importorskip("matplotlib")
     assert (tmp_path / "two_spirals_rflsa.png").stat().st_size > 1000
     assert png_width(tmp_path / "two_spirals_rflsa.png") >= 1000
@@ -52,3 +54,37 @@ def test_command_line_help():
         check=True,
     )
     assert "--quick" in proc.stdout and "--realizations" in proc.stdout
+
+
+#: Test accuracy (%) and mean #SV per data set / method printed by the
+#: ``--quick`` run of 2026-12-01 (1 realization, 3 folds, small sets).
+QUICK_ACCURACY = {
+    "banana/FLSA": (87.50, 10.0),
+    "banana/RFLSA": (87.70, 34.0),
+    "banana/SVM": (87.50, 168.0),
+    "banana/LS-SVM": (88.20, 400.0),
+    "splice/FLSA": (80.33, 59.0),
+    "splice/RFLSA": (78.83, 49.0),
+    "splice/SVM": (85.50, 253.0),
+    "splice/LS-SVM": (85.83, 300.0),
+    "image/FLSA": (93.00, 60.0),
+    "image/RFLSA": (92.20, 58.0),
+    "image/SVM": (93.40, 107.0),
+    "image/LS-SVM": (94.80, 300.0),
+    "ringnorm/FLSA": (98.30, 17.0),
+    "ringnorm/RFLSA": (98.30, 20.0),
+    "ringnorm/SVM": (98.00, 95.0),
+    "ringnorm/LS-SVM": (98.20, 300.0),
+}
+
+
+def check_against_stored_run(rows):
+    """Accuracies within 2 points of the stored run (500 to 1000 test
+    examples); FLSA / RFLSA support vectors (chosen along the path by CV)
+    within 40 % or 8 of it; SVM's within 15 %; LS-SVM keeps every example."""
+    got = {f"{r['dataset']}/{r['method']}": r for r in rows}
+    assert got.keys() == QUICK_ACCURACY.keys()
+    for key, (acc, n_sv) in QUICK_ACCURACY.items():
+        assert 100 * got[key]["accuracy"] == pytest.approx(acc, abs=2.0), key
+        tol = {"FLSA": max(8, 0.4 * n_sv), "RFLSA": max(8, 0.4 * n_sv), "SVM": 0.15 * n_sv}
+        assert abs(got[key]["n_sv"] - n_sv) <= tol.get(key.split("/")[1], 0.0), key

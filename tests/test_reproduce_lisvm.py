@@ -31,7 +31,9 @@ def test_table(quick_run):
     }
     for r in summary:
         assert 0.0 <= r["error"] <= 100.0 and r["n_sv"] > 0 and r["cpu"] >= 0.0
-    assert "Final table" in text and "The paper" in text
+    assert "Final table" in text and "What the paper" in text
+    assert "equivalent (or bigger)" in text and "comparable or fewer" not in text
+    assert "reprocess=0" in text
 
 
 def test_streams_record_curves(quick_run):
@@ -57,3 +59,44 @@ def test_speed_figures_and_figures(quick_run):
     for name in ("lisvm_banana.png", "lisvm_validation.png"):
         assert (out_dir / name).stat().st_size > 1000
         assert png_width(out_dir / name) >= 1000, name
+
+
+#: Final validation error (%) and #SV per data set / method printed by the
+#: ``--quick`` run of 2026-12-01 (realization 0, 80 examples per stream).
+QUICK_SUMMARY = {
+    "banana/LISVM 0.1 reprocess=0": (21.25, 43),
+    "banana/LISVM 0.1": (15.68, 47),
+    "banana/LISVM 0.01 reprocess=0": (17.39, 47),
+    "banana/LISVM 0.01": (15.65, 47),
+    "banana/LISVM 0.001 reprocess=0": (15.13, 47),
+    "banana/LISVM 0.001": (15.77, 47),
+    "banana/rebatch": (16.84, 47),
+    "banana/batch SVM": (16.84, 47),
+    "ringnorm/LISVM 0.1 reprocess=0": (2.40, 46),
+    "ringnorm/LISVM 0.1": (2.53, 47),
+    "ringnorm/LISVM 0.01 reprocess=0": (2.66, 49),
+    "ringnorm/LISVM 0.01": (2.44, 48),
+    "ringnorm/LISVM 0.001 reprocess=0": (2.68, 48),
+    "ringnorm/LISVM 0.001": (2.46, 47),
+    "ringnorm/rebatch": (2.44, 47),
+    "ringnorm/batch SVM": (2.44, 47),
+    "diabetis/LISVM 0.1 reprocess=0": (32.50, 65),
+    "diabetis/LISVM 0.1": (28.00, 65),
+    "diabetis/LISVM 0.01 reprocess=0": (28.00, 65),
+    "diabetis/LISVM 0.01": (28.50, 65),
+    "diabetis/LISVM 0.001 reprocess=0": (29.00, 65),
+    "diabetis/LISVM 0.001": (30.00, 65),
+    "diabetis/rebatch": (30.00, 65),
+    "diabetis/batch SVM": (28.00, 65),
+}
+
+
+def test_quick_figures_match_the_stored_run(quick_run):
+    """Errors within 1.5 points of the stored run (validation sets of 200 to
+    4600 examples) and support vectors within 15 % of it."""
+    _, rows, _ = quick_run
+    got = {f"{r['data']}/{r['method']}": r for r in rows if r["section"] == "summary"}
+    assert got.keys() == QUICK_SUMMARY.keys()
+    for key, (error, n_sv) in QUICK_SUMMARY.items():
+        assert got[key]["error"] == pytest.approx(error, abs=1.5), key
+        assert got[key]["n_sv"] == pytest.approx(n_sv, rel=0.15), key

@@ -364,8 +364,12 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     problems whose count ``n_jobs`` does not cover twice, use one thread
     per problem.
 
-    On the USPS digits (RBF kernel, C = 10, one-vs-one) Ulén [3]_ reports
-    4.38 % test error; ``python -m localsvm demo`` trains that case.
+    On the USPS digits Ulén [3]_ reports 4.38 % test error with one-vs-rest
+    RBF SVMs (C = 10, the class of the largest decision value) on
+    Gaussian-smoothed images; ``python -m localsvm reproduce usps`` runs that
+    set-up as far as the report's text allows and says what it assumes.
+    ``python -m localsvm demo`` trains a different case (one-vs-one,
+    ``gamma='scale'``, raw pixels).
 
     References
     ----------

@@ -31,6 +31,11 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "Multiclass cluster SVM paper: Table 1 (MCSVM vs one-vs-rest, one-vs-one and ECOC "
         "SVMs); --bench for the timing against SVC",
     ),
+    "usps": (
+        "localsvm.experiments.usps",
+        "USPS digits with one-vs-rest SVMs (Ulén, 'Support Vector Machines', Lund "
+        "University): RBF and polynomial kernels, C = 10, smoothed images",
+    ),
 }
 """name → (module, one-line description)."""
 

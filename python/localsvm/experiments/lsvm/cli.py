@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ... import _argtypes
 from .data import DATASETS
-from .figures import run_boundary
+from .figures import run_boundary, run_clusters
 from .protocol import config
 from .report import say
 from .runtime import run_runtime
@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--skip-runtime", action="store_true", help="skip Figure 4 and the speed targets"
     )
-    parser.add_argument("--skip-figure", action="store_true", help="skip Figure 3")
+    parser.add_argument("--skip-figure", action="store_true", help="skip Figures 2 and 3")
     parser.add_argument(
         "--speed-repeat",
         type=_argtypes.positive_int,
@@ -91,6 +91,7 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
     if not args.skip_runtime:
         rows += run_runtime(cfg, args.n_jobs, figdir, out)
     if not getattr(args, "skip_figure", False):
+        rows += run_clusters(figdir, out)
         rows += run_boundary(cfg, figdir, out)
     say(out)
     say(out, f"total time: {time.perf_counter() - start:.1f} s")

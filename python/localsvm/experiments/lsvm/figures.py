@@ -147,3 +147,94 @@ def run_boundary(cfg: Config, figdir: Path, out: TextIO) -> list[dict]:
     fig.savefig(path, dpi=170)
     say(out, f"saved {path}")
     return [row]
+
+
+def figure2_data(per_blob: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Synthetic data in the spirit of the paper's Figure 2: four tight blobs,
+    two per class, the classes side by side (the paper's points are not
+    published)."""
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for cx, cy, c in [(0.25, 0.45, -1), (0.25, 0.75, -1), (0.7, 0.45, 1), (0.7, 0.75, 1)]:
+        X.append(rng.normal([cx, cy], 0.04, size=(per_blob, 2)))
+        y += [c] * per_blob
+    return np.vstack(X), np.array(y)
+
+
+def run_clusters(figdir: Path, out: TextIO) -> list[dict]:
+    """Figure 2: k-means against MagKmeans (κ = 2) on :func:`figure2_data`.
+
+    Prints each cluster's class counts for both and saves
+    ``lsvm_magkmeans.png`` (skipped, with a line, without matplotlib).
+
+    Parameters
+    ----------
+    figdir : Path
+        The folder for the image.
+    out : TextIO
+        Where the counts are printed.
+
+    Returns
+    -------
+    rows : list of dict
+        One ``"figure2"`` row per method: each cluster's (class −1, class +1)
+        counts.
+    """
+    from ...clustering import get_clustering
+
+    heading(out, "Figure 2: k-means against MagKmeans, κ = 2")
+    X, y = figure2_data()
+    say(
+        out,
+        f"Synthetic data (the paper's is not published): four blobs of {X.shape[0] // 4} "
+        "points, two per class, the classes side by side; random_state 0.",
+    )
+    results = {
+        "k-means": get_clustering("kmeans").cluster(X, y, 2, random_state=0),
+        "MagKmeans": get_clustering("magkmeans").cluster(X, y, 2, random_state=0),
+    }
+    rows = []
+    for name, res in results.items():
+        counts = [
+            (int(np.sum((res.labels == j) & (y == -1))), int(np.sum((res.labels == j) & (y == 1))))
+            for j in range(2)
+        ]
+        say(
+            out,
+            f"  {name:<10} clusters (class −1, class +1): "
+            + ", ".join(f"({a}, {b})" for a, b in counts)
+            + " (paper: k-means one class per cluster, MagKmeans both classes in each)",
+        )
+        rows.append({"section": "figure2", "method": name, "counts": counts})
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        say(out, "figure skipped: matplotlib not installed")
+        return rows
+    fig = Figure(figsize=(10, 4.4))
+    for ax, (name, res) in zip(fig.subplots(1, 2), results.items(), strict=True):
+        for cls, marker in ((-1, "o"), (1, "*")):
+            sel = y == cls
+            ax.scatter(
+                X[sel, 0],
+                X[sel, 1],
+                c=[("tab:blue", "tab:orange")[c] for c in res.labels[sel]],
+                marker=marker,
+                s=22 if marker == "o" else 40,
+                edgecolors="k",
+                linewidths=0.3,
+            )
+            ax.scatter(
+                [], [], marker=marker, c="lightgrey", edgecolors="k", label=f"class {cls:+d}"
+            )
+        ax.set_title(f"{name} (colour: cluster)", fontsize=10)
+        ax.set_xlabel("x₁")
+        ax.set_ylabel("x₂")
+        ax.legend(fontsize=8, title="marker: class")
+    fig.suptitle("k-means against MagKmeans (Figure 2 of Cheng, Tan & Jin, SDM 2007)")
+    fig.tight_layout()
+    path = figdir / "lsvm_magkmeans.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=170)
+    say(out, f"saved {path}")
+    return rows
