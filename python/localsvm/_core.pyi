@@ -111,6 +111,9 @@ class QPResult:
     def rho(self) -> float:
         """The threshold: ``f(x) = Σ α_i y_i K(x_i, x) − ρ``."""
     @property
+    def r(self) -> float:
+        """The ν-duals' margin variable (``equality_kind='per_label'``; else 0)."""
+    @property
     def objective(self) -> float:
         """``½αᵀQα + pᵀα`` over the optimised variables."""
     @property
@@ -159,9 +162,17 @@ def solve_qp(
     gradient: npt.NDArray[np.float64] | None = None,
     gradient_upper: npt.NDArray[np.float64] | None = None,
     blocked_gradient: bool = False,
+    equality_kind: str = "zero",
 ) -> QPResult:
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
     ``yᵀα = 0``, with ``Q_ij = y_i y_j K(x_i, x_j)``.
+
+    ``equality_kind`` (with ``equality``): ``'zero'`` is ``yᵀα = 0``;
+    ``'start'`` keeps ``yᵀα`` at its value at ``alpha0`` (the one-class
+    dual); ``'per_label'`` keeps ``Σ_{y=+1} α`` and ``Σ_{y=−1} α`` each at
+    its value at ``alpha0`` and solves by LIBSVM's ν-solver (pairs from one
+    label set; ``QPResult.r`` is the margin variable). ``rows`` may repeat
+    an index (ε-SVR's doubled variables).
 
     ``x`` holds features (a dense array, or a :class:`CsrMatrix`, which is
     always solved in float64 whatever ``precision`` says), or the square

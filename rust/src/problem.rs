@@ -37,6 +37,13 @@ pub const TEAM_MIN_VARIABLES: usize = if cfg!(test) { 256 } else { 8192 };
 pub enum Constraint {
     /// `yᵀα = 0` (the C-SVC dual, with a bias term).
     Equality,
+    /// `yᵀα = yᵀα₀`: the start's value, whatever it is (the one-class dual
+    /// of Schölkopf et al., "Estimating the support of a high-dimensional
+    /// distribution", Neural Computation 13, 2001, where `Σ α = ν·n`).
+    EqualityAtStart,
+    /// The ν-duals' two constraints: `Σ_{y=+1} α` and `Σ_{y=−1} α` each
+    /// held at the start's value ([`crate::smo::solve_nu`]).
+    PerLabel,
     /// Boxes only (bias-free duals, MCSVM).
     BoxOnly,
 }
@@ -128,6 +135,9 @@ pub struct Solution {
     /// Decision threshold: `f(x) = Σ α_i y_i K(x_i, x) − ρ` (0 without the
     /// equality constraint).
     pub rho: f64,
+    /// The ν-duals' margin variable `r` ([`Constraint::PerLabel`]; 0 for
+    /// the other constraints).
+    pub r: f64,
     /// `½ αᵀQα + pᵀα` over the optimised variables, with the fixed ones
     /// folded into the linear term; the full objective when every variable is
     /// optimised.
@@ -290,6 +300,7 @@ impl DualProblem {
             return Ok(Solution {
                 alpha,
                 rho: 0.0,
+                r: 0.0,
                 objective: 0.0,
                 n_iter: 0,
                 converged: true,
@@ -367,7 +378,7 @@ impl DualProblem {
             constraint: self.constraint,
             max_iter,
         };
-        let (result, evaluations, threads) = match path {
+        let (result, r, evaluations, threads) = match path {
             Precision::Float64 => sub.run::<f64>(source, opts)?,
             _ => sub.run::<f32>(source, opts)?,
         };
@@ -389,6 +400,7 @@ impl DualProblem {
         Ok(Solution {
             alpha,
             rho: result.rho,
+            r,
             objective: result.objective,
             n_iter: result.n_iter,
             converged: result.converged,
@@ -421,7 +433,7 @@ impl SubProblem<'_> {
         &self,
         source: KernelSource,
         opts: &SolverOptions,
-    ) -> Result<(smo::SmoResult, u64, usize)> {
+    ) -> Result<(smo::SmoResult, f64, u64, usize)> {
         let team =
             (opts.threads >= 2 && self.y.len() >= TEAM_MIN_VARIABLES && source.fills_by_rows())
                 .then(Team::new)
@@ -430,8 +442,24 @@ impl SubProblem<'_> {
         let threads = if team.is_some() { 2 } else { 1 };
         let mut q = KernelQ::<T>::new(source, self.y, opts.cache_bytes).with_team(team);
         let (p, y, upper, alpha) = (self.p, self.y, self.upper, self.alpha);
+        let mut r = 0.0;
         let result = match self.constraint {
-            Constraint::Equality => smo::solve_from(
+            Constraint::PerLabel => {
+                let (result, margin) = smo::solve_nu(
+                    &mut q,
+                    p,
+                    y,
+                    upper,
+                    alpha,
+                    opts.tol,
+                    self.max_iter,
+                    opts.shrinking,
+                    &opts.control,
+                )?;
+                r = margin;
+                result
+            }
+            Constraint::Equality | Constraint::EqualityAtStart => smo::solve_from(
                 &mut q,
                 p,
                 y,
@@ -456,7 +484,7 @@ impl SubProblem<'_> {
                 &opts.control,
             )?,
         };
-        Ok((result, q.kernel_evaluations(), threads))
+        Ok((result, r, q.kernel_evaluations(), threads))
     }
 }
 

@@ -16,6 +16,14 @@
 //! * shrinking of variables stuck at a bound, with the gradient of the shrunk
 //!   variables rebuilt (from `Ḡ`, the contribution of variables at their upper
 //!   bound) before the final optimality check.
+//!
+//! [`solve_nu`] solves the ν-duals of Schölkopf, Smola, Williamson & Bartlett
+//! ("New support vector algorithms", Neural Computation 12, 2000) in LIBSVM's
+//! form (Chang & Lin, ACM TIST 2011, §4.2; Chen, Lin & Schölkopf, "A tutorial
+//! on ν-support vector machines", 2005): two equality constraints,
+//! `Σ_{y_t=+1} α_t` and `Σ_{y_t=−1} α_t` each held at its start value, so a
+//! working pair is taken from one label set, and the bias `ρ` and the margin
+//! variable `r` come from the two label sets' free gradients.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -146,6 +154,8 @@ struct Smo<'q, T: QValue, Q: QMatrix<T>> {
     // The Hessian's two-thread team, shared for the scans over large active
     // sets ([`TEAM_SCAN_MIN`]).
     team: Option<Arc<Team>>,
+    // The ν-dual: one equality constraint per label set ([`solve_nu`]).
+    nu: bool,
 }
 
 impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
@@ -179,6 +189,9 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
     /// Second-order working-set selection. Returns `None` when the active
     /// variables satisfy the stopping condition.
     fn select(&mut self) -> Option<(usize, usize)> {
+        if self.nu {
+            return self.select_nu();
+        }
         let active = self.active;
         let (gmax, i) = match self.next_up.take() {
             Some(found) => found,
@@ -235,6 +248,88 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         (up, low)
     }
 
+    /// The ν-dual's selection: within each label set, `i` maximises `−y_i G_i`
+    /// over the up-set and the partner `j` is chosen by second-order gain
+    /// over the same label set's low-set; the pair with the larger gain of
+    /// the two label sets is returned. `None` when, in both label sets, the
+    /// maximal violation is below `tol`.
+    fn select_nu(&mut self) -> Option<(usize, usize)> {
+        self.next_up = None;
+        let active = self.active;
+        let st = &self.st;
+        // Per label set (0: y = +1, 1: y = −1): max of −y G over the up-set.
+        let mut gmax = [f64::NEG_INFINITY; 2];
+        let mut best = [usize::MAX; 2];
+        for t in 0..active {
+            if st.in_up_set(t) {
+                let c = usize::from(st.y[t] < 0.0);
+                let v = -st.y[t] * st.grad[t];
+                if v >= gmax[c] {
+                    gmax[c] = v;
+                    best[c] = t;
+                }
+            }
+        }
+        let mut gmax2 = [f64::NEG_INFINITY; 2];
+        let mut pick: Option<usize> = None;
+        let mut obj_min = f64::INFINITY;
+        for c in 0..2 {
+            let i = best[c];
+            if i == usize::MAX {
+                // No up-set variable: still record the low-set maximum.
+                for t in 0..active {
+                    if usize::from(st.y[t] < 0.0) == c && st.in_low_set(t) {
+                        gmax2[c] = gmax2[c].max(st.y[t] * st.grad[t]);
+                    }
+                }
+                continue;
+            }
+            let col_i = self.q.column(i, active);
+            let qd_i = st.qd[i];
+            for (t, q_it) in col_i[..active].iter().enumerate() {
+                if usize::from(st.y[t] < 0.0) != c || !st.in_low_set(t) {
+                    continue;
+                }
+                let yg = st.y[t] * st.grad[t];
+                gmax2[c] = gmax2[c].max(yg);
+                let diff = gmax[c] + yg;
+                if diff > 0.0 {
+                    // Same labels: Q_it = K_it, and the pair's curvature is
+                    // Q_ii + Q_tt − 2 Q_it.
+                    let quad = qd_i + st.qd[t] - 2.0 * q_it.to_f64();
+                    let obj = -(diff * diff) / quad.max(TAU);
+                    if obj <= obj_min {
+                        obj_min = obj;
+                        pick = Some(t);
+                    }
+                }
+            }
+        }
+        self.gap = (gmax[0] + gmax2[0]).max(gmax[1] + gmax2[1]);
+        if self.gap < self.tol {
+            return None;
+        }
+        let j = pick?;
+        Some((best[usize::from(st.y[j] < 0.0)], j))
+    }
+
+    /// [`Smo::violations`] per label set (index 0: `y = +1`, 1: `y = −1`).
+    fn violations_by_label(&self) -> [(f64, f64); 2] {
+        let st = &self.st;
+        let mut out = [(f64::NEG_INFINITY, f64::NEG_INFINITY); 2];
+        for t in 0..self.active {
+            let c = usize::from(st.y[t] < 0.0);
+            let yg = st.y[t] * st.grad[t];
+            if st.in_up_set(t) {
+                out[c].0 = out[c].0.max(-yg);
+            }
+            if st.in_low_set(t) {
+                out[c].1 = out[c].1.max(yg);
+            }
+        }
+        out
+    }
+
     /// A variable at a bound whose gradient pushes it further into the bound
     /// than the current maximal violation cannot move again soon.
     fn can_shrink(&self, t: usize, up: f64, low: f64) -> bool {
@@ -262,8 +357,16 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
 
     fn shrink(&mut self) {
         self.next_up = None;
-        let (up, low) = self.violations();
-        if !self.unshrunk && up + low <= self.tol * 10.0 {
+        // The ν-dual compares each variable with its own label set's
+        // violations (its pairs never cross label sets).
+        let by_label = if self.nu {
+            self.violations_by_label()
+        } else {
+            let both = self.violations();
+            [both, both]
+        };
+        let gap = (by_label[0].0 + by_label[0].1).max(by_label[1].0 + by_label[1].1);
+        if !self.unshrunk && gap <= self.tol * 10.0 {
             // Close to the end: bring everything back once, so the final
             // iterations see the true gradient of every variable.
             self.unshrunk = true;
@@ -275,11 +378,15 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         // the whole sequence in one batch.
         let mut swaps = Vec::new();
         let mut i = 0;
+        let shrinkable = |s: &Self, t: usize| {
+            let (up, low) = by_label[usize::from(s.st.y[t] < 0.0)];
+            s.can_shrink(t, up, low)
+        };
         while i < self.active {
-            if self.can_shrink(i, up, low) {
+            if shrinkable(self, i) {
                 self.active -= 1;
                 while self.active > i {
-                    if !self.can_shrink(self.active, up, low) {
+                    if !shrinkable(self, self.active) {
                         self.st.swap(i, self.active);
                         swaps.push((i, self.active));
                         break;
@@ -407,6 +514,33 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         }
         rho_from(sum, free, ub, lb)
     }
+
+    /// The ν-dual's `(ρ, r)`: with `r₊` and `r₋` each label set's own
+    /// threshold on `G` (the mean over its free variables, else the middle
+    /// of the interval its bounded variables allow), `ρ = (r₊ − r₋)/2` and
+    /// `r = (r₊ + r₋)/2`.
+    fn rho_nu(&self) -> (f64, f64) {
+        let st = &self.st;
+        let mut ub = [f64::INFINITY; 2];
+        let mut lb = [f64::NEG_INFINITY; 2];
+        let mut sum = [0.0; 2];
+        let mut free = [0usize; 2];
+        for t in 0..self.active {
+            let c = usize::from(st.y[t] < 0.0);
+            let g = st.grad[t];
+            match st.bound[t] {
+                Bound::Free => {
+                    free[c] += 1;
+                    sum[c] += g;
+                }
+                Bound::Upper => lb[c] = lb[c].max(g),
+                Bound::Lower => ub[c] = ub[c].min(g),
+            }
+        }
+        let r1 = rho_from(sum[0], free[0], ub[0], lb[0]);
+        let r2 = rho_from(sum[1], free[1], ub[1], lb[1]);
+        (0.5 * (r1 - r2), 0.5 * (r1 + r2))
+    }
 }
 
 /// `ρ` from `sum`, the sum of `y_t G_t` over the `free` free variables (their
@@ -521,6 +655,48 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
     shrinking: bool,
     ctl: &Control,
 ) -> Result<SmoResult> {
+    let (result, _) = run(
+        q, p, y, upper, alpha, start, tol, max_iter, shrinking, ctl, false,
+    )?;
+    Ok(result)
+}
+
+/// Solves the ν-dual (see the module notes) from the feasible start
+/// `alpha`: `min ½ αᵀQα + pᵀα` with `0 ≤ α ≤ upper` and the sums of `α`
+/// over `y = +1` and over `y = −1` each held at their start values. The
+/// arguments are those of [`solve`]; returns the result (its `rho` is the
+/// ν-dual's `ρ`) and the margin variable `r`.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_nu<T: QValue, Q: QMatrix<T>>(
+    q: &mut Q,
+    p: &[f64],
+    y: &[f64],
+    upper: &[f64],
+    alpha: &[f64],
+    tol: f64,
+    max_iter: u64,
+    shrinking: bool,
+    ctl: &Control,
+) -> Result<(SmoResult, f64)> {
+    run(
+        q, p, y, upper, alpha, None, tol, max_iter, shrinking, ctl, true,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run<T: QValue, Q: QMatrix<T>>(
+    q: &mut Q,
+    p: &[f64],
+    y: &[f64],
+    upper: &[f64],
+    alpha: &[f64],
+    start: Option<GivenGradient<'_>>,
+    tol: f64,
+    max_iter: u64,
+    shrinking: bool,
+    ctl: &Control,
+    nu: bool,
+) -> Result<(SmoResult, f64)> {
     let n = q.n();
     if let Some(g) = &start {
         for (name, v) in [("gradient", g.grad), ("gradient_upper", g.grad_bar)] {
@@ -563,6 +739,7 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
         next_up: None,
         gap: f64::NAN,
         team: None,
+        nu,
     };
     s.team = s.q.team();
     match start {
@@ -616,7 +793,7 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
     // The gradient loops stop early once cancelled; never report their
     // partial sums.
     ctl.check()?;
-    let rho = s.rho();
+    let (rho, r) = if nu { s.rho_nu() } else { (s.rho(), 0.0) };
     let st = &s.st;
     let objective = 0.5
         * st.alpha
@@ -630,12 +807,15 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
         alpha_out[st.order[pos]] = st.alpha[pos];
         grad_out[st.order[pos]] = st.grad[pos];
     }
-    Ok(SmoResult {
-        alpha: alpha_out,
-        gradient: grad_out,
-        rho,
-        objective,
-        n_iter,
-        converged,
-    })
+    Ok((
+        SmoResult {
+            alpha: alpha_out,
+            gradient: grad_out,
+            rho,
+            objective,
+            n_iter,
+            converged,
+        },
+        r,
+    ))
 }

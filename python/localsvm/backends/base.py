@@ -39,6 +39,9 @@ from ..kernels import KERNELS, KernelSpec
 #: Relative tolerance for a warm start's box membership and ``yᵀα₀ = 0``.
 FEASIBILITY_TOL = 1e-9
 
+#: The values of :attr:`QPProblem.equality_kind`.
+EQUALITY_KINDS = frozenset({"zero", "start", "per_label"})
+
 
 class UnsupportedProblemError(ValueError):
     """A backend was asked for something it declared it cannot do."""
@@ -106,6 +109,17 @@ class QPProblem:
         started for the solve) that share the large kernel-column fills and
         the scans over large active sets; the solution and the iterations
         are identical to one thread's. Other backends ignore it.
+    equality_kind : {'zero', 'start', 'per_label'}, default='zero'
+        Which equality the solution keeps (with ``equality=True``): 'zero'
+        is ``yᵀα = 0`` (C-SVC, ε-SVR); 'start' is ``yᵀα = yᵀα₀``, the
+        value at ``alpha0`` (the one-class SVM, whose ``Σ α = ν·n``; Schölkopf
+        et al., "Estimating the support of a high-dimensional distribution",
+        Neural Computation 13, 2001); 'per_label' holds ``Σ_{y=+1} α`` and
+        ``Σ_{y=−1} α`` each at its value at ``alpha0`` (the ν-duals of
+        Schölkopf, Smola, Williamson & Bartlett, "New support vector
+        algorithms", Neural Computation 12, 2000, solved as in LIBSVM: Chang
+        & Lin, ACM TIST 2011, §4.2). The last two need ``alpha0`` and the
+        backend's ``equality_kinds``.
     start_gradient : {None, 'blocked'} or tuple of two ndarrays, default=None
         How a solver that keeps the gradient ``G = Qα₀ + p`` (and ``Ḡ =
         Σ_{α₀_j ≥ U_j} U_j Q_j``, the part from variables at their upper
@@ -149,6 +163,7 @@ class QPProblem:
     progress: Callable[[int, float], Any] | None = None
     n_threads: int = 1
     start_gradient: str | tuple[np.ndarray, np.ndarray] | None = None
+    equality_kind: str = "zero"
 
     def examples(self) -> np.ndarray:
         """Return the problem's own examples.
@@ -209,6 +224,14 @@ class QPProblem:
                 raise ValueError(f"active must list indices in [0, {n})")
             if np.unique(a).size != a.size:
                 raise ValueError("active must not repeat an index")
+        if self.equality_kind not in EQUALITY_KINDS:
+            raise ValueError(
+                f"equality_kind must be one of {sorted(EQUALITY_KINDS)}, got {self.equality_kind!r}"
+            )
+        if self.equality and self.equality_kind != "zero" and self.alpha0 is None:
+            raise ValueError(
+                f"equality_kind={self.equality_kind!r} keeps the sums of alpha0: give alpha0"
+            )
         if self.alpha0 is not None:
             self._check_start()
         self._check_start_gradient()
@@ -219,8 +242,10 @@ class QPProblem:
         g = self.start_gradient
         if g is None:
             return
-        if not self.equality:
-            raise ValueError("start_gradient applies to equality-constrained problems only")
+        if not self.equality or self.equality_kind != "zero":
+            raise ValueError(
+                "start_gradient applies to problems with yᵀα = 0 only (equality_kind='zero')"
+            )
         if isinstance(g, str):
             if g != "blocked":
                 raise ValueError(
@@ -251,7 +276,7 @@ class QPProblem:
         if bad.size:
             i = int(bad[0])
             raise ValueError(f"alpha0[{i}] = {a[i]} lies outside its box [0, {upper[i]}]")
-        if self.equality:
+        if self.equality and self.equality_kind == "zero":
             ya = float(np.asarray(self.y, dtype=np.float64) @ a)
             if abs(ya) > FEASIBILITY_TOL * max(float(np.abs(a).sum()), 1.0):
                 raise ValueError(
@@ -282,13 +307,17 @@ class QPProblem:
         -------
         set of str
             Names of :class:`Capabilities` flags: ``'subset'`` when
-            ``active`` is set, ``'box_only'`` when ``equality`` is False.
+            ``active`` is set, ``'box_only'`` when ``equality`` is False,
+            ``'equality_start'`` or ``'equality_per_label'`` for those
+            ``equality_kind`` values.
         """
         used = set()
         if self.active is not None:
             used.add("subset")
         if not self.equality:
             used.add("box_only")
+        elif self.equality_kind != "zero":
+            used.add(f"equality_{self.equality_kind}")
         return used
 
 
@@ -328,6 +357,9 @@ class QPSolution:
         ``kernel_evaluations``; 0 without one.
     start_seconds : float, default=0.0
         Seconds spent on that blocked start gradient.
+    r : float, default=0.0
+        The ν-duals' margin variable (``equality_kind='per_label'``: half
+        the sum of the two label sets' thresholds); 0 otherwise.
 
     Examples
     --------
@@ -350,6 +382,7 @@ class QPSolution:
     kernel_evaluations: int | None = None
     start_evaluations: int = 0
     start_seconds: float = 0.0
+    r: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -390,6 +423,12 @@ class Capabilities:
     sparse : bool, default=False
         Solves problems whose ``X`` is a scipy CSR matrix (canonical: sorted
         indices, no duplicates) without densifying it.
+    equality_start : bool, default=False
+        Solves ``equality_kind='start'`` (``yᵀα`` kept at its start value:
+        the one-class SVM).
+    equality_per_label : bool, default=False
+        Solves ``equality_kind='per_label'`` (the ν-duals' two constraints)
+        and reports their ``r``.
     local_primal : bool, default=False
         Solves the linear-kernel problems of a :class:`LocalBatch` with
         ``solver='primal'`` in the primal (``d + 1`` unknowns); a backend
@@ -416,6 +455,8 @@ class Capabilities:
     online: bool = False
     sparse: bool = False
     local_primal: bool = False
+    equality_start: bool = False
+    equality_per_label: bool = False
 
 
 class SolverBackend(ABC):
@@ -551,6 +592,8 @@ def check_capabilities(caps: Capabilities, problem: QPProblem) -> str | None:
     missing = {
         "subset": caps.subset,
         "box_only": caps.box_only,
+        "equality_start": getattr(caps, "equality_start", False),
+        "equality_per_label": getattr(caps, "equality_per_label", False),
     }
     for feature in sorted(problem.features_used()):
         if not missing[feature]:

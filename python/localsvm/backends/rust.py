@@ -54,6 +54,8 @@ class RustBackend(SolverBackend):
         online=True,
         sparse=True,
         local_primal=True,
+        equality_start=True,
+        equality_per_label=True,
     )
 
     def solve(self, problem: QPProblem) -> QPSolution:
@@ -81,6 +83,7 @@ class RustBackend(SolverBackend):
             precision=str(problem.precision),
             progress=problem.progress,
             threads=int(problem.n_threads),
+            equality_kind=str(getattr(problem, "equality_kind", "zero")),
             **_start_gradient_kwargs(problem.start_gradient),
         )
         converged = bool(out.converged)
@@ -96,6 +99,7 @@ class RustBackend(SolverBackend):
             kernel_evaluations=int(out.kernel_evaluations),
             start_evaluations=int(out.start_evaluations),
             start_seconds=float(out.start_seconds),
+            r=float(out.r),
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:

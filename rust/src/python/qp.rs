@@ -19,6 +19,8 @@ pub(super) struct QPResult {
     alpha: Py<PyArray1<f64>>,
     /// The threshold: `f(x) = Σ α_i y_i K(x_i, x) − ρ`.
     rho: f64,
+    /// The ν-duals' margin variable (`equality_kind='per_label'`; else 0).
+    r: f64,
     /// `½αᵀQα + pᵀα` over the optimised variables.
     objective: f64,
     /// Solver iterations.
@@ -45,10 +47,11 @@ pub(super) struct QPResult {
     x, y, upper, *, kernel = None,
     p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
     max_iter = -1, cache_size = 200.0, shrinking = true, rows = None, precision = "auto",
-    progress = None, threads = 1, gradient = None, gradient_upper = None, blocked_gradient = false
+    progress = None, threads = 1, gradient = None, gradient_upper = None, blocked_gradient = false,
+    equality_kind = "zero"
 ), text_signature = "(x, y, upper, *, kernel=None, p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
     cache_size=200.0, shrinking=True, rows=None, precision='auto', progress=None, threads=1, \
-    gradient=None, gradient_upper=None, blocked_gradient=False)")]
+    gradient=None, gradient_upper=None, blocked_gradient=False, equality_kind='zero')")]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn solve_qp<'py>(
     py: Python<'py>,
@@ -71,6 +74,7 @@ pub(super) fn solve_qp<'py>(
     gradient: Option<PyReadonlyArray1<'py, f64>>,
     gradient_upper: Option<PyReadonlyArray1<'py, f64>>,
     blocked_gradient: bool,
+    equality_kind: &str,
 ) -> PyResult<QPResult> {
     if threads < 1 {
         return Err(PyValueError::new_err(format!(
@@ -103,10 +107,16 @@ pub(super) fn solve_qp<'py>(
     let p = p.map(|a| vec1(a.as_array()));
     let upper = vec1(upper.as_array());
     let alpha0 = alpha0.map(|a| vec1(a.as_array()));
-    let constraint = if equality {
-        Constraint::Equality
-    } else {
-        Constraint::BoxOnly
+    let constraint = match (equality, equality_kind) {
+        (false, _) => Constraint::BoxOnly,
+        (true, "zero") => Constraint::Equality,
+        (true, "start") => Constraint::EqualityAtStart,
+        (true, "per_label") => Constraint::PerLabel,
+        (true, other) => {
+            return Err(PyValueError::new_err(format!(
+                "equality_kind must be 'zero', 'start' or 'per_label', got {other:?}"
+            )))
+        }
     };
     let start = match (gradient, gradient_upper, blocked_gradient) {
         (None, None, false) => StartGradientMode::Columns,
@@ -149,6 +159,7 @@ pub(super) fn solve_qp<'py>(
     Ok(QPResult {
         alpha: sol.alpha.into_pyarray(py).unbind(),
         rho: sol.rho,
+        r: sol.r,
         objective: sol.objective,
         n_iter: sol.n_iter,
         converged: sol.converged,
