@@ -297,12 +297,17 @@ def test_bad_input_raises_value_error(params, X, y, message):
 def test_bad_sample_weight():
     with pytest.raises(ValueError, match="sample_weight must have shape"):
         SVC().fit(X_OK, Y_OK, sample_weight=[1.0, 2.0])
-    with pytest.raises(ValueError, match="non-negative"):
-        SVC().fit(X_OK, Y_OK, sample_weight=[1.0, -1.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match="zero weight"):
+    # As scikit-learn (LIBSVM): a weight <= 0 leaves its sample out, with
+    # scikit-learn's messages when nothing or one class is left.
+    with pytest.raises(ValueError, match="all samples have zero or negative weights"):
+        SVC().fit(X_OK, Y_OK, sample_weight=[-1.0, 0.0, -2.0, 0.0])
+    with pytest.raises(ValueError, match="all samples have zero or negative weights"):
         SVC().fit(X_OK, Y_OK, sample_weight=np.zeros(4))
+    with pytest.raises(ValueError, match="positive weights belong to the same class"):
+        SVC().fit(X_OK, Y_OK, sample_weight=[1.0, -1.0, 0.0, 1.0])
     with pytest.raises(ValueError, match="one class"):
-        SVC().fit(X_OK, Y_OK, sample_weight=[1.0, 0.0, 0.0, 1.0])
+        # Every sample kept, but class_weight leaves one class without a box.
+        SVC(class_weight={Y_OK[0]: 0.0}).fit(X_OK, Y_OK)
 
 
 def test_predict_errors():

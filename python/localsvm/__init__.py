@@ -34,7 +34,8 @@ from .plugins import (
     list_similarities,
 )
 from .profile_svm import ProfileSVC
-from .svc import SVC
+from .svc import SVC, NuSVC
+from .svm_family import SVR, NuSVR, OneClassSVM
 
 #: The version, written once: rust/Cargo.toml's, compiled into the core
 #: (maturin also writes it into the package metadata).
@@ -61,6 +62,7 @@ _check_build()
 
 __all__ = [
     "SVC",
+    "SVR",
     "Capabilities",
     "CellSVC",
     "ClusterSVC",
@@ -71,6 +73,9 @@ __all__ = [
     "IncrementalSVC",
     "KernelSpec",
     "LocalSVC",
+    "NuSVC",
+    "NuSVR",
+    "OneClassSVM",
     "ProfileSVC",
     "QPProblem",
     "QPSolution",

@@ -1,11 +1,14 @@
 """The private bases every localsvm classifier is built on.
 
-:class:`BaseKernelClassifier` owns what every kernel classifier shares: the
+:class:`BaseKernelEstimator` owns what every kernel estimator shares
+(classifiers, regressors, the one-class SVM) and
+:class:`BaseKernelClassifier` adds the classifiers' fit prologue; together
+they hold what every kernel classifier shares: the
 constraints of the kernel parameters and ``n_jobs``, the ``pairwise`` tag of
 a precomputed kernel, the fit prologue (scikit-learn's input checks, the
 class encoding, the kernel with ``gamma`` resolved on the training data) and
-the predict prologue. :class:`BaseSVMClassifier` adds what the estimators
-that solve SVM duals share: ``C``, ``tol``, ``max_iter`` and ``backend``,
+the predict prologue. :class:`SVMDualMixin` and :class:`BaseSVMClassifier`
+add what the estimators that solve SVM duals share: ``C``, ``tol``, ``max_iter`` and ``backend``,
 the backend choice, and one ``ConvergenceWarning`` when any solve stopped at
 its iteration limit. An estimator declares only its own parameters, on top
 of its base's ``_parameter_constraints``.
@@ -40,6 +43,97 @@ from .kernels import KERNELS, KernelSpec, make_spec
 
 #: Kernel names without ``'precomputed'``, for estimators that need features.
 FEATURE_KERNELS: frozenset[str] = frozenset(KERNELS) - {"precomputed"}
+
+#: The finite box that stands for ``C = inf`` (the hard margin). The solvers
+#: need finite bounds (clipping computes ``C_i − C_j``, and the gradient
+#: part ``Ḡ`` sums ``C_j Q_j``); 1e150 exceeds any dual coefficient of a
+#: separable problem by far and still leaves ``C_j · K_ij`` finite for
+#: kernel values up to 1e150.
+HARD_MARGIN_C = 1e150
+
+
+def box_constant(C: float) -> float:
+    """``C`` as the solvers take it: :data:`HARD_MARGIN_C` for ``inf``.
+
+    Parameters
+    ----------
+    C : float
+        The regularisation parameter, positive, possibly ``inf``.
+
+    Returns
+    -------
+    float
+        A finite upper bound.
+    """
+    return HARD_MARGIN_C if math.isinf(C) else min(float(C), HARD_MARGIN_C)
+
+
+def read_only_coef(w: np.ndarray, *, sparse: bool = False):
+    """A fresh copy of the weights ``w`` that cannot be written through, as
+    scikit-learn's ``coef_``: a read-only array, or with ``sparse`` a CSR
+    matrix whose values are read-only.
+
+    Parameters
+    ----------
+    w : ndarray of shape (n_models, n_features)
+        The weights.
+    sparse : bool, default=False
+        Return a scipy CSR matrix (a fit on sparse input).
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_matrix
+        The copy.
+    """
+    if sparse:
+        import scipy.sparse as sp
+
+        out = sp.csr_matrix(np.asarray(w, dtype=np.float64))
+        out.data.flags.writeable = False
+        return out
+    out = np.array(w, dtype=np.float64)
+    out.flags.writeable = False
+    return out
+
+
+def positive_weights(sample_weight, n_samples: int, y_idx: np.ndarray | None = None) -> np.ndarray:
+    """``sample_weight`` as LIBSVM takes it: samples whose weight is zero or
+    negative are left out of the problem (their weight becomes 0, which pins
+    their dual coefficient at 0). Raises scikit-learn's messages when no
+    sample is left, or (with class indices ``y_idx``) when those left are
+    of one class.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,), scalar or None
+        The weights; None weighs every sample 1.
+    n_samples : int
+        The number of samples.
+    y_idx : ndarray of shape (n_samples,) or None, default=None
+        Class indices, for a classifier.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        The weights, those at most 0 set to 0.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples)
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if sw.ndim == 0:
+        sw = np.full(n_samples, float(sw))
+    if sw.shape != (n_samples,):
+        raise ValueError(f"sample_weight must have shape ({n_samples},) to match X, got {sw.shape}")
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    keep = sw > 0
+    if not np.any(keep):
+        raise ValueError("Invalid input - all samples have zero or negative weights.")
+    if y_idx is not None and not np.all(keep) and np.unique(y_idx[keep]).size < 2:
+        raise ValueError(
+            "Invalid input - all samples with positive weights belong to the same class."
+        )
+    return np.where(keep, sw, 0.0)
 
 
 def restore_on_interrupt(method: Callable) -> Callable:
@@ -439,8 +533,9 @@ class _SolverProgress:
                 self._steps = max(self._steps, steps)
 
 
-class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
-    """Shared constraints, tags and prologues of the kernel classifiers."""
+class BaseKernelEstimator(CallbackSupportMixin, BaseEstimator):
+    """Shared constraints, tags and prologues of the kernel estimators
+    (classifiers, regressors and the one-class SVM)."""
 
     _parameter_constraints: ClassVar[dict] = {
         # A callable passes the constraints, hidden from their message, so
@@ -549,16 +644,6 @@ class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator)
     def _precomputed(self) -> bool:
         return self.kernel == "precomputed"
 
-    def _fit_prologue(self, X, y):
-        """Validated ``X`` (C-ordered float64; square for a precomputed
-        kernel) and ``y``, ``classes_`` set, and each label's index into it."""
-        self._check_kernel_callable()
-        X, y = validate_training_data(
-            self, X, y, precomputed=self._precomputed, sparse=self._sparse_native()
-        )
-        y_idx = encode_classes(self, y)
-        return X, y, y_idx
-
     def _resolve_kernel(self, X: np.ndarray) -> KernelSpec:
         """The kernel with ``gamma`` resolved on the training data ``X``;
         kept as :attr:`kernel_spec_`."""
@@ -591,21 +676,23 @@ class BaseKernelClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator)
         return self._spec
 
 
-class BaseSVMClassifier(BaseKernelClassifier):
-    """Base of the estimators that solve SVM duals through a solver backend.
+class BaseKernelClassifier(ClassifierMixin, BaseKernelEstimator):
+    """Shared constraints, tags and prologues of the kernel classifiers."""
 
-    :class:`BaseKernelClassifier` plus the parameters ``C``, ``tol``,
-    ``max_iter`` and ``backend``, the backend choice and the convergence
-    warning.
-    """
+    def _fit_prologue(self, X, y):
+        """Validated ``X`` (C-ordered float64; square for a precomputed
+        kernel) and ``y``, ``classes_`` set, and each label's index into it."""
+        self._check_kernel_callable()
+        X, y = validate_training_data(
+            self, X, y, precomputed=self._precomputed, sparse=self._sparse_native()
+        )
+        y_idx = encode_classes(self, y)
+        return X, y, y_idx
 
-    _parameter_constraints: ClassVar[dict] = {
-        **BaseKernelClassifier._parameter_constraints,
-        "C": [Interval(Real, 0.0, None, closed="neither")],
-        "tol": [Interval(Real, 0.0, None, closed="neither")],
-        "max_iter": [Interval(Integral, -1, None, closed="left")],
-        "backend": [str],
-    }
+
+class SVMDualMixin:
+    """The backend choice, the finiteness check and the convergence warning
+    of the estimators that solve SVM duals through a solver backend."""
 
     def _select_backend(self, problem: QPProblem) -> SolverBackend:
         """The backend named by ``backend`` (or chosen by 'auto') for ``problem``."""
@@ -651,3 +738,26 @@ class BaseSVMClassifier(BaseKernelClassifier):
             stacklevel=3,
         )
         return True
+
+
+#: The constraints of ``C``, ``tol``, ``max_iter`` and ``backend``.
+DUAL_CONSTRAINTS: dict = {
+    "C": [Interval(Real, 0.0, None, closed="neither")],
+    "tol": [Interval(Real, 0.0, None, closed="neither")],
+    "max_iter": [Interval(Integral, -1, None, closed="left")],
+    "backend": [str],
+}
+
+
+class BaseSVMClassifier(SVMDualMixin, BaseKernelClassifier):
+    """Base of the classifiers that solve SVM duals through a solver backend.
+
+    :class:`BaseKernelClassifier` plus the parameters ``C``, ``tol``,
+    ``max_iter`` and ``backend``, the backend choice and the convergence
+    warning.
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseKernelClassifier._parameter_constraints,
+        **DUAL_CONSTRAINTS,
+    }

@@ -40,7 +40,9 @@ def libsvm_dual_objectives(model, spec: KernelSpec) -> np.ndarray:
     """
     sv = model.support_vectors_
     sv = sv.toarray() if sp.issparse(sv) else np.asarray(sv, dtype=np.float64)
-    dual = np.asarray(model.dual_coef_, dtype=np.float64)
+    dual = model.dual_coef_
+    # A sparse fit's coefficients are CSR (as scikit-learn's).
+    dual = np.asarray(dual.toarray() if sp.issparse(dual) else dual, dtype=np.float64)
     n_classes = len(model.classes_)
     if n_classes == 2:
         return np.array([binary_dual_objective(spec, sv, dual[0])])

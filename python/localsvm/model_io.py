@@ -115,7 +115,9 @@ def _layout(model, what: str, target: str = "LIBSVM's model format") -> dict:
     """:func:`libsvm_layout`, refusing a model in the words of the user's
     function ``what``, which writes ``target``."""
     _check_svc(model, what, target)
-    dual = np.asarray(model.dual_coef_, dtype=np.float64)
+    dual = model.dual_coef_
+    # A sparse fit's coefficients are CSR (as scikit-learn's).
+    dual = np.asarray(dual.toarray() if sp.issparse(dual) else dual, dtype=np.float64)
     intercept = np.asarray(model.intercept_, dtype=np.float64)
     if model.classes_.shape[0] == 2:
         # The public binary attributes are flipped to favour classes_[1];

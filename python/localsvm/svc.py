@@ -16,12 +16,24 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
-from sklearn.utils import check_random_state
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _num_samples,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
 
-from ._base import BaseSVMClassifier, restore_on_interrupt
+from ._base import (
+    BaseSVMClassifier,
+    box_constant,
+    positive_weights,
+    read_only_coef,
+    restore_on_interrupt,
+)
 from ._compat import Hidden, Interval, StrOptions, fit_context
 from ._multiclass import (
     BinaryModelsMixin,
@@ -31,7 +43,7 @@ from ._multiclass import (
     problem_classes,
 )
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
-from ._validation import check_sample_weight
+from ._validation import encode_classes
 from .backends.base import QPProblem, QPSolution
 from .kernels import KERNELS, KernelSpec, core_rows, decision_values, decision_values_ovo
 from .parallel import effective_n_jobs, run_tasks
@@ -46,16 +58,70 @@ PROBABILITY_DEPRECATION = (
 
 
 def _pair_problem(task, shared) -> QPProblem:
-    """The dual of one binary problem of a fit (a pair's rows and ±1 labels)."""
+    """The dual of one binary problem of a fit (a pair's rows and ±1 labels);
+    with ``nu`` in the settings, the ν-SVC dual (:func:`nu_start`)."""
     rows, labels = task
     X, upper, settings, _ = shared
-    return QPProblem(
+    settings = dict(settings)
+    nu = settings.pop("nu", None)
+    problem = QPProblem(
         X=X,
         rows=None if rows.size == X.shape[0] else rows,
         y=labels,
         upper=upper[rows],
         **settings,
     )
+    if nu is not None:
+        problem.p = np.zeros(rows.size)
+        problem.alpha0 = nu_start(labels, problem.upper, nu)
+        problem.equality_kind = "per_label"
+    return problem
+
+
+def nu_start(labels: np.ndarray, upper: np.ndarray, nu: float) -> np.ndarray:
+    """LIBSVM's start of the ν-SVC dual: each label set's coefficients, in
+    order, take ``min(upper_i, what is left)`` of ``ν · Σ upper / 2``.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n,)
+        ±1.
+    upper : ndarray of shape (n,)
+        The boxes (the sample weights).
+    nu : float
+        ν.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The start.
+    """
+    half = nu * float(upper.sum()) / 2.0
+    start = np.zeros(labels.shape[0])
+    for side in (1.0, -1.0):
+        idx = np.flatnonzero(labels == side)
+        before = np.concatenate([[0.0], np.cumsum(upper[idx])[:-1]])
+        start[idx] = np.clip(half - before, 0.0, upper[idx])
+    return start
+
+
+def _rescale_nu(sol: QPSolution) -> QPSolution:
+    """A ν-SVC solution in C-SVC form (LIBSVM): ``α``, ``ρ`` divided by the
+    margin variable ``r``, the objective by ``r²``."""
+    r = float(getattr(sol, "r", 0.0))
+    # r is positive at the exact optimum of a problem with two separable-
+    # enough classes; on overlapping or repeated points it may be within
+    # tol of 0 on either side, where LIBSVM divides all the same.
+    if not (np.isfinite(r) and r != 0.0):
+        raise ValueError(
+            f"The nu-SVC solution has a zero margin variable (r = {r!r}): its dual "
+            "coefficients are not finite. The classes overlap completely for this nu; "
+            "change nu or the kernel"
+        )
+    sol.alpha = np.asarray(sol.alpha) / r
+    sol.rho = sol.rho / r
+    sol.objective = sol.objective / (r * r)
+    return sol
 
 
 def describe_solution(sol: QPSolution) -> str:
@@ -69,7 +135,8 @@ def describe_solution(sol: QPSolution) -> str:
 def _solve_pair(task, shared) -> QPSolution:
     """Solve one binary problem of a fit with the chosen backend (a
     :func:`~localsvm.run_tasks` task: module-level, so it pickles)."""
-    return shared[3].solve(_pair_problem(task, shared))
+    sol = shared[3].solve(_pair_problem(task, shared))
+    return _rescale_nu(sol) if "nu" in shared[2] else sol
 
 
 def _solve_pair_from(task, shared) -> QPSolution:
@@ -403,6 +470,8 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
+        # C = inf is the hard margin (scikit-learn's closed interval).
+        "C": [Interval(Real, 0.0, None, closed="right")],
         "kernel": [StrOptions(set(KERNELS)), callable],
         "shrinking": ["boolean"],
         "probability": ["boolean", Hidden(StrOptions({"deprecated"}))],
@@ -520,9 +589,9 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         if self.probability != "deprecated":
             warnings.warn(PROBABILITY_DEPRECATION, FutureWarning, stacklevel=3)
         X, y, y_idx = self._fit_prologue(X, y)
-        n = X.shape[0]
+        n = _num_samples(X)
         n_classes = self.classes_.shape[0]
-        sw = check_sample_weight(sample_weight, n)
+        sw = positive_weights(sample_weight, n, y_idx)
         if isinstance(self.class_weight, dict):
             unknown = sorted(set(self.class_weight) - set(self.classes_.tolist()), key=str)
             if unknown:
@@ -531,7 +600,8 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
                     f"the classes are {self.classes_.tolist()}"
                 )
         self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
-        upper = self.C * self.class_weight_[y_idx] * sw
+        upper = self._box(y_idx, sw)
+        self._check_box(upper, y_idx)
         if not np.any(upper > 0):
             raise ValueError(
                 "Invalid input: every sample has zero weight (C · class_weight · sample_weight)"
@@ -567,6 +637,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
             shrinking=bool(self.shrinking),
             precision=self.precision,
         )
+        settings.update(self._formulation())
         settings["n_threads"] = self._threads_per_problem(len(tasks))
         if len(tasks) == 1:
             settings["progress"] = pairs[0].solver_progress(float(self.tol), tasks[0][0].size)
@@ -617,8 +688,10 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
             )
             self.init_time_["smo"] = max(self.init_time_["smo"] - self.init_time_["gradient"], 0.0)
         if callable(self.kernel):
-            self.support_vectors_ = features[self.support_]
-            self.shape_fit_ = features.shape
+            # The training examples as given (a list stays a list): what the
+            # callable receives at prediction.
+            self.support_vectors_ = _safe_indexing(features, self.support_)
+            self.shape_fit_ = getattr(features, "shape", (n,))
         self._probA = self._probB = None
         if self.probability != "deprecated" and bool(self.probability):
             shared = (X, upper, settings, backend)
@@ -632,6 +705,37 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         )
         report.end(X, y)
         return self
+
+    def _box(self, y_idx: np.ndarray, sw: np.ndarray) -> np.ndarray:
+        """Each sample's upper bound ``C · class_weight · sample_weight``
+        (``C = inf``, the hard margin, as :data:`~localsvm._base.HARD_MARGIN_C`)."""
+        return box_constant(self.C) * self.class_weight_[y_idx] * sw
+
+    def _formulation(self) -> dict:
+        """Extra settings of the binary problems: none for C-SVC."""
+        return {}
+
+    def _check_box(self, upper: np.ndarray, y_idx: np.ndarray) -> None:
+        """Refuse boxes no problem can be posed with (C-SVC: none)."""
+
+    def _fit_prologue(self, X, y):
+        """As the base's, except that a callable kernel receives ``X`` as
+        given, unconverted (scikit-learn's behaviour: a list of strings with
+        a string kernel, say); only its length is checked against ``y``."""
+        if not callable(self.kernel):
+            return super()._fit_prologue(X, y)
+        check_consistent_length(X, y)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        y_idx = encode_classes(self, y)
+        return X, y, y_idx
+
+    def _predict_prologue(self, X):
+        """As the base's; ``X`` unconverted for a callable kernel."""
+        if not callable(self.kernel):
+            return super()._predict_prologue(X)
+        check_is_fitted(self)
+        return X
 
     def _resolved_cell_size(self) -> int:
         """``cell_size`` as a number of rows ('auto': :data:`AUTO_CELL_SIZE`)."""
@@ -790,7 +894,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
                 f"The kernel callable {name} must return a numeric array; "
                 f"converting its result failed: {exc}"
             ) from exc
-        expected = (A.shape[0], B.shape[0])
+        expected = (_num_samples(A), _num_samples(B))
         if K.shape != expected:
             raise ValueError(
                 f"The kernel callable {name} returned an array of shape {K.shape}; "
@@ -912,7 +1016,8 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
             )
         self.shape_fit_ = X.shape
 
-        self.dual_coef_ = models.dual_coef
+        # As scikit-learn: a sparse fit's dual coefficients are CSR.
+        self.dual_coef_ = sp.csr_matrix(models.dual_coef) if sp.issparse(X) else models.dual_coef
         self.intercept_ = models.public_intercept
         self._pair_coef = self._compact_pair_coef()
 
@@ -1091,10 +1196,127 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         """Feature weights of each binary model (``kernel='linear'`` only).
 
         Shape ``(1, n_features)`` for two classes (positive towards
-        ``classes_[1]``), else one row per model, as ``intercept_``.
+        ``classes_[1]``), else one row per model, as ``intercept_``. Read-only,
+        as scikit-learn's (a fresh array whose writes raise ``ValueError``; a
+        scipy CSR matrix after a sparse fit).
         """
         check_is_fitted(self)
         if self._linear_w is None:
             raise AttributeError("coef_ is only available when using a linear kernel")
         w = -self._linear_w if self.classes_.shape[0] == 2 else self._linear_w
-        return w.copy()
+        return read_only_coef(w, sparse=sp.issparse(self.support_vectors_))
+
+
+class NuSVC(SVC):
+    """ν-support vector classification (Schölkopf, Smola, Williamson &
+    Bartlett, "New support vector algorithms", Neural Computation 12, 2000)
+    on the Rust SMO core, a drop-in for :class:`sklearn.svm.NuSVC`.
+
+    ``nu`` in ``(0, 1]`` bounds the fraction of margin errors from above and
+    the fraction of support vectors from below. Each binary problem's dual
+    has two equality constraints (one per class) and is solved as LIBSVM
+    does (Chang & Lin, "LIBSVM: a library for support vector machines", ACM
+    TIST 2(3), 2011, §2.2 and §4.2; Chen, Lin & Schölkopf, "A tutorial on
+    ν-support vector machines", Applied Stochastic Models in Business and
+    Industry 21, 2005): working pairs from one class, LIBSVM's start, and
+    the solution rescaled by the margin variable ``r`` into the C-SVC form
+    of the fitted attributes. More than two classes are one-vs-one, with
+    :class:`SVC`'s voting and tie rules. ``nu`` must be feasible for every
+    pair of classes: ``nu · (n_i + n_j) / 2 <= min(n_i, n_j)`` (sums of the
+    sample weights), else ``ValueError('specified nu is infeasible')``.
+
+    As LIBSVM's, the solver ignores ``class_weight`` (the attribute
+    ``class_weight_`` is still set); ``sample_weight`` sets each sample's box.
+
+    Parameters
+    ----------
+    nu : float, default=0.5
+        In ``(0, 1]``.
+    kernel, degree, gamma, coef0, shrinking, probability, tol, cache_size, \
+class_weight, verbose, max_iter, decision_function_shape, break_ties, \
+random_state, backend, n_jobs, precision
+        As :class:`SVC`'s.
+
+    Attributes
+    ----------
+    support_, support_vectors_, n_support_, dual_coef_, intercept_, \
+fit_status_, n_iter_, classes_, class_weight_, dual_objective_
+        As :class:`SVC`'s.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import NuSVC
+    >>> X = np.array([[-1.0, -1.0], [-2.0, -1.0], [1.0, 1.0], [2.0, 1.0]])
+    >>> NuSVC(nu=0.5).fit(X, [1, 1, 2, 2]).predict([[-0.8, -1.0]]).tolist()
+    [1]
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        k: v
+        for k, v in SVC._parameter_constraints.items()
+        if k not in {"C", "multiclass", "init", "cell_size", "cell_levels"}
+    } | {"nu": [Interval(Real, 0.0, 1.0, closed="right")]}
+
+    # SVC's settings that NuSVC does not offer, at their fixed values.
+    C = 1.0
+    multiclass = "ovo"
+    init = None
+    cell_size = "auto"
+    cell_levels = 1
+
+    def __init__(
+        self,
+        *,
+        nu=0.5,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        shrinking=True,
+        probability="deprecated",
+        tol=1e-3,
+        cache_size=200,
+        class_weight=None,
+        verbose=False,
+        max_iter=-1,
+        decision_function_shape="ovr",
+        break_ties=False,
+        random_state=None,
+        backend="auto",
+        n_jobs=None,
+        precision="auto",
+    ):
+        self.nu = nu
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.probability = probability
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
+        self.random_state = random_state
+        self.backend = backend
+        self.n_jobs = n_jobs
+        self.precision = precision
+
+    def _box(self, y_idx: np.ndarray, sw: np.ndarray) -> np.ndarray:
+        """The sample weights (LIBSVM's ν-SVC boxes; no ``C``, no class weight)."""
+        return sw.astype(np.float64, copy=True)
+
+    def _check_box(self, upper: np.ndarray, y_idx: np.ndarray) -> None:
+        """LIBSVM's feasibility test of ``nu`` over every pair of classes."""
+        sums = np.bincount(y_idx, weights=upper, minlength=self.classes_.shape[0])
+        for i in range(sums.size):
+            for j in range(i + 1, sums.size):
+                if self.nu * (sums[i] + sums[j]) / 2 > min(sums[i], sums[j]):
+                    raise ValueError("specified nu is infeasible")
+
+    def _formulation(self) -> dict:
+        return {"nu": float(self.nu)}

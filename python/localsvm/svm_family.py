@@ -1,0 +1,632 @@
+"""``localsvm.SVR``, ``localsvm.NuSVR`` and ``localsvm.OneClassSVM``: the rest
+of LIBSVM's single-problem formulations on the Rust SMO core.
+
+Each poses its dual as one :class:`~localsvm.QPProblem` in LIBSVM's form
+(Chang & Lin, "LIBSVM: a library for support vector machines", ACM
+Transactions on Intelligent Systems and Technology 2(3), 2011, §2-4):
+
+* ε-SVR (Vapnik, "The Nature of Statistical Learning Theory", Springer,
+  1995): ``2n`` variables ``(α, α*)`` over one kernel (the rows ``X[i]``
+  taken twice), labels ``+1`` then ``−1``, linear term ``ε − y`` and
+  ``ε + y``, boxes ``C · sample_weight`` and ``yᵀα = 0``;
+* ν-SVR (Schölkopf, Smola, Williamson & Bartlett, "New support vector
+  algorithms", Neural Computation 12, 2000): the same variables with
+  linear term ``−y`` and ``+y`` and the two equality constraints of the
+  ν-duals, started at LIBSVM's point (``Σ α = Σ α* = C·ν·n/2``);
+* the one-class SVM (Schölkopf, Platt, Shawe-Taylor, Smola & Williamson,
+  "Estimating the support of a high-dimensional distribution", Neural
+  Computation 13, 2001): ``min ½αᵀKα`` with ``0 ≤ α_i ≤ sample_weight_i``
+  and ``Σ α = ν · Σ sample_weight``, started, as LIBSVM, with the first
+  examples at their bound.
+
+The fitted attributes are scikit-learn's (:mod:`sklearn.svm`).
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Real
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import OutlierMixin, RegressorMixin
+from sklearn.utils.validation import validate_data
+
+from ._base import (
+    DUAL_CONSTRAINTS,
+    BaseKernelEstimator,
+    SVMDualMixin,
+    box_constant,
+    positive_weights,
+    read_only_coef,
+    restore_on_interrupt,
+)
+from ._compat import Interval, StrOptions, fit_context
+from ._validation import prepare_input
+from .backends.base import QPProblem, QPSolution
+from .kernels import core_rows, decision_values
+from .parallel import effective_n_jobs
+from .plugins import get_backend
+
+
+def _describe(sol: QPSolution) -> str:
+    state = "converged (KKT gap <= tol)" if sol.converged else "stopped before tol"
+    return f"{sol.n_iter} iterations, {state}"
+
+
+class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
+    """One dual per fit; the model is ``Σ_i c_i K(x_i, x) − ρ`` over the
+    support vectors (``c = dual_coef_``)."""
+
+    _parameter_constraints: ClassVar[dict] = {
+        **BaseKernelEstimator._parameter_constraints,
+        **{k: v for k, v in DUAL_CONSTRAINTS.items() if k != "C"},
+        "shrinking": ["boolean"],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "precision": [StrOptions({"auto", "float32", "float64"})],
+    }
+
+    def _sparse_native(self) -> bool:
+        if self.kernel == "precomputed":
+            return False
+        if self.backend == "auto":
+            return True
+        try:
+            return bool(getattr(get_backend(self.backend).capabilities, "sparse", False))
+        except ValueError:
+            return False
+
+    # Subclasses: the problem, and the per-example coefficients from a solution.
+    def _dual(self, X, y, sw) -> QPProblem:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _coefficients(self, sol: QPSolution, n: int) -> np.ndarray:
+        return np.asarray(sol.alpha, dtype=np.float64)[:n].copy()
+
+    def _validate_fit(self, X, y):
+        self._check_kernel_callable()
+        native = self._sparse_native()
+        X = prepare_input(X, native=native, who=type(self).__name__)
+        accept = "csr" if native else False
+        if not self._needs_y:
+            X = validate_data(self, X, dtype=np.float64, order="C", accept_sparse=accept)
+            y = None
+        else:
+            X, y = validate_data(
+                self, X, y, dtype=np.float64, order="C", accept_sparse=accept, y_numeric=True
+            )
+            y = np.asarray(y, dtype=np.float64)
+        n = X.shape[0]
+        if self.kernel == "precomputed" and X.shape[1] != n:
+            raise ValueError(
+                f"Precomputed matrix must be a square matrix. Input is a {n}x{X.shape[1]} matrix."
+            )
+        return X, y
+
+    _needs_y: ClassVar[bool] = True
+
+    def _fit(self, X, y, sample_weight):
+        X, y = self._validate_fit(X, y)
+        n = X.shape[0]
+        sw = positive_weights(sample_weight, n)
+        spec = self._resolve_kernel(X)
+        report = self._fit_report(1, X, y)
+        tasks = report.subtasks("dual-problem", 1, iterative=True)
+        problem = self._dual(X, y, sw)
+        problem.kernel = spec
+        problem.tol = float(self.tol)
+        problem.max_iter = int(self.max_iter)
+        problem.cache_size = float(self.cache_size)
+        problem.shrinking = bool(self.shrinking)
+        problem.precision = self.precision
+        problem.n_threads = 2 if effective_n_jobs(self.n_jobs) >= 2 else 1
+        problem.progress = tasks[0].solver_progress()
+        backend = self._select_backend(problem)
+        if sp.issparse(X):
+            core_rows(X, cache=True)
+        start = time.perf_counter()
+        report.task_begin(0)
+        sol = backend.solve(problem)
+        report.task_end(0, sol, _describe)
+        self._check_finite([sol])
+        self.backend_ = backend.name
+        self.precision_ = getattr(sol, "precision", "float64")
+        coef = self._coefficients(sol, n)
+        support = np.flatnonzero(coef != 0.0)
+        self.support_ = support.astype(np.int32)
+        self.n_support_ = np.array([support.size], dtype=np.int32)
+        dual = coef[support][None, :]
+        if spec.precomputed:
+            self.support_vectors_ = np.empty((0, 0))
+        elif sp.issparse(X):
+            self.support_vectors_ = sp.csr_matrix(X[support])
+        else:
+            self.support_vectors_ = X[support]
+        self._dual_dense = dual
+        self.dual_coef_ = sp.csr_matrix(dual) if sp.issparse(X) else dual
+        self._rho = float(sol.rho)
+        self.intercept_ = np.array([-self._rho])
+        self.n_iter_ = int(sol.n_iter)
+        self.dual_objective_ = float(sol.objective)
+        self.fit_status_ = int(
+            self._warn_unconverged([sol.converged], "dual problems", [sol.message or ""])
+        )
+        self._linear_w = None
+        if spec.name == "linear":
+            sv = self.support_vectors_
+            self._linear_w = (
+                np.asarray((sv.T @ dual.T).T) if sp.issparse(sv) else dual @ sv
+            ).reshape(1, -1)
+        self.shape_fit_ = X.shape
+        report.log(
+            1,
+            "%s fit: %d support vectors, %.3f s",
+            type(self).__name__,
+            support.size,
+            time.perf_counter() - start,
+        )
+        report.end(X, y)
+        return self
+
+    def _decision(self, X) -> np.ndarray:
+        """``Σ c_i K(x_i, x) − ρ``, one value per row."""
+        X = self._predict_prologue(X)
+        if self._spec.precomputed:
+            return X[:, self.support_] @ self._dual_dense[0] - self._rho
+        if self._linear_w is not None:
+            return np.asarray(X @ self._linear_w.T).ravel() - self._rho
+        if self.support_.size == 0:
+            return np.full(X.shape[0], -self._rho)
+        precision = "float64" if self.precision_ == "float64" else self.precision
+        return decision_values(
+            self._spec,
+            X,
+            self.support_vectors_,
+            self._dual_dense,
+            np.array([-self._rho]),
+            precision=precision,
+        )[:, 0]
+
+    @property
+    def coef_(self):
+        """Weights of the linear model (``kernel='linear'`` only); read-only,
+        a CSR matrix after a sparse fit, as scikit-learn's."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
+        if self._linear_w is None:
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        return read_only_coef(self._linear_w, sparse=sp.issparse(self.support_vectors_))
+
+
+_COMMON_DOC = """
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+        The kernel.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient of 'rbf', 'poly' and 'sigmoid' ('scale':
+        ``1 / (n_features · X.var())``, 'auto': ``1 / n_features``).
+    coef0 : float, default=0.0
+        Independent term of 'poly' and 'sigmoid'.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation.
+    shrinking : bool, default=True
+        Whether the solver shrinks variables stuck at a bound.
+    cache_size : float, default=200
+        Kernel cache, in megabytes.
+    verbose : int, default=0
+        Log progress to the ``localsvm`` logger.
+    max_iter : int, default=-1
+        Iteration cap; -1 for the solver's safety cap.
+    backend : str, default='auto'
+        The solver backend.
+    n_jobs : int or None, default=None
+        Two or more let the Rust solver use two threads on large problems.
+    precision : {'auto', 'float32', 'float64'}, default='auto'
+        The arithmetic of the kernel values (see :class:`~localsvm.SVC`).
+"""
+
+_ATTR_DOC = """
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors.
+    support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features)
+        The support vectors (empty for a precomputed kernel).
+    dual_coef_ : ndarray or CSR matrix of shape (1, n_SV)
+        Their coefficients in the decision function.
+    intercept_ : ndarray of shape (1,)
+        The constant of the decision function, ``−ρ``.
+    n_support_ : ndarray of shape (1,)
+        Number of support vectors.
+    fit_status_ : int
+        0 when the solver converged, 1 otherwise (with a ``ConvergenceWarning``).
+    n_iter_ : int
+        Solver iterations.
+    dual_objective_ : float
+        The dual objective at the solution.
+"""
+
+
+class SVR(RegressorMixin, _BaseSingleDual):
+    __doc__ = (
+        """ε-support vector regression (Vapnik, "The Nature of Statistical
+    Learning Theory", Springer, 1995) on the Rust SMO core, a drop-in for
+    :class:`sklearn.svm.SVR`.
+
+    The dual is solved in LIBSVM's form (Chang & Lin, "LIBSVM: a library for
+    support vector machines", ACM TIST 2(3), 2011, §2.3): ``2n`` variables
+    over the rows taken twice, with second-order working-set selection
+    (Fan, Chen & Lin, JMLR 6, 2005) and shrinking.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty of the errors beyond ``epsilon``; ``np.inf`` for no limit.
+    epsilon : float, default=0.1
+        Width of the tube within which errors are not penalised; ``>= 0``."""
+        + _COMMON_DOC
+        + """
+    Attributes
+    ----------"""
+        + _ATTR_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import SVR
+    >>> X = np.linspace(0, 1, 20)[:, None]
+    >>> reg = SVR(C=10.0, epsilon=0.05).fit(X, 2 * X[:, 0])
+    >>> bool(abs(reg.predict([[0.5]])[0] - 1.0) < 0.1)
+    True
+    """
+    )
+
+    _parameter_constraints: ClassVar[dict] = {
+        **_BaseSingleDual._parameter_constraints,
+        "C": [Interval(Real, 0.0, None, closed="right")],
+        "epsilon": [Interval(Real, 0.0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        tol=1e-3,
+        C=1.0,
+        epsilon=0.1,
+        shrinking=True,
+        cache_size=200,
+        verbose=False,
+        max_iter=-1,
+        backend="auto",
+        n_jobs=None,
+        precision="auto",
+    ):
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.C = C
+        self.epsilon = epsilon
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.backend = backend
+        self.n_jobs = n_jobs
+        self.precision = precision
+
+    def _dual(self, X, y, sw) -> QPProblem:
+        n = y.shape[0]
+        upper = box_constant(self.C) * sw
+        idx = np.arange(n)
+        eps = float(self.epsilon)
+        return QPProblem(
+            X=X,
+            rows=np.concatenate([idx, idx]),
+            y=np.concatenate([np.ones(n), -np.ones(n)]),
+            upper=np.concatenate([upper, upper]),
+            p=np.concatenate([eps - y, eps + y]),
+        )
+
+    def _coefficients(self, sol, n):
+        a = np.asarray(sol.alpha, dtype=np.float64)
+        return a[:n] - a[n:]
+
+    @restore_on_interrupt
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training examples, or their kernel for ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Targets, finite numbers.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample multipliers of ``C``; samples of weight ``<= 0`` are left out.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit(X, y, sample_weight)
+
+    def predict(self, X):
+        """Predicted targets.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples, or their kernel with the training examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
+        return self._decision(X)
+
+
+class NuSVR(RegressorMixin, _BaseSingleDual):
+    __doc__ = (
+        """ν-support vector regression (Schölkopf, Smola, Williamson &
+    Bartlett, "New support vector algorithms", Neural Computation 12, 2000)
+    on the Rust SMO core, a drop-in for :class:`sklearn.svm.NuSVR`.
+
+    ``nu`` bounds the fraction of errors from above and the fraction of
+    support vectors from below; the tube width is found by the solver.
+    The dual is LIBSVM's (Chang & Lin, ACM TIST 2(3), 2011, §2.4 and §4.2):
+    two equality constraints, working pairs from one label set.
+
+    Parameters
+    ----------
+    nu : float, default=0.5
+        In ``(0, 1]``.
+    C : float, default=1.0
+        Penalty parameter; ``np.inf`` for no limit."""
+        + _COMMON_DOC
+        + """
+    Attributes
+    ----------"""
+        + _ATTR_DOC
+        + """
+    epsilon_ : float
+        The tube width the solution has (LIBSVM's ``−r``).
+    """
+    )
+
+    _parameter_constraints: ClassVar[dict] = {
+        **_BaseSingleDual._parameter_constraints,
+        "C": [Interval(Real, 0.0, None, closed="right")],
+        "nu": [Interval(Real, 0.0, 1.0, closed="right")],
+    }
+
+    def __init__(
+        self,
+        *,
+        nu=0.5,
+        C=1.0,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        shrinking=True,
+        tol=1e-3,
+        cache_size=200,
+        verbose=False,
+        max_iter=-1,
+        backend="auto",
+        n_jobs=None,
+        precision="auto",
+    ):
+        self.nu = nu
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.shrinking = shrinking
+        self.tol = tol
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.backend = backend
+        self.n_jobs = n_jobs
+        self.precision = precision
+
+    def _dual(self, X, y, sw) -> QPProblem:
+        n = y.shape[0]
+        upper = box_constant(self.C) * sw
+        # LIBSVM's start: α_i = α*_i, filled in order up to C·ν·Σw / 2.
+        start = fill_in_order(upper, float(self.nu) * upper.sum() / 2.0)
+        idx = np.arange(n)
+        return QPProblem(
+            X=X,
+            rows=np.concatenate([idx, idx]),
+            y=np.concatenate([np.ones(n), -np.ones(n)]),
+            upper=np.concatenate([upper, upper]),
+            p=np.concatenate([-y, y]),
+            alpha0=np.concatenate([start, start]),
+            equality_kind="per_label",
+        )
+
+    def _coefficients(self, sol, n):
+        self.epsilon_ = -float(getattr(sol, "r", 0.0))
+        a = np.asarray(sol.alpha, dtype=np.float64)
+        return a[:n] - a[n:]
+
+    fit = SVR.fit
+    predict = SVR.predict
+
+
+def fill_in_order(upper: np.ndarray, total: float) -> np.ndarray:
+    """LIBSVM's start of the ν and one-class duals: each variable in turn
+    takes ``min(upper_i, what is left of total)``.
+
+    Parameters
+    ----------
+    upper : ndarray of shape (n,)
+        The boxes.
+    total : float
+        The sum to distribute, at most ``upper.sum()``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The start.
+    """
+    before = np.concatenate([[0.0], np.cumsum(upper)[:-1]])
+    return np.clip(total - before, 0.0, upper)
+
+
+class OneClassSVM(OutlierMixin, _BaseSingleDual):
+    __doc__ = (
+        """One-class SVM (Schölkopf, Platt, Shawe-Taylor, Smola & Williamson,
+    "Estimating the support of a high-dimensional distribution", Neural
+    Computation 13, 2001) on the Rust SMO core, a drop-in for
+    :class:`sklearn.svm.OneClassSVM`: unsupervised outlier detection.
+
+    The dual ``min ½αᵀKα`` with ``0 ≤ α_i ≤ 1`` and ``Σ α = ν·n`` is solved
+    as in LIBSVM (Chang & Lin, ACM TIST 2(3), 2011, §2.2) from its start,
+    the first ``⌊ν·n⌋`` coefficients at 1.
+
+    Parameters
+    ----------
+    nu : float, default=0.5
+        Upper bound on the fraction of training errors and lower bound on
+        the fraction of support vectors, in ``(0, 1]``."""
+        + _COMMON_DOC
+        + """
+    Attributes
+    ----------"""
+        + _ATTR_DOC
+        + """
+    offset_ : float
+        ``ρ``: ``decision_function = score_samples − offset_``.
+    """
+    )
+
+    _needs_y = False
+
+    _parameter_constraints: ClassVar[dict] = {
+        **_BaseSingleDual._parameter_constraints,
+        "nu": [Interval(Real, 0.0, 1.0, closed="right")],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=0.0,
+        tol=1e-3,
+        nu=0.5,
+        shrinking=True,
+        cache_size=200,
+        verbose=False,
+        max_iter=-1,
+        backend="auto",
+        n_jobs=None,
+        precision="auto",
+    ):
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.nu = nu
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.verbose = verbose
+        self.max_iter = max_iter
+        self.backend = backend
+        self.n_jobs = n_jobs
+        self.precision = precision
+
+    def _dual(self, X, y, sw) -> QPProblem:
+        n = X.shape[0]
+        return QPProblem(
+            X=X,
+            y=np.ones(n),
+            upper=sw.copy(),
+            p=np.zeros(n),
+            alpha0=fill_in_order(sw, float(self.nu) * sw.sum()),
+            equality_kind="start",
+        )
+
+    @restore_on_interrupt
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Detect the soft boundary of the set of samples ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training examples, or their kernel for ``kernel='precomputed'``.
+        y : Ignored
+            Not used, present for API consistency.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample boxes; samples of weight ``<= 0`` are left out.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._fit(X, None, sample_weight)
+        self.offset_ = self._rho
+        return self
+
+    def decision_function(self, X):
+        """Signed distance to the boundary: positive inside (inliers).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            ``Σ α_i K(x_i, x) − ρ``.
+        """
+        return self._decision(X)
+
+    def score_samples(self, X):
+        """Raw scoring function of the samples, ``Σ α_i K(x_i, x)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The scores.
+        """
+        return self.decision_function(X) + self.offset_
+
+    def predict(self, X):
+        """+1 for inliers, −1 for outliers (a decision value of 0 is −1, as LIBSVM).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
+            Examples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The labels.
+        """
+        return np.where(self.decision_function(X) > 0, 1, -1).astype(np.intp)
