@@ -53,8 +53,10 @@ def random_sparse(n=150, d=40, density=0.15, n_classes=2, seed=0):
 def assert_same_model(sparse_model, dense_model, X_test_sparse, *, rtol=1e-7, atol=1e-7):
     np.testing.assert_array_equal(sparse_model.support_, dense_model.support_)
     np.testing.assert_array_equal(sparse_model.n_support_, dense_model.n_support_)
+    # As scikit-learn's, a sparse fit's dual coefficients are CSR.
+    assert sp.isspmatrix_csr(sparse_model.dual_coef_)
     np.testing.assert_allclose(
-        sparse_model.dual_coef_, dense_model.dual_coef_, rtol=rtol, atol=atol
+        sparse_model.dual_coef_.toarray(), dense_model.dual_coef_, rtol=rtol, atol=atol
     )
     np.testing.assert_allclose(
         sparse_model.intercept_, dense_model.intercept_, rtol=rtol, atol=atol
@@ -84,7 +86,10 @@ def test_svc_sparse_equals_dense_float64(params, n_classes, multiclass):
     X_test, _ = random_sparse(n=60, seed=100 + n_classes)
     assert_same_model(sparse_model, dense_model, X_test)
     if params["kernel"] == "linear":
-        np.testing.assert_allclose(sparse_model.coef_, dense_model.coef_, rtol=1e-7, atol=1e-7)
+        assert sp.isspmatrix_csr(sparse_model.coef_)
+        np.testing.assert_allclose(
+            sparse_model.coef_.toarray(), dense_model.coef_, rtol=1e-7, atol=1e-7
+        )
 
 
 def test_svc_sparse_sample_and_class_weight():
@@ -391,7 +396,7 @@ def test_dense_like_input_is_computed_as_dense_rows(monkeypatch):
     assert from_csr.precision_ == from_dense.precision_ == "float32"
     assert sp.isspmatrix_csr(from_csr.support_vectors_)
     np.testing.assert_array_equal(from_csr.support_, from_dense.support_)
-    np.testing.assert_array_equal(from_csr.dual_coef_, from_dense.dual_coef_)
+    np.testing.assert_array_equal(from_csr.dual_coef_.toarray(), from_dense.dual_coef_)
     np.testing.assert_array_equal(
         from_csr.decision_function(X_test), from_dense.decision_function(X_test.toarray())
     )

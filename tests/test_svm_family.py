@@ -10,7 +10,7 @@ from sklearn.datasets import load_iris, make_blobs, make_friedman1, make_regress
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.preprocessing import StandardScaler
 
-from localsvm import SVC, SVR, NuSVC, NuSVR, OneClassSVM, QPProblem, get_backend
+from localsvm import SVC, SVR, KernelSpec, NuSVC, NuSVR, OneClassSVM, QPProblem, get_backend
 
 
 def regression_sets():
@@ -171,8 +171,48 @@ def test_nu_solver_keeps_both_label_sums():
             sol.alpha[labels == side].sum(), start[labels == side].sum(), rtol=1e-9
         )
     assert sol.r != 0.0
-    # The scipy reference refuses what it does not declare.
-    assert "equality-per-label" in get_backend("scipy").check(problem)
+    # The scipy reference (SLSQP, no shared code) finds the same optimum,
+    # ρ and r.
+    ref = get_backend("scipy").solve(problem)
+    assert ref.converged
+    np.testing.assert_allclose(sol.objective, ref.objective, rtol=1e-4)
+    np.testing.assert_allclose([sol.rho, sol.r], [ref.rho, ref.r], atol=1e-3)
+
+
+def test_one_class_dual_matches_the_scipy_reference():
+    X, _ = make_blobs(n_samples=60, random_state=2)
+    start = np.zeros(60)
+    start[:18] = 1.0  # ν = 0.3
+    problem = QPProblem(
+        X=X,
+        y=np.ones(60),
+        upper=np.ones(60),
+        p=np.zeros(60),
+        alpha0=start,
+        equality_kind="start",
+        kernel=KernelSpec("rbf", gamma=0.1),
+    )
+    ours = get_backend("rust").solve(problem)
+    ref = get_backend("scipy").solve(problem)
+    np.testing.assert_allclose(ours.alpha.sum(), 18.0, rtol=1e-9)
+    np.testing.assert_allclose(ours.objective, ref.objective, rtol=1e-4)
+    np.testing.assert_allclose(ours.rho, ref.rho, atol=1e-3)
+
+
+def test_backends_without_the_new_equalities_refuse_them():
+    from localsvm import Capabilities, SolverBackend
+
+    class Plain(SolverBackend):
+        name = "plain"
+        capabilities = Capabilities()
+
+        def solve(self, problem):  # pragma: no cover - never called
+            raise AssertionError
+
+    problem = QPProblem(
+        X=np.eye(2), y=np.ones(2), upper=np.ones(2), alpha0=np.full(2, 0.5), equality_kind="start"
+    )
+    assert "equality-start" in Plain().check(problem)
 
 
 @pytest.mark.parametrize(

@@ -165,7 +165,7 @@ def run_info(out=sys.stdout) -> None:
 #: :data:`localsvm.bench.CASES` and :data:`localsvm.bench.PEERS` by a test).
 BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
-BENCH_SECTIONS = ("svc", "local", "sparse", "scale")
+BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,7 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "scikit-learn on the same CSR and localsvm's dense path, its peak memory, and a "
         "wide 20000 x 100000 sparse set; 'scale': CellSVC against the global SVC, its "
         "exact mode, a k-means partition baseline and the peers on 50000 to 1000000 "
-        "generated rows and on all of ijcnn1",
+        "generated rows and on all of ijcnn1; 'family': SVR, NuSVR, OneClassSVM and "
+        "NuSVC against scikit-learn's",
     )
     bench.add_argument(
         "--n-train",
@@ -302,6 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             memory_check=not args.no_memory,
             wide_rows=args.wide_rows or None,
         )
+    elif args.command == "bench" and args.section == "family":
+        from .bench_family import run_family
+
+        run_family(n_train=args.n_train or 10_000, out=sys.stdout)
     elif args.command == "bench" and args.section == "scale":
         from .bench_scale import run_scale
 

@@ -57,6 +57,20 @@ PROBABILITY_DEPRECATION = (
 )
 
 
+def _numeric(X) -> bool:
+    """Whether ``X`` is validated as numbers: sparse, a numeric or object
+    array, or anything that converts to a float array (a callable kernel
+    receives any other ``X``, a list of strings say, unconverted)."""
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if sp.issparse(X) or (kind is not None and kind in "biufO"):
+        return True
+    try:
+        np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _pair_problem(task, shared) -> QPProblem:
     """The dual of one binary problem of a fit (a pair's rows and ±1 labels);
     with ``nu`` in the settings, the ν-SVC dual (:func:`nu_start`)."""
@@ -177,7 +191,12 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     Parameters
     ----------
     C : float, default=1.0
-        Regularisation; must be positive.
+        Regularisation; must be positive. ``np.inf`` is the hard margin (no
+        training error allowed), solved with the finite box 1e150, far above
+        any dual coefficient of a separable problem (the solver's clipping
+        and gradient bookkeeping need finite boxes); on data that no model
+        separates the solver then stops at ``max_iter`` with a
+        ``ConvergenceWarning``.
     kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, \
             default='rbf'
         The kernel; 'precomputed' takes kernel values instead of features
@@ -579,7 +598,9 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample multipliers of ``C``; None weighs every sample 1.
+            Per-sample multipliers of ``C``; None weighs every sample 1. As
+            in LIBSVM, a sample of weight ``<= 0`` is left out of the problem
+            (its index never appears in ``support_``).
 
         Returns
         -------
@@ -720,9 +741,12 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
 
     def _fit_prologue(self, X, y):
         """As the base's, except that a callable kernel receives ``X`` as
-        given, unconverted (scikit-learn's behaviour: a list of strings with
-        a string kernel, say); only its length is checked against ``y``."""
-        if not callable(self.kernel):
+        given, unconverted, when ``X`` is not numeric (scikit-learn's
+        behaviour: a list of strings with a string kernel, say); only its
+        length is checked against ``y``. Numeric ``X`` is validated as for
+        a named kernel (float64, ``n_features_in_``)."""
+        self._raw_input = callable(self.kernel) and not _numeric(X)
+        if not self._raw_input:
             return super()._fit_prologue(X, y)
         check_consistent_length(X, y)
         y = column_or_1d(y, warn=True)
@@ -731,8 +755,9 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         return X, y, y_idx
 
     def _predict_prologue(self, X):
-        """As the base's; ``X`` unconverted for a callable kernel."""
-        if not callable(self.kernel):
+        """As the base's; ``X`` unconverted for a callable kernel fitted on
+        non-numeric ``X``."""
+        if not getattr(self, "_raw_input", False) or not callable(self.kernel):
             return super()._predict_prologue(X)
         check_is_fitted(self)
         return X
@@ -1208,39 +1233,70 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
 
 
 class NuSVC(SVC):
-    """ν-support vector classification (Schölkopf, Smola, Williamson &
-    Bartlett, "New support vector algorithms", Neural Computation 12, 2000)
-    on the Rust SMO core, a drop-in for :class:`sklearn.svm.NuSVC`.
+    """Nu-support vector classification on the Rust SMO core.
 
-    ``nu`` in ``(0, 1]`` bounds the fraction of margin errors from above and
-    the fraction of support vectors from below. Each binary problem's dual
-    has two equality constraints (one per class) and is solved as LIBSVM
-    does (Chang & Lin, "LIBSVM: a library for support vector machines", ACM
-    TIST 2(3), 2011, §2.2 and §4.2; Chen, Lin & Schölkopf, "A tutorial on
-    ν-support vector machines", Applied Stochastic Models in Business and
-    Industry 21, 2005): working pairs from one class, LIBSVM's start, and
-    the solution rescaled by the margin variable ``r`` into the C-SVC form
-    of the fitted attributes. More than two classes are one-vs-one, with
-    :class:`SVC`'s voting and tie rules. ``nu`` must be feasible for every
-    pair of classes: ``nu · (n_i + n_j) / 2 <= min(n_i, n_j)`` (sums of the
-    sample weights), else ``ValueError('specified nu is infeasible')``.
-
-    As LIBSVM's, the solver ignores ``class_weight`` (the attribute
-    ``class_weight_`` is still set); ``sample_weight`` sets each sample's box.
+    ν-SVC (Schölkopf, Smola, Williamson & Bartlett, "New support vector
+    algorithms", Neural Computation 12, 2000), a drop-in for
+    :class:`sklearn.svm.NuSVC`. ``nu`` in ``(0, 1]`` bounds the fraction of
+    margin errors from above and the fraction of support vectors from below.
+    Each binary problem's dual has two equality constraints (one per class)
+    and is solved as LIBSVM does (Chang & Lin, "LIBSVM: a library for
+    support vector machines", ACM TIST 2(3), 2011, §2.2 and §4.2; Chen, Lin
+    & Schölkopf, "A tutorial on ν-support vector machines", Applied
+    Stochastic Models in Business and Industry 21, 2005): working pairs from
+    one class, LIBSVM's start, and the solution rescaled by the margin
+    variable ``r`` into the C-SVC form of the fitted attributes. More than
+    two classes are one-vs-one, with :class:`SVC`'s voting and tie rules.
+    ``nu`` must be feasible for every pair of classes: ``nu · (n_i + n_j) / 2
+    <= min(n_i, n_j)`` (sums of the sample weights), else
+    ``ValueError('specified nu is infeasible')``. As LIBSVM's, the solver
+    ignores ``class_weight`` (the attribute ``class_weight_`` is still set);
+    ``sample_weight`` sets each sample's box.
 
     Parameters
     ----------
     nu : float, default=0.5
         In ``(0, 1]``.
-    kernel, degree, gamma, coef0, shrinking, probability, tol, cache_size, \
-class_weight, verbose, max_iter, decision_function_shape, break_ties, \
-random_state, backend, n_jobs, precision
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        As :class:`SVC`'s.
+    degree : int, default=3
+        As :class:`SVC`'s.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        As :class:`SVC`'s.
+    coef0 : float, default=0.0
+        As :class:`SVC`'s.
+    shrinking : bool, default=True
+        As :class:`SVC`'s.
+    probability : bool, default='deprecated'
+        As :class:`SVC`'s.
+    tol : float, default=1e-3
+        As :class:`SVC`'s.
+    cache_size : float, default=200
+        As :class:`SVC`'s.
+    class_weight : dict, 'balanced' or None, default=None
+        Kept as ``class_weight_``; not used by the solver (as LIBSVM's).
+    verbose : bool, default=False
+        As :class:`SVC`'s.
+    max_iter : int, default=-1
+        As :class:`SVC`'s.
+    decision_function_shape : {'ovo', 'ovr'}, default='ovr'
+        As :class:`SVC`'s.
+    break_ties : bool, default=False
+        As :class:`SVC`'s.
+    random_state : int, RandomState instance or None, default=None
+        As :class:`SVC`'s.
+    backend : str, default='auto'
+        As :class:`SVC`'s.
+    n_jobs : int or None, default=None
+        As :class:`SVC`'s.
+    precision : {'auto', 'float32', 'float64'}, default='auto'
         As :class:`SVC`'s.
 
     Attributes
     ----------
-    support_, support_vectors_, n_support_, dual_coef_, intercept_, \
-fit_status_, n_iter_, classes_, class_weight_, dual_objective_
+    support_, support_vectors_, n_support_, dual_coef_, intercept_ : ndarray
+        As :class:`SVC`'s (the ν solution divided by ``r``).
+    fit_status_, n_iter_, classes_, class_weight_, dual_objective_ : object
         As :class:`SVC`'s.
 
     Examples

@@ -190,8 +190,10 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
 
     @property
     def coef_(self):
-        """Weights of the linear model (``kernel='linear'`` only); read-only,
-        a CSR matrix after a sparse fit, as scikit-learn's."""
+        """Weights of the linear model (``kernel='linear'`` only).
+
+        Read-only, and a CSR matrix after a sparse fit, as scikit-learn's.
+        """
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
@@ -200,33 +202,47 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         return read_only_coef(self._linear_w, sparse=sp.issparse(self.support_vectors_))
 
 
-_COMMON_DOC = """
-    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
-        The kernel.
-    degree : int, default=3
-        Degree of the polynomial kernel.
-    gamma : {'scale', 'auto'} or float, default='scale'
+#: Each parameter's entry, for the docstrings (in each signature's order).
+_PARAM_DOC = {
+    "kernel": """    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+        The kernel.""",
+    "degree": """    degree : int, default=3
+        Degree of the polynomial kernel.""",
+    "gamma": """    gamma : {'scale', 'auto'} or float, default='scale'
         Kernel coefficient of 'rbf', 'poly' and 'sigmoid' ('scale':
-        ``1 / (n_features · X.var())``, 'auto': ``1 / n_features``).
-    coef0 : float, default=0.0
-        Independent term of 'poly' and 'sigmoid'.
-    tol : float, default=1e-3
-        Stopping tolerance on the maximal KKT violation.
-    shrinking : bool, default=True
-        Whether the solver shrinks variables stuck at a bound.
-    cache_size : float, default=200
-        Kernel cache, in megabytes.
-    verbose : int, default=0
-        Log progress to the ``localsvm`` logger.
-    max_iter : int, default=-1
-        Iteration cap; -1 for the solver's safety cap.
-    backend : str, default='auto'
-        The solver backend.
-    n_jobs : int or None, default=None
-        Two or more let the Rust solver use two threads on large problems.
-    precision : {'auto', 'float32', 'float64'}, default='auto'
-        The arithmetic of the kernel values (see :class:`~localsvm.SVC`).
-"""
+        ``1 / (n_features · X.var())``, 'auto': ``1 / n_features``).""",
+    "coef0": """    coef0 : float, default=0.0
+        Independent term of 'poly' and 'sigmoid'.""",
+    "tol": """    tol : float, default=1e-3
+        Stopping tolerance on the maximal KKT violation.""",
+    "C": """    C : float, default=1.0
+        Penalty parameter; ``np.inf`` for no limit (the finite box 1e150,
+        as :class:`SVC`).""",
+    "epsilon": """    epsilon : float, default=0.1
+        Width of the tube within which errors are not penalised; ``>= 0``.""",
+    "nu": """    nu : float, default=0.5
+        In ``(0, 1]``: an upper bound on the fraction of training errors and
+        a lower bound on the fraction of support vectors.""",
+    "shrinking": """    shrinking : bool, default=True
+        Whether the solver shrinks variables stuck at a bound.""",
+    "cache_size": """    cache_size : float, default=200
+        Kernel cache, in megabytes.""",
+    "verbose": """    verbose : int, default=0
+        Log progress to the ``localsvm`` logger.""",
+    "max_iter": """    max_iter : int, default=-1
+        Iteration cap; -1 for the solver's safety cap.""",
+    "backend": """    backend : str, default='auto'
+        The solver backend.""",
+    "n_jobs": """    n_jobs : int or None, default=None
+        Two or more let the Rust solver use two threads on large problems.""",
+    "precision": """    precision : {'auto', 'float32', 'float64'}, default='auto'
+        The arithmetic of the kernel values (see :class:`~localsvm.SVC`).""",
+}
+
+
+def _params_doc(*names: str) -> str:
+    return "\n".join(_PARAM_DOC[n] for n in names)
+
 
 _ATTR_DOC = """
     support_ : ndarray of shape (n_SV,)
@@ -250,9 +266,10 @@ _ATTR_DOC = """
 
 class SVR(RegressorMixin, _BaseSingleDual):
     __doc__ = (
-        """ε-support vector regression (Vapnik, "The Nature of Statistical
-    Learning Theory", Springer, 1995) on the Rust SMO core, a drop-in for
-    :class:`sklearn.svm.SVR`.
+        """Epsilon-support vector regression on the Rust SMO core.
+
+    ε-SVR (Vapnik, "The Nature of Statistical Learning Theory", Springer,
+    1995), a drop-in for :class:`sklearn.svm.SVR`.
 
     The dual is solved in LIBSVM's form (Chang & Lin, "LIBSVM: a library for
     support vector machines", ACM TIST 2(3), 2011, §2.3): ``2n`` variables
@@ -261,12 +278,25 @@ class SVR(RegressorMixin, _BaseSingleDual):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Penalty of the errors beyond ``epsilon``; ``np.inf`` for no limit.
-    epsilon : float, default=0.1
-        Width of the tube within which errors are not penalised; ``>= 0``."""
-        + _COMMON_DOC
+"""
+        + _params_doc(
+            "kernel",
+            "degree",
+            "gamma",
+            "coef0",
+            "tol",
+            "C",
+            "epsilon",
+            "shrinking",
+            "cache_size",
+            "verbose",
+            "max_iter",
+            "backend",
+            "n_jobs",
+            "precision",
+        )
         + """
+
     Attributes
     ----------"""
         + _ATTR_DOC
@@ -377,9 +407,11 @@ class SVR(RegressorMixin, _BaseSingleDual):
 
 class NuSVR(RegressorMixin, _BaseSingleDual):
     __doc__ = (
-        """ν-support vector regression (Schölkopf, Smola, Williamson &
-    Bartlett, "New support vector algorithms", Neural Computation 12, 2000)
-    on the Rust SMO core, a drop-in for :class:`sklearn.svm.NuSVR`.
+        """Nu-support vector regression on the Rust SMO core.
+
+    ν-SVR (Schölkopf, Smola, Williamson & Bartlett, "New support vector
+    algorithms", Neural Computation 12, 2000), a drop-in for
+    :class:`sklearn.svm.NuSVR`.
 
     ``nu`` bounds the fraction of errors from above and the fraction of
     support vectors from below; the tube width is found by the solver.
@@ -388,18 +420,40 @@ class NuSVR(RegressorMixin, _BaseSingleDual):
 
     Parameters
     ----------
-    nu : float, default=0.5
-        In ``(0, 1]``.
-    C : float, default=1.0
-        Penalty parameter; ``np.inf`` for no limit."""
-        + _COMMON_DOC
+"""
+        + _params_doc(
+            "nu",
+            "C",
+            "kernel",
+            "degree",
+            "gamma",
+            "coef0",
+            "shrinking",
+            "tol",
+            "cache_size",
+            "verbose",
+            "max_iter",
+            "backend",
+            "n_jobs",
+            "precision",
+        )
         + """
+
     Attributes
     ----------"""
         + _ATTR_DOC
         + """
     epsilon_ : float
         The tube width the solution has (LIBSVM's ``−r``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import NuSVR
+    >>> X = np.linspace(0, 1, 20)[:, None]
+    >>> reg = NuSVR(C=10.0, nu=0.5).fit(X, 2 * X[:, 0])
+    >>> bool(abs(reg.predict([[0.5]])[0] - 1.0) < 0.1)
+    True
     """
     )
 
@@ -489,10 +543,11 @@ def fill_in_order(upper: np.ndarray, total: float) -> np.ndarray:
 
 class OneClassSVM(OutlierMixin, _BaseSingleDual):
     __doc__ = (
-        """One-class SVM (Schölkopf, Platt, Shawe-Taylor, Smola & Williamson,
-    "Estimating the support of a high-dimensional distribution", Neural
-    Computation 13, 2001) on the Rust SMO core, a drop-in for
-    :class:`sklearn.svm.OneClassSVM`: unsupervised outlier detection.
+        """Unsupervised outlier detection by the one-class SVM on the Rust SMO core.
+
+    The one-class SVM of Schölkopf, Platt, Shawe-Taylor, Smola & Williamson
+    ("Estimating the support of a high-dimensional distribution", Neural
+    Computation 13, 2001), a drop-in for :class:`sklearn.svm.OneClassSVM`.
 
     The dual ``min ½αᵀKα`` with ``0 ≤ α_i ≤ 1`` and ``Σ α = ν·n`` is solved
     as in LIBSVM (Chang & Lin, ACM TIST 2(3), 2011, §2.2) from its start,
@@ -500,17 +555,39 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
 
     Parameters
     ----------
-    nu : float, default=0.5
-        Upper bound on the fraction of training errors and lower bound on
-        the fraction of support vectors, in ``(0, 1]``."""
-        + _COMMON_DOC
+"""
+        + _params_doc(
+            "kernel",
+            "degree",
+            "gamma",
+            "coef0",
+            "tol",
+            "nu",
+            "shrinking",
+            "cache_size",
+            "verbose",
+            "max_iter",
+            "backend",
+            "n_jobs",
+            "precision",
+        )
         + """
+
     Attributes
     ----------"""
         + _ATTR_DOC
         + """
     offset_ : float
         ``ρ``: ``decision_function = score_samples − offset_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import OneClassSVM
+    >>> X = np.random.RandomState(0).randn(100, 2)
+    >>> det = OneClassSVM(nu=0.1, gamma=0.5).fit(X)
+    >>> det.predict([[0.0, 0.0], [6.0, 6.0]]).tolist()
+    [1, -1]
     """
     )
 

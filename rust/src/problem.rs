@@ -519,6 +519,71 @@ mod tests {
         (x, y)
     }
 
+    /// Solves `wide_blobs(n, 2)` under `constraint` from `alpha0` (linear
+    /// term 0, boxes 1).
+    fn solve_from_start(constraint: Constraint, alpha0: Vec<f64>, y: Vec<f64>) -> Solution {
+        let n = y.len();
+        let (x, _) = wide_blobs(n, 2);
+        let rows = Rows::new(x, n, 2).unwrap();
+        let source = KernelSource::dense(KernelKind::Rbf { gamma: 0.5 }, rows).unwrap();
+        let problem = DualProblem {
+            source,
+            y,
+            p: Some(vec![0.0; n]),
+            upper: vec![1.0; n],
+            alpha0: Some(alpha0),
+            active: None,
+            constraint,
+            start: StartGradientMode::Columns,
+        };
+        let opts = SolverOptions {
+            tol: 1e-6,
+            ..SolverOptions::default()
+        };
+        problem.solve_with(&opts, Precision::Float64).unwrap()
+    }
+
+    #[test]
+    fn one_class_and_nu_duals_keep_their_sums_and_improve_the_start() {
+        let n = 120;
+        let (_, labels) = wide_blobs(n, 2);
+        // One-class: all y = +1, Σ α = 30 from LIBSVM's start.
+        let start: Vec<f64> = (0..n).map(|i| if i < 30 { 1.0 } else { 0.0 }).collect();
+        let one = solve_from_start(Constraint::EqualityAtStart, start, vec![1.0; n]);
+        assert!(one.converged);
+        assert!((one.alpha.iter().sum::<f64>() - 30.0).abs() < 1e-9);
+        assert!(one.alpha.iter().all(|&a| (0.0..=1.0).contains(&a)));
+        assert_eq!(one.r, 0.0);
+        // ν-dual: each label set's sum kept, and r is positive for these
+        // two fairly separated clusters.
+        let start: Vec<f64> = labels
+            .iter()
+            .map(|&l| if l > 0.0 { 0.3 } else { 0.15 })
+            .collect();
+        let sums = |a: &[f64]| {
+            let pos: f64 = a
+                .iter()
+                .zip(&labels)
+                .filter(|(_, &l)| l > 0.0)
+                .map(|(a, _)| a)
+                .sum();
+            let neg: f64 = a
+                .iter()
+                .zip(&labels)
+                .filter(|(_, &l)| l < 0.0)
+                .map(|(a, _)| a)
+                .sum();
+            (pos, neg)
+        };
+        let before = sums(&start);
+        let nu = solve_from_start(Constraint::PerLabel, start, labels.clone());
+        assert!(nu.converged);
+        let after = sums(&nu.alpha);
+        assert!((before.0 - after.0).abs() < 1e-9 && (before.1 - after.1).abs() < 1e-9);
+        assert!(nu.r > 0.0, "r = {}", nu.r);
+        assert!(nu.objective.is_finite());
+    }
+
     #[test]
     fn two_thread_team_gives_the_one_thread_answer() {
         // The unit-test thresholds (256 variables, fills of 512 values, scans

@@ -109,17 +109,6 @@ class QPProblem:
         started for the solve) that share the large kernel-column fills and
         the scans over large active sets; the solution and the iterations
         are identical to one thread's. Other backends ignore it.
-    equality_kind : {'zero', 'start', 'per_label'}, default='zero'
-        Which equality the solution keeps (with ``equality=True``): 'zero'
-        is ``yᵀα = 0`` (C-SVC, ε-SVR); 'start' is ``yᵀα = yᵀα₀``, the
-        value at ``alpha0`` (the one-class SVM, whose ``Σ α = ν·n``; Schölkopf
-        et al., "Estimating the support of a high-dimensional distribution",
-        Neural Computation 13, 2001); 'per_label' holds ``Σ_{y=+1} α`` and
-        ``Σ_{y=−1} α`` each at its value at ``alpha0`` (the ν-duals of
-        Schölkopf, Smola, Williamson & Bartlett, "New support vector
-        algorithms", Neural Computation 12, 2000, solved as in LIBSVM: Chang
-        & Lin, ACM TIST 2011, §4.2). The last two need ``alpha0`` and the
-        backend's ``equality_kinds``.
     start_gradient : {None, 'blocked'} or tuple of two ndarrays, default=None
         How a solver that keeps the gradient ``G = Qα₀ + p`` (and ``Ḡ =
         Σ_{α₀_j ≥ U_j} U_j Q_j``, the part from variables at their upper
@@ -131,6 +120,18 @@ class QPProblem:
         over values the caller computed (one per variable, only without
         ``active``). Only with ``equality=True``. A speed hint: backends
         without such a gradient ignore it.
+    equality_kind : {'zero', 'start', 'per_label'}, default='zero'
+        Which equality the solution keeps (with ``equality=True``): 'zero'
+        is ``yᵀα = 0`` (C-SVC, ε-SVR); 'start' is ``yᵀα = yᵀα₀``, the
+        value at ``alpha0`` (the one-class SVM, whose ``Σ α = ν·n``; Schölkopf
+        et al., "Estimating the support of a high-dimensional distribution",
+        Neural Computation 13, 2001); 'per_label' holds ``Σ_{y=+1} α`` and
+        ``Σ_{y=−1} α`` each at its value at ``alpha0`` (the ν-duals of
+        Schölkopf, Smola, Williamson & Bartlett, "New support vector
+        algorithms", Neural Computation 12, 2000, solved as in LIBSVM: Chang
+        & Lin, ACM TIST 2011, §4.2). The last two need ``alpha0`` and a
+        backend whose capabilities include ``equality_start`` or
+        ``equality_per_label``.
 
     Examples
     --------
@@ -423,17 +424,17 @@ class Capabilities:
     sparse : bool, default=False
         Solves problems whose ``X`` is a scipy CSR matrix (canonical: sorted
         indices, no duplicates) without densifying it.
+    local_primal : bool, default=False
+        Solves the linear-kernel problems of a :class:`LocalBatch` with
+        ``solver='primal'`` in the primal (``d + 1`` unknowns); a backend
+        without it solves their duals, which have the same solutions to
+        ``tol``.
     equality_start : bool, default=False
         Solves ``equality_kind='start'`` (``yᵀα`` kept at its start value:
         the one-class SVM).
     equality_per_label : bool, default=False
         Solves ``equality_kind='per_label'`` (the ν-duals' two constraints)
         and reports their ``r``.
-    local_primal : bool, default=False
-        Solves the linear-kernel problems of a :class:`LocalBatch` with
-        ``solver='primal'`` in the primal (``d + 1`` unknowns); a backend
-        without it solves their duals, which have the same solutions to
-        ``tol``.
 
     Examples
     --------

@@ -165,8 +165,22 @@ def finish(
     a[a <= snap] = 0.0
     a[a >= upper - snap] = upper[a >= upper - snap]
     grad = reduced.Q @ a + reduced.p
-    rho = rho_from_kkt(reduced.y, grad, a, reduced.upper) if problem.equality else 0.0
-    violation = kkt_violation(reduced.y, grad, a, upper, problem.equality)
+    r = 0.0
+    if problem.equality and getattr(problem, "equality_kind", "zero") == "per_label":
+        # The ν-duals: each label set has its own threshold on G (Chang &
+        # Lin, ACM TIST 2011, §4.2): ρ = (r₊ − r₋)/2 and r = (r₊ + r₋)/2;
+        # pairs never cross label sets, so neither do violations.
+        pos = reduced.y > 0
+        thresholds, violation = [], 0.0
+        for side in (pos, ~pos):
+            ones = np.ones(int(side.sum()))
+            thresholds.append(rho_from_kkt(ones, grad[side], a[side], upper[side]))
+            violation = max(violation, kkt_violation(ones, grad[side], a[side], upper[side], True))
+        rho = 0.5 * (thresholds[0] - thresholds[1])
+        r = 0.5 * (thresholds[0] + thresholds[1])
+    else:
+        rho = rho_from_kkt(reduced.y, grad, a, reduced.upper) if problem.equality else 0.0
+        violation = kkt_violation(reduced.y, grad, a, upper, problem.equality)
     if not converged and violation <= problem.tol:
         converged, message = True, ""
     elif not converged:
@@ -182,4 +196,5 @@ def finish(
         converged=bool(converged),
         backend=backend,
         message=message,
+        r=r,
     )

@@ -4,7 +4,9 @@
 It is slow (dense ``n × n`` memory, cubic-time subproblems; a 300-sample
 problem takes seconds) and meant for small problems (at most 1000 samples)
 and as an independent check of the Rust solver: it shares no code with it
-beyond the problem definition.
+beyond the problem definition. It solves every equality kind
+(``QPProblem.equality_kind``), so it is the reference for the one-class and
+ν duals too.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class ScipyBackend(SolverBackend):
         box_only=True,
         max_samples=MAX_SAMPLES,
         thread_safe=False,
+        equality_start=True,
+        equality_per_label=True,
     )
 
     def solve(self, problem: QPProblem) -> QPSolution:
@@ -45,13 +49,22 @@ class ScipyBackend(SolverBackend):
             return float(0.5 * a @ Qa + p @ a), Qa + p
 
         constraints = []
+        kind = getattr(problem, "equality_kind", "zero")
         if problem.equality:
-            y, rhs = red.y, red.rhs
+            if kind == "zero":
+                rows, rhs = red.y[None, :], np.array([red.rhs])
+            elif kind == "start":
+                # yᵀα kept at the start's value over the moving variables.
+                rows, rhs = red.y[None, :], np.array([red.y @ red.alpha0])
+            else:
+                # per_label: each label set's sum kept at the start's.
+                rows = np.vstack([red.y > 0, red.y < 0]).astype(np.float64)
+                rhs = rows @ red.alpha0
             constraints.append(
                 {
                     "type": "eq",
-                    "fun": lambda a: np.array([y @ a - rhs]),
-                    "jac": lambda a: y[None, :],
+                    "fun": lambda a: rows @ a - rhs,
+                    "jac": lambda a: rows,
                 }
             )
         max_iter = 10 * m + 100 if problem.max_iter < 0 else max(problem.max_iter, 1)
