@@ -378,3 +378,13 @@ def test_pickle_round_trip(Est):
     est = Est().fit(X, y)
     back = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+@pytest.mark.parametrize("Est", [SVR, NuSVR, OneClassSVM])
+def test_verbose_fit_reports_the_solve(Est, caplog):
+    import logging
+
+    X, y = make_friedman1(n_samples=80, random_state=0)
+    with caplog.at_level(logging.INFO, logger="localsvm"):
+        Est(verbose=2).fit(X, y)
+    assert any(f"{Est.__name__} fit:" in r.getMessage() for r in caplog.records)

@@ -121,7 +121,7 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         problem.shrinking = bool(self.shrinking)
         problem.precision = self.precision
         problem.n_threads = 2 if effective_n_jobs(self.n_jobs) >= 2 else 1
-        problem.progress = tasks[0].solver_progress()
+        problem.progress = tasks[0].solver_progress(float(self.tol), problem.n)
         backend = self._select_backend(problem)
         if sp.issparse(X):
             core_rows(X, cache=True)
