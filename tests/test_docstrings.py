@@ -118,10 +118,10 @@ def test_docstring(name, kind):
 
 PACKAGE = Path(localsvm.__file__).parent
 
-# Internal references users cannot follow: the project's design notes
-# (ALGORITHMS.md), its paper identifiers ("seed 000", always three digits with
-# leading zeros, so a random seed such as "seed 0" is not one) and its issue
-# numbers. Papers are cited by authors, title and venue instead.
+# References users cannot follow: the file name of a design note kept outside
+# the repository, three-digit paper identifiers with leading zeros (a random
+# state such as "seed 0" does not match) and tracker numbers. Papers are cited
+# by authors, title and venue instead.
 INTERNAL_REFERENCE = re.compile(r"ALGORITHMS\.md|\bseeds?\s+0\d\d\b|\bissues?\s+#?\d+", re.I)
 
 

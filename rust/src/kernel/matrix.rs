@@ -199,10 +199,8 @@ impl<'b> KernelRowsAgainst<'b> {
         })
     }
 
-    /// `out[i·n_b + t] = K(a_i, b_t)` for every row of `a`, in parallel over
-    /// blocks of rows; [`crate::Error::Interrupted`] once `ctl` is cancelled.
-    pub fn fill(&self, a: &Rows, out: &mut [f64], ctl: &Control) -> Result<()> {
-        let nb = self.b.n();
+    /// An error unless `a` has the prepared rows' number of features.
+    fn check_width(&self, a: &Rows) -> Result<()> {
         if a.d() != self.b.d() {
             shape_error!(
                 "the rows have {} features but the prepared rows {}",
@@ -210,6 +208,14 @@ impl<'b> KernelRowsAgainst<'b> {
                 self.b.d()
             );
         }
+        Ok(())
+    }
+
+    /// `out[i·n_b + t] = K(a_i, b_t)` for every row of `a`, in parallel over
+    /// blocks of rows; [`crate::Error::Interrupted`] once `ctl` is cancelled.
+    pub fn fill(&self, a: &Rows, out: &mut [f64], ctl: &Control) -> Result<()> {
+        let nb = self.b.n();
+        self.check_width(a)?;
         if out.len() != a.n() * nb {
             shape_error!(
                 "{} kernel rows of {nb} values need {} slots, got {}",
@@ -238,13 +244,7 @@ impl<'b> KernelRowsAgainst<'b> {
     /// [`Self::fill`].
     pub fn fill_block(&self, a: &Rows, first: usize, out: &mut [f64]) -> Result<()> {
         let nb = self.b.n();
-        if a.d() != self.b.d() {
-            shape_error!(
-                "the rows have {} features but the prepared rows {}",
-                a.d(),
-                self.b.d()
-            );
-        }
+        self.check_width(a)?;
         if nb == 0 {
             return Ok(());
         }
