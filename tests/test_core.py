@@ -99,9 +99,6 @@ def test_solve_qp_rejects_bad_input(change, message):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"tol": 0.0}, "tol must be"),
-        ({"cache_size": 0.0}, "cache_size"),
-        ({"max_iter": -2}, "max_iter"),
         ({"alpha0": np.full(20, 5.0)}, "outside its box"),
         ({"active": np.array([0, 0])}, "appears twice"),
         ({"active": np.array([-1])}, "non-negative"),
@@ -127,6 +124,43 @@ def test_kernel_rejects_bad_parameters(kwargs, message):
         _core.Kernel(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tol": 0.0}, "tol must be"),
+        ({"tol": float("nan")}, "tol must be"),
+        ({"cache_size": 0.0}, "cache_size"),
+        ({"max_iter": -2}, "max_iter"),
+        ({"precision": "double"}, "precision must be one of"),
+    ],
+)
+def test_solver_settings_reject_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        _core.SolverSettings(**kwargs)
+
+
+def test_solver_settings_pickle_compare_and_apply():
+    s = _core.SolverSettings(tol=1e-5, max_iter=7, cache_size=3.0, shrinking=False)
+    assert (s.tol, s.max_iter, s.cache_size, s.shrinking, s.precision) == (
+        1e-5,
+        7,
+        3.0,
+        False,
+        "auto",
+    )
+    assert pickle.loads(pickle.dumps(s)) == s
+    assert s != _core.SolverSettings(tol=1e-5, max_iter=7, cache_size=3.0)
+    assert _core.SolverSettings() == _core.SolverSettings(tol=1e-3, max_iter=-1)
+    # The settings reach the solver: the cap of 7 iterations stops it.
+    X, y, u = _args()
+    out = _core.solve_qp(X, y, u, kernel=_core.Kernel("rbf", 1.0), settings=s)
+    assert out.n_iter == 7 and not out.converged
+    with pytest.raises(TypeError):
+        _core.solve_qp(X, y, u, settings={"tol": 1e-5})
+    with pytest.raises(ValueError, match="constraint must be"):
+        _core.solve_qp(X, y, u, constraint="equal")
+
+
 def test_kernel_pickles_and_compares():
     k = _core.Kernel("poly", 0.5, 1.0, 2)
     assert (k.name, k.gamma, k.coef0, k.degree) == ("poly", 0.5, 1.0, 2)
@@ -142,7 +176,9 @@ def test_precomputed_must_be_square():
 
 def test_solve_qp_returns_a_feasible_solution():
     X, y, u = _args(60, 4, 3)
-    out = _core.solve_qp(X, y, u, kernel=_core.Kernel("rbf", 0.5), tol=1e-6)
+    out = _core.solve_qp(
+        X, y, u, kernel=_core.Kernel("rbf", 0.5), settings=_core.SolverSettings(tol=1e-6)
+    )
     a = out.alpha
     assert out.converged
     assert np.all(a >= 0) and np.all(a <= u)
@@ -157,7 +193,13 @@ def test_solver_releases_the_gil():
     X, y = make_problem_data(1000, 10, 1)
     u = np.full(y.shape, 10.0)
     assert runs_detached(
-        lambda: _core.solve_qp(X, y, u, kernel=_core.Kernel("rbf", 0.05), tol=1e-5, cache_size=1.0)
+        lambda: _core.solve_qp(
+            X,
+            y,
+            u,
+            kernel=_core.Kernel("rbf", 0.05),
+            settings=_core.SolverSettings(tol=1e-5, cache_size=1.0),
+        )
     )
 
 
@@ -193,7 +235,8 @@ def test_instruction_set_paths_agree():
         "r = np.random.default_rng(3)\n"
         "X = r.normal(size=(400, 7)); X[:, 3] = 0.0\n"
         "y = np.where(X[:, 0] + 0.3 * r.normal(size=400) > 0, 1.0, -1.0)\n"
-        "out = _core.solve_qp(X, y, np.ones(400), kernel=_core.Kernel('rbf', 0.2), tol=1e-6)\n"
+        "out = _core.solve_qp(X, y, np.ones(400), kernel=_core.Kernel('rbf', 0.2),\n"
+        "                    settings=_core.SolverSettings(tol=1e-6))\n"
         "print(json.dumps([out.objective, out.rho]))\n"
     )
     results = {}

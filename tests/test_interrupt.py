@@ -260,8 +260,7 @@ def test_interrupt_all_stops_a_solve_in_a_worker_thread_and_nothing_later():
                 y,
                 upper,
                 kernel=_core.Kernel("rbf", 0.05),
-                tol=1e-8,
-                cache_size=4.0,
+                settings=_core.SolverSettings(tol=1e-8, cache_size=4.0),
                 progress=lambda n_iter, gap: running.set(),
             )
             got["result"] = "finished"

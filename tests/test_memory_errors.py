@@ -138,7 +138,7 @@ def test_local_cache_size_reaches_the_core(monkeypatch, banana):
     real = _core.solve_local
 
     def spy(*args, **kwargs):
-        seen.append(kwargs["cache_size"])
+        seen.append(kwargs["settings"].cache_size)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(_core, "solve_local", spy)

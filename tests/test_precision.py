@@ -231,13 +231,15 @@ def test_core_functions_report_and_honour_the_path():
     upper = np.ones(yy.size)
     assert _core.solve_qp(X, yy, upper, kernel=_core.Kernel("rbf", 0.1)).precision == "float32"
     assert (
-        _core.solve_qp(X, yy, upper, kernel=_core.Kernel("rbf", 0.1), tol=1e-7).precision
+        _core.solve_qp(
+            X, yy, upper, kernel=_core.Kernel("rbf", 0.1), settings=_core.SolverSettings(tol=1e-7)
+        ).precision
         == "float64"
     )
     out = _core.solve_qp(X * 1e150, yy, upper, kernel=_core.Kernel("rbf", 1e-301))
     assert out.precision == "float64" and np.isfinite(out.alpha).all()
     with pytest.raises(ValueError, match="precision must be one of"):
-        _core.solve_qp(X, yy, upper, precision="double")
+        _core.SolverSettings(precision="double")
     spec = KernelSpec("rbf", gamma=0.1)
     sv, coef, b = X[:5], np.ones((1, 5)), np.zeros(1)
     f32 = decision_values(spec, X, sv, coef, b, precision="float32")

@@ -216,7 +216,7 @@ def test_solve_qp_reports_iterations_and_gap():
         y,
         np.full(y.size, 100.0),
         kernel=_core.Kernel("rbf", 0.5),
-        tol=1e-6,
+        settings=_core.SolverSettings(tol=1e-6),
         progress=lambda i, g: seen.append((i, g)),
     )
     assert seen, "a solve this long reports at least once"
@@ -224,7 +224,13 @@ def test_solve_qp_reports_iterations_and_gap():
     assert iters == sorted(iters) and 0 <= iters[-1] <= res.n_iter
     reported = [g for i, g in seen if i > 0]
     assert all(np.isfinite(g) and g > 0 for g in reported)
-    plain = _core.solve_qp(X, y, np.full(y.size, 100.0), kernel=_core.Kernel("rbf", 0.5), tol=1e-6)
+    plain = _core.solve_qp(
+        X,
+        y,
+        np.full(y.size, 100.0),
+        kernel=_core.Kernel("rbf", 0.5),
+        settings=_core.SolverSettings(tol=1e-6),
+    )
     np.testing.assert_array_equal(res.alpha, plain.alpha)
 
 
@@ -236,7 +242,12 @@ def test_solve_qp_progress_exception_stops_the_solve():
 
     with pytest.raises(RuntimeError, match="stop at"):
         _core.solve_qp(
-            X, y, np.full(y.size, 100.0), kernel=_core.Kernel("rbf", 0.5), tol=1e-6, progress=stop
+            X,
+            y,
+            np.full(y.size, 100.0),
+            kernel=_core.Kernel("rbf", 0.5),
+            settings=_core.SolverSettings(tol=1e-6),
+            progress=stop,
         )
 
 

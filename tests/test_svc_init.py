@@ -150,10 +150,11 @@ def test_blocked_gradient_equals_the_column_gradient():
     np.testing.assert_allclose(gbar3, want_gbar, rtol=0, atol=1e-10 * scale)
     # The solve from the blocked gradient, from the supplied one and from
     # the column fill: the same iterations and solution.
-    common = dict(kernel=spec.core(), alpha0=alpha, precision="float64", tol=1e-6)
+    settings = _core.SolverSettings(precision="float64", tol=1e-6)
+    common = dict(kernel=spec.core(), alpha0=alpha, settings=settings)
     columns = _core.solve_qp(X, y, upper, **common)
-    blocked = _core.solve_qp(X, y, upper, **common, blocked_gradient=True)
-    given = _core.solve_qp(X, y, upper, **common, gradient=g, gradient_upper=gbar)
+    blocked = _core.solve_qp(X, y, upper, **common, start="blocked")
+    given = _core.solve_qp(X, y, upper, **common, start=(g, gbar))
     assert blocked.start_evaluations == n * np.count_nonzero(alpha)
     assert columns.start_evaluations == 0 and given.start_evaluations == 0
     for sol in (blocked, given):
@@ -175,17 +176,19 @@ def test_supplied_gradient_is_checked():
     alpha = _feasible_start(y, upper, rng)
     g, gbar, _ = _core.dual_gradient(X, y, upper, alpha)
     with pytest.raises(ValueError, match="gradient"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g[:-1], gradient_upper=gbar)
+        _core.solve_qp(X, y, upper, alpha0=alpha, start=(g[:-1], gbar))
     with pytest.raises(ValueError, match="gradient_upper"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g, gradient_upper=np.ones(n + 1))
+        _core.solve_qp(X, y, upper, alpha0=alpha, start=(g, np.ones(n + 1)))
     bad = g.copy()
     bad[3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=bad, gradient_upper=gbar)
-    with pytest.raises(ValueError, match="both"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, gradient=g)
+        _core.solve_qp(X, y, upper, alpha0=alpha, start=(bad, gbar))
+    with pytest.raises(TypeError, match="pair"):
+        _core.solve_qp(X, y, upper, alpha0=alpha, start=g)
+    with pytest.raises(ValueError, match="'blocked'"):
+        _core.solve_qp(X, y, upper, alpha0=alpha, start="columns")
     with pytest.raises(ValueError, match="equality"):
-        _core.solve_qp(X, y, upper, equality=False, blocked_gradient=True)
+        _core.solve_qp(X, y, upper, constraint="box", start="blocked")
     with pytest.raises(ValueError, match="alpha"):
         _core.dual_gradient(X, y, upper, alpha[:-1])
     # Through the backend interface.

@@ -54,7 +54,10 @@ def test_two_threads_give_the_one_thread_model(data, solve_calls):
 def test_float64_path_is_identical_too(data):
     X, y = data
     labels = np.where(y == 1, 1.0, -1.0)
-    kw = dict(kernel=_core.Kernel("rbf", 0.2), precision="float64", cache_size=8.0)
+    kw = dict(
+        kernel=_core.Kernel("rbf", 0.2),
+        settings=_core.SolverSettings(precision="float64", cache_size=8.0),
+    )
     a = _core.solve_qp(X, labels, np.ones(N), threads=1, **kw)
     b = _core.solve_qp(X, labels, np.ones(N), threads=2, **kw)
     assert (a.threads, b.threads) == (1, 2)

@@ -19,6 +19,7 @@ __all__ = [
     "LearnResult",
     "LocalResult",
     "QPResult",
+    "SolverSettings",
     "__version__",
     "_raise_internal_panic",
     "decision_values",
@@ -101,6 +102,46 @@ class Kernel:
         """The degree of 'poly'."""
 
 @final
+class SolverSettings:
+    """The settings of SMO that :func:`solve_qp` and :func:`solve_local`
+    share, checked once, here (a function given ``settings=None`` uses
+    ``SolverSettings()``). Compares by value and pickles.
+
+    ``tol`` (positive, finite): the stopping tolerance on the maximal KKT
+    violation. ``max_iter``: ``-1`` for the functions' safety caps, else a
+    non-negative cap on the iterations. ``cache_size``: the kernel cache
+    in MB (positive, finite). ``shrinking``: LIBSVM's shrinking heuristic.
+    ``precision``: the kernel path, ``'auto'``, ``'float32'`` or
+    ``'float64'`` (see :func:`solve_qp`). Anything else raises
+    ``ValueError`` naming the setting."""
+
+    def __new__(
+        cls,
+        *,
+        tol: float = 1e-3,
+        max_iter: int = -1,
+        cache_size: float = 200.0,
+        shrinking: bool = True,
+        precision: str = "auto",
+    ) -> SolverSettings: ...
+    @property
+    def tol(self) -> float:
+        """The stopping tolerance."""
+    @property
+    def max_iter(self) -> int:
+        """The iteration cap, ``-1`` for the safety cap."""
+    @property
+    def cache_size(self) -> float:
+        """The kernel cache in MB."""
+    @property
+    def shrinking(self) -> bool:
+        """Whether SMO shrinks."""
+    @property
+    def precision(self) -> str:
+        """``'auto'``, ``'float32'`` or ``'float64'``."""
+    def __getnewargs_ex__(self) -> tuple[tuple[()], dict[str, Any]]: ...
+
+@final
 class QPResult:
     """What :func:`solve_qp` returns."""
 
@@ -147,27 +188,20 @@ def solve_qp(
     upper: npt.NDArray[np.float64],
     *,
     kernel: Kernel | None = None,
+    settings: SolverSettings | None = None,
     p: npt.NDArray[np.float64] | None = None,
     alpha0: npt.NDArray[np.float64] | None = None,
     active: npt.NDArray[np.int64] | None = None,
-    equality: bool = True,
-    tol: float = 1e-3,
-    max_iter: int = -1,
-    cache_size: float = 200.0,
-    shrinking: bool = True,
     rows: npt.NDArray[np.int64] | None = None,
-    precision: str = "auto",
+    constraint: str = "zero",
+    start: str | tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
     progress: Callable[[int, float], object] | None = None,
     threads: int = 1,
-    gradient: npt.NDArray[np.float64] | None = None,
-    gradient_upper: npt.NDArray[np.float64] | None = None,
-    blocked_gradient: bool = False,
-    equality_kind: str = "zero",
 ) -> QPResult:
-    """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and, if ``equality``,
-    ``yᵀα = 0``, with ``Q_ij = y_i y_j K(x_i, x_j)``.
+    """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and ``constraint``,
+    with ``Q_ij = y_i y_j K(x_i, x_j)``.
 
-    ``equality_kind`` (with ``equality``): ``'zero'`` is ``yᵀα = 0``;
+    ``constraint``: ``'box'`` is the box alone; ``'zero'`` is ``yᵀα = 0``;
     ``'start'`` keeps ``yᵀα`` at its value at ``alpha0`` (the one-class
     dual); ``'per_label'`` keeps ``Σ_{y=+1} α`` and ``Σ_{y=−1} α`` each at
     its value at ``alpha0`` and solves by LIBSVM's ν-solver (pairs from one
@@ -175,16 +209,17 @@ def solve_qp(
     an index (ε-SVR's doubled variables).
 
     ``x`` holds features (a dense array, or a :class:`CsrMatrix`, which is
-    always solved in float64 whatever ``precision`` says), or the square
+    always solved in float64 whatever ``settings.precision`` says), or the square
     kernel matrix for ``Kernel('precomputed')``. ``p`` defaults to −1. ``alpha0`` is a feasible
     start; ``active`` restricts optimisation to those indices (the others stay
     at ``alpha0``). ``rows`` picks the examples out of ``x`` (``x[rows]``, or
     ``x[rows][:, rows]`` when precomputed) without a copy on the Python side.
-    ``max_iter=-1`` uses the safety cap ``max(10⁷, 100·n)``.
-    ``cache_size`` is in MB. Runs without the GIL; bad input raises
+    ``settings`` (:class:`SolverSettings`) holds ``tol``, ``max_iter``,
+    ``cache_size`` (MB), ``shrinking`` and ``precision``; its ``max_iter=-1``
+    is the safety cap ``max(10⁷, 100·n)`` here. Runs without the GIL; bad input raises
     ``ValueError``, and so does a solution that is not finite.
 
-    ``precision`` picks the kernel path (rust/src/kernel/precision.rs).
+    ``settings.precision`` picks the kernel path (rust/src/kernel/precision.rs).
     ``'float32'``: kernel values from the vectorised float32 loops, cached as
     float32, off by about ``ε₃₂·s`` (``ε₃₂ ≈ 1.2e-7``; ``s`` the kernel-value
     scale: ``S = max‖x‖²`` for linear, ``(γS + |coef0|)^degree`` for poly,
@@ -212,16 +247,16 @@ def solve_qp(
     identical; sparse rows and smaller problems always use one thread.
 
     The solver needs the gradient ``G = Qα₀ + p`` at its start and ``Ḡ =
-    Σ_{α₀_j ≥ upper_j} upper_j Q_j``. By default it fills them one kernel
-    column per non-zero ``α₀_j`` through the cache. ``blocked_gradient=True``
-    computes them as :func:`dual_gradient` does (blocked products over the
-    support vectors of ``alpha0``, in parallel, in the solve's precision),
-    for large warm starts; ``gradient`` and ``gradient_upper`` (both or
-    neither, one value per example of the problem, finite, only without
-    ``active``) hand over values the caller computed. Either needs
-    ``equality=True``; wrong lengths or non-finite values raise
-    ``ValueError``. ``QPResult.start_evaluations`` and ``start_seconds``
-    report the blocked computation's cost.
+    Σ_{α₀_j ≥ upper_j} upper_j Q_j``. By default (``start=None``) it fills
+    them one kernel column per non-zero ``α₀_j`` through the cache.
+    ``start='blocked'`` computes them as :func:`dual_gradient` does (blocked
+    products over the support vectors of ``alpha0``, in parallel, in the
+    solve's precision), for large warm starts; ``start=(G, Ḡ)`` hands over
+    values the caller computed (one value per example of the problem,
+    finite, only without ``active``). Either needs ``constraint='zero'``;
+    wrong lengths or non-finite values raise ``ValueError``, any other
+    ``start`` ``TypeError``. ``QPResult.start_evaluations`` and
+    ``start_seconds`` report the blocked computation's cost.
     """
 
 def dual_gradient(
@@ -336,13 +371,9 @@ def solve_local(
     *,
     c: float,
     kernel: Kernel | None = None,
+    settings: SolverSettings | None = None,
     threshold: float = 1e-6,
-    tol: float = 1e-3,
-    max_iter: int = -1,
-    shrinking: bool = True,
     warm_start: bool = True,
-    precision: str = "auto",
-    cache_size: float = 200.0,
     start: npt.NDArray[np.float64] | None = None,
     primal: bool = False,
     start_primal: npt.NDArray[np.float64] | None = None,
@@ -367,21 +398,22 @@ def solve_local(
     ``decision``, ``status`` (uint8: 0 solved, 1 only +1 examples, 2 only −1,
     3 none; the decision is then +1, −1 or 0), ``n_iter``, ``n_active``,
     ``n_support`` and ``converged``, one entry per query. Runs without the GIL.
-    ``max_iter=-1`` caps each query's SMO at ``max(100000, 1000·k)``
-    iterations for a problem of ``k`` examples (``converged`` is False where
-    the cap stopped it); ``c·sigma`` beyond float64's range raises
-    ``ValueError``. ``precision`` picks the kernel path of every local problem,
-    decided once on the whole training kernel as in :func:`solve_qp`;
-    ``cache_size`` (MB) bounds each problem's kernel cache, and so the call's,
+    ``settings`` (:class:`SolverSettings`): its ``max_iter=-1`` caps each
+    query's SMO at ``max(100000, 1000·k)`` iterations for a problem of ``k``
+    examples (``converged`` is False where the cap stopped it); ``c·sigma``
+    beyond float64's range raises ``ValueError``. ``settings.precision`` picks
+    the kernel path of every local problem, decided once on the whole training
+    kernel as in :func:`solve_qp`; ``settings.cache_size`` (MB) bounds each
+    problem's kernel cache, and so the call's,
     since the problems are solved one after another. An input-sized
     allocation that fails raises ``MemoryError``.
 
     ``primal=True`` (``Kernel('linear')`` only, ``x`` the features) solves each
     query in the primal by Newton's method on a Huber-smoothed hinge of width
-    ``0.45·tol``, in float64, and accepts its multipliers only when they pass
-    SMO's stopping test for ``tol``; a query that does not within 300 Newton
+    ``0.45·tol`` (``settings.tol``), in float64, and accepts its multipliers
+    only when they pass SMO's stopping test for ``tol``; a query that does not within 300 Newton
     steps is finished by SMO from there, and ``n_iter`` counts both; both
-    compute in float64 (``precision`` is not used).
+    compute in float64 (``settings.precision`` is not used).
     With ``warm_start`` a query starts from ``start_primal`` (``(w, b)``,
     ``d + 1`` values), or from the row of ``anchor_solutions`` (shape
     ``(len(anchors), d + 1)``, local models of the training examples

@@ -26,18 +26,24 @@ from .base import (
 )
 
 
-def _start_gradient_kwargs(start) -> dict:
-    """``solve_qp``'s arguments for ``QPProblem.start_gradient``."""
-    if start is None:
-        return {}
-    if isinstance(start, str):
-        return {"blocked_gradient": start == "blocked"}
+def _settings(problem) -> _core.SolverSettings:
+    """The SMO settings of a :class:`QPProblem` or a :class:`LocalBatch`."""
+    return _core.SolverSettings(
+        tol=float(problem.tol),
+        max_iter=int(problem.max_iter),
+        cache_size=float(getattr(problem, "cache_size", 200.0)),
+        shrinking=bool(problem.shrinking),
+        precision=str(getattr(problem, "precision", "auto")),
+    )
+
+
+def _start(start):
+    """``solve_qp``'s ``start`` for ``QPProblem.start_gradient``: None,
+    ``'blocked'`` or the ``(G, Ḡ)`` pair as float64 arrays."""
+    if start is None or isinstance(start, str):
+        return start
     g, gbar = start
-    f64 = np.float64
-    return {
-        "gradient": np.ascontiguousarray(g, dtype=f64),
-        "gradient_upper": np.ascontiguousarray(gbar, dtype=f64),
-    }
+    return (np.ascontiguousarray(g, dtype=np.float64), np.ascontiguousarray(gbar, dtype=np.float64))
 
 
 class RustBackend(SolverBackend):
@@ -60,11 +66,13 @@ class RustBackend(SolverBackend):
 
     def solve(self, problem: QPProblem) -> QPSolution:
         f64 = np.float64
+        constraint = str(getattr(problem, "equality_kind", "zero")) if problem.equality else "box"
         out = _core.solve_qp(
             core_rows(problem.X),
             np.ascontiguousarray(problem.y, dtype=f64),
             np.ascontiguousarray(problem.upper, dtype=f64),
             kernel=problem.kernel.core(),
+            settings=_settings(problem),
             p=None if problem.p is None else np.ascontiguousarray(problem.p, dtype=f64),
             alpha0=None
             if problem.alpha0 is None
@@ -72,19 +80,13 @@ class RustBackend(SolverBackend):
             active=None
             if problem.active is None
             else np.ascontiguousarray(problem.active, dtype=np.int64),
-            equality=bool(problem.equality),
-            tol=float(problem.tol),
-            max_iter=int(problem.max_iter),
-            cache_size=float(problem.cache_size),
-            shrinking=bool(problem.shrinking),
             rows=None
             if problem.rows is None
             else np.ascontiguousarray(problem.rows, dtype=np.int64),
-            precision=str(problem.precision),
+            constraint=constraint,
+            start=_start(problem.start_gradient),
             progress=problem.progress,
             threads=int(problem.n_threads),
-            equality_kind=str(getattr(problem, "equality_kind", "zero")),
-            **_start_gradient_kwargs(problem.start_gradient),
         )
         converged = bool(out.converged)
         return QPSolution(
@@ -134,13 +136,9 @@ class RustBackend(SolverBackend):
             cross,
             c=float(batch.C),
             kernel=batch.kernel.core(),
+            settings=_settings(batch),
             threshold=float(batch.threshold),
-            tol=float(batch.tol),
-            max_iter=int(batch.max_iter),
-            shrinking=bool(batch.shrinking),
             warm_start=bool(batch.warm_start),
-            precision=str(getattr(batch, "precision", "auto")),
-            cache_size=float(getattr(batch, "cache_size", 200.0)),
             start=None if start is None else np.ascontiguousarray(start, dtype=f64),
             primal=primal,
             start_primal=(

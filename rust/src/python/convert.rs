@@ -1,7 +1,7 @@
 //! What every binding shares: core errors as Python exceptions, numpy
 //! arrays as the core's buffers, the [`CsrMatrix`] class and dense-or-sparse
 //! inputs, index arrays, and the checks of the options several bindings
-//! take (`max_iter`, `cache_size`, the kernel's parameters).
+//! take (the [`SolverSettings`] and the kernel's parameters).
 
 use std::sync::Arc;
 
@@ -9,11 +9,12 @@ use numpy::ndarray::{ArrayView1, ArrayView2};
 use numpy::{IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyType};
 
 use super::runner::detached;
 use crate::error::{try_copy, try_with_capacity, Error};
 use crate::kernel::{CsrRows, KernelKind, KernelSource, Rows, TrainingData};
+use crate::precision::Precision;
 
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
@@ -292,6 +293,147 @@ impl Kernel {
     /// The kernel's name, as given.
     pub(super) fn label(&self) -> &str {
         &self.name
+    }
+}
+
+/// The SMO settings `solve_qp` and `solve_local` share, checked once; see
+/// `_core.pyi`.
+#[pyclass(frozen, module = "localsvm._core")]
+pub(super) struct SolverSettings {
+    tol: f64,
+    max_iter: i64,
+    cache_size: f64,
+    shrinking: bool,
+    precision: Precision,
+}
+
+#[pymethods]
+impl SolverSettings {
+    #[new]
+    #[pyo3(
+        signature = (
+            *, tol = 1e-3, max_iter = -1, cache_size = 200.0, shrinking = true, precision = "auto"
+        ),
+        text_signature = "(*, tol=0.001, max_iter=-1, cache_size=200.0, shrinking=True, \
+            precision='auto')"
+    )]
+    fn new(
+        tol: f64,
+        max_iter: i64,
+        cache_size: f64,
+        shrinking: bool,
+        precision: &str,
+    ) -> PyResult<Self> {
+        if !(tol.is_finite() && tol > 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "tol must be a positive finite number, got {tol}"
+            )));
+        }
+        iteration_cap(max_iter)?;
+        cache_bytes(cache_size)?;
+        Ok(SolverSettings {
+            tol,
+            max_iter,
+            cache_size,
+            shrinking,
+            precision: Precision::from_name(precision)?,
+        })
+    }
+
+    #[getter]
+    fn tol(&self) -> f64 {
+        self.tol
+    }
+
+    #[getter]
+    fn max_iter(&self) -> i64 {
+        self.max_iter
+    }
+
+    #[getter]
+    fn cache_size(&self) -> f64 {
+        self.cache_size
+    }
+
+    #[getter]
+    fn shrinking(&self) -> bool {
+        self.shrinking
+    }
+
+    #[getter]
+    fn precision(&self) -> &'static str {
+        self.precision.name()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SolverSettings(tol={:?}, max_iter={}, cache_size={:?}, shrinking={}, precision={:?})",
+            self.tol,
+            self.max_iter,
+            self.cache_size,
+            if self.shrinking { "True" } else { "False" },
+            self.precision.name()
+        )
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<SolverSettings>().is_ok_and(|o| {
+            let o = o.get();
+            (o.tol, o.max_iter, o.cache_size, o.shrinking, o.precision)
+                == (
+                    self.tol,
+                    self.max_iter,
+                    self.cache_size,
+                    self.shrinking,
+                    self.precision,
+                )
+        })
+    }
+
+    /// Pickling: the constructor is keyword-only, so its keywords.
+    fn __getnewargs_ex__<'py>(&self, py: Python<'py>) -> PyResult<((), Bound<'py, PyDict>)> {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("tol", self.tol)?;
+        kwargs.set_item("max_iter", self.max_iter)?;
+        kwargs.set_item("cache_size", self.cache_size)?;
+        kwargs.set_item("shrinking", self.shrinking)?;
+        kwargs.set_item("precision", self.precision.name())?;
+        Ok(((), kwargs))
+    }
+}
+
+impl SolverSettings {
+    /// The settings with their defaults (`SolverSettings()`).
+    pub(super) fn default_values() -> Self {
+        SolverSettings {
+            tol: 1e-3,
+            max_iter: -1,
+            cache_size: 200.0,
+            shrinking: true,
+            precision: Precision::Auto,
+        }
+    }
+
+    pub(super) fn tol_value(&self) -> f64 {
+        self.tol
+    }
+
+    /// The iteration cap (`None`: the solver's own safety cap).
+    pub(super) fn iteration_cap(&self) -> Option<u64> {
+        u64::try_from(self.max_iter).ok()
+    }
+
+    /// The cache budget in bytes.
+    pub(super) fn cache_bytes(&self) -> usize {
+        (self.cache_size * f64::from(1u32 << 20)) as usize
+    }
+
+    pub(super) fn shrinking_value(&self) -> bool {
+        self.shrinking
+    }
+
+    pub(super) fn precision_value(&self) -> Precision {
+        self.precision
     }
 }
 

@@ -4,16 +4,13 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::convert::{
-    cache_bytes, counts_u64, into_matrix, iteration_cap, kernel_kind, vec1, Flat, Kernel,
-};
+use super::convert::{counts_u64, into_matrix, kernel_kind, vec1, Flat, Kernel, SolverSettings};
 use super::runner::detached;
 use crate::control::Control;
 use crate::kernel::KernelKind;
 use crate::local::{
     solve_local_with, Anchors, LocalKernel, LocalOptions, PrimalInput, PRIMAL_STEP_CAP,
 };
-use crate::precision::Precision;
 
 /// What `solve_local` returns: one entry per query, in query order.
 #[pyclass(frozen, get_all, module = "localsvm._core")]
@@ -40,13 +37,11 @@ pub(super) struct LocalResult {
 /// One localized SVM per query (row of `sigma`); see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (
-    x, y, sigma, cross, *, c, kernel = None,
-    threshold = 1e-6, tol = 1e-3, max_iter = -1, shrinking = true, warm_start = true,
-    precision = "auto", cache_size = 200.0, start = None, primal = false, start_primal = None,
+    x, y, sigma, cross, *, c, kernel = None, settings = None,
+    threshold = 1e-6, warm_start = true, start = None, primal = false, start_primal = None,
     anchors = None, anchor_solutions = None, queries = None
-), text_signature = "(x, y, sigma, cross, *, c, kernel=None, threshold=1e-06, tol=0.001, \
-    max_iter=-1, shrinking=True, warm_start=True, \
-    precision='auto', cache_size=200.0, start=None, primal=False, start_primal=None, \
+), text_signature = "(x, y, sigma, cross, *, c, kernel=None, settings=None, threshold=1e-06, \
+    warm_start=True, start=None, primal=False, start_primal=None, \
     anchors=None, anchor_solutions=None, queries=None)")]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn solve_local<'py>(
@@ -57,13 +52,9 @@ pub(super) fn solve_local<'py>(
     cross: Option<PyReadonlyArray2<'py, f64>>,
     c: f64,
     kernel: Option<PyRef<'py, Kernel>>,
+    settings: Option<PyRef<'py, SolverSettings>>,
     threshold: f64,
-    tol: f64,
-    max_iter: i64,
-    shrinking: bool,
     warm_start: bool,
-    precision: &str,
-    cache_size: f64,
     start: Option<PyReadonlyArray1<'py, f64>>,
     primal: bool,
     start_primal: Option<PyReadonlyArray1<'py, f64>>,
@@ -78,16 +69,18 @@ pub(super) fn solve_local<'py>(
             kernel.as_deref().map_or("linear", Kernel::label)
         )));
     }
+    let defaults = SolverSettings::default_values();
+    let settings = settings.as_deref().unwrap_or(&defaults);
     let opts = LocalOptions {
         c,
         threshold,
-        tol,
-        max_iter: iteration_cap(max_iter)?,
-        shrinking,
+        tol: settings.tol_value(),
+        max_iter: settings.iteration_cap(),
+        shrinking: settings.shrinking_value(),
         warm_start,
-        precision: Precision::from_name(precision)?,
+        precision: settings.precision_value(),
         control: Control::none(),
-        cache_bytes: cache_bytes(cache_size)?,
+        cache_bytes: settings.cache_bytes(),
     };
     let (n, d) = x.as_array().dim();
     let sigma = sigma.as_array();

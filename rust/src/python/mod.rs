@@ -73,6 +73,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_raise_internal_panic, m)?)?;
     m.add_class::<convert::CsrMatrix>()?;
     m.add_class::<convert::Kernel>()?;
+    m.add_class::<convert::SolverSettings>()?;
     m.add_class::<qp::QPResult>()?;
     m.add_class::<local::LocalResult>()?;
     m.add_class::<flsa::FLSAResult>()?;

@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use super::convert::{cache_bytes, indices, iteration_cap, kernel_kind, vec1, Kernel, XArg};
+use super::convert::{indices, kernel_kind, vec1, Kernel, SolverSettings, XArg};
 use super::runner::{detached, detached_with_progress};
 use crate::control::Control;
 use crate::gradient;
@@ -44,14 +44,10 @@ pub(super) struct QPResult {
 /// Solve `min ½αᵀQα + pᵀα, 0 ≤ α ≤ upper [, yᵀα = 0]`; see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (
-    x, y, upper, *, kernel = None,
-    p = None, alpha0 = None, active = None, equality = true, tol = 1e-3,
-    max_iter = -1, cache_size = 200.0, shrinking = true, rows = None, precision = "auto",
-    progress = None, threads = 1, gradient = None, gradient_upper = None, blocked_gradient = false,
-    equality_kind = "zero"
-), text_signature = "(x, y, upper, *, kernel=None, p=None, alpha0=None, active=None, equality=True, tol=0.001, max_iter=-1, \
-    cache_size=200.0, shrinking=True, rows=None, precision='auto', progress=None, threads=1, \
-    gradient=None, gradient_upper=None, blocked_gradient=False, equality_kind='zero')")]
+    x, y, upper, *, kernel = None, settings = None, p = None, alpha0 = None, active = None,
+    rows = None, constraint = "zero", start = None, progress = None, threads = 1
+), text_signature = "(x, y, upper, *, kernel=None, settings=None, p=None, alpha0=None, \
+    active=None, rows=None, constraint='zero', start=None, progress=None, threads=1)")]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn solve_qp<'py>(
     py: Python<'py>,
@@ -59,22 +55,15 @@ pub(super) fn solve_qp<'py>(
     y: PyReadonlyArray1<'py, f64>,
     upper: PyReadonlyArray1<'py, f64>,
     kernel: Option<PyRef<'py, Kernel>>,
+    settings: Option<PyRef<'py, SolverSettings>>,
     p: Option<PyReadonlyArray1<'py, f64>>,
     alpha0: Option<PyReadonlyArray1<'py, f64>>,
     active: Option<PyReadonlyArray1<'py, i64>>,
-    equality: bool,
-    tol: f64,
-    max_iter: i64,
-    cache_size: f64,
-    shrinking: bool,
     rows: Option<PyReadonlyArray1<'py, i64>>,
-    precision: &str,
+    constraint: &str,
+    start: Option<Bound<'py, PyAny>>,
     progress: Option<Bound<'py, PyAny>>,
     threads: i64,
-    gradient: Option<PyReadonlyArray1<'py, f64>>,
-    gradient_upper: Option<PyReadonlyArray1<'py, f64>>,
-    blocked_gradient: bool,
-    equality_kind: &str,
 ) -> PyResult<QPResult> {
     if threads < 1 {
         return Err(PyValueError::new_err(format!(
@@ -90,15 +79,29 @@ pub(super) fn solve_qp<'py>(
         }
     }
     let kind = kernel_kind(kernel.as_deref(), "rbf")?;
-    let precision = Precision::from_name(precision)?;
+    let defaults = SolverSettings::default_values();
+    let settings = settings.as_deref().unwrap_or(&defaults);
+    let precision = settings.precision_value();
     let opts = SolverOptions {
-        tol,
-        max_iter: iteration_cap(max_iter)?,
-        shrinking,
-        cache_bytes: cache_bytes(cache_size)?,
+        tol: settings.tol_value(),
+        max_iter: settings.iteration_cap(),
+        shrinking: settings.shrinking_value(),
+        cache_bytes: settings.cache_bytes(),
         threads: usize::try_from(threads).unwrap_or(usize::MAX),
         control: Control::none(),
     };
+    let constraint = match constraint {
+        "box" => Constraint::BoxOnly,
+        "zero" => Constraint::Equality,
+        "start" => Constraint::EqualityAtStart,
+        "per_label" => Constraint::PerLabel,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "constraint must be 'box', 'zero', 'start' or 'per_label', got {other:?}"
+            )))
+        }
+    };
+    let start = start_gradient(start.as_ref())?;
     let x = x.input()?;
     let x = &x;
     let rows = rows.map(|r| indices(r, "rows")).transpose()?;
@@ -107,35 +110,6 @@ pub(super) fn solve_qp<'py>(
     let p = p.map(|a| vec1(a.as_array()));
     let upper = vec1(upper.as_array());
     let alpha0 = alpha0.map(|a| vec1(a.as_array()));
-    let constraint = match (equality, equality_kind) {
-        (false, _) => Constraint::BoxOnly,
-        (true, "zero") => Constraint::Equality,
-        (true, "start") => Constraint::EqualityAtStart,
-        (true, "per_label") => Constraint::PerLabel,
-        (true, other) => {
-            return Err(PyValueError::new_err(format!(
-                "equality_kind must be 'zero', 'start' or 'per_label', got {other:?}"
-            )))
-        }
-    };
-    let start = match (gradient, gradient_upper, blocked_gradient) {
-        (None, None, false) => StartGradientMode::Columns,
-        (None, None, true) => StartGradientMode::Blocked,
-        (Some(g), Some(gb), false) => StartGradientMode::Given {
-            grad: vec1(g.as_array()),
-            grad_bar: vec1(gb.as_array()),
-        },
-        (Some(_), Some(_), true) => {
-            return Err(PyValueError::new_err(
-                "give either gradient and gradient_upper or blocked_gradient=True, not both",
-            ))
-        }
-        _ => {
-            return Err(PyValueError::new_err(
-                "gradient and gradient_upper go together: give both or neither",
-            ))
-        }
-    };
     // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
     // without the GIL too, so solves started from several threads overlap.
     let sol = detached_with_progress(py, progress.as_ref(), move |ctl| {
@@ -170,6 +144,33 @@ pub(super) fn solve_qp<'py>(
         start_evaluations: sol.start_evaluations,
         start_seconds: sol.start_seconds,
     })
+}
+
+/// `solve_qp`'s `start`: None (the gradient from kernel columns),
+/// `'blocked'` (blocked products), or a `(gradient, gradient_upper)` pair.
+fn start_gradient(start: Option<&Bound<'_, PyAny>>) -> PyResult<StartGradientMode> {
+    let Some(start) = start.filter(|s| !s.is_none()) else {
+        return Ok(StartGradientMode::Columns);
+    };
+    if let Ok(name) = start.extract::<String>() {
+        return match name.as_str() {
+            "blocked" => Ok(StartGradientMode::Blocked),
+            other => Err(PyValueError::new_err(format!(
+                "start must be None, 'blocked' or a (gradient, gradient_upper) pair, got {other:?}"
+            ))),
+        };
+    }
+    match start.extract::<(PyReadonlyArray1<'_, f64>, PyReadonlyArray1<'_, f64>)>() {
+        Ok((g, gb)) => Ok(StartGradientMode::Given {
+            grad: vec1(g.as_array()),
+            grad_bar: vec1(gb.as_array()),
+        }),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "start must be None, 'blocked' or a (gradient, gradient_upper) pair of float64 \
+             arrays, got {}",
+            start.get_type().name()?
+        ))),
+    }
 }
 
 /// What `dual_gradient` returns: `G`, `Ḡ` and the kernel path's name.
