@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.svm import SVC as SklearnSVC
 
-from localsvm import SVC
+from localsvm import SVC, bench
 from localsvm._objective import libsvm_dual_objectives
 from localsvm.bench import make_estimator, run_bench
 from localsvm.datasets import load_iris
@@ -41,6 +41,27 @@ def test_bench_table_compares_like_with_like():
     line = next(x for x in section.splitlines() if x.startswith("banana")).split()
     assert line[1] == ours["precision"]
     assert float(line[3]) == pytest.approx(ours["predict64_s"], abs=1e-3)
+    # The kernel arithmetic rate: localsvm's kernel values times 2·d flops
+    # over its fit time, printed in GFlop/s and as a share of the sgemm rate
+    # measured in the same run.
+    assert res["sgemm_gflops"] > 0
+    rate = text.split("localsvm kernel arithmetic during fit:")[1]
+    assert f"{res['sgemm_gflops']:.1f} GFlop/s" in rate
+    line = next(x for x in rate.splitlines() if x.startswith("banana")).split()
+    gflops = ours["kernel_evals"] * 2 * ours["n_features"] / ours["fit_s"] / 1e9
+    assert float(line[-2]) == pytest.approx(gflops, rel=0.01, abs=0.006)
+    assert float(line[-1].rstrip("%")) == pytest.approx(
+        100 * gflops / res["sgemm_gflops"], rel=0.01, abs=0.06
+    )
+
+
+def test_case_parameters_override_the_common_ones():
+    # The generated problems ask for a larger kernel cache than the
+    # common 200 MB; the other settings stay the common ones.
+    est, _ = make_estimator("localsvm", bench.CASES["gen200k"].params)
+    assert est.cache_size == 2000 and est.tol == 1e-3 and est.kernel == "rbf"
+    est, _ = make_estimator("localsvm", bench.CASES["ijcnn1"].params)
+    assert est.cache_size == 200
 
 
 def test_missing_peers_are_skipped_with_a_reason():

@@ -163,7 +163,7 @@ def run_info(out=sys.stdout) -> None:
 
 #: What ``bench --datasets`` and ``--peers`` accept (kept in step with
 #: :data:`localsvm.bench.CASES` and :data:`localsvm.bench.PEERS` by a test).
-BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26")
+BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26", "gen200k", "gen500k")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
 BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family")
 

@@ -14,7 +14,12 @@ vector's column is computed at least once; the ratio shows how far the cache
 keeps the solver from that limit). A second table times localsvm's
 prediction again in float64 (the default of a model read from a LIBSVM
 file) next to the precision of its fit, with the number of labels that
-differ. Optional sections: how fit
+differ. A third gives the rate of localsvm's kernel arithmetic: its kernel
+values times ``2·d`` flops each (``d`` differences and ``d`` fused
+multiply-adds per RBF value) over the fit time, in GFlop/s and as a
+fraction of what a float32 matrix product (numpy's ``float32`` ``@`` on
+2048 × 2048 matrices, BLAS's sgemm) reaches on the same machine in the
+same run. Optional sections: how fit
 time grows with the training-set size (the fitted exponent of ``time ∝ nᵏ``
 on ijcnn1 subsamples), and localsvm's peak memory during ``fit`` next to its
 bound ``cache_size + O(n·d)``.
@@ -82,12 +87,29 @@ def _many_classes() -> tuple:
     return X[:15_000], y[:15_000], X[15_000:], y[15_000:]
 
 
+def _generated(n: int) -> tuple:
+    """``bench scale``'s generated problem with ``n`` training rows."""
+    from .bench_scale import generated
+
+    return generated(n)
+
+
+#: SVC parameters on the generated problems: ``bench scale``'s (C = 1, a
+#: 2000 MB kernel cache for the long solves).
+_GENERATED = {"C": 1.0, "gamma": "scale", "cache_size": 2000}
+
+
 CASES = {
     "ijcnn1": Case("ijcnn1", _split("ijcnn1"), {"C": 1.0, "gamma": "scale"}),
     "a9a": Case("a9a", _split("a9a"), {"C": 1.0, "gamma": "scale"}),
     "usps": Case("usps", _split("usps"), {"C": 10.0, "gamma": "scale"}),
     "banana": Case("banana", _split("banana"), {"C": 1.0, "gamma": 1.0}),
     "many26": Case("many26", _many_classes, {"C": 1.0, "gamma": 0.0625}),
+    # Not run by default: the generated problem of ``bench scale`` (see
+    # :func:`localsvm.bench_scale.generated`), where the global SMO's cost
+    # grows fastest.
+    "gen200k": Case("gen200k", lambda: _generated(200_000), _GENERATED),
+    "gen500k": Case("gen500k", lambda: _generated(500_000), _GENERATED),
 }
 
 #: Data sets of two classes from :mod:`localsvm.datasets`, those the memory
@@ -99,7 +121,7 @@ PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
 
 def make_estimator(peer: str, params: dict) -> tuple[Any | None, str]:
     """An unfitted SVC of ``peer``, or ``None`` and the reason it is skipped."""
-    kw = {**params, **COMMON}
+    kw = {**COMMON, **params}
     if peer == "localsvm":
         from .svc import SVC
 
@@ -121,6 +143,22 @@ def make_estimator(peer: str, params: dict) -> tuple[Any | None, str]:
             return None, f"not usable ({type(exc).__name__}: {exc})"
         return ThunderSVC(**kw), ""
     raise ValueError(f"unknown peer {peer!r}; choose from {', '.join(PEERS)}")
+
+
+#: Order of the float32 matrix product timed for :func:`sgemm_rate`.
+SGEMM_ORDER = 2048
+
+
+def sgemm_rate(order: int = SGEMM_ORDER, repeat: int = 3) -> float:
+    """GFlop/s of a float32 matrix product of two ``order × order``
+    matrices through numpy (BLAS's sgemm, on every core BLAS uses): the
+    best of ``repeat`` runs after one untimed."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((order, order), dtype=np.float32)
+    b = rng.standard_normal((order, order), dtype=np.float32)
+    a @ b
+    _, seconds = _best_time(lambda: a @ b, repeat)
+    return 2.0 * order**3 / seconds / 1e9
 
 
 def _best_time(fn: Callable[[], Any], repeat: int) -> tuple[Any, float]:
@@ -199,6 +237,7 @@ def run_case(case: Case, peers: list[str], repeat: int, out: TextIO) -> list[dic
                 "objective": dual_objective(peer, model, X, case.params),
                 "n_sv": len(getattr(model, "support_", [])),
                 "n_train": int(X.shape[0]),
+                "n_features": int(X.shape[1]),
                 "n_test": int(Xt.shape[0]),
                 "kernel_evals": None if counts is None else counts[0],
                 "kernel_floor": None if counts is None else counts[1],
@@ -277,6 +316,35 @@ def print_table(rows: list[dict], out: TextIO) -> None:
             f"{r['data']:<8} {r['peer']:<12} {r['fit_s']:>8.2f} {r['predict_s']:>10.2f} "
             f"{100 * r['accuracy']:>8.2f}% {r['objective']:>14.4f} {r['n_sv']:>6d} {ratios} "
             f"{counts}",
+            file=out,
+        )
+
+
+def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None:
+    """localsvm's kernel arithmetic rate per data set: kernel values times
+    ``2·d`` flops over the fit time, and that over the float32 matrix
+    product's rate of the same run."""
+    ours = [r for r in rows if r["peer"] == "localsvm" and r.get("kernel_evals") is not None]
+    if not ours:
+        return
+    print(
+        f"float32 matrix product ({SGEMM_ORDER}×{SGEMM_ORDER}, numpy): {sgemm_gflops:.1f} GFlop/s",
+        file=out,
+    )
+    head = (
+        f"{'data':<8} {'n × d':>14} {'kernel evals':>13} {'evals/floor':>11} "
+        f"{'fit s':>8} {'GFlop/s':>8} {'of sgemm':>9}"
+    )
+    print(head, file=out)
+    print("-" * len(head), file=out)
+    for r in ours:
+        gflops = r["kernel_evals"] * 2 * r["n_features"] / r["fit_s"] / 1e9
+        floor = r.get("kernel_floor") or 0
+        ratio = f"{r['kernel_evals'] / floor:>10.2f}×" if floor else f"{'':>11}"
+        size = f"{r['n_train']} × {r['n_features']}"
+        print(
+            f"{r['data']:<8} {size:>14} {r['kernel_evals']:>13.4g} {ratio} "
+            f"{r['fit_s']:>8.2f} {gflops:>8.2f} {100 * gflops / sgemm_gflops:>8.1f}%",
             file=out,
         )
 
@@ -408,6 +476,10 @@ def run_bench(
     print("\nlocalsvm prediction in float64:", file=out)
     print_precision_table(rows, out)
     result: dict = {"rows": rows}
+    if any(r["peer"] == "localsvm" for r in rows):
+        result["sgemm_gflops"] = sgemm_rate()
+        print("\nlocalsvm kernel arithmetic during fit:", file=out)
+        print_rate_table(rows, result["sgemm_gflops"], out)
     if scaling_sizes:
         print("\nfit time against training-set size (ijcnn1 subsamples):", file=out)
         compared = [p for p in ("localsvm", "sklearn") if p in peers]
