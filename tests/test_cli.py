@@ -4,6 +4,7 @@ localsvm's estimators; every error is one line on stderr and status 1."""
 from __future__ import annotations
 
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -241,16 +242,25 @@ def test_ctrl_c_prints_one_line_and_exits_130(files, capsys, monkeypatch):
     assert (tmp / "m.model").read_text() == "before\n"
 
 
-@pytest.mark.timing
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
+    import os
+
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_sigint_stops_train_with_one_line(tmp_path):
     # The real thing: SIGINT to `python -m localsvm train` during a fit.
     import signal
     import subprocess
-    import sys
     import time
 
     rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(12000, 40)), rng.integers(0, 2, size=12000)  # a long fit
+    # Random labels at C = 100: a fit of about a minute of CPU here.
+    X, y = rng.normal(size=(30000, 40)), rng.integers(0, 2, size=30000)
     dump_svmlight_file(X, y, str(tmp_path / "big.svm"), zero_based=False)
     proc = subprocess.Popen(
         [sys.executable, "-m", "localsvm", "train", "-c", "100", "big.svm", "big.model"],
@@ -259,9 +269,17 @@ def test_sigint_stops_train_with_one_line(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4.0)
+    # Interrupt once the child is inside the fit: past the imports and the
+    # reading of the file (about 3 CPU seconds) and long before the fit's end,
+    # measured in the child's own CPU time, so a loaded machine
+    # only delays the signal.
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and _cpu_seconds(proc.pid) < 4.0:
+        assert time.monotonic() < deadline, "the child never reached 4 CPU seconds"
+        time.sleep(0.05)
+    assert proc.poll() is None, "the fit ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err == "localsvm train: interrupted; no model written\n"
     assert out == ""
