@@ -43,6 +43,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from ._objective import libsvm_dual_objectives
+from .bench_data import LOCAL_N_TRAIN, generated, local_split
 from .kernels import KernelSpec, resolve_gamma
 
 COMMON = {"kernel": "rbf", "tol": 1e-3, "cache_size": 200}
@@ -89,8 +90,6 @@ def _many_classes() -> tuple:
 
 def _generated(n: int) -> tuple:
     """``bench scale``'s generated problem with ``n`` training rows."""
-    from .bench_scale import generated
-
     return generated(n)
 
 
@@ -493,33 +492,10 @@ def run_bench(
 
 #: ``bench local``: the numbers of clusters κ of the ProfileSVC rows.
 LOCAL_KAPPAS = (4, 16, 64)
-#: ``bench local``: the training rows of the split (the rest, 41 691, test).
-LOCAL_N_TRAIN = 100_000
 #: ``bench local``: the box constraint of every SVM. With C = 10 the global
 #: SVC is both more accurate on this split than with ijcnn1's C = 1 (99.17 %
 #: against 98.73 % in one run each) and faster to fit.
 LOCAL_C = 10.0
-
-
-def local_split(n_train: int = LOCAL_N_TRAIN, n_test: int | None = None) -> tuple:
-    """ijcnn1's 141 691 rows (its training and test sets joined), shuffled by
-    ``numpy.random.default_rng(0)``; the first 100 000 are the training pool
-    and the rest the test pool. Returns the first ``n_train`` of the one and
-    the first ``n_test`` (all when None) of the other."""
-    from .datasets import load_dataset
-
-    d = load_dataset("ijcnn1")
-    X = np.vstack([d.X_train, d.X_test])
-    y = np.concatenate([d.y_train, d.y_test])
-    order = np.random.default_rng(0).permutation(y.shape[0])
-    pool, rest = order[:LOCAL_N_TRAIN], order[LOCAL_N_TRAIN:]
-    if not 2 <= n_train <= pool.shape[0]:
-        raise ValueError(f"n_train must be in [2, {pool.shape[0]}], got {n_train}")
-    if n_test is not None and not 1 <= n_test <= rest.shape[0]:
-        raise ValueError(f"n_test must be in [1, {rest.shape[0]}], got {n_test}")
-    tr = pool[:n_train]
-    te = rest if n_test is None else rest[:n_test]
-    return X[tr], y[tr], X[te], y[te]
 
 
 def run_local(

@@ -34,10 +34,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from .bench_data import N_TEST, generated, local_split
 from .kernels import KernelSpec, resolve_gamma
 
-#: Test rows of the generated data.
-N_TEST = 20_000
 #: Default training sizes.
 SCALE_SIZES = (50_000, 200_000, 1_000_000)
 #: The global solvers (localsvm's SVC, exact mode, sklearnex) run up to here.
@@ -48,27 +47,6 @@ MAX_SKLEARN = 50_000
 SCALE_C = 1.0
 #: Kernel cache (MB) of the global solvers: large problems need it.
 SCALE_CACHE_MB = 2000.0
-
-
-def generated(n: int, n_test: int = N_TEST) -> tuple[np.ndarray, ...]:
-    """The generated problem with ``n`` training rows and ``n_test`` test
-    rows (see the module)."""
-    from sklearn.datasets import make_classification
-
-    X, y = make_classification(
-        n_samples=n + n_test,
-        n_features=20,
-        n_informative=12,
-        n_redundant=4,
-        n_clusters_per_class=16,
-        flip_y=0.02,
-        class_sep=1.2,
-        random_state=0,
-    )
-    mean, std = X[:n].mean(axis=0), X[:n].std(axis=0)
-    std[std == 0] = 1.0
-    X = (X - mean) / std
-    return X[:n], y[:n], X[n:], y[n:]
 
 
 class PartitionBaseline:
@@ -305,7 +283,5 @@ def run_scale(
     for n in sizes:
         rows += run_one(f"generated n={n}", generated(n, n_test), peers, opts, out)
     if ijcnn1:
-        from .bench import local_split
-
         rows += run_one("ijcnn1", local_split(), peers, opts, out)
     return rows
