@@ -241,3 +241,33 @@ def test_bench_scale_on_small_sizes(capsys):
     assert row(small, "localsvm CellSVC")[-3] == "—"
     accuracy = float(next(v for v in row(large, "localsvm CellSVC") if v.endswith("%"))[:-1])
     assert 70.0 < accuracy <= 100.0
+
+
+def test_bench_family_rows_and_the_sklearnex_columns(monkeypatch):
+    """``bench family`` on small sets: one row per estimator with figures,
+    models that agree with scikit-learn's, and sklearnex's columns exactly
+    when it is importable (a dash for OneClassSVM, which it lacks)."""
+    from localsvm import bench_family
+
+    for importable in (True, False):
+        if not importable:
+            monkeypatch.setattr(bench_family, "_sklearnex_svm", lambda: None)
+        elif bench_family._sklearnex_svm() is None:
+            continue
+        out = io.StringIO()
+        rows = bench_family.run_family(n_train=500, out=out)
+        text = out.getvalue()
+        names = [r["estimator"] for r in rows]
+        assert names == ["SVR", "NuSVR", "OneClassSVM", "NuSVC", "NuSVC"]
+        for r in rows:
+            assert r["fit"] > 0 and r["fit_sklearn"] > 0 and r["predict"] > 0
+            if r["estimator"] in ("SVR", "NuSVR"):
+                assert r["agreement"] <= 1e-2  # max |Δprediction| / std(y)
+            else:
+                assert r["agreement"] >= 0.99  # equal labels
+            has = importable and r["estimator"] != "OneClassSVM"
+            assert (r["fit_sklearnex"] is not None) == has
+            assert (r["predict_sklearnex"] is not None) == has
+        header = next(ln for ln in text.splitlines() if ln.startswith("estimator"))
+        assert ("sklearnex" in header) == importable
+        assert ("not importable" in text) == (not importable)

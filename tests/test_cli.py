@@ -151,7 +151,14 @@ def test_error_paths(files, capsys):
         (("train", "-c", "abc", "train.svm"), "option -c takes a number, got 'abc'"),
         (("train", "-c", "-1", "train.svm"), "'C' parameter"),
         (("train", "-t", "4", "train.svm"), "-t must be 0, 1, 2 or 3"),
-        (("train", "-s", "3", "train.svm"), "only svm_type 0"),
+        (("train", "-s", "5", "train.svm"), "-s must be 0, 1, 2, 3 or 4, got 5"),
+        (("train", "-s", "1", "--model", "flsa", "train.svm"), "offered by --model svc only"),
+        (("train", "-p", "0.2", "train.svm"), "option -p does not apply to -s 0 (SVC)"),
+        (("train", "-s", "1", "-c", "2", "train.svm"), "-c does not apply to -s 1 (NuSVC)"),
+        (("train", "-s", "3", "-w1", "2", "train.svm"), "-wi does not apply to -s 3 (SVR)"),
+        (("train", "-s", "1", "-n", "2", "train.svm"), "The 'nu' parameter of NuSVC"),
+        (("train", "-s", "1", "-n", "0.9", "train.svm"), "specified nu is infeasible"),
+        (("train", "-s", "3", "-p", "-1", "train.svm"), "The 'epsilon' parameter of SVR"),
         (("train", "-v", "1", "train.svm"), "must be at least 2"),
         (("train", "-w7", "2", "train.svm"), "-w7: no class '7'"),
         (("train", "--model", "flsa", "-c", "2", "train.svm"), "-c does not apply"),
@@ -284,3 +291,94 @@ def test_sigint_stops_train_with_one_line(tmp_path):
     assert err == "localsvm train: interrupted; no model written\n"
     assert out == ""
     assert not list(tmp_path.glob("big.model*"))
+
+
+def _regression_files(tmp):
+    from sklearn.datasets import make_friedman1
+
+    X, y = make_friedman1(n_samples=160, n_features=5, noise=0.3, random_state=3)
+    dump_svmlight_file(X[:120], y[:120], str(tmp / "reg.svm"), zero_based=False)
+    dump_svmlight_file(X[120:], y[120:], str(tmp / "reg_test.svm"), zero_based=False)
+    return (X[:120], y[:120]), (X[120:], y[120:])
+
+
+@pytest.mark.parametrize(
+    ("s", "options", "estimator", "params"),
+    [
+        (1, ["-n", "0.4"], "NuSVC", {"nu": 0.4}),
+        (2, ["-n", "0.2"], "OneClassSVM", {"nu": 0.2}),
+        (3, ["-c", "2", "-p", "0.3"], "SVR", {"C": 2.0, "epsilon": 0.3}),
+        (4, ["-c", "2", "-n", "0.3"], "NuSVR", {"C": 2.0, "nu": 0.3}),
+    ],
+)
+def test_svm_types_train_and_predict_as_svm_train(files, capsys, s, options, estimator, params):
+    """``-s 1..4`` fit the estimator of LIBSVM's type with svm-train's
+    defaults, write a LIBSVM model file of that type, and ``predict`` writes
+    its predictions and prints svm-predict's figures."""
+    tmp, (X, y), (Xt, yt) = files
+    regression = s in (3, 4)
+    if regression:
+        (X, y), (Xt, yt) = _regression_files(tmp)
+        train_file, test_file = "reg.svm", "reg_test.svm"
+    else:
+        X, Xt = X[:, :4], Xt[:, :4]  # the fifth feature is absent from the file
+        train_file, test_file = "train.svm", "test.svm"
+    argv = ["-s", str(s), "-g", "0.2", *options, train_file, "m.model"]
+    status, out, err = _run(capsys, "train", *argv)
+    assert status == 0, err
+    assert out.startswith(f"{estimator}: ") and "(libsvm)" in out
+    svm_type = {1: "nu_svc", 2: "one_class", 3: "epsilon_svr", 4: "nu_svr"}[s]
+    assert (tmp / "m.model").read_text().splitlines()[0] == f"svm_type {svm_type}"
+    cls = getattr(localsvm, estimator)
+    reference = cls(gamma=0.2, cache_size=100, **params).fit(X, None if s == 2 else y)
+    model = load_libsvm_model(tmp / "m.model", n_features=X.shape[1])
+    assert isinstance(model, cls)
+    if regression:
+        # The fit's float32 kernel panels against the file's float64 model.
+        np.testing.assert_allclose(model.predict(Xt), reference.predict(Xt), rtol=1e-5)
+    else:
+        np.testing.assert_array_equal(model.predict(Xt), reference.predict(Xt))
+
+    status, out, err = _run(capsys, "predict", test_file, "m.model", "pred.txt")
+    assert status == 0, err
+    lines = (tmp / "pred.txt").read_text().splitlines()
+    expected = model.predict(Xt)
+    if regression:
+        written = [float(v) for v in lines]
+        # The test file's text rounds the features' last bit.
+        np.testing.assert_allclose(written, expected, rtol=1e-12)
+        # svm-predict's figures, as LIBSVM's own evaluation computes them.
+        svmutil = pytest.importorskip("libsvm.svmutil")
+        _, mse, scc = svmutil.evaluations(yt.tolist(), written)
+        assert out.splitlines() == [
+            f"Mean squared error = {mse:g} (regression)",
+            f"Squared correlation coefficient = {scc:g} (regression)",
+        ]
+    else:
+        assert lines == [str(int(v)) for v in expected]
+        correct = int(np.sum(expected == yt))
+        acc = 100 * correct / yt.shape[0]
+        assert out.strip() == f"Accuracy = {acc:g}% ({correct}/{yt.shape[0]}) (classification)"
+
+
+def test_regression_cross_validation_prints_mse_and_scc(files, capsys):
+    tmp = files[0]
+    (X, y), _ = _regression_files(tmp)
+    status, out, err = _run(capsys, "train", "-s", "3", "-v", "4", "-g", "0.2", "reg.svm")
+    assert status == 0, err
+    from sklearn.model_selection import KFold, cross_val_predict
+
+    pred = cross_val_predict(
+        localsvm.SVR(gamma=0.2, cache_size=100), X, y, cv=KFold(4, shuffle=True, random_state=0)
+    )
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    _, mse, scc = svmutil.evaluations(y.tolist(), pred.tolist())
+    assert out.splitlines() == [
+        f"Cross Validation Mean squared error = {mse:g}",
+        f"Cross Validation Squared correlation coefficient = {scc:g}",
+    ]
+    assert not (tmp / "reg.svm.model").exists()
+    # One-class: the accuracy of the ±1 labels against the file's labels.
+    status, out, err = _run(capsys, "train", "-s", "2", "-v", "3", "train.svm")
+    assert status == 0, err
+    assert out.startswith("Cross Validation Accuracy = ")

@@ -204,7 +204,7 @@ def test_good_text_loads(tmp_path):
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("svm_type c_svc", "svm_type nu_svr", r"line 1: svm_type 'nu_svr' is not supported"),
+        ("svm_type c_svc", "svm_type nu_svm", r"line 1: svm_type 'nu_svm' is not supported"),
         ("kernel_type rbf", "kernel_type precomputed", r"line 2: kernel_type 'precomputed'"),
         ("gamma 0.5", "gamma abc", r"line 3: gamma must be a number, got 'abc'"),
         ("gamma 0.5", "gamma -1", r"line 3: gamma must be positive"),

@@ -141,3 +141,113 @@ def test_outputs_are_named_and_filled_as_skl2onnx_does_for_sklearn_svc(n_classes
     np.testing.assert_allclose(scores, their_scores, atol=1e-3)
     assert np.all(ours.classes_[np.argmax(scores, axis=1)] == label)
     np.testing.assert_allclose(scores, _scores(ours, X_test), rtol=1e-4, atol=1e-4)
+
+
+def _family(kind: str):
+    from sklearn.datasets import make_friedman1
+
+    from localsvm import SVR, NuSVC, NuSVR, OneClassSVM
+
+    if kind == "NuSVC":
+        X, y, X_test = _split("iris")
+        return NuSVC(nu=0.3), X, y, X_test
+    X, y = make_friedman1(n_samples=260, n_features=6, noise=0.5, random_state=1)
+    est = {"SVR": SVR(C=3.0), "NuSVR": NuSVR(C=3.0, nu=0.4), "OneClassSVM": OneClassSVM(nu=0.2)}
+    return est[kind], X[:200], (None if kind == "OneClassSVM" else y[:200]), X[200:] + 0.05
+
+
+@pytest.mark.parametrize("kind", ["SVR", "NuSVR", "OneClassSVM", "NuSVC"])
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
+def test_family_exports_predict_as_localsvm(kind, kernel):
+    est, X, y, X_test = _family(kind)
+    est.set_params(kernel=kernel, gamma=0.05, coef0=0.5, degree=2).fit(X, y)
+    sess = _session(to_onnx(est, X[:2]))
+    outputs = sess.run(None, {"X": X_test.astype(np.float32)})
+    if kind in ("SVR", "NuSVR"):
+        assert [o.name for o in sess.get_outputs()] == ["variable"]
+        (value,) = outputs
+        assert value.shape == (X_test.shape[0], 1)
+        # float32 parameters and input: relative to the targets' scale.
+        pred = est.predict(X_test)
+        np.testing.assert_allclose(value[:, 0], pred, atol=1e-4 * np.abs(pred).max())
+    elif kind == "OneClassSVM":
+        assert [o.name for o in sess.get_outputs()] == ["label", "scores"]
+        label, scores = outputs
+        assert label.shape == scores.shape == (X_test.shape[0], 1)
+        dec = est.decision_function(X_test)
+        np.testing.assert_allclose(scores[:, 0], dec, atol=1e-4 * max(1.0, np.abs(dec).max()))
+        sure = np.abs(dec) > 1e-4 * max(1.0, np.abs(dec).max())
+        assert sure.mean() > 0.9
+        np.testing.assert_array_equal(label[sure, 0], est.predict(X_test)[sure])
+        assert set(np.unique(label)) <= {-1, 1}
+    else:
+        label, scores = outputs
+        dec = est.decision_function(X_test)
+        sure = np.abs(dec).min(axis=1) > 1e-5
+        assert sure.mean() > 0.95
+        np.testing.assert_array_equal(label[sure], est.predict(X_test)[sure])
+        np.testing.assert_allclose(scores, dec, rtol=1e-4, atol=1e-4)
+
+
+def test_family_outputs_are_named_and_shaped_as_skl2onnx_does_for_sklearn():
+    from sklearn import svm
+
+    from localsvm import SVR, OneClassSVM
+
+    for ours, theirs, kind in [
+        (SVR(), svm.SVR(), "SVR"),
+        (OneClassSVM(), svm.OneClassSVM(), "OneClassSVM"),
+    ]:
+        _, X, y, X_test = _family(kind)
+        sessions = [
+            _session(skl2onnx.to_onnx(m.fit(X, y), X[:1].astype(np.float32)))
+            if m is theirs
+            else _session(to_onnx(m.fit(X, y), X[:1]))
+            for m in (ours, theirs)
+        ]
+        assert [(o.name, o.type) for o in sessions[0].get_outputs()] == [
+            (o.name, o.type) for o in sessions[1].get_outputs()
+        ]
+        got, expected = (s.run(None, {"X": X_test.astype(np.float32)}) for s in sessions)
+        for a, b in zip(got, expected, strict=True):
+            assert a.shape == b.shape and a.dtype == b.dtype
+        # The same model up to the two solvers' tolerance.
+        np.testing.assert_allclose(got[-1], expected[-1], atol=2e-2 * np.abs(expected[-1]).max())
+
+
+def test_family_double_input_loaded_models_and_pipelines(tmp_path):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from localsvm import SVR, load_libsvm_model, save_libsvm_model
+
+    est, X, y, X_test = _family("SVR")
+    est.fit(X, y)
+    (value,) = _session(to_onnx(est, double=True)).run(None, {"X": X_test})
+    np.testing.assert_allclose(value[:, 0], est.predict(X_test), rtol=1e-5)
+    save_libsvm_model(est, tmp_path / "m.model")
+    loaded = load_libsvm_model(tmp_path / "m.model")
+    (value,) = _session(to_onnx(loaded)).run(None, {"X": X_test.astype(np.float32)})
+    np.testing.assert_allclose(value[:, 0], est.predict(X_test), rtol=1e-4)
+    register()
+    from skl2onnx.common.data_types import FloatTensorType
+
+    pipe = make_pipeline(StandardScaler(), SVR(C=3.0)).fit(X, y)
+    onx = skl2onnx.to_onnx(pipe, initial_types=[("X", FloatTensorType([None, X.shape[1]]))])
+    (value,) = _session(onx).run(None, {"X": X_test.astype(np.float32)})
+    np.testing.assert_allclose(value[:, 0], pipe.predict(X_test), rtol=1e-4)
+    # No support vector: the constant model.
+    flat = SVR(kernel="rbf", epsilon=100.0).fit(X, y)
+    assert flat.support_.size == 0
+    (value,) = _session(to_onnx(flat)).run(None, {"X": X_test.astype(np.float32)})
+    np.testing.assert_allclose(value[:, 0], flat.predict(X_test), rtol=1e-6)
+
+
+def test_family_refusals():
+    from localsvm import SVR
+
+    _, X, y, _ = _family("SVR")
+    with pytest.raises(ValueError, match="precomputed"):
+        to_onnx(SVR(kernel="precomputed").fit(X @ X.T, y))
+    with pytest.raises(ValueError, match="the input has 3 features but the model takes 6"):
+        to_onnx(SVR().fit(X, y), X[:, :3])

@@ -168,3 +168,39 @@ def test_rejects_infeasible_warm_start_and_large_problems():
     assert "at most" in backend.check(big)
     with pytest.raises(ValueError, match="cannot solve"):
         localsvm.select_backend("clarabel", big)
+
+
+def test_one_class_and_nu_duals_match_rust():
+    """The one-class dual (yᵀα held at its start) and the ν-duals (each
+    label set's sum held), through the estimators: the objective, ρ and the
+    ν-duals' r as the Rust backend's."""
+    require_plugin()
+    caps = localsvm.get_backend("clarabel").capabilities
+    assert caps.equality_start and caps.equality_per_label
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=120)
+    labels = np.where(X[:, 0] + 0.5 * rng.normal(size=120) > 0, 1, -1)
+    cases = [
+        (localsvm.OneClassSVM, {"nu": 0.2, "gamma": 0.5}, None),
+        (localsvm.NuSVR, {"nu": 0.3, "C": 2.0, "gamma": 0.5}, y),
+        (localsvm.NuSVC, {"nu": 0.4, "gamma": 0.5}, labels),
+    ]
+    for cls, params, target in cases:
+        got = cls(backend="clarabel", tol=1e-6, **params).fit(X, target)
+        want = cls(backend="rust", tol=1e-6, precision="float64", **params).fit(X, target)
+        assert got.backend_ == "clarabel" and got.fit_status_ == 0, cls.__name__
+        assert rel_diff(np.sum(got.dual_objective_), np.sum(want.dual_objective_)) < REL_TOL
+        np.testing.assert_allclose(got.intercept_, want.intercept_, atol=1e-3)
+        if cls is localsvm.NuSVR:
+            assert abs(got.epsilon_ - want.epsilon_) < 1e-3
+            scale = np.abs(want.predict(X)).max()
+            np.testing.assert_allclose(got.predict(X), want.predict(X), atol=1e-3 * scale)
+        else:
+            # Fresh points away from the boundary (free support vectors lie
+            # on it, and an interior-point solution only near it).
+            X_test = rng.normal(size=(200, 3))
+            dec = want.decision_function(X_test)
+            sure = np.abs(dec) > 1e-3 * np.abs(dec).max()
+            got_labels, want_labels = got.predict(X_test), want.predict(X_test)
+            np.testing.assert_array_equal(got_labels[sure], want_labels[sure])

@@ -20,7 +20,12 @@ def regression_sets():
     y2 = y2 / y2.std()
     X3 = np.linspace(-3, 3, 150)[:, None]
     y3 = np.sin(2 * X3[:, 0]) + 0.1 * np.random.RandomState(2).randn(150)
-    return [("friedman1", X1, y1), ("regression", X2, y2), ("sine", X3, y3)]
+    # 80 features: the solver shares each example's kernel column between
+    # its two variables (the core's SHARED_ROWS_MIN_FEATURES is 64).
+    X4, y4 = make_regression(n_samples=250, n_features=80, noise=5.0, random_state=3)
+    X4 = StandardScaler().fit_transform(X4)
+    y4 = y4 / y4.std()
+    return [("friedman1", X1, y1), ("regression", X2, y2), ("sine", X3, y3), ("wide", X4, y4)]
 
 
 def kernel_of(model, X, Z):

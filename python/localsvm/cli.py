@@ -4,15 +4,21 @@
 ``localsvm train [options] data_file [model_file]`` fits a model on a
 LIBSVM/svmlight or CSV file and writes it (default model file: the data
 file's name plus ``.model``, in the current directory); ``localsvm predict
-[options] data_file model_file output_file`` writes one predicted label per
-line and prints ``Accuracy = x% (a/b) (classification)`` when the data has
-labels. Bad files and options print one line on stderr and exit with status
-1.
+[options] data_file model_file output_file`` writes one prediction per
+line and, when the data has labels, prints ``Accuracy = x% (a/b)
+(classification)``, or for a regression the mean squared error and the
+squared correlation coefficient, as ``svm-predict`` does. Bad files and
+options print one line on stderr and exit with status 1.
 
-SVC models are written in LIBSVM's text format (see
-:mod:`localsvm.model_io`); the other estimators are pickled behind a header
-line ``localsvm-model VERSION CLASS``, and a pickle is only read by the
-localsvm version that wrote it.
+``-s`` picks LIBSVM's formulation as ``svm-train``'s does (Chang & Lin,
+"LIBSVM: a library for support vector machines", ACM TIST 2(3), 2011): 0
+C-SVC (:class:`~localsvm.SVC`), 1 ν-SVC (:class:`~localsvm.NuSVC`), 2
+one-class SVM (:class:`~localsvm.OneClassSVM`), 3 ε-SVR
+(:class:`~localsvm.SVR`), 4 ν-SVR (:class:`~localsvm.NuSVR`). These models
+are written in LIBSVM's text format (see :mod:`localsvm.model_io`); the
+other estimators (``--model``) are pickled behind a header line
+``localsvm-model VERSION CLASS``, and a pickle is only read by the localsvm
+version that wrote it.
 """
 
 from __future__ import annotations
@@ -50,31 +56,50 @@ MODELS = {
 
 KERNEL_TYPES = {0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}
 
+#: ``-s`` (LIBSVM's svm_type) and the estimators of ``--model svc``.
+SVM_TYPES = {
+    0: ("localsvm.svc", "SVC"),
+    1: ("localsvm.svc", "NuSVC"),
+    2: ("localsvm.svm_family", "OneClassSVM"),
+    3: ("localsvm.svm_family", "SVR"),
+    4: ("localsvm.svm_family", "NuSVR"),
+}
+REGRESSION_TYPES = (3, 4)
+ONE_CLASS_TYPE = 2
+
 TRAIN_USAGE = """\
 Usage: localsvm train [options] data_file [model_file]
 options (as LIBSVM's svm-train):
--s svm_type : 0 -- C-SVC (the only type; default 0)
+-s svm_type : set type of SVM (default 0)
+        0 -- C-SVC              (multi-class classification)
+        1 -- nu-SVC             (multi-class classification)
+        2 -- one-class SVM
+        3 -- epsilon-SVR        (regression)
+        4 -- nu-SVR             (regression)
 -t kernel_type : 0 -- linear, 1 -- polynomial, 2 -- radial basis function (default),
                  3 -- sigmoid
 -d degree : degree of the polynomial kernel (default 3)
 -g gamma : gamma of the kernel (default 1/num_features)
 -r coef0 : coef0 of the polynomial and sigmoid kernels (default 0)
--c cost : the parameter C (default 1)
+-c cost : the parameter C of C-SVC, epsilon-SVR and nu-SVR (default 1)
+-n nu : the parameter nu of nu-SVC, one-class SVM and nu-SVR (default 0.5)
+-p epsilon : the epsilon of epsilon-SVR's loss function (default 0.1)
 -m cachesize : kernel cache in MB (default 100)
 -e epsilon : stopping tolerance (default 0.001)
 -h shrinking : 1 to use the shrinking heuristic, 0 not to (default 1)
 -b probability_estimates : 0 only (probability estimates are not supported)
 -wi weight : C of class i is weight*C (default 1)
--v n : n-fold cross validation: prints the accuracy, writes no model
+-v n : n-fold cross validation: prints the accuracy (regression: the mean squared
+        error and squared correlation coefficient), writes no model
 -q : quiet mode (no output)
 localsvm options:
---model NAME : svc (default), lsvm, psvm, flsa, rflsa, lisvm or mcsvm
+--model NAME : svc (default; the type of -s), lsvm, psvm, flsa, rflsa, lisvm or mcsvm
 --format FMT : svmlight or csv (default: csv for a .csv file, else svmlight)
 --label-column N : CSV column of the labels, 0-based, negative from the end (default -1)
 --max-dense-mb MB : largest dense data matrix to build (default 2048)
 --progress : show a progress bar of the fit (scikit-learn's ProgressBar; needs rich)
-Options that the chosen estimator has no parameter for are refused. SVC models are
-written in LIBSVM's format; the others are pickled with a localsvm version header
+Options that the chosen estimator has no parameter for are refused. The models of -s
+are written in LIBSVM's format; the others are pickled with a localsvm version header
 (read only by that version; load only model files you trust)."""
 
 PREDICT_USAGE = """\
@@ -249,13 +274,14 @@ def _version() -> str:
 
 
 def save_model(model, path: str) -> str:
-    """Write ``model``: LIBSVM's format for an SVC, else a versioned pickle.
+    """Write ``model``: LIBSVM's format for the estimators of ``-s`` (SVC,
+    NuSVC, OneClassSVM, SVR, NuSVR), else a versioned pickle.
 
     Returns the format written ('libsvm' or 'pickle').
     """
-    from .svc import SVC
+    from .model_io import _svm_type
 
-    if isinstance(model, SVC):
+    if _svm_type(model) is not None:
         save_libsvm_model(model, path)
         return "libsvm"
     header = f"{PICKLE_MAGIC.decode()} {_version()} {type(model).__name__}\n".encode()
@@ -305,6 +331,7 @@ def _parse_train(argv: Sequence[str]) -> dict:
         "format": None,
         "label_column": -1,
         "max_mb": float(MAX_DENSE_MB),
+        "svm_type": 0,
     }
     args = list(argv)
     i = 0
@@ -343,8 +370,9 @@ def _parse_train(argv: Sequence[str]) -> dict:
         elif a == "--max-dense-mb":
             opts["max_mb"] = value(a, float)
         elif a == "-s":
-            if value(a, int) != 0:
-                raise CLIError("only svm_type 0 (C-SVC) is supported (-s 0)")
+            opts["svm_type"] = value(a, int)
+            if opts["svm_type"] not in SVM_TYPES:
+                raise CLIError(f"-s must be 0, 1, 2, 3 or 4, got {opts['svm_type']}")
         elif a == "-b":
             if value(a, int) != 0:
                 raise CLIError("probability estimates are not supported (-b 0 only)")
@@ -363,6 +391,10 @@ def _parse_train(argv: Sequence[str]) -> dict:
             opts["params"]["coef0"] = value(a, float)
         elif a == "-c":
             opts["params"]["C"] = value(a, float)
+        elif a == "-n":
+            opts["params"]["nu"] = value(a, float)
+        elif a == "-p":
+            opts["params"]["epsilon"] = value(a, float)
         elif a == "-e":
             opts["params"]["tol"] = value(a, float)
         elif a == "-m":
@@ -395,8 +427,15 @@ def _parse_train(argv: Sequence[str]) -> dict:
 def _estimator(opts: dict, y: np.ndarray, n_features: int):
     import importlib
 
-    module, name = MODELS[opts["model"]]
+    svm_type = opts.get("svm_type", 0)
+    if svm_type != 0 and opts["model"] != "svc":
+        raise CLIError(
+            f"-s {svm_type} ({SVM_TYPES[svm_type][1]}) is offered by --model svc only, "
+            f"not --model {opts['model']}"
+        )
+    module, name = SVM_TYPES[svm_type] if opts["model"] == "svc" else MODELS[opts["model"]]
     cls = getattr(importlib.import_module(module), name)
+    chosen = f"-s {svm_type}" if opts["model"] == "svc" else f"--model {opts['model']}"
     known = set(cls().get_params())
     params = dict(opts["params"])
     flag = {
@@ -405,10 +444,14 @@ def _estimator(opts: dict, y: np.ndarray, n_features: int):
         "gamma": "-g",
         "coef0": "-r",
         "C": "-c",
+        "nu": "-n",
+        "epsilon": "-p",
         "tol": "-e",
         "cache_size": "-m",
         "shrinking": "-h",
     }
+    if opts["weights"] and "class_weight" not in known:
+        raise CLIError(f"option -wi does not apply to {chosen} ({name})")
     if opts["weights"]:
         classes = {str(c): c for c in np.unique(y).tolist()}
         weights = {}
@@ -426,7 +469,7 @@ def _estimator(opts: dict, y: np.ndarray, n_features: int):
         flag["class_weight"] = "-wi"
     for p in params:
         if p not in known:
-            raise CLIError(f"option {flag[p]} does not apply to --model {opts['model']} ({name})")
+            raise CLIError(f"option {flag[p]} does not apply to {chosen} ({name})")
     if "gamma" in known and "gamma" not in params:
         params["gamma"] = "auto"  # LIBSVM's default, 1/num_features
     if "cache_size" in known and "cache_size" not in params:
@@ -458,28 +501,43 @@ def train(argv: Sequence[str], out=None) -> int:
         _check_writable(opts["model_file"], "model file")
     X, y, _ = read_data(opts["data"], opts["format"], opts["label_column"], opts["max_mb"])
     model = _estimator(opts, y, X.shape[1])
-    if np.unique(y).size < 2:
+    svm_type = opts["svm_type"] if opts["model"] == "svc" else 0
+    regression = svm_type in REGRESSION_TYPES
+    if regression:
+        if y.dtype.kind not in "iuf":
+            raise CLIError(f"{opts['data']}: regression (-s {svm_type}) needs numeric targets")
+        y = y.astype(np.float64)
+    elif svm_type != ONE_CLASS_TYPE and np.unique(y).size < 2:
         raise CLIError(f"{opts['data']}: the labels hold one class; at least two are needed")
     from sklearn.base import clone
 
     if opts["folds"] is not None:
-        from sklearn.model_selection import StratifiedKFold
+        from sklearn.model_selection import KFold, StratifiedKFold
 
         k = opts["folds"]
         if k > X.shape[0]:
             raise CLIError(f"-v {k}: more folds than the {X.shape[0]} examples")
-        _, counts = np.unique(y, return_counts=True)
-        cv = StratifiedKFold(n_splits=k, shuffle=True, random_state=0)
-        pred = np.empty(y.shape[0], dtype=y.dtype)
+        classify = not regression and svm_type != ONE_CLASS_TYPE
+        splitter = StratifiedKFold if classify else KFold
+        cv = splitter(n_splits=k, shuffle=True, random_state=0)
+        pred = np.empty(y.shape[0], dtype=np.float64 if regression else y.dtype)
         import warnings
 
         with warnings.catch_warnings():
-            if counts.min() < k:
+            if classify and np.unique(y, return_counts=True)[1].min() < k:
                 warnings.simplefilter("ignore", UserWarning)
             for train_idx, test_idx in cv.split(X, y):
                 m = clone(model).fit(X[train_idx], y[train_idx])
                 pred[test_idx] = m.predict(X[test_idx])
-        acc = float(np.mean(pred == y))
+        if regression:
+            mse, scc = _regression_scores(pred, y)
+            print(f"Cross Validation Mean squared error = {mse:g}", file=out)
+            print(f"Cross Validation Squared correlation coefficient = {scc:g}", file=out)
+            return 0
+        if svm_type == ONE_CLASS_TYPE:
+            acc = float(np.mean(pred.astype(np.float64) == y.astype(np.float64)))
+        else:
+            acc = float(np.mean(pred == y))
         print(f"Cross Validation Accuracy = {100 * acc:g}%", file=out)
         return 0
     if opts.get("progress"):
@@ -492,9 +550,11 @@ def train(argv: Sequence[str], out=None) -> int:
     if not opts["quiet"]:
         n_sv = getattr(model, "support_", None)
         sv = f", #SV = {len(n_sv)}" if n_sv is not None else ""
+        classes = getattr(model, "classes_", None)
+        cls = f", {classes.shape[0]} classes" if classes is not None else ""
         print(
-            f"{type(model).__name__}: {X.shape[0]} examples, {X.shape[1]} features, "
-            f"{model.classes_.shape[0]} classes{sv}; fit in {seconds:.3f} s",
+            f"{type(model).__name__}: {X.shape[0]} examples, {X.shape[1]} features"
+            f"{cls}{sv}; fit in {seconds:.3f} s",
             file=out,
         )
         print(f"model written to {opts['model_file']} ({kind})", file=out)
@@ -502,6 +562,21 @@ def train(argv: Sequence[str], out=None) -> int:
 
 
 # --------------------------------------------------------------- predict
+
+
+def _regression_scores(pred: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Mean squared error and squared correlation coefficient of ``pred``
+    against ``y``, as LIBSVM's tools print them (0/0 gives nan, as there)."""
+    pred = pred.astype(np.float64)
+    y = y.astype(np.float64)
+    n = y.shape[0]
+    mse = float(np.mean((pred - y) ** 2))
+    sv, sy = pred.sum(), y.sum()
+    num = (n * float(pred @ y) - sv * sy) ** 2
+    den = (n * float(pred @ pred) - sv * sv) * (n * float(y @ y) - sy * sy)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scc = float(np.float64(num) / np.float64(den))
+    return mse, scc
 
 
 def _format_label(v) -> str:
@@ -560,9 +635,10 @@ def predict(argv: Sequence[str], out=None) -> int:
     n_model = int(model.n_features_in_)
     X, y, has_labels = read_data(data, fmt, label_column, max_mb, n_features=n_model)
     if X.shape[1] > n_model:
-        from .svc import SVC
+        from .model_io import _svm_type
 
-        if isinstance(model, SVC) and not Path(model_file).read_bytes().startswith(PICKLE_MAGIC):
+        libsvm_file = not Path(model_file).read_bytes().startswith(PICKLE_MAGIC)
+        if _svm_type(model) is not None and libsvm_file:
             # LIBSVM's models ignore no feature: widen with zeros, as LIBSVM does.
             model = load_model(model_file, n_features=X.shape[1], precision=precision)
         else:
@@ -574,6 +650,15 @@ def predict(argv: Sequence[str], out=None) -> int:
     except OSError as exc:
         raise CLIError(f"can't write output file {output}: {exc.strerror}") from None
     if has_labels and y is not None and not quiet:
+        from sklearn.base import is_regressor
+
+        if is_regressor(model):
+            if y.dtype.kind not in "iuf":
+                raise CLIError(f"{data}: a regression model needs numeric targets to score")
+            mse, scc = _regression_scores(pred, y)
+            print(f"Mean squared error = {mse:g} (regression)", file=out)
+            print(f"Squared correlation coefficient = {scc:g} (regression)", file=out)
+            return 0
         if pred.dtype.kind in "iuf" and y.dtype.kind in "iuf":
             correct = int(np.sum(pred.astype(np.float64) == y.astype(np.float64)))
         else:

@@ -1,19 +1,34 @@
-"""LIBSVM's text model format for :class:`localsvm.SVC`.
+"""LIBSVM's text model format for localsvm's kernel machines.
 
-:func:`save_libsvm_model` writes a fitted ``SVC`` (two classes, or
-one-vs-one with more) in the format of LIBSVM's ``svm-train``;
-:func:`load_libsvm_model` reads such a file, written by LIBSVM or by
-localsvm, into a fitted ``SVC`` that predicts without refitting.
+:func:`save_libsvm_model` writes a fitted :class:`~localsvm.SVC` (two
+classes, or one-vs-one with more), :class:`~localsvm.NuSVC`,
+:class:`~localsvm.SVR`, :class:`~localsvm.NuSVR` or
+:class:`~localsvm.OneClassSVM` in the format of LIBSVM's ``svm-train``
+(``svm_type`` ``c_svc``, ``nu_svc``, ``epsilon_svr``, ``nu_svr`` and
+``one_class``); :func:`load_libsvm_model` reads such a file, written by
+LIBSVM or by localsvm, into the fitted estimator of its type, which predicts
+without refitting.
 
 The format (C.-C. Chang and C.-J. Lin, "LIBSVM: A library for support vector
 machines", ACM TIST 2(3), 2011) is a header of ``key value…`` lines
 (``svm_type``, ``kernel_type``, ``degree``, ``gamma``, ``coef0``,
 ``nr_class``, ``total_sv``, ``rho``, ``label``, ``nr_sv``), a line ``SV``,
 and one line per support vector: its ``nr_class − 1`` coefficients, then its
-non-zero features as 1-based ``index:value`` pairs. Support vectors are
-grouped by class in the order of the ``label`` line; for the class pair
-``(i, j)`` (positions in that order, ``i < j``) the decision value is
-``Σ coef·K(sv, x) − rho``, and a positive value votes for ``label[i]``.
+non-zero features as 1-based ``index:value`` pairs.
+
+* Classification (``c_svc``, ``nu_svc``; a ν-SVC model is stored, as LIBSVM
+  stores it, in the C-SVC form, its solution divided by the margin variable
+  ``r``): support vectors are grouped by class in the order of the ``label``
+  line; for the class pair ``(i, j)`` (positions in that order, ``i < j``)
+  the decision value is ``Σ coef·K(sv, x) − rho``, and a positive value
+  votes for ``label[i]``.
+* Regression and one-class (``epsilon_svr``, ``nu_svr``, ``one_class``):
+  ``nr_class`` is 2, there is no ``label`` nor ``nr_sv`` line, one ``rho``
+  and one coefficient per support vector (``α_i − α*_i`` for regression,
+  ``α_i`` for one-class). The model is ``Σ coef·K(sv, x) − rho``: the
+  prediction of a regression, and for one-class the decision value, so that
+  ``rho`` is scikit-learn's ``offset_`` (``−intercept_``) and a positive
+  value marks an inlier.
 """
 
 from __future__ import annotations
@@ -28,7 +43,8 @@ import scipy.sparse as sp
 
 from ._multiclass import libsvm_to_ovo, ovo_pairs, public_layout
 from .kernels import KernelSpec
-from .svc import SVC
+from .svc import SVC, NuSVC
+from .svm_family import SVR, NuSVR, OneClassSVM
 
 __all__ = ["libsvm_layout", "load_libsvm_model", "save_libsvm_model"]
 
@@ -47,54 +63,84 @@ _HEADER_KEYS = (
     "label",
     "probA",
     "probB",
+    "prob_density_marks",
     "nr_sv",
 )
+#: LIBSVM's ``svm_type`` of one dual problem with one coefficient row.
+_SINGLE_TYPES = ("one_class", "epsilon_svr", "nu_svr")
+_CLASSIFIER_TYPES = ("c_svc", "nu_svc")
 
 
-def _check_svc(model, what: str, target: str = "LIBSVM's model format"):
-    """Refuse anything but a fitted one-vs-one ``SVC`` on a feature kernel;
-    ``what`` is the user's function, ``target`` the format it writes."""
+def _svm_type(model) -> str | None:
+    """LIBSVM's ``svm_type`` of a localsvm estimator, None for other objects."""
+    for cls, name in (
+        (NuSVC, "nu_svc"),
+        (SVC, "c_svc"),
+        (NuSVR, "nu_svr"),
+        (SVR, "epsilon_svr"),
+        (OneClassSVM, "one_class"),
+    ):
+        if isinstance(model, cls):
+            return name
+    return None
+
+
+def _check_model(model, what: str, target: str = "LIBSVM's model format") -> str:
+    """Refuse anything but a fitted one-vs-one ``SVC``, ``NuSVC``, ``SVR``,
+    ``NuSVR`` or ``OneClassSVM`` on a feature kernel; ``what`` is the user's
+    function, ``target`` the format it writes. Returns LIBSVM's
+    ``svm_type``."""
     from sklearn.utils.validation import check_is_fitted
 
-    if not isinstance(model, SVC):
-        raise TypeError(f"{what} takes a fitted localsvm.SVC, got {type(model).__name__}")
+    svm_type = _svm_type(model)
+    if svm_type is None:
+        raise TypeError(
+            f"{what} takes a fitted localsvm.SVC, NuSVC, SVR, NuSVR or OneClassSVM, "
+            f"got {type(model).__name__}"
+        )
     check_is_fitted(model)
     if model.kernel not in _KERNEL_TO_LIBSVM:
         raise ValueError(
             f"{what} supports the kernels {sorted(_KERNEL_TO_LIBSVM)}; "
             f"this model's kernel is {model.kernel!r}"
         )
-    if model.classes_.shape[0] > 2 and model.multiclass != "ovo":
+    if svm_type == "c_svc" and model.classes_.shape[0] > 2 and model.multiclass != "ovo":
         raise ValueError(
             f"{what}: {target} holds one-vs-one models only, and this model of "
             f"{model.classes_.shape[0]} classes was trained with "
             f"multiclass={model.multiclass!r}. Refit it with multiclass='ovo' (the default) "
             "to write it this way, or save it as it is with pickle or joblib."
         )
+    return svm_type
 
 
 def libsvm_layout(model) -> dict:
-    """A fitted ``SVC``'s parameters in LIBSVM's layout.
+    """A fitted model's parameters in LIBSVM's layout.
 
     Parameters
     ----------
-    model : SVC
-        A fitted :class:`localsvm.SVC`, two classes or ``multiclass='ovo'``,
-        on a 'linear', 'poly', 'rbf' or 'sigmoid' kernel.
+    model : SVC, NuSVC, SVR, NuSVR or OneClassSVM
+        A fitted localsvm estimator on a 'linear', 'poly', 'rbf' or
+        'sigmoid' kernel (an ``SVC`` of more than two classes with
+        ``multiclass='ovo'``).
 
     Returns
     -------
     dict
-        ``labels`` (``classes_``, LIBSVM's label order), ``n_support``,
-        ``support_vectors`` (grouped by class), ``coef`` of shape
-        ``(n_classes − 1, n_SV)`` (LIBSVM's ``sv_coef``) and ``rho``, one per
-        class pair in LIBSVM's order: pair ``(i, j)``'s decision value is
-        ``Σ coef·K(sv, x) − rho``, positive for ``labels[i]``.
+        ``svm_type`` (LIBSVM's name: 'c_svc', 'nu_svc', 'epsilon_svr',
+        'nu_svr' or 'one_class'), ``labels`` (``classes_``, LIBSVM's label
+        order; None for regression and one-class), ``n_support``,
+        ``support_vectors`` (grouped by class), ``coef`` (LIBSVM's
+        ``sv_coef``, of shape ``(n_classes − 1, n_SV)``, one row for
+        regression and one-class) and ``rho``, one per class pair in
+        LIBSVM's order (one for regression and one-class): the decision
+        value is ``Σ coef·K(sv, x) − rho``, positive for ``labels[i]`` of the
+        pair ``(i, j)``, for an inlier, and the prediction of a regression.
 
     Raises
     ------
     TypeError
-        If ``model`` is not a :class:`localsvm.SVC`.
+        If ``model`` is none of these estimators.
     ValueError
         If its kernel is 'precomputed' or a callable, or it is a
         one-vs-rest model of more than two classes.
@@ -105,8 +151,8 @@ def libsvm_layout(model) -> dict:
     >>> from localsvm.datasets import load_iris
     >>> d = load_iris()
     >>> layout = libsvm_layout(SVC().fit(d.X, d.y))
-    >>> layout["coef"].shape[0], layout["rho"].shape
-    (2, (3,))
+    >>> layout["svm_type"], layout["coef"].shape[0], layout["rho"].shape
+    ('c_svc', 2, (3,))
     """
     return _layout(model, "libsvm_layout")
 
@@ -114,19 +160,22 @@ def libsvm_layout(model) -> dict:
 def _layout(model, what: str, target: str = "LIBSVM's model format") -> dict:
     """:func:`libsvm_layout`, refusing a model in the words of the user's
     function ``what``, which writes ``target``."""
-    _check_svc(model, what, target)
+    svm_type = _check_model(model, what, target)
     dual = model.dual_coef_
     # A sparse fit's coefficients are CSR (as scikit-learn's).
     dual = np.asarray(dual.toarray() if sp.issparse(dual) else dual, dtype=np.float64)
     intercept = np.asarray(model.intercept_, dtype=np.float64)
-    if model.classes_.shape[0] == 2:
+    if svm_type in _SINGLE_TYPES:
+        labels, coef, rho = None, dual.reshape(1, -1).copy(), -intercept.reshape(1)
+    elif model.classes_.shape[0] == 2:
         # The public binary attributes are flipped to favour classes_[1];
         # LIBSVM's first label is the positive side.
-        coef, rho = -dual, intercept.copy()
+        labels, coef, rho = model.classes_, -dual, intercept.copy()
     else:
-        coef, rho = dual.copy(), -intercept
+        labels, coef, rho = model.classes_, dual.copy(), -intercept
     return {
-        "labels": model.classes_,
+        "svm_type": svm_type,
+        "labels": labels,
         "n_support": np.asarray(model.n_support_, dtype=np.int64),
         "support_vectors": (
             sp.csr_matrix(model.support_vectors_, dtype=np.float64)
@@ -158,32 +207,37 @@ def _num(x: float) -> str:
 
 
 def save_libsvm_model(model, path) -> None:
-    """Write a fitted ``SVC`` as a LIBSVM model file.
+    """Write a fitted model as a LIBSVM model file.
 
-    The file is what LIBSVM's ``svm-train`` writes (``svm_type c_svc``),
-    readable by LIBSVM's ``svm_load_model`` and ``svm-predict`` and by
-    :func:`load_libsvm_model`. Numbers are written with all their digits, so
-    a model read back predicts exactly as the original. The labels are
-    written in ``classes_`` order (sorted). The last feature is written on
-    the first support vector even when it is zero, so the number of
-    features survives the round trip.
+    The file is what LIBSVM's ``svm-train`` writes for the model's type
+    (``svm_type`` ``c_svc`` for :class:`~localsvm.SVC`, ``nu_svc`` for
+    :class:`~localsvm.NuSVC`, ``epsilon_svr`` for :class:`~localsvm.SVR`,
+    ``nu_svr`` for :class:`~localsvm.NuSVR`, ``one_class`` for
+    :class:`~localsvm.OneClassSVM`), readable by LIBSVM's
+    ``svm_load_model`` and ``svm-predict`` and by :func:`load_libsvm_model`.
+    Numbers are written with all their digits, so a model read back
+    predicts exactly as the original. Class labels are written in
+    ``classes_`` order (sorted). The last feature is written on the first
+    support vector even when it is zero, so the number of features survives
+    the round trip (a model without support vectors loses it).
 
     Parameters
     ----------
-    model : SVC
-        A fitted :class:`localsvm.SVC` with two classes, or more with
-        ``multiclass='ovo'`` (the default); kernel 'linear', 'poly', 'rbf'
-        or 'sigmoid'; integer class labels.
+    model : SVC, NuSVC, SVR, NuSVR or OneClassSVM
+        A fitted localsvm estimator on a 'linear', 'poly', 'rbf' or
+        'sigmoid' kernel; a classifier with integer class labels, and, for an
+        ``SVC`` of more than two classes, ``multiclass='ovo'`` (the default).
     path : str or path-like
         The file to write (overwritten).
 
     Raises
     ------
     TypeError
-        If ``model`` is not a :class:`localsvm.SVC`.
+        If ``model`` is none of these estimators.
     ValueError
-        If the kernel is 'precomputed', the model is one-vs-rest with more
-        than two classes, or a class label is not an integer.
+        If the kernel is 'precomputed' or a callable, the model is
+        one-vs-rest with more than two classes, or a class label is not an
+        integer.
 
     Examples
     --------
@@ -198,12 +252,13 @@ def save_libsvm_model(model, path) -> None:
     True
     """
     layout = _layout(model, "save_libsvm_model")
-    labels = _integer_labels(np.asarray(layout["labels"]))
+    classifier = layout["labels"] is not None
+    labels = _integer_labels(np.asarray(layout["labels"])) if classifier else []
     spec = model.kernel_spec_
     sv = layout["support_vectors"]
     coef = layout["coef"]
     n_features = int(model.n_features_in_)
-    lines = ["svm_type c_svc", f"kernel_type {_KERNEL_TO_LIBSVM[spec.name]}"]
+    lines = [f"svm_type {layout['svm_type']}", f"kernel_type {_KERNEL_TO_LIBSVM[spec.name]}"]
     if spec.name == "poly":
         lines.append(f"degree {int(spec.degree)}")
     if spec.name in ("poly", "rbf", "sigmoid"):
@@ -211,13 +266,17 @@ def save_libsvm_model(model, path) -> None:
     if spec.name in ("poly", "sigmoid"):
         lines.append(f"coef0 {_num(spec.coef0)}")
     lines += [
-        f"nr_class {len(labels)}",
+        # LIBSVM writes nr_class 2 for regression and one-class models.
+        f"nr_class {len(labels) if classifier else 2}",
         f"total_sv {sv.shape[0]}",
         "rho " + " ".join(_num(r) for r in layout["rho"]),
-        "label " + " ".join(str(v) for v in labels),
-        "nr_sv " + " ".join(str(int(n)) for n in layout["n_support"]),
-        "SV",
     ]
+    if classifier:
+        lines += [
+            "label " + " ".join(str(v) for v in labels),
+            "nr_sv " + " ".join(str(int(n)) for n in layout["n_support"]),
+        ]
+    lines.append("SV")
     sparse = sp.issparse(sv)
     if sparse:
         sv = sp.csr_matrix(sv)
@@ -239,10 +298,10 @@ def save_libsvm_model(model, path) -> None:
     Path(os.fspath(path)).write_text("\n".join(lines) + "\n", encoding="ascii")
 
 
-class LibsvmSVC(SVC):
-    """An :class:`~localsvm.SVC` read by :func:`load_libsvm_model` without
-    ``n_features``: like LIBSVM's ``svm-predict`` it takes rows wider than
-    the file's largest feature index.
+class _OpenWidth:
+    """A model read by :func:`load_libsvm_model` without ``n_features``:
+    like LIBSVM's ``svm-predict`` it takes rows wider than the file's largest
+    feature index.
 
     A LIBSVM model file does not store its number of features; sparse rows
     omit zeros, so the largest index on a support vector is only a lower
@@ -250,39 +309,40 @@ class LibsvmSVC(SVC):
     leave the inner products unchanged and enter the RBF kernel through
     ``‖x − sv‖²``. Wider rows are evaluated against the support vectors
     padded with zero columns, which computes exactly that. A refit model
-    takes only its training width, as any ``SVC``.
+    takes only its training width, as any estimator.
     """
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit as :meth:`localsvm.SVC.fit`; the model then takes its
+    def fit(self, X, y=None, sample_weight=None):
+        """Fit as the estimator this class extends; the model then takes its
         training width only.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training examples.
-        y : array-like of shape (n_samples,)
-            Their labels.
+        y : array-like of shape (n_samples,), default=None
+            Their labels or targets (None for one-class).
         sample_weight : array-like of shape (n_samples,), default=None
             Per-sample weights.
 
         Returns
         -------
-        self : LibsvmSVC
+        self : object
             The fitted model.
         """
         super().fit(X, y, sample_weight=sample_weight)
         self.__dict__.pop("_open_width", None)
         return self
 
-    def _model_decision(self, X) -> np.ndarray:
+    def _wider(self, X) -> int:
+        """The width of ``X`` when it is wider than an open-width model, else 0."""
         if self.__dict__.get("_open_width") and hasattr(self, "n_features_in_"):
             shape = X.shape if hasattr(X, "shape") else np.shape(X)
             if len(shape) == 2 and shape[1] > self.n_features_in_:
-                return SVC._model_decision(self._widened(int(shape[1])), X)
-        return super()._model_decision(X)
+                return int(shape[1])
+        return 0
 
-    def _widened(self, width: int) -> SVC:
+    def _widened(self, width: int):
         """A shallow copy taking ``width`` features: the support vectors
         (and a linear model's weights) with zero columns appended."""
         wide = copy.copy(self)
@@ -301,6 +361,59 @@ class LibsvmSVC(SVC):
         wide.n_features_in_ = width
         wide.shape_fit_ = (sv.shape[0], width)
         return wide
+
+
+class _OpenWidthClassifier(_OpenWidth):
+    def _model_decision(self, X) -> np.ndarray:
+        width = self._wider(X)
+        if width:
+            return super(_OpenWidth, self._widened(width))._model_decision(X)
+        return super()._model_decision(X)
+
+
+class _OpenWidthSingle(_OpenWidth):
+    def _decision(self, X) -> np.ndarray:
+        width = self._wider(X)
+        if width:
+            return super(_OpenWidth, self._widened(width))._decision(X)
+        return super()._decision(X)
+
+
+_WIDTH_DOC = """ read by :func:`load_libsvm_model` without
+    ``n_features``: it takes rows wider than the file's largest feature
+    index, as LIBSVM's ``svm-predict`` does (see
+    :class:`localsvm.model_io._OpenWidth`); refit, it takes its training
+    width only."""
+
+
+class LibsvmSVC(_OpenWidthClassifier, SVC):
+    __doc__ = "An :class:`~localsvm.SVC`" + _WIDTH_DOC
+
+
+class LibsvmNuSVC(_OpenWidthClassifier, NuSVC):
+    __doc__ = "A :class:`~localsvm.NuSVC`" + _WIDTH_DOC
+
+
+class LibsvmSVR(_OpenWidthSingle, SVR):
+    __doc__ = "An :class:`~localsvm.SVR`" + _WIDTH_DOC
+
+
+class LibsvmNuSVR(_OpenWidthSingle, NuSVR):
+    __doc__ = "A :class:`~localsvm.NuSVR`" + _WIDTH_DOC
+
+
+class LibsvmOneClassSVM(_OpenWidthSingle, OneClassSVM):
+    __doc__ = "A :class:`~localsvm.OneClassSVM`" + _WIDTH_DOC
+
+
+#: svm_type -> (the estimator, its open-width variant).
+_ESTIMATORS = {
+    "c_svc": (SVC, LibsvmSVC),
+    "nu_svc": (NuSVC, LibsvmNuSVC),
+    "epsilon_svr": (SVR, LibsvmSVR),
+    "nu_svr": (NuSVR, LibsvmNuSVR),
+    "one_class": (OneClassSVM, LibsvmOneClassSVM),
+}
 
 
 class _Reader:
@@ -389,22 +502,28 @@ def _read_header(reader: _Reader) -> tuple[dict, dict, int]:
 
 
 def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
-    """Read a LIBSVM model file into a fitted ``SVC``.
+    """Read a LIBSVM model file into a fitted estimator of its type.
 
     The file may come from LIBSVM's ``svm-train`` / ``svm_save_model`` or
-    from :func:`save_libsvm_model`. Only C-SVC models (``svm_type c_svc``)
-    with the kernels 'linear', 'polynomial', 'rbf' and 'sigmoid' are read;
-    ``probA``/``probB`` lines are accepted and ignored (localsvm does not
-    estimate probabilities).
+    from :func:`save_libsvm_model`. Every ``svm_type`` is read: ``c_svc``
+    into an :class:`~localsvm.SVC`, ``nu_svc`` into a
+    :class:`~localsvm.NuSVC`, ``epsilon_svr`` into an :class:`~localsvm.SVR`,
+    ``nu_svr`` into a :class:`~localsvm.NuSVR` and ``one_class`` into a
+    :class:`~localsvm.OneClassSVM`, with the kernels 'linear',
+    'polynomial', 'rbf' and 'sigmoid'. ``probA``, ``probB`` and
+    ``prob_density_marks`` lines are accepted and ignored (localsvm does
+    not estimate probabilities).
 
-    The returned model's ``classes_`` are the labels sorted; its predictions
+    A classifier's ``classes_`` are the labels sorted; its predictions
     equal LIBSVM's with the same file, except that when one-vs-one votes
     tie, LIBSVM picks the label that comes first on the file's ``label``
     line and localsvm the smallest label (the same when the line is sorted,
-    as in files localsvm writes). The file does not hold the training
-    indices or the training parameters: ``support_`` is ``0 … n_SV − 1``,
-    ``C`` keeps its default, and ``n_iter_``, ``dual_objective_`` and
-    ``backend_`` are not set.
+    as in files localsvm writes). A regression predicts LIBSVM's values and
+    a one-class model LIBSVM's labels (``offset_`` is the file's ``rho``).
+    The file does not hold the training indices or the training
+    parameters: ``support_`` is ``0 … n_SV − 1``, ``C``, ``nu`` and
+    ``epsilon`` keep their defaults, and ``n_iter_``, ``dual_objective_``,
+    ``backend_`` (and a ν-SVR's ``epsilon_``) are not set.
 
     Parameters
     ----------
@@ -429,15 +548,15 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
 
     Returns
     -------
-    SVC
-        A fitted :class:`localsvm.SVC` (a :class:`LibsvmSVC` when
-        ``n_features`` is None).
+    SVC, NuSVC, SVR, NuSVR or OneClassSVM
+        The fitted estimator (its open-width variant, such as
+        :class:`LibsvmSVC`, when ``n_features`` is None).
 
     Raises
     ------
     ValueError
-        If the file is not a C-SVC model of a supported kernel, or is
-        malformed: the message names the line and what is wrong. Also when
+        If the file's kernel is not supported, or the file is malformed:
+        the message names the line and what is wrong. Also when
         ``n_features`` is smaller than the largest index in the file.
     OSError
         If the file cannot be read.
@@ -465,25 +584,31 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
         raise ValueError(f"precision must be 'float64', 'auto' or 'float32', got {precision!r}")
     reader = _Reader(path)
     header, where, sv_start = _read_header(reader)
-    missing = [
-        k
-        for k in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho", "label", "nr_sv")
-        if k not in header
-    ]
-    if missing:
-        raise reader.error(sv_start + 1, f"the header lacks {', '.join(repr(k) for k in missing)}")
 
     def single(key: str) -> str:
         if len(header[key]) != 1:
             raise reader.error(where[key], f"{key!r} takes one value, got {len(header[key])}")
         return header[key][0]
 
+    if "svm_type" not in header:
+        raise reader.error(sv_start + 1, "the header lacks 'svm_type'")
     svm_type = single("svm_type")
-    if svm_type != "c_svc":
+    if svm_type not in _ESTIMATORS:
         raise reader.error(
             where["svm_type"],
-            f"svm_type {svm_type!r} is not supported (only 'c_svc', LIBSVM's C-SVC)",
+            f"svm_type {svm_type!r} is not supported (expected one of {', '.join(_ESTIMATORS)})",
         )
+    classifier = svm_type in _CLASSIFIER_TYPES
+    required = ("kernel_type", "nr_class", "total_sv", "rho")
+    missing = [k for k in required + (("label", "nr_sv") if classifier else ()) if k not in header]
+    if missing:
+        raise reader.error(sv_start + 1, f"the header lacks {', '.join(repr(k) for k in missing)}")
+    if not classifier:
+        for key in ("label", "nr_sv"):
+            if key in header:
+                raise reader.error(
+                    where[key], f"a {svm_type} model has no {key!r} line (LIBSVM writes none)"
+                )
     kernel_type = single("kernel_type")
     if kernel_type not in _LIBSVM_TO_KERNEL:
         raise reader.error(
@@ -506,7 +631,15 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     if "coef0" in header:
         coef0 = _parse_float(reader, where["coef0"], single("coef0"), "coef0")
     n_classes = _parse_int(reader, where["nr_class"], single("nr_class"), "nr_class", 2)
-    total_sv = _parse_int(reader, where["total_sv"], single("total_sv"), "total_sv", 1)
+    if not classifier and n_classes != 2:
+        raise reader.error(
+            where["nr_class"],
+            f"nr_class must be 2 in a {svm_type} model (LIBSVM's value for regression "
+            f"and one-class), got {n_classes}",
+        )
+    total_sv = _parse_int(
+        reader, where["total_sv"], single("total_sv"), "total_sv", 1 if classifier else 0
+    )
     n_pairs = n_classes * (n_classes - 1) // 2
 
     def row(key: str, count: int) -> list[str]:
@@ -518,19 +651,21 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
         return header[key]
 
     rho = np.array([_parse_float(reader, where["rho"], t, "rho") for t in row("rho", n_pairs)])
-    labels = [
-        _parse_int(reader, where["label"], t, "a label", -(2**63)) for t in row("label", n_classes)
-    ]
-    if len(set(labels)) != n_classes:
-        raise reader.error(where["label"], f"the labels must be distinct, got {labels}")
-    nr_sv = np.array(
-        [_parse_int(reader, where["nr_sv"], t, "nr_sv", 0) for t in row("nr_sv", n_classes)],
-        dtype=np.int64,
-    )
-    if int(nr_sv.sum()) != total_sv:
-        raise reader.error(
-            where["nr_sv"], f"nr_sv sums to {int(nr_sv.sum())} but total_sv is {total_sv}"
+    if classifier:
+        labels = [
+            _parse_int(reader, where["label"], t, "a label", -(2**63))
+            for t in row("label", n_classes)
+        ]
+        if len(set(labels)) != n_classes:
+            raise reader.error(where["label"], f"the labels must be distinct, got {labels}")
+        nr_sv = np.array(
+            [_parse_int(reader, where["nr_sv"], t, "nr_sv", 0) for t in row("nr_sv", n_classes)],
+            dtype=np.int64,
         )
+        if int(nr_sv.sum()) != total_sv:
+            raise reader.error(
+                where["nr_sv"], f"nr_sv sums to {int(nr_sv.sum())} but total_sv is {total_sv}"
+            )
 
     # Support vectors: each line's text is checked as a whole (fast path);
     # a line that fails is parsed token by token for the message.
@@ -596,6 +731,20 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
         sv = np.zeros((total_sv, n_features))
         sv[row_of, idx - 1] = val
 
+    params = {"kernel": kernel, "degree": degree, "coef0": coef0, "precision": precision}
+    if kernel != "linear":
+        params["gamma"] = gamma
+    model = _ESTIMATORS[svm_type][1 if open_width else 0](**params)
+    if open_width:
+        model._open_width = True
+    model.n_features_in_ = n_features
+    model._spec = KernelSpec(kernel, gamma=gamma, coef0=coef0, degree=degree)
+    model.shape_fit_ = (total_sv, n_features)
+    model.precision_ = "float64" if precision == "float64" else "float32"
+    model.fit_status_ = 0
+    if not classifier:
+        return _single_dual_model(model, sv, coef, float(rho[0]), sparse)
+
     # LIBSVM's label order -> sorted classes: regroup the support vectors and
     # turn each pair around where the order flips (d_ji = −d_ij).
     labels_arr = np.array(labels, dtype=np.int64)
@@ -620,15 +769,7 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     sv = sp.csr_matrix(sv[regroup]) if sparse else np.ascontiguousarray(sv[regroup])
     sv_class = sv_class[regroup]
 
-    params = {"kernel": kernel, "degree": degree, "coef0": coef0, "precision": precision}
-    if kernel != "linear":
-        params["gamma"] = gamma
-    model = LibsvmSVC(**params) if open_width else SVC(**params)
-    if open_width:
-        model._open_width = True
     model.classes_ = labels_arr[order]
-    model.n_features_in_ = n_features
-    model._spec = KernelSpec(kernel, gamma=gamma, coef0=coef0, degree=degree)
     model.support_vectors_ = sv
     model.support_ = np.arange(total_sv, dtype=np.int32)
     model.n_support_ = np.bincount(sv_class, minlength=n_classes).astype(np.int32)
@@ -637,12 +778,31 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     model._linear_w = None
     if kernel == "linear":
         model._linear_w = np.asarray((sv.T @ model_coef.T).T) if sparse else model_coef @ sv
-    model.shape_fit_ = (total_sv, n_features)
-    model.precision_ = "float64" if precision == "float64" else "float32"
-    model.fit_status_ = 0
     model.class_weight_ = np.ones(n_classes)
     model.dual_coef_, model.intercept_ = public_layout(
         model_coef, model_intercept, sv_class, n_classes, "ovo"
     )
     model._pair_coef = model._compact_pair_coef()
+    return model
+
+
+def _single_dual_model(model, sv, coef: np.ndarray, rho: float, sparse: bool):
+    """The fitted attributes of a regression or one-class model read from a
+    file: its support vectors, one coefficient row and ``rho``."""
+    n_sv = sv.shape[0]
+    dual = np.ascontiguousarray(coef.reshape(1, n_sv))
+    model.support_vectors_ = sp.csr_matrix(sv) if sparse else np.ascontiguousarray(sv)
+    model.support_ = np.arange(n_sv, dtype=np.int32)
+    model.n_support_ = np.array([n_sv], dtype=np.int32)
+    model._dual_dense = dual
+    model.dual_coef_ = sp.csr_matrix(dual) if sparse else dual
+    model._rho = rho
+    model.intercept_ = np.array([-rho])
+    model._linear_w = None
+    if model.kernel == "linear":
+        model._linear_w = (
+            np.asarray((sv.T @ dual.T).T) if sparse else dual @ model.support_vectors_
+        ).reshape(1, -1)
+    if isinstance(model, OneClassSVM):
+        model.offset_ = rho
     return model

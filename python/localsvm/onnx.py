@@ -1,15 +1,25 @@
-"""ONNX export of :class:`localsvm.SVC` through ``skl2onnx``.
+"""ONNX export of localsvm's kernel machines through ``skl2onnx``.
 
-:func:`to_onnx` converts a fitted ``SVC`` into an ONNX model whose graph is
-ONNX-ML's ``SVMClassifier`` operator holding the model's support vectors,
+:func:`to_onnx` converts a fitted :class:`~localsvm.SVC` or
+:class:`~localsvm.NuSVC` into an ONNX model whose graph is ONNX-ML's
+``SVMClassifier`` operator holding the model's support vectors,
 coefficients, intercepts and kernel parameters, followed by a few standard
 operators that turn the one-vs-one decision values into one score per
-class. :func:`register` makes ``skl2onnx.to_onnx`` (and pipelines that
-contain an ``SVC``) use the same converter. Both need the optional packages
+class; a fitted :class:`~localsvm.SVR`, :class:`~localsvm.NuSVR` or
+:class:`~localsvm.OneClassSVM` into ONNX-ML's ``SVMRegressor`` operator.
+:func:`register` makes ``skl2onnx.to_onnx`` (and pipelines that contain
+these estimators) use the same converters. Both need the optional packages
 ``skl2onnx`` and ``onnx`` (``pip install localsvm[onnx]``, which also brings
 ``onnxruntime`` to run the result).
 
-The ONNX model has two outputs, named as skl2onnx names those of
+A regression model has one output, ``variable`` of shape ``(n, 1)``: the
+predictions. A one-class model has two, ``label`` (``(n, 1)``, int64: +1 for
+an inlier, −1 for an outlier, as ``OneClassSVM.predict``, a decision value
+of 0 included) and ``scores`` (``(n, 1)``: ``decision_function``), named and
+shaped as skl2onnx writes those of scikit-learn's estimators (whose
+one-class export labels a decision value of exactly 0 with 0).
+
+A classifier's ONNX model has two outputs, named as skl2onnx names those of
 scikit-learn's ``SVC`` without probability estimates, so that code written
 for that export runs unchanged: ``label`` (the predicted class, by the
 rules of ``SVC.predict``: the one-vs-one vote, or the largest score with
@@ -37,9 +47,9 @@ from .model_io import _integer_labels, _layout
 __all__ = ["register", "to_onnx"]
 
 _ONNX_KERNELS = {"linear": "LINEAR", "poly": "POLY", "rbf": "RBF", "sigmoid": "SIGMOID"}
-_ALIAS = "LocalsvmSVC"
 #: What the export writes, for the refusal of a model it cannot hold.
 _TARGET = "ONNX-ML's SVMClassifier"
+_TARGET_SINGLE = "ONNX-ML's SVMRegressor"
 _registered = False
 
 
@@ -230,6 +240,96 @@ def _converter(scope, operator, container) -> None:
         )
 
 
+def _single_shape_calculator(operator) -> None:
+    from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType, Int64TensorType
+
+    n = operator.inputs[0].get_first_dimension()
+    score_type = (
+        DoubleTensorType
+        if isinstance(operator.inputs[0].type, DoubleTensorType)
+        else FloatTensorType
+    )
+    if len(operator.outputs) == 2:  # one-class: label and scores
+        operator.outputs[0].type = Int64TensorType([n, 1])
+        operator.outputs[1].type = score_type([n, 1])
+    else:
+        operator.outputs[0].type = score_type([n, 1])
+
+
+def _single_converter(scope, operator, container) -> None:
+    """ONNX-ML's ``SVMRegressor`` with ``Σ coef·K(sv, x) + intercept``: a
+    regression's prediction, a one-class model's decision value."""
+    from skl2onnx.common.data_types import DoubleTensorType
+    from skl2onnx.proto import onnx_proto
+
+    model = operator.raw_operator
+    layout = _layout(model, "to_onnx", _TARGET_SINGLE)
+    spec = model.kernel_spec_
+    n_sv = int(layout["coef"].shape[1])
+    attrs = {
+        "kernel_type": _ONNX_KERNELS[spec.name],
+        "kernel_params": [float(spec.gamma), float(spec.coef0), float(spec.degree)],
+        # ONNX-ML adds rho where LIBSVM subtracts it.
+        "rho": (-layout["rho"]).astype(np.float32),
+        "post_transform": "NONE",
+        "one_class": 0,
+    }
+    if n_sv:
+        attrs["n_supports"] = n_sv
+        attrs["support_vectors"] = (
+            _dense_support(layout["support_vectors"]).ravel().astype(np.float32)
+        )
+        attrs["coefficients"] = layout["coef"].ravel().astype(np.float32)
+    else:
+        # No support vector: the operator's linear form with zero weights,
+        # the constant intercept.
+        attrs["n_supports"] = 0
+        attrs["coefficients"] = np.zeros(int(model.n_features_in_), dtype=np.float32)
+    double = isinstance(operator.inputs[0].type, DoubleTensorType)
+    dtype = onnx_proto.TensorProto.DOUBLE if double else onnx_proto.TensorProto.FLOAT
+    source = operator.inputs[0].full_name
+    if double:
+        # onnxruntime's SVMRegressor takes float32 input only (its
+        # parameters are float32 in any case).
+        source_f = scope.get_unique_variable_name("input_float")
+        container.add_node(
+            "Cast",
+            [source],
+            [source_f],
+            name=scope.get_unique_operator_name("Cast"),
+            to=onnx_proto.TensorProto.FLOAT,
+        )
+        source = source_f
+    raw = scope.get_unique_variable_name("svm_value")
+    container.add_node(
+        "SVMRegressor",
+        source,
+        raw,
+        op_domain="ai.onnx.ml",
+        op_version=1,
+        name=scope.get_unique_operator_name("SVMRegressor"),
+        **attrs,
+    )
+    scores = operator.outputs[-1].full_name
+    container.add_node(
+        "Cast", [raw], [scores], name=scope.get_unique_operator_name("Cast"), to=dtype
+    )
+    if len(operator.outputs) == 2:
+        # +1 where the decision value is > 0, else −1 (LIBSVM's rule).
+        zero = scope.get_unique_variable_name("zero")
+        container.add_initializer(zero, dtype, [], [0.0])
+        inside = scope.get_unique_variable_name("inside")
+        container.add_node(
+            "Greater", [scores, zero], [inside], name=scope.get_unique_operator_name("Greater")
+        )
+        container.add_node(
+            "Where",
+            [inside, _int_const(container, scope, [1]), _int_const(container, scope, [-1])],
+            [operator.outputs[0].full_name],
+            name=scope.get_unique_operator_name("Where"),
+        )
+
+
 def _int_const(container, scope, values) -> str:
     from skl2onnx.proto import onnx_proto
 
@@ -239,11 +339,15 @@ def _int_const(container, scope, values) -> str:
 
 
 def register() -> None:
-    """Register the ``SVC`` converter with ``skl2onnx``.
+    """Register the converters of localsvm's kernel machines with ``skl2onnx``.
 
     After this call ``skl2onnx.to_onnx`` and ``skl2onnx.convert_sklearn``
-    convert :class:`localsvm.SVC` (alone or inside a scikit-learn
-    pipeline). :func:`to_onnx` calls it; calling it again does nothing.
+    convert :class:`localsvm.SVC`, :class:`localsvm.NuSVC`,
+    :class:`localsvm.SVR`, :class:`localsvm.NuSVR` and
+    :class:`localsvm.OneClassSVM` (and the models
+    :func:`localsvm.load_libsvm_model` returns), alone or inside a
+    scikit-learn pipeline. :func:`to_onnx` calls it; calling it again does
+    nothing.
 
     Raises
     ------
@@ -261,27 +365,39 @@ def register() -> None:
     if _registered:
         return
     skl2onnx = _import_skl2onnx()
-    from .svc import SVC
+    from . import model_io
 
-    skl2onnx.update_registered_converter(
-        SVC,
-        _ALIAS,
-        _shape_calculator,
-        _converter,
-        options={"zipmap": [True, False, "columns"], "nocl": [True, False]},
-    )
+    # skl2onnx finds a converter by the model's exact class.
+    for classifier, cls in [(True, model_io.SVC), (True, model_io.NuSVC)] + [
+        (name in model_io._CLASSIFIER_TYPES, variant)
+        for name, pair in model_io._ESTIMATORS.items()
+        for variant in pair
+    ]:
+        if classifier:
+            skl2onnx.update_registered_converter(
+                cls,
+                f"Localsvm{cls.__name__}",
+                _shape_calculator,
+                _converter,
+                options={"zipmap": [True, False, "columns"], "nocl": [True, False]},
+            )
+        else:
+            skl2onnx.update_registered_converter(
+                cls, f"Localsvm{cls.__name__}", _single_shape_calculator, _single_converter
+            )
     _registered = True
 
 
 def to_onnx(model, X_sample=None, *, n_features=None, double=False, target_opset=None):
-    """Convert a fitted ``SVC`` to an ONNX model.
+    """Convert a fitted localsvm kernel machine to an ONNX model.
 
     Parameters
     ----------
-    model : SVC
-        A fitted :class:`localsvm.SVC`: two classes or ``multiclass='ovo'``,
-        kernel 'linear', 'poly', 'rbf' or 'sigmoid', integer or string
-        class labels (whole-number float labels are output as int64).
+    model : SVC, NuSVC, SVR, NuSVR or OneClassSVM
+        A fitted estimator on a kernel 'linear', 'poly', 'rbf' or
+        'sigmoid'; a classifier with two classes or ``multiclass='ovo'``
+        and integer or string class labels (whole-number float labels are
+        output as int64).
     X_sample : array-like of shape (n_samples, n_features), default=None
         Example input; only its number of columns is used. None: the
         model's ``n_features_in_``.
@@ -296,17 +412,18 @@ def to_onnx(model, X_sample=None, *, n_features=None, double=False, target_opset
     Returns
     -------
     onnx.ModelProto
-        The model, with input ``X`` and outputs ``label`` and
-        ``probabilities``, named as skl2onnx names those of scikit-learn's
-        ``SVC``: decision scores, one column per class, not probabilities
-        (see the module's description).
+        The model, with input ``X`` and the outputs skl2onnx gives
+        scikit-learn's estimator of the same kind: a classifier's ``label``
+        and ``probabilities`` (decision scores, one column per class, not
+        probabilities), a regression's ``variable``, a one-class model's
+        ``label`` and ``scores`` (see the module's description).
 
     Raises
     ------
     ImportError
         If ``skl2onnx`` is not installed.
     TypeError
-        If ``model`` is not a :class:`localsvm.SVC`.
+        If ``model`` is none of these estimators.
     ValueError
         If the model cannot be expressed (precomputed kernel, one-vs-rest
         with more than two classes, other class labels), or ``X_sample``
@@ -327,7 +444,9 @@ def to_onnx(model, X_sample=None, *, n_features=None, double=False, target_opset
     skl2onnx = _import_skl2onnx()
     from skl2onnx.common.data_types import DoubleTensorType, FloatTensorType
 
-    _layout(model, "to_onnx", _TARGET)  # refuses what the operator cannot hold, clearly
+    # Refuses what the operators cannot hold, clearly.
+    layout = _layout(model, "to_onnx", _TARGET)
+    classifier = layout["labels"] is not None
     width = int(model.n_features_in_)
     if X_sample is not None:
         X_sample = np.asarray(X_sample)
@@ -341,6 +460,6 @@ def to_onnx(model, X_sample=None, *, n_features=None, double=False, target_opset
     return skl2onnx.to_onnx(
         model,
         initial_types=[("X", tensor([None, width]))],
-        options={id(model): {"zipmap": False}},
+        options={id(model): {"zipmap": False}} if classifier else None,
         target_opset=target_opset,
     )

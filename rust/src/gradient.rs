@@ -306,6 +306,7 @@ mod tests {
                 active: None,
                 constraint: Constraint::Equality,
                 start: mode,
+                twins: None,
             };
             problem
                 .solve_with(&SolverOptions::default(), Precision::Float64)
@@ -383,6 +384,7 @@ mod tests {
             active: None,
             constraint: Constraint::Equality,
             start: crate::problem::StartGradientMode::Given { grad, grad_bar },
+            twins: None,
         };
         problem
             .solve_with(&SolverOptions::default(), Precision::Float64)

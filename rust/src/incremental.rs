@@ -1258,6 +1258,7 @@ impl OnlineLearner {
             active: None,
             constraint: Constraint::Equality,
             start: Default::default(),
+            twins: None,
         };
         let sol = problem.solve(&SolverOptions {
             tol: opts.tol,
@@ -1519,6 +1520,7 @@ mod tests {
             active: None,
             constraint: Constraint::Equality,
             start: Default::default(),
+            twins: None,
         }
         .solve(&SolverOptions {
             tol: 1e-8,

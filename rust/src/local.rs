@@ -873,6 +873,7 @@ mod tests {
                 active: None,
                 constraint: crate::problem::Constraint::Equality,
                 start: Default::default(),
+                twins: None,
             }
             .solve(&SolverOptions {
                 tol: 1e-6,

@@ -287,3 +287,229 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
         self.cache.swap_indices(swaps);
     }
 }
+
+/// A Hessian over variables that share kernel rows: variable `t` stands
+/// for a row of an inner kernel matrix, with sign `s_t`, so `Q_ut = s_u s_t
+/// K(x_u, x_t)`. ε-SVR's and ν-SVR's `2n` variables `(α, α*)` take each
+/// example twice; the inner matrix computes and caches each kernel column
+/// once, over the distinct rows, and a column of `Q` is gathered from it
+/// with the signs (LIBSVM's `SVR_Q` shares its kernel rows likewise, Chang &
+/// Lin, ACM TIST 2011, §2.3 and §5).
+///
+/// Shrinking asks for the first `len` entries of a column only: the inner
+/// matrix is kept ordered so that the rows of the variables before `len`
+/// come first, and only those kernel values are computed (a request for
+/// every variable takes every row, without reordering). Two buffers hold
+/// the gathered columns ([`QMatrix::pair`] needs both at once); each
+/// remembers the variable and length it holds, so the selection's column
+/// and the update's pair are gathered once per iteration.
+#[derive(Debug)]
+pub struct SharedRowsQ<T: QValue = f32> {
+    inner: KernelQ<T>,
+    /// Each variable's row: its index in the inner matrix's current order.
+    row: Vec<usize>,
+    sign: Vec<f64>,
+    diag: Vec<f64>,
+    bufs: [Vec<T>; 2],
+    /// `(variable, length)` each buffer holds, if any.
+    held: [Option<(usize, usize)>; 2],
+    /// The inner order puts the rows of the variables before `arranged.0`
+    /// first, in `[0, arranged.1)`; `None` after the variables moved.
+    arranged: Option<(usize, usize)>,
+    /// Scratch over the inner rows (the rows a prefix of variables needs).
+    mark: Vec<bool>,
+}
+
+impl<T: SourceValue> SharedRowsQ<T> {
+    /// Variables `t` over the rows `row[t]` of `inner` (whose own signs
+    /// should be all `+1`), with signs `sign[t]`.
+    pub fn new(inner: KernelQ<T>, row: Vec<usize>, sign: &[f64]) -> Self {
+        assert_eq!(row.len(), sign.len(), "one row and one sign per variable");
+        let m = inner.n();
+        assert!(
+            row.iter().all(|&r| r < m),
+            "rows must index the inner matrix"
+        );
+        let diag = row.iter().map(|&r| inner.diag()[r]).collect();
+        let n = row.len();
+        SharedRowsQ {
+            inner,
+            sign: sign.to_vec(),
+            row,
+            diag,
+            bufs: [vec![T::default(); n], vec![T::default(); n]],
+            held: [None, None],
+            arranged: None,
+            mark: vec![false; m],
+        }
+    }
+
+    /// Kernel values computed so far (each distinct row's column once).
+    pub fn kernel_evaluations(&self) -> u64 {
+        self.inner.kernel_evaluations()
+    }
+
+    /// The buffer holding at least `len` entries of variable `i`'s column.
+    fn holding(&self, i: usize, len: usize) -> Option<usize> {
+        (0..2).find(|&b| matches!(self.held[b], Some((v, l)) if v == i && l >= len))
+    }
+
+    /// The number of leading inner rows that hold the rows of the
+    /// variables before `len`, reordering the inner matrix if needed.
+    fn live_rows(&mut self, len: usize) -> usize {
+        let m = self.inner.n();
+        if len >= self.row.len() {
+            return m;
+        }
+        if let Some((l, live)) = self.arranged {
+            if l == len {
+                return live;
+            }
+        }
+        let mark = &mut self.mark;
+        mark.iter_mut().for_each(|v| *v = false);
+        for &r in &self.row[..len] {
+            mark[r] = true;
+        }
+        // Partition: needed rows to the front, by disjoint swaps.
+        let mut swaps = Vec::new();
+        let (mut lo, mut hi) = (0, m);
+        loop {
+            while lo < hi && mark[lo] {
+                lo += 1;
+            }
+            while lo < hi && !mark[hi - 1] {
+                hi -= 1;
+            }
+            if lo >= hi {
+                break;
+            }
+            swaps.push((lo, hi - 1));
+            mark.swap(lo, hi - 1);
+            lo += 1;
+            hi -= 1;
+        }
+        if !swaps.is_empty() {
+            // Each inner row moves at most once: renumber the variables'.
+            let mut moved = std::collections::HashMap::with_capacity(2 * swaps.len());
+            for &(a, b) in &swaps {
+                moved.insert(a, b);
+                moved.insert(b, a);
+            }
+            for r in &mut self.row {
+                if let Some(&to) = moved.get(r) {
+                    *r = to;
+                }
+            }
+            self.inner.swap_indices(&swaps);
+        }
+        self.arranged = Some((len, lo));
+        lo
+    }
+}
+
+/// `out[t] = s_i s_t k[row[t]]` for `t < out.len()` (signs `±1`, so the
+/// products are exact).
+fn gather_signed<T: QValue>(out: &mut [T], k: &[T], row: &[usize], sign: &[f64], si: f64) {
+    for ((o, &r), &s) in out.iter_mut().zip(row).zip(sign) {
+        *o = T::from_f64(si * s * k[r].to_f64());
+    }
+}
+
+impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
+    fn n(&self) -> usize {
+        self.row.len()
+    }
+
+    fn diag(&self) -> &[f64] {
+        &self.diag
+    }
+
+    fn column(&mut self, i: usize, len: usize) -> &[T] {
+        if let Some(b) = self.holding(i, len) {
+            return &self.bufs[b];
+        }
+        // Keep the other buffer's column: the pair that follows may need it.
+        let b = match self.held {
+            [Some(_), None] => 1,
+            _ => 0,
+        };
+        let live = self.live_rows(len);
+        let SharedRowsQ {
+            inner,
+            row,
+            sign,
+            bufs,
+            held,
+            ..
+        } = self;
+        let k = inner.column(row[i], live);
+        gather_signed(&mut bufs[b][..len], k, &row[..len], &sign[..len], sign[i]);
+        held[b] = Some((i, len));
+        &self.bufs[b]
+    }
+
+    fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]) {
+        let (hi, hj) = (self.holding(i, len), self.holding(j, len));
+        // Buffers for i and j: reuse what they hold, never the same one
+        // for both (unless i = j).
+        let (bi, bj) = match (hi, hj) {
+            (Some(a), Some(b)) if a != b || i == j => (a, b),
+            (Some(a), _) => (a, 1 - a),
+            (None, Some(b)) => (1 - b, b),
+            (None, None) => (0, 1),
+        };
+        let need_i = hi != Some(bi);
+        let need_j = hj != Some(bj) && bi != bj;
+        if need_i || need_j {
+            let live = self.live_rows(len);
+            let SharedRowsQ {
+                inner,
+                row,
+                sign,
+                bufs,
+                held,
+                ..
+            } = self;
+            let [b0, b1] = bufs;
+            let (out_i, out_j) = if bi == 0 { (b0, b1) } else { (b1, b0) };
+            if need_i && need_j {
+                let (ki, kj) = inner.pair(row[i], row[j], live);
+                gather_signed(&mut out_i[..len], ki, &row[..len], &sign[..len], sign[i]);
+                gather_signed(&mut out_j[..len], kj, &row[..len], &sign[..len], sign[j]);
+            } else if need_i {
+                let ki = inner.column(row[i], live);
+                gather_signed(&mut out_i[..len], ki, &row[..len], &sign[..len], sign[i]);
+            } else {
+                let kj = inner.column(row[j], live);
+                gather_signed(&mut out_j[..len], kj, &row[..len], &sign[..len], sign[j]);
+            }
+            if need_i {
+                held[bi] = Some((i, len));
+            }
+            if need_j {
+                held[bj] = Some((j, len));
+            }
+        }
+        (&self.bufs[bi], &self.bufs[bj])
+    }
+
+    fn swap_index(&mut self, i: usize, j: usize) {
+        self.swap_indices(&[(i, j)]);
+    }
+
+    fn team(&self) -> Option<Arc<Team>> {
+        self.inner.team()
+    }
+
+    fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
+        for &(i, j) in swaps {
+            self.row.swap(i, j);
+            self.sign.swap(i, j);
+            self.diag.swap(i, j);
+        }
+        // The gathered columns and the inner order follow the old positions.
+        self.held = [None, None];
+        self.arranged = None;
+    }
+}

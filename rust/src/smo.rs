@@ -77,6 +77,11 @@ struct State {
     // `f64` masks for the vector loops.
     up: Vec<f64>,
     low: Vec<f64>,
+    // The ν-dual's up- and low-sets of each label set (index 0: y = +1,
+    // 1: y = −1), as the same masks: its scans run per label set. Empty
+    // for the other duals.
+    up_by: [Vec<f64>; 2],
+    low_by: [Vec<f64>; 2],
     grad: Vec<f64>,
     grad_bar: Vec<f64>,
     qd: Vec<f64>,
@@ -105,6 +110,13 @@ impl State {
         };
         self.up[t] = f64::from(u8::from(up));
         self.low[t] = f64::from(u8::from(low));
+        if !self.up_by[0].is_empty() {
+            let (c, other) = if positive { (0, 1) } else { (1, 0) };
+            self.up_by[c][t] = self.up[t];
+            self.low_by[c][t] = self.low[t];
+            self.up_by[other][t] = 0.0;
+            self.low_by[other][t] = 0.0;
+        }
     }
 
     /// Variable `t` may move in the direction that increases `y_t α_t`.
@@ -127,6 +139,12 @@ impl State {
         self.bound.swap(i, j);
         self.up.swap(i, j);
         self.low.swap(i, j);
+        for c in 0..2 {
+            if !self.up_by[c].is_empty() {
+                self.up_by[c].swap(i, j);
+                self.low_by[c].swap(i, j);
+            }
+        }
         self.grad.swap(i, j);
         self.grad_bar.swap(i, j);
         self.qd.swap(i, j);
@@ -256,61 +274,60 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
     fn select_nu(&mut self) -> Option<(usize, usize)> {
         self.next_up = None;
         let active = self.active;
-        let st = &self.st;
-        // Per label set (0: y = +1, 1: y = −1): max of −y G over the up-set.
         let mut gmax = [f64::NEG_INFINITY; 2];
-        let mut best = [usize::MAX; 2];
-        for t in 0..active {
-            if st.in_up_set(t) {
-                let c = usize::from(st.y[t] < 0.0);
-                let v = -st.y[t] * st.grad[t];
-                if v >= gmax[c] {
-                    gmax[c] = v;
-                    best[c] = t;
-                }
-            }
-        }
         let mut gmax2 = [f64::NEG_INFINITY; 2];
-        let mut pick: Option<usize> = None;
-        let mut obj_min = f64::INFINITY;
+        // The best pair's gain and partner; the later label set wins ties.
+        let mut pick = (f64::NEG_INFINITY, None::<usize>);
+        let mut best = [usize::MAX; 2];
         for c in 0..2 {
-            let i = best[c];
+            // Max of −y G over label set c's up-set, then the partner over
+            // its low-set: C-SVC's vector scans on the label set's masks
+            // (within a label set y_i y_t = 1, so the curvature is theirs).
+            let st = &self.st;
+            let (g, i) = wss::max_up(&st.y[..active], &st.grad[..active], &st.up_by[c][..active]);
+            gmax[c] = g;
+            best[c] = i;
             if i == usize::MAX {
                 // No up-set variable: still record the low-set maximum.
                 for t in 0..active {
-                    if usize::from(st.y[t] < 0.0) == c && st.in_low_set(t) {
+                    if st.low_by[c][t] > 0.5 {
                         gmax2[c] = gmax2[c].max(st.y[t] * st.grad[t]);
                     }
                 }
                 continue;
             }
             let col_i = self.q.column(i, active);
-            let qd_i = st.qd[i];
-            for (t, q_it) in col_i[..active].iter().enumerate() {
-                if usize::from(st.y[t] < 0.0) != c || !st.in_low_set(t) {
-                    continue;
-                }
-                let yg = st.y[t] * st.grad[t];
-                gmax2[c] = gmax2[c].max(yg);
-                let diff = gmax[c] + yg;
-                if diff > 0.0 {
-                    // Same labels: Q_it = K_it, and the pair's curvature is
-                    // Q_ii + Q_tt − 2 Q_it.
-                    let quad = qd_i + st.qd[t] - 2.0 * q_it.to_f64();
-                    let obj = -(diff * diff) / quad.max(TAU);
-                    if obj <= obj_min {
-                        obj_min = obj;
-                        pick = Some(t);
-                    }
-                }
+            let st = &self.st;
+            let search = wss::PartnerSearch {
+                y: &st.y[..active],
+                g: &st.grad[..active],
+                qd: &st.qd[..active],
+                low: &st.low_by[c][..active],
+                qi: &col_i[..active],
+                gmax: g,
+                yi: st.y[i],
+                qd_i: st.qd[i],
+                tau: TAU,
+            };
+            let partner = match self
+                .team
+                .as_deref()
+                .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
+            {
+                Some(team) => wss::best_partner_team(team, &search),
+                None => wss::best_partner(&search),
+            };
+            gmax2[c] = partner.gmax2;
+            if partner.j.is_some() && partner.gain >= pick.0 {
+                pick = (partner.gain, partner.j);
             }
         }
         self.gap = (gmax[0] + gmax2[0]).max(gmax[1] + gmax2[1]);
         if self.gap < self.tol {
             return None;
         }
-        let j = pick?;
-        Some((best[usize::from(st.y[j] < 0.0)], j))
+        let j = pick.1?;
+        Some((best[usize::from(self.st.y[j] < 0.0)], j))
     }
 
     /// [`Smo::violations`] per label set (index 0: `y = +1`, 1: `y = −1`).
@@ -719,6 +736,16 @@ fn run<T: QValue, Q: QMatrix<T>>(
         bound: vec![Bound::Free; n],
         up: vec![0.0; n],
         low: vec![0.0; n],
+        up_by: if nu {
+            [vec![0.0; n], vec![0.0; n]]
+        } else {
+            [Vec::new(), Vec::new()]
+        },
+        low_by: if nu {
+            [vec![0.0; n], vec![0.0; n]]
+        } else {
+            [Vec::new(), Vec::new()]
+        },
         grad: vec![0.0; n],
         grad_bar: vec![0.0; n],
         qd: q.diag().to_vec(),

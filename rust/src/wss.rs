@@ -164,6 +164,9 @@ pub struct Partner {
     pub gmax2: f64,
     /// The partner `j`, if any variable gives a positive second-order gain.
     pub j: Option<usize>,
+    /// Its gain `(gmax + y_j G_j)² / a_ij` (−∞ without a partner), to
+    /// compare partners found in separate scans.
+    pub gain: f64,
 }
 
 fn partner_scalar<T: QValue>(s: &PartnerSearch<'_, T>, from: usize) -> (f64, Best) {
@@ -196,6 +199,7 @@ pub fn best_partner<T: QValue>(search: &PartnerSearch<'_, T>) -> Partner {
     Partner {
         gmax2,
         j: (best.index != usize::MAX).then_some(best.index),
+        gain: best.value,
     }
 }
 
@@ -278,6 +282,7 @@ pub fn best_partner_team<T: QValue>(team: &Team, search: &PartnerSearch<'_, T>) 
     Partner {
         gmax2,
         j: (best.index != usize::MAX).then_some(best.index),
+        gain: best.value,
     }
 }
 

@@ -50,6 +50,7 @@ fn problem(x: &[f64], y: &[f64], d: usize, c: f64, constraint: Constraint) -> Du
         active: None,
         constraint,
         start: Default::default(),
+        twins: None,
     }
 }
 

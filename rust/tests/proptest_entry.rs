@@ -165,6 +165,7 @@ proptest! {
             active,
             constraint: if equality { Constraint::Equality } else { Constraint::BoxOnly },
             start: Default::default(),
+            twins: None,
         };
         let opts = SolverOptions {
             tol,
@@ -200,6 +201,7 @@ proptest! {
             active: None,
             constraint: Constraint::Equality,
             start: Default::default(),
+            twins: None,
         };
         let opts = SolverOptions { max_iter: Some(2000), ..SolverOptions::default() };
         if let Ok(sol) = problem.solve(&opts) {

@@ -50,6 +50,7 @@ fn problem(source: KernelSource, y: &[f64], upper: &[f64]) -> DualProblem {
         active: None,
         constraint: Constraint::Equality,
         start: Default::default(),
+        twins: None,
     }
 }
 
@@ -280,6 +281,7 @@ fn box_only_matches_the_closed_form() {
         active: None,
         constraint: Constraint::BoxOnly,
         start: Default::default(),
+        twins: None,
     }
     .solve(&opts(1e-9))
     .unwrap();

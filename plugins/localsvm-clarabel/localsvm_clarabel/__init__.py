@@ -4,13 +4,16 @@ interior-point solver.
 The kernel dual that localsvm states as a :class:`localsvm.QPProblem`,
 
     min_α ½ αᵀQα + pᵀα,   0 ≤ α_i ≤ U_i,   yᵀα = 0 (unless box-only),
+(or ``yᵀα`` held at its start value, the one-class dual, or each label set's
+``Σ α`` held at its start value, the ν-duals: ``QPProblem.equality_kind``)
 
 is reduced to the variables that may move (localsvm's dense helpers fold the
 fixed ones into the linear term) and handed to Clarabel as a conic program:
-the equality row goes to a zero cone and the boxes ``α ≤ U`` and ``−α ≤ 0``
+the equality rows go to a zero cone and the boxes ``α ≤ U`` and ``−α ≤ 0``
 to a non-negative cone. The solution is finished (snapped onto its box, ρ
-from the KKT conditions, objective) by :func:`localsvm.backends.dense.finish`,
-exactly as for the built-in dense backend.
+from the KKT conditions, the ν-duals' ``r``, objective) by
+:func:`localsvm.backends.dense.finish`, exactly as for the built-in dense
+backend.
 
 The package registers itself through the ``localsvm`` entry-point group, so
 after ``pip install`` the backend is available as ``backend="clarabel"``::
@@ -84,14 +87,30 @@ def _preferred_solve_method() -> str:
     return "faer"
 
 
+def equality_rows(reduced: ReducedQP, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """The equality constraints ``rows · x = rhs`` of the reduced dual.
+
+    ``kind`` is ``QPProblem.equality_kind``: 'zero' (``yᵀx`` equal to what
+    keeps ``yᵀα = 0`` with the fixed variables), 'start' (``yᵀx`` kept at
+    the start's value, the one-class dual) or 'per_label' (each label set's
+    ``Σ x`` kept at the start's, the ν-duals).
+    """
+    if kind == "per_label":
+        rows = np.vstack([reduced.y > 0, reduced.y < 0]).astype(np.float64)
+        return rows, rows @ reduced.alpha0
+    rhs = reduced.rhs if kind == "zero" else float(reduced.y @ reduced.alpha0)
+    return reduced.y[None, :], np.array([rhs])
+
+
 def conic_form(
-    reduced: ReducedQP, equality: bool
+    reduced: ReducedQP, equality: bool, kind: str = "zero"
 ) -> tuple[sp.csc_matrix, np.ndarray, sp.csc_matrix, np.ndarray, list]:
     """The reduced dual as Clarabel's ``(P, q, A, b, cones)``.
 
     ``P`` is the upper triangle of ``Q`` in CSC form, ``q = p``; the
-    constraints ``A x + s = b, s ∈ cones`` are ``yᵀx + s = rhs, s = 0`` (only
-    when ``equality``), then ``x + s = U`` and ``−x + s = 0`` with ``s ≥ 0``.
+    constraints ``A x + s = b, s ∈ cones`` are the equality rows of ``kind``
+    (:func:`equality_rows`) with ``s = 0`` (only when ``equality``), then
+    ``x + s = U`` and ``−x + s = 0`` with ``s ≥ 0``.
     """
     m = reduced.index.size
     P = sp.csc_matrix(np.triu(reduced.Q))
@@ -100,9 +119,10 @@ def conic_form(
     rhs = [reduced.upper, np.zeros(m)]
     cones: list = []
     if equality:
-        rows.insert(0, sp.csc_matrix(reduced.y[None, :]))
-        rhs.insert(0, np.array([reduced.rhs]))
-        cones.append(clarabel.ZeroConeT(1))
+        eq, eq_rhs = equality_rows(reduced, kind)
+        rows.insert(0, sp.csc_matrix(eq))
+        rhs.insert(0, eq_rhs)
+        cones.append(clarabel.ZeroConeT(eq.shape[0]))
     cones.append(clarabel.NonnegativeConeT(2 * m))
     A = sp.vstack(rows, format="csc")
     return P, np.asarray(reduced.p, dtype=np.float64), A, np.concatenate(rhs), cones
@@ -140,6 +160,8 @@ class ClarabelBackend(SolverBackend):
         box_only=True,
         max_samples=MAX_SAMPLES,
         thread_safe=True,
+        equality_start=True,
+        equality_per_label=True,
     )
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
@@ -166,14 +188,15 @@ class ClarabelBackend(SolverBackend):
         red = reduce_problem(problem)
         if red.index.size == 0:
             return finish(problem, red, red.alpha0, n_iter=0, converged=True, backend=self.name)
-        P, q, A, b, cones = conic_form(red, problem.equality)
+        kind = getattr(problem, "equality_kind", "zero")
+        P, q, A, b, cones = conic_form(red, problem.equality, kind)
         solver = clarabel.DefaultSolver(P, q, A, b, cones, self._clarabel_settings(problem))
         result = solver.solve()
         status = result.status
         if status in _INFEASIBLE:
             raise ValueError(
                 "the problem is infeasible: the variables held fixed leave no way to "
-                "satisfy yᵀα = 0 within the boxes"
+                "satisfy the equality constraints within the boxes"
             )
         x = np.asarray(result.x, dtype=np.float64)
         if x.shape != (red.index.size,) or not np.all(np.isfinite(x)):

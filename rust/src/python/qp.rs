@@ -10,7 +10,7 @@ use super::runner::{detached, detached_with_progress};
 use crate::control::Control;
 use crate::gradient;
 use crate::precision::Precision;
-use crate::problem::{Constraint, DualProblem, SolverOptions, StartGradientMode};
+use crate::problem::{twins_of_rows, Constraint, DualProblem, SolverOptions, StartGradientMode};
 
 /// What `solve_qp` returns.
 #[pyclass(frozen, get_all, module = "localsvm._core")]
@@ -118,6 +118,7 @@ pub(super) fn solve_qp<'py>(
             ..opts
         };
         let source = x.source(kind, rows.as_deref())?;
+        let twins = rows.as_deref().and_then(twins_of_rows);
         let problem = DualProblem {
             source,
             y,
@@ -127,6 +128,7 @@ pub(super) fn solve_qp<'py>(
             active,
             constraint,
             start,
+            twins,
         };
         problem.solve_with(&opts, precision)
     })?;
