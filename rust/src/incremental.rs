@@ -343,6 +343,92 @@ fn nearest(mut cand: Vec<(f64, usize)>, k: usize) -> Vec<usize> {
     cand.into_iter().map(|(_, i)| i).collect()
 }
 
+/// The nonzeros of the stored rows that are sparse enough to take part in
+/// the sparse dot product ([`sparse_pair`]), in increasing column order;
+/// derived from the rows (never pickled).
+#[derive(Clone, Debug, Default)]
+struct Pattern {
+    /// Nonzeros of each stored row.
+    nnz: Vec<usize>,
+    /// Where each stored row's entries start in `idx` and `val` (rows too
+    /// dense for the sparse product have none).
+    start: Vec<usize>,
+    idx: Vec<u32>,
+    val: Vec<f64>,
+}
+
+impl Pattern {
+    /// Appends a row.
+    fn push(&mut self, row: &[f64]) {
+        let nnz = row.iter().filter(|&&v| v != 0.0).count();
+        self.nnz.push(nnz);
+        self.start.push(self.idx.len());
+        if 3 * nnz <= row.len() {
+            for (k, &v) in row.iter().enumerate() {
+                if v != 0.0 {
+                    self.idx.push(k as u32);
+                    self.val.push(v);
+                }
+            }
+        }
+    }
+}
+
+/// True when the dot product of rows with `a` and `b` nonzeros is summed
+/// over the sparser row's nonzeros (in increasing column order, one
+/// accumulator) instead of over every column ([`dot`]). A function of the
+/// pair alone, symmetric, so every kernel value is the same whichever side
+/// computes it, in whatever order, and after a pickle round trip: the
+/// learner stays deterministic. The sparse sum is the same whichever
+/// row's nonzeros it runs over (the other row's zeros add exact zeros).
+#[inline]
+fn sparse_pair(a: usize, b: usize, d: usize) -> bool {
+    3 * a.min(b) <= d
+}
+
+/// `Σ_k val[k] · dense[idx[k]]`, in order.
+#[inline]
+fn gather_dot(idx: &[u32], val: &[f64], dense: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for (&k, &v) in idx.iter().zip(val) {
+        sum += v * dense[k as usize];
+    }
+    sum
+}
+
+/// A row whose dot products with the stored rows are taken: dense, with
+/// its nonzeros listed when it is sparse enough for [`sparse_pair`] to pick
+/// them.
+struct Query<'a> {
+    dense: &'a [f64],
+    nnz: usize,
+    idx: std::borrow::Cow<'a, [u32]>,
+    val: std::borrow::Cow<'a, [f64]>,
+}
+
+impl<'a> Query<'a> {
+    /// A row from outside the store.
+    fn new(dense: &'a [f64]) -> Self {
+        let d = dense.len();
+        let nnz = dense.iter().filter(|&&v| v != 0.0).count();
+        let (mut idx, mut val) = (Vec::new(), Vec::new());
+        if 3 * nnz <= d {
+            for (k, &v) in dense.iter().enumerate() {
+                if v != 0.0 {
+                    idx.push(k as u32);
+                    val.push(v);
+                }
+            }
+        }
+        Query {
+            dense,
+            nnz,
+            idx: idx.into(),
+            val: val.into(),
+        }
+    }
+}
+
 /// One binary online SVM (labels ±1); see the module documentation.
 #[derive(Clone, Debug)]
 pub struct OnlineLearner {
@@ -363,6 +449,11 @@ pub struct OnlineLearner {
     n_support: usize,
     n_alive: usize,
     cache: RowCache,
+    pattern: Pattern,
+    /// Largest `‖x_i‖²` and `|x_ij|` over the stored rows (the kernel-range
+    /// check of each batch), kept as rows are stored and compacted.
+    max_sq: f64,
+    max_abs: f64,
 }
 
 /// Size of the working sets of most violating examples solved after each
@@ -396,6 +487,9 @@ impl OnlineLearner {
             n_support: 0,
             n_alive: 0,
             cache: RowCache::new(OnlineOptions::default().cache_bytes),
+            pattern: Pattern::default(),
+            max_sq: 0.0,
+            max_abs: 0.0,
         })
     }
 
@@ -443,6 +537,7 @@ impl OnlineLearner {
         for _ in 0..n {
             lr.cache.push();
         }
+        lr.index_rows();
         lr.count();
         Ok(lr)
     }
@@ -577,7 +672,7 @@ impl OnlineLearner {
             .map(|row| {
                 ctl.check()?;
                 let sq = dot(row, row);
-                let k = self.kernel_row(row, sq, &sv);
+                let k = self.kernel_row(&Query::new(row), sq, &sv);
                 Ok(sv
                     .iter()
                     .zip(k)
@@ -589,14 +684,64 @@ impl OnlineLearner {
     }
 
     /// `K(x_i, row)` for the listed storage positions.
-    fn kernel_row(&self, row: &[f64], sq: f64, idx: &[usize]) -> Vec<f64> {
+    fn kernel_row(&self, q: &Query, sq: f64, idx: &[usize]) -> Vec<f64> {
         idx.iter()
-            .map(|&i| self.kind.from_dot(dot(self.row(i), row), self.sq[i], sq))
+            .map(|&i| self.kind.from_dot(self.dot_with(i, q), self.sq[i], sq))
             .collect()
     }
 
     fn row(&self, i: usize) -> &[f64] {
         &self.x[i * self.d..(i + 1) * self.d]
+    }
+
+    /// Stored row `i` as a query.
+    fn query(&self, i: usize) -> Query<'_> {
+        let p = &self.pattern;
+        let (s, nnz) = (p.start[i], p.nnz[i]);
+        let len = if 3 * nnz <= self.d { nnz } else { 0 };
+        Query {
+            dense: self.row(i),
+            nnz,
+            idx: (&p.idx[s..s + len]).into(),
+            val: (&p.val[s..s + len]).into(),
+        }
+    }
+
+    /// `x_i · q` for stored row `i`, summed as [`sparse_pair`] says.
+    #[inline]
+    fn dot_with(&self, i: usize, q: &Query) -> f64 {
+        let p = &self.pattern;
+        let ni = p.nnz[i];
+        if !sparse_pair(ni, q.nnz, self.d) {
+            return dot(self.row(i), q.dense);
+        }
+        if ni <= q.nnz {
+            let s = p.start[i];
+            gather_dot(&p.idx[s..s + ni], &p.val[s..s + ni], q.dense)
+        } else {
+            gather_dot(&q.idx, &q.val, self.row(i))
+        }
+    }
+
+    /// Indexes a newly stored row (the last one): its nonzeros and its
+    /// share of the magnitudes.
+    fn index_last(&mut self) {
+        let i = self.len() - 1;
+        let row = &self.x[i * self.d..(i + 1) * self.d];
+        self.pattern.push(row);
+        self.max_sq = self.max_sq.max(self.sq[i]);
+        self.max_abs = row.iter().fold(self.max_abs, |a, &v| a.max(v.abs()));
+    }
+
+    /// Rebuilds the nonzero lists and the magnitudes from the stored rows.
+    fn index_rows(&mut self) {
+        let mut pattern = Pattern::default();
+        for i in 0..self.len() {
+            pattern.push(self.row(i));
+        }
+        self.pattern = pattern;
+        self.max_sq = self.sq.iter().fold(0.0, |a, &v| a.max(v));
+        self.max_abs = self.x.iter().fold(0.0, |a, &v| a.max(v.abs()));
     }
 
     /// Learns the rows of `x` (row-major, `d` features) in order; `y` holds
@@ -640,8 +785,8 @@ impl OnlineLearner {
         // every kernel value underflows (or overflows) float64 the updates
         // could only grind through their iteration caps.
         let stored = Magnitudes {
-            max_sq: self.sq.iter().fold(0.0, |a, &v| a.max(v)),
-            max_abs: self.x.iter().fold(0.0, |a, &v| a.max(v.abs())),
+            max_sq: self.max_sq,
+            max_abs: self.max_abs,
         };
         let batch = Magnitudes {
             max_sq: x.chunks_exact(d.max(1)).fold(0.0, |a, r| a.max(dot(r, r))),
@@ -651,7 +796,7 @@ impl OnlineLearner {
             value_error!("{why}");
         }
         self.cache.budget = opts.cache_bytes;
-        self.reserve(m)?;
+        self.reserve(x, m)?;
         let mut report = LearnReport {
             steps: Vec::with_capacity(m),
             ..LearnReport::default()
@@ -669,7 +814,7 @@ impl OnlineLearner {
 
     /// Room for `m` more stored examples, reserved before learning them: a
     /// failed allocation is an error, not an abort midway.
-    fn reserve(&mut self, m: usize) -> Result<()> {
+    fn reserve(&mut self, x: &[f64], m: usize) -> Result<()> {
         let hint = "learn from fewer examples, or bound the kept ones (max_support)";
         let what = format!("{m} more stored examples of {} features", self.d);
         let values = checked_len::<f64>(m, self.d.max(1), &what, hint)?;
@@ -682,6 +827,16 @@ impl OnlineLearner {
         self.alpha.try_reserve(m).map_err(fail)?;
         self.g.try_reserve(m).map_err(fail)?;
         self.alive.try_reserve(m).map_err(fail)?;
+        self.pattern.nnz.try_reserve(m).map_err(fail)?;
+        self.pattern.start.try_reserve(m).map_err(fail)?;
+        let d = self.d;
+        let sparse: usize = x
+            .chunks_exact(d.max(1))
+            .map(|r| r.iter().filter(|&&v| v != 0.0).count())
+            .filter(|&nnz| 3 * nnz <= d)
+            .sum();
+        self.pattern.idx.try_reserve(sparse).map_err(fail)?;
+        self.pattern.val.try_reserve(sparse).map_err(fail)?;
         Ok(())
     }
 
@@ -699,13 +854,14 @@ impl OnlineLearner {
         self.cache.new_epoch();
         let n = self.len();
         let sq_t = dot(xt, xt);
+        let q = Query::new(xt);
         // f(x_t) needs the support vectors only; the other dot products are
         // computed when an update needs them (neighbour search, kernel row).
         let mut dots = vec![0.0; n];
         let mut f = self.b;
         for (i, di) in dots.iter_mut().enumerate() {
             if self.alpha[i] > 0.0 {
-                *di = dot(self.row(i), xt);
+                *di = self.dot_with(i, &q);
                 f += self.alpha[i] * self.y[i] * self.kind.from_dot(*di, self.sq[i], sq_t);
             }
         }
@@ -726,12 +882,19 @@ impl OnlineLearner {
             return Ok(self.finish(rec, start));
         }
         for (i, di) in dots.iter_mut().enumerate() {
-            if self.alpha[i] <= 0.0 {
-                *di = dot(self.row(i), xt);
+            if self.alpha[i] <= 0.0 && self.alive[i] {
+                *di = self.dot_with(i, &q);
             }
         }
+        // A forgotten row's kernel values are 0 (see `forget`).
         let krow: Vec<f64> = (0..n)
-            .map(|i| self.kind.from_dot(dots[i], self.sq[i], sq_t))
+            .map(|i| {
+                if self.alive[i] {
+                    self.kind.from_dot(dots[i], self.sq[i], sq_t)
+                } else {
+                    0.0
+                }
+            })
             .collect();
         let j = self.append(xt, sq_t, label, cls, seen, f - self.b, Some(krow));
         rec.updated = true;
@@ -790,6 +953,7 @@ impl OnlineLearner {
         self.alpha.push(0.0);
         self.g.push(g);
         self.alive.push(true);
+        self.index_last();
         self.n_alive += 1;
         self.cache.push();
         if let Some(mut krow) = krow {
@@ -810,7 +974,7 @@ impl OnlineLearner {
             }
         }
         self.kind
-            .from_dot(dot(self.row(i), self.row(j)), self.sq[i], self.sq[j])
+            .from_dot(self.dot_with(i, &self.query(j)), self.sq[i], self.sq[j])
     }
 
     /// The kernel matrix of the listed stored rows (row-major).
@@ -831,16 +995,22 @@ impl OnlineLearner {
     fn ensure_row(&mut self, j: usize) {
         self.cache.touch(j);
         let n = self.len();
-        let (kind, d) = (self.kind, self.d);
-        let (x, sq) = (&self.x, &self.sq);
-        let row = self.cache.rows[j].get_or_insert_with(Vec::new);
-        let (start, cap) = (row.len(), row.capacity());
+        let start = self.cache.rows[j].as_ref().map_or(0, Vec::len);
         if start < n {
-            let xj = &x[j * d..(j + 1) * d];
-            row.extend(
-                (start..n).map(|i| kind.from_dot(dot(&x[i * d..(i + 1) * d], xj), sq[i], sq[j])),
-            );
+            let mut row = self.cache.rows[j].take().unwrap_or_default();
+            let cap = row.capacity();
+            let kind = self.kind;
+            let q = self.query(j);
+            // Forgotten rows are never read again (compaction drops them).
+            row.extend((start..n).map(|i| {
+                if self.alive[i] {
+                    kind.from_dot(self.dot_with(i, &q), self.sq[i], self.sq[j])
+                } else {
+                    0.0
+                }
+            }));
             self.cache.bytes += (row.capacity() - cap) * std::mem::size_of::<f64>();
+            self.cache.rows[j] = Some(row);
             self.cache.evict();
         }
     }
@@ -1097,7 +1267,20 @@ impl OnlineLearner {
                 && self.alpha[i] == 0.0
                 && self.y[i] * (self.g[i] + self.b) > 1.0 + epsilon
             {
-                self.alive[i] = false;
+                self.forget(i);
+            }
+        }
+    }
+
+    /// Forgets stored row `i`: it leaves the machine, and its entries in
+    /// the cached kernel rows become 0, as those of rows computed later
+    /// (forgotten rows are not computed), so that `g_i` stays as it was
+    /// whatever the cache held (the model does not depend on the cache).
+    fn forget(&mut self, i: usize) {
+        self.alive[i] = false;
+        for row in self.cache.rows.iter_mut().flatten() {
+            if let Some(v) = row.get_mut(i) {
+                *v = 0.0;
             }
         }
     }
@@ -1131,6 +1314,7 @@ impl OnlineLearner {
         self.g = pick(&self.g, &keep);
         self.alive = vec![true; keep.len()];
         self.cache.compact(&keep);
+        self.index_rows();
     }
 
     /// Removes support vectors while there are more than `budget`, each time
@@ -1171,7 +1355,7 @@ impl OnlineLearner {
             .collect();
         if rest.len() > budget {
             for &i in &rest[..rest.len() - budget] {
-                self.alive[i] = false;
+                self.forget(i);
             }
             self.count();
             self.maybe_compact();
@@ -1183,10 +1367,10 @@ impl OnlineLearner {
     /// other-class ones, keeping `yᵀα`; that neighbourhood is re-optimised
     /// once. False (nothing changed) when the neighbours lack the room.
     fn remove(&mut self, r: usize, opts: &OnlineOptions, report: &mut LearnReport) -> bool {
-        let xr = self.row(r).to_vec();
+        let qr = self.query(r);
         let cand: Vec<(f64, usize)> = (0..self.len())
             .filter(|&i| self.alive[i] && i != r)
-            .map(|i| (self.sq[i] - 2.0 * dot(self.row(i), &xr), i))
+            .map(|i| (self.sq[i] - 2.0 * self.dot_with(i, &qr), i))
             .collect();
         let near = nearest(cand, opts.max_neighbors.max(2));
         let (a_r, y_r) = (self.alpha[r], self.y[r]);
@@ -1230,7 +1414,7 @@ impl OnlineLearner {
             }
         }
         self.alpha[r] = 0.0;
-        self.alive[r] = false;
+        self.forget(r);
         for (k, &i) in near.iter().enumerate() {
             self.alpha[i] = a_new[k];
         }
