@@ -48,6 +48,19 @@ from .parallel import run_tasks
 #: Megabytes of kernel rows each binary learner may cache.
 NATIVE_CACHE_MB = 64.0
 
+#: The fitted attributes built from the learners' state (after partial_fit,
+#: when first read).
+_ASSEMBLED = (
+    "support_",
+    "support_vectors_",
+    "n_support_",
+    "_model_coef",
+    "_model_intercept",
+    "n_iter_",
+    "dual_coef_",
+    "intercept_",
+)
+
 #: Columns of :attr:`IncrementalSVC.history_`.
 HISTORY_FIELDS = (
     "learner",
@@ -534,6 +547,17 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, "_learners")
+        if not first and self._plain_batch(X, y):
+            # A later batch of plain arrays: the checks below would only
+            # repeat what the Rust core and _encode check anyway (finite
+            # values, labels among classes_), at a cost that dominates a
+            # call of one row.
+            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+                raise ValueError(
+                    f"classes={np.unique(classes).tolist()} is not the same as on the first "
+                    f"call to partial_fit: {self.classes_.tolist()}"
+                )
+            return self._learn(X, self._encode(y, self.classes_), "partial_fit", assemble=False)
         X = prepare_input(X, native=False, who=type(self).__name__)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
         check_classification_targets(y)
@@ -560,7 +584,25 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
                 f"classes={np.unique(classes).tolist()} is not the same as on the first call "
                 f"to partial_fit: {self.classes_.tolist()}"
             )
-        return self._learn(X, self._encode(y, self.classes_), "partial_fit")
+        return self._learn(X, self._encode(y, self.classes_), "partial_fit", assemble=False)
+
+    def _plain_batch(self, X, y) -> bool:
+        """True for a non-empty C-ordered float64 matrix of the fitted width
+        (fitted without feature names) and a matching 1-d numeric ``y``."""
+        return (
+            type(X) is np.ndarray
+            and type(y) is np.ndarray
+            and X.dtype == np.float64
+            and X.ndim == 2
+            and X.flags.c_contiguous
+            and X.shape[0] > 0
+            and X.shape[1] == self.n_features_in_
+            and y.ndim == 1
+            and y.shape[0] == X.shape[0]
+            and y.dtype.kind in "iuf"
+            and self.classes_.dtype.kind in "iuf"
+            and not hasattr(self, "feature_names_in_")
+        )
 
     def _reset(self) -> None:
         for name in ("_learners", "_spec", "classes_", "n_seen_"):
@@ -624,9 +666,12 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             )
         return idx
 
-    def _learn(self, X, idx, task_name: str):
+    def _learn(self, X, idx, task_name: str, assemble: bool = True):
         """Learn one batch: a callback task (``task_name``) with one subtask
-        per binary model."""
+        per binary model. The fitted attributes are assembled now, or
+        (``assemble=False``) when first read after the call (see
+        :meth:`__getattr__`): a stream of small batches then does not copy
+        every support vector after each one."""
         began = time.perf_counter()
         report = self._fit_report(len(self._learners), X, None, task_name=task_name)
         report.subtasks("binary-model", len(self._learners))
@@ -659,15 +704,21 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         self.n_seen_ += X.shape[0]
         self.backend_ = ctx.backend.name
         self._warn(stats)
-        self._assemble()
-        report.log(
-            1,
-            "IncrementalSVC %s: %d rows seen, %d support vectors, %.3f s",
-            task_name,
-            self.n_seen_,
-            self.support_.size,
-            time.perf_counter() - began,
-        )
+        if assemble:
+            self._assemble()
+        else:
+            for name in _ASSEMBLED:
+                self.__dict__.pop(name, None)
+            self._stale = True
+        if report.verbose >= 1:
+            report.log(
+                1,
+                "IncrementalSVC %s: %d rows seen, %d support vectors, %.3f s",
+                task_name,
+                self.n_seen_,
+                self.support_.size,
+                time.perf_counter() - began,
+            )
         report.end(X, None)
         return self
 
@@ -689,8 +740,17 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             "subproblem solves",
         )
 
+    def __getattr__(self, name):
+        # Only called when normal lookup fails: a fitted attribute that
+        # partial_fit left to be assembled on first use.
+        if name in _ASSEMBLED and self.__dict__.get("_stale", False):
+            self._assemble()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def _assemble(self) -> None:
         """The fitted attributes from the learners' current state."""
+        self._stale = False
         parts = [(lr, lr.support()) for lr in self._learners]
         models = assemble(
             [lr.seen[s] for lr, s in parts],

@@ -755,6 +755,22 @@ impl OnlineLearner {
         seen: &[i64],
         opts: &OnlineOptions,
     ) -> Result<LearnReport> {
+        self.learn_polled(x, y, cls, seen, opts, &mut || Ok(()))
+    }
+
+    /// [`OnlineLearner::learn`], calling `poll` (after checking
+    /// `opts.control`) before each example: an error from it stops the
+    /// batch there, as an interrupt does. This lets a caller run the batch
+    /// on its own thread and still answer signals between examples.
+    pub fn learn_polled(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        cls: &[i64],
+        seen: &[i64],
+        opts: &OnlineOptions,
+        poll: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<LearnReport> {
         opts.validate()?;
         let d = self.d;
         let m = y.len();
@@ -805,6 +821,7 @@ impl OnlineLearner {
             // Between examples the learner is consistent: an interrupt
             // leaves it with the examples before `k` learnt.
             opts.control.check()?;
+            poll()?;
             let row = &x[k * d..(k + 1) * d];
             let rec = self.step(row, y[k], cls[k], seen[k], opts, &mut report)?;
             report.steps.push(rec);
