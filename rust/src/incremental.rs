@@ -460,8 +460,10 @@ pub struct OnlineLearner {
 /// local update ([`OnlineOptions::reprocess`]).
 pub const REPROCESS_SIZE: usize = 10;
 
-/// Stored arrays are compacted once the forgotten rows are as many as the
-/// kept ones and there are more than this many rows.
+/// Stored arrays are compacted once the forgotten rows are more than a
+/// quarter of the stored ones and there are more than this many rows: every
+/// cached kernel row spans the stored rows, so the forgotten ones cost time
+/// in each decision-value update and room in the cache.
 const COMPACT_MIN: usize = 64;
 
 impl OnlineLearner {
@@ -1311,7 +1313,7 @@ impl OnlineLearner {
 
     fn maybe_compact(&mut self) {
         let n = self.len();
-        if n <= COMPACT_MIN || 2 * self.n_alive >= n {
+        if n <= COMPACT_MIN || 4 * self.n_alive >= 3 * n {
             return;
         }
         let keep: Vec<usize> = (0..n).filter(|&i| self.alive[i]).collect();
