@@ -10,7 +10,9 @@
           ``bench sparse`` times sparse (CSR) input and measures its memory
           (see :mod:`localsvm.bench_sparse`); ``bench scale`` times CellSVC
           against the global SVC at 10⁵–10⁶ rows (see
-          :mod:`localsvm.bench_scale`).
+          :mod:`localsvm.bench_scale`); ``bench online`` times one pass of
+          IncrementalSVC's partial_fit against batch fits on the same rows
+          (see :mod:`localsvm.bench_online`).
 ``reproduce NAME``
           runs one of the papers' experiments (see :mod:`localsvm.experiments`).
 ``train``, ``predict``
