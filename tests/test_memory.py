@@ -76,10 +76,10 @@ CASES = {
         2 * 8 * N * 101 + 8 * N * 32 + 3 * X_BYTES,
     ),
     # A slice: the learner keeps the examples it learnt (O(n·d)) and a
-    # row cache of NATIVE_CACHE_MB (64 MB).
+    # row cache of cache_size (200 MB).
     "incremental": (
         "IncrementalSVC().fit(X[:5000], y[:5000])",
-        64 * MIB + 4 * X_BYTES,
+        200 * MIB + 4 * X_BYTES,
     ),
     # ClusterSVC's Notes: the rows [K(x, R) e] (8·n·D, D = n_columns + 1),
     # plus the kernel block they are copied from (8·n·(D − 1)); per class

@@ -10,7 +10,9 @@
           ``bench sparse`` times sparse (CSR) input and measures its memory
           (see :mod:`localsvm.bench_sparse`); ``bench scale`` times CellSVC
           against the global SVC at 10⁵–10⁶ rows (see
-          :mod:`localsvm.bench_scale`).
+          :mod:`localsvm.bench_scale`); ``bench online`` times one pass of
+          IncrementalSVC's partial_fit against batch fits on the same rows
+          (see :mod:`localsvm.bench_online`).
 ``reproduce NAME``
           runs one of the papers' experiments (see :mod:`localsvm.experiments`).
 ``train``, ``predict``
@@ -29,6 +31,7 @@ import numpy as np
 
 from ._argtypes import names as _names
 from ._argtypes import positive_int as _positive_int
+from ._argtypes import positive_ints as _positive_ints
 from ._argtypes import sizes as _sizes
 
 
@@ -165,7 +168,7 @@ def run_info(out=sys.stdout) -> None:
 #: :data:`localsvm.bench.CASES` and :data:`localsvm.bench.PEERS` by a test).
 BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26", "gen200k", "gen500k")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
-BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family")
+BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family", "online")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -212,21 +215,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "wide 20000 x 100000 sparse set; 'scale': CellSVC against the global SVC, its "
         "exact mode, a k-means partition baseline and the peers on 50000 to 1000000 "
         "generated rows and on all of ijcnn1; 'family': SVR, NuSVR, OneClassSVM and "
-        "NuSVC against scikit-learn's",
+        "NuSVC against scikit-learn's; 'online': one pass of IncrementalSVC's partial_fit "
+        "over ijcnn1 and a9a in chunks (--chunks) beside batch fits on the same rows",
     )
     bench.add_argument(
         "--n-train",
         type=_positive_int,
         default=None,
-        help="bench local: training rows, the first of the 100000; bench sparse: "
-        "training rows per data set (default: all)",
+        help="bench local: training rows, the first of the 100000; bench sparse and "
+        "bench online: training rows per data set (default: all)",
     )
     bench.add_argument(
         "--n-test",
         type=_positive_int,
         default=None,
         help="bench local: test rows, the first of the 41691 (default: all); bench scale: "
-        "test rows of the generated data (default: 20000)",
+        "test rows of the generated data (default: 20000); bench online: test rows per "
+        "data set (default: 20000)",
     )
     bench.add_argument(
         "--kappas",
@@ -279,6 +284,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-exact", action="store_true", help="bench scale: skip SVC(init='cells')"
     )
     bench.add_argument("--no-ijcnn1", action="store_true", help="bench scale: skip ijcnn1")
+    bench.add_argument(
+        "--chunks",
+        type=_positive_ints,
+        default="1,100,1000",
+        help="bench online: comma-separated rows per partial_fit call (default: 1,100,1000)",
+    )
+    bench.add_argument(
+        "--rebatch-rows",
+        type=int,
+        default=1000,
+        help="bench online: rows of the strategy='rebatch' baseline, which retrains a "
+        "batch SVM at every example (0 skips it; default: 1000)",
+    )
     from .experiments import EXPERIMENTS, load
 
     reproduce = sub.add_parser("reproduce", help="reproduce a paper's experiments")
@@ -307,6 +325,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .bench_family import run_family
 
         run_family(n_train=args.n_train or 10_000, out=sys.stdout)
+    elif args.command == "bench" and args.section == "online":
+        from .bench_online import ONLINE_CASES, run_online
+
+        datasets = [d for d in args.datasets if d in ONLINE_CASES]
+        if not datasets:
+            parser.error(f"bench online runs on {', '.join(ONLINE_CASES)}; name one in --datasets")
+        if args.rebatch_rows < 0:
+            parser.error(f"--rebatch-rows must be 0 or more, got {args.rebatch_rows}")
+        run_online(
+            datasets,
+            n_train=args.n_train,
+            n_test=args.n_test or 20_000,
+            chunks=args.chunks,
+            rebatch_rows=args.rebatch_rows,
+            out=sys.stdout,
+        )
     elif args.command == "bench" and args.section == "scale":
         from .bench_scale import run_scale
 

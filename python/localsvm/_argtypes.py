@@ -57,3 +57,11 @@ def fold_count(text: str) -> int:
     if value < 2:
         raise argparse.ArgumentTypeError(f"cross-validation needs at least 2 folds, got {value}")
     return value
+
+
+def positive_ints(text: str) -> list[int]:
+    """An argparse type: comma-separated integers ≥ 1 (at least one)."""
+    values = [positive_int(part.strip()) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("name at least one whole number")
+    return values

@@ -44,7 +44,7 @@ use std::time::Instant;
 
 use crate::control::Control;
 use crate::error::{checked_len, memory_error, shape_error, try_filled, value_error, Result};
-use crate::kernel::{dot, KernelKind, KernelSource, Rows};
+use crate::kernel::{dot, exp_scaled, KernelKind, KernelSource, Rows};
 use crate::local::local_iteration_cap;
 use crate::precision::{f64_problem, Magnitudes};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
@@ -343,6 +343,105 @@ fn nearest(mut cand: Vec<(f64, usize)>, k: usize) -> Vec<usize> {
     cand.into_iter().map(|(_, i)| i).collect()
 }
 
+/// The nonzeros of the stored rows that are sparse enough to take part in
+/// the sparse dot product ([`sparse_pair`]), in increasing column order;
+/// derived from the rows (never pickled).
+#[derive(Clone, Debug, Default)]
+struct Pattern {
+    /// Nonzeros of each stored row.
+    nnz: Vec<usize>,
+    /// Where each stored row's entries start in `idx` and `val` (rows too
+    /// dense for the sparse product have none).
+    start: Vec<usize>,
+    idx: Vec<u32>,
+    val: Vec<f64>,
+}
+
+impl Pattern {
+    /// Appends a row.
+    fn push(&mut self, row: &[f64]) {
+        let nnz = row.iter().filter(|&&v| v != 0.0).count();
+        self.nnz.push(nnz);
+        self.start.push(self.idx.len());
+        if 3 * nnz <= row.len() {
+            for (k, &v) in row.iter().enumerate() {
+                if v != 0.0 {
+                    self.idx.push(k as u32);
+                    self.val.push(v);
+                }
+            }
+        }
+    }
+}
+
+/// True when the dot product of rows with `a` and `b` nonzeros is summed
+/// over the sparser row's nonzeros (in increasing column order, one
+/// accumulator) instead of over every column ([`dot`]). A function of the
+/// pair alone, symmetric, so every kernel value is the same whichever side
+/// computes it, in whatever order, and after a pickle round trip: the
+/// learner stays deterministic. The sparse sum is the same whichever
+/// row's nonzeros it runs over (the other row's zeros add exact zeros).
+#[inline]
+fn sparse_pair(a: usize, b: usize, d: usize) -> bool {
+    3 * a.min(b) <= d
+}
+
+/// `Σ_k val[k] · dense[idx[k]]`, in order.
+#[inline]
+fn gather_dot(idx: &[u32], val: &[f64], dense: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for (&k, &v) in idx.iter().zip(val) {
+        sum += v * dense[k as usize];
+    }
+    sum
+}
+
+/// `‖row‖²` summed as [`sparse_pair`] sums the row's product with itself,
+/// so that `K(x, x)` comes out exact (`‖x − x‖² = 0` for RBF).
+fn sq_norm(row: &[f64]) -> f64 {
+    let nnz = row.iter().filter(|&&v| v != 0.0).count();
+    if sparse_pair(nnz, nnz, row.len()) {
+        row.iter()
+            .filter(|&&v| v != 0.0)
+            .fold(0.0, |acc, &v| acc + v * v)
+    } else {
+        dot(row, row)
+    }
+}
+
+/// A row whose dot products with the stored rows are taken: dense, with
+/// its nonzeros listed when it is sparse enough for [`sparse_pair`] to pick
+/// them.
+struct Query<'a> {
+    dense: &'a [f64],
+    nnz: usize,
+    idx: std::borrow::Cow<'a, [u32]>,
+    val: std::borrow::Cow<'a, [f64]>,
+}
+
+impl<'a> Query<'a> {
+    /// A row from outside the store.
+    fn new(dense: &'a [f64]) -> Self {
+        let d = dense.len();
+        let nnz = dense.iter().filter(|&&v| v != 0.0).count();
+        let (mut idx, mut val) = (Vec::new(), Vec::new());
+        if 3 * nnz <= d {
+            for (k, &v) in dense.iter().enumerate() {
+                if v != 0.0 {
+                    idx.push(k as u32);
+                    val.push(v);
+                }
+            }
+        }
+        Query {
+            dense,
+            nnz,
+            idx: idx.into(),
+            val: val.into(),
+        }
+    }
+}
+
 /// One binary online SVM (labels ±1); see the module documentation.
 #[derive(Clone, Debug)]
 pub struct OnlineLearner {
@@ -363,14 +462,21 @@ pub struct OnlineLearner {
     n_support: usize,
     n_alive: usize,
     cache: RowCache,
+    pattern: Pattern,
+    /// Largest `‖x_i‖²` and `|x_ij|` over the stored rows (the kernel-range
+    /// check of each batch), kept as rows are stored and compacted.
+    max_sq: f64,
+    max_abs: f64,
 }
 
 /// Size of the working sets of most violating examples solved after each
 /// local update ([`OnlineOptions::reprocess`]).
 pub const REPROCESS_SIZE: usize = 10;
 
-/// Stored arrays are compacted once the forgotten rows are as many as the
-/// kept ones and there are more than this many rows.
+/// Stored arrays are compacted once the forgotten rows are more than a
+/// quarter of the stored ones and there are more than this many rows: every
+/// cached kernel row spans the stored rows, so the forgotten ones cost time
+/// in each decision-value update and room in the cache.
 const COMPACT_MIN: usize = 64;
 
 impl OnlineLearner {
@@ -396,6 +502,9 @@ impl OnlineLearner {
             n_support: 0,
             n_alive: 0,
             cache: RowCache::new(OnlineOptions::default().cache_bytes),
+            pattern: Pattern::default(),
+            max_sq: 0.0,
+            max_abs: 0.0,
         })
     }
 
@@ -427,7 +536,7 @@ impl OnlineLearner {
         lr.sq = if d == 0 {
             vec![0.0; n]
         } else {
-            state.x.chunks_exact(d).map(|r| dot(r, r)).collect()
+            state.x.chunks_exact(d).map(sq_norm).collect()
         };
         lr.x = state.x;
         lr.y = state.y;
@@ -443,6 +552,7 @@ impl OnlineLearner {
         for _ in 0..n {
             lr.cache.push();
         }
+        lr.index_rows();
         lr.count();
         Ok(lr)
     }
@@ -576,8 +686,8 @@ impl OnlineLearner {
         x.chunks_exact(d)
             .map(|row| {
                 ctl.check()?;
-                let sq = dot(row, row);
-                let k = self.kernel_row(row, sq, &sv);
+                let sq = sq_norm(row);
+                let k = self.kernel_row(&Query::new(row), sq, &sv);
                 Ok(sv
                     .iter()
                     .zip(k)
@@ -589,14 +699,64 @@ impl OnlineLearner {
     }
 
     /// `K(x_i, row)` for the listed storage positions.
-    fn kernel_row(&self, row: &[f64], sq: f64, idx: &[usize]) -> Vec<f64> {
-        idx.iter()
-            .map(|&i| self.kind.from_dot(dot(self.row(i), row), self.sq[i], sq))
-            .collect()
+    fn kernel_row(&self, q: &Query, sq: f64, idx: &[usize]) -> Vec<f64> {
+        let mut k: Vec<f64> = idx.iter().map(|&i| self.dot_with(i, q)).collect();
+        self.kernel_values(&mut k, |t| self.sq[idx[t]], sq);
+        k
     }
 
     fn row(&self, i: usize) -> &[f64] {
         &self.x[i * self.d..(i + 1) * self.d]
+    }
+
+    /// Stored row `i` as a query.
+    fn query(&self, i: usize) -> Query<'_> {
+        let p = &self.pattern;
+        let (s, nnz) = (p.start[i], p.nnz[i]);
+        let len = if 3 * nnz <= self.d { nnz } else { 0 };
+        Query {
+            dense: self.row(i),
+            nnz,
+            idx: (&p.idx[s..s + len]).into(),
+            val: (&p.val[s..s + len]).into(),
+        }
+    }
+
+    /// `x_i · q` for stored row `i`, summed as [`sparse_pair`] says.
+    #[inline]
+    fn dot_with(&self, i: usize, q: &Query) -> f64 {
+        let p = &self.pattern;
+        let ni = p.nnz[i];
+        if !sparse_pair(ni, q.nnz, self.d) {
+            return dot(self.row(i), q.dense);
+        }
+        if ni <= q.nnz {
+            let s = p.start[i];
+            gather_dot(&p.idx[s..s + ni], &p.val[s..s + ni], q.dense)
+        } else {
+            gather_dot(&q.idx, &q.val, self.row(i))
+        }
+    }
+
+    /// Indexes a newly stored row (the last one): its nonzeros and its
+    /// share of the magnitudes.
+    fn index_last(&mut self) {
+        let i = self.len() - 1;
+        let row = &self.x[i * self.d..(i + 1) * self.d];
+        self.pattern.push(row);
+        self.max_sq = self.max_sq.max(self.sq[i]);
+        self.max_abs = row.iter().fold(self.max_abs, |a, &v| a.max(v.abs()));
+    }
+
+    /// Rebuilds the nonzero lists and the magnitudes from the stored rows.
+    fn index_rows(&mut self) {
+        let mut pattern = Pattern::default();
+        for i in 0..self.len() {
+            pattern.push(self.row(i));
+        }
+        self.pattern = pattern;
+        self.max_sq = self.sq.iter().fold(0.0, |a, &v| a.max(v));
+        self.max_abs = self.x.iter().fold(0.0, |a, &v| a.max(v.abs()));
     }
 
     /// Learns the rows of `x` (row-major, `d` features) in order; `y` holds
@@ -609,6 +769,22 @@ impl OnlineLearner {
         cls: &[i64],
         seen: &[i64],
         opts: &OnlineOptions,
+    ) -> Result<LearnReport> {
+        self.learn_polled(x, y, cls, seen, opts, &mut || Ok(()))
+    }
+
+    /// [`OnlineLearner::learn`], calling `poll` (after checking
+    /// `opts.control`) before each example: an error from it stops the
+    /// batch there, as an interrupt does. This lets a caller run the batch
+    /// on its own thread and still answer signals between examples.
+    pub fn learn_polled(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        cls: &[i64],
+        seen: &[i64],
+        opts: &OnlineOptions,
+        poll: &mut dyn FnMut() -> Result<()>,
     ) -> Result<LearnReport> {
         opts.validate()?;
         let d = self.d;
@@ -640,8 +816,8 @@ impl OnlineLearner {
         // every kernel value underflows (or overflows) float64 the updates
         // could only grind through their iteration caps.
         let stored = Magnitudes {
-            max_sq: self.sq.iter().fold(0.0, |a, &v| a.max(v)),
-            max_abs: self.x.iter().fold(0.0, |a, &v| a.max(v.abs())),
+            max_sq: self.max_sq,
+            max_abs: self.max_abs,
         };
         let batch = Magnitudes {
             max_sq: x.chunks_exact(d.max(1)).fold(0.0, |a, r| a.max(dot(r, r))),
@@ -651,7 +827,7 @@ impl OnlineLearner {
             value_error!("{why}");
         }
         self.cache.budget = opts.cache_bytes;
-        self.reserve(m)?;
+        self.reserve(x, m)?;
         let mut report = LearnReport {
             steps: Vec::with_capacity(m),
             ..LearnReport::default()
@@ -660,6 +836,7 @@ impl OnlineLearner {
             // Between examples the learner is consistent: an interrupt
             // leaves it with the examples before `k` learnt.
             opts.control.check()?;
+            poll()?;
             let row = &x[k * d..(k + 1) * d];
             let rec = self.step(row, y[k], cls[k], seen[k], opts, &mut report)?;
             report.steps.push(rec);
@@ -669,7 +846,7 @@ impl OnlineLearner {
 
     /// Room for `m` more stored examples, reserved before learning them: a
     /// failed allocation is an error, not an abort midway.
-    fn reserve(&mut self, m: usize) -> Result<()> {
+    fn reserve(&mut self, x: &[f64], m: usize) -> Result<()> {
         let hint = "learn from fewer examples, or bound the kept ones (max_support)";
         let what = format!("{m} more stored examples of {} features", self.d);
         let values = checked_len::<f64>(m, self.d.max(1), &what, hint)?;
@@ -682,6 +859,16 @@ impl OnlineLearner {
         self.alpha.try_reserve(m).map_err(fail)?;
         self.g.try_reserve(m).map_err(fail)?;
         self.alive.try_reserve(m).map_err(fail)?;
+        self.pattern.nnz.try_reserve(m).map_err(fail)?;
+        self.pattern.start.try_reserve(m).map_err(fail)?;
+        let d = self.d;
+        let sparse: usize = x
+            .chunks_exact(d.max(1))
+            .map(|r| r.iter().filter(|&&v| v != 0.0).count())
+            .filter(|&nnz| 3 * nnz <= d)
+            .sum();
+        self.pattern.idx.try_reserve(sparse).map_err(fail)?;
+        self.pattern.val.try_reserve(sparse).map_err(fail)?;
         Ok(())
     }
 
@@ -698,16 +885,23 @@ impl OnlineLearner {
         self.t += 1;
         self.cache.new_epoch();
         let n = self.len();
-        let sq_t = dot(xt, xt);
+        let sq_t = sq_norm(xt);
+        let q = Query::new(xt);
         // f(x_t) needs the support vectors only; the other dot products are
         // computed when an update needs them (neighbour search, kernel row).
         let mut dots = vec![0.0; n];
+        let sv: Vec<usize> = (0..n).filter(|&i| self.alpha[i] > 0.0).collect();
+        let mut k_sv: Vec<f64> = sv
+            .iter()
+            .map(|&i| {
+                dots[i] = self.dot_with(i, &q);
+                dots[i]
+            })
+            .collect();
+        self.kernel_values(&mut k_sv, |k| self.sq[sv[k]], sq_t);
         let mut f = self.b;
-        for (i, di) in dots.iter_mut().enumerate() {
-            if self.alpha[i] > 0.0 {
-                *di = dot(self.row(i), xt);
-                f += self.alpha[i] * self.y[i] * self.kind.from_dot(*di, self.sq[i], sq_t);
-            }
+        for (&i, &k) in sv.iter().zip(&k_sv) {
+            f += self.alpha[i] * self.y[i] * k;
         }
         let margin = label * f;
         let mut rec = StepRecord {
@@ -725,14 +919,22 @@ impl OnlineLearner {
             }
             return Ok(self.finish(rec, start));
         }
-        for (i, di) in dots.iter_mut().enumerate() {
-            if self.alpha[i] <= 0.0 {
-                *di = dot(self.row(i), xt);
-            }
-        }
-        let krow: Vec<f64> = (0..n)
-            .map(|i| self.kind.from_dot(dots[i], self.sq[i], sq_t))
+        let rest: Vec<usize> = (0..n)
+            .filter(|&i| self.alpha[i] <= 0.0 && self.alive[i])
             .collect();
+        let mut k_rest: Vec<f64> = rest
+            .iter()
+            .map(|&i| {
+                dots[i] = self.dot_with(i, &q);
+                dots[i]
+            })
+            .collect();
+        self.kernel_values(&mut k_rest, |k| self.sq[rest[k]], sq_t);
+        // A forgotten row's kernel values are 0 (see `forget`).
+        let mut krow = vec![0.0; n];
+        for (&i, &k) in sv.iter().zip(&k_sv).chain(rest.iter().zip(&k_rest)) {
+            krow[i] = k;
+        }
         let j = self.append(xt, sq_t, label, cls, seen, f - self.b, Some(krow));
         rec.updated = true;
         let (mut pos, mut neg) = (false, false);
@@ -790,10 +992,13 @@ impl OnlineLearner {
         self.alpha.push(0.0);
         self.g.push(g);
         self.alive.push(true);
+        self.index_last();
         self.n_alive += 1;
         self.cache.push();
         if let Some(mut krow) = krow {
-            krow.push(self.kind.from_dot(dot(xt, xt), sq_t, sq_t));
+            let mut own = [sq_t];
+            self.kernel_values(&mut own, |_| sq_t, sq_t);
+            krow.push(own[0]);
             self.cache.bytes += krow.capacity() * std::mem::size_of::<f64>();
             self.cache.rows[j] = Some(krow);
             self.cache.touch(j);
@@ -809,8 +1014,32 @@ impl OnlineLearner {
                 return row[j];
             }
         }
-        self.kind
-            .from_dot(dot(self.row(i), self.row(j)), self.sq[i], self.sq[j])
+        let mut v = [self.dot_with(i, &self.query(j))];
+        self.kernel_values(&mut v, |_| self.sq[i], self.sq[j]);
+        v[0]
+    }
+
+    /// Turns dot products `vals[k] = x_k · q` into kernel values `K(x_k, q)`,
+    /// `sq_of(k)` giving `‖x_k‖²` and `sq_q` `‖q‖²`. Every kernel value of
+    /// the learner comes from here, so each is the same function of its
+    /// pair wherever it is computed; RBF values from the vectorised
+    /// exponential of the batch kernel rows (within about an ulp of
+    /// `f64::exp`, several times faster).
+    #[inline]
+    fn kernel_values(&self, vals: &mut [f64], sq_of: impl Fn(usize) -> f64, sq_q: f64) {
+        match self.kind {
+            KernelKind::Rbf { gamma } => {
+                for (k, v) in vals.iter_mut().enumerate() {
+                    *v = (sq_of(k) + sq_q - 2.0 * *v).max(0.0);
+                }
+                exp_scaled(vals, -gamma);
+            }
+            kind => {
+                for (k, v) in vals.iter_mut().enumerate() {
+                    *v = kind.from_dot(*v, sq_of(k), sq_q);
+                }
+            }
+        }
     }
 
     /// The kernel matrix of the listed stored rows (row-major).
@@ -831,16 +1060,27 @@ impl OnlineLearner {
     fn ensure_row(&mut self, j: usize) {
         self.cache.touch(j);
         let n = self.len();
-        let (kind, d) = (self.kind, self.d);
-        let (x, sq) = (&self.x, &self.sq);
-        let row = self.cache.rows[j].get_or_insert_with(Vec::new);
-        let (start, cap) = (row.len(), row.capacity());
+        let start = self.cache.rows[j].as_ref().map_or(0, Vec::len);
         if start < n {
-            let xj = &x[j * d..(j + 1) * d];
-            row.extend(
-                (start..n).map(|i| kind.from_dot(dot(&x[i * d..(i + 1) * d], xj), sq[i], sq[j])),
-            );
+            let mut row = self.cache.rows[j].take().unwrap_or_default();
+            let cap = row.capacity();
+            let q = self.query(j);
+            row.extend((start..n).map(|i| {
+                if self.alive[i] {
+                    self.dot_with(i, &q)
+                } else {
+                    0.0
+                }
+            }));
+            self.kernel_values(&mut row[start..], |k| self.sq[start + k], self.sq[j]);
+            // Forgotten rows get no kernel values (see `forget`).
+            for (v, &alive) in row[start..].iter_mut().zip(&self.alive[start..n]) {
+                if !alive {
+                    *v = 0.0;
+                }
+            }
             self.cache.bytes += (row.capacity() - cap) * std::mem::size_of::<f64>();
+            self.cache.rows[j] = Some(row);
             self.cache.evict();
         }
     }
@@ -933,7 +1173,12 @@ impl OnlineLearner {
                 break;
             };
             let kernel = self.gram(&ws);
-            any |= self.solve_working_set(&ws, &kernel, ws.len(), opts, report);
+            let moved = self.solve_working_set(&ws, &kernel, ws.len(), opts, report);
+            any |= moved;
+            if !moved {
+                // The same violators would come back, as optimal.
+                break;
+            }
         }
         self.xi_sum = if any { self.slack_sum() } else { e * t };
         self.retire(opts.epsilon);
@@ -958,12 +1203,10 @@ impl OnlineLearner {
     ) -> bool {
         let w = work.len();
         let mut cols = vec![0.0f32; w * w];
-        let mut kww = vec![0.0f64; w * w];
         let mut diag = vec![0.0f64; w];
         for (a, &ia) in work.iter().enumerate() {
             for (bb, &ib) in work.iter().enumerate() {
                 let k = kernel[a * stride + bb];
-                kww[a * w + bb] = k;
                 cols[a * w + bb] = (self.y[ia] * self.y[ib] * k) as f32;
             }
             diag[a] = kernel[a * stride + a];
@@ -973,11 +1216,14 @@ impl OnlineLearner {
             .iter()
             .map(|&i| self.alpha[i].clamp(0.0, opts.c))
             .collect();
-        // The fixed multipliers enter through p: g minus W's own share.
+        // The fixed multipliers enter through p: g minus W's own share,
+        // taken with the solver's own (f32) Hessian entries, so that the
+        // solver starts from the exact gradient `y_a g_a − 1` and its
+        // stopping test agrees with the learner's (`violators`).
         let p: Vec<f64> = (0..w)
             .map(|a| {
-                let own: f64 = (0..w).map(|bb| a0[bb] * ys[bb] * kww[a * w + bb]).sum();
-                -1.0 + ys[a] * (self.g[work[a]] - own)
+                let own: f64 = (0..w).map(|bb| a0[bb] * f64::from(cols[a * w + bb])).sum();
+                -1.0 + ys[a] * self.g[work[a]] - own
             })
             .collect();
         let upper = vec![opts.c; w];
@@ -1059,28 +1305,33 @@ impl OnlineLearner {
     fn violators(&self, size: usize, c: f64, tol: f64) -> Option<Vec<usize>> {
         let mut up = Vec::new();
         let mut low = Vec::new();
+        let (mut max_up, mut min_low) = (f64::NEG_INFINITY, f64::INFINITY);
         for i in 0..self.len() {
             if !self.alive[i] {
                 continue;
             }
             let (a, y) = (self.alpha[i], self.y[i]);
+            let exact = y - self.g[i];
             // In units of the solver's tolerance: the examples on the
             // margin, equal to within it, are ordered by position.
-            let v = ((y - self.g[i]) / tol).round_ties_even();
+            let v = (exact / tol).round_ties_even();
             if (y > 0.0 && a < c) || (y < 0.0 && a > 0.0) {
                 up.push((-v, i));
+                max_up = max_up.max(exact);
             }
             if (y < 0.0 && a < c) || (y > 0.0 && a > 0.0) {
                 low.push((v, i));
+                min_low = min_low.min(exact);
             }
+        }
+        // The violation itself, not that of the first in the rounded
+        // order, which may fall within tol while the largest does not.
+        if up.is_empty() || low.is_empty() || max_up - min_low <= tol {
+            return None;
         }
         let half = (size / 2).max(1);
         let top = nearest(up, half);
         let bottom = nearest(low, half);
-        let (&i, &j) = (top.first()?, bottom.first()?);
-        if (self.y[i] - self.g[i]) - (self.y[j] - self.g[j]) <= tol {
-            return None;
-        }
         let mut ws = top;
         for k in bottom {
             if !ws.contains(&k) {
@@ -1097,7 +1348,20 @@ impl OnlineLearner {
                 && self.alpha[i] == 0.0
                 && self.y[i] * (self.g[i] + self.b) > 1.0 + epsilon
             {
-                self.alive[i] = false;
+                self.forget(i);
+            }
+        }
+    }
+
+    /// Forgets stored row `i`: it leaves the machine, and its entries in
+    /// the cached kernel rows become 0, as those of rows computed later
+    /// (forgotten rows are not computed), so that `g_i` stays as it was
+    /// whatever the cache held (the model does not depend on the cache).
+    fn forget(&mut self, i: usize) {
+        self.alive[i] = false;
+        for row in self.cache.rows.iter_mut().flatten() {
+            if let Some(v) = row.get_mut(i) {
+                *v = 0.0;
             }
         }
     }
@@ -1111,7 +1375,7 @@ impl OnlineLearner {
 
     fn maybe_compact(&mut self) {
         let n = self.len();
-        if n <= COMPACT_MIN || 2 * self.n_alive >= n {
+        if n <= COMPACT_MIN || 4 * self.n_alive >= 3 * n {
             return;
         }
         let keep: Vec<usize> = (0..n).filter(|&i| self.alive[i]).collect();
@@ -1131,6 +1395,7 @@ impl OnlineLearner {
         self.g = pick(&self.g, &keep);
         self.alive = vec![true; keep.len()];
         self.cache.compact(&keep);
+        self.index_rows();
     }
 
     /// Removes support vectors while there are more than `budget`, each time
@@ -1171,7 +1436,7 @@ impl OnlineLearner {
             .collect();
         if rest.len() > budget {
             for &i in &rest[..rest.len() - budget] {
-                self.alive[i] = false;
+                self.forget(i);
             }
             self.count();
             self.maybe_compact();
@@ -1183,10 +1448,10 @@ impl OnlineLearner {
     /// other-class ones, keeping `yᵀα`; that neighbourhood is re-optimised
     /// once. False (nothing changed) when the neighbours lack the room.
     fn remove(&mut self, r: usize, opts: &OnlineOptions, report: &mut LearnReport) -> bool {
-        let xr = self.row(r).to_vec();
+        let qr = self.query(r);
         let cand: Vec<(f64, usize)> = (0..self.len())
             .filter(|&i| self.alive[i] && i != r)
-            .map(|i| (self.sq[i] - 2.0 * dot(self.row(i), &xr), i))
+            .map(|i| (self.sq[i] - 2.0 * self.dot_with(i, &qr), i))
             .collect();
         let near = nearest(cand, opts.max_neighbors.max(2));
         let (a_r, y_r) = (self.alpha[r], self.y[r]);
@@ -1230,7 +1495,7 @@ impl OnlineLearner {
             }
         }
         self.alpha[r] = 0.0;
-        self.alive[r] = false;
+        self.forget(r);
         for (k, &i) in near.iter().enumerate() {
             self.alpha[i] = a_new[k];
         }

@@ -3,6 +3,8 @@
 
 mod tiles;
 
+pub(crate) use tiles::exp_scaled;
+
 use std::mem::MaybeUninit;
 
 use rayon::prelude::*;

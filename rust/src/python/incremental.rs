@@ -8,6 +8,8 @@ use pyo3::types::{PyDict, PyTuple};
 
 use super::convert::{cache_bytes, counts_u64, into_matrix, iteration_cap, vec1, Flat, Kernel};
 use super::runner::detached;
+use std::time::{Duration, Instant};
+
 use crate::control::Control;
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 
@@ -39,6 +41,44 @@ pub(super) struct LearnResult {
     solves: usize,
     /// Subproblems stopped by the iteration cap.
     unconverged: usize,
+}
+
+/// How often [`inline`] work takes the GIL back to run the signal handlers.
+const SIGNAL_SLICE: Duration = Duration::from_millis(50);
+
+/// Runs `work` on the calling thread without the GIL. Local updates are
+/// short (a few milliseconds at most), so the work polls between examples
+/// instead of running on a pool thread while the caller waits: a
+/// `partial_fit` of one row then costs no thread hand-off. Every
+/// [`SIGNAL_SLICE`] the poll takes the GIL and runs Python's signal
+/// handlers; when one raises (Ctrl-C: `KeyboardInterrupt`), the work stops
+/// before its next example and the handler's exception is returned.
+fn inline<T, F>(py: Python<'_>, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce(&mut dyn FnMut() -> crate::Result<()>) -> crate::Result<T> + Send,
+{
+    let ctl = Control::new();
+    let mut raised: Option<PyErr> = None;
+    let out = py.detach(|| {
+        let mut last = Instant::now();
+        let mut poll = || -> crate::Result<()> {
+            ctl.check()?;
+            if last.elapsed() >= SIGNAL_SLICE {
+                last = Instant::now();
+                if let Err(err) = Python::attach(|py| py.check_signals()) {
+                    raised = Some(err);
+                    return Err(crate::Error::Interrupted);
+                }
+            }
+            Ok(())
+        };
+        work(&mut poll)
+    });
+    match (out, raised) {
+        (_, Some(err)) => Err(err),
+        (out, None) => out.map_err(PyErr::from),
+    }
 }
 
 /// One binary online SVM learnt by LISVM; see `_core.pyi`.
@@ -125,13 +165,21 @@ impl IncrementalLearner {
         let cls: Vec<i64> = cls.iter().copied().collect();
         let seen: Vec<i64> = seen.iter().copied().collect();
         let inner = &mut self.inner;
-        let rep = detached(py, move |ctl| {
-            let opts = OnlineOptions {
-                control: ctl.clone(),
-                ..opts
-            };
-            inner.learn(x.as_slice(), &y, &cls, &seen, &opts)
-        })?;
+        let rep = if rebatch {
+            // Long batch solves: on a pool thread, the caller answering
+            // signals (they poll the control).
+            detached(py, move |ctl| {
+                let opts = OnlineOptions {
+                    control: ctl.clone(),
+                    ..opts
+                };
+                inner.learn(x.as_slice(), &y, &cls, &seen, &opts)
+            })?
+        } else {
+            inline(py, move |poll| {
+                inner.learn_polled(x.as_slice(), &y, &cls, &seen, &opts, poll)
+            })?
+        };
         let st = &rep.steps;
         let floats = |f: fn(&StepRecord) -> f64| -> Py<PyArray1<f64>> {
             st.iter()

@@ -307,8 +307,7 @@ pub(super) fn exp_nonpositive<const FMA: bool>(x: f64) -> f64 {
 multiversion! {
     /// `v ← e^(factor·v)` for every value, with [`exp_nonpositive`]
     /// (`factor·v ≤ 0`).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(super) fn exp_scaled, fn exp_scaled_impl(values: &mut [f64], factor: f64) {
+    pub(crate) fn exp_scaled, fn exp_scaled_impl(values: &mut [f64], factor: f64) {
         for v in values.iter_mut() {
             *v = exp_nonpositive::<FMA>(factor * *v);
         }
