@@ -461,7 +461,11 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
         _say(out, "--quick: one realization, 80 examples per stream; not the paper's protocol")
     else:
         realizations, n_train, every = list(range(args.realizations)), None, args.every
-    _say(out, "LISVM (Ralaivola & d'Alché-Buc, ICANN 2001): streams, one example at a time")
+    _say(
+        out,
+        "L. Ralaivola and F. d'Alché-Buc, 'Incremental Support Vector Machine Learning: a Local "
+        "Approach', ICANN 2001, reproduced: LISVM on streams, one example at a time",
+    )
     rows: list[dict] = []
     with warnings.catch_warnings():
         # Noisy sets keep the slack criterion above small thresholds: the
