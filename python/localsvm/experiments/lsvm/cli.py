@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--runtime",
         action="store_true",
         help="also time the methods as in Figure 4 (ijcnn1 standing in for Physics) and PSVM "
-        "against a tuned SVC, printed after Table 1",
+        "against a tuned SVC, printed after Table 1 and the figures",
     )
     parser.add_argument("--skip-figure", action="store_true", help="do not draw Figures 2 and 3")
     parser.add_argument(
