@@ -25,7 +25,7 @@ def test_quick_reproduction(tmp_path):
     mod = load("flsa")
     parser = argparse.ArgumentParser()
     mod.add_arguments(parser)
-    args = parser.parse_args(["--quick", "--bench", "--out", str(tmp_path)])
+    args = parser.parse_args(["--quick", "--bench", "--tuning", "--out", str(tmp_path)])
     out = io.StringIO()
     result = mod.run(args, out)
     text = out.getvalue()
@@ -39,11 +39,38 @@ def test_quick_reproduction(tmp_path):
     for line in ("banana", "89.29", "98.66", "Two spirals", "Tuning time", "RFLSA whole path"):
         assert line in text
     check_against_stored_run(rows)
+    # One accuracy table: its header once, one protocol note per data set,
+    # the paper's columns that are not run said once.
+    assert text.count("acc (ours)") == 1
+    for name in ("banana", "splice", "image", "ringnorm"):
+        assert text.count(f"  protocol ({name}): paper: ") == 1
+    assert "FSALS-SVM, PFSALS-SVM and D-OFR columns" in text
+    assert "Mathematical Problems in Engineering, 2013" in text
     assert "totals of its tuning-time" not in text and "16.226" in text
     pytest.importorskip("matplotlib")
     assert (tmp_path / "two_spirals_rflsa.png").stat().st_size > 1000
     assert png_width(tmp_path / "two_spirals_rflsa.png") >= 1000
     assert len(result["tuning"]) == 12
+
+
+def test_tuning_table_and_data_sets_are_options(tmp_path):
+    """Without --tuning only the accuracy table is printed (here for one data
+    set), with the spiral image's line; the sets not run are named."""
+    import argparse
+
+    mod = load("flsa")
+    parser = argparse.ArgumentParser()
+    mod.add_arguments(parser)
+    args = parser.parse_args(["--quick", "--datasets", "banana", "--out", str(tmp_path)])
+    out = io.StringIO()
+    result = mod.run(args, out)
+    text = out.getvalue()
+    assert {r["dataset"] for r in result["accuracy"]} == {"banana"}
+    assert "tuning" not in result and "Tuning time" not in text
+    assert "not selected in this run: splice, image, ringnorm" in text
+    assert "Two spirals (194 points" in text
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--datasets", "twonorm"])
 
 
 def test_command_line_help():

@@ -1,6 +1,7 @@
-"""``python -m localsvm reproduce lsvm --quick`` runs end to end: Table 1 with
-the paper's figures, the Figure-4 runtime table, the runtime comparison and
-both images."""
+"""``python -m localsvm reproduce lsvm --quick --runtime`` runs end to end:
+Table 1 with the paper's figures as one table, the images of Figures 2 and 3,
+and (with ``--runtime``) the Figure-4 runtime table and the runtime
+comparison."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from localsvm.experiments.lsvm import DATASETS, METHODS, load_binary
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("lsvm")
-    text, rows = run_reproduce("lsvm", "--quick", "--out", str(out_dir))
+    text, rows = run_reproduce("lsvm", "--quick", "--runtime", "--out", str(out_dir))
     return text, rows, out_dir
 
 
@@ -38,19 +39,29 @@ def test_table1_rows(quick_run):
         assert all(majority < a <= 100.0 for a in r["accuracies"]), (majority, r)
         assert r["mean"] == pytest.approx(np.mean(r["accuracies"]))
         assert r["repetitions"] == len(r["accuracies"]) == 2
-        # The printed row: our mean beside the paper's figure.
+        # The printed row: the paper's figure, our mean ± std, the difference.
+        diff = re.escape(f"{r['mean'] - r['paper']:+.2f}")
         line = re.search(
-            rf"^\s+{r['method']}\s+{r['mean']:.2f} ±\s*\d+\.\d+\s+{r['paper']:.2f}\s",
-            text.split(f"\n{r['data']}: ")[1],
+            rf"^{r['data']}\s+{r['method']}\s+{r['paper']:.2f}\s+{r['mean']:.2f} ±\s*"
+            rf"{r['std']:.2f}\s+{diff}\s",
+            text,
             flags=re.MULTILINE,
         )
         assert line is not None, r
+    # One protocol note per data set, absent sets included with why.
+    for name in DATASETS:
+        assert len(re.findall(rf"^  protocol \({name}\): paper: ", text, flags=re.MULTILINE)) == 1
+    for name in ("KDDCup", "Physics", "Robot", "Covtype"):
+        assert re.search(rf"^{name}\s+absent; paper: SVM \d", text, flags=re.MULTILINE), name
+        assert re.search(rf"^  protocol \({name}\): not bundled", text, flags=re.MULTILINE)
     # The paper's numbers are printed beside ours, unavailable sets included.
     for figure in ("94.57", "66.91", "97.06", "96.00", "98.29", "90.39"):
         assert figure in text
-    assert "KDDCup, Physics, Robot and Covtype are not available here" in text
-    assert "Table 1" in text and "Cheng, Tan & Jin" in text
-    assert "parameters CV chose most often" in text
+    assert "Table 1 of Cheng, Tan & Jin (SDM 2007)" in text
+    assert "chosen most often by CV" in text
+    # Table 1 is one table: its header is printed once, before any other part.
+    assert text.count("chosen most often by CV") == 1
+    assert text.index("chosen most often by CV") < text.index("Figure 2 (paper:")
     # The class groups are printed; yeast's membrane classes are found by their counts.
     assert "window {1, 2, 3}" in text and "versicolor {1}" in text
     assert "membrane {ME1=3, ME2=5, ME3=6}" in text
@@ -117,14 +128,27 @@ def test_psvm_against_tuned_svcs(quick_run):
 
 def test_images(quick_run):
     text, rows, out_dir = quick_run
-    figure3 = [r for r in rows if r["section"] == "figure3"]
-    # Banana's SVMs reach about 89 %; eleven linear pieces come close.
-    assert len(figure3) == 1 and 80.0 < figure3[0]["accuracy"] <= 100.0
+    figure3 = {r["data"]: r for r in rows if r["section"] == "figure3"}
+    # Banana's SVMs reach about 89 %; eleven linear pieces come close. The
+    # generated spirals are separable by eleven pieces.
+    assert set(figure3) == {"banana", "spirals"}
+    assert 80.0 < figure3["banana"]["accuracy"] <= 100.0
+    assert 95.0 < figure3["spirals"]["accuracy"] <= 100.0
+    assert all(len(r["cluster_sizes"]) == 11 for r in figure3.values())
+    line = re.search(
+        r"^Figure 3 .*test accuracy banana \(400 train / 4900 test\) (\d+\.\d+) %; "
+        r"spirals \(400 train / 400 test\) (\d+\.\d+) %",
+        text,
+        flags=re.MULTILINE,
+    )
+    assert line is not None
+    assert float(line.group(1)) == pytest.approx(figure3["banana"]["accuracy"], abs=0.006)
+    assert float(line.group(2)) == pytest.approx(figure3["spirals"]["accuracy"], abs=0.006)
     pytest.importorskip("matplotlib")
     for name in ("lsvm_runtime.png", "lsvm_psvm_boundary.png"):
         assert (out_dir / name).stat().st_size > 1000, name
         assert png_width(out_dir / name) >= 1000, name
-    assert "figure skipped" not in text
+    assert "image skipped" not in text
 
 
 def test_yeast_groups_match_uci_counts():
@@ -203,6 +227,16 @@ def test_figure2_kmeans_pure_magkmeans_mixed(quick_run):
     assert set(by) == {"k-means", "MagKmeans"}
     assert all(min(neg, pos) == 0 for neg, pos in by["k-means"])
     assert all(min(neg, pos) > 0 for neg, pos in by["MagKmeans"])
-    assert "Figure 2: k-means against MagKmeans" in text
+    assert "Figure 2 (paper: k-means one class per cluster, MagKmeans both classes" in text
     pytest.importorskip("matplotlib")
     assert png_width(out_dir / "lsvm_magkmeans.png") >= 1000
+
+
+def test_figure3_spirals_lie_in_the_unit_square():
+    from localsvm.experiments.lsvm.figures import spirals_data
+
+    X, y = spirals_data(per_class=150, seed=3)
+    assert X.shape == (300, 2) and np.bincount(y == 1).tolist() == [150, 150]
+    assert X.min() > -0.1 and X.max() < 1.1
+    # The two arms are each other's mirror through the centre (0.5, 0.5), up to the noise.
+    assert np.allclose(X[y == 1].mean(0) + X[y == -1].mean(0), 1.0, atol=0.05)

@@ -1,6 +1,6 @@
 """``python -m localsvm reproduce usps --quick`` runs end to end: Ulén's two
-one-vs-rest cases beside the report's figures, and the one-vs-one case
-labelled as a different set-up."""
+one-vs-rest cases (each with three smoothing windows) beside the report's
+figures, and the one-vs-one case labelled as a different set-up."""
 
 from __future__ import annotations
 
@@ -14,11 +14,17 @@ from localsvm.experiments import EXPERIMENTS
 from localsvm.experiments.usps import CASES, smooth
 
 #: Test error (%) and support vectors per case printed by the ``--quick`` run
-#: of 2026-12-01 (the first 1000 training / 500 test digits).
+#: of 2026-12-01 (the first 1000 training / 500 test digits), rerun when the
+#: smoothing windows were added; the "whole" rows and the one-vs-one row are
+#: the figures the earlier quick run printed for the same cases.
 QUICK = {
-    "RBF, C = 10, one-vs-rest": (12.80, 559),
-    "poly (x·y)³, C = 10, one-vs-rest": (9.80, 347),
-    "RBF, C = 10, one-vs-one, gamma='scale'": (7.40, 590),
+    "RBF 1/250, C = 10, ovr, σ = 2 3×3": (8.80, 440),
+    "RBF 1/250, C = 10, ovr, σ = 2 5×5": (9.60, 451),
+    "RBF 1/250, C = 10, ovr, σ = 2 whole": (12.80, 559),
+    "poly (x·y)³, C = 10, ovr, σ = 2 3×3": (8.80, 455),
+    "poly (x·y)³, C = 10, ovr, σ = 2 5×5": (8.60, 382),
+    "poly (x·y)³, C = 10, ovr, σ = 2 whole": (9.80, 347),
+    "RBF, C = 10, one-vs-one, gamma='scale', raw": (7.40, 590),
 }
 
 
@@ -35,15 +41,20 @@ def test_one_table_with_the_reports_figures(quick_run):
     text, rows = quick_run
     assert [r["case"] for r in rows] == [c[0] for c in CASES]
     by = {r["case"]: r for r in rows}
-    assert by["RBF, C = 10, one-vs-rest"]["paper"] == 4.38
-    assert by["poly (x·y)³, C = 10, one-vs-rest"]["paper"] == 5.08
-    assert by["RBF, C = 10, one-vs-one, gamma='scale'"]["paper"] is None
+    for w in ("3×3", "5×5", "whole"):
+        assert by[f"RBF 1/250, C = 10, ovr, σ = 2 {w}"]["paper"] == 4.38
+        assert by[f"poly (x·y)³, C = 10, ovr, σ = 2 {w}"]["paper"] == 5.08
+    assert by["RBF, C = 10, one-vs-one, gamma='scale', raw"]["paper"] is None
     for r in rows:
         paper = "—" if r["paper"] is None else f"{r['paper']:.2f}"
         diff = "—" if r["paper"] is None else f"{r['error'] - r['paper']:+.2f}"
         line = rf"^{re.escape(r['case'])}\s+{paper}\s+{r['error']:.2f}\s+{re.escape(diff)}\s"
         assert re.search(line, text, flags=re.MULTILINE), r
     assert "assumed" in text and "not the report's set-up" in text
+    # The note gives the range each kernel's error spans over the windows.
+    for kernel in ("RBF", "poly"):
+        errs = [r["error"] for r in rows if r["case"].startswith(kernel) and r["paper"]]
+        assert f"{kernel} {min(errs):.2f} to {max(errs):.2f} %" in text
     assert "PASS" not in text and "FAIL" not in text
 
 
@@ -70,3 +81,17 @@ def test_smoothing_maps_to_minus_one_one_and_blurs():
     assert img[8, 8] == img.max() and img[8, 10] > -1.0 and img[8, 8] < 1.0
     # A constant image stays constant (reflection at the border).
     assert np.allclose(smooth(np.full((1, 256), 0.5)), 0.0)
+
+
+def test_smoothing_window():
+    """radius=1 cuts the Gaussian to a 3 × 3 window: a lit pixel reaches its
+    eight neighbours only; the whole σ = 2 Gaussian reaches further."""
+    X = np.zeros((1, 256))
+    X[0, 8 * 16 + 8] = 1.0
+    cut = smooth(X, radius=1)[0].reshape(16, 16)
+    whole = smooth(X)[0].reshape(16, 16)
+    assert np.all(cut[7:10, 7:10] > -1.0)
+    assert np.allclose(np.delete(np.delete(cut, [7, 8, 9], 0), [7, 8, 9], 1), -1.0)
+    assert whole[8, 11] > -1.0 and np.isclose(cut[8, 11], -1.0)
+    # The 3 × 3 window keeps more of the pixel than the whole Gaussian.
+    assert cut[8, 8] > whole[8, 8]

@@ -14,7 +14,8 @@ from types import ModuleType
 EXPERIMENTS: dict[str, tuple[str, str]] = {
     "lsvm": (
         "localsvm.experiments.lsvm",
-        "Localized SVM paper (Cheng, Tan & Jin, SDM 2007): Table 1, Figures 3 and 4",
+        "Localized SVM paper (Cheng, Tan & Jin, SDM 2007): Table 1; Figures 2 and 3 as "
+        "images; --runtime for Figure 4",
     ),
     "lisvm": (
         "localsvm.experiments.lisvm",
@@ -23,8 +24,8 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     ),
     "flsa": (
         "localsvm.experiments.flsa",
-        "FLSA-SVM paper: sparse least-squares SVMs (FLSA, RFLSA) vs SVM and LS-SVM, "
-        "two spirals, tuning time",
+        "FLSA-SVM paper: sparse least-squares SVMs (FLSA, RFLSA) vs SVM and LS-SVM; the "
+        "two spirals as an image; --tuning for the tuning time",
     ),
     "mcsvm": (
         "localsvm.experiments.mcsvm",

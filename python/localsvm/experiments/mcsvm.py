@@ -394,7 +394,10 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
     names = args.datasets
     if isinstance(names, str):  # a Namespace built by hand, not by the parser
         names = _argtypes.names("data set", tuple(DATASETS))(names)
-    title = "Multiclass cluster SVM (MCSVM; Wang & Yang 2010) reproduced"
+    title = (
+        "Wang & Yang, 'Multiclass cluster support vector machines', Journal of Computer "
+        "Applications 30(1), 2010, reproduced (MCSVM)"
+    )
     print(title + (" (quick)" if args.quick else ""), file=out)
     rows: list[dict] = []
     if not args.skip_table:

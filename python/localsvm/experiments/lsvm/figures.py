@@ -1,4 +1,6 @@
-"""The images: Figure 4's runtime curves and Figure 3's PSVM boundary on Banana."""
+"""The images: Figure 2 (k-means against MagKmeans), Figure 3 (PSVM's
+piecewise-linear boundaries on a horse-shoe and a spiral set) and Figure 4's
+runtime curves."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ import numpy as np
 
 from ...datasets import load_banana
 from ...profile_svm import ProfileSVC
-from .protocol import BANANA_PARAMS, RUNTIME_METHODS, Config
-from .report import heading, say
+from .protocol import BANANA_PARAMS, RUNTIME_METHODS, SPIRALS_PARAMS, Config
+from .report import say
 
 
 def plot_runtime(
@@ -67,8 +69,80 @@ def plot_runtime(
     say(out, f"saved {path}")
 
 
+def spirals_data(
+    per_class: int = 200, turns: float = 1.5, noise: float = 0.03, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two interleaved spirals in the unit square, for Figure 3's second panel.
+
+    The paper's spiral set is not published; this draws ``per_class`` points
+    per class along two spirals of ``turns`` turns (one the other turned by
+    180°), with Gaussian noise of standard deviation ``noise`` (in units of
+    the spirals' radius), then maps them into [0, 1]² as the paper's axes are.
+
+    Parameters
+    ----------
+    per_class : int, default=200
+        Points per class.
+    turns : float, default=1.5
+        Turns of each spiral.
+    noise : float, default=0.03
+        Standard deviation of the noise added to each coordinate.
+    seed : int, default=0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    X : ndarray of shape (2 * per_class, 2)
+    y : ndarray of shape (2 * per_class,)
+        +1 for the first spiral, −1 for the other.
+    """
+    rng = np.random.default_rng(seed)
+    # sqrt spreads the points evenly along the arc rather than the angle.
+    t = np.sqrt(rng.uniform(0.05, 1.0, per_class)) * turns * 2.0 * np.pi
+    r = t / (turns * 2.0 * np.pi)
+    arm = np.column_stack([r * np.cos(t), r * np.sin(t)])
+    X = np.vstack([arm, -arm]) + rng.normal(0.0, noise, (2 * per_class, 2))
+    y = np.r_[np.ones(per_class, dtype=int), -np.ones(per_class, dtype=int)]
+    return (X + 1.1) / 2.2, y
+
+
+def figure3_sets() -> list[dict]:
+    """The two Figure-3 sets with their training / test parts and PSVM's parameters."""
+    b = load_banana(0)
+    X_sp, y_sp = spirals_data(seed=0)
+    Xt_sp, yt_sp = spirals_data(seed=1)
+    return [
+        {
+            "data": "banana",
+            "title": "horse-shoe: Banana (IDA realization 0)",
+            "X": b.X_train,
+            "y": b.y_train,
+            "X_test": b.X_test,
+            "y_test": b.y_test,
+            "params": BANANA_PARAMS,
+        },
+        {
+            "data": "spirals",
+            "title": "two spirals (generated, 1.5 turns)",
+            "X": X_sp,
+            "y": y_sp,
+            "X_test": Xt_sp,
+            "y_test": yt_sp,
+            "params": SPIRALS_PARAMS,
+        },
+    ]
+
+
 def run_boundary(cfg: Config, figdir: Path, out: TextIO) -> list[dict]:
-    """Reproduce Figure 3: PSVM's piecewise-linear boundary on Banana.
+    """Reproduce Figure 3: PSVM's piecewise-linear boundaries on a horse-shoe
+    set (Banana) and a spiral set, κ = 11 as in the paper.
+
+    Each model is :class:`~localsvm.ProfileSVC` fitted inductively (MagKmeans
+    on the training points, one linear SVM per cluster, a point goes to the
+    cluster whose profile it is most similar to) and scored on a test set
+    drawn from the same source. The image has one panel per set: the plane
+    coloured by predicted class, the boundary, and the training points with
+    the paper's markers (○ and ∗ for the classes) coloured by cluster.
 
     Parameters
     ----------
@@ -78,75 +152,132 @@ def run_boundary(cfg: Config, figdir: Path, out: TextIO) -> list[dict]:
         The folder for ``lsvm_psvm_boundary.png`` (not written without
         matplotlib).
     out : TextIO
-        Where the accuracy and the saved path are printed.
+        Where one line (accuracies, the image's path) is printed.
 
     Returns
     -------
     rows : list of dict
-        One ``"figure3"`` row: the test accuracy and the cluster sizes.
+        One ``"figure3"`` row per set: the test accuracy and the cluster sizes.
     """
-    heading(out, "Figure 3: PSVM's piecewise-linear boundary on Banana")
-    b = load_banana(0)
-    p = BANANA_PARAMS
-    model = ProfileSVC(
-        C=p["C"], bandwidth=p["bandwidth"], n_clusters=p["n_clusters"], random_state=0
-    ).fit(b.X_train, b.y_train)
-    acc = 100.0 * float(model.score(b.X_test, b.y_test))
-    say(
-        out,
-        f"Banana realization 0 ({b.y_train.shape[0]} train / {b.y_test.shape[0]} test), "
-        f"ProfileSVC inductive, κ = {p['n_clusters']} (the paper's 11 pieces), "
-        f"λ = {p['bandwidth']:g}, C = {p['C']:g}: test accuracy {acc:.2f} %; "
-        f"cluster sizes {model.cluster_sizes_.tolist()}",
+    rows, models = [], []
+    for s in figure3_sets():
+        p = s["params"]
+        model = ProfileSVC(
+            C=p["C"], bandwidth=p["bandwidth"], n_clusters=p["n_clusters"], random_state=0
+        ).fit(s["X"], s["y"])
+        acc = 100.0 * float(model.score(s["X_test"], s["y_test"]))
+        models.append(model)
+        rows.append(
+            {
+                "section": "figure3",
+                "data": s["data"],
+                "accuracy": acc,
+                "n_train": int(s["y"].shape[0]),
+                "n_test": int(s["y_test"].shape[0]),
+                "cluster_sizes": model.cluster_sizes_.tolist(),
+            }
+        )
+    text = "; ".join(
+        f"{r['data']} ({r['n_train']} train / {r['n_test']} test) {r['accuracy']:.2f} %"
+        for r in rows
     )
-    row = {"section": "figure3", "accuracy": acc, "cluster_sizes": model.cluster_sizes_.tolist()}
+    line = (
+        "Figure 3 (the paper gives no accuracy, only 11 linear pieces on a horse-shoe and a spiral "
+        "set): "
+        f"PSVM, κ = 11, inductive, test accuracy {text}"
+    )
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        say(out, "figure skipped: matplotlib not installed")
-        return [row]
-    X = b.X_train
-    lo, hi = X.min(0) - 0.3, X.max(0) + 0.3
-    gx, gy = np.meshgrid(
-        np.linspace(lo[0], hi[0], cfg.grid_points), np.linspace(lo[1], hi[1], cfg.grid_points)
-    )
-    grid = np.column_stack([gx.ravel(), gy.ravel()])
-    pred = np.concatenate([model.predict(grid[i : i + 10000]) for i in range(0, len(grid), 10000)])
-    zz = (pred == model.classes_[1]).astype(float).reshape(gx.shape)
-    fig = Figure(figsize=(6.4, 5.4))
-    ax = fig.subplots()
-    ax.contourf(gx, gy, zz, levels=[-0.5, 0.5, 1.5], colors=["#dce9f5", "#f8e0d8"])
-    ax.contour(gx, gy, zz, levels=[0.5], colors="k", linewidths=1.0)
-    k = int(p["n_clusters"])
+        say(out, f"{line}; image skipped: matplotlib not installed")
+        return rows
     import matplotlib
+    from matplotlib.lines import Line2D
 
-    cmap = matplotlib.colormaps["tab20"].resampled(max(k, 2))
-    for cls, marker in zip(model.classes_, ("o", "*"), strict=True):
-        sel = b.y_train == cls
-        ax.scatter(
-            X[sel, 0],
-            X[sel, 1],
-            c=[cmap(c) for c in model.cluster_labels_[sel]],
-            marker=marker,
-            s=22 if marker == "o" else 40,
-            edgecolors="k",
-            linewidths=0.3,
-            label=f"class {cls:+d}",
+    fig = Figure(figsize=(12.4, 6.6))
+    for ax, s, model, row in zip(fig.subplots(1, 2), figure3_sets(), models, rows, strict=True):
+        X, y, p = s["X"], s["y"], s["params"]
+        lo, hi = X.min(0), X.max(0)
+        pad = 0.08 * (hi - lo)
+        gx, gy = np.meshgrid(
+            np.linspace(lo[0] - pad[0], hi[0] + pad[0], cfg.grid_points),
+            np.linspace(lo[1] - pad[1], hi[1] + pad[1], cfg.grid_points),
         )
-    ax.set_title(
-        f"PSVM on Banana, κ = {k}: test accuracy {acc:.1f} %\n"
-        "background: predicted class; points: training clusters",
-        fontsize=9,
+        grid = np.column_stack([gx.ravel(), gy.ravel()])
+        pred = np.concatenate(
+            [model.predict(grid[i : i + 10000]) for i in range(0, len(grid), 10000)]
+        )
+        zz = (pred == model.classes_[1]).astype(float).reshape(gx.shape)
+        ax.contourf(gx, gy, zz, levels=[-0.5, 0.5, 1.5], colors=["#dce9f5", "#f8e0d8"])
+        ax.contour(gx, gy, zz, levels=[0.5], colors="k", linewidths=1.0)
+        k = int(p["n_clusters"])
+        cmap = matplotlib.colormaps["tab20"].resampled(max(k, 2))
+        handles = []
+        for cls, marker in zip(model.classes_, ("o", "*"), strict=True):
+            sel = y == cls
+            ax.scatter(
+                X[sel, 0],
+                X[sel, 1],
+                c=[cmap(c) for c in model.cluster_labels_[sel]],
+                marker=marker,
+                s=20 if marker == "o" else 42,
+                edgecolors="k",
+                linewidths=0.3,
+            )
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    ls="",
+                    marker=marker,
+                    markerfacecolor="lightgrey",
+                    markeredgecolor="k",
+                    markersize=6 if marker == "o" else 9,
+                    label=f"training point, class {cls:+d} (colour: its MagKmeans cluster)",
+                )
+            )
+        handles += [
+            Line2D([], [], color="k", lw=1.0, label="PSVM decision boundary"),
+            Line2D(
+                [],
+                [],
+                ls="",
+                marker="s",
+                color="#f8e0d8",
+                markersize=9,
+                label=f"predicted class {model.classes_[1]:+d}",
+            ),
+            Line2D(
+                [],
+                [],
+                ls="",
+                marker="s",
+                color="#dce9f5",
+                markersize=9,
+                label=f"predicted class {model.classes_[0]:+d}",
+            ),
+        ]
+        ax.legend(
+            handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=2
+        )
+        ax.set_title(
+            f"{s['title']}: κ = {k}, λ = {p['bandwidth']:g}, C = {p['C']:g};\n"
+            f"test accuracy {row['accuracy']:.1f} % on {row['n_test']} points",
+            fontsize=9,
+        )
+        ax.set_xlabel("x₁")
+        ax.set_ylabel("x₂")
+    fig.suptitle(
+        "Figure 3 of Cheng, Tan & Jin (SDM 2007) reproduced: PSVM (ProfileSVC, MagKmeans, "
+        "one linear SVM per cluster, fitted inductively) on two synthetic sets",
+        fontsize=10,
     )
-    ax.set_xlabel("x₁")
-    ax.set_ylabel("x₂")
-    ax.legend(fontsize=8, loc="upper right", title="marker: class; colour: cluster")
     fig.tight_layout()
     path = figdir / "lsvm_psvm_boundary.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=170)
-    say(out, f"saved {path}")
-    return [row]
+    fig.savefig(path, dpi=150)
+    say(out, f"{line}; image {path}")
+    return rows
 
 
 def figure2_data(per_blob: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -182,13 +313,7 @@ def run_clusters(figdir: Path, out: TextIO) -> list[dict]:
     """
     from ...clustering import get_clustering
 
-    heading(out, "Figure 2: k-means against MagKmeans, κ = 2")
     X, y = figure2_data()
-    say(
-        out,
-        f"Synthetic data (the paper's is not published): four blobs of {X.shape[0] // 4} "
-        "points, two per class, the classes side by side; random_state 0.",
-    )
     results = {
         "k-means": get_clustering("kmeans").cluster(X, y, 2, random_state=0),
         "MagKmeans": get_clustering("magkmeans").cluster(X, y, 2, random_state=0),
@@ -199,17 +324,19 @@ def run_clusters(figdir: Path, out: TextIO) -> list[dict]:
             (int(np.sum((res.labels == j) & (y == -1))), int(np.sum((res.labels == j) & (y == 1))))
             for j in range(2)
         ]
-        say(
-            out,
-            f"  {name:<10} clusters (class −1, class +1): "
-            + ", ".join(f"({a}, {b})" for a, b in counts)
-            + " (paper: k-means one class per cluster, MagKmeans both classes in each)",
-        )
         rows.append({"section": "figure2", "method": name, "counts": counts})
+    line = (
+        "Figure 2 (paper: k-means one class per cluster, MagKmeans both classes in each), "
+        f"κ = 2 on four generated blobs of {X.shape[0] // 4} points, two per class: each "
+        "cluster's (class −1, class +1) counts: "
+        + "; ".join(
+            f"{r['method']} " + ", ".join(f"({a}, {b})" for a, b in r["counts"]) for r in rows
+        )
+    )
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        say(out, "figure skipped: matplotlib not installed")
+        say(out, f"{line}; image skipped: matplotlib not installed")
         return rows
     fig = Figure(figsize=(10, 4.4))
     for ax, (name, res) in zip(fig.subplots(1, 2), results.items(), strict=True):
@@ -236,5 +363,5 @@ def run_clusters(figdir: Path, out: TextIO) -> list[dict]:
     path = figdir / "lsvm_magkmeans.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=170)
-    say(out, f"saved {path}")
+    say(out, f"{line}; image {path}")
     return rows
