@@ -32,8 +32,9 @@ PAPER: dict[str, dict[str, float]] = {
 
 #: The paper's data sets that are not bundled, with why each is absent.
 UNAVAILABLE = {
-    "KDDCup": "not bundled with localsvm (the paper samples 600 records per class of the KDD Cup "
-    "1999 intrusion data and does not say which)",
+    "KDDCup": "not bundled with localsvm (the paper samples 600 records per class of its "
+    "'KDDcup IDS' set, which we take to be the KDD Cup 1999 intrusion data, and does not "
+    "say which records)",
     "Physics": "not bundled with localsvm (the paper does not say which physics data set; its "
     "Figure 4 uses it too, where ijcnn1 stands in with --runtime)",
     "Robot": "not bundled with localsvm (the paper samples 600 records per class and does not say "
