@@ -425,26 +425,27 @@ fn finite(out: Vec<f64>, path: Precision) -> Result<(Vec<f64>, Precision)> {
     Ok((out, path))
 }
 
-/// Test rows whose `f64` kernel rows are computed together on the `Float64`
-/// path: the support vectors' transposed panels are read from memory once
-/// for all of them (a divisor of [`ROWS_PER_TASK`], a multiple of
-/// [`GROUP`]).
-const FILL_ROWS: usize = 32;
+/// Support vectors per range of the `Float64` path: the range's panels
+/// (`8·d` bytes per support vector) stay within about 512 KiB of the L2
+/// cache while the task's rows pass over them, and the task's kernel values
+/// against the range (`ROWS_PER_TASK` rows) within 512 KiB more. A multiple
+/// of [`BLOCK`], from one to four of them.
+fn sv_block64(d: usize) -> usize {
+    (64 * 1024 / d.max(1) / BLOCK * BLOCK).clamp(BLOCK, 4 * BLOCK)
+}
 
-/// Test rows to which each block of coefficients is applied in turn on the
-/// `Float64` path, while it is in cache (the coefficients of many
-/// one-vs-one pairs exceed the L2 cache, so streaming them once per row
-/// would dominate).
-const GROUP: usize = 8;
-
-/// [`decision_values_with`]'s `Float64` path. Kernel rows come from the
-/// vectorised `f64` kernel matrix ([`KernelRowsAgainst`]: its sums over
-/// features are those of the scalar [`crate::kernel::kernel_value`], its RBF
-/// `exp` within about one unit in the last place), [`FILL_ROWS`] test rows
-/// at a time; each expansion's sum over the support vectors is then taken in
-/// blocks of [`BLOCK`] in `f64` ([`decision_block64`]), every block of
-/// coefficients applied to a group of rows while it is in cache, as the
-/// `Float32` path does.
+/// [`decision_values_with`]'s `Float64` path, blocked over the support
+/// vectors as the `Float32` path is: for each task of [`ROWS_PER_TASK`]
+/// test rows, the support vectors go in ranges of [`sv_block64`]; the
+/// kernel values of all the task's rows against a range come from
+/// [`KernelRowsAgainst::fill_range`] (several dense rows per pass over the
+/// range, fused multiply-adds, RBF in the norm form where it is exact or
+/// accurate to 2⁻³⁸ in the exponent, else from the differences), and every
+/// expansion's coefficients over the range are then applied to all of them
+/// ([`apply_range64`]) while both are in cache. Each expansion's sum over
+/// its support vectors is taken in chunks of at most [`BLOCK`] in `f64`
+/// (16 lanes each, [`dot64`]) added in order to the intercept; a row's
+/// value does not depend on the other rows.
 fn decision_f64(
     kind: KernelKind,
     test: &Rows,
@@ -457,55 +458,60 @@ fn decision_f64(
     let (k, s) = (intercept.len(), sv.n());
     let hint = "use fewer support vectors";
     let against = KernelRowsAgainst::try_new(kind, sv, hint)?;
-    let len = checked_len::<f64>(FILL_ROWS, s, "a block of kernel rows", hint)?;
+    let step = sv_block64(sv.d());
+    let stride = step.min(s);
     out.par_chunks_mut(ROWS_PER_TASK * k)
         .enumerate()
         .try_for_each(|(block, chunk)| -> Result<()> {
             if ctl.is_cancelled() {
                 return Ok(());
             }
-            let mut kv = try_filled(len, 0.0f64, "a block of kernel rows", hint)?;
-            for (f, fill_out) in chunk.chunks_mut(FILL_ROWS * k).enumerate() {
-                let rows = fill_out.len() / k;
-                let first = block * ROWS_PER_TASK + f * FILL_ROWS;
-                let kv = &mut kv[..rows * s];
-                against.fill_block(test, first, kv)?;
-                decision_block64(layout, intercept, kv, s, fill_out);
+            let rows = chunk.len() / k;
+            let prepared = against.prepare(test, block * ROWS_PER_TASK, rows)?;
+            let what = "the kernel values of a block of rows";
+            let len = checked_len::<f64>(rows, stride, what, hint)?;
+            let mut kv = try_filled(len, 0.0f64, what, hint)?;
+            for row_out in chunk.chunks_mut(k) {
+                row_out.copy_from_slice(intercept);
+            }
+            for b0 in (0..s).step_by(step) {
+                let b1 = (b0 + step).min(s);
+                against.fill_range(test, &prepared, b0, b1, &mut kv, stride)?;
+                apply_range64(layout, &kv, stride, b0, b1, chunk);
             }
             Ok(())
         })
 }
 
 simd::multiversion! {
-    /// `out[r·k + c] = intercept[c] + Σ coef_c · kv_r` for the kernel rows
-    /// `kv` (`s` values per row, `out.len() / k` rows): in groups of
-    /// [`GROUP`] rows, each block of [`BLOCK`] coefficients applied to every
-    /// row of the group in turn, each block's products summed over 16
-    /// lanes ([`dot64`]) and the blocks' sums added in order.
-    fn decision_block64, fn decision_block64_impl(
+    /// `out[r·k + c] += Σ coef_c · kv_r` over the support vectors `b0..b1`
+    /// of expansion `c`'s segments, for the kernel values `kv` of the rows
+    /// against them (row `r` at `kv[r·stride..]`, `k` values per row of
+    /// `out`): in chunks of the segment's grid of [`BLOCK`] (cut at `b0`
+    /// and `b1`), each chunk's products summed over 16 lanes ([`dot64`])
+    /// and added in order; each chunk of coefficients is applied to every
+    /// row in turn while it is in cache.
+    fn apply_range64, fn apply_range64_impl(
         layout: &Layout<'_>,
-        intercept: &[f64],
         kv: &[f64],
-        s: usize,
+        stride: usize,
+        b0: usize,
+        b1: usize,
         out: &mut [f64],
     ) {
-        let k = intercept.len();
-        for (g, group_out) in out.chunks_mut(GROUP * k).enumerate() {
-            let rows = group_out.len() / k;
-            let kv = &kv[g * GROUP * s..];
-            for c in 0..k {
-                let mut totals = [intercept[c]; GROUP];
-                for seg in layout.segments(c) {
-                    let coef = &layout.coef[seg.coef..seg.coef + seg.len];
-                    for (b, cb) in coef.chunks(BLOCK).enumerate() {
-                        let lo = seg.sv + b * BLOCK;
-                        for (r, total) in totals.iter_mut().take(rows).enumerate() {
-                            *total += dot64::<FMA>(cb, &kv[r * s + lo..r * s + lo + cb.len()]);
-                        }
+        let k = layout.starts.len() - 1;
+        for c in 0..k {
+            for seg in layout.segments(c) {
+                let (lo, hi) = (seg.sv.max(b0), (seg.sv + seg.len).min(b1));
+                let mut t = lo;
+                while t < hi {
+                    let next = (seg.sv + ((t - seg.sv) / BLOCK + 1) * BLOCK).min(hi);
+                    let cb = &layout.coef[seg.coef + (t - seg.sv)..seg.coef + (next - seg.sv)];
+                    for (r, row_out) in out.chunks_mut(k).enumerate() {
+                        let at = r * stride + (t - b0);
+                        row_out[c] += dot64::<FMA>(cb, &kv[at..at + (next - t)]);
                     }
-                }
-                for (r, total) in totals.iter().take(rows).enumerate() {
-                    group_out[r * k + c] = *total;
+                    t = next;
                 }
             }
         }

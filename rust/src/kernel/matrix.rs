@@ -1,6 +1,7 @@
 //! The caller's training data, checks and gathers of caller-supplied kernel
 //! values, and whole kernel matrices.
 
+mod blocks;
 mod tiles;
 
 pub(crate) use tiles::exp_scaled;
@@ -9,7 +10,8 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use self::tiles::{fill_rows, Panels};
+pub use self::blocks::Prepared;
+use self::tiles::{fill_rows, Panels, LANES};
 use super::kinds::KernelKind;
 use super::precision::{f64_problem, Magnitudes};
 use super::rows::Rows;
@@ -186,6 +188,8 @@ pub struct KernelRowsAgainst<'b> {
     kind: KernelKind,
     b: &'b Rows,
     panels: Panels,
+    /// `max_t ‖b_t‖²`.
+    max_sq: f64,
 }
 
 impl<'b> KernelRowsAgainst<'b> {
@@ -198,7 +202,57 @@ impl<'b> KernelRowsAgainst<'b> {
             kind,
             b,
             panels: Panels::try_new(b, hint)?,
+            max_sq: (0..b.n()).map(|t| b.sq_norm(t)).fold(0.0, f64::max),
         })
+    }
+
+    /// Columns per range of [`Self::fill_range`] come in multiples of this.
+    pub const RANGE_STEP: usize = LANES;
+
+    /// Works out once how rows `first..first + n` of `a` get their kernel
+    /// values in [`Self::fill_range`] (which rows share passes, which skip
+    /// zero features, which keep RBF's difference form).
+    pub fn prepare(&self, a: &Rows, first: usize, n: usize) -> Result<Prepared> {
+        self.check_width(a)?;
+        if first.checked_add(n).is_none_or(|end| end > a.n()) {
+            shape_error!("rows {first}..{first} + {n} are not all rows of the {} given", a.n());
+        }
+        Prepared::new(self.kind, a, first, n, &self.panels, self.max_sq)
+    }
+
+    /// `out[r·stride + t − c0] = K(a_{first + r}, b_t)` for the rows
+    /// `first..first + n` that `prepared` (from [`Self::prepare`] on the
+    /// same `a`) plans and the columns `c0..c1`, `c0` a multiple of
+    /// [`Self::RANGE_STEP`], in the calling thread. Dot products are fused
+    /// multiply-add chains over each row's non-zero features, RBF distances
+    /// in the norm form where that is exact or accurate to 2⁻³⁸ in the
+    /// exponent, else from the differences as in [`Self::fill`]; a row's
+    /// values do not depend on the other rows or on the range.
+    pub fn fill_range(
+        &self,
+        a: &Rows,
+        prepared: &Prepared,
+        c0: usize,
+        c1: usize,
+        out: &mut [f64],
+        stride: usize,
+    ) -> Result<()> {
+        self.check_width(a)?;
+        let n = prepared.n();
+        if prepared.end() > a.n() {
+            shape_error!("the prepared rows end at {} but there are {} rows", prepared.end(), a.n());
+        }
+        if !c0.is_multiple_of(LANES) || c0 > c1 || c1 > self.b.n() || c1 - c0 > stride {
+            shape_error!(
+                "columns {c0}..{c1} of {} with a stride of {stride} are not a range of whole panels",
+                self.b.n()
+            );
+        }
+        if n > 0 && out.len() < (n - 1) * stride + (c1 - c0) {
+            shape_error!("{} slots are too few for {n} rows of stride {stride}", out.len());
+        }
+        blocks::fill_range(self.kind, a, self.b, &self.panels, prepared, c0, c1, out, stride);
+        Ok(())
     }
 
     /// An error unless `a` has the prepared rows' number of features.

@@ -31,7 +31,7 @@ pub use kinds::KernelKind;
 pub(crate) use matrix::exp_scaled;
 pub use matrix::{
     check_indices, check_kernel_values, gather_square, kernel_matrix, kernel_matrix_or,
-    kernel_matrix_with, KernelRowsAgainst, TrainingData,
+    kernel_matrix_with, KernelRowsAgainst, Prepared, TrainingData,
 };
 pub use panel::{Panel, Query};
 pub use rows::{dot, kernel_value, sq_dist, Rows};

@@ -34,7 +34,7 @@ pub(super) struct Panels {
     count: usize,
     /// The largest `|value|` of `B` when every value is an integer, else
     /// `None` (see [`SparseRow`]).
-    integer_max: Option<f64>,
+    pub(super) integer_max: Option<f64>,
 }
 
 impl Panels {
@@ -66,7 +66,7 @@ impl Panels {
 
     /// Panel `p`: `d` groups of `LANES` values.
     #[inline(always)]
-    fn panel(&self, p: usize) -> &[[f64; LANES]] {
+    pub(super) fn panel(&self, p: usize) -> &[[f64; LANES]] {
         let (rows, _) = self.data[p * self.d * LANES..(p + 1) * self.d * LANES].as_chunks();
         rows
     }
@@ -113,7 +113,7 @@ fn panel_sums<const DIFF: bool>(x: &[f64], panel: &[[f64; LANES]]) -> [f64; LANE
 }
 
 /// The largest `|v|` when every value is an integer, else `None`.
-fn integer_max(values: impl Iterator<Item = f64>) -> Option<f64> {
+pub(super) fn integer_max(values: impl Iterator<Item = f64>) -> Option<f64> {
     let mut max = 0.0f64;
     for v in values {
         if v != v.trunc() {
@@ -240,7 +240,7 @@ fn sums_row_sparse(row: &SparseRow, panels: &Panels, first: usize, seg: &mut [f6
 /// The sums of `x` against the panels `first..` covering `seg` (the last
 /// panel may be partial).
 #[inline(always)]
-fn sums_row<const DIFF: bool>(x: &[f64], panels: &Panels, first: usize, seg: &mut [f64]) {
+pub(super) fn sums_row<const DIFF: bool>(x: &[f64], panels: &Panels, first: usize, seg: &mut [f64]) {
     let (full, rest) = seg.as_chunks_mut::<LANES>();
     let n_full = full.len();
     for (p, dst) in full.iter_mut().enumerate() {
@@ -317,7 +317,7 @@ multiversion! {
 /// Turns the sums of `seg` (columns `c0..` of row `x_sq`'s row) into kernel
 /// values.
 #[inline(always)]
-fn finish<const FMA: bool>(kind: KernelKind, seg: &mut [f64], sq_a: f64, b: &Rows, c0: usize) {
+pub(super) fn finish<const FMA: bool>(kind: KernelKind, seg: &mut [f64], sq_a: f64, b: &Rows, c0: usize) {
     match kind {
         // As the scalar `(−γ·‖a − b‖²).exp()`, with the same product.
         KernelKind::Rbf { gamma } => exp_scaled_impl::<FMA>(seg, -gamma),
