@@ -789,6 +789,60 @@ mod tests {
         }
     }
 
+    #[test]
+    fn float64_rows_together_give_each_row_alone() {
+        // 700 support vectors over several ranges of the blocked loop (and
+        // one-vs-one segments cut by them), 70 test rows over two tasks:
+        // dense rows in groups, sparse ones in packs, rows far from the
+        // origin from the differences. Every row must match its own
+        // one-row call bit for bit.
+        let (s, d, m) = (700, 9, 70);
+        let sv = Rows::new((0..s * d).map(wiggle).collect(), s, d).unwrap();
+        let test: Vec<f64> = (0..m * d)
+            .map(|i| match (i / d) % 4 {
+                1 if i % 3 != 0 => 0.0,
+                3 if i / d > 60 => wiggle(i + 5000) + 3e4,
+                _ => wiggle(i + 5000),
+            })
+            .collect();
+        let rows = Rows::new(test.clone(), m, d).unwrap();
+        let counts = [300usize, 150, 250];
+        let pairs = [(0usize, 1usize), (0, 2), (1, 2)];
+        let n_coef: usize = pairs.iter().map(|&(a, b)| counts[a] + counts[b]).sum();
+        let coef: Vec<f64> = (0..n_coef).map(|i| wiggle(i + 77)).collect();
+        let intercept = [0.5, -0.5, 0.25];
+        let ctl = Control::none();
+        for kind in [KernelKind::Rbf { gamma: 0.3 }, KernelKind::Linear] {
+            let run = |x: &Rows| {
+                decision_values_pairs_controlled(
+                    kind,
+                    x,
+                    &sv,
+                    &counts,
+                    &pairs,
+                    &coef,
+                    &intercept,
+                    Precision::Float64,
+                    &ctl,
+                )
+                .unwrap()
+                .0
+            };
+            let all = run(&rows);
+            for r in 0..m {
+                let one = Rows::new(test[r * d..(r + 1) * d].to_vec(), 1, d).unwrap();
+                let alone = run(&one);
+                for c in 0..3 {
+                    assert_eq!(
+                        all[r * 3 + c].to_bits(),
+                        alone[c].to_bits(),
+                        "{kind:?}, row {r}"
+                    );
+                }
+            }
+        }
+    }
+
     fn sq_dist_ref(a: &[f64], b: &[f64]) -> f64 {
         a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
     }

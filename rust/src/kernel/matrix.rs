@@ -215,7 +215,10 @@ impl<'b> KernelRowsAgainst<'b> {
     pub fn prepare(&self, a: &Rows, first: usize, n: usize) -> Result<Prepared> {
         self.check_width(a)?;
         if first.checked_add(n).is_none_or(|end| end > a.n()) {
-            shape_error!("rows {first}..{first} + {n} are not all rows of the {} given", a.n());
+            shape_error!(
+                "rows {first}..{first} + {n} are not all rows of the {} given",
+                a.n()
+            );
         }
         Prepared::new(self.kind, a, first, n, &self.panels, self.max_sq)
     }
@@ -240,7 +243,11 @@ impl<'b> KernelRowsAgainst<'b> {
         self.check_width(a)?;
         let n = prepared.n();
         if prepared.end() > a.n() {
-            shape_error!("the prepared rows end at {} but there are {} rows", prepared.end(), a.n());
+            shape_error!(
+                "the prepared rows end at {} but there are {} rows",
+                prepared.end(),
+                a.n()
+            );
         }
         if !c0.is_multiple_of(LANES) || c0 > c1 || c1 > self.b.n() || c1 - c0 > stride {
             shape_error!(
@@ -249,9 +256,22 @@ impl<'b> KernelRowsAgainst<'b> {
             );
         }
         if n > 0 && out.len() < (n - 1) * stride + (c1 - c0) {
-            shape_error!("{} slots are too few for {n} rows of stride {stride}", out.len());
+            shape_error!(
+                "{} slots are too few for {n} rows of stride {stride}",
+                out.len()
+            );
         }
-        blocks::fill_range(self.kind, a, self.b, &self.panels, prepared, c0, c1, out, stride);
+        blocks::fill_range(
+            self.kind,
+            a,
+            self.b,
+            &self.panels,
+            prepared,
+            c0,
+            c1,
+            out,
+            stride,
+        );
         Ok(())
     }
 

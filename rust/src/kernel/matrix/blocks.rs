@@ -9,7 +9,7 @@
 //! loop runs it). Several dense rows share one pass over `B`'s panels with
 //! their sums in registers ([`GROUP`] rows × [`LANES`] columns, as the
 //! `f32` columns' loops tile rows and columns); a row with few non-zero
-//! features goes alone over them ([`SINGLE_PANELS`] panels at a time).
+//! features go over them in packs of [`PACK`], each over its own features.
 //!
 //! The RBF kernel takes the squared distance as `(‖x‖² + ‖y‖²) − 2⟨x, y⟩`,
 //! as LIBSVM's kernel columns do (C.-C. Chang and C.-J. Lin, "LIBSVM: A
@@ -29,9 +29,15 @@ use crate::simd::{fmadd64, multiversion};
 /// AVX2 registers) beside the panel values.
 const GROUP: usize = 6;
 
-/// Panels per pass of a row that goes alone: `SINGLE_PANELS · LANES`
-/// running sums (eight AVX2 registers).
-const SINGLE_PANELS: usize = 4;
+/// Rows with few non-zero features that go over the panels together, each
+/// over its own features.
+const PACK: usize = 4;
+
+/// Panels per pass over the rows: their values stay in the L1 cache while
+/// all the block's rows go over them, and a pack's `PACK · PANELS ·
+/// LANES` running sums (eight AVX-512 or sixteen AVX2 registers) hide the
+/// multiply-adds' latency.
+const PANELS: usize = 2;
 
 /// The largest worst-case error in RBF's exponent `γ‖x − y‖²` allowed to
 /// the norm form: 2⁻³⁸ ≈ 3.6·10⁻¹², so kernel values stay within that
@@ -55,6 +61,40 @@ struct Group<const R: usize> {
     values: Vec<[f64; R]>,
 }
 
+/// Rows with few non-zero features (up to [`PACK`]), stepped through their
+/// lists of non-zero features together.
+struct Pack {
+    /// Where the rows are in the block (the first `count`).
+    rows: [usize; PACK],
+    count: usize,
+    /// `steps[j][m]`: `(feature, value)` of row `m`'s `j`-th non-zero
+    /// feature, `(0, 0.0)` past the end of its list (a multiply-add of zero
+    /// that leaves its sums unchanged).
+    steps: Vec<[(usize, f64); PACK]>,
+}
+
+impl Pack {
+    fn new(rows: &[usize], lists: &[Vec<(usize, f64)>]) -> Pack {
+        let len = lists.iter().map(Vec::len).max().unwrap_or(0);
+        let steps = (0..len)
+            .map(|j| {
+                std::array::from_fn(|m| {
+                    lists
+                        .get(m)
+                        .and_then(|l| l.get(j))
+                        .copied()
+                        .unwrap_or((0, 0.0))
+                })
+            })
+            .collect();
+        Pack {
+            rows: std::array::from_fn(|m| rows.get(m).copied().unwrap_or(0)),
+            count: rows.len(),
+            steps,
+        }
+    }
+}
+
 /// How the rows of a block of `A` (rows `first..first + n`) get their
 /// kernel values, worked out once for all ranges of `B`.
 pub struct Prepared {
@@ -62,9 +102,8 @@ pub struct Prepared {
     n: usize,
     /// Dense rows in groups of [`GROUP`].
     groups: Vec<Group<GROUP>>,
-    /// Rows computed alone: their place in the block and `(feature, value)`
-    /// of their non-zero features.
-    singles: Vec<(usize, Vec<(usize, f64)>)>,
+    /// Rows with few non-zero features, in packs.
+    packs: Vec<Pack>,
     /// Rows (places in the block) whose RBF distances come from the
     /// differences.
     differences: Vec<usize>,
@@ -129,11 +168,19 @@ impl Prepared {
             }
             singles.extend(chunk.iter().copied().zip(lists));
         }
+        let packs = singles
+            .chunks(PACK)
+            .map(|c| {
+                let rows: Vec<usize> = c.iter().map(|s| s.0).collect();
+                let lists: Vec<Vec<(usize, f64)>> = c.iter().map(|s| s.1.clone()).collect();
+                Pack::new(&rows, &lists)
+            })
+            .collect();
         Ok(Prepared {
             first,
             n,
             groups,
-            singles,
+            packs,
             differences,
         })
     }
@@ -207,14 +254,25 @@ multiversion! {
         }
         let (p0, p1) = (c0 / LANES, c1.div_ceil(LANES));
         let first = prepared.first;
-        for group in &prepared.groups {
-            group_sums::<FMA, GROUP>(group, panels, p0, p1, len, out, stride);
-        }
-        for (r, list) in &prepared.singles {
-            single_sums::<FMA>(list, panels, p0, p1, &mut out[r * stride..r * stride + len]);
+        // A few panels at a time for all the rows, so that those panels
+        // stay in the L1 cache while the rows pass over them.
+        let mut q0 = p0;
+        while q0 < p1 {
+            let q1 = (q0 + PANELS).min(p1);
+            for group in &prepared.groups {
+                group_sums::<FMA, GROUP>(group, panels, p0, q0, q1, len, out, stride);
+            }
+            for pack in &prepared.packs {
+                pack_sums::<FMA>(pack, panels, p0, q0, q1, len, out, stride);
+            }
+            q0 = q1;
         }
         let rbf = matches!(kind, KernelKind::Rbf { .. });
-        let dot_rows = prepared.groups.iter().flat_map(|g| g.rows).chain(prepared.singles.iter().map(|s| s.0));
+        let dot_rows = prepared
+            .groups
+            .iter()
+            .flat_map(|g| g.rows)
+            .chain(prepared.packs.iter().flat_map(|p| p.rows[..p.count].iter().copied()));
         for r in dot_rows {
             let seg = &mut out[r * stride..r * stride + len];
             let sq = a.sq_norm(first + r);
@@ -242,19 +300,21 @@ fn axpy<const FMA: bool>(sums: &mut [f64; LANES], x: f64, col: &[f64; LANES]) {
     }
 }
 
-/// The dot products of a group's rows with the panels `p0..p1`, into
-/// `out[row·stride ..][..len]`.
+/// The dot products of a group's rows with the panels `q0..q1` of the
+/// range of panels from `p0` (`len` columns), into `out[row·stride ..]`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn group_sums<const FMA: bool, const R: usize>(
     group: &Group<R>,
     panels: &Panels,
     p0: usize,
-    p1: usize,
+    q0: usize,
+    q1: usize,
     len: usize,
     out: &mut [f64],
     stride: usize,
 ) {
-    for p in p0..p1 {
+    for p in q0..q1 {
         let panel = panels.panel(p);
         let mut acc = [[0.0f64; LANES]; R];
         for (&k, v) in group.features.iter().zip(&group.values) {
@@ -272,57 +332,222 @@ fn group_sums<const FMA: bool, const R: usize>(
     }
 }
 
-/// The dot products of one row (its non-zero features `list`) with the
-/// panels `p0..p1`, into `seg`.
+/// The dot products of a pack's rows with the panels `q0..q1` (at most
+/// [`PANELS`]) of the range of panels from `p0` (`len` columns), into
+/// `out[row·stride ..]`.
 #[inline(always)]
-fn single_sums<const FMA: bool>(
-    list: &[(usize, f64)],
+#[allow(clippy::too_many_arguments)]
+fn pack_sums<const FMA: bool>(
+    pack: &Pack,
     panels: &Panels,
     p0: usize,
-    p1: usize,
-    seg: &mut [f64],
+    q0: usize,
+    q1: usize,
+    len: usize,
+    out: &mut [f64],
+    stride: usize,
 ) {
-    const P: usize = SINGLE_PANELS;
-    const { assert!(P == 4) };
-    let mut p = p0;
-    while p + P <= p1 {
-        let (q0, q1, q2, q3) = (
-            panels.panel(p),
-            panels.panel(p + 1),
-            panels.panel(p + 2),
-            panels.panel(p + 3),
-        );
-        // Four named accumulators (one per panel): as an array of arrays
-        // the compiler packs them across panels, with shuffles.
-        let (mut a0, mut a1, mut a2, mut a3) = ([0.0f64; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
-        for &(k, x) in list {
-            axpy::<FMA>(&mut a0, x, &q0[k]);
-            axpy::<FMA>(&mut a1, x, &q1[k]);
-            axpy::<FMA>(&mut a2, x, &q2[k]);
-            axpy::<FMA>(&mut a3, x, &q3[k]);
+    const { assert!(PANELS == 2 && PACK == 4) };
+    // Named accumulators: as an array of arrays the compiler packs them
+    // across rows and panels, with shuffles or scalar code.
+    let z = [0.0f64; LANES];
+    let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+    let (mut b0, mut b1, mut b2, mut b3) = (z, z, z, z);
+    let pa = panels.panel(q0);
+    if q1 - q0 == 2 {
+        let pb = panels.panel(q0 + 1);
+        for &[(k0, x0), (k1, x1), (k2, x2), (k3, x3)] in &pack.steps {
+            axpy::<FMA>(&mut a0, x0, &pa[k0]);
+            axpy::<FMA>(&mut b0, x0, &pb[k0]);
+            axpy::<FMA>(&mut a1, x1, &pa[k1]);
+            axpy::<FMA>(&mut b1, x1, &pb[k1]);
+            axpy::<FMA>(&mut a2, x2, &pa[k2]);
+            axpy::<FMA>(&mut b2, x2, &pb[k2]);
+            axpy::<FMA>(&mut a3, x3, &pa[k3]);
+            axpy::<FMA>(&mut b3, x3, &pb[k3]);
         }
-        let acc = [a0, a1, a2, a3];
-        let at = (p - p0) * LANES;
-        for (q, sums) in acc.iter().enumerate() {
-            let lo = at + q * LANES;
-            if lo >= seg.len() {
-                break;
-            }
-            let width = LANES.min(seg.len() - lo);
-            seg[lo..lo + width].copy_from_slice(&sums[..width]);
+    } else {
+        for &[(k0, x0), (k1, x1), (k2, x2), (k3, x3)] in &pack.steps {
+            axpy::<FMA>(&mut a0, x0, &pa[k0]);
+            axpy::<FMA>(&mut a1, x1, &pa[k1]);
+            axpy::<FMA>(&mut a2, x2, &pa[k2]);
+            axpy::<FMA>(&mut a3, x3, &pa[k3]);
         }
-        p += P;
     }
-    while p < p1 {
-        let panel = panels.panel(p);
-        let mut acc = [0.0f64; LANES];
-        for &(k, x) in list {
-            let col: [f64; LANES] = panel[k];
-            axpy::<FMA>(&mut acc, x, &col);
+    let acc = [[a0, b0], [a1, b1], [a2, b2], [a3, b3]];
+    for (m, sums) in acc.iter().enumerate().take(pack.count) {
+        for (q, lanes) in sums.iter().enumerate().take(q1 - q0) {
+            let at = (q0 + q - p0) * LANES;
+            let width = LANES.min(len - at);
+            let row = pack.rows[m] * stride + at;
+            out[row..row + width].copy_from_slice(&lanes[..width]);
         }
-        let lo = (p - p0) * LANES;
-        let width = LANES.min(seg.len() - lo);
-        seg[lo..lo + width].copy_from_slice(&acc[..width]);
-        p += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::matrix::KernelRowsAgainst;
+    use crate::kernel::rows::kernel_value;
+
+    /// Uniform values in `[−1, 1)` from a fixed linear congruential stream.
+    fn uniform(len: usize, state: &mut u64) -> Vec<f64> {
+        (0..len)
+            .map(|_| {
+                *state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (*state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+            })
+            .collect()
+    }
+
+    /// Rows of `a` in ranges of `step` columns, the rows `first..first + n`
+    /// prepared together.
+    fn by_ranges(
+        kind: KernelKind,
+        a: &Rows,
+        b: &Rows,
+        first: usize,
+        n: usize,
+        step: usize,
+    ) -> Vec<f64> {
+        let against = KernelRowsAgainst::try_new(kind, b, "h").unwrap();
+        let prepared = against.prepare(a, first, n).unwrap();
+        let mut out = vec![f64::NAN; n * b.n()];
+        let mut buf = vec![f64::NAN; n * step];
+        for c0 in (0..b.n()).step_by(step) {
+            let c1 = (c0 + step).min(b.n());
+            against
+                .fill_range(a, &prepared, c0, c1, &mut buf, step)
+                .unwrap();
+            for r in 0..n {
+                out[r * b.n() + c0..r * b.n() + c1]
+                    .copy_from_slice(&buf[r * step..r * step + c1 - c0]);
+            }
+        }
+        out
+    }
+
+    const KINDS: [KernelKind; 4] = [
+        KernelKind::Linear,
+        KernelKind::Poly {
+            gamma: 0.3,
+            coef0: 1.0,
+            degree: 3,
+        },
+        KernelKind::Rbf { gamma: 0.7 },
+        KernelKind::Sigmoid {
+            gamma: 0.05,
+            coef0: -0.2,
+        },
+    ];
+
+    #[test]
+    fn ranges_match_the_scalar_formula_and_each_row_alone() {
+        let mut state = 21u64;
+        let (na, nb) = (29, 75);
+        for d in [1, 5, 22, 40] {
+            // Dense rows, rows with a quarter of their features non-zero,
+            // and a few rows far from the origin (RBF's difference form).
+            let mut data = uniform(na * d, &mut state);
+            for (k, v) in data.iter_mut().enumerate() {
+                let row = k / d;
+                if row % 3 == 1 && k % 4 != 0 {
+                    *v = 0.0;
+                } else if row % 7 == 5 {
+                    *v += 1e4;
+                }
+            }
+            let a = Rows::new(data, na, d).unwrap();
+            let b = Rows::new(uniform(nb * d, &mut state), nb, d).unwrap();
+            for kind in KINDS {
+                let all = by_ranges(kind, &a, &b, 0, na, 16);
+                for i in 0..na {
+                    let alone = by_ranges(kind, &a, &b, i, 1, 24);
+                    for t in 0..nb {
+                        let got = all[i * nb + t];
+                        assert_eq!(
+                            got.to_bits(),
+                            alone[t].to_bits(),
+                            "{kind:?} d={d} ({i}, {t})"
+                        );
+                        let want =
+                            kernel_value(kind, a.row(i), b.row(t), a.sq_norm(i), b.sq_norm(t));
+                        let tol = 1e-13 * want.abs().max(1e-2);
+                        assert!(
+                            (got - want).abs() <= tol,
+                            "{kind:?} d={d} ({i}, {t}): {got:e} vs {want:e}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn integer_rows_give_the_exact_distances() {
+        // Counts: the norm form is exact, so RBF values equal those of the
+        // kernel matrix (from the differences) bit for bit.
+        let mut state = 5u64;
+        let (na, nb, d) = (17, 41, 30);
+        let ints = |v: Vec<f64>| -> Vec<f64> {
+            v.iter()
+                .enumerate()
+                .map(|(k, x)| if k % 3 == 0 { (x * 50.0).round() } else { 0.0 })
+                .collect()
+        };
+        let a = Rows::new(ints(uniform(na * d, &mut state)), na, d).unwrap();
+        let b = Rows::new(ints(uniform(nb * d, &mut state)), nb, d).unwrap();
+        let kind = KernelKind::Rbf { gamma: 0.01 };
+        let got = by_ranges(kind, &a, &b, 0, na, 8);
+        let want = crate::kernel::kernel_matrix(kind, &a, &b).unwrap();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn far_rows_keep_the_difference_form() {
+        // Rows near each other 1e6 from the origin: the norm form would lose
+        // every digit of their distances (its bound is far above 2⁻³⁸), the
+        // difference form keeps them.
+        let mut state = 9u64;
+        let d = 6;
+        let b_data: Vec<f64> = uniform(12 * d, &mut state)
+            .iter()
+            .map(|v| 1e6 + v)
+            .collect();
+        let b = Rows::new(b_data.clone(), 12, d).unwrap();
+        let a_data: Vec<f64> = b_data.iter().map(|v| v + 1e-3).collect();
+        let a = Rows::new(a_data, 12, d).unwrap();
+        let kind = KernelKind::Rbf { gamma: 0.5 };
+        let got = by_ranges(kind, &a, &b, 0, 12, 8);
+        for i in 0..12 {
+            for t in 0..12 {
+                let want = kernel_value(kind, a.row(i), b.row(t), 0.0, 0.0);
+                assert!((got[i * 12 + t] - want).abs() <= 1e-13 * want.max(1e-2));
+            }
+        }
+    }
+
+    #[test]
+    fn bad_ranges_are_refused() {
+        let mut state = 1u64;
+        let a = Rows::new(uniform(12, &mut state), 4, 3).unwrap();
+        let b = Rows::new(uniform(30, &mut state), 10, 3).unwrap();
+        let against = KernelRowsAgainst::try_new(KernelKind::Linear, &b, "h").unwrap();
+        assert!(against.prepare(&a, 2, 3).is_err());
+        let p = against.prepare(&a, 1, 3).unwrap();
+        let mut out = vec![0.0; 30];
+        assert!(against.fill_range(&a, &p, 0, 10, &mut out, 10).is_ok());
+        // Not a whole panel, past the end, wider than the stride, too short.
+        assert!(against.fill_range(&a, &p, 3, 10, &mut out, 10).is_err());
+        assert!(against.fill_range(&a, &p, 0, 11, &mut out, 11).is_err());
+        assert!(against.fill_range(&a, &p, 0, 10, &mut out, 8).is_err());
+        assert!(against
+            .fill_range(&a, &p, 0, 10, &mut out[..25], 10)
+            .is_err());
+        let short = Rows::new(uniform(6, &mut state), 2, 3).unwrap();
+        assert!(against.fill_range(&short, &p, 0, 8, &mut out, 10).is_err());
     }
 }

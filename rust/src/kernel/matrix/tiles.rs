@@ -240,7 +240,12 @@ fn sums_row_sparse(row: &SparseRow, panels: &Panels, first: usize, seg: &mut [f6
 /// The sums of `x` against the panels `first..` covering `seg` (the last
 /// panel may be partial).
 #[inline(always)]
-pub(super) fn sums_row<const DIFF: bool>(x: &[f64], panels: &Panels, first: usize, seg: &mut [f64]) {
+pub(super) fn sums_row<const DIFF: bool>(
+    x: &[f64],
+    panels: &Panels,
+    first: usize,
+    seg: &mut [f64],
+) {
     let (full, rest) = seg.as_chunks_mut::<LANES>();
     let n_full = full.len();
     for (p, dst) in full.iter_mut().enumerate() {
@@ -317,7 +322,13 @@ multiversion! {
 /// Turns the sums of `seg` (columns `c0..` of row `x_sq`'s row) into kernel
 /// values.
 #[inline(always)]
-pub(super) fn finish<const FMA: bool>(kind: KernelKind, seg: &mut [f64], sq_a: f64, b: &Rows, c0: usize) {
+pub(super) fn finish<const FMA: bool>(
+    kind: KernelKind,
+    seg: &mut [f64],
+    sq_a: f64,
+    b: &Rows,
+    c0: usize,
+) {
     match kind {
         // As the scalar `(−γ·‖a − b‖²).exp()`, with the same product.
         KernelKind::Rbf { gamma } => exp_scaled_impl::<FMA>(seg, -gamma),
