@@ -457,7 +457,7 @@ fn decision_f64(
 ) -> Result<()> {
     let (k, s) = (intercept.len(), sv.n());
     let hint = "use fewer support vectors";
-    let against = KernelRowsAgainst::try_new(kind, sv, hint)?;
+    let against = KernelRowsAgainst::for_ranges(kind, sv, hint)?;
     let step = sv_block64(sv.d());
     let stride = step.min(s);
     out.par_chunks_mut(ROWS_PER_TASK * k)

@@ -10,6 +10,7 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+use self::blocks::Narrow;
 pub use self::blocks::Prepared;
 use self::tiles::{fill_rows, Panels, LANES};
 use super::kinds::KernelKind;
@@ -190,6 +191,9 @@ pub struct KernelRowsAgainst<'b> {
     panels: Panels,
     /// `max_t ‖b_t‖²`.
     max_sq: f64,
+    /// `b` in `f32` panels for exact dot products of small integers
+    /// ([`Self::for_ranges`]).
+    narrow: Option<Narrow>,
 }
 
 impl<'b> KernelRowsAgainst<'b> {
@@ -203,11 +207,24 @@ impl<'b> KernelRowsAgainst<'b> {
             b,
             panels: Panels::try_new(b, hint)?,
             max_sq: (0..b.n()).map(|t| b.sq_norm(t)).fold(0.0, f64::max),
+            narrow: None,
         })
     }
 
+    /// [`Self::try_new`] for [`Self::fill_range`]: when every value of `b`
+    /// is an integer small enough that dot products with like rows are
+    /// exact in `f32` (`4·d·max|v|² ≤ 2²⁴`), also an `f32` copy of `b`
+    /// (`4·n·d` bytes more), over which such rows with few non-zero
+    /// features take their dot products with twice the values per
+    /// instruction and the same, exact, results.
+    pub fn for_ranges(kind: KernelKind, b: &'b Rows, hint: &str) -> Result<Self> {
+        let mut against = Self::try_new(kind, b, hint)?;
+        against.narrow = Narrow::try_new(b, against.panels.integer_max, hint)?;
+        Ok(against)
+    }
+
     /// Columns per range of [`Self::fill_range`] come in multiples of this.
-    pub const RANGE_STEP: usize = LANES;
+    pub const RANGE_STEP: usize = 2 * LANES;
 
     /// Works out once how rows `first..first + n` of `a` get their kernel
     /// values in [`Self::fill_range`] (which rows share passes, which skip
@@ -220,7 +237,15 @@ impl<'b> KernelRowsAgainst<'b> {
                 a.n()
             );
         }
-        Prepared::new(self.kind, a, first, n, &self.panels, self.max_sq)
+        Prepared::new(
+            self.kind,
+            a,
+            first,
+            n,
+            &self.panels,
+            self.max_sq,
+            self.narrow.as_ref(),
+        )
     }
 
     /// `out[r·stride + t − c0] = K(a_{first + r}, b_t)` for the rows
@@ -249,7 +274,7 @@ impl<'b> KernelRowsAgainst<'b> {
                 a.n()
             );
         }
-        if !c0.is_multiple_of(LANES) || c0 > c1 || c1 > self.b.n() || c1 - c0 > stride {
+        if !c0.is_multiple_of(Self::RANGE_STEP) || c0 > c1 || c1 > self.b.n() || c1 - c0 > stride {
             shape_error!(
                 "columns {c0}..{c1} of {} with a stride of {stride} are not a range of whole panels",
                 self.b.n()
@@ -266,6 +291,7 @@ impl<'b> KernelRowsAgainst<'b> {
             a,
             self.b,
             &self.panels,
+            self.narrow.as_ref(),
             prepared,
             c0,
             c1,

@@ -95,6 +95,71 @@ impl Pack {
     }
 }
 
+/// Lanes of [`Narrow`]'s panels: two of [`Panels`]'.
+const NARROW_LANES: usize = 2 * LANES;
+
+/// The rows of `B` transposed into `f32` panels of [`NARROW_LANES`] rows
+/// (as [`Panels`] in `f64`), for integer data whose dot products are exact
+/// in `f32`.
+pub(super) struct Narrow {
+    data: Vec<f32>,
+    d: usize,
+    /// `max |v|` over `B`.
+    max: f64,
+}
+
+impl Narrow {
+    /// The panels of `b` when every value is an integer (`integer_max` is
+    /// `Some`) and `4·d·max|v|² ≤ 2²⁴`, else `None`.
+    pub(super) fn try_new(
+        b: &Rows,
+        integer_max: Option<f64>,
+        hint: &str,
+    ) -> Result<Option<Narrow>> {
+        let d = b.d();
+        let Some(max) = integer_max else {
+            return Ok(None);
+        };
+        if d == 0 || !narrow_exact(max, d) {
+            return Ok(None);
+        }
+        let n = b.n();
+        let what = format!("the float32 copy of {n} rows of {d} features");
+        let count = n.div_ceil(NARROW_LANES);
+        let len = crate::error::checked_len::<f32>(count, d * NARROW_LANES, &what, hint)?;
+        let mut data = crate::error::try_filled(len, 0.0f32, &what, hint)?;
+        for (p, panel) in data.chunks_exact_mut(d * NARROW_LANES).enumerate() {
+            for l in 0..NARROW_LANES.min(n - p * NARROW_LANES) {
+                for (k, &v) in b.row(p * NARROW_LANES + l).iter().enumerate() {
+                    panel[k * NARROW_LANES + l] = v as f32;
+                }
+            }
+        }
+        Ok(Some(Narrow { data, d, max }))
+    }
+
+    /// Panel `p`: `d` groups of [`NARROW_LANES`] values.
+    #[inline(always)]
+    fn panel(&self, p: usize) -> &[[f32; NARROW_LANES]] {
+        let (rows, _) =
+            self.data[p * self.d * NARROW_LANES..(p + 1) * self.d * NARROW_LANES].as_chunks();
+        rows
+    }
+}
+
+/// Whether integers up to `max` in magnitude over `d` features have dot
+/// products (and every partial sum) exact in `f32`: `d·max² ≤ 2²²`.
+fn narrow_exact(max: f64, d: usize) -> bool {
+    max * max <= (1u64 << 22) as f64 / d.max(1) as f64
+}
+
+/// A [`Pack`] of integer rows whose dot products go over [`Narrow`].
+struct Pack32 {
+    rows: [usize; PACK],
+    count: usize,
+    steps: Vec<[(usize, f32); PACK]>,
+}
+
 /// How the rows of a block of `A` (rows `first..first + n`) get their
 /// kernel values, worked out once for all ranges of `B`.
 pub struct Prepared {
@@ -104,6 +169,8 @@ pub struct Prepared {
     groups: Vec<Group<GROUP>>,
     /// Rows with few non-zero features, in packs.
     packs: Vec<Pack>,
+    /// Such rows of small integers, over [`Narrow`].
+    packs32: Vec<Pack32>,
     /// Rows (places in the block) whose RBF distances come from the
     /// differences.
     differences: Vec<usize>,
@@ -119,6 +186,7 @@ impl Prepared {
         n: usize,
         panels: &Panels,
         max_sq_b: f64,
+        narrow: Option<&Narrow>,
     ) -> Result<Prepared> {
         let hint = "predict fewer rows at once";
         let d = a.d();
@@ -168,7 +236,34 @@ impl Prepared {
             }
             singles.extend(chunk.iter().copied().zip(lists));
         }
-        let packs = singles
+        // Rows of integers with exact `f32` dot products against `B` go
+        // over the narrow panels.
+        let (narrow_rows, wide): (Vec<_>, Vec<_>) = singles.into_iter().partition(|(r, _)| {
+            narrow.is_some_and(|nw| {
+                integer_max(a.row(first + r).iter().copied())
+                    .is_some_and(|m| narrow_exact(m.max(nw.max), d))
+            })
+        });
+        let packs32 = narrow_rows
+            .chunks(PACK)
+            .map(|c| {
+                let len = c.iter().map(|s| s.1.len()).max().unwrap_or(0);
+                Pack32 {
+                    rows: std::array::from_fn(|m| c.get(m).map_or(0, |s| s.0)),
+                    count: c.len(),
+                    steps: (0..len)
+                        .map(|j| {
+                            std::array::from_fn(|m| {
+                                c.get(m)
+                                    .and_then(|s| s.1.get(j))
+                                    .map_or((0, 0.0), |&(k, x)| (k, x as f32))
+                            })
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let packs = wide
             .chunks(PACK)
             .map(|c| {
                 let rows: Vec<usize> = c.iter().map(|s| s.0).collect();
@@ -181,6 +276,7 @@ impl Prepared {
             n,
             groups,
             packs,
+            packs32,
             differences,
         })
     }
@@ -225,13 +321,26 @@ pub(super) fn fill_range(
     a: &Rows,
     b: &Rows,
     panels: &Panels,
+    narrow: Option<&Narrow>,
     prepared: &Prepared,
     c0: usize,
     c1: usize,
     out: &mut [f64],
     stride: usize,
 ) {
-    fill_range_dispatch(kind, a, b, panels, prepared, c0, c1, out, stride);
+    let narrow_panels = narrow;
+    fill_range_dispatch(
+        kind,
+        a,
+        b,
+        panels,
+        narrow_panels,
+        prepared,
+        c0,
+        c1,
+        out,
+        stride,
+    );
 }
 
 multiversion! {
@@ -241,13 +350,14 @@ multiversion! {
         a: &Rows,
         b: &Rows,
         panels: &Panels,
+        narrow_panels: Option<&Narrow>,
         prepared: &Prepared,
         c0: usize,
         c1: usize,
         out: &mut [f64],
         stride: usize,
     ) {
-        debug_assert!(c0.is_multiple_of(LANES) && c0 <= c1);
+        debug_assert!(c0.is_multiple_of(NARROW_LANES) && c0 <= c1);
         let len = c1 - c0;
         if len == 0 {
             return;
@@ -265,6 +375,14 @@ multiversion! {
             for pack in &prepared.packs {
                 pack_sums::<FMA>(pack, panels, p0, q0, q1, len, out, stride);
             }
+            if let Some(narrow) = narrow_panels {
+                // `q0` is even: `c0` is a multiple of two panels.
+                let at = (q0 - p0) * LANES;
+                let width = NARROW_LANES.min(len - at);
+                for pack in &prepared.packs32 {
+                    pack32_sums::<FMA>(pack, narrow.panel(q0 / 2), at, width, out, stride);
+                }
+            }
             q0 = q1;
         }
         let rbf = matches!(kind, KernelKind::Rbf { .. });
@@ -272,7 +390,8 @@ multiversion! {
             .groups
             .iter()
             .flat_map(|g| g.rows)
-            .chain(prepared.packs.iter().flat_map(|p| p.rows[..p.count].iter().copied()));
+            .chain(prepared.packs.iter().flat_map(|p| p.rows[..p.count].iter().copied()))
+            .chain(prepared.packs32.iter().flat_map(|p| p.rows[..p.count].iter().copied()));
         for r in dot_rows {
             let seg = &mut out[r * stride..r * stride + len];
             let sq = a.sq_norm(first + r);
@@ -329,6 +448,42 @@ fn group_sums<const FMA: bool, const R: usize>(
             let row = group.rows[r] * stride + at;
             out[row..row + width].copy_from_slice(&sums[..width]);
         }
+    }
+}
+
+/// The dot products of a [`Pack32`]'s rows with one narrow panel, exact
+/// in `f32`, into `out[row·stride + at..][..width]` as `f64`.
+#[inline(always)]
+fn pack32_sums<const FMA: bool>(
+    pack: &Pack32,
+    panel: &[[f32; NARROW_LANES]],
+    at: usize,
+    width: usize,
+    out: &mut [f64],
+    stride: usize,
+) {
+    const { assert!(PACK == 4) };
+    let z = [0.0f32; NARROW_LANES];
+    let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
+    for &[(k0, x0), (k1, x1), (k2, x2), (k3, x3)] in &pack.steps {
+        axpy32::<FMA>(&mut a0, x0, &panel[k0]);
+        axpy32::<FMA>(&mut a1, x1, &panel[k1]);
+        axpy32::<FMA>(&mut a2, x2, &panel[k2]);
+        axpy32::<FMA>(&mut a3, x3, &panel[k3]);
+    }
+    for (m, sums) in [a0, a1, a2, a3].iter().enumerate().take(pack.count) {
+        let row = pack.rows[m] * stride + at;
+        for (o, &v) in out[row..row + width].iter_mut().zip(sums) {
+            *o = f64::from(v);
+        }
+    }
+}
+
+/// `sums += x·col` in `f32`, lane by lane.
+#[inline(always)]
+fn axpy32<const FMA: bool>(sums: &mut [f32; NARROW_LANES], x: f32, col: &[f32; NARROW_LANES]) {
+    for l in 0..NARROW_LANES {
+        sums[l] = crate::simd::fmadd::<FMA>(x, col[l], sums[l]);
     }
 }
 
@@ -413,7 +568,7 @@ mod tests {
         n: usize,
         step: usize,
     ) -> Vec<f64> {
-        let against = KernelRowsAgainst::try_new(kind, b, "h").unwrap();
+        let against = KernelRowsAgainst::for_ranges(kind, b, "h").unwrap();
         let prepared = against.prepare(a, first, n).unwrap();
         let mut out = vec![f64::NAN; n * b.n()];
         let mut buf = vec![f64::NAN; n * step];
@@ -465,7 +620,7 @@ mod tests {
             for kind in KINDS {
                 let all = by_ranges(kind, &a, &b, 0, na, 16);
                 for i in 0..na {
-                    let alone = by_ranges(kind, &a, &b, i, 1, 24);
+                    let alone = by_ranges(kind, &a, &b, i, 1, 32);
                     for t in 0..nb {
                         let got = all[i * nb + t];
                         assert_eq!(
@@ -501,7 +656,7 @@ mod tests {
         let a = Rows::new(ints(uniform(na * d, &mut state)), na, d).unwrap();
         let b = Rows::new(ints(uniform(nb * d, &mut state)), nb, d).unwrap();
         let kind = KernelKind::Rbf { gamma: 0.01 };
-        let got = by_ranges(kind, &a, &b, 0, na, 8);
+        let got = by_ranges(kind, &a, &b, 0, na, 16);
         let want = crate::kernel::kernel_matrix(kind, &a, &b).unwrap();
         assert_eq!(got, want);
     }
@@ -521,7 +676,7 @@ mod tests {
         let a_data: Vec<f64> = b_data.iter().map(|v| v + 1e-3).collect();
         let a = Rows::new(a_data, 12, d).unwrap();
         let kind = KernelKind::Rbf { gamma: 0.5 };
-        let got = by_ranges(kind, &a, &b, 0, 12, 8);
+        let got = by_ranges(kind, &a, &b, 0, 12, 16);
         for i in 0..12 {
             for t in 0..12 {
                 let want = kernel_value(kind, a.row(i), b.row(t), 0.0, 0.0);
