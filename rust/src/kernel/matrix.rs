@@ -233,7 +233,7 @@ impl<'b> KernelRowsAgainst<'b> {
         self.check_width(a)?;
         if first.checked_add(n).is_none_or(|end| end > a.n()) {
             shape_error!(
-                "rows {first}..{first} + {n} are not all rows of the {} given",
+                "{n} rows from row {first} are not all among the {} rows given",
                 a.n()
             );
         }
