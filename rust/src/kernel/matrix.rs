@@ -376,8 +376,9 @@ mod tests {
     use super::*;
     use crate::kernel::rows::kernel_value;
 
-    /// Uniform values in `[−1, 1)` from a fixed linear congruential stream.
-    fn uniform(len: usize, state: &mut u64) -> Vec<f64> {
+    /// Uniform values in `[−1, 1)` from a fixed linear congruential stream
+    /// (also for the tests of [`super::blocks`]).
+    pub(super) fn uniform(len: usize, state: &mut u64) -> Vec<f64> {
         (0..len)
             .map(|_| {
                 *state = state

@@ -546,20 +546,9 @@ fn pack_sums<const FMA: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::matrix::tests::uniform;
     use crate::kernel::matrix::KernelRowsAgainst;
     use crate::kernel::rows::kernel_value;
-
-    /// Uniform values in `[−1, 1)` from a fixed linear congruential stream.
-    fn uniform(len: usize, state: &mut u64) -> Vec<f64> {
-        (0..len)
-            .map(|_| {
-                *state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                (*state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-            })
-            .collect()
-    }
 
     /// Rows of `a` in ranges of `step` columns, the rows `first..first + n`
     /// prepared together.
