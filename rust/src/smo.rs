@@ -221,32 +221,44 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         if i == usize::MAX {
             return None;
         }
-        let st = &self.st;
+        let partner = self.partner(i, gmax, None);
+        self.gap = gmax + partner.gmax2;
+        if self.gap < self.tol {
+            return None;
+        }
+        partner.j.map(|j| (i, j))
+    }
+
+    /// The second-order partner of `i` (whose violation is `gmax`) over the
+    /// active low-set, or label set `label`'s low-set for the ν-dual, on
+    /// the two-thread team while enough variables are active.
+    fn partner(&mut self, i: usize, gmax: f64, label: Option<usize>) -> wss::Partner {
+        let active = self.active;
         let col_i = self.q.column(i, active);
+        let st = &self.st;
+        let low = match label {
+            Some(c) => &st.low_by[c],
+            None => &st.low,
+        };
         let search = wss::PartnerSearch {
             y: &st.y[..active],
             g: &st.grad[..active],
             qd: &st.qd[..active],
-            low: &st.low[..active],
+            low: &low[..active],
             qi: &col_i[..active],
             gmax,
             yi: st.y[i],
             qd_i: st.qd[i],
             tau: TAU,
         };
-        let partner = match self
+        match self
             .team
             .as_deref()
             .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
         {
             Some(team) => wss::best_partner_team(team, &search),
             None => wss::best_partner(&search),
-        };
-        self.gap = gmax + partner.gmax2;
-        if self.gap < self.tol {
-            return None;
         }
-        partner.j.map(|j| (i, j))
     }
 
     /// Maximal violations `(m(α), −M(α))` over the active set.
@@ -296,27 +308,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
                 }
                 continue;
             }
-            let col_i = self.q.column(i, active);
-            let st = &self.st;
-            let search = wss::PartnerSearch {
-                y: &st.y[..active],
-                g: &st.grad[..active],
-                qd: &st.qd[..active],
-                low: &st.low_by[c][..active],
-                qi: &col_i[..active],
-                gmax: g,
-                yi: st.y[i],
-                qd_i: st.qd[i],
-                tau: TAU,
-            };
-            let partner = match self
-                .team
-                .as_deref()
-                .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
-            {
-                Some(team) => wss::best_partner_team(team, &search),
-                None => wss::best_partner(&search),
-            };
+            let partner = self.partner(i, g, Some(c));
             gmax2[c] = partner.gmax2;
             if partner.j.is_some() && partner.gain >= pick.0 {
                 pick = (partner.gain, partner.j);
