@@ -36,7 +36,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._compat import CallbackSupportMixin, Hidden, Interval, StrOptions
-from ._validation import encode_classes, prepare_input, validate_training_data
+from ._validation import (
+    encode_classes,
+    finite_sample_weight,
+    prepare_input,
+    validate_training_data,
+)
 from .backends.base import QPProblem, SolverBackend
 from .backends.select import select_backend
 from .kernels import KERNELS, KernelSpec, make_spec
@@ -119,13 +124,7 @@ def positive_weights(sample_weight, n_samples: int, y_idx: np.ndarray | None = N
     """
     if sample_weight is None:
         return np.ones(n_samples)
-    sw = np.asarray(sample_weight, dtype=np.float64)
-    if sw.ndim == 0:
-        sw = np.full(n_samples, float(sw))
-    if sw.shape != (n_samples,):
-        raise ValueError(f"sample_weight must have shape ({n_samples},) to match X, got {sw.shape}")
-    if not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight contains NaN or infinity")
+    sw = finite_sample_weight(sample_weight, n_samples)
     keep = sw > 0
     if not np.any(keep):
         raise ValueError("Invalid input - all samples have zero or negative weights.")

@@ -166,9 +166,10 @@ def encode_classes(estimator, y) -> np.ndarray:
     return y_idx
 
 
-def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
-    """Validate ``sample_weight``: ``None`` (all ones), a scalar, or
-    ``n_samples`` finite, non-negative numbers."""
+def finite_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    """``sample_weight`` as ``n_samples`` finite float64 values: ``None``
+    is all ones and a scalar is repeated; any other shape, NaN or infinity
+    raises ``ValueError``."""
     if sample_weight is None:
         return np.ones(n_samples)
     sw = np.asarray(sample_weight, dtype=np.float64)
@@ -178,6 +179,13 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
         raise ValueError(f"sample_weight must have shape ({n_samples},) to match X, got {sw.shape}")
     if not np.all(np.isfinite(sw)):
         raise ValueError("sample_weight contains NaN or infinity")
+    return sw
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    """Validate ``sample_weight``: ``None`` (all ones), a scalar, or
+    ``n_samples`` finite, non-negative numbers."""
+    sw = finite_sample_weight(sample_weight, n_samples)
     if np.any(sw < 0):
         raise ValueError("sample_weight must be non-negative")
     return sw
