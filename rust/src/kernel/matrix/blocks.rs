@@ -315,40 +315,11 @@ fn norm_form_ok(kind: KernelKind, a: &Rows, i: usize, panels: &Panels, max_sq_b:
     bound <= NORM_FORM_MAX_ERROR
 }
 
-/// `out[r·stride + t − c0] = K(a_{first + r}, b_t)` for the rows of
-/// `prepared` and the columns `t` in `c0..c1` (`c0` a multiple of
-/// [`LANES`]).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn fill_range(
-    kind: KernelKind,
-    a: &Rows,
-    b: &Rows,
-    panels: &Panels,
-    narrow: Option<&Narrow>,
-    prepared: &Prepared,
-    c0: usize,
-    c1: usize,
-    out: &mut [f64],
-    stride: usize,
-) {
-    let narrow_panels = narrow;
-    fill_range_dispatch(
-        kind,
-        a,
-        b,
-        panels,
-        narrow_panels,
-        prepared,
-        c0,
-        c1,
-        out,
-        stride,
-    );
-}
-
 multiversion! {
-    /// [`fill_range`], per instruction set.
-    fn fill_range_dispatch, fn fill_range_impl(
+    /// `out[r·stride + t − c0] = K(a_{first + r}, b_t)` for the rows of
+    /// `prepared` and the columns `t` in `c0..c1` (`c0` a multiple of
+    /// [`NARROW_LANES`]).
+    pub(super) fn fill_range, fn fill_range_impl(
         kind: KernelKind,
         a: &Rows,
         b: &Rows,
