@@ -88,11 +88,6 @@ def _many_classes() -> tuple:
     return X[:15_000], y[:15_000], X[15_000:], y[15_000:]
 
 
-def _generated(n: int) -> tuple:
-    """``bench scale``'s generated problem with ``n`` training rows."""
-    return generated(n)
-
-
 #: SVC parameters on the generated problems: ``bench scale``'s (C = 1, a
 #: 2000 MB kernel cache for the long solves).
 _GENERATED = {"C": 1.0, "gamma": "scale", "cache_size": 2000}
@@ -107,8 +102,8 @@ CASES = {
     # Not run by default: the generated problem of ``bench scale`` (see
     # :func:`localsvm.bench_scale.generated`), where the global SMO's cost
     # grows fastest.
-    "gen200k": Case("gen200k", lambda: _generated(200_000), _GENERATED),
-    "gen500k": Case("gen500k", lambda: _generated(500_000), _GENERATED),
+    "gen200k": Case("gen200k", lambda: generated(200_000), _GENERATED),
+    "gen500k": Case("gen500k", lambda: generated(500_000), _GENERATED),
 }
 
 #: Data sets of two classes from :mod:`localsvm.datasets`, those the memory
