@@ -8,7 +8,16 @@
 //!
 //! Buffers of evicted columns are kept in a pool and reused, so a long solve
 //! does not keep returning memory to the system and faulting it back in; the
-//! budget counts every buffer, pooled or held. When the system refuses a new
+//! budget counts every buffer, pooled or held.
+//!
+//! Index swaps (shrinking) reach a held column when it is next asked for,
+//! not when they happen: the swaps are logged, each column remembers how
+//! much of the log it has seen, and a column evicted before it is asked for
+//! again never pays for them. With a large cache most held columns are not
+//! asked for again, and permuting all of them at every shrink cost more
+//! than computing the kernel columns (one cache miss per swap per column).
+//!
+//! When the system refuses a new
 //! buffer below the budget, the budget shrinks to what the cache holds and
 //! the least recently used columns make room, so a budget larger than the
 //! free memory slows the solve down instead of aborting it.
@@ -28,6 +37,10 @@ pub struct ColumnCache<T: QValue = f32> {
     prev: Vec<usize>,
     next: Vec<usize>,
     linked: Vec<bool>,
+    // Swaps `(lo, hi)`, `lo < hi`, in the order made; column `i` has had
+    // `log[..seen[i]]` applied to its entries.
+    log: Vec<(usize, usize)>,
+    seen: Vec<usize>,
     hits: u64,
     misses: u64,
 }
@@ -50,6 +63,8 @@ impl<T: QValue> ColumnCache<T> {
             prev: vec![sentinel; n + 1],
             next: vec![sentinel; n + 1],
             linked: vec![false; n],
+            log: Vec::new(),
+            seen: vec![0; n],
             hits: 0,
             misses: 0,
         }
@@ -75,9 +90,35 @@ impl<T: QValue> ColumnCache<T> {
         self.misses
     }
 
-    /// Number of entries of column `i` currently held.
+    /// Number of entries of column `i` currently held (before the swaps it
+    /// has not seen yet, which may drop it).
     pub fn held(&self, i: usize) -> usize {
         self.cols[i].len()
+    }
+
+    /// Applies the logged swaps column `i` has not seen. A column that
+    /// holds one entry of a swapped pair but not the other can no longer be
+    /// kept consistent and is dropped.
+    fn catch_up(&mut self, i: usize) {
+        let from = self.seen[i];
+        self.seen[i] = self.log.len();
+        let col = &mut self.cols[i];
+        let len = col.len();
+        if len == 0 {
+            return;
+        }
+        let mut consistent = true;
+        for &(lo, hi) in &self.log[from..] {
+            if len > hi {
+                col.swap(lo, hi);
+            } else if len > lo {
+                consistent = false;
+                break;
+            }
+        }
+        if !consistent {
+            self.evict(i);
+        }
     }
 
     fn sentinel(&self) -> usize {
@@ -105,6 +146,7 @@ impl<T: QValue> ColumnCache<T> {
 
     /// Drops column `i`, keeping its buffer in the pool.
     fn evict(&mut self, i: usize) {
+        self.seen[i] = self.log.len();
         self.unlink(i);
         let mut buf = std::mem::take(&mut self.cols[i]);
         buf.clear();
@@ -149,6 +191,7 @@ impl<T: QValue> ColumnCache<T> {
     /// Least recently used columns other than `i` and `keep` are evicted to
     /// stay within the byte budget.
     pub fn prepare(&mut self, i: usize, len: usize, keep: Option<usize>) -> usize {
+        self.catch_up(i);
         let have = self.cols[i].len();
         self.unlink(i);
         if have >= len {
@@ -245,33 +288,24 @@ impl<T: QValue> ColumnCache<T> {
     }
 
     /// [`ColumnCache::swap_index`] for a sequence of swaps, applied in
-    /// order. Each held column is permuted once for the whole sequence (its
-    /// data stays in the processor's cache), instead of every swap visiting
-    /// every column.
+    /// order. The columns trade places at once; their entries are permuted
+    /// when each is next asked for (see the module's notes). The log is
+    /// applied to every held column and emptied when it outgrows `2n`
+    /// swaps, so it stays within `O(n)` memory.
     pub fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
         for &(i, j) in swaps {
-            self.move_slots(i, j);
+            if i != j {
+                self.move_slots(i, j);
+                self.seen.swap(i, j);
+                self.log.push((i.min(j), i.max(j)));
+            }
         }
-        let s = self.sentinel();
-        let mut cursor = self.next[s];
-        while cursor != s {
-            let h = cursor;
-            cursor = self.next[cursor];
-            let col = &mut self.cols[h];
-            let len = col.len();
-            let mut consistent = true;
-            for &(i, j) in swaps {
-                let (lo, hi) = if i < j { (i, j) } else { (j, i) };
-                if len > hi {
-                    col.swap(lo, hi);
-                } else if len > lo {
-                    consistent = false;
-                    break;
-                }
+        if self.log.len() > 2 * self.cols.len() {
+            for i in 0..self.cols.len() {
+                self.catch_up(i);
             }
-            if !consistent {
-                self.evict(h);
-            }
+            self.log.clear();
+            self.seen.iter_mut().for_each(|v| *v = 0);
         }
     }
 
@@ -345,12 +379,49 @@ mod tests {
         c.prepare(1, 2, None);
         c.column_mut(1).copy_from_slice(&[10.0, 11.0]);
         c.swap_index(0, 3);
-        // Column 0 moved to slot 3 and had its entries 0 and 3 exchanged.
-        assert_eq!(c.column(3), &[3.0, 1.0, 2.0, 0.0]);
+        // Column 0 moved to slot 3 and, once asked for, has its entries 0
+        // and 3 exchanged.
         assert_eq!(c.held(0), 0);
-        // Column 1 held entry 0 but not entry 3: dropped (its buffer pooled).
-        assert_eq!(c.held(1), 0);
+        assert_eq!(c.prepare(3, 4, None), 4);
+        assert_eq!(c.column(3), &[3.0, 1.0, 2.0, 0.0]);
+        // Column 1 held entry 0 but not entry 3: dropped when asked for
+        // (its buffer pooled), so every entry is computed again.
+        assert_eq!(c.prepare(1, 2, None), 0);
         assert_eq!(c.used(), 6);
+    }
+
+    #[test]
+    fn swaps_reach_columns_in_order_however_late() {
+        // A column asked for after many swaps sees them in the order made,
+        // also across the log's compaction (more than 2n swaps).
+        let n = 6;
+        let mut c = ColumnCache::<f64>::new(n, 1 << 16);
+        let mut truth: Vec<Vec<f64>> = (0..n)
+            .map(|i| (0..n).map(|t| (10 * i + t) as f64).collect())
+            .collect();
+        for (i, col) in truth.iter().enumerate() {
+            c.prepare(i, n, None);
+            c.column_mut(i).copy_from_slice(col);
+        }
+        let mut state = 3usize;
+        for step in 0..40 {
+            state = (state * 5 + 1) % 97;
+            let (i, j) = (state % n, (state / n) % n);
+            c.swap_index(i, j);
+            truth.swap(i, j);
+            for col in &mut truth {
+                col.swap(i, j);
+            }
+            if step % 7 == 0 {
+                let k = step % n;
+                assert_eq!(c.prepare(k, n, None), n);
+                assert_eq!(c.column(k), truth[k].as_slice(), "step {step}");
+            }
+        }
+        for (k, col) in truth.iter().enumerate() {
+            assert_eq!(c.prepare(k, n, None), n);
+            assert_eq!(c.column(k), col.as_slice());
+        }
     }
 
     #[test]
