@@ -615,6 +615,16 @@ impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
         self.swaps.extend_from_slice(swaps);
         self.q.swap_indices(swaps);
     }
+
+    fn add_columns(
+        &mut self,
+        cols: &[usize],
+        w: &[f64],
+        out: &mut [f64],
+        ctl: &Control,
+    ) -> Result<bool> {
+        self.q.add_columns(cols, w, out, ctl)
+    }
 }
 
 /// A local model's decision at its query, `Σ α_t y_i K(x_i, x_s) − ρ` over

@@ -10,8 +10,11 @@
 use std::sync::Arc;
 
 use crate::cache::ColumnCache;
+use crate::control::Control;
+use crate::error::{try_filled, try_with_capacity, Result};
 use crate::kernel::KernelSource;
-use crate::precision::QValue;
+use crate::precision::{Precision, QValue};
+use crate::predict;
 use crate::team::Team;
 
 /// Rows × features of a column range below which a fill is not split
@@ -50,6 +53,21 @@ pub trait QMatrix<T: QValue = f32> {
         for &(i, j) in swaps {
             self.swap_index(i, j);
         }
+    }
+    /// `out[t] += Σ_k w[k] · Q[t][cols[k]]` for every variable `t`, with the
+    /// kernel values computed in blocks (every listed column against every
+    /// row in cache-sized tiles, as prediction computes them) instead of
+    /// one cached column at a time. `Ok(false)`, with `out` untouched, where
+    /// the matrix has no blocked form (the default): the caller then goes
+    /// column by column. Polls `ctl` ([`crate::Error::Interrupted`]).
+    fn add_columns(
+        &mut self,
+        _cols: &[usize],
+        _w: &[f64],
+        _out: &mut [f64],
+        _ctl: &Control,
+    ) -> Result<bool> {
+        Ok(false)
     }
 }
 
@@ -286,6 +304,45 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
         }
         self.cache.swap_indices(swaps);
     }
+
+    /// Dense rows only: the listed columns are the support vectors of one
+    /// kernel expansion (coefficients `w_k s_k`), evaluated at every row by
+    /// [`predict`]'s blocked loops in this matrix's precision, then signed.
+    /// The cache is neither read nor filled.
+    fn add_columns(
+        &mut self,
+        cols: &[usize],
+        w: &[f64],
+        out: &mut [f64],
+        ctl: &Control,
+    ) -> Result<bool> {
+        let KernelSource::Dense { kind, rows, .. } = &self.source else {
+            return Ok(false);
+        };
+        if cols.is_empty() {
+            return Ok(true);
+        }
+        let hint = "use fewer examples or shrinking=False";
+        let sv = rows.gather(cols)?;
+        let mut coef = try_with_capacity(cols.len(), "the columns' weights", hint)?;
+        coef.extend(
+            cols.iter()
+                .zip(w)
+                .map(|(&c, &wk)| wk * self.sign[c].to_f64()),
+        );
+        let path = if T::IS_F64 {
+            Precision::Float64
+        } else {
+            Precision::Float32
+        };
+        let (values, _) =
+            predict::decision_values_controlled(*kind, rows, &sv, &coef, &[0.0], path, ctl)?;
+        for ((o, v), s) in out.iter_mut().zip(&values).zip(&self.sign) {
+            *o += s.to_f64() * v;
+        }
+        self.computed += (rows.n() as u64).saturating_mul(cols.len() as u64);
+        Ok(true)
+    }
 }
 
 /// A Hessian over variables that share kernel rows: variable `t` stands
@@ -492,6 +549,32 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
             }
         }
         (&self.bufs[bi], &self.bufs[bj])
+    }
+
+    /// The inner matrix's blocked sum over the columns' rows (weights
+    /// signed), read back at every variable's row.
+    fn add_columns(
+        &mut self,
+        cols: &[usize],
+        w: &[f64],
+        out: &mut [f64],
+        ctl: &Control,
+    ) -> Result<bool> {
+        let rows: Vec<usize> = cols.iter().map(|&c| self.row[c]).collect();
+        let weights: Vec<f64> = cols
+            .iter()
+            .zip(w)
+            .map(|(&c, &wk)| wk * self.sign[c])
+            .collect();
+        let hint = "use fewer examples or shrinking=False";
+        let mut by_row = try_filled(self.inner.n(), 0.0, "the columns' sums per row", hint)?;
+        if !self.inner.add_columns(&rows, &weights, &mut by_row, ctl)? {
+            return Ok(false);
+        }
+        for ((o, &r), s) in out.iter_mut().zip(&self.row).zip(&self.sign) {
+            *o += s * by_row[r];
+        }
+        Ok(true)
     }
 
     fn swap_index(&mut self, i: usize, j: usize) {
