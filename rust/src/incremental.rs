@@ -42,6 +42,7 @@
 use std::cmp::Ordering;
 use std::time::Instant;
 
+use crate::cache::ColumnCache;
 use crate::control::Control;
 use crate::error::{checked_len, memory_error, shape_error, try_filled, value_error, Result};
 use crate::kernel::{dot, exp_scaled, KernelKind, KernelSource, Rows};
@@ -197,88 +198,6 @@ pub struct LearnerState {
     pub xi_sum: f64,
     /// Solver iterations so far.
     pub n_iter: u64,
-}
-
-/// Kernel rows `K(x_j, ·)` of kept examples against every kept example,
-/// indexed by storage position, extended lazily as the store grows.
-///
-/// Not [`crate::cache::ColumnCache`], which serves one solve's Hessian: a
-/// fixed number of `Q` columns of the solve's precision, filled to the
-/// active length and permuted by shrinking's swaps. These rows are `f64`
-/// kernel values (they update `g` and the decision values exactly), their
-/// number grows with the store and they are renumbered when it is
-/// compacted, and the rows of the working set being solved are pinned
-/// (`new_epoch`) while later rows are added.
-#[derive(Clone, Debug, Default)]
-struct RowCache {
-    rows: Vec<Option<Vec<f64>>>,
-    used: Vec<u64>,
-    clock: u64,
-    /// Rows used at or after this clock value are not evicted.
-    epoch: u64,
-    bytes: usize,
-    budget: usize,
-}
-
-impl RowCache {
-    fn new(budget: usize) -> Self {
-        RowCache {
-            budget,
-            ..RowCache::default()
-        }
-    }
-
-    fn push(&mut self) {
-        self.rows.push(None);
-        self.used.push(0);
-    }
-
-    fn touch(&mut self, j: usize) {
-        self.clock += 1;
-        self.used[j] = self.clock;
-    }
-
-    /// Protects from eviction every row touched from now on.
-    fn new_epoch(&mut self) {
-        self.epoch = self.clock + 1;
-    }
-
-    fn row(&self, j: usize) -> &[f64] {
-        self.rows[j].as_deref().unwrap_or(&[])
-    }
-
-    /// Drops least recently used rows (not of this epoch) until within budget.
-    fn evict(&mut self) {
-        while self.bytes > self.budget {
-            let victim = (0..self.rows.len())
-                .filter(|&j| self.rows[j].is_some() && self.used[j] < self.epoch)
-                .min_by_key(|&j| self.used[j]);
-            let Some(j) = victim else { return };
-            if let Some(row) = self.rows[j].take() {
-                self.bytes -= row.capacity() * std::mem::size_of::<f64>();
-            }
-        }
-    }
-
-    /// Keeps the positions listed in `keep` (increasing), renumbered.
-    fn compact(&mut self, keep: &[usize]) {
-        let mut rows = Vec::with_capacity(keep.len());
-        let mut used = Vec::with_capacity(keep.len());
-        let mut bytes = 0;
-        for &j in keep {
-            let row = self.rows[j].take().map(|old| {
-                let len = keep.partition_point(|&k| k < old.len());
-                let new: Vec<f64> = keep[..len].iter().map(|&k| old[k]).collect();
-                bytes += new.capacity() * std::mem::size_of::<f64>();
-                new
-            });
-            rows.push(row);
-            used.push(self.used[j]);
-        }
-        self.rows = rows;
-        self.used = used;
-        self.bytes = bytes;
-    }
 }
 
 /// A dense symmetric Hessian, column-major `f32`, for the small working-set
@@ -461,7 +380,10 @@ pub struct OnlineLearner {
     n_iter: u64,
     n_support: usize,
     n_alive: usize,
-    cache: RowCache,
+    /// Kernel rows `K(x_j, ·)` of stored examples against every stored
+    /// example (indexed by storage position, extended lazily as the store
+    /// grows; a forgotten example's entries are 0).
+    cache: ColumnCache<f64>,
     pattern: Pattern,
     /// Largest `‖x_i‖²` and `|x_ij|` over the stored rows (the kernel-range
     /// check of each batch), kept as rows are stored and compacted.
@@ -501,7 +423,7 @@ impl OnlineLearner {
             n_iter: 0,
             n_support: 0,
             n_alive: 0,
-            cache: RowCache::new(OnlineOptions::default().cache_bytes),
+            cache: ColumnCache::new(0, OnlineOptions::default().cache_bytes).growing(),
             pattern: Pattern::default(),
             max_sq: 0.0,
             max_abs: 0.0,
@@ -826,7 +748,7 @@ impl OnlineLearner {
         if let Some(why) = f64_problem(self.kind, stored.join(batch)) {
             value_error!("{why}");
         }
-        self.cache.budget = opts.cache_bytes;
+        self.cache.set_budget(opts.cache_bytes);
         self.reserve(x, m)?;
         let mut report = LearnReport {
             steps: Vec::with_capacity(m),
@@ -883,7 +805,6 @@ impl OnlineLearner {
     ) -> Result<StepRecord> {
         let start = Instant::now();
         self.t += 1;
-        self.cache.new_epoch();
         let n = self.len();
         let sq_t = sq_norm(xt);
         let q = Query::new(xt);
@@ -912,7 +833,7 @@ impl OnlineLearner {
             // Well classified: nothing to learn; kept (α = 0) in the band,
             // its kernel row left to be computed if it is ever needed.
             if margin <= 1.0 + opts.epsilon {
-                self.append(xt, sq_t, label, cls, seen, f - self.b, None);
+                self.append(xt, sq_t, label, cls, seen, f - self.b);
                 if let Some(budget) = opts.max_support {
                     self.trim_rest(budget);
                 }
@@ -930,12 +851,17 @@ impl OnlineLearner {
             })
             .collect();
         self.kernel_values(&mut k_rest, |k| self.sq[rest[k]], sq_t);
-        // A forgotten row's kernel values are 0 (see `forget`).
-        let mut krow = vec![0.0; n];
+        let j = self.append(xt, sq_t, label, cls, seen, f - self.b);
+        // Its cached kernel row: the values just computed, 0 for forgotten
+        // rows (see `forget`), then K(x_t, x_t).
+        let mut own = [sq_t];
+        self.kernel_values(&mut own, |_| sq_t, sq_t);
+        self.cache.prepare(j, n + 1, None);
+        let krow = self.cache.column_mut(j);
         for (&i, &k) in sv.iter().zip(&k_sv).chain(rest.iter().zip(&k_rest)) {
             krow[i] = k;
         }
-        let j = self.append(xt, sq_t, label, cls, seen, f - self.b, Some(krow));
+        krow[n] = own[0];
         rec.updated = true;
         let (mut pos, mut neg) = (false, false);
         for i in 0..self.len() {
@@ -969,20 +895,8 @@ impl OnlineLearner {
         rec
     }
 
-    /// Stores a new example with `α = 0`; `krow`, when given, holds its
-    /// kernel values against the stored examples (its cached row, completed
-    /// here).
-    #[allow(clippy::too_many_arguments)]
-    fn append(
-        &mut self,
-        xt: &[f64],
-        sq_t: f64,
-        label: f64,
-        cls: i64,
-        seen: i64,
-        g: f64,
-        krow: Option<Vec<f64>>,
-    ) -> usize {
+    /// Stores a new example with `α = 0` (no kernel row cached yet).
+    fn append(&mut self, xt: &[f64], sq_t: f64, label: f64, cls: i64, seen: i64, g: f64) -> usize {
         let j = self.len();
         self.x.extend_from_slice(xt);
         self.sq.push(sq_t);
@@ -995,24 +909,13 @@ impl OnlineLearner {
         self.index_last();
         self.n_alive += 1;
         self.cache.push();
-        if let Some(mut krow) = krow {
-            let mut own = [sq_t];
-            self.kernel_values(&mut own, |_| sq_t, sq_t);
-            krow.push(own[0]);
-            self.cache.bytes += krow.capacity() * std::mem::size_of::<f64>();
-            self.cache.rows[j] = Some(krow);
-            self.cache.touch(j);
-            self.cache.evict();
-        }
         j
     }
 
     /// `K(x_i, x_j)` of two stored rows.
     fn kval(&self, i: usize, j: usize) -> f64 {
-        if let Some(row) = &self.cache.rows[i] {
-            if j < row.len() {
-                return row[j];
-            }
+        if let Some(&v) = self.cache.column(i).get(j) {
+            return v;
         }
         let mut v = [self.dot_with(i, &self.query(j))];
         self.kernel_values(&mut v, |_| self.sq[i], self.sq[j]);
@@ -1058,30 +961,27 @@ impl OnlineLearner {
 
     /// Makes row `j` of the cache cover every stored example.
     fn ensure_row(&mut self, j: usize) {
-        self.cache.touch(j);
         let n = self.len();
-        let start = self.cache.rows[j].as_ref().map_or(0, Vec::len);
+        let start = self.cache.prepare(j, n, None);
         if start < n {
-            let mut row = self.cache.rows[j].take().unwrap_or_default();
-            let cap = row.capacity();
             let q = self.query(j);
-            row.extend((start..n).map(|i| {
-                if self.alive[i] {
-                    self.dot_with(i, &q)
-                } else {
-                    0.0
-                }
-            }));
-            self.kernel_values(&mut row[start..], |k| self.sq[start + k], self.sq[j]);
+            let mut fresh: Vec<f64> = (start..n)
+                .map(|i| {
+                    if self.alive[i] {
+                        self.dot_with(i, &q)
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            self.kernel_values(&mut fresh, |k| self.sq[start + k], self.sq[j]);
             // Forgotten rows get no kernel values (see `forget`).
-            for (v, &alive) in row[start..].iter_mut().zip(&self.alive[start..n]) {
+            for (v, &alive) in fresh.iter_mut().zip(&self.alive[start..n]) {
                 if !alive {
                     *v = 0.0;
                 }
             }
-            self.cache.bytes += (row.capacity() - cap) * std::mem::size_of::<f64>();
-            self.cache.rows[j] = Some(row);
-            self.cache.evict();
+            self.cache.column_mut(j)[start..].copy_from_slice(&fresh);
         }
     }
 
@@ -1261,7 +1161,7 @@ impl OnlineLearner {
             self.alpha[ia] = res.alpha[a];
             if delta != 0.0 {
                 self.ensure_row(ia);
-                let row = self.cache.row(ia);
+                let row = self.cache.column(ia);
                 for (gi, k) in self.g.iter_mut().zip(row) {
                     *gi += delta * k;
                 }
@@ -1359,11 +1259,7 @@ impl OnlineLearner {
     /// whatever the cache held (the model does not depend on the cache).
     fn forget(&mut self, i: usize) {
         self.alive[i] = false;
-        for row in self.cache.rows.iter_mut().flatten() {
-            if let Some(v) = row.get_mut(i) {
-                *v = 0.0;
-            }
-        }
+        self.cache.set_entry(i, 0.0);
     }
 
     fn count(&mut self) {
@@ -1394,7 +1290,7 @@ impl OnlineLearner {
         self.alpha = pick(&self.alpha, &keep);
         self.g = pick(&self.g, &keep);
         self.alive = vec![true; keep.len()];
-        self.cache.compact(&keep);
+        self.cache.retain(&keep);
         self.index_rows();
     }
 
@@ -1488,7 +1384,7 @@ impl OnlineLearner {
         for &(i, delta) in &changes {
             if delta != 0.0 {
                 self.ensure_row(i);
-                let row = self.cache.row(i);
+                let row = self.cache.column(i);
                 for (gi, k) in self.g.iter_mut().zip(row) {
                     *gi += delta * k;
                 }
@@ -1542,7 +1438,7 @@ impl OnlineLearner {
             let delta = (sol.alpha[i] - self.alpha[i]) * self.y[i];
             if delta != 0.0 {
                 self.ensure_row(i);
-                let row = self.cache.row(i);
+                let row = self.cache.column(i);
                 for (gi, k) in self.g.iter_mut().zip(row) {
                     *gi += delta * k;
                 }
