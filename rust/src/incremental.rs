@@ -47,7 +47,7 @@ use crate::control::Control;
 use crate::error::{checked_len, memory_error, shape_error, try_filled, value_error, Result};
 use crate::kernel::{dot, exp_scaled, KernelKind, KernelSource, Rows};
 use crate::local::local_iteration_cap;
-use crate::precision::{f64_problem, Magnitudes};
+use crate::precision::{f64_problem, resolve, Magnitudes, Precision, QValue};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 use crate::qmatrix::QMatrix;
 use crate::smo;
@@ -80,6 +80,16 @@ pub struct OnlineOptions {
     pub max_iter: Option<u64>,
     /// Byte budget of the kernel-row cache.
     pub cache_bytes: usize,
+    /// Shrinking in `rebatch`'s batch solves (a working set of a few dozen
+    /// variables is solved without it).
+    pub shrinking: bool,
+    /// The arithmetic of the working sets' Hessians: `Float64`, or `f32`
+    /// for `Float32` (an error when the stored and new rows are outside its
+    /// range, [`resolve`]) and for `Auto`, as the learner always used; and
+    /// of `rebatch`'s batch solves, which resolve it as any batch solve
+    /// does. The learner's own kernel values, `g` and decision values are
+    /// `f64` whatever it says.
+    pub precision: Precision,
     /// Polled before each example (and inside the batch solves of
     /// `rebatch`); once cancelled, [`OnlineLearner::learn`] returns
     /// [`crate::Error::Interrupted`]. The learner then holds the examples
@@ -102,6 +112,8 @@ impl Default for OnlineOptions {
             tol: 1e-3,
             max_iter: None,
             cache_bytes: 64 << 20,
+            shrinking: true,
+            precision: Precision::Auto,
             control: Control::none(),
         }
     }
@@ -200,15 +212,15 @@ pub struct LearnerState {
     pub n_iter: u64,
 }
 
-/// A dense symmetric Hessian, column-major `f32`, for the small working-set
-/// problems.
-struct DenseQ {
+/// A dense symmetric Hessian, column-major, in `f32` or `f64`
+/// ([`OnlineOptions::precision`]), for the small working-set problems.
+struct DenseQ<T> {
     n: usize,
-    cols: Vec<f32>,
+    cols: Vec<T>,
     diag: Vec<f64>,
 }
 
-impl QMatrix for DenseQ {
+impl<T: QValue> QMatrix<T> for DenseQ<T> {
     fn n(&self) -> usize {
         self.n
     }
@@ -217,11 +229,11 @@ impl QMatrix for DenseQ {
         &self.diag
     }
 
-    fn column(&mut self, i: usize, _len: usize) -> &[f32] {
+    fn column(&mut self, i: usize, _len: usize) -> &[T] {
         &self.cols[i * self.n..(i + 1) * self.n]
     }
 
-    fn pair(&mut self, i: usize, j: usize, _len: usize) -> (&[f32], &[f32]) {
+    fn pair(&mut self, i: usize, j: usize, _len: usize) -> (&[T], &[T]) {
         let n = self.n;
         (
             &self.cols[i * n..(i + 1) * n],
@@ -242,6 +254,59 @@ impl QMatrix for DenseQ {
         }
         self.diag.swap(i, j);
     }
+}
+
+/// SMO over one working set with the other multipliers fixed: `kernel`
+/// holds the set's kernel matrix (row stride `stride`), `ys`, `a0` and `g`
+/// its labels, starting multipliers (within `[0, C]`) and `g` values.
+fn solve_dense<T: QValue>(
+    kernel: &[f64],
+    stride: usize,
+    ys: &[f64],
+    a0: &[f64],
+    g: &[f64],
+    opts: &OnlineOptions,
+) -> smo::SmoResult {
+    let w = ys.len();
+    let mut cols = vec![T::default(); w * w];
+    let mut diag = vec![0.0f64; w];
+    for a in 0..w {
+        for bb in 0..w {
+            cols[a * w + bb] = T::from_f64(ys[a] * ys[bb] * kernel[a * stride + bb]);
+        }
+        diag[a] = kernel[a * stride + a];
+    }
+    // The fixed multipliers enter through p: g minus W's own share, taken
+    // with the solver's own Hessian entries, so that the solver starts from
+    // the exact gradient `y_a g_a − 1` and its stopping test agrees with the
+    // learner's (`violators`).
+    let p: Vec<f64> = (0..w)
+        .map(|a| {
+            let own: f64 = (0..w).map(|bb| a0[bb] * cols[a * w + bb].to_f64()).sum();
+            -1.0 + ys[a] * g[a] - own
+        })
+        .collect();
+    let upper = vec![opts.c; w];
+    // The local batch's cap: LIBSVM's max(10⁷, 100·w) would let one update
+    // of a few variables grind for seconds (huge C on data the kernel cannot
+    // separate), and a learner makes one per example.
+    let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(w));
+    let mut q = DenseQ { n: w, cols, diag };
+    // A working set is small (at most `max_neighbors + 1` variables): its
+    // solve is not interrupted, so the learner stays consistent. SMO on the
+    // dense Hessian, not through `DualProblem`: see the `problem` module.
+    smo::solve(
+        &mut q,
+        &p,
+        ys,
+        &upper,
+        a0,
+        opts.tol,
+        max_iter,
+        false,
+        &Control::none(),
+    )
+    .unwrap_or_else(|_| unreachable!("a solve without a control is never interrupted"))
 }
 
 /// Orders `(distance², position)` pairs: nearest first, then by position.
@@ -389,6 +454,9 @@ pub struct OnlineLearner {
     /// check of each batch), kept as rows are stored and compacted.
     max_sq: f64,
     max_abs: f64,
+    /// The working sets' arithmetic for the current call
+    /// ([`OnlineOptions::precision`]).
+    hessian: Precision,
 }
 
 /// Size of the working sets of most violating examples solved after each
@@ -427,6 +495,7 @@ impl OnlineLearner {
             pattern: Pattern::default(),
             max_sq: 0.0,
             max_abs: 0.0,
+            hessian: Precision::Float32,
         })
     }
 
@@ -745,9 +814,16 @@ impl OnlineLearner {
             max_sq: x.chunks_exact(d.max(1)).fold(0.0, |a, r| a.max(dot(r, r))),
             max_abs: x.iter().fold(0.0, |a, &v| a.max(v.abs())),
         };
-        if let Some(why) = f64_problem(self.kind, stored.join(batch)) {
-            value_error!("{why}");
-        }
+        let magnitudes = stored.join(batch);
+        self.hessian = match opts.precision {
+            Precision::Auto => {
+                if let Some(why) = f64_problem(self.kind, magnitudes) {
+                    value_error!("{why}");
+                }
+                Precision::Float32
+            }
+            requested => resolve(requested, self.kind, magnitudes, Some(opts.tol))?,
+        };
         self.cache.set_budget(opts.cache_bytes);
         self.reserve(x, m)?;
         let mut report = LearnReport {
@@ -1101,53 +1177,17 @@ impl OnlineLearner {
         opts: &OnlineOptions,
         report: &mut LearnReport,
     ) -> bool {
-        let w = work.len();
-        let mut cols = vec![0.0f32; w * w];
-        let mut diag = vec![0.0f64; w];
-        for (a, &ia) in work.iter().enumerate() {
-            for (bb, &ib) in work.iter().enumerate() {
-                let k = kernel[a * stride + bb];
-                cols[a * w + bb] = (self.y[ia] * self.y[ib] * k) as f32;
-            }
-            diag[a] = kernel[a * stride + a];
-        }
         let ys: Vec<f64> = work.iter().map(|&i| self.y[i]).collect();
         let a0: Vec<f64> = work
             .iter()
             .map(|&i| self.alpha[i].clamp(0.0, opts.c))
             .collect();
-        // The fixed multipliers enter through p: g minus W's own share,
-        // taken with the solver's own (f32) Hessian entries, so that the
-        // solver starts from the exact gradient `y_a g_a − 1` and its
-        // stopping test agrees with the learner's (`violators`).
-        let p: Vec<f64> = (0..w)
-            .map(|a| {
-                let own: f64 = (0..w).map(|bb| a0[bb] * f64::from(cols[a * w + bb])).sum();
-                -1.0 + ys[a] * self.g[work[a]] - own
-            })
-            .collect();
-        let upper = vec![opts.c; w];
-        // The local batch's cap: LIBSVM's max(10⁷, 100·w) would let one
-        // update of a few variables grind for seconds (huge C on data the
-        // kernel cannot separate), and a learner makes one per example.
-        let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(w));
-        let mut q = DenseQ { n: w, cols, diag };
-        // A working set is small (at most `max_neighbors + 1` variables):
-        // its solve is not interrupted, so the learner stays consistent. SMO
-        // on the dense Hessian, not through `DualProblem`: see the `problem`
-        // module.
-        let res = smo::solve(
-            &mut q,
-            &p,
-            &ys,
-            &upper,
-            &a0,
-            opts.tol,
-            max_iter,
-            false,
-            &Control::none(),
-        )
-        .unwrap_or_else(|_| unreachable!("a solve without a control is never interrupted"));
+        let g: Vec<f64> = work.iter().map(|&i| self.g[i]).collect();
+        let res = if self.hessian == Precision::Float64 {
+            solve_dense::<f64>(kernel, stride, &ys, &a0, &g, opts)
+        } else {
+            solve_dense::<f32>(kernel, stride, &ys, &a0, &g, opts)
+        };
         report.solves += 1;
         if !res.converged {
             report.unconverged += 1;
@@ -1421,14 +1461,17 @@ impl OnlineLearner {
             start: Default::default(),
             twins: None,
         };
-        let sol = problem.solve(&SolverOptions {
-            tol: opts.tol,
-            max_iter: opts.max_iter,
-            shrinking: true,
-            cache_bytes: opts.cache_bytes,
-            threads: 1,
-            control: opts.control.clone(),
-        })?;
+        let sol = problem.solve_with(
+            &SolverOptions {
+                tol: opts.tol,
+                max_iter: opts.max_iter,
+                shrinking: opts.shrinking,
+                cache_bytes: opts.cache_bytes,
+                threads: 1,
+                control: opts.control.clone(),
+            },
+            opts.precision,
+        )?;
         report.solves += 1;
         if !sol.converged {
             report.unconverged += 1;

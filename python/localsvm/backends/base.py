@@ -576,6 +576,37 @@ class SolverBackend(ABC):
             f"backend {self.name!r} has no online learner (capabilities.online is False)"
         )
 
+    def online_settings(self, *, tol: float, max_iter: int, cache_size: float):
+        """The solver settings the online learner's ``learn`` takes.
+
+        Backends with ``capabilities.online`` return the object their
+        learner's ``learn`` accepts as ``settings`` (for the Rust core's
+        learner, a ``localsvm._core.SolverSettings``). The default has none
+        and raises.
+
+        Parameters
+        ----------
+        tol : float
+            SMO's stopping tolerance in each subproblem.
+        max_iter : int
+            Iteration cap per subproblem; -1 for the learner's own cap.
+        cache_size : float
+            Megabytes of cached kernel rows for the learner.
+
+        Returns
+        -------
+        object
+            The settings.
+
+        Raises
+        ------
+        UnsupportedProblemError
+            The backend has no online learner.
+        """
+        raise UnsupportedProblemError(
+            f"backend {self.name!r} has no online learner (capabilities.online is False)"
+        )
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 
