@@ -126,13 +126,8 @@ impl<T: QValue> ColumnCache<T> {
     pub fn retain(&mut self, keep: &[usize]) {
         debug_assert!(keep.windows(2).all(|w| w[0] < w[1]));
         self.catch_up_all();
+        let order = self.lru_order();
         let s = self.sentinel();
-        let mut order = Vec::new();
-        let mut cursor = self.next[s];
-        while cursor != s {
-            order.push(cursor);
-            cursor = self.next[cursor];
-        }
         let mut new_index = vec![usize::MAX; s];
         let mut cols = Vec::with_capacity(keep.len());
         for (t, &j) in keep.iter().enumerate() {
@@ -171,6 +166,18 @@ impl<T: QValue> ColumnCache<T> {
             }
         }
         self.make_room(0, m, None);
+    }
+
+    /// The held columns, from least to most recently used.
+    fn lru_order(&self) -> Vec<usize> {
+        let s = self.sentinel();
+        let mut order = Vec::new();
+        let mut cursor = self.next[s];
+        while cursor != s {
+            order.push(cursor);
+            cursor = self.next[cursor];
+        }
+        order
     }
 
     /// Sets entry `i` of every held column that holds it to `value`.
@@ -516,18 +523,6 @@ mod tests {
         assert_eq!(c.used(), 6);
     }
 
-    /// The columns from least to most recently used.
-    fn lru_order(c: &ColumnCache<f64>) -> Vec<usize> {
-        let s = c.sentinel();
-        let mut out = Vec::new();
-        let mut k = c.next[s];
-        while k != s {
-            out.push(k);
-            k = c.next[k];
-        }
-        out
-    }
-
     #[test]
     fn pushed_columns_join_the_lru_order() {
         let mut c = ColumnCache::<f64>::new(0, 1 << 20);
@@ -536,15 +531,15 @@ mod tests {
             assert_eq!(c.prepare(n - 1, n, None), 0);
         }
         c.prepare(0, 3, None);
-        assert_eq!(lru_order(&c), vec![1, 2, 0]);
+        assert_eq!(c.lru_order(), vec![1, 2, 0]);
         c.push();
-        assert_eq!(lru_order(&c), vec![1, 2, 0]);
+        assert_eq!(c.lru_order(), vec![1, 2, 0]);
         assert_eq!(c.held(3), 0);
         c.prepare(3, 4, None);
-        assert_eq!(lru_order(&c), vec![1, 2, 0, 3]);
+        assert_eq!(c.lru_order(), vec![1, 2, 0, 3]);
         // Every slot's links are consistent after the sentinel moved.
         let s = c.sentinel();
-        for &k in &lru_order(&c) {
+        for &k in &c.lru_order() {
             assert_eq!(c.next[c.prev[k]], k);
             assert_eq!(c.prev[c.next[k]], k);
         }
@@ -569,7 +564,7 @@ mod tests {
         assert_eq!(c.column(1), &[31.0]);
         assert_eq!(c.column(2), &[41.0, 43.0, 44.0]);
         // Least recently used first: 4 (now 2), 1 (now 0), 3 (now 1).
-        assert_eq!(lru_order(&c), vec![2, 0, 1]);
+        assert_eq!(c.lru_order(), vec![2, 0, 1]);
         // The dropped columns' buffers wait in the pool.
         assert_eq!(c.used(), used);
         c.push();

@@ -696,6 +696,26 @@ impl OnlineLearner {
         k
     }
 
+    /// [`OnlineLearner::kernel_row`], keeping each dot product `x_i · q`
+    /// in `dots[i]` (the neighbour search's distances use them).
+    fn kernel_row_with_dots(
+        &self,
+        q: &Query,
+        sq: f64,
+        idx: &[usize],
+        dots: &mut [f64],
+    ) -> Vec<f64> {
+        let mut k: Vec<f64> = idx
+            .iter()
+            .map(|&i| {
+                dots[i] = self.dot_with(i, q);
+                dots[i]
+            })
+            .collect();
+        self.kernel_values(&mut k, |t| self.sq[idx[t]], sq);
+        k
+    }
+
     fn row(&self, i: usize) -> &[f64] {
         &self.x[i * self.d..(i + 1) * self.d]
     }
@@ -888,14 +908,7 @@ impl OnlineLearner {
         // computed when an update needs them (neighbour search, kernel row).
         let mut dots = vec![0.0; n];
         let sv: Vec<usize> = (0..n).filter(|&i| self.alpha[i] > 0.0).collect();
-        let mut k_sv: Vec<f64> = sv
-            .iter()
-            .map(|&i| {
-                dots[i] = self.dot_with(i, &q);
-                dots[i]
-            })
-            .collect();
-        self.kernel_values(&mut k_sv, |k| self.sq[sv[k]], sq_t);
+        let k_sv = self.kernel_row_with_dots(&q, sq_t, &sv, &mut dots);
         let mut f = self.b;
         for (&i, &k) in sv.iter().zip(&k_sv) {
             f += self.alpha[i] * self.y[i] * k;
@@ -919,14 +932,7 @@ impl OnlineLearner {
         let rest: Vec<usize> = (0..n)
             .filter(|&i| self.alpha[i] <= 0.0 && self.alive[i])
             .collect();
-        let mut k_rest: Vec<f64> = rest
-            .iter()
-            .map(|&i| {
-                dots[i] = self.dot_with(i, &q);
-                dots[i]
-            })
-            .collect();
-        self.kernel_values(&mut k_rest, |k| self.sq[rest[k]], sq_t);
+        let k_rest = self.kernel_row_with_dots(&q, sq_t, &rest, &mut dots);
         let j = self.append(xt, sq_t, label, cls, seen, f - self.b);
         // Its cached kernel row: the values just computed, 0 for forgotten
         // rows (see `forget`), then K(x_t, x_t).

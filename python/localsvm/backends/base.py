@@ -572,9 +572,7 @@ class SolverBackend(ABC):
         UnsupportedProblemError
             The backend has no online learner.
         """
-        raise UnsupportedProblemError(
-            f"backend {self.name!r} has no online learner (capabilities.online is False)"
-        )
+        raise self._no_online_learner()
 
     def online_settings(self, *, tol: float, max_iter: int, cache_size: float):
         """The solver settings the online learner's ``learn`` takes.
@@ -603,7 +601,10 @@ class SolverBackend(ABC):
         UnsupportedProblemError
             The backend has no online learner.
         """
-        raise UnsupportedProblemError(
+        raise self._no_online_learner()
+
+    def _no_online_learner(self) -> UnsupportedProblemError:
+        return UnsupportedProblemError(
             f"backend {self.name!r} has no online learner (capabilities.online is False)"
         )
 
