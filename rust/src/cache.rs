@@ -573,6 +573,23 @@ mod tests {
     }
 
     #[test]
+    fn retain_and_set_entry_apply_pending_swaps_first() {
+        let mut c = ColumnCache::<f64>::new(3, 1 << 20);
+        for i in 0..3 {
+            c.prepare(i, 3, None);
+            for (k, v) in c.column_mut(i).iter_mut().enumerate() {
+                *v = (10 * i + k) as f64;
+            }
+        }
+        c.swap_index(0, 2); // column 2 is now [22, 21, 20], held in slot 0
+        c.set_entry(1, -1.0);
+        c.retain(&[0, 2]);
+        assert_eq!(c.prepare(0, 2, None), 2);
+        assert_eq!(c.column(0), &[22.0, 20.0]);
+        assert_eq!(c.column(1), &[2.0, 0.0]);
+    }
+
+    #[test]
     fn a_lower_budget_evicts_the_least_recent() {
         let mut c = ColumnCache::<f64>::new(4, 1 << 20);
         for i in 0..4 {
