@@ -516,3 +516,44 @@ def test_decision_values_are_the_float64_expansion(banana0):
     K = kernel_matrix_numpy(spec, X, model.support_vectors_)
     want = K @ model.dual_coef_[0] + model.intercept_[0]
     np.testing.assert_allclose(model.decision_function(X), want, rtol=0, atol=1e-12)
+
+
+def test_the_learner_takes_the_solver_settings(banana0):
+    # The core's learner takes the typed settings of solve_qp and
+    # solve_local: each setting reaches the subproblems.
+    from localsvm._core import IncrementalLearner, Kernel, SolverSettings
+
+    X, y = banana0.X_train[:150], np.where(banana0.y_train[:150] > 0, 1.0, -1.0)
+    cls = np.zeros(150, dtype=np.int64)
+    seen = np.arange(150, dtype=np.int64)
+
+    def learn(kernel=None, **settings):
+        lr = IncrementalLearner(2, kernel or Kernel("rbf", gamma=1.0))
+        s = SolverSettings(**settings) if settings else None
+        res = lr.learn(X, y, cls, seen, c=10.0, threshold=0.01, settings=s)
+        return lr, res
+
+    default, res = learn()
+    assert res.solves > 0 and res.unconverged == 0
+    # max_iter=1: every subproblem stops after one step, unconverged.
+    capped, res = learn(max_iter=1)
+    assert capped.n_iter <= res.solves and res.unconverged > 0
+    # A tighter tol takes more iterations and reaches a smaller violation.
+    tight, _ = learn(tol=1e-6)
+    assert tight.n_iter > default.n_iter
+    # 'auto' solves the working sets in float32, as 'float32' does; in
+    # float64 the path differs (an online model depends on it) but fits as
+    # well.
+    f32, _ = learn(precision="float32")
+    np.testing.assert_array_equal(f32.alpha, default.alpha)
+    f64, _ = learn(precision="float64")
+    assert not np.array_equal(f64.alpha, default.alpha)
+    accuracy = [np.mean(np.sign(lr.decision_function(X)) == y) for lr in (default, f64)]
+    assert abs(accuracy[0] - accuracy[1]) < 0.05, accuracy
+    # float32 on a kernel it cannot represent is refused, naming it.
+    with pytest.raises(ValueError, match="precision='float32'"):
+        learn(Kernel("poly", gamma=1e-100, degree=3), precision="float32")
+    with pytest.raises(TypeError):
+        IncrementalLearner(2, Kernel("rbf", gamma=1.0)).learn(
+            X, y, cls, seen, c=1.0, threshold=0.01, settings={"tol": 1e-3}
+        )

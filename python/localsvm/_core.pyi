@@ -103,9 +103,10 @@ class Kernel:
 
 @final
 class SolverSettings:
-    """The settings of SMO that :func:`solve_qp` and :func:`solve_local`
-    share, checked once, here (a function given ``settings=None`` uses
-    ``SolverSettings()``). Compares by value and pickles.
+    """The settings of SMO that :func:`solve_qp`, :func:`solve_local` and
+    :meth:`IncrementalLearner.learn` share, checked once, here (a function
+    given ``settings=None`` uses ``SolverSettings()``). Compares by value and
+    pickles.
 
     ``tol`` (positive, finite): the stopping tolerance on the maximal KKT
     violation. ``max_iter``: ``-1`` for the functions' safety caps, else a
@@ -571,9 +572,7 @@ class IncrementalLearner:
         neighbor_step: int = 1,
         max_support: int | None = None,
         rebatch: bool = False,
-        tol: float = 1e-3,
-        max_iter: int = -1,
-        cache_size: float = 64.0,
+        settings: SolverSettings | None = None,
         reprocess: int = 1,
     ) -> LearnResult:
         """Learn the rows of ``x`` in order (labels ``y`` ±1; ``cls`` and
@@ -586,9 +585,19 @@ class IncrementalLearner:
         candidates is under ``threshold``; then ``reprocess`` subproblems
         over the 10 kept examples that violate the KKT conditions most.
         ``rebatch`` solves the batch SVM
-        over every kept example instead. ``cache_size`` (MB) bounds the
-        kernel-row cache. Runs without the GIL; bad input raises
-        ``ValueError``."""
+        over every kept example instead.
+
+        ``settings`` (:class:`SolverSettings`): ``tol`` stops each
+        subproblem's SMO; ``max_iter=-1`` caps a working set of ``w``
+        examples at ``max(100000, 1000·w)`` iterations (``rebatch``: the
+        batch solver's cap); ``cache_size`` (MB) bounds the kernel-row
+        cache; ``shrinking`` applies to ``rebatch``'s batch solves (a working
+        set is solved without it); ``precision`` is the arithmetic of the
+        working sets' Hessians, float64 for ``'float64'`` and float32
+        otherwise (``'float32'`` refuses rows outside its range), and of
+        ``rebatch``'s batch solves, as in :func:`solve_qp` (the learner's
+        kernel rows, ``g`` and decision values are float64 whatever it
+        says). Runs without the GIL; bad input raises ``ValueError``."""
     def decision_function(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """``f(x) = Σ α_i y_i K(x_i, x) + b`` for every row of ``x``."""
     def support(self) -> npt.NDArray[np.int64]:

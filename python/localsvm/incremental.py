@@ -87,9 +87,9 @@ class _Context:
     reprocess: int
     rebatch: bool
     max_support: int | None
-    tol: float
-    max_iter: int
-    cache_mb: float
+    #: The backend's solver settings (tol, max_iter, this learner's share of
+    #: cache_size), from ``backend.online_settings``.
+    settings: object
     backend: SolverBackend
 
 
@@ -158,9 +158,7 @@ class _Binary:
             reprocess=ctx.reprocess,
             max_support=ctx.max_support,
             rebatch=ctx.rebatch,
-            tol=ctx.tol,
-            max_iter=ctx.max_iter,
-            cache_size=ctx.cache_mb,
+            settings=ctx.settings,
         )
         stats.capped += res.capped
         stats.updates += res.updates
@@ -654,6 +652,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             upper=np.full(2, float(self.C)),
             kernel=self._spec,
         )
+        backend = select_backend(self.backend, probe, needs=("online",))
         return _Context(
             spec=self._spec,
             C=float(self.C),
@@ -666,10 +665,12 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             max_support=None
             if self.max_support is None or self.strategy == "rebatch"
             else int(self.max_support),
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            cache_mb=float(self.cache_size) / max(len(getattr(self, "_learners", ())), 1),
-            backend=select_backend(self.backend, probe, needs=("online",)),
+            settings=backend.online_settings(
+                tol=float(self.tol),
+                max_iter=int(self.max_iter),
+                cache_size=float(self.cache_size) / max(len(getattr(self, "_learners", ())), 1),
+            ),
+            backend=backend,
         )
 
     @staticmethod

@@ -21,12 +21,18 @@
 //! buffer below the budget, the budget shrinks to what the cache holds and
 //! the least recently used columns make room, so a budget larger than the
 //! free memory slows the solve down instead of aborting it.
+//!
+//! The same cache holds the online learner's kernel rows
+//! ([`crate::incremental`]), `f64` values over a store of examples that
+//! grows ([`ColumnCache::push`]) and is compacted ([`ColumnCache::retain`]);
+//! its rows are extended by a few entries at a time, so they are given room
+//! to grow ([`ColumnCache::growing`]).
 
 use crate::precision::QValue;
 
 /// The cache of `T` values. Column `i` of an `n`-variable problem lives in
 /// `cols[i]`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ColumnCache<T: QValue = f32> {
     capacity: usize,
     used: usize,
@@ -41,6 +47,8 @@ pub struct ColumnCache<T: QValue = f32> {
     // `log[..seen[i]]` applied to its entries.
     log: Vec<(usize, usize)>,
     seen: Vec<usize>,
+    /// Extending a column beyond its buffer doubles the buffer.
+    grow: bool,
     hits: u64,
     misses: u64,
 }
@@ -65,8 +73,120 @@ impl<T: QValue> ColumnCache<T> {
             linked: vec![false; n],
             log: Vec::new(),
             seen: vec![0; n],
+            grow: false,
             hits: 0,
             misses: 0,
+        }
+    }
+
+    /// The cache with columns that grow by doubling: a column extended
+    /// beyond its buffer gets twice the buffer (or what is asked, if more),
+    /// so a column extended by a few entries at a time is copied
+    /// `O(log len)` times rather than at every extension. The spare room
+    /// counts against the budget.
+    pub fn growing(mut self) -> Self {
+        self.grow = true;
+        self
+    }
+
+    /// Adds an empty column for a new variable, index `n` (the number of
+    /// columns so far). The budget's floor of two full columns follows.
+    pub fn push(&mut self) {
+        let s = self.sentinel();
+        let t = s + 1; // the sentinel's new index
+        let (lru, mru) = (self.next[s], self.prev[s]);
+        self.cols.push(Vec::new());
+        self.linked.push(false);
+        self.seen.push(self.log.len());
+        self.prev.push(t);
+        self.next.push(t);
+        if lru != s {
+            self.next[t] = lru;
+            self.prev[t] = mru;
+            self.prev[lru] = t;
+            self.next[mru] = t;
+        }
+        self.prev[s] = t;
+        self.next[s] = t;
+        self.capacity = self.capacity.max(2 * self.cols.len());
+    }
+
+    /// A new byte budget (at least two full columns); least recently used
+    /// columns are dropped until the cache is within it.
+    pub fn set_budget(&mut self, bytes: usize) {
+        self.capacity = (bytes / Self::VALUE_BYTES).max(2 * self.cols.len());
+        let s = self.sentinel();
+        self.make_room(0, s, None);
+    }
+
+    /// Keeps the variables listed in `keep` (increasing), renumbered
+    /// `0..keep.len()` in that order: their columns move down and keep only
+    /// the entries of kept variables, in the same least-recently-used order;
+    /// the other columns' buffers go to the pool.
+    pub fn retain(&mut self, keep: &[usize]) {
+        debug_assert!(keep.windows(2).all(|w| w[0] < w[1]));
+        self.catch_up_all();
+        let order = self.lru_order();
+        let s = self.sentinel();
+        let mut new_index = vec![usize::MAX; s];
+        let mut cols = Vec::with_capacity(keep.len());
+        for (t, &j) in keep.iter().enumerate() {
+            new_index[j] = t;
+            let mut col = std::mem::take(&mut self.cols[j]);
+            // keep[k] ≥ k, so gathering forwards reads before it writes.
+            let len = keep.partition_point(|&k| k < col.len());
+            for (k, &from) in keep[..len].iter().enumerate() {
+                col[k] = col[from];
+            }
+            col.truncate(len);
+            cols.push(col);
+        }
+        for mut buf in std::mem::replace(&mut self.cols, cols) {
+            if buf.capacity() > 0 {
+                buf.clear();
+                self.pool.push(buf);
+            }
+        }
+        let m = keep.len();
+        self.prev = vec![m; m + 1];
+        self.next = vec![m; m + 1];
+        self.linked = vec![false; m];
+        self.seen = vec![0; m];
+        for old in order {
+            let t = new_index[old];
+            if t == usize::MAX {
+                continue;
+            }
+            if self.cols[t].is_empty() {
+                let mut buf = std::mem::take(&mut self.cols[t]);
+                buf.clear();
+                self.pool.push(buf);
+            } else {
+                self.push_most_recent(t);
+            }
+        }
+        self.make_room(0, m, None);
+    }
+
+    /// The held columns, from least to most recently used.
+    fn lru_order(&self) -> Vec<usize> {
+        let s = self.sentinel();
+        let mut order = Vec::new();
+        let mut cursor = self.next[s];
+        while cursor != s {
+            order.push(cursor);
+            cursor = self.next[cursor];
+        }
+        order
+    }
+
+    /// Sets entry `i` of every held column that holds it to `value`.
+    pub fn set_entry(&mut self, i: usize, value: T) {
+        self.catch_up_all();
+        for col in &mut self.cols {
+            if let Some(v) = col.get_mut(i) {
+                *v = value;
+            }
         }
     }
 
@@ -203,12 +323,17 @@ impl<T: QValue> ColumnCache<T> {
         if self.cols[i].capacity() >= len {
             self.cols[i].resize(len, T::default());
         } else {
+            let want = if self.grow && have > 0 {
+                len.max(2 * self.cols[i].capacity())
+            } else {
+                len
+            };
             let mut buf = match self.take_pooled(len) {
                 Some(buf) => buf,
                 None => {
-                    self.make_room(len, i, keep);
-                    let buf = self.allocate(len, i, keep);
-                    self.used += len;
+                    self.make_room(want, i, keep);
+                    let buf = self.allocate(want, i, keep);
+                    self.used += want;
                     buf
                 }
             };
@@ -301,12 +426,20 @@ impl<T: QValue> ColumnCache<T> {
             }
         }
         if self.log.len() > 2 * self.cols.len() {
-            for i in 0..self.cols.len() {
-                self.catch_up(i);
-            }
-            self.log.clear();
-            self.seen.iter_mut().for_each(|v| *v = 0);
+            self.catch_up_all();
         }
+    }
+
+    /// Applies the logged swaps to every held column and empties the log.
+    fn catch_up_all(&mut self) {
+        if self.log.is_empty() {
+            return;
+        }
+        for i in 0..self.cols.len() {
+            self.catch_up(i);
+        }
+        self.log.clear();
+        self.seen.iter_mut().for_each(|v| *v = 0);
     }
 
     /// Moves the columns held for variables `i` and `j` into each other's slot.
@@ -388,6 +521,107 @@ mod tests {
         // (its buffer pooled), so every entry is computed again.
         assert_eq!(c.prepare(1, 2, None), 0);
         assert_eq!(c.used(), 6);
+    }
+
+    #[test]
+    fn pushed_columns_join_the_lru_order() {
+        let mut c = ColumnCache::<f64>::new(0, 1 << 20);
+        for n in 1..=3 {
+            c.push();
+            assert_eq!(c.prepare(n - 1, n, None), 0);
+        }
+        c.prepare(0, 3, None);
+        assert_eq!(c.lru_order(), vec![1, 2, 0]);
+        c.push();
+        assert_eq!(c.lru_order(), vec![1, 2, 0]);
+        assert_eq!(c.held(3), 0);
+        c.prepare(3, 4, None);
+        assert_eq!(c.lru_order(), vec![1, 2, 0, 3]);
+        // Every slot's links are consistent after the sentinel moved.
+        let s = c.sentinel();
+        for &k in &c.lru_order() {
+            assert_eq!(c.next[c.prev[k]], k);
+            assert_eq!(c.prev[c.next[k]], k);
+        }
+        assert_eq!(c.next[c.prev[s]], s);
+    }
+
+    #[test]
+    fn retain_renumbers_columns_and_their_entries() {
+        let mut c = ColumnCache::<f64>::new(5, 1 << 20);
+        for i in [4, 0, 2, 1] {
+            c.prepare(i, 5, None);
+            for (k, v) in c.column_mut(i).iter_mut().enumerate() {
+                *v = (10 * i + k) as f64;
+            }
+        }
+        // Column 3 holds its first two entries only.
+        c.prepare(3, 2, None);
+        c.column_mut(3).copy_from_slice(&[30.0, 31.0]);
+        let used = c.used();
+        c.retain(&[1, 3, 4]);
+        assert_eq!(c.column(0), &[11.0, 13.0, 14.0]);
+        assert_eq!(c.column(1), &[31.0]);
+        assert_eq!(c.column(2), &[41.0, 43.0, 44.0]);
+        // Least recently used first: 4 (now 2), 1 (now 0), 3 (now 1).
+        assert_eq!(c.lru_order(), vec![2, 0, 1]);
+        // The dropped columns' buffers wait in the pool.
+        assert_eq!(c.used(), used);
+        c.push();
+        assert_eq!(c.prepare(3, 4, None), 0);
+        assert!(c.used() <= c.capacity());
+    }
+
+    #[test]
+    fn retain_and_set_entry_apply_pending_swaps_first() {
+        let mut c = ColumnCache::<f64>::new(3, 1 << 20);
+        for i in 0..3 {
+            c.prepare(i, 3, None);
+            for (k, v) in c.column_mut(i).iter_mut().enumerate() {
+                *v = (10 * i + k) as f64;
+            }
+        }
+        c.swap_index(0, 2); // column 2 is now [22, 21, 20], held in slot 0
+        c.set_entry(1, -1.0);
+        c.retain(&[0, 2]);
+        assert_eq!(c.prepare(0, 2, None), 2);
+        assert_eq!(c.column(0), &[22.0, 20.0]);
+        assert_eq!(c.column(1), &[2.0, 0.0]);
+    }
+
+    #[test]
+    fn a_lower_budget_evicts_the_least_recent() {
+        let mut c = ColumnCache::<f64>::new(4, 1 << 20);
+        for i in 0..4 {
+            c.prepare(i, 4, None);
+        }
+        c.set_budget(8 * 8);
+        assert_eq!(c.capacity(), 8);
+        assert_eq!((0..4).map(|i| c.held(i)).collect::<Vec<_>>(), [0, 0, 4, 4]);
+    }
+
+    #[test]
+    fn growing_columns_double_and_set_entry_reaches_every_column() {
+        let mut c = ColumnCache::<f64>::new(0, 1 << 20).growing();
+        let mut copies = 0;
+        for n in 1..=100 {
+            c.push();
+            let before = c.column(0).as_ptr();
+            let have = c.prepare(0, n, None);
+            assert_eq!(have, n - 1);
+            c.column_mut(0)[n - 1] = n as f64;
+            if n > 1 && c.column(0).as_ptr() != before {
+                copies += 1;
+            }
+        }
+        assert!(copies <= 7, "{copies} copies");
+        assert_eq!(c.column(0)[..3], [1.0, 2.0, 3.0]);
+        c.prepare(5, 10, None);
+        c.set_entry(7, 0.0);
+        assert_eq!(c.column(0)[7], 0.0);
+        assert_eq!(c.column(5)[7], 0.0);
+        assert_eq!(c.column(0)[8], 9.0);
+        assert!(c.used() <= c.capacity());
     }
 
     #[test]

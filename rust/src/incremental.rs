@@ -42,11 +42,12 @@
 use std::cmp::Ordering;
 use std::time::Instant;
 
+use crate::cache::ColumnCache;
 use crate::control::Control;
 use crate::error::{checked_len, memory_error, shape_error, try_filled, value_error, Result};
 use crate::kernel::{dot, exp_scaled, KernelKind, KernelSource, Rows};
 use crate::local::local_iteration_cap;
-use crate::precision::{f64_problem, Magnitudes};
+use crate::precision::{f64_problem, resolve, Magnitudes, Precision, QValue};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 use crate::qmatrix::QMatrix;
 use crate::smo;
@@ -79,6 +80,16 @@ pub struct OnlineOptions {
     pub max_iter: Option<u64>,
     /// Byte budget of the kernel-row cache.
     pub cache_bytes: usize,
+    /// Shrinking in `rebatch`'s batch solves (a working set of a few dozen
+    /// variables is solved without it).
+    pub shrinking: bool,
+    /// The arithmetic of the working sets' Hessians: `Float64`, or `f32`
+    /// for `Float32` (an error when the stored and new rows are outside its
+    /// range, [`resolve`]) and for `Auto`, as the learner always used; and
+    /// of `rebatch`'s batch solves, which resolve it as any batch solve
+    /// does. The learner's own kernel values, `g` and decision values are
+    /// `f64` whatever it says.
+    pub precision: Precision,
     /// Polled before each example (and inside the batch solves of
     /// `rebatch`); once cancelled, [`OnlineLearner::learn`] returns
     /// [`crate::Error::Interrupted`]. The learner then holds the examples
@@ -101,6 +112,8 @@ impl Default for OnlineOptions {
             tol: 1e-3,
             max_iter: None,
             cache_bytes: 64 << 20,
+            shrinking: true,
+            precision: Precision::Auto,
             control: Control::none(),
         }
     }
@@ -199,97 +212,15 @@ pub struct LearnerState {
     pub n_iter: u64,
 }
 
-/// Kernel rows `K(x_j, ·)` of kept examples against every kept example,
-/// indexed by storage position, extended lazily as the store grows.
-///
-/// Not [`crate::cache::ColumnCache`], which serves one solve's Hessian: a
-/// fixed number of `Q` columns of the solve's precision, filled to the
-/// active length and permuted by shrinking's swaps. These rows are `f64`
-/// kernel values (they update `g` and the decision values exactly), their
-/// number grows with the store and they are renumbered when it is
-/// compacted, and the rows of the working set being solved are pinned
-/// (`new_epoch`) while later rows are added.
-#[derive(Clone, Debug, Default)]
-struct RowCache {
-    rows: Vec<Option<Vec<f64>>>,
-    used: Vec<u64>,
-    clock: u64,
-    /// Rows used at or after this clock value are not evicted.
-    epoch: u64,
-    bytes: usize,
-    budget: usize,
-}
-
-impl RowCache {
-    fn new(budget: usize) -> Self {
-        RowCache {
-            budget,
-            ..RowCache::default()
-        }
-    }
-
-    fn push(&mut self) {
-        self.rows.push(None);
-        self.used.push(0);
-    }
-
-    fn touch(&mut self, j: usize) {
-        self.clock += 1;
-        self.used[j] = self.clock;
-    }
-
-    /// Protects from eviction every row touched from now on.
-    fn new_epoch(&mut self) {
-        self.epoch = self.clock + 1;
-    }
-
-    fn row(&self, j: usize) -> &[f64] {
-        self.rows[j].as_deref().unwrap_or(&[])
-    }
-
-    /// Drops least recently used rows (not of this epoch) until within budget.
-    fn evict(&mut self) {
-        while self.bytes > self.budget {
-            let victim = (0..self.rows.len())
-                .filter(|&j| self.rows[j].is_some() && self.used[j] < self.epoch)
-                .min_by_key(|&j| self.used[j]);
-            let Some(j) = victim else { return };
-            if let Some(row) = self.rows[j].take() {
-                self.bytes -= row.capacity() * std::mem::size_of::<f64>();
-            }
-        }
-    }
-
-    /// Keeps the positions listed in `keep` (increasing), renumbered.
-    fn compact(&mut self, keep: &[usize]) {
-        let mut rows = Vec::with_capacity(keep.len());
-        let mut used = Vec::with_capacity(keep.len());
-        let mut bytes = 0;
-        for &j in keep {
-            let row = self.rows[j].take().map(|old| {
-                let len = keep.partition_point(|&k| k < old.len());
-                let new: Vec<f64> = keep[..len].iter().map(|&k| old[k]).collect();
-                bytes += new.capacity() * std::mem::size_of::<f64>();
-                new
-            });
-            rows.push(row);
-            used.push(self.used[j]);
-        }
-        self.rows = rows;
-        self.used = used;
-        self.bytes = bytes;
-    }
-}
-
-/// A dense symmetric Hessian, column-major `f32`, for the small working-set
-/// problems.
-struct DenseQ {
+/// A dense symmetric Hessian, column-major, in `f32` or `f64`
+/// ([`OnlineOptions::precision`]), for the small working-set problems.
+struct DenseQ<T> {
     n: usize,
-    cols: Vec<f32>,
+    cols: Vec<T>,
     diag: Vec<f64>,
 }
 
-impl QMatrix for DenseQ {
+impl<T: QValue> QMatrix<T> for DenseQ<T> {
     fn n(&self) -> usize {
         self.n
     }
@@ -298,11 +229,11 @@ impl QMatrix for DenseQ {
         &self.diag
     }
 
-    fn column(&mut self, i: usize, _len: usize) -> &[f32] {
+    fn column(&mut self, i: usize, _len: usize) -> &[T] {
         &self.cols[i * self.n..(i + 1) * self.n]
     }
 
-    fn pair(&mut self, i: usize, j: usize, _len: usize) -> (&[f32], &[f32]) {
+    fn pair(&mut self, i: usize, j: usize, _len: usize) -> (&[T], &[T]) {
         let n = self.n;
         (
             &self.cols[i * n..(i + 1) * n],
@@ -323,6 +254,59 @@ impl QMatrix for DenseQ {
         }
         self.diag.swap(i, j);
     }
+}
+
+/// SMO over one working set with the other multipliers fixed: `kernel`
+/// holds the set's kernel matrix (row stride `stride`), `ys`, `a0` and `g`
+/// its labels, starting multipliers (within `[0, C]`) and `g` values.
+fn solve_dense<T: QValue>(
+    kernel: &[f64],
+    stride: usize,
+    ys: &[f64],
+    a0: &[f64],
+    g: &[f64],
+    opts: &OnlineOptions,
+) -> smo::SmoResult {
+    let w = ys.len();
+    let mut cols = vec![T::default(); w * w];
+    let mut diag = vec![0.0f64; w];
+    for a in 0..w {
+        for bb in 0..w {
+            cols[a * w + bb] = T::from_f64(ys[a] * ys[bb] * kernel[a * stride + bb]);
+        }
+        diag[a] = kernel[a * stride + a];
+    }
+    // The fixed multipliers enter through p: g minus W's own share, taken
+    // with the solver's own Hessian entries, so that the solver starts from
+    // the exact gradient `y_a g_a − 1` and its stopping test agrees with the
+    // learner's (`violators`).
+    let p: Vec<f64> = (0..w)
+        .map(|a| {
+            let own: f64 = (0..w).map(|bb| a0[bb] * cols[a * w + bb].to_f64()).sum();
+            -1.0 + ys[a] * g[a] - own
+        })
+        .collect();
+    let upper = vec![opts.c; w];
+    // The local batch's cap: LIBSVM's max(10⁷, 100·w) would let one update
+    // of a few variables grind for seconds (huge C on data the kernel cannot
+    // separate), and a learner makes one per example.
+    let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(w));
+    let mut q = DenseQ { n: w, cols, diag };
+    // A working set is small (at most `max_neighbors + 1` variables): its
+    // solve is not interrupted, so the learner stays consistent. SMO on the
+    // dense Hessian, not through `DualProblem`: see the `problem` module.
+    smo::solve(
+        &mut q,
+        &p,
+        ys,
+        &upper,
+        a0,
+        opts.tol,
+        max_iter,
+        false,
+        &Control::none(),
+    )
+    .unwrap_or_else(|_| unreachable!("a solve without a control is never interrupted"))
 }
 
 /// Orders `(distance², position)` pairs: nearest first, then by position.
@@ -461,12 +445,18 @@ pub struct OnlineLearner {
     n_iter: u64,
     n_support: usize,
     n_alive: usize,
-    cache: RowCache,
+    /// Kernel rows `K(x_j, ·)` of stored examples against every stored
+    /// example (indexed by storage position, extended lazily as the store
+    /// grows; a forgotten example's entries are 0).
+    cache: ColumnCache<f64>,
     pattern: Pattern,
     /// Largest `‖x_i‖²` and `|x_ij|` over the stored rows (the kernel-range
     /// check of each batch), kept as rows are stored and compacted.
     max_sq: f64,
     max_abs: f64,
+    /// The working sets' arithmetic for the current call
+    /// ([`OnlineOptions::precision`]).
+    hessian: Precision,
 }
 
 /// Size of the working sets of most violating examples solved after each
@@ -501,10 +491,11 @@ impl OnlineLearner {
             n_iter: 0,
             n_support: 0,
             n_alive: 0,
-            cache: RowCache::new(OnlineOptions::default().cache_bytes),
+            cache: ColumnCache::new(0, OnlineOptions::default().cache_bytes).growing(),
             pattern: Pattern::default(),
             max_sq: 0.0,
             max_abs: 0.0,
+            hessian: Precision::Float32,
         })
     }
 
@@ -705,6 +696,26 @@ impl OnlineLearner {
         k
     }
 
+    /// [`OnlineLearner::kernel_row`], keeping each dot product `x_i · q`
+    /// in `dots[i]` (the neighbour search's distances use them).
+    fn kernel_row_with_dots(
+        &self,
+        q: &Query,
+        sq: f64,
+        idx: &[usize],
+        dots: &mut [f64],
+    ) -> Vec<f64> {
+        let mut k: Vec<f64> = idx
+            .iter()
+            .map(|&i| {
+                dots[i] = self.dot_with(i, q);
+                dots[i]
+            })
+            .collect();
+        self.kernel_values(&mut k, |t| self.sq[idx[t]], sq);
+        k
+    }
+
     fn row(&self, i: usize) -> &[f64] {
         &self.x[i * self.d..(i + 1) * self.d]
     }
@@ -823,10 +834,17 @@ impl OnlineLearner {
             max_sq: x.chunks_exact(d.max(1)).fold(0.0, |a, r| a.max(dot(r, r))),
             max_abs: x.iter().fold(0.0, |a, &v| a.max(v.abs())),
         };
-        if let Some(why) = f64_problem(self.kind, stored.join(batch)) {
-            value_error!("{why}");
-        }
-        self.cache.budget = opts.cache_bytes;
+        let magnitudes = stored.join(batch);
+        self.hessian = match opts.precision {
+            Precision::Auto => {
+                if let Some(why) = f64_problem(self.kind, magnitudes) {
+                    value_error!("{why}");
+                }
+                Precision::Float32
+            }
+            requested => resolve(requested, self.kind, magnitudes, Some(opts.tol))?,
+        };
+        self.cache.set_budget(opts.cache_bytes);
         self.reserve(x, m)?;
         let mut report = LearnReport {
             steps: Vec::with_capacity(m),
@@ -883,7 +901,6 @@ impl OnlineLearner {
     ) -> Result<StepRecord> {
         let start = Instant::now();
         self.t += 1;
-        self.cache.new_epoch();
         let n = self.len();
         let sq_t = sq_norm(xt);
         let q = Query::new(xt);
@@ -891,14 +908,7 @@ impl OnlineLearner {
         // computed when an update needs them (neighbour search, kernel row).
         let mut dots = vec![0.0; n];
         let sv: Vec<usize> = (0..n).filter(|&i| self.alpha[i] > 0.0).collect();
-        let mut k_sv: Vec<f64> = sv
-            .iter()
-            .map(|&i| {
-                dots[i] = self.dot_with(i, &q);
-                dots[i]
-            })
-            .collect();
-        self.kernel_values(&mut k_sv, |k| self.sq[sv[k]], sq_t);
+        let k_sv = self.kernel_row_with_dots(&q, sq_t, &sv, &mut dots);
         let mut f = self.b;
         for (&i, &k) in sv.iter().zip(&k_sv) {
             f += self.alpha[i] * self.y[i] * k;
@@ -912,7 +922,7 @@ impl OnlineLearner {
             // Well classified: nothing to learn; kept (α = 0) in the band,
             // its kernel row left to be computed if it is ever needed.
             if margin <= 1.0 + opts.epsilon {
-                self.append(xt, sq_t, label, cls, seen, f - self.b, None);
+                self.append(xt, sq_t, label, cls, seen, f - self.b);
                 if let Some(budget) = opts.max_support {
                     self.trim_rest(budget);
                 }
@@ -922,20 +932,18 @@ impl OnlineLearner {
         let rest: Vec<usize> = (0..n)
             .filter(|&i| self.alpha[i] <= 0.0 && self.alive[i])
             .collect();
-        let mut k_rest: Vec<f64> = rest
-            .iter()
-            .map(|&i| {
-                dots[i] = self.dot_with(i, &q);
-                dots[i]
-            })
-            .collect();
-        self.kernel_values(&mut k_rest, |k| self.sq[rest[k]], sq_t);
-        // A forgotten row's kernel values are 0 (see `forget`).
-        let mut krow = vec![0.0; n];
+        let k_rest = self.kernel_row_with_dots(&q, sq_t, &rest, &mut dots);
+        let j = self.append(xt, sq_t, label, cls, seen, f - self.b);
+        // Its cached kernel row: the values just computed, 0 for forgotten
+        // rows (see `forget`), then K(x_t, x_t).
+        let mut own = [sq_t];
+        self.kernel_values(&mut own, |_| sq_t, sq_t);
+        self.cache.prepare(j, n + 1, None);
+        let krow = self.cache.column_mut(j);
         for (&i, &k) in sv.iter().zip(&k_sv).chain(rest.iter().zip(&k_rest)) {
             krow[i] = k;
         }
-        let j = self.append(xt, sq_t, label, cls, seen, f - self.b, Some(krow));
+        krow[n] = own[0];
         rec.updated = true;
         let (mut pos, mut neg) = (false, false);
         for i in 0..self.len() {
@@ -969,20 +977,8 @@ impl OnlineLearner {
         rec
     }
 
-    /// Stores a new example with `α = 0`; `krow`, when given, holds its
-    /// kernel values against the stored examples (its cached row, completed
-    /// here).
-    #[allow(clippy::too_many_arguments)]
-    fn append(
-        &mut self,
-        xt: &[f64],
-        sq_t: f64,
-        label: f64,
-        cls: i64,
-        seen: i64,
-        g: f64,
-        krow: Option<Vec<f64>>,
-    ) -> usize {
+    /// Stores a new example with `α = 0` (no kernel row cached yet).
+    fn append(&mut self, xt: &[f64], sq_t: f64, label: f64, cls: i64, seen: i64, g: f64) -> usize {
         let j = self.len();
         self.x.extend_from_slice(xt);
         self.sq.push(sq_t);
@@ -995,24 +991,13 @@ impl OnlineLearner {
         self.index_last();
         self.n_alive += 1;
         self.cache.push();
-        if let Some(mut krow) = krow {
-            let mut own = [sq_t];
-            self.kernel_values(&mut own, |_| sq_t, sq_t);
-            krow.push(own[0]);
-            self.cache.bytes += krow.capacity() * std::mem::size_of::<f64>();
-            self.cache.rows[j] = Some(krow);
-            self.cache.touch(j);
-            self.cache.evict();
-        }
         j
     }
 
     /// `K(x_i, x_j)` of two stored rows.
     fn kval(&self, i: usize, j: usize) -> f64 {
-        if let Some(row) = &self.cache.rows[i] {
-            if j < row.len() {
-                return row[j];
-            }
+        if let Some(&v) = self.cache.column(i).get(j) {
+            return v;
         }
         let mut v = [self.dot_with(i, &self.query(j))];
         self.kernel_values(&mut v, |_| self.sq[i], self.sq[j]);
@@ -1058,30 +1043,27 @@ impl OnlineLearner {
 
     /// Makes row `j` of the cache cover every stored example.
     fn ensure_row(&mut self, j: usize) {
-        self.cache.touch(j);
         let n = self.len();
-        let start = self.cache.rows[j].as_ref().map_or(0, Vec::len);
+        let start = self.cache.prepare(j, n, None);
         if start < n {
-            let mut row = self.cache.rows[j].take().unwrap_or_default();
-            let cap = row.capacity();
             let q = self.query(j);
-            row.extend((start..n).map(|i| {
-                if self.alive[i] {
-                    self.dot_with(i, &q)
-                } else {
-                    0.0
-                }
-            }));
-            self.kernel_values(&mut row[start..], |k| self.sq[start + k], self.sq[j]);
+            let mut fresh: Vec<f64> = (start..n)
+                .map(|i| {
+                    if self.alive[i] {
+                        self.dot_with(i, &q)
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            self.kernel_values(&mut fresh, |k| self.sq[start + k], self.sq[j]);
             // Forgotten rows get no kernel values (see `forget`).
-            for (v, &alive) in row[start..].iter_mut().zip(&self.alive[start..n]) {
+            for (v, &alive) in fresh.iter_mut().zip(&self.alive[start..n]) {
                 if !alive {
                     *v = 0.0;
                 }
             }
-            self.cache.bytes += (row.capacity() - cap) * std::mem::size_of::<f64>();
-            self.cache.rows[j] = Some(row);
-            self.cache.evict();
+            self.cache.column_mut(j)[start..].copy_from_slice(&fresh);
         }
     }
 
@@ -1201,53 +1183,17 @@ impl OnlineLearner {
         opts: &OnlineOptions,
         report: &mut LearnReport,
     ) -> bool {
-        let w = work.len();
-        let mut cols = vec![0.0f32; w * w];
-        let mut diag = vec![0.0f64; w];
-        for (a, &ia) in work.iter().enumerate() {
-            for (bb, &ib) in work.iter().enumerate() {
-                let k = kernel[a * stride + bb];
-                cols[a * w + bb] = (self.y[ia] * self.y[ib] * k) as f32;
-            }
-            diag[a] = kernel[a * stride + a];
-        }
         let ys: Vec<f64> = work.iter().map(|&i| self.y[i]).collect();
         let a0: Vec<f64> = work
             .iter()
             .map(|&i| self.alpha[i].clamp(0.0, opts.c))
             .collect();
-        // The fixed multipliers enter through p: g minus W's own share,
-        // taken with the solver's own (f32) Hessian entries, so that the
-        // solver starts from the exact gradient `y_a g_a − 1` and its
-        // stopping test agrees with the learner's (`violators`).
-        let p: Vec<f64> = (0..w)
-            .map(|a| {
-                let own: f64 = (0..w).map(|bb| a0[bb] * f64::from(cols[a * w + bb])).sum();
-                -1.0 + ys[a] * self.g[work[a]] - own
-            })
-            .collect();
-        let upper = vec![opts.c; w];
-        // The local batch's cap: LIBSVM's max(10⁷, 100·w) would let one
-        // update of a few variables grind for seconds (huge C on data the
-        // kernel cannot separate), and a learner makes one per example.
-        let max_iter = opts.max_iter.unwrap_or_else(|| local_iteration_cap(w));
-        let mut q = DenseQ { n: w, cols, diag };
-        // A working set is small (at most `max_neighbors + 1` variables):
-        // its solve is not interrupted, so the learner stays consistent. SMO
-        // on the dense Hessian, not through `DualProblem`: see the `problem`
-        // module.
-        let res = smo::solve(
-            &mut q,
-            &p,
-            &ys,
-            &upper,
-            &a0,
-            opts.tol,
-            max_iter,
-            false,
-            &Control::none(),
-        )
-        .unwrap_or_else(|_| unreachable!("a solve without a control is never interrupted"));
+        let g: Vec<f64> = work.iter().map(|&i| self.g[i]).collect();
+        let res = if self.hessian == Precision::Float64 {
+            solve_dense::<f64>(kernel, stride, &ys, &a0, &g, opts)
+        } else {
+            solve_dense::<f32>(kernel, stride, &ys, &a0, &g, opts)
+        };
         report.solves += 1;
         if !res.converged {
             report.unconverged += 1;
@@ -1261,7 +1207,7 @@ impl OnlineLearner {
             self.alpha[ia] = res.alpha[a];
             if delta != 0.0 {
                 self.ensure_row(ia);
-                let row = self.cache.row(ia);
+                let row = self.cache.column(ia);
                 for (gi, k) in self.g.iter_mut().zip(row) {
                     *gi += delta * k;
                 }
@@ -1359,11 +1305,7 @@ impl OnlineLearner {
     /// whatever the cache held (the model does not depend on the cache).
     fn forget(&mut self, i: usize) {
         self.alive[i] = false;
-        for row in self.cache.rows.iter_mut().flatten() {
-            if let Some(v) = row.get_mut(i) {
-                *v = 0.0;
-            }
-        }
+        self.cache.set_entry(i, 0.0);
     }
 
     fn count(&mut self) {
@@ -1394,7 +1336,7 @@ impl OnlineLearner {
         self.alpha = pick(&self.alpha, &keep);
         self.g = pick(&self.g, &keep);
         self.alive = vec![true; keep.len()];
-        self.cache.compact(&keep);
+        self.cache.retain(&keep);
         self.index_rows();
     }
 
@@ -1488,7 +1430,7 @@ impl OnlineLearner {
         for &(i, delta) in &changes {
             if delta != 0.0 {
                 self.ensure_row(i);
-                let row = self.cache.row(i);
+                let row = self.cache.column(i);
                 for (gi, k) in self.g.iter_mut().zip(row) {
                     *gi += delta * k;
                 }
@@ -1525,14 +1467,17 @@ impl OnlineLearner {
             start: Default::default(),
             twins: None,
         };
-        let sol = problem.solve(&SolverOptions {
-            tol: opts.tol,
-            max_iter: opts.max_iter,
-            shrinking: true,
-            cache_bytes: opts.cache_bytes,
-            threads: 1,
-            control: opts.control.clone(),
-        })?;
+        let sol = problem.solve_with(
+            &SolverOptions {
+                tol: opts.tol,
+                max_iter: opts.max_iter,
+                shrinking: opts.shrinking,
+                cache_bytes: opts.cache_bytes,
+                threads: 1,
+                control: opts.control.clone(),
+            },
+            opts.precision,
+        )?;
         report.solves += 1;
         if !sol.converged {
             report.unconverged += 1;
@@ -1542,7 +1487,7 @@ impl OnlineLearner {
             let delta = (sol.alpha[i] - self.alpha[i]) * self.y[i];
             if delta != 0.0 {
                 self.ensure_row(i);
-                let row = self.cache.row(i);
+                let row = self.cache.column(i);
                 for (gi, k) in self.g.iter_mut().zip(row) {
                     *gi += delta * k;
                 }

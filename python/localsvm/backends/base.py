@@ -572,7 +572,39 @@ class SolverBackend(ABC):
         UnsupportedProblemError
             The backend has no online learner.
         """
-        raise UnsupportedProblemError(
+        raise self._no_online_learner()
+
+    def online_settings(self, *, tol: float, max_iter: int, cache_size: float):
+        """The solver settings the online learner's ``learn`` takes.
+
+        Backends with ``capabilities.online`` return the object their
+        learner's ``learn`` accepts as ``settings`` (for the Rust core's
+        learner, a ``localsvm._core.SolverSettings``). The default has none
+        and raises.
+
+        Parameters
+        ----------
+        tol : float
+            SMO's stopping tolerance in each subproblem.
+        max_iter : int
+            Iteration cap per subproblem; -1 for the learner's own cap.
+        cache_size : float
+            Megabytes of cached kernel rows for the learner.
+
+        Returns
+        -------
+        object
+            The settings.
+
+        Raises
+        ------
+        UnsupportedProblemError
+            The backend has no online learner.
+        """
+        raise self._no_online_learner()
+
+    def _no_online_learner(self) -> UnsupportedProblemError:
+        return UnsupportedProblemError(
             f"backend {self.name!r} has no online learner (capabilities.online is False)"
         )
 

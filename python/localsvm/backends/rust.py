@@ -181,6 +181,27 @@ class RustBackend(SolverBackend):
         """
         return _core.IncrementalLearner(int(n_features), kernel.core())
 
+    def online_settings(self, *, tol, max_iter, cache_size):
+        """The settings the core's online learner takes.
+
+        Parameters
+        ----------
+        tol : float
+            SMO's stopping tolerance in each subproblem.
+        max_iter : int
+            Iteration cap per subproblem; -1 for the learner's own cap.
+        cache_size : float
+            Megabytes of cached kernel rows for the learner.
+
+        Returns
+        -------
+        localsvm._core.SolverSettings
+            The settings, checked.
+        """
+        return _core.SolverSettings(
+            tol=float(tol), max_iter=int(max_iter), cache_size=float(cache_size)
+        )
+
 
 @hookimpl
 def localsvm_register_backends(register):

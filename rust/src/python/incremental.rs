@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use super::convert::{cache_bytes, counts_u64, into_matrix, iteration_cap, vec1, Flat, Kernel};
+use super::convert::{counts_u64, into_matrix, vec1, Flat, Kernel, SolverSettings};
 use super::runner::detached;
 use std::time::{Duration, Instant};
 
@@ -114,11 +114,10 @@ impl IncrementalLearner {
     /// Learn the rows of `x` in order; see `_core.pyi`.
     #[pyo3(signature = (
         x, y, cls, seen, *, c, threshold, epsilon = 0.5, max_neighbors = 50,
-        neighbor_step = 1, max_support = None, rebatch = false, tol = 1e-3,
-        max_iter = -1, cache_size = 64.0, reprocess = 1
+        neighbor_step = 1, max_support = None, rebatch = false, settings = None, reprocess = 1
     ), text_signature = "(self, x, y, cls, seen, *, c, threshold, epsilon=0.5, \
-        max_neighbors=50, neighbor_step=1, max_support=None, rebatch=False, tol=0.001, \
-        max_iter=-1, cache_size=64.0, reprocess=1)")]
+        max_neighbors=50, neighbor_step=1, max_support=None, rebatch=False, settings=None, \
+        reprocess=1)")]
     #[allow(clippy::too_many_arguments)]
     fn learn<'py>(
         &mut self,
@@ -134,11 +133,11 @@ impl IncrementalLearner {
         neighbor_step: usize,
         max_support: Option<usize>,
         rebatch: bool,
-        tol: f64,
-        max_iter: i64,
-        cache_size: f64,
+        settings: Option<PyRef<'py, SolverSettings>>,
         reprocess: usize,
     ) -> PyResult<LearnResult> {
+        let defaults = SolverSettings::default_values();
+        let settings = settings.as_deref().unwrap_or(&defaults);
         let opts = OnlineOptions {
             c,
             threshold,
@@ -148,9 +147,11 @@ impl IncrementalLearner {
             reprocess,
             max_support,
             rebatch,
-            tol,
-            max_iter: iteration_cap(max_iter)?,
-            cache_bytes: cache_bytes(cache_size)?,
+            tol: settings.tol_value(),
+            max_iter: settings.iteration_cap(),
+            cache_bytes: settings.cache_bytes(),
+            shrinking: settings.shrinking_value(),
+            precision: settings.precision_value(),
             control: Control::none(),
         };
         let d = x.as_array().dim().1;
