@@ -209,10 +209,14 @@ impl Prepared {
         // Rows with the same non-zero features next to each other, so that
         // a group's union of features is small (ijcnn1: twelve dense
         // features and one of ten one-hot ones; in arrival order six rows
-        // span about 16.5 features, sorted about 13).
+        // span about 16.5 features, sorted about 13). Not where `B` has
+        // narrow panels: sorted, sparse integer rows (a9a) passed the group
+        // test and left the `f32` packs, which are faster for them.
         let mut dots: Vec<(usize, Vec<(usize, f64)>)> =
             dots.into_iter().map(|r| (r, nonzero(r))).collect();
-        dots.sort_by(|(_, x), (_, y)| x.iter().map(|e| e.0).cmp(y.iter().map(|e| e.0)));
+        if narrow.is_none() {
+            dots.sort_by(|(_, x), (_, y)| x.iter().map(|e| e.0).cmp(y.iter().map(|e| e.0)));
+        }
         let mut groups = Vec::new();
         let mut singles = Vec::new();
         let mut mark = vec![false; d];
