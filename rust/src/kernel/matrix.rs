@@ -642,38 +642,103 @@ mod tests {
         a.to_bits().abs_diff(b.to_bits())
     }
 
-    #[test]
-    fn vector_exp_is_within_two_ulps_and_underflows_to_zero() {
-        let mut worst = 0;
+    /// The arguments of the vector `exp`'s tests: a dense grid over the
+    /// whole range (steps of 1.37e-4, not commensurate with the table's
+    /// `ln 2 / 16`), each boundary between two table entries and its
+    /// neighbours, and the edges.
+    fn exp_arguments() -> Vec<f64> {
+        let mut xs = Vec::new();
         let mut x = -746.5f64;
         while x <= 0.0 {
-            for got in [exp_nonpositive::<true>(x), exp_nonpositive::<false>(x)] {
-                assert!(got >= 0.0, "e^{x} gave {got}");
-                worst = worst.max(ulps(got, x.exp()));
-            }
+            xs.push(x);
             x += 1.37e-4;
         }
-        println!("worst error {worst} ulps");
-        assert!(worst <= 2, "worst error {worst} ulps");
-        for x in [-1e-300, -1e-17, -5e-324, -0.5, -708.5, -745.0, -745.1] {
+        let step = std::f64::consts::LN_2 / 16.0;
+        for m in 0..=17_300 {
+            let b = -(m as f64 + 0.5) * step;
+            xs.extend([b.next_down(), b, b.next_up()]);
+        }
+        xs.extend([
+            0.0, -0.0, -5e-324, -1e-300, -1e-17, -1.1e-16, -0.5, -1.0, -708.39, -708.5, -745.0,
+            -745.1, -745.13,
+        ]);
+        xs
+    }
+
+    #[test]
+    fn vector_exp_is_within_one_ulp_and_underflows_to_zero() {
+        let (mut worst, mut worst_rel) = (0, 0.0f64);
+        for x in exp_arguments() {
+            let want = x.exp();
             for got in [exp_nonpositive::<true>(x), exp_nonpositive::<false>(x)] {
-                assert!(ulps(got, x.exp()) <= 2, "e^{x}: {got:e} vs {:e}", x.exp());
+                assert!(got >= 0.0, "e^{x} gave {got}");
+                worst = worst.max(ulps(got, want));
+                if want >= f64::MIN_POSITIVE {
+                    worst_rel = worst_rel.max((got - want).abs() / want);
+                }
             }
         }
-        for x in [0.0, -0.0] {
-            assert_eq!(exp_nonpositive::<false>(x), 1.0);
-            assert_eq!(exp_nonpositive::<true>(x), 1.0);
+        println!("worst error {worst} ulps, {worst_rel:e} relative");
+        assert!(worst <= 1, "worst error {worst} ulps");
+        assert!(worst_rel <= 2.3e-16, "worst relative error {worst_rel:e}");
+        for x in [0.0, -0.0, -5e-324, -1e-300, -1e-17] {
+            assert_eq!(exp_nonpositive::<false>(x), 1.0, "e^{x}");
+            assert_eq!(exp_nonpositive::<true>(x), 1.0, "e^{x}");
         }
         for x in [-745.2, -746.0, -800.0, -1e300, f64::MIN, f64::NEG_INFINITY] {
             assert_eq!(exp_nonpositive::<false>(x), 0.0, "e^{x}");
             assert_eq!(exp_nonpositive::<true>(x), 0.0, "e^{x}");
         }
+        // Larger arguments are taken as 0; NaN stays NaN.
+        assert_eq!(exp_nonpositive::<true>(1e-3), 1.0);
+        assert_eq!(exp_nonpositive::<true>(f64::INFINITY), 1.0);
+        assert!(exp_nonpositive::<true>(f64::NAN).is_nan());
+        assert!(exp_nonpositive::<false>(f64::NAN).is_nan());
         let mut v = vec![0.0, 1.0, 2.0, 1e4, 1e300];
         exp_scaled(&mut v, -0.5);
         assert_eq!(v[0], 1.0);
-        assert!(ulps(v[1], (-0.5f64).exp()) <= 2);
-        assert!(ulps(v[2], (-1.0f64).exp()) <= 2);
+        assert!(ulps(v[1], (-0.5f64).exp()) <= 1);
+        assert!(ulps(v[2], (-1.0f64).exp()) <= 1);
         assert_eq!(&v[3..], &[0.0, 0.0]);
+    }
+
+    #[test]
+    fn exp_table_holds_the_rounded_powers_of_two() {
+        // Each entry is the f64 nearest 2^(j/16) (worked out to 60 digits):
+        // libm's `exp2` gives the same bits, and its logarithm is j/16·ln 2.
+        for (j, &bits) in super::tiles::EXP2_FRACTIONS.iter().enumerate() {
+            let t = f64::from_bits(bits);
+            assert_eq!(
+                t.to_bits(),
+                (j as f64 / 16.0).exp2().to_bits(),
+                "2^({j}/16)"
+            );
+            let back = (t.ln() * 16.0 / std::f64::consts::LN_2 - j as f64).abs();
+            assert!(back < 1e-13, "2^({j}/16): log₂ gives {back:e} off");
+        }
+    }
+
+    #[test]
+    fn avx512_exp_gives_the_bits_of_the_generic_one() {
+        if crate::simd::level() != crate::simd::Level::Avx512 {
+            // Only an AVX-512 processor runs (and can test) that loop.
+            return;
+        }
+        let mut xs = exp_arguments();
+        xs.extend([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e-3, f64::MIN]);
+        for factor in [1.0, 0.7, -1.0] {
+            // Every tail length of the 8-lane loop.
+            for len in [xs.len(), 1, 2, 3, 7, 9, 15, 17] {
+                let src: Vec<f64> = xs[..len].iter().map(|x| x / factor).collect();
+                let mut got = src.clone();
+                // SAFETY: the level says the CPU has AVX-512.
+                unsafe { super::tiles::avx512::exp_scaled(&mut got, factor) };
+                for (g, s) in got.iter().zip(&src) {
+                    let want = exp_nonpositive::<true>(factor * s);
+                    assert_eq!(g.to_bits(), want.to_bits(), "e^({factor}·{s})");
+                }
+            }
+        }
     }
 
     #[test]

@@ -258,7 +258,7 @@ pub(super) fn sums_row<const DIFF: bool>(
 }
 
 const LOG2E: f64 = std::f64::consts::LOG2_E;
-// ln 2 split (as in fdlibm) so that n·LN2_HI is exact for |n| < 2¹¹.
+// ln 2 split (as in fdlibm) so that n·LN2_HI is exact for |n| < 2²¹.
 const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
 const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 // Adding 1.5·2⁵² rounds to an integer held in the low mantissa bits.
@@ -268,53 +268,180 @@ const ROUND: f64 = 6_755_399_441_055_744.0;
 const SPLIT: u64 = 537;
 // Below this, e^x is under half the smallest subnormal: the result is 0.
 const LOWEST: f64 = -746.0;
+/// log₂ of the entries of [`EXP2_TABLE`].
+const TABLE_BITS: u32 = 4;
+/// `2^(j/16)` for `j = 0..16`, correctly rounded (checked to 60 digits).
+pub(super) const EXP2_FRACTIONS: [u64; 1 << TABLE_BITS] = [
+    0x3ff0_0000_0000_0000,
+    0x3ff0_b558_6cf9_890f,
+    0x3ff1_72b8_3c7d_517b,
+    0x3ff2_387a_6e75_6238,
+    0x3ff3_06fe_0a31_b715,
+    0x3ff3_dea6_4c12_3422,
+    0x3ff4_bfda_d536_2a27,
+    0x3ff5_ab07_dd48_5429,
+    0x3ff6_a09e_667f_3bcd,
+    0x3ff7_a114_73eb_0187,
+    0x3ff8_ace5_422a_a0db,
+    0x3ff9_c491_82a3_f090,
+    0x3ffa_e89f_995a_d3ad,
+    0x3ffc_199b_dd85_529c,
+    0x3ffd_5818_dcfb_a487,
+    0x3ffe_a4af_a2a4_90da,
+];
+/// `EXP2_FRACTIONS[j]`'s bits less `j` in the exponent's lowest bits: adding
+/// `m·2^(52 − TABLE_BITS)` to entry `m mod 16` gives the bits of
+/// `2^(m/16)` (the exponent field gains `⌊m/16⌋`), with no branch on `m`'s
+/// sign.
+const EXP2_TABLE: [u64; 1 << TABLE_BITS] = {
+    let mut t = EXP2_FRACTIONS;
+    let mut j = 0;
+    while j < t.len() {
+        t[j] = t[j].wrapping_sub((j as u64) << (52 - TABLE_BITS));
+        j += 1;
+    }
+    t
+};
+/// `16/ln 2`: the argument in sixteenths of `ln 2`.
+const SIXTEENTHS: f64 = LOG2E * (1 << TABLE_BITS) as f64;
+/// `ln 2 / 16` split as [`LN2_HI`] and [`LN2_LO`] (exact scalings).
+const STEP_HI: f64 = LN2_HI / (1 << TABLE_BITS) as f64;
+const STEP_LO: f64 = LN2_LO / (1 << TABLE_BITS) as f64;
+/// Subtracted from the bits of `x·16/ln2 + ROUND` to give `m + 16·SPLIT`
+/// for the integer `m` nearest to `x·16/ln2` (two's complement): the index
+/// into [`EXP2_TABLE`] is its low bits, the exponent of `2^(m/16 + SPLIT)`
+/// the rest.
+const ROUND_LESS_SPLIT: u64 = ROUND.to_bits().wrapping_sub(SPLIT << TABLE_BITS);
+/// `2^−SPLIT`.
+const DOWN: f64 = f64::from_bits((1023 - SPLIT) << 52);
 
 /// `e^x` for `x ≤ 0` (larger arguments are taken as 0), within about one
-/// unit in the last place of [`f64::exp`], written with arithmetic and bit
-/// operations only so loops over it vectorise. Underflows like `f64::exp`:
-/// subnormal results below about `e^−708`, exactly 0 below about `−745.13`
-/// (and for `−∞`); `e^0 = 1` exactly.
+/// unit in the last place of [`f64::exp`] (the tests measure at most one),
+/// written with arithmetic, bit operations and a 16-entry table only so
+/// loops over it vectorise. Underflows like `f64::exp`: subnormal results
+/// below about `e^−708`, exactly 0 below about `−745.13` (and for `−∞`);
+/// `e^0 = 1` exactly; NaN stays NaN.
+///
+/// The table-driven reduction of P. T. P. Tang ("Table-driven
+/// implementation of the exponential function in IEEE floating-point
+/// arithmetic", ACM TOMS 15(2), 1989) with 16 entries:
+/// `x = (m/16)·ln 2 + r`, `|r| ≤ ln2/32`, `e^x = 2^⌊m/16⌋ · 2^((m mod 16)/16)
+/// · e^r`, and `e^r − 1` from its Taylor series to degree 7 (truncation
+/// below `2·10⁻¹⁸`): nine multiply-adds and a table look-up in place of a
+/// degree-13 polynomial on `|r| ≤ ln2/2`. The table entry is rounded once
+/// (half a unit) and the last multiply-add once more. [`exp_scaled`]'s
+/// AVX-512 loop computes the same operations in the same order, with the
+/// table in two registers, and gives the same bits.
 #[inline(always)]
 pub(super) fn exp_nonpositive<const FMA: bool>(x: f64) -> f64 {
     let x = x.clamp(LOWEST, 0.0);
-    let shifted = fmadd64::<FMA>(x, LOG2E, ROUND);
-    let n = shifted - ROUND;
-    // n in [−1077, 0]; its two's complement sits in the low bits.
-    let n_bits = shifted.to_bits().wrapping_sub(ROUND.to_bits());
-    let hi = fmadd64::<FMA>(-n, LN2_HI, x);
-    let r = fmadd64::<FMA>(-n, LN2_LO, hi);
-    // Taylor series to degree 13 on |r| ≤ ln2/2 (+ rounding), truncation
-    // error below 1e-17: `1 + r(1 + r(1/2 + r·h(r)))` with the small tail
-    // `h(r) = Σ_{k=3}^{13} r^(k−3)/k!` in Estrin's scheme (short dependency
-    // chains) and the last, larger steps in Horner's (accuracy).
-    let f = |k: f64| 1.0 / k;
+    let shifted = fmadd64::<FMA>(x, SIXTEENTHS, ROUND);
+    let m = shifted - ROUND;
+    let m_bits = shifted.to_bits().wrapping_sub(ROUND_LESS_SPLIT);
+    let r = fmadd64::<FMA>(-m, STEP_LO, fmadd64::<FMA>(-m, STEP_HI, x));
+    let q = expm1_small::<FMA>(r);
+    let entry = EXP2_TABLE[(m_bits as usize) & ((1 << TABLE_BITS) - 1)];
+    let scale = f64::from_bits(entry.wrapping_add(m_bits << (52 - TABLE_BITS)));
+    fmadd64::<FMA>(scale, q, scale) * DOWN
+}
+
+/// `e^r − 1` for `|r| ≤ ln2/32` from the Taylor series to degree 7:
+/// `r + r²(a + r²(b + r²c))` with `a = 1/2 + r/6`, `b = 1/24 + r/120`,
+/// `c = 1/720 + r/5040` (short dependency chains).
+#[inline(always)]
+fn expm1_small<const FMA: bool>(r: f64) -> f64 {
     let r2 = r * r;
-    let r4 = r2 * r2;
-    let c = |lo: f64, hi: f64| fmadd64::<FMA>(hi, r, lo);
-    let h01 = c(f(6.0), f(24.0));
-    let h23 = c(f(120.0), f(720.0));
-    let h45 = c(f(5_040.0), f(40_320.0));
-    let h67 = c(f(362_880.0), f(3_628_800.0));
-    let h89 = c(f(39_916_800.0), f(479_001_600.0));
-    let h10 = f(6_227_020_800.0);
-    let h0_3 = fmadd64::<FMA>(h23, r2, h01);
-    let h4_7 = fmadd64::<FMA>(h67, r2, h45);
-    let h8_10 = fmadd64::<FMA>(h10, r2, h89);
-    let h = fmadd64::<FMA>(fmadd64::<FMA>(h8_10, r4, h4_7), r4, h0_3);
-    let mut p = fmadd64::<FMA>(h, r, 0.5);
-    p = fmadd64::<FMA>(p, r, 1.0);
-    p = fmadd64::<FMA>(p, r, 1.0);
-    let up = f64::from_bits(n_bits.wrapping_add(1023 + SPLIT) << 52);
-    let down = f64::from_bits((1023 - SPLIT) << 52);
-    p * up * down
+    let a = fmadd64::<FMA>(r, 1.0 / 6.0, 0.5);
+    let b = fmadd64::<FMA>(r, 1.0 / 120.0, 1.0 / 24.0);
+    let c = fmadd64::<FMA>(r, 1.0 / 5040.0, 1.0 / 720.0);
+    let inner = fmadd64::<FMA>(r2, fmadd64::<FMA>(r2, c, b), a);
+    fmadd64::<FMA>(r2, inner, r)
 }
 
 multiversion! {
     /// `v ← e^(factor·v)` for every value, with [`exp_nonpositive`]
-    /// (`factor·v ≤ 0`).
+    /// (`factor·v ≤ 0`); on AVX-512 processors by [`avx512::exp_scaled`],
+    /// the same operations with the table in registers.
     pub(crate) fn exp_scaled, fn exp_scaled_impl(values: &mut [f64], factor: f64) {
+        #[cfg(target_arch = "x86_64")]
+        if FMA && crate::simd::level() == crate::simd::Level::Avx512 {
+            // SAFETY: `level()` reports AVX-512 only when the CPU has it.
+            unsafe { avx512::exp_scaled(values, factor) };
+            return;
+        }
         for v in values.iter_mut() {
             *v = exp_nonpositive::<FMA>(factor * *v);
+        }
+    }
+}
+
+/// [`exp_scaled`] written with AVX-512 intrinsics: the compiler turns the
+/// table look-up of [`exp_nonpositive`] into a gather, which costs as much
+/// as the polynomial it saves; here the 16 entries sit in two registers and
+/// one two-register permutation (`vpermt2pd`) looks up eight at once.
+#[cfg(target_arch = "x86_64")]
+pub(super) mod avx512 {
+    use super::{
+        DOWN, EXP2_TABLE, LOWEST, ROUND, ROUND_LESS_SPLIT, SIXTEENTHS, STEP_HI, STEP_LO, TABLE_BITS,
+    };
+    use std::arch::x86_64::*;
+
+    /// `v ← e^(factor·v)`, bit for bit [`super::exp_nonpositive::<true>`]
+    /// of each `factor·v`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F.
+    #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+    pub(crate) unsafe fn exp_scaled(values: &mut [f64], factor: f64) {
+        let table = |i: usize| -> __m512i {
+            let t: [i64; 8] = std::array::from_fn(|l| EXP2_TABLE[i * 8 + l] as i64);
+            _mm512_setr_epi64(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7])
+        };
+        let (t0, t1) = (table(0), table(1));
+        let one = |v: __m512d| -> __m512d {
+            let x = _mm512_mul_pd(_mm512_set1_pd(factor), v);
+            // As `clamp`: the second operand is returned for NaN.
+            let x = _mm512_max_pd(_mm512_set1_pd(LOWEST), x);
+            let x = _mm512_min_pd(_mm512_setzero_pd(), x);
+            let round = _mm512_set1_pd(ROUND);
+            let shifted = _mm512_fmadd_pd(x, _mm512_set1_pd(SIXTEENTHS), round);
+            let m = _mm512_sub_pd(shifted, round);
+            let m_bits = _mm512_sub_epi64(
+                _mm512_castpd_si512(shifted),
+                _mm512_set1_epi64(ROUND_LESS_SPLIT as i64),
+            );
+            let r = _mm512_fnmadd_pd(m, _mm512_set1_pd(STEP_HI), x);
+            let r = _mm512_fnmadd_pd(m, _mm512_set1_pd(STEP_LO), r);
+            let r2 = _mm512_mul_pd(r, r);
+            let c = |a: f64| _mm512_set1_pd(a);
+            let a = _mm512_fmadd_pd(r, c(1.0 / 6.0), c(0.5));
+            let b = _mm512_fmadd_pd(r, c(1.0 / 120.0), c(1.0 / 24.0));
+            let cc = _mm512_fmadd_pd(r, c(1.0 / 5040.0), c(1.0 / 720.0));
+            let inner = _mm512_fmadd_pd(r2, _mm512_fmadd_pd(r2, cc, b), a);
+            let q = _mm512_fmadd_pd(r2, inner, r);
+            // The permutation reads the low four bits of each index.
+            let entry = _mm512_permutex2var_epi64(t0, m_bits, t1);
+            let scale = _mm512_castsi512_pd(_mm512_add_epi64(
+                entry,
+                _mm512_slli_epi64::<{ 52 - TABLE_BITS }>(m_bits),
+            ));
+            _mm512_mul_pd(_mm512_fmadd_pd(scale, q, scale), _mm512_set1_pd(DOWN))
+        };
+        let (chunks, rest) = values.as_chunks_mut::<8>();
+        for chunk in chunks {
+            // SAFETY: eight values in and out.
+            unsafe {
+                let v = _mm512_loadu_pd(chunk.as_ptr());
+                _mm512_storeu_pd(chunk.as_mut_ptr(), one(v));
+            }
+        }
+        if !rest.is_empty() {
+            let mask: __mmask8 = (1u8 << rest.len()) - 1;
+            // SAFETY: the mask covers `rest.len()` values.
+            unsafe {
+                let v = _mm512_maskz_loadu_pd(mask, rest.as_ptr());
+                _mm512_mask_storeu_pd(rest.as_mut_ptr(), mask, one(v));
+            }
         }
     }
 }
