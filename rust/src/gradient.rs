@@ -309,15 +309,32 @@ mod tests {
                 twins: None,
             };
             problem
-                .solve_with(&SolverOptions::default(), Precision::Float64)
+                .solve_with(
+                    &SolverOptions {
+                        tol: 1e-7,
+                        ..SolverOptions::default()
+                    },
+                    Precision::Float64,
+                )
                 .unwrap()
         };
         use crate::problem::StartGradientMode as M;
         let columns = solve(M::Columns);
         let blocked = solve(M::Blocked);
         assert!(columns.converged && blocked.converged);
-        assert_eq!(columns.n_iter, blocked.n_iter);
-        assert!((columns.objective - blocked.objective).abs() < 1e-9 * columns.objective.abs());
+        // The two starts differ in the last bits (blocked sums against one
+        // column at a time), and the solves' deferred updates of Ḡ likewise:
+        // the paths may part late, but reach the same optimum (a tight `tol`,
+        // so that "same" can be checked to 1e-9).
+        let (a, b) = (columns.n_iter as f64, blocked.n_iter as f64);
+        assert!((a - b).abs() <= 0.1 * a.max(b), "{a} vs {b} iterations");
+        let gap = (columns.objective - blocked.objective).abs() / columns.objective.abs();
+        assert!(
+            gap < 1e-9,
+            "objectives {} and {}",
+            columns.objective,
+            blocked.objective
+        );
         assert!(blocked.start_evaluations > 0);
         // The gradient handed over by the caller.
         let source = KernelSource::dense(

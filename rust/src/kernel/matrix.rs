@@ -735,7 +735,12 @@ mod tests {
                 unsafe { super::tiles::avx512::exp_scaled(&mut got, factor) };
                 for (g, s) in got.iter().zip(&src) {
                     let want = exp_nonpositive::<true>(factor * s);
-                    assert_eq!(g.to_bits(), want.to_bits(), "e^({factor}·{s})");
+                    if want.is_nan() {
+                        // A NaN's sign and payload carry no meaning.
+                        assert!(g.is_nan(), "e^({factor}·{s}) = {g}");
+                    } else {
+                        assert_eq!(g.to_bits(), want.to_bits(), "e^({factor}·{s})");
+                    }
                 }
             }
         }
