@@ -8,9 +8,8 @@ each new one) and compared with the batch SVM (:class:`localsvm.SVC`). As in
 the paper the validation set is the first two thirds of each realization's
 test set. Along the stream: validation error, number of support vectors,
 ``‖ξ‖² / t`` and ``‖w‖² = αᵀQα`` (the paper's Figures 2 and 3), then the
-final table (error, #SV, CPU time) next to what the paper states, and the
-speed targets on Banana (LISVM's time against rebatch's, its error against
-the batch SVM's).
+final table (error, #SV, CPU time) next to what the paper states. ``--bench`` times the
+Banana stream against rebatch and the batch SVM instead.
 
 The paper's SVM parameters and band width were lost from its text; here
 Banana uses C = 1, gamma = 1 (as the rest of localsvm's Banana examples) and
@@ -218,28 +217,6 @@ def print_table(rows: list[dict], out: TextIO) -> list[dict]:
         "and Diabetes, are all run, none is absent)",
     )
     return summary
-
-
-def print_speed_targets(summary: list[dict], out: TextIO) -> list[dict]:
-    """On Banana, each LISVM's CPU time as a share of rebatch's and its
-    validation error minus the batch SVM's, printed and returned."""
-    by = {(r["data"], r["method"]): r for r in summary}
-    if ("banana", "rebatch") not in by:
-        return []
-    reb, batch = by[("banana", "rebatch")], by[("banana", "batch SVM")]
-    rows = []
-    for eta in THRESHOLDS:
-        r = by[("banana", f"LISVM {eta:g}")]
-        ratio = r["cpu"] / reb["cpu"] if reb["cpu"] > 0 else float("inf")
-        gap = r["error"] - batch["error"]
-        _say(
-            out,
-            f"banana LISVM {eta:g}: CPU {r['cpu']:.2f} s = {100 * ratio:.0f} % of rebatch's "
-            f"{reb['cpu']:.2f} s; error {r['error']:.2f} % against the batch SVM's "
-            f"{batch['error']:.2f} % ({gap:+.2f} points)",
-        )
-        rows.append(dict(section="speed", eta=eta, ratio=ratio, gap=gap))
-    return rows
 
 
 def _mean_curve(rows, name, method, key):
@@ -482,10 +459,5 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
     summary = print_table(rows, out)
     _say(out)
     _say(out, PAPER_CLAIMS)
-    _say(out)
-    _say(out, "CPU time on the Banana stream, each LISVM as a share of rebatch's")
-    if args.quick:
-        _say(out, "(--quick: streams of 80 examples take milliseconds; the shares are noise)")
-    speed = print_speed_targets(summary, out)
     figures(rows, Path(args.out), out)
-    return rows + summary + speed
+    return rows + summary
