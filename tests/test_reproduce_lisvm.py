@@ -4,11 +4,14 @@ table), and both figures."""
 
 from __future__ import annotations
 
+import io
+
+import numpy as np
 import pytest
 
 from conftest import png_width, run_reproduce
 from localsvm.experiments import EXPERIMENTS
-from localsvm.experiments.lisvm import DATASETS, methods
+from localsvm.experiments.lisvm import DATASETS, methods, print_table
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +59,22 @@ def test_cpu_time_printed_once_and_figures(quick_run):
     for name in ("lisvm_banana.png", "lisvm_validation.png"):
         assert (out_dir / name).stat().st_size > 1000
         assert png_width(out_dir / name) >= 1000, name
+
+
+def test_table_spread_is_the_sample_standard_deviation():
+    """Two realizations with errors 10 % and 20 %: the sample standard
+    deviation (n - 1) is 7.07 points; dividing by n would give 5.00."""
+    rows = [
+        dict(section="table", data="banana", method=m, error=e, n_sv=n, cpu=c)
+        for m in ("batch SVM", "rebatch")
+        for e, n, c in ((0.1, 10, 1.0), (0.2, 14, 3.0))
+    ]
+    buf = io.StringIO()
+    summary = print_table(rows, buf)
+    text = buf.getvalue()
+    assert "15.00 ± 7.07" in text and "12.0 ± 2.8" in text and "2.00 ± 1.41" in text
+    assert "± 5.00" not in text
+    assert summary[0]["error_std"] == pytest.approx(100 * np.std([0.1, 0.2], ddof=1))
 
 
 #: Final validation error (%) and #SV per data set / method printed by the
