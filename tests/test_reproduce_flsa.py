@@ -126,3 +126,18 @@ def test_spread_is_the_sample_standard_deviation():
     assert _fmt([0.1, 0.2], 100) == "15.00 ± 7.07"
     assert _fmt([10, 14], digits=1) == "12.0 ± 2.8"
     assert _fmt([0.5], 100) == "50.00"
+
+
+@pytest.mark.parametrize(
+    "argv, word",
+    [(["--realizations", "0"], "at least 1"), (["--folds", "1"], "at least 2 folds")],
+)
+def test_counts_below_one_are_refused(argv, word, capsys):
+    """``--realizations 0`` used to fall back to the default of 3 in silence."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    load("flsa").add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(argv)
+    assert word in capsys.readouterr().err

@@ -116,3 +116,16 @@ def test_quick_figures_match_the_stored_run(quick_run):
     for key, (error, n_sv) in QUICK_SUMMARY.items():
         assert got[key]["error"] == pytest.approx(error, abs=1.5), key
         assert got[key]["n_sv"] == pytest.approx(n_sv, rel=0.15), key
+
+
+@pytest.mark.parametrize("option", ["--realizations", "--every"])
+def test_counts_below_one_are_refused(option, capsys):
+    import argparse
+
+    from localsvm.experiments.lisvm import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args([option, "0"])
+    assert "at least 1" in capsys.readouterr().err

@@ -620,8 +620,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quick", action="store_true", help="small sets and grids: a smoke run of seconds"
     )
-    parser.add_argument("--realizations", type=int, default=None, help="realizations per set")
-    parser.add_argument("--folds", type=int, default=None, help="cross-validation folds")
+    parser.add_argument(
+        "--realizations",
+        type=_argtypes.positive_int,
+        default=None,
+        help="realizations per set (3; 1 with --quick)",
+    )
+    parser.add_argument(
+        "--folds",
+        type=_argtypes.fold_count,
+        default=None,
+        help="cross-validation folds (5; 3 with --quick)",
+    )
     parser.add_argument(
         "--out", default="./localsvm-figures", help="folder for the images (default: %(default)s)"
     )

@@ -29,6 +29,7 @@ from typing import TextIO
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .. import _argtypes
 from ..datasets import load_dataset
 from ..incremental import IncrementalSVC
 from ..kernels import kernel_matrix
@@ -305,7 +306,7 @@ def _timed(fn, repeat: int = 1):
 
 
 def bench_banana(out: TextIO) -> list[dict]:
-    """The Banana speed target in wall-clock time: each stream learnt without any
+    """The Banana stream's speed in wall-clock time: each stream learnt without any
     evaluation in between (realization 0, C = 1, gamma = 1), the best of
     three runs after an untimed warm-up."""
     d = load_dataset("banana", realization=0)
@@ -412,10 +413,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="one realization, the first 80 examples of each stream (a smoke run)",
     )
     parser.add_argument(
-        "--realizations", type=int, default=5, help="IDA realizations per data set (5)"
+        "--realizations",
+        type=_argtypes.positive_int,
+        default=5,
+        help="IDA realizations per data set (5)",
     )
     parser.add_argument(
-        "--every", type=int, default=10, help="examples between two evaluations (10)"
+        "--every",
+        type=_argtypes.positive_int,
+        default=10,
+        help="examples between two evaluations (10)",
     )
     parser.add_argument(
         "--out", default="localsvm-figures", help="folder for the images (localsvm-figures)"
@@ -423,7 +430,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bench",
         action="store_true",
-        help="measure the speed targets instead (wall clock): the Banana stream against "
+        help="time the streams instead (wall clock): the Banana stream against "
         "rebatch and the batch SVM, and one pass over ijcnn1 against scikit-learn's SVC.fit "
         "(with --quick: the first 2000 ijcnn1 rows)",
     )
@@ -432,7 +439,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
     """Run the experiment; returns every row it printed."""
     if getattr(args, "bench", False):
-        _say(out, "LISVM speed targets (wall-clock seconds, one process)")
+        _say(out, "LISVM speed (wall-clock seconds, one process)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             rows = bench_banana(out)
