@@ -115,3 +115,29 @@ def check_against_stored_run(rows):
         assert 100 * got[key]["accuracy"] == pytest.approx(acc, abs=2.0), key
         tol = {"FLSA": max(8, 0.4 * n_sv), "RFLSA": max(8, 0.4 * n_sv), "SVM": 0.15 * n_sv}
         assert abs(got[key]["n_sv"] - n_sv) <= tol.get(key.split("/")[1], 0.0), key
+
+
+def test_spread_is_the_sample_standard_deviation():
+    """Two realizations at 10 % and 20 %: the sample standard deviation
+    (n - 1), as the LSVM, MCSVM and LISVM tables print, is 7.07 points;
+    dividing by n would give 5.00."""
+    from localsvm.experiments.flsa import _fmt
+
+    assert _fmt([0.1, 0.2], 100) == "15.00 ± 7.07"
+    assert _fmt([10, 14], digits=1) == "12.0 ± 2.8"
+    assert _fmt([0.5], 100) == "50.00"
+
+
+@pytest.mark.parametrize(
+    "argv, word",
+    [(["--realizations", "0"], "at least 1"), (["--folds", "1"], "at least 2 folds")],
+)
+def test_counts_below_one_are_refused(argv, word, capsys):
+    """``--realizations 0`` used to fall back to the default of 3 in silence."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    load("flsa").add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(argv)
+    assert word in capsys.readouterr().err

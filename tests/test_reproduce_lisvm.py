@@ -1,15 +1,17 @@
 """``python -m localsvm reproduce lisvm --quick`` runs end to end: the final
-table for every data set and method, LISVM's Banana speed figures beside
-rebatch's and the batch SVM's error, and both figures."""
+table for every data set and method (its CPU time printed once, in the
+table), and both figures."""
 
 from __future__ import annotations
+
+import io
 
 import numpy as np
 import pytest
 
 from conftest import png_width, run_reproduce
 from localsvm.experiments import EXPERIMENTS
-from localsvm.experiments.lisvm import DATASETS, methods
+from localsvm.experiments.lisvm import DATASETS, methods, print_table
 
 
 @pytest.fixture(scope="module")
@@ -44,21 +46,35 @@ def test_streams_record_curves(quick_run):
             assert c["n_seen"][-1] == 80 and c["error"].shape == c["w2"].shape
 
 
-def test_speed_figures_and_figures(quick_run):
+def test_cpu_time_printed_once_and_figures(quick_run):
     text, rows, out_dir = quick_run
-    speed = [r for r in rows if r["section"] == "speed"]
-    assert len(speed) == 3
-    # Each LISVM's share of rebatch's CPU time and its error gap to the batch
-    # SVM, printed as figures (no verdict).
-    for r in speed:
-        assert 0.0 < r["ratio"] < float("inf") and np.isfinite(r["gap"])
-        assert f"banana LISVM {r['eta']:g}: CPU" in text
-        assert f"({r['gap']:+.2f} points)" in text
+    # The CPU time is the table's column; no block after the table repeats it.
+    assert not [r for r in rows if r["section"] == "speed"]
+    assert "share of rebatch" not in text and "% of rebatch" not in text
+    final = text[text.index("Final table") :]
+    for r in (r for r in rows if r["section"] == "summary"):
+        assert final.count(f"{r['data']:<9} {r['method']:<26} ") == 1, r
     assert "PASS" not in text and "FAIL" not in text
     pytest.importorskip("matplotlib")
     for name in ("lisvm_banana.png", "lisvm_validation.png"):
         assert (out_dir / name).stat().st_size > 1000
         assert png_width(out_dir / name) >= 1000, name
+
+
+def test_table_spread_is_the_sample_standard_deviation():
+    """Two realizations with errors 10 % and 20 %: the sample standard
+    deviation (n - 1) is 7.07 points; dividing by n would give 5.00."""
+    rows = [
+        dict(section="table", data="banana", method=m, error=e, n_sv=n, cpu=c)
+        for m in ("batch SVM", "rebatch")
+        for e, n, c in ((0.1, 10, 1.0), (0.2, 14, 3.0))
+    ]
+    buf = io.StringIO()
+    summary = print_table(rows, buf)
+    text = buf.getvalue()
+    assert "15.00 ± 7.07" in text and "12.0 ± 2.8" in text and "2.00 ± 1.41" in text
+    assert "± 5.00" not in text
+    assert summary[0]["error_std"] == pytest.approx(100 * np.std([0.1, 0.2], ddof=1))
 
 
 #: Final validation error (%) and #SV per data set / method printed by the
@@ -100,3 +116,16 @@ def test_quick_figures_match_the_stored_run(quick_run):
     for key, (error, n_sv) in QUICK_SUMMARY.items():
         assert got[key]["error"] == pytest.approx(error, abs=1.5), key
         assert got[key]["n_sv"] == pytest.approx(n_sv, rel=0.15), key
+
+
+@pytest.mark.parametrize("option", ["--realizations", "--every"])
+def test_counts_below_one_are_refused(option, capsys):
+    import argparse
+
+    from localsvm.experiments.lisvm import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args([option, "0"])
+    assert "at least 1" in capsys.readouterr().err

@@ -112,3 +112,14 @@ def test_quick_figures_match_the_stored_run(quick_run):
     assert got.keys() == QUICK_TABLE1.keys()
     off = {k: (got[k], v) for k, v in QUICK_TABLE1.items() if abs(got[k] - v) > 2.5}
     assert not off, off
+
+
+def test_spread_is_the_sample_standard_deviation():
+    """Accuracies 80 % and 90 %: the sample standard deviation (n - 1), as
+    the other reproductions print, is 7.07 points; dividing by n gives 5.00."""
+    import numpy as np
+
+    from localsvm.experiments.mcsvm import mean_std
+
+    assert mean_std(np.array([80.0, 90.0])) == ("85.00 ± 7.07", pytest.approx(7.0711, abs=1e-4))
+    assert mean_std(np.array([81.25])) == ("81.25", 0.0)

@@ -307,10 +307,12 @@ def tune_lssvm(split: Split, cfg: Config, seed: int):
 
 
 def _fmt(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
+    """``mean ± std`` of ``values`` (sample standard deviation, n - 1, as
+    the other reproductions print it); a single value alone."""
     a = np.asarray(values, dtype=float) * scale
     if a.size == 1:
         return f"{a[0]:.{digits}f}"
-    return f"{a.mean():.{digits}f} ± {a.std():.{digits}f}"
+    return f"{a.mean():.{digits}f} ± {a.std(ddof=1):.{digits}f}"
 
 
 def _paper(v, digits: int = 2) -> str:
@@ -369,7 +371,7 @@ def accuracy_table(cfg: Config, out: TextIO, datasets: tuple[str, ...] = DATASET
                 "dataset": name,
                 "method": m,
                 "accuracy": float(np.mean(accs)),
-                "accuracy_std": float(np.std(accs)),
+                "accuracy_std": float(np.std(accs, ddof=1)) if len(accs) > 1 else 0.0,
                 "n_sv": float(np.mean(nsvs)),
                 "paper_accuracy": p_acc,
                 "paper_n_sv": p_sv,
@@ -618,8 +620,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quick", action="store_true", help="small sets and grids: a smoke run of seconds"
     )
-    parser.add_argument("--realizations", type=int, default=None, help="realizations per set")
-    parser.add_argument("--folds", type=int, default=None, help="cross-validation folds")
+    parser.add_argument(
+        "--realizations",
+        type=_argtypes.positive_int,
+        default=None,
+        help="realizations per set (3; 1 with --quick)",
+    )
+    parser.add_argument(
+        "--folds",
+        type=_argtypes.fold_count,
+        default=None,
+        help="cross-validation folds (5; 3 with --quick)",
+    )
     parser.add_argument(
         "--out", default="./localsvm-figures", help="folder for the images (default: %(default)s)"
     )

@@ -185,6 +185,16 @@ def cross_validate(method: str, split: Split, cfg: Config, seed: int) -> tuple[f
     return grid[int(np.argmax(scores.mean(axis=1)))]
 
 
+def mean_std(a: np.ndarray) -> tuple[str, float]:
+    """``"mean ± std"`` of ``a`` with the sample standard deviation (n - 1),
+    as the other reproductions print it, and that deviation; a single
+    value is printed alone (deviation 0)."""
+    if a.size == 1:
+        return f"{a[0]:.2f}", 0.0
+    std = float(a.std(ddof=1))
+    return f"{a.mean():.2f} ± {std:.2f}", std
+
+
 def timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float, float]:
     """``fn(*args)``, its wall seconds and its CPU seconds (all threads)."""
     c0, t0 = time.process_time(), time.perf_counter()
@@ -225,7 +235,7 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
         for m in METHODS:
             a = 100 * np.asarray(accs[m])
             fit_s, pred_s = np.mean(times[m], axis=0)
-            acc = f"{a.mean():.2f}" + (f" ± {a.std():.2f}" if a.size > 1 else "")
+            acc, std = mean_std(a)
             C, gd = chosen[m]
             paper = PAPER[name][PAPER_COLUMN[m]]
             row = {
@@ -233,7 +243,7 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
                 "data": name,
                 "method": m,
                 "accuracy": float(a.mean() / 100),
-                "accuracy_std": float(a.std() / 100),
+                "accuracy_std": std / 100,
                 "paper": paper,
                 "C": C,
                 "gamma_factor": gd,
