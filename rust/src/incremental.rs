@@ -50,6 +50,7 @@ use crate::local::local_iteration_cap;
 use crate::precision::{f64_problem, resolve, Magnitudes, Precision, QValue};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 use crate::qmatrix::QMatrix;
+use crate::simd::multiversion;
 use crate::smo;
 
 /// Settings of one [`OnlineLearner::learn`] call.
@@ -359,12 +360,16 @@ impl Pattern {
 }
 
 /// True when the dot product of rows with `a` and `b` nonzeros is summed
-/// over the sparser row's nonzeros (in increasing column order, one
-/// accumulator) instead of over every column ([`dot`]). A function of the
-/// pair alone, symmetric, so every kernel value is the same whichever side
-/// computes it, in whatever order, and after a pickle round trip: the
-/// learner stays deterministic. The sparse sum is the same whichever
-/// row's nonzeros it runs over (the other row's zeros add exact zeros).
+/// over the sparser row's nonzeros ([`gather_dot`]) instead of over every
+/// column ([`seq_dot`]). Every dot product of the learner is the one sum
+/// `Σ_k a_k b_k` taken in increasing column order with one accumulator
+/// that starts at `+0`, each product rounded and then added (no fused
+/// multiply-add); the paths differ only in the terms they skip, products
+/// with a zero factor, and adding a zero of either sign to such a sum
+/// (which is never `−0`) leaves it as it is. So every kernel value is the
+/// same function of its pair whichever side, path or block of rows
+/// computes it ([`column_dots`] included), in whatever order, and after a
+/// pickle round trip: the learner stays deterministic.
 #[inline]
 fn sparse_pair(a: usize, b: usize, d: usize) -> bool {
     3 * a.min(b) <= d
@@ -380,16 +385,68 @@ fn gather_dot(idx: &[u32], val: &[f64], dense: &[f64]) -> f64 {
     sum
 }
 
-/// `‖row‖²` summed as [`sparse_pair`] sums the row's product with itself,
-/// so that `K(x, x)` comes out exact (`‖x − x‖² = 0` for RBF).
+/// `Σ_k a_k b_k` in column order, one accumulator (see [`sparse_pair`]).
+#[inline]
+fn seq_dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for (&x, &y) in a.iter().zip(b) {
+        sum += x * y;
+    }
+    sum
+}
+
+/// `‖row‖²`, the learner's dot product of the row with itself, so that
+/// `K(x, x)` comes out exact (`‖x − x‖² = 0` for RBF).
 fn sq_norm(row: &[f64]) -> f64 {
-    let nnz = row.iter().filter(|&&v| v != 0.0).count();
-    if sparse_pair(nnz, nnz, row.len()) {
-        row.iter()
-            .filter(|&&v| v != 0.0)
-            .fold(0.0, |acc, &v| acc + v * v)
-    } else {
-        dot(row, row)
+    seq_dot(row, row)
+}
+
+/// The nonzeros `(column, value)` of a row, in column order: the terms of
+/// its dot products in [`column_dots`].
+fn nonzeros(row: &[f64]) -> Vec<(u32, f64)> {
+    row.iter()
+        .enumerate()
+        .filter(|(_, &v)| v != 0.0)
+        .map(|(k, &v)| (k as u32, v))
+        .collect()
+}
+
+/// Stored rows per pass of [`column_dots`]: the pass's columns (`8·d`
+/// bytes per row) stay in cache while every query of the block runs down
+/// them.
+const COLUMN_TILE: usize = 512;
+
+multiversion! {
+    /// `out[t·stride + i − lo] = x_i · q_t` for the stored rows `i` in
+    /// `lo..lo + len`, from the rows feature by feature (`cols[k][i] =
+    /// x_ik`) and each query's nonzeros `nz[t]`: the sum over the query's
+    /// nonzero columns in increasing order, one accumulator per stored row
+    /// (so the loop vectorises across stored rows), the same value as
+    /// [`OnlineLearner::dot_with`] (see [`sparse_pair`]). In tiles of
+    /// [`COLUMN_TILE`] stored rows, every query passing over a tile while
+    /// it is in cache.
+    fn column_dots, fn column_dots_impl(
+        cols: &[Vec<f64>],
+        nz: &[Vec<(u32, f64)>],
+        lo: usize,
+        len: usize,
+        out: &mut [f64],
+        stride: usize,
+    ) {
+        let mut a = lo;
+        while a < lo + len {
+            let b = (a + COLUMN_TILE).min(lo + len);
+            for (t, q) in nz.iter().enumerate() {
+                let acc = &mut out[t * stride + a - lo..t * stride + b - lo];
+                acc.fill(0.0);
+                for &(k, v) in q {
+                    for (s, &x) in acc.iter_mut().zip(&cols[k as usize][a..b]) {
+                        *s += x * v;
+                    }
+                }
+            }
+            a = b;
+        }
     }
 }
 
@@ -426,6 +483,124 @@ impl<'a> Query<'a> {
     }
 }
 
+/// The dot products of a block of the batch's rows (the next ones to
+/// learn) with the rows stored when the block was computed, all in one
+/// pass over the stored columns ([`column_dots`]); each example then needs
+/// dot products only with the rows stored since. Renumbered with the store
+/// when it is compacted.
+#[derive(Clone, Debug, Default)]
+struct Block {
+    /// Row-major, `width` values per row of the block.
+    dots: Vec<f64>,
+    /// Stored rows the block covers (the first `width`).
+    width: usize,
+    /// Rows in the block; the next to learn is `next`.
+    rows: usize,
+    next: usize,
+}
+
+/// The support vectors as [`OnlineLearner::step`] sums over them.
+#[derive(Clone, Debug, Default)]
+struct Expansion {
+    idx: Vec<usize>,
+    coef: Vec<f64>,
+    sq: Vec<f64>,
+}
+
+multiversion! {
+    /// `Σ_i max(0, 1 − y_i (g_i + b))²` over the rows with `alive[i]`, in
+    /// eight lanes (so it vectorises) added pairwise, then the tail.
+    fn slack_lanes, fn slack_lanes_impl(y: &[f64], g: &[f64], alive: &[bool], b: f64) -> f64 {
+        const L: usize = 8;
+        let term = |y: f64, g: f64, alive: bool| {
+            let xi = (1.0 - y * (g + b)).max(0.0);
+            if alive {
+                xi * xi
+            } else {
+                0.0
+            }
+        };
+        let mut acc = [0.0f64; L];
+        let (yc, gc, ac) = (y.chunks_exact(L), g.chunks_exact(L), alive.chunks_exact(L));
+        let mut tail = 0.0;
+        for ((&y, &g), &a) in yc.remainder().iter().zip(gc.remainder()).zip(ac.remainder()) {
+            tail += term(y, g, a);
+        }
+        for ((y, g), a) in yc.zip(gc).zip(ac) {
+            for l in 0..L {
+                acc[l] += term(y[l], g[l], a[l]);
+            }
+        }
+        let mut width = L;
+        while width > 1 {
+            width /= 2;
+            for l in 0..width {
+                acc[l] += acc[l + width];
+            }
+        }
+        acc[0] + tail
+    }
+}
+
+multiversion! {
+    /// What [`OnlineLearner::global_bias`] needs from the rows with
+    /// `alive[i]`, for `v_i = g_i − y_i`: the sum and the number of `v_i`
+    /// over the free multipliers (`0 < α_i < c`; the sum in eight lanes
+    /// added pairwise, then the tail), the smallest `v_i` over the bounded
+    /// ones with `(α_i ≥ c) = (y_i < 0)` and the largest over the other
+    /// bounded ones. Branch-free, so it vectorises.
+    fn bias_terms, fn bias_terms_impl(
+        y: &[f64],
+        g: &[f64],
+        alpha: &[f64],
+        alive: &[bool],
+        c: f64,
+    ) -> (f64, usize, f64, f64) {
+        const L: usize = 8;
+        let mut sum = [0.0f64; L];
+        let mut free = [0usize; L];
+        let mut ub = [f64::INFINITY; L];
+        let mut lb = [f64::NEG_INFINITY; L];
+        let n = y.len().min(g.len()).min(alpha.len()).min(alive.len());
+        let whole = n / L * L;
+        let one = |l: usize, i: usize, sum: &mut [f64; L], free: &mut [usize; L], ub: &mut [f64; L], lb: &mut [f64; L]| {
+            let (a, yi) = (alpha[i], y[i]);
+            let v = g[i] - yi;
+            let is_free = alive[i] && a > 0.0 && a < c;
+            let up = alive[i] && !is_free && ((a >= c) == (yi < 0.0));
+            let down = alive[i] && !is_free && !up;
+            sum[l] += if is_free { v } else { 0.0 };
+            free[l] += usize::from(is_free);
+            ub[l] = ub[l].min(if up { v } else { f64::INFINITY });
+            lb[l] = lb[l].max(if down { v } else { f64::NEG_INFINITY });
+        };
+        for base in (0..whole).step_by(L) {
+            for l in 0..L {
+                one(l, base + l, &mut sum, &mut free, &mut ub, &mut lb);
+            }
+        }
+        let mut width = L;
+        while width > 1 {
+            width /= 2;
+            for l in 0..width {
+                sum[l] += sum[l + width];
+            }
+        }
+        let mut tail = ([0.0; L], [0; L], [f64::INFINITY; L], [f64::NEG_INFINITY; L]);
+        for i in whole..n {
+            one(0, i, &mut tail.0, &mut tail.1, &mut tail.2, &mut tail.3);
+        }
+        let ub = ub.iter().chain(&tail.2[..1]).fold(f64::INFINITY, |m, &v| m.min(v));
+        let lb = lb.iter().chain(&tail.3[..1]).fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+        (sum[0] + tail.0[0], free.iter().sum::<usize>() + tail.1[0], ub, lb)
+    }
+}
+
+/// Most dot products held in a [`Block`] (16 MiB); a block holds at most
+/// [`BLOCK_ROWS`] rows, fewer when the store is large.
+const BLOCK_VALUES: usize = 1 << 21;
+const BLOCK_ROWS: usize = 64;
+
 /// One binary online SVM (labels ±1); see the module documentation.
 #[derive(Clone, Debug)]
 pub struct OnlineLearner {
@@ -450,6 +625,17 @@ pub struct OnlineLearner {
     /// grows; a forgotten example's entries are 0).
     cache: ColumnCache<f64>,
     pattern: Pattern,
+    /// The stored rows feature by feature, `cols[k][i] = x_ik` (derived
+    /// from the rows, never pickled): [`column_dots`] runs down them.
+    cols: Vec<Vec<f64>>,
+    /// Dot products of the rows of the batch being learnt with the rows
+    /// stored when they were computed.
+    block: Block,
+    /// The support vectors' positions, `α_i y_i` and `‖x_i‖²`, for the
+    /// decision values of new examples; rebuilt after a change (an update,
+    /// a compaction), so the examples classified with margin between two
+    /// updates share one.
+    expansion: Option<Expansion>,
     /// Largest `‖x_i‖²` and `|x_ij|` over the stored rows (the kernel-range
     /// check of each batch), kept as rows are stored and compacted.
     max_sq: f64,
@@ -493,6 +679,9 @@ impl OnlineLearner {
             n_alive: 0,
             cache: ColumnCache::new(0, OnlineOptions::default().cache_bytes).growing(),
             pattern: Pattern::default(),
+            cols: vec![Vec::new(); d],
+            block: Block::default(),
+            expansion: None,
             max_sq: 0.0,
             max_abs: 0.0,
             hessian: Precision::Float32,
@@ -696,26 +885,6 @@ impl OnlineLearner {
         k
     }
 
-    /// [`OnlineLearner::kernel_row`], keeping each dot product `x_i · q`
-    /// in `dots[i]` (the neighbour search's distances use them).
-    fn kernel_row_with_dots(
-        &self,
-        q: &Query,
-        sq: f64,
-        idx: &[usize],
-        dots: &mut [f64],
-    ) -> Vec<f64> {
-        let mut k: Vec<f64> = idx
-            .iter()
-            .map(|&i| {
-                dots[i] = self.dot_with(i, q);
-                dots[i]
-            })
-            .collect();
-        self.kernel_values(&mut k, |t| self.sq[idx[t]], sq);
-        k
-    }
-
     fn row(&self, i: usize) -> &[f64] {
         &self.x[i * self.d..(i + 1) * self.d]
     }
@@ -739,7 +908,7 @@ impl OnlineLearner {
         let p = &self.pattern;
         let ni = p.nnz[i];
         if !sparse_pair(ni, q.nnz, self.d) {
-            return dot(self.row(i), q.dense);
+            return seq_dot(self.row(i), q.dense);
         }
         if ni <= q.nnz {
             let s = p.start[i];
@@ -755,6 +924,9 @@ impl OnlineLearner {
         let i = self.len() - 1;
         let row = &self.x[i * self.d..(i + 1) * self.d];
         self.pattern.push(row);
+        for (col, &v) in self.cols.iter_mut().zip(row) {
+            col.push(v);
+        }
         self.max_sq = self.max_sq.max(self.sq[i]);
         self.max_abs = row.iter().fold(self.max_abs, |a, &v| a.max(v.abs()));
     }
@@ -766,6 +938,10 @@ impl OnlineLearner {
             pattern.push(self.row(i));
         }
         self.pattern = pattern;
+        let (n, d) = (self.len(), self.d);
+        self.cols = (0..d)
+            .map(|k| (0..n).map(|i| self.x[i * d + k]).collect())
+            .collect();
         self.max_sq = self.sq.iter().fold(0.0, |a, &v| a.max(v));
         self.max_abs = self.x.iter().fold(0.0, |a, &v| a.max(v.abs()));
     }
@@ -850,16 +1026,87 @@ impl OnlineLearner {
             steps: Vec::with_capacity(m),
             ..LearnReport::default()
         };
-        for k in 0..m {
+        self.block = Block::default();
+        let done = self.learn_rows(x, y, cls, seen, opts, poll, &mut report);
+        self.block = Block::default();
+        done.map(|()| report)
+    }
+
+    /// The loop of [`OnlineLearner::learn_polled`] over checked rows.
+    #[allow(clippy::too_many_arguments)]
+    fn learn_rows(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        cls: &[i64],
+        seen: &[i64],
+        opts: &OnlineOptions,
+        poll: &mut dyn FnMut() -> Result<()>,
+        report: &mut LearnReport,
+    ) -> Result<()> {
+        let d = self.d;
+        // Per example: its dot products with the stored rows, and the
+        // support vectors' kernel values (buffers kept across examples).
+        let (mut dots, mut k_sv) = (Vec::new(), Vec::new());
+        for k in 0..y.len() {
             // Between examples the learner is consistent: an interrupt
             // leaves it with the examples before `k` learnt.
             opts.control.check()?;
             poll()?;
+            if self.block.next == self.block.rows {
+                self.compute_block(x, k, y.len());
+            }
             let row = &x[k * d..(k + 1) * d];
-            let rec = self.step(row, y[k], cls[k], seen[k], opts, &mut report)?;
+            self.dots_of(row, &mut dots);
+            self.block.next += 1;
+            let rec = self.step(row, &dots, &mut k_sv, y[k], cls[k], seen[k], opts, report)?;
             report.steps.push(rec);
         }
-        Ok(report)
+        Ok(())
+    }
+
+    /// The dot products of rows `k..` of `x` (at most [`BLOCK_ROWS`], at
+    /// most [`BLOCK_VALUES`] values in all but one row) with every stored
+    /// row, as the next [`Block`].
+    fn compute_block(&mut self, x: &[f64], k: usize, m: usize) {
+        let (n, d) = (self.len(), self.d);
+        let rows = (m - k)
+            .min(BLOCK_ROWS)
+            .min((BLOCK_VALUES / n.max(1)).max(1));
+        let nz: Vec<Vec<(u32, f64)>> = (k..k + rows)
+            .map(|r| nonzeros(&x[r * d..(r + 1) * d]))
+            .collect();
+        let mut dots = std::mem::take(&mut self.block.dots);
+        dots.clear();
+        dots.resize(rows * n, 0.0);
+        column_dots(&self.cols, &nz, 0, n, &mut dots, n);
+        self.block = Block {
+            dots,
+            width: n,
+            rows,
+            next: 0,
+        };
+    }
+
+    /// The dot products of `row`, the block's next row, with every stored
+    /// row: from the block, and for the rows stored since it was computed.
+    fn dots_of(&self, row: &[f64], dots: &mut Vec<f64>) {
+        let n = self.len();
+        let b = &self.block;
+        dots.clear();
+        dots.extend_from_slice(&b.dots[b.next * b.width..(b.next + 1) * b.width]);
+        dots.resize(n, 0.0);
+        if n > b.width {
+            let len = n - b.width;
+            column_dots(
+                &self.cols,
+                &[nonzeros(row)],
+                b.width,
+                len,
+                &mut dots[b.width..],
+                len,
+            );
+        }
     }
 
     /// Room for `m` more stored examples, reserved before learning them: a
@@ -868,7 +1115,8 @@ impl OnlineLearner {
         let hint = "learn from fewer examples, or bound the kept ones (max_support)";
         let what = format!("{m} more stored examples of {} features", self.d);
         let values = checked_len::<f64>(m, self.d.max(1), &what, hint)?;
-        let fail = |_| memory_error::<f64>(values + 6 * m, &what, hint);
+        // The rows, their columns (`cols`) and six values per row.
+        let fail = |_| memory_error::<f64>(values.saturating_mul(2) + 6 * m, &what, hint);
         self.x.try_reserve(values).map_err(fail)?;
         self.sq.try_reserve(m).map_err(fail)?;
         self.y.try_reserve(m).map_err(fail)?;
@@ -879,6 +1127,9 @@ impl OnlineLearner {
         self.alive.try_reserve(m).map_err(fail)?;
         self.pattern.nnz.try_reserve(m).map_err(fail)?;
         self.pattern.start.try_reserve(m).map_err(fail)?;
+        for col in &mut self.cols {
+            col.try_reserve(m).map_err(fail)?;
+        }
         let d = self.d;
         let sparse: usize = x
             .chunks_exact(d.max(1))
@@ -890,9 +1141,14 @@ impl OnlineLearner {
         Ok(())
     }
 
+    /// Learns one example; `dots` holds its dot products with every
+    /// stored row (`k_sv`: room for the support vectors' kernel values).
+    #[allow(clippy::too_many_arguments)]
     fn step(
         &mut self,
         xt: &[f64],
+        dots: &[f64],
+        k_sv: &mut Vec<f64>,
         label: f64,
         cls: i64,
         seen: i64,
@@ -903,15 +1159,15 @@ impl OnlineLearner {
         self.t += 1;
         let n = self.len();
         let sq_t = sq_norm(xt);
-        let q = Query::new(xt);
-        // f(x_t) needs the support vectors only; the other dot products are
-        // computed when an update needs them (neighbour search, kernel row).
-        let mut dots = vec![0.0; n];
-        let sv: Vec<usize> = (0..n).filter(|&i| self.alpha[i] > 0.0).collect();
-        let k_sv = self.kernel_row_with_dots(&q, sq_t, &sv, &mut dots);
+        // f(x_t) needs the support vectors' kernel values only; the others
+        // are formed when an update needs them (its kernel row).
+        let ex = self.expansion.take().unwrap_or_else(|| self.expand());
+        k_sv.clear();
+        k_sv.extend(ex.idx.iter().map(|&i| dots[i]));
+        self.kernel_values(k_sv, |k| ex.sq[k], sq_t);
         let mut f = self.b;
-        for (&i, &k) in sv.iter().zip(&k_sv) {
-            f += self.alpha[i] * self.y[i] * k;
+        for (&coef, &k) in ex.coef.iter().zip(k_sv.iter()) {
+            f += coef * k;
         }
         let margin = label * f;
         let mut rec = StepRecord {
@@ -921,6 +1177,7 @@ impl OnlineLearner {
         if margin >= 1.0 && !opts.rebatch {
             // Well classified: nothing to learn; kept (α = 0) in the band,
             // its kernel row left to be computed if it is ever needed.
+            self.expansion = Some(ex);
             if margin <= 1.0 + opts.epsilon {
                 self.append(xt, sq_t, label, cls, seen, f - self.b);
                 if let Some(budget) = opts.max_support {
@@ -932,7 +1189,8 @@ impl OnlineLearner {
         let rest: Vec<usize> = (0..n)
             .filter(|&i| self.alpha[i] <= 0.0 && self.alive[i])
             .collect();
-        let k_rest = self.kernel_row_with_dots(&q, sq_t, &rest, &mut dots);
+        let mut k_rest: Vec<f64> = rest.iter().map(|&i| dots[i]).collect();
+        self.kernel_values(&mut k_rest, |k| self.sq[rest[k]], sq_t);
         let j = self.append(xt, sq_t, label, cls, seen, f - self.b);
         // Its cached kernel row: the values just computed, 0 for forgotten
         // rows (see `forget`), then K(x_t, x_t).
@@ -940,16 +1198,25 @@ impl OnlineLearner {
         self.kernel_values(&mut own, |_| sq_t, sq_t);
         self.cache.prepare(j, n + 1, None);
         let krow = self.cache.column_mut(j);
-        for (&i, &k) in sv.iter().zip(&k_sv).chain(rest.iter().zip(&k_rest)) {
+        for (&i, &k) in ex
+            .idx
+            .iter()
+            .zip(k_sv.iter())
+            .chain(rest.iter().zip(&k_rest))
+        {
             krow[i] = k;
         }
         krow[n] = own[0];
+        drop(ex);
         rec.updated = true;
         let (mut pos, mut neg) = (false, false);
         for i in 0..self.len() {
             if self.alive[i] {
                 pos |= self.y[i] > 0.0;
                 neg |= self.y[i] < 0.0;
+                if pos && neg {
+                    break;
+                }
             }
         }
         if !(pos && neg) {
@@ -964,9 +1231,19 @@ impl OnlineLearner {
         if opts.rebatch {
             self.rebatch(opts, report, &mut rec)?;
         } else {
-            self.local(j, &dots, opts, report, &mut rec)?;
+            self.local(j, dots, opts, report, &mut rec)?;
         }
         Ok(self.finish(rec, start))
+    }
+
+    /// The support vectors' [`Expansion`] as the multipliers now are.
+    fn expand(&self) -> Expansion {
+        let idx: Vec<usize> = (0..self.len()).filter(|&i| self.alpha[i] > 0.0).collect();
+        Expansion {
+            coef: idx.iter().map(|&i| self.alpha[i] * self.y[i]).collect(),
+            sq: idx.iter().map(|&i| self.sq[i]).collect(),
+            idx,
+        }
     }
 
     fn finish(&self, mut rec: StepRecord, start: Instant) -> StepRecord {
@@ -1046,16 +1323,10 @@ impl OnlineLearner {
         let n = self.len();
         let start = self.cache.prepare(j, n, None);
         if start < n {
-            let q = self.query(j);
-            let mut fresh: Vec<f64> = (start..n)
-                .map(|i| {
-                    if self.alive[i] {
-                        self.dot_with(i, &q)
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
+            let len = n - start;
+            let mut fresh = vec![0.0; len];
+            let nz = [nonzeros(self.row(j))];
+            column_dots(&self.cols, &nz, start, len, &mut fresh, len);
             self.kernel_values(&mut fresh, |k| self.sq[start + k], self.sq[j]);
             // Forgotten rows get no kernel values (see `forget`).
             for (v, &alive) in fresh.iter_mut().zip(&self.alive[start..n]) {
@@ -1069,13 +1340,7 @@ impl OnlineLearner {
 
     /// `‖ξ‖²` over the kept examples.
     fn slack_sum(&self) -> f64 {
-        (0..self.len())
-            .filter(|&i| self.alive[i])
-            .map(|i| {
-                let xi = (1.0 - self.y[i] * (self.g[i] + self.b)).max(0.0);
-                xi * xi
-            })
-            .sum()
+        slack_lanes(&self.y, &self.g, &self.alive, self.b)
     }
 
     /// The paper's update for the new example at `j` (`dots`: its dot
@@ -1223,35 +1488,21 @@ impl OnlineLearner {
     /// `g_i − y_i` over the free multipliers, else the middle of the interval
     /// the bounded ones allow.
     fn global_bias(&self, c: f64) -> f64 {
-        let (mut ub, mut lb) = (f64::INFINITY, f64::NEG_INFINITY);
-        let (mut sum, mut free) = (0.0, 0usize);
-        for i in 0..self.len() {
-            if !self.alive[i] {
-                continue;
-            }
-            let (a, y) = (self.alpha[i], self.y[i]);
-            let yg = self.g[i] - y; // y_i · ∇_i of the dual
-            if a > 0.0 && a < c {
-                free += 1;
-                sum += yg;
-            } else if (a >= c) == (y < 0.0) {
-                ub = ub.min(yg);
-            } else {
-                lb = lb.max(yg);
-            }
-        }
+        let (sum, free, ub, lb) = bias_terms(&self.y, &self.g, &self.alpha, &self.alive, c);
         -crate::smo::rho_from(sum, free, ub, lb)
     }
 
     /// The `size` kept examples that violate the KKT conditions most: half
     /// the largest `y_i − g_i` over the examples whose multiplier may move
     /// up (`y_i α_i` may grow), half the smallest over those that may move
-    /// down (values within `tol` ordered by position); `None` when the largest violation
-    /// `max_up − min_low` is within `tol`.
+    /// down (values within `tol` ordered by position; the pair of the
+    /// largest violation always among them); `None` when the largest
+    /// violation `max_up − min_low` is within `tol`.
     fn violators(&self, size: usize, c: f64, tol: f64) -> Option<Vec<usize>> {
         let mut up = Vec::new();
         let mut low = Vec::new();
         let (mut max_up, mut min_low) = (f64::NEG_INFINITY, f64::INFINITY);
+        let (mut arg_up, mut arg_low) = (0, 0);
         for i in 0..self.len() {
             if !self.alive[i] {
                 continue;
@@ -1263,11 +1514,15 @@ impl OnlineLearner {
             let v = (exact / tol).round_ties_even();
             if (y > 0.0 && a < c) || (y < 0.0 && a > 0.0) {
                 up.push((-v, i));
-                max_up = max_up.max(exact);
+                if exact > max_up {
+                    (max_up, arg_up) = (exact, i);
+                }
             }
             if (y < 0.0 && a < c) || (y > 0.0 && a > 0.0) {
                 low.push((v, i));
-                min_low = min_low.min(exact);
+                if exact < min_low {
+                    (min_low, arg_low) = (exact, i);
+                }
             }
         }
         // The violation itself, not that of the first in the rounded
@@ -1276,8 +1531,20 @@ impl OnlineLearner {
             return None;
         }
         let half = (size / 2).max(1);
-        let top = nearest(up, half);
-        let bottom = nearest(low, half);
+        // The pair of the largest violation itself is always in: with more
+        // than `half` examples within tol of an extreme the rounded order
+        // may leave it out, and the set could then be optimal to within
+        // tol while the machine is not.
+        let mut top = nearest(up, half);
+        if !top.contains(&arg_up) {
+            let last = top.len() - 1;
+            top[last] = arg_up;
+        }
+        let mut bottom = nearest(low, half);
+        if !bottom.contains(&arg_low) {
+            let last = bottom.len() - 1;
+            bottom[last] = arg_low;
+        }
         let mut ws = top;
         for k in bottom {
             if !ws.contains(&k) {
@@ -1309,10 +1576,13 @@ impl OnlineLearner {
     }
 
     fn count(&mut self) {
-        self.n_alive = self.alive.iter().filter(|&&a| a).count();
-        self.n_support = (0..self.len())
-            .filter(|&i| self.alive[i] && self.alpha[i] > 0.0)
-            .count();
+        let (mut alive, mut support) = (0, 0);
+        for (&a, &alpha) in self.alive.iter().zip(&self.alpha) {
+            alive += usize::from(a);
+            support += usize::from(a && alpha > 0.0);
+        }
+        self.n_alive = alive;
+        self.n_support = support;
     }
 
     fn maybe_compact(&mut self) {
@@ -1338,6 +1608,24 @@ impl OnlineLearner {
         self.alive = vec![true; keep.len()];
         self.cache.retain(&keep);
         self.index_rows();
+        self.expansion = None;
+        let b = &mut self.block;
+        *b = if b.next < b.rows {
+            let width = keep.partition_point(|&i| i < b.width);
+            let mut dots = Vec::with_capacity((b.rows - b.next) * width);
+            for t in b.next..b.rows {
+                let row = &b.dots[t * b.width..(t + 1) * b.width];
+                dots.extend(keep[..width].iter().map(|&i| row[i]));
+            }
+            Block {
+                dots,
+                width,
+                rows: b.rows - b.next,
+                next: 0,
+            }
+        } else {
+            Block::default()
+        };
     }
 
     /// Removes support vectors while there are more than `budget`, each time
@@ -1390,10 +1678,12 @@ impl OnlineLearner {
     /// other-class ones, keeping `yᵀα`; that neighbourhood is re-optimised
     /// once. False (nothing changed) when the neighbours lack the room.
     fn remove(&mut self, r: usize, opts: &OnlineOptions, report: &mut LearnReport) -> bool {
-        let qr = self.query(r);
-        let cand: Vec<(f64, usize)> = (0..self.len())
+        let n = self.len();
+        let mut dots = vec![0.0; n];
+        column_dots(&self.cols, &[nonzeros(self.row(r))], 0, n, &mut dots, n);
+        let cand: Vec<(f64, usize)> = (0..n)
             .filter(|&i| self.alive[i] && i != r)
-            .map(|i| (self.sq[i] - 2.0 * self.dot_with(i, &qr), i))
+            .map(|i| (self.sq[i] - 2.0 * dots[i], i))
             .collect();
         let near = nearest(cand, opts.max_neighbors.max(2));
         let (a_r, y_r) = (self.alpha[r], self.y[r]);
@@ -1607,6 +1897,127 @@ mod tests {
             }
         }
         up - low
+    }
+
+    /// [`stream`]'s examples in 30 features: the two of [`stream`] in the
+    /// first two columns and ±0.3 in one of the others (sparse rows), every
+    /// fifth row with every other column 0.05 (dense rows).
+    fn mixed_stream(m: usize, seed: u64) -> (Vec<f64>, Vec<f64>, usize) {
+        let d = 30;
+        let (x2, y) = stream(m, seed);
+        let mut x = vec![0.0; m * d];
+        for k in 0..m {
+            let row = &mut x[k * d..(k + 1) * d];
+            row[0] = x2[2 * k];
+            row[1] = x2[2 * k + 1];
+            if k % 5 == 4 {
+                row[2..].fill(0.05);
+            } else {
+                row[2 + (k * 7) % (d - 2)] = if k % 2 == 0 { 0.3 } else { -0.3 };
+            }
+        }
+        (x, y, d)
+    }
+
+    #[test]
+    fn column_dots_are_the_pairwise_dot_products() {
+        // More rows than a tile, so a pass crosses tiles.
+        let (x, y, d) = mixed_stream(COLUMN_TILE + 90, 12);
+        let n = y.len();
+        let state = LearnerState {
+            x,
+            y,
+            cls: vec![0; n],
+            seen: (0..n as i64).collect(),
+            alpha: vec![0.0; n],
+            g: vec![0.0; n],
+            alive: vec![true; n],
+            ..LearnerState::default()
+        };
+        let lr = OnlineLearner::from_state(KernelKind::Linear, d, state).unwrap();
+        // Three queries at once, from row 5 on.
+        let queries = [0, 4, 77];
+        let nz: Vec<_> = queries.iter().map(|&q| nonzeros(lr.row(q))).collect();
+        let (lo, len) = (5, n - 5);
+        let mut out = vec![f64::NAN; queries.len() * len];
+        column_dots(&lr.cols, &nz, lo, len, &mut out, len);
+        for (t, &q) in queries.iter().enumerate() {
+            for i in lo..n {
+                let got = out[t * len + i - lo];
+                // Bit for bit, whichever side is the query.
+                assert_eq!(got.to_bits(), lr.dot_with(i, &lr.query(q)).to_bits());
+                assert_eq!(got.to_bits(), lr.dot_with(q, &lr.query(i)).to_bits());
+            }
+        }
+        assert_eq!(lr.sq[4].to_bits(), lr.dot_with(4, &lr.query(4)).to_bits());
+    }
+
+    #[test]
+    fn one_batch_learns_what_one_example_at_a_time_learns() {
+        // Batches span several blocks of dot products and compactions.
+        let (x, y, d) = mixed_stream(400, 13);
+        let m = y.len();
+        let seen: Vec<i64> = (0..m as i64).collect();
+        let cls = vec![0; m];
+        let kind = KernelKind::Rbf { gamma: 1.0 };
+        // A narrow band: examples are forgotten, and the store compacted.
+        let narrow = OnlineOptions {
+            epsilon: 0.05,
+            c: 10.0,
+            ..OnlineOptions::default()
+        };
+        for opts in [
+            narrow.clone(),
+            OnlineOptions {
+                max_support: Some(40),
+                ..narrow
+            },
+        ] {
+            let mut whole = OnlineLearner::new(kind, d).unwrap();
+            whole.learn(&x, &y, &cls, &seen, &opts).unwrap();
+            let mut single = OnlineLearner::new(kind, d).unwrap();
+            let mut compacted = false;
+            for k in 0..m {
+                let before = single.len();
+                let row = &x[k * d..(k + 1) * d];
+                single
+                    .learn(row, &y[k..=k], &cls[k..=k], &seen[k..=k], &opts)
+                    .unwrap();
+                compacted |= single.len() < before;
+            }
+            assert!(compacted);
+            assert_eq!(whole.state(), single.state());
+            check_invariants(&whole, &opts);
+        }
+    }
+
+    #[test]
+    fn slack_and_bias_are_the_sums_over_the_kept_examples() {
+        let (x, y) = stream(300, 14);
+        let opts = OnlineOptions::default();
+        let lr = learner(KernelKind::Rbf { gamma: 2.0 }, &x, &y, &opts);
+        let kept: Vec<usize> = (0..lr.len()).filter(|&i| lr.alive[i]).collect();
+        assert!(kept.len() < lr.len(), "some stored rows are forgotten");
+        let xi: f64 = kept
+            .iter()
+            .map(|&i| (1.0 - lr.y[i] * (lr.g[i] + lr.b)).max(0.0).powi(2))
+            .sum();
+        assert!((lr.slack_sum() - xi).abs() <= 1e-12 * xi.max(1.0));
+        let (mut ub, mut lb, mut sum, mut free) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0);
+        for &i in &kept {
+            let (a, y, v) = (lr.alpha[i], lr.y[i], lr.g[i] - lr.y[i]);
+            if a > 0.0 && a < opts.c {
+                sum += v;
+                free += 1;
+            } else if (a >= opts.c) == (y < 0.0) {
+                ub = ub.min(v);
+            } else {
+                lb = lb.max(v);
+            }
+        }
+        assert!(free > 0);
+        let want = -crate::smo::rho_from(sum, free, ub, lb);
+        assert!((lr.global_bias(opts.c) - want).abs() <= 1e-12);
     }
 
     #[test]
