@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import ClassVar
@@ -121,6 +122,11 @@ def _history_columns(rows: list[tuple]) -> dict[str, np.ndarray]:
     }
 
 
+#: Each estimator's backend and the settings it was chosen for (see
+#: ``IncrementalSVC._online_backend``).
+_BACKENDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 class _Binary:
     """One binary online SVM, learnt by the backend's online learner (the
     Rust core's ``IncrementalLearner`` for the built-in backend), every step
@@ -164,31 +170,43 @@ class _Binary:
         stats.updates += res.updates
         stats.solves += res.solves
         stats.unconverged += res.unconverged
-        m = Xb.shape[0]
-        cols = {
-            "learner": np.full(m, self.learner),
-            "n_seen": np.asarray(seen, dtype=np.int64),
-            "updated": res.updated,
-            "neighbourhood": res.neighbourhood,
-            "n_solves": res.n_solves,
-            "reached": res.reached,
-            "criterion": res.criterion,
-            "n_support": res.n_support,
-            "n_stored": res.n_stored,
-            "time": res.time,
-        }
+        # The columns as the core returned them, converted when history_ is
+        # read: a stream of one-row calls pays for none of it meanwhile.
         self._history.append(
-            {
-                k: np.asarray(v, dtype=dt)
-                for (k, v), dt in zip(cols.items(), _HISTORY_DTYPES, strict=True)
-            }
+            (
+                seen,
+                res.updated,
+                res.neighbourhood,
+                res.n_solves,
+                res.reached,
+                res.criterion,
+                res.n_support,
+                res.n_stored,
+                res.time,
+            )
         )
 
     def history_arrays(self) -> dict[str, np.ndarray]:
         """Every call's history, as columns (see :data:`HISTORY_FIELDS`)."""
         if not self._history:
             return _history_columns([])
-        return {k: np.concatenate([h[k] for h in self._history]) for k in HISTORY_FIELDS}
+        return {
+            k: np.concatenate([self._call_columns(h)[k] for h in self._history])
+            for k in HISTORY_FIELDS
+        }
+
+    def _call_columns(self, call) -> dict[str, np.ndarray]:
+        """One call's history as typed columns; ``call`` is what
+        :meth:`learn` kept, or (in models pickled before it kept that) the
+        columns themselves."""
+        if isinstance(call, dict):
+            return call
+        seen = np.asarray(call[0], dtype=np.int64)
+        cols = (np.full(seen.shape[0], self.learner), seen, *call[1:])
+        return {
+            k: np.asarray(v, dtype=dt)
+            for k, v, dt in zip(HISTORY_FIELDS, cols, _HISTORY_DTYPES, strict=True)
+        }
 
 
 #: The name pickles written before the learner had a single implementation
@@ -258,8 +276,13 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
     all ``O((|W| + 10·reprocess) · n_kept)``, that is ``O(|W| · n_SV)``
     operations, with kernel values only for the new example and the rows
     missing from the cache; none of it grows with the number of examples
-    seen beyond ``n_SV``. Kernel values of sparse rows (at most a third of
-    the features nonzero, as a9a's) are summed over their nonzeros.
+    seen beyond ``n_SV``. The dot products of a batch's rows with the kept
+    examples are formed together (up to 64 rows per pass over the kept
+    examples, stored feature by feature), each over the row's nonzero
+    features, so sparse rows (as a9a's) cost their nonzeros; every kernel
+    value is the same function of its pair however it is computed, so the
+    model does not depend on how the stream is cut into ``partial_fit``
+    calls.
     ``max_support`` bounds ``n_SV`` and the kept examples, and so the cost
     of every update.
 
@@ -576,11 +599,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             # repeat what the Rust core and _encode check anyway (finite
             # values, labels among classes_), at a cost that dominates a
             # call of one row.
-            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
-                raise ValueError(
-                    f"classes={np.unique(classes).tolist()} is not the same as on the first "
-                    f"call to partial_fit: {self.classes_.tolist()}"
-                )
+            self._check_classes(classes)
             return self._learn(X, self._encode(y, self.classes_), "partial_fit", assemble=False)
         X = prepare_input(X, native=False, who=type(self).__name__)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
@@ -603,12 +622,23 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             self.classes_ = known
             self._start(X, known)
             return self._learn(X, idx, "partial_fit")
-        if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+        self._check_classes(classes)
+        return self._learn(X, self._encode(y, self.classes_), "partial_fit", assemble=False)
+
+    def _check_classes(self, classes) -> None:
+        """``ValueError`` unless ``classes`` (None: not given) are the classes
+        of the first call. ``classes_`` is sorted and unique, so the same
+        array given again needs no sort (which dominates a one-row call)."""
+        if classes is None:
+            return
+        given = np.asarray(classes)
+        if given.shape == self.classes_.shape and np.array_equal(given, self.classes_):
+            return
+        if not np.array_equal(np.unique(given), self.classes_):
             raise ValueError(
-                f"classes={np.unique(classes).tolist()} is not the same as on the first call "
+                f"classes={np.unique(given).tolist()} is not the same as on the first call "
                 f"to partial_fit: {self.classes_.tolist()}"
             )
-        return self._learn(X, self._encode(y, self.classes_), "partial_fit", assemble=False)
 
     def _plain_batch(self, X, y) -> bool:
         """True for a non-empty C-ordered float64 matrix of the fitted width
@@ -645,14 +675,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         self.n_seen_ = 0
 
     def _context(self) -> _Context:
-        d = self.n_features_in_
-        probe = QPProblem(
-            X=np.zeros((2, d)),
-            y=np.array([1.0, -1.0]),
-            upper=np.full(2, float(self.C)),
-            kernel=self._spec,
-        )
-        backend = select_backend(self.backend, probe, needs=("online",))
+        backend = self._online_backend()
         return _Context(
             spec=self._spec,
             C=float(self.C),
@@ -672,6 +695,26 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             ),
             backend=backend,
         )
+
+    def _online_backend(self) -> SolverBackend:
+        """The backend that provides the learners: chosen once per model and
+        setting (a choice per ``partial_fit`` call would dominate a call of
+        one row), kept beside the estimator so that a pickled model holds
+        none."""
+        d = self.n_features_in_
+        key = (self.backend, self._spec, float(self.C), d)
+        memo = _BACKENDS.get(self)
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        probe = QPProblem(
+            X=np.zeros((2, d)),
+            y=np.array([1.0, -1.0]),
+            upper=np.full(2, float(self.C)),
+            kernel=self._spec,
+        )
+        backend = select_backend(self.backend, probe, needs=("online",))
+        _BACKENDS[self] = (key, backend)
+        return backend
 
     @staticmethod
     def _encode(y, classes) -> np.ndarray:
@@ -712,8 +755,13 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         )
         ctx = self._context()
         seen = np.arange(self.n_seen_, self.n_seen_ + X.shape[0], dtype=np.int64)
+        n = X.shape[0]
+        # A problem over every row (two classes, or one-vs-rest) takes the
+        # batch as it is, without copies.
         tasks = [
-            (learner, X[rows], labels, idx[rows], seen[rows], ctx)
+            (learner, X, labels, idx, seen, ctx)
+            if rows.size == n
+            else (learner, X[rows], labels, idx[rows], seen[rows], ctx)
             for learner, (rows, labels) in zip(
                 self._learners,
                 binary_tasks(idx, self._tasks),
