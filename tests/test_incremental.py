@@ -174,6 +174,23 @@ def test_fit_is_partial_fit_on_a_fresh_model(banana0):
     assert c.n_seen_ == 200
 
 
+def test_the_model_does_not_depend_on_how_the_stream_is_cut(banana0):
+    # The rows of a call share one pass over the kept examples for their dot
+    # products; each kernel value is still the same function of its pair, so
+    # calls of 1, 7 or all the rows learn the same model.
+    X, y = banana0.X_train[:300], banana0.y_train[:300]
+    whole = _quiet(IncrementalSVC(**FAST, max_support=40).fit, X, y)
+    for size in (1, 7):
+        cut = IncrementalSVC(**FAST, max_support=40)
+        for start in range(0, 300, size):
+            _quiet(cut.partial_fit, X[start : start + size], y[start : start + size], [-1, 1])
+        np.testing.assert_array_equal(cut.support_, whole.support_)
+        np.testing.assert_array_equal(cut.dual_coef_, whole.dual_coef_)
+        np.testing.assert_array_equal(cut.intercept_, whole.intercept_)
+        for key in ("n_seen", "neighbourhood", "criterion", "n_support"):
+            np.testing.assert_array_equal(cut.history_[key], whole.history_[key])
+
+
 def test_pickle_mid_stream_then_continue(banana0):
     X, y = banana0.X_train, banana0.y_train
     model = IncrementalSVC(**FAST, multiclass="ovr", max_support=60)
