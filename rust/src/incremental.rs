@@ -1987,7 +1987,18 @@ mod tests {
             }
             assert!(compacted);
             assert_eq!(whole.state(), single.state());
-            check_invariants(&whole, &opts);
+            // The budget's removals come after `retire`, so an example
+            // without a multiplier may then lie beyond the band until the
+            // next update: with a budget only the other invariants hold.
+            let band = if opts.max_support.is_some() {
+                OnlineOptions {
+                    epsilon: f64::INFINITY,
+                    ..opts.clone()
+                }
+            } else {
+                opts.clone()
+            };
+            check_invariants(&whole, &band);
         }
     }
 
