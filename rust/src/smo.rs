@@ -205,13 +205,9 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             let at_upper = st.bound[i] == Bound::Upper;
             let u = st.upper[i];
             let col = self.q.column(i, n);
-            for (g, &qv) in st.grad.iter_mut().zip(col) {
-                *g += a * qv.to_f64();
-            }
+            add_scaled(&mut st.grad, a, col);
             if at_upper {
-                for (gb, &qv) in st.grad_bar.iter_mut().zip(col) {
-                    *gb += u * qv.to_f64();
-                }
+                add_scaled(&mut st.grad_bar, u, col);
             }
         }
     }
@@ -454,10 +450,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         }
         for (&t, &w) in cols.iter().zip(&weights) {
             self.ctl.check()?;
-            let col = self.q.column(t, self.n);
-            for (gb, &qv) in st.grad_bar.iter_mut().zip(col) {
-                *gb += w * qv.to_f64();
-            }
+            add_scaled(&mut st.grad_bar, w, self.q.column(t, self.n));
         }
         Ok(())
     }
@@ -489,9 +482,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
                 self.ctl.check()?;
                 let a = st.alpha[t];
                 let col = self.q.column(t, n);
-                for (g, &qv) in st.grad[active..n].iter_mut().zip(&col[active..n]) {
-                    *g += a * qv.to_f64();
-                }
+                add_scaled(&mut st.grad[active..n], a, &col[active..n]);
             }
         }
         Ok(())
@@ -549,10 +540,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             if (was == Bound::Upper) != (now == Bound::Upper) {
                 let weight = if now == Bound::Upper { c } else { -c };
                 if 2 * active >= n {
-                    let col = self.q.column(t, n);
-                    for (gb, &qv) in st.grad_bar.iter_mut().zip(col) {
-                        *gb += weight * qv.to_f64();
-                    }
+                    add_scaled(&mut st.grad_bar, weight, self.q.column(t, n));
                     continue;
                 }
                 let orig = st.order[t];
@@ -733,6 +721,14 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
         q, p, y, upper, alpha, start, tol, max_iter, shrinking, ctl, false,
     )?;
     Ok(result)
+}
+
+/// `out += w · col`, the column's values widened to `f64`.
+#[inline]
+fn add_scaled<T: QValue>(out: &mut [f64], w: f64, col: &[T]) {
+    for (o, &v) in out.iter_mut().zip(col) {
+        *o += w * v.to_f64();
+    }
 }
 
 /// Solves the ν-dual (see the module notes) from the feasible start
