@@ -13,9 +13,10 @@
 //! Index swaps (shrinking) reach a held column when it is next asked for,
 //! not when they happen: the swaps are logged, each column remembers how
 //! much of the log it has seen, and a column evicted before it is asked for
-//! again never pays for them. With a large cache most held columns are not
-//! asked for again, and permuting all of them at every shrink cost more
-//! than computing the kernel columns (one cache miss per swap per column).
+//! again never pays for them. Permuting every held column at every shrink
+//! (one cache miss per swap per column) took 12 % of a warm-started fit's
+//! CPU with a 2000 MB cache at 100 000 rows, nearly as much as computing
+//! its kernel columns (15 %).
 //!
 //! When the system refuses a new
 //! buffer below the budget, the budget shrinks to what the cache holds and
