@@ -29,6 +29,7 @@
 //! its rows are extended by a few entries at a time, so they are given room
 //! to grow ([`ColumnCache::growing`]).
 
+use crate::error::memory_error;
 use crate::precision::QValue;
 
 /// The cache of `T` values. Column `i` of an `n`-variable problem lives in
@@ -354,7 +355,9 @@ impl<T: QValue> ColumnCache<T> {
     /// A new buffer for `len` values. If the system refuses it, the budget
     /// drops to what the cache holds (at least two full columns) and least
     /// recently used columns other than `i` and `keep` are freed until it
-    /// fits; only when nothing is left to free does the allocation fail.
+    /// fits; only when nothing is left to free does the allocation fail,
+    /// with a panic whose payload is an [`crate::error::Error::Memory`]
+    /// (raised as `MemoryError` by the bindings).
     fn allocate(&mut self, len: usize, i: usize, keep: Option<usize>) -> Vec<T> {
         let mut buf = Vec::new();
         if buf.try_reserve_exact(len).is_ok() {
@@ -372,10 +375,14 @@ impl<T: QValue> ColumnCache<T> {
                 return buf;
             }
             if self.used == before {
-                panic!(
-                    "out of memory: the kernel cache cannot hold one column of {len} values; \
-                     use fewer training examples"
-                );
+                // The column accessors return plain slices, so this cannot
+                // be a `Result`: the panic carries the error itself, and the
+                // bindings' runner raises it as `MemoryError`.
+                std::panic::panic_any(memory_error::<T>(
+                    len,
+                    "one kernel column, with the kernel cache (cache_size) emptied",
+                    "use fewer training examples",
+                ));
             }
             self.capacity = self.used.max(len);
         }
@@ -464,6 +471,27 @@ impl<T: QValue> ColumnCache<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_the_system_refuses_is_a_memory_error_naming_cache_size() {
+        let mut c = ColumnCache::<f32>::new(4, 4 * 4);
+        assert_eq!(c.prepare(0, 4, None), 0);
+        // More values than any address space holds: the reservation fails
+        // even after the cache has freed everything it may.
+        let huge = usize::MAX / 8;
+        let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            c.allocate(huge, 1, None);
+        }))
+        .expect_err("the allocation cannot succeed");
+        let err = payload
+            .downcast_ref::<crate::error::Error>()
+            .expect("the panic carries the crate's error");
+        let crate::error::Error::Memory(msg) = err else {
+            panic!("not a memory error: {err:?}");
+        };
+        assert!(msg.contains("cache_size"), "{msg}");
+        assert!(msg.contains("fewer training examples"), "{msg}");
+    }
 
     #[test]
     fn eviction_keeps_the_budget_and_the_pinned_column() {

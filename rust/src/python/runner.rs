@@ -1,7 +1,8 @@
 //! The one GIL-free runner every binding calls: the work runs on a thread
 //! of rayon's pool without the GIL while the caller waits in short slices,
 //! checking for signals (Ctrl-C cancels the work's [`Control`]) and, for
-//! solves, reporting progress; a panic becomes `RuntimeError`.
+//! solves, reporting progress; a panic becomes `RuntimeError`, unless it
+//! carries a [`crate::Error`] (then raised as that error).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
@@ -90,6 +91,11 @@ where
     match outcome? {
         Ok(result) => result.map_err(PyErr::from),
         Err(payload) => {
+            // A failure that cannot travel as a `Result` (the column cache's
+            // last-resort allocation) panics with the crate's error itself.
+            if let Some(err) = payload.downcast_ref::<crate::Error>() {
+                return Err(PyErr::from(err.clone()));
+            }
             let msg = payload
                 .downcast_ref::<String>()
                 .cloned()
