@@ -272,9 +272,9 @@ def test_callable_kernel_checked_at_predict():
     ],
     ids=lambda e: type(e).__name__,
 )
-def test_callable_kernel_only_for_svc_and_profile_svc(iris, est):
+def test_callable_kernel_only_where_supported(iris, est):
     X, y = iris
-    refusal = "callable kernels are supported by SVC and ProfileSVC only"
+    refusal = "callable kernels are supported by SVC, NuSVC, SVR, NuSVR, OneClassSVM and ProfileSVC"
     with pytest.raises(ValueError, match=refusal):
         est.fit(X, y)
     if hasattr(est, "partial_fit"):

@@ -375,6 +375,64 @@ def test_svc_callable_kernel_takes_strings():
     assert ours.support_vectors_ == [X[i] for i in ours.support_]
 
 
+def _first_letter_kernel(A, B):
+    """1 + [first letters equal]: a kernel on rows of strings."""
+    return np.array([[1.0 + float(a[0] == b[0]) for b in B] for a in A])
+
+
+def test_svc_callable_kernel_takes_an_object_array_of_strings():
+    # An object array converts to float only when its entries do: strings
+    # reach the callable as given, as in scikit-learn.
+    X = np.array([["a", "b"]] * 20 + [["c", "d"]] * 20, dtype=object)
+    y = np.array([0] * 15 + [1] * 5 + [1] * 15 + [0] * 5)
+    ours = SVC(kernel=_first_letter_kernel).fit(X, y)
+    theirs = svm.SVC(kernel=_first_letter_kernel).fit(X, y)
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X), atol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["SVR", "NuSVR", "OneClassSVM"])
+@pytest.mark.parametrize("data", ["numbers", "strings"])
+def test_family_callable_kernel_matches_sklearn(name, data):
+    ours_cls, theirs_cls = {"SVR": (SVR, svm.SVR), "NuSVR": (NuSVR, svm.NuSVR)}.get(
+        name, (OneClassSVM, svm.OneClassSVM)
+    )
+    if data == "numbers":
+        X, y = make_friedman1(n_samples=60, random_state=0)
+        test = X[:10] + 0.01
+
+        def kernel(A, B):
+            return (np.asarray(A) @ np.asarray(B).T + 1.0) ** 2
+
+    else:
+        words = ["apple", "avocado", "banana", "blueberry", "cherry", "cranberry"]
+        X = [words[i % 6] + str(i) for i in range(48)]
+        y = np.array([float(i % 6) + 0.1 * (i % 5) for i in range(48)])
+        test = ["apricot", "bean", "cab"]
+
+        def kernel(A, B):
+            a = np.array([ord(w[0]) for w in A], dtype=float)
+            b = np.array([ord(w[0]) for w in B], dtype=float)
+            return np.exp(-0.5 * (a[:, None] - b[None, :]) ** 2)
+
+    target = None if name == "OneClassSVM" else y
+    ours = ours_cls(kernel=kernel).fit(X, target)
+    theirs = theirs_cls(kernel=kernel).fit(X, target)
+    np.testing.assert_array_equal(np.sort(ours.support_), np.sort(theirs.support_))
+    values = "decision_function" if name == "OneClassSVM" else "predict"
+    np.testing.assert_allclose(
+        getattr(ours, values)(test), getattr(theirs, values)(test), rtol=1e-3, atol=1e-3
+    )
+    if data == "strings":
+        assert ours.support_vectors_ == [X[i] for i in ours.support_]
+    else:
+        np.testing.assert_array_equal(ours.support_vectors_, X[ours.support_])
+    # The callable's result is checked at prediction too.
+    ours.set_params(kernel=lambda A, B: np.zeros((len(A), 1)))
+    with pytest.raises(ValueError, match="must have shape"):
+        ours.predict(test)
+
+
 @pytest.mark.parametrize("Est", [SVR, NuSVR, OneClassSVM, NuSVC])
 def test_pickle_round_trip(Est):
     import pickle

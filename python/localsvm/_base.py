@@ -31,9 +31,10 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._compat import CallbackSupportMixin, Hidden, Interval, StrOptions
 from ._validation import (
@@ -55,6 +56,21 @@ FEATURE_KERNELS: frozenset[str] = frozenset(KERNELS) - {"precomputed"}
 #: separable problem by far and still leaves ``C_j · K_ij`` finite for
 #: kernel values up to 1e150.
 HARD_MARGIN_C = 1e150
+
+
+def numeric_input(X) -> bool:
+    """Whether ``X`` is validated as numbers: sparse, a numeric array, or
+    anything that converts to a float array. A callable kernel receives any
+    other ``X`` (a list of strings, an object array of strings) unconverted,
+    as scikit-learn's SVMs pass it."""
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if sp.issparse(X) or (kind is not None and kind in "biuf"):
+        return True
+    try:
+        np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def box_constant(C: float) -> float:
@@ -636,8 +652,30 @@ class BaseKernelEstimator(CallbackSupportMixin, BaseEstimator):
         if callable(self.kernel) and not self._accepts_callable_kernel:
             raise ValueError(
                 f"{type(self).__name__} does not accept a callable kernel: callable kernels "
-                "are supported by SVC and ProfileSVC only; use one of the named kernels"
+                "are supported by SVC, NuSVC, SVR, NuSVR, OneClassSVM and ProfileSVC only; "
+                "use one of the named kernels"
             )
+
+    def _callable_kernel(self, A, B) -> np.ndarray:
+        """``kernel(A, B)`` checked: a finite float64 array of shape
+        ``(len(A), len(B))``, C-ordered."""
+        name = getattr(self.kernel, "__name__", repr(self.kernel))
+        try:
+            K = np.ascontiguousarray(self.kernel(A, B), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"The kernel callable {name} must return a numeric array; "
+                f"converting its result failed: {exc}"
+            ) from exc
+        expected = (_num_samples(A), _num_samples(B))
+        if K.shape != expected:
+            raise ValueError(
+                f"The kernel callable {name} returned an array of shape {K.shape}; "
+                f"kernel(X, Y) must have shape (len(X), len(Y)) = {expected}"
+            )
+        if not np.all(np.isfinite(K)):
+            raise ValueError(f"The kernel callable {name} returned NaN or infinite values")
+        return K
 
     @property
     def _precomputed(self) -> bool:
@@ -651,8 +689,12 @@ class BaseKernelEstimator(CallbackSupportMixin, BaseEstimator):
         return self._spec
 
     def _predict_prologue(self, X) -> np.ndarray:
-        """``X`` checked against the fitted model (C-ordered float64)."""
+        """``X`` checked against the fitted model (C-ordered float64); as
+        given, unconverted, for a callable kernel fitted on non-numeric
+        ``X`` (``_raw_input``)."""
         check_is_fitted(self)
+        if getattr(self, "_raw_input", False) and callable(self.kernel):
+            return X
         native = self._sparse_native()
         X = prepare_input(X, native=native, who=type(self).__name__)
         return validate_data(

@@ -30,6 +30,7 @@ from sklearn.utils.validation import (
 from ._base import (
     BaseSVMClassifier,
     box_constant,
+    numeric_input,
     positive_weights,
     read_only_coef,
     restore_on_interrupt,
@@ -55,20 +56,6 @@ PROBABILITY_DEPRECATION = (
     "it in version 1.11), and will be removed in a future version. Use "
     "`CalibratedClassifierCV(SVC(), ensemble=False)` instead of `SVC(probability=True)`"
 )
-
-
-def _numeric(X) -> bool:
-    """Whether ``X`` is validated as numbers: sparse, a numeric or object
-    array, or anything that converts to a float array (a callable kernel
-    receives any other ``X``, a list of strings say, unconverted)."""
-    kind = getattr(getattr(X, "dtype", None), "kind", None)
-    if sp.issparse(X) or (kind is not None and kind in "biufO"):
-        return True
-    try:
-        np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def _pair_problem(task, shared) -> QPProblem:
@@ -745,7 +732,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         behaviour: a list of strings with a string kernel, say); only its
         length is checked against ``y``. Numeric ``X`` is validated as for
         a named kernel (float64, ``n_features_in_``)."""
-        self._raw_input = callable(self.kernel) and not _numeric(X)
+        self._raw_input = callable(self.kernel) and not numeric_input(X)
         if not self._raw_input:
             return super()._fit_prologue(X, y)
         check_consistent_length(X, y)
@@ -753,14 +740,6 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         check_classification_targets(y)
         y_idx = encode_classes(self, y)
         return X, y, y_idx
-
-    def _predict_prologue(self, X):
-        """As the base's; ``X`` unconverted for a callable kernel fitted on
-        non-numeric ``X``."""
-        if not getattr(self, "_raw_input", False) or not callable(self.kernel):
-            return super()._predict_prologue(X)
-        check_is_fitted(self)
-        return X
 
     def _resolved_cell_size(self) -> int:
         """``cell_size`` as a number of rows ('auto': :data:`AUTO_CELL_SIZE`)."""
@@ -907,27 +886,6 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         CPUs, say), else 1, so solves run in parallel never oversubscribe
         the CPUs ``n_jobs`` grants."""
         return 2 if effective_n_jobs(self.n_jobs) >= 2 * max(n_problems, 1) else 1
-
-    def _callable_kernel(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        """``kernel(A, B)`` checked: a finite float64 array of shape
-        ``(len(A), len(B))``, C-ordered."""
-        name = getattr(self.kernel, "__name__", repr(self.kernel))
-        try:
-            K = np.ascontiguousarray(self.kernel(A, B), dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"The kernel callable {name} must return a numeric array; "
-                f"converting its result failed: {exc}"
-            ) from exc
-        expected = (_num_samples(A), _num_samples(B))
-        if K.shape != expected:
-            raise ValueError(
-                f"The kernel callable {name} returned an array of shape {K.shape}; "
-                f"kernel(X, Y) must have shape (len(X), len(Y)) = {expected}"
-            )
-        if not np.all(np.isfinite(K)):
-            raise ValueError(f"The kernel callable {name} returned NaN or infinite values")
-        return K
 
     def _calibrate(self, tasks, shared) -> tuple[np.ndarray, np.ndarray]:
         """Platt's sigmoid of each binary model, fitted to decision values of

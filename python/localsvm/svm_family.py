@@ -31,13 +31,20 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import OutlierMixin, RegressorMixin
-from sklearn.utils.validation import validate_data
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import (
+    _check_y,
+    _num_samples,
+    check_consistent_length,
+    validate_data,
+)
 
 from ._base import (
     DUAL_CONSTRAINTS,
     BaseKernelEstimator,
     SVMDualMixin,
     box_constant,
+    numeric_input,
     positive_weights,
     read_only_coef,
     restore_on_interrupt,
@@ -45,7 +52,7 @@ from ._base import (
 from ._compat import Interval, StrOptions, fit_context
 from ._validation import prepare_input
 from .backends.base import QPProblem, QPSolution
-from .kernels import core_rows, decision_values
+from .kernels import KERNELS, KernelSpec, core_rows, decision_values
 from .parallel import effective_n_jobs
 from .plugins import get_backend
 
@@ -62,6 +69,7 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
     _parameter_constraints: ClassVar[dict] = {
         **BaseKernelEstimator._parameter_constraints,
         **{k: v for k, v in DUAL_CONSTRAINTS.items() if k != "C"},
+        "kernel": [StrOptions(set(KERNELS)), callable],
         "shrinking": ["boolean"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "precision": [StrOptions({"auto", "float32", "float64"})],
@@ -84,8 +92,18 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
     def _coefficients(self, sol: QPSolution, n: int) -> np.ndarray:
         return np.asarray(sol.alpha, dtype=np.float64)[:n].copy()
 
+    _accepts_callable_kernel = True
+
     def _validate_fit(self, X, y):
         self._check_kernel_callable()
+        # A callable kernel receives non-numeric X as given (scikit-learn's
+        # behaviour: strings with a string kernel); only lengths are checked.
+        self._raw_input = callable(self.kernel) and not numeric_input(X)
+        if self._raw_input:
+            if not self._needs_y:
+                return X, None
+            check_consistent_length(X, y)
+            return X, np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
         native = self._sparse_native()
         X = prepare_input(X, native=native, who=type(self).__name__)
         accept = "csr" if native else False
@@ -108,9 +126,15 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
 
     def _fit(self, X, y, sample_weight):
         X, y = self._validate_fit(X, y)
-        n = X.shape[0]
+        n = _num_samples(X)
         sw = positive_weights(sample_weight, n)
-        spec = self._resolve_kernel(X)
+        features = X
+        if callable(self.kernel):
+            # scikit-learn's way: the training kernel solved as precomputed.
+            X = self._callable_kernel(X, X)
+            spec = self._spec = KernelSpec("precomputed")
+        else:
+            spec = self._resolve_kernel(X)
         report = self._fit_report(1, X, y)
         tasks = report.subtasks("dual-problem", 1, iterative=True)
         problem = self._dual(X, y, sw)
@@ -137,7 +161,11 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         self.support_ = support.astype(np.int32)
         self.n_support_ = np.array([support.size], dtype=np.int32)
         dual = coef[support][None, :]
-        if spec.precomputed:
+        if callable(self.kernel):
+            # The training examples as given (a list stays a list): what the
+            # callable receives at prediction.
+            self.support_vectors_ = _safe_indexing(features, support)
+        elif spec.precomputed:
             self.support_vectors_ = np.empty((0, 0))
         elif sp.issparse(X):
             self.support_vectors_ = sp.csr_matrix(X[support])
@@ -158,7 +186,7 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
             self._linear_w = (
                 np.asarray((sv.T @ dual.T).T) if sp.issparse(sv) else dual @ sv
             ).reshape(1, -1)
-        self.shape_fit_ = X.shape
+        self.shape_fit_ = getattr(features, "shape", (n,))
         report.log(
             1,
             "%s fit: %d support vectors, %.3f s",
@@ -172,6 +200,9 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
     def _decision(self, X) -> np.ndarray:
         """``Σ c_i K(x_i, x) − ρ``, one value per row."""
         X = self._predict_prologue(X)
+        if callable(self.kernel):
+            K = self._callable_kernel(X, self.support_vectors_)
+            return K @ self._dual_dense[0] - self._rho
         if self._spec.precomputed:
             return X[:, self.support_] @ self._dual_dense[0] - self._rho
         if self._linear_w is not None:
@@ -204,8 +235,13 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
 
 #: Each parameter's entry, for the docstrings (in each signature's order).
 _PARAM_DOC = {
-    "kernel": """    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
-        The kernel.""",
+    "kernel": """    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, \
+default='rbf'
+        The kernel. A callable ``kernel(X, Y)`` returns the kernel matrix of
+        the rows of ``X`` against those of ``Y``; the training kernel is
+        solved as a precomputed one, and ``X`` reaches the callable
+        unconverted when it is not numeric (strings, say), as in
+        scikit-learn.""",
     "degree": """    degree : int, default=3
         Degree of the polynomial kernel.""",
     "gamma": """    gamma : {'scale', 'auto'} or float, default='scale'
