@@ -81,11 +81,11 @@ struct State {
     // `f64` masks for the vector loops.
     up: Vec<f64>,
     low: Vec<f64>,
-    // The ν-dual's up- and low-sets of each label set (index 0: y = +1,
-    // 1: y = −1), as the same masks: its scans run per label set. Empty
-    // for the other duals.
+    // The ν-dual's up-set of each label set (index 0: y = +1, 1: y = −1),
+    // as the same masks, for its scans that start without a fused update
+    // (its other scans read `up` and `low` with the labels). Empty for the
+    // other duals.
     up_by: [Vec<f64>; 2],
-    low_by: [Vec<f64>; 2],
     grad: Vec<f64>,
     grad_bar: Vec<f64>,
     // Changes to `grad_bar` not yet applied: the net weight of each
@@ -125,9 +125,7 @@ impl State {
         if !self.up_by[0].is_empty() {
             let (c, other) = if positive { (0, 1) } else { (1, 0) };
             self.up_by[c][t] = self.up[t];
-            self.low_by[c][t] = self.low[t];
             self.up_by[other][t] = 0.0;
-            self.low_by[other][t] = 0.0;
         }
     }
 
@@ -154,7 +152,6 @@ impl State {
         for c in 0..2 {
             if !self.up_by[c].is_empty() {
                 self.up_by[c].swap(i, j);
-                self.low_by[c].swap(i, j);
             }
         }
         self.grad.swap(i, j);
@@ -179,6 +176,10 @@ struct Smo<'q, T: QValue, Q: QMatrix<T>> {
     // The maximal violator of the active set, when the last gradient update
     // already found it.
     next_up: Option<(f64, usize)>,
+    // The ν-dual's: the maximal violator of each label set's active
+    // up-set (index 0: y = +1, 1: y = −1), when the last gradient update
+    // already found them.
+    next_up_nu: Option<[(f64, usize); 2]>,
     // The maximal KKT violation `m(α) − M(α)` the last selection found.
     gap: f64,
     // The Hessian's two-thread team, shared for the scans over large active
@@ -229,7 +230,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         if i == usize::MAX {
             return None;
         }
-        let partner = self.partner(i, gmax, None);
+        let partner = self.partner(i, gmax);
         self.gap = gmax + partner.gmax2;
         if self.gap < self.tol {
             return None;
@@ -238,16 +239,13 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
     }
 
     /// The second-order partner of `i` (whose violation is `gmax`) over the
-    /// active low-set, or label set `label`'s low-set for the ν-dual, on
-    /// the two-thread team while enough variables are active.
-    fn partner(&mut self, i: usize, gmax: f64, label: Option<usize>) -> wss::Partner {
+    /// active low-set, on the two-thread team while enough variables are
+    /// active.
+    fn partner(&mut self, i: usize, gmax: f64) -> wss::Partner {
         let active = self.active;
         let col_i = self.q.column(i, active);
         let st = &self.st;
-        let low = match label {
-            Some(c) => &st.low_by[c],
-            None => &st.low,
-        };
+        let low = &st.low;
         let search = wss::PartnerSearch {
             y: &st.y[..active],
             g: &st.grad[..active],
@@ -294,35 +292,81 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
     fn select_nu(&mut self) -> Option<(usize, usize)> {
         self.next_up = None;
         let active = self.active;
-        let mut gmax = [f64::NEG_INFINITY; 2];
-        let mut gmax2 = [f64::NEG_INFINITY; 2];
-        // The best pair's gain and partner; the later label set wins ties.
-        let mut pick = (f64::NEG_INFINITY, None::<usize>);
-        let mut best = [usize::MAX; 2];
-        for c in 0..2 {
-            // Max of −y G over label set c's up-set, then the partner over
-            // its low-set: C-SVC's vector scans on the label set's masks
-            // (within a label set y_i y_t = 1, so the curvature is theirs).
-            let st = &self.st;
-            let (g, i) = wss::max_up(&st.y[..active], &st.grad[..active], &st.up_by[c][..active]);
-            gmax[c] = g;
-            best[c] = i;
-            if i == usize::MAX {
-                // No up-set variable: still record the low-set maximum.
+        // Max of −y G over each label set's up-set (found by the last
+        // gradient update, or scanned now).
+        let up = match self.next_up_nu.take() {
+            Some(found) => found,
+            None => {
+                let st = &self.st;
+                [0, 1].map(|c| {
+                    wss::max_up(&st.y[..active], &st.grad[..active], &st.up_by[c][..active])
+                })
+            }
+        };
+        let gmax = [up[0].0, up[1].0];
+        let best = [up[0].1, up[1].1];
+        let found: [wss::Partner; 2] = match (best[0] != usize::MAX, best[1] != usize::MAX) {
+            (false, false) => {
+                // No up-set variable in either label set: only the
+                // low-sets' maxima, for the stopping test.
+                let st = &self.st;
+                let mut gmax2 = [f64::NEG_INFINITY; 2];
                 for t in 0..active {
-                    if st.low_by[c][t] > 0.5 {
+                    if st.low[t] > 0.5 {
+                        let c = usize::from(st.y[t] < 0.0);
                         gmax2[c] = gmax2[c].max(st.y[t] * st.grad[t]);
                     }
                 }
-                continue;
+                gmax2.map(|g2| wss::Partner {
+                    gmax2: g2,
+                    j: None,
+                    gain: f64::NEG_INFINITY,
+                })
             }
-            let partner = self.partner(i, g, Some(c));
-            gmax2[c] = partner.gmax2;
+            (has_p, has_n) => {
+                // Both label sets' partners in one pass; a label set
+                // without a working variable (its gmax −∞, so no partner)
+                // reads the other's column.
+                let (ip, jn) = (
+                    if has_p { best[0] } else { best[1] },
+                    if has_n { best[1] } else { best[0] },
+                );
+                let (col_p, col_n) = if ip == jn {
+                    let col = self.q.column(ip, active);
+                    (col, col)
+                } else {
+                    self.q.pair(ip, jn, active)
+                };
+                let st = &self.st;
+                let search = wss::PartnerSearchNu {
+                    y: &st.y[..active],
+                    g: &st.grad[..active],
+                    qd: &st.qd[..active],
+                    low: &st.low[..active],
+                    q: [&col_p[..active], &col_n[..active]],
+                    gmax,
+                    qd_i: [st.qd[ip], st.qd[jn]],
+                    tau: TAU,
+                };
+                match self
+                    .team
+                    .as_deref()
+                    .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
+                {
+                    Some(team) => wss::best_partners_nu_team(team, &search),
+                    None => wss::best_partners_nu(&search),
+                }
+            }
+        };
+        // The pair with the larger gain of the two label sets; the later
+        // label set wins ties.
+        let mut pick = (f64::NEG_INFINITY, None::<usize>);
+        for partner in &found {
             if partner.j.is_some() && partner.gain >= pick.0 {
                 pick = (partner.gain, partner.j);
             }
         }
-        self.gap = (gmax[0] + gmax2[0]).max(gmax[1] + gmax2[1]);
+        self.gap = (gmax[0] + found[0].gmax2).max(gmax[1] + found[1].gmax2);
         if self.gap < self.tol {
             return None;
         }
@@ -374,6 +418,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
 
     fn shrink(&mut self) -> Result<()> {
         self.next_up = None;
+        self.next_up_nu = None;
         // The ν-dual compares each variable with its own label set's
         // violations (its pairs never cross label sets).
         let by_label = if self.nu {
@@ -518,16 +563,21 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             dj,
         };
         let (g, y, up) = (&mut st.grad[..active], &st.y[..active], &st.up[..active]);
-        self.next_up = Some(
-            match self
-                .team
-                .as_deref()
-                .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
-            {
+        let team = self
+            .team
+            .as_deref()
+            .filter(|t| active >= TEAM_SCAN_MIN && t.engaged());
+        if self.nu {
+            self.next_up_nu = Some(match team {
+                Some(team) => wss::update_and_max_up_nu_team(team, g, step, y, up),
+                None => wss::update_and_max_up_nu(g, step, y, up),
+            });
+        } else {
+            self.next_up = Some(match team {
                 Some(team) => wss::update_and_max_up_team(team, g, step, y, up),
                 None => wss::update_and_max_up(g, step, y, up),
-            },
-        );
+            });
+        }
         // Ḡ = Σ_{t at upper} U_t Q_t changes by ±U_t Q_t. The pair's
         // columns are held to `active` entries: while most variables are
         // active the rest of the column costs little and is added now;
@@ -794,11 +844,6 @@ fn run<T: QValue, Q: QMatrix<T>>(
         } else {
             [Vec::new(), Vec::new()]
         },
-        low_by: if nu {
-            [vec![0.0; n], vec![0.0; n]]
-        } else {
-            [Vec::new(), Vec::new()]
-        },
         grad: vec![0.0; n],
         grad_bar: vec![0.0; n],
         pending: vec![0.0; n],
@@ -820,6 +865,7 @@ fn run<T: QValue, Q: QMatrix<T>>(
         tol,
         unshrunk: false,
         next_up: None,
+        next_up_nu: None,
         gap: f64::NAN,
         team: None,
         nu,
@@ -853,6 +899,7 @@ fn run<T: QValue, Q: QMatrix<T>>(
                 s.reconstruct_gradient()?;
                 s.active = n;
                 s.next_up = None;
+                s.next_up_nu = None;
                 match s.select() {
                     Some(pair) => {
                         countdown = 1;

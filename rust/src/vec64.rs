@@ -356,3 +356,130 @@ pub(crate) unsafe fn best_partner<V: F64s, T: QValue>(
     let (gain, j) = acc.reduce();
     (g2, gain, j, body)
 }
+
+/// The ν-dual's partner search over both label sets in one pass (index 0:
+/// `y = +1`, 1: `y = −1`): each low-set variable is scored against its own
+/// label set's working variable, whose column, violation and diagonal are
+/// given per label set. Within a label set `y_i y_t = 1`, so the curvature
+/// is `Q_ii + Q_tt − 2 Q_it`.
+#[derive(Clone, Copy, Debug)]
+pub struct PartnerSearchNu<'a, T: QValue = f32> {
+    /// Labels `y_t`.
+    pub y: &'a [f64],
+    /// The gradient `G_t`.
+    pub g: &'a [f64],
+    /// The diagonal `Q_tt`.
+    pub qd: &'a [f64],
+    /// The low-set mask over both label sets (1.0 in the set, 0.0 out).
+    pub low: &'a [f64],
+    /// Column of each label set's working variable (a label set without
+    /// one may repeat the other's column: its `gmax` is −∞).
+    pub q: [&'a [T]; 2],
+    /// Each label set's violation `−y_i G_i` (−∞ without a working variable).
+    pub gmax: [f64; 2],
+    /// Each label set's `Q_ii`.
+    pub qd_i: [f64; 2],
+    /// The floor of the curvature.
+    pub tau: f64,
+}
+
+/// The vector part of [`crate::wss::best_partners_nu`]: per label set,
+/// `(gmax2, best gain, its index)`, and the elements covered.
+#[inline(always)]
+pub(crate) unsafe fn best_partners_nu<V: F64s, T: QValue>(
+    s: &PartnerSearchNu<'_, T>,
+) -> ([(f64, f64, usize); 2], usize) {
+    let (y, g, qd, low) = (s.y, s.g, s.qd, s.low);
+    let n = y.len();
+    let body = n - n % V::LANES;
+    let (zero, half, two) = (V::splat(0.0), V::splat(0.5), V::splat(2.0));
+    let neg_inf = V::splat(f64::NEG_INFINITY);
+    let vtau = V::splat(s.tau);
+    let (gmax_p, gmax_n) = (V::splat(s.gmax[0]), V::splat(s.gmax[1]));
+    let (qdi_p, qdi_n) = (V::splat(s.qd_i[0]), V::splat(s.qd_i[1]));
+    let step = V::splat(V::LANES as f64);
+    let mut idx = indices::<V>(0);
+    let mut acc = [ArgMax::<V>::new(), ArgMax::<V>::new()];
+    let mut gmax2 = [neg_inf, neg_inf];
+    let mut t = 0;
+    while t < body {
+        let yt = V::load(y.as_ptr().add(t));
+        let pos = yt.gt(zero);
+        let neg = zero.gt(yt);
+        let yg = yt.mul(V::load(g.as_ptr().add(t)));
+        let in_low = V::load(low.as_ptr().add(t)).gt(half);
+        let cand = V::select(in_low, yg, neg_inf);
+        let cand_p = V::select(pos, cand, neg_inf);
+        let cand_n = V::select(neg, cand, neg_inf);
+        gmax2[0] = V::select(cand_p.gt(gmax2[0]), cand_p, gmax2[0]);
+        gmax2[1] = V::select(cand_n.gt(gmax2[1]), cand_n, gmax2[1]);
+        let diff = V::select(pos, gmax_p, gmax_n).add(yg);
+        let q = V::select(
+            pos,
+            load_q::<V, T>(s.q[0].as_ptr().add(t)),
+            load_q::<V, T>(s.q[1].as_ptr().add(t)),
+        );
+        let quad = V::select(pos, qdi_p, qdi_n)
+            .add(V::load(qd.as_ptr().add(t)))
+            .sub(two.mul(q));
+        let quad = V::select(quad.gt(vtau), quad, vtau);
+        let gain = V::select(
+            V::and(in_low, diff.gt(zero)),
+            diff.mul(diff).div(quad),
+            neg_inf,
+        );
+        acc[0].keep(V::select(pos, gain, neg_inf), idx);
+        acc[1].keep(V::select(neg, gain, neg_inf), idx);
+        idx = idx.add(step);
+        t += V::LANES;
+    }
+    let mut out = [(0.0, 0.0, 0); 2];
+    for c in 0..2 {
+        let mut lanes = [0.0f64; 8];
+        gmax2[c].store(lanes.as_mut_ptr());
+        let g2 = lanes[..V::LANES]
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, |a, b| if b > a { b } else { a });
+        let (gain, j) = acc[c].reduce();
+        out[c] = (g2, gain, j);
+    }
+    (out, body)
+}
+
+/// [`update_and_max_up`] with the arg-max taken per label set (index 0:
+/// `y = +1`, 1: `y = −1`), for the ν-dual; returns both and the elements
+/// covered.
+#[inline(always)]
+pub(crate) unsafe fn update_and_max_up_nu<V: F64s, T: QValue>(
+    g: &mut [f64],
+    step: GradientStep<'_, T>,
+    y: &[f64],
+    up: &[f64],
+) -> ([(f64, usize); 2], usize) {
+    let GradientStep { qi, qj, di, dj } = step;
+    let n = g.len();
+    let body = n - n % V::LANES;
+    let (zero, half, neg_inf) = (V::splat(0.0), V::splat(0.5), V::splat(f64::NEG_INFINITY));
+    let (vdi, vdj) = (V::splat(di), V::splat(dj));
+    let step = V::splat(V::LANES as f64);
+    let mut idx = indices::<V>(0);
+    let mut acc = [ArgMax::<V>::new(), ArgMax::<V>::new()];
+    let mut t = 0;
+    while t < body {
+        let gp = g.as_mut_ptr().add(t);
+        let gt = V::load(gp)
+            .add(load_q::<V, T>(qi.as_ptr().add(t)).mul(vdi))
+            .add(load_q::<V, T>(qj.as_ptr().add(t)).mul(vdj));
+        gt.store(gp);
+        let yt = V::load(y.as_ptr().add(t));
+        let v = zero.sub(yt.mul(gt));
+        let m = V::load(up.as_ptr().add(t)).gt(half);
+        let v = V::select(m, v, neg_inf);
+        acc[0].keep(V::select(yt.gt(zero), v, neg_inf), idx);
+        acc[1].keep(V::select(zero.gt(yt), v, neg_inf), idx);
+        idx = idx.add(step);
+        t += V::LANES;
+    }
+    ([acc[0].reduce(), acc[1].reduce()], body)
+}

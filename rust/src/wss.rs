@@ -15,7 +15,7 @@ use crate::team::Team;
 use crate::vec64::{self, Avx2, Avx512};
 // The arguments of the selection loops are defined beside their vector
 // versions, which read them, and are part of this module's interface.
-pub use crate::vec64::{GradientStep, PartnerSearch};
+pub use crate::vec64::{GradientStep, PartnerSearch, PartnerSearchNu};
 
 /// A running arg-max (later indices win ties).
 #[derive(Clone, Copy, Debug)]
@@ -310,6 +310,213 @@ pub fn update_and_max_up_team<T: QValue>(
     (best.value, best.index)
 }
 
+/// The ν-dual's label set of `y_t`: 0 for `+1`, 1 for `−1`.
+#[inline(always)]
+fn label(y: f64) -> usize {
+    usize::from(y < 0.0)
+}
+
+fn update_nu_scalar<T: QValue>(
+    g: &mut [f64],
+    step: GradientStep<'_, T>,
+    y: &[f64],
+    up: &[f64],
+    from: usize,
+) -> [Best; 2] {
+    let GradientStep { qi, qj, di, dj } = step;
+    let mut best = [Best::NONE; 2];
+    for t in from..g.len() {
+        let gt = g[t] + qi[t].to_f64() * di + qj[t].to_f64() * dj;
+        g[t] = gt;
+        if up[t] > 0.5 && y[t] != 0.0 {
+            best[label(y[t])].keep(-y[t] * gt, t);
+        }
+    }
+    best
+}
+
+/// [`update_and_max_up`] for the ν-dual: `G += Q_i·di + Q_j·dj`, then the
+/// maximal violator of each label set's up-set (index 0: `y = +1`, 1:
+/// `y = −1`), as [`max_up`] over that label set's mask would find it.
+pub fn update_and_max_up_nu<T: QValue>(
+    g: &mut [f64],
+    step: GradientStep<'_, T>,
+    y: &[f64],
+    up: &[f64],
+) -> [(f64, usize); 2] {
+    let n = g.len();
+    let step = GradientStep {
+        qi: &step.qi[..n],
+        qj: &step.qj[..n],
+        ..step
+    };
+    let (y, up) = (&y[..n], &up[..n]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        type Args<'a, T> = (GradientStep<'a, T>, &'a [f64], &'a [f64]);
+        type Out = ([(f64, usize); 2], usize);
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        fn wide<T: QValue>(g: &mut [f64], (step, y, up): Args<'_, T>) -> Out {
+            // SAFETY: compiled for AVX-512; slices have equal lengths.
+            unsafe { vec64::update_and_max_up_nu::<Avx512, T>(g, step, y, up) }
+        }
+        #[target_feature(enable = "avx2,fma")]
+        fn narrow<T: QValue>(g: &mut [f64], (step, y, up): Args<'_, T>) -> Out {
+            // SAFETY: compiled for AVX2; slices have equal lengths.
+            unsafe { vec64::update_and_max_up_nu::<Avx2, T>(g, step, y, up) }
+        }
+        let args = (step, y, up);
+        let head = match level() {
+            // SAFETY: `level()` reports these features only when present.
+            Level::Avx512 => Some(unsafe { wide(g, args) }),
+            Level::Avx2 => Some(unsafe { narrow(g, args) }),
+            Level::Baseline => None,
+        };
+        if let Some((heads, body)) = head {
+            let tails = update_nu_scalar(g, step, y, up, body);
+            return [0, 1].map(|c| {
+                let best = Best::after(heads[c], tails[c]);
+                (best.value, best.index)
+            });
+        }
+    }
+    update_nu_scalar(g, step, y, up, 0).map(|b| (b.value, b.index))
+}
+
+/// [`update_and_max_up_nu`] on the two threads of `team`; the same gradient
+/// and answer as one pass.
+pub fn update_and_max_up_nu_team<T: QValue>(
+    team: &Team,
+    g: &mut [f64],
+    step: GradientStep<'_, T>,
+    y: &[f64],
+    up: &[f64],
+) -> [(f64, usize); 2] {
+    let piece = scan_piece(g.len());
+    let parts = team.map_chunks(g, piece, |a, gp| {
+        let b = a + gp.len();
+        let sub = GradientStep {
+            qi: &step.qi[a..b],
+            qj: &step.qj[a..b],
+            ..step
+        };
+        update_and_max_up_nu(gp, sub, &y[a..b], &up[a..b])
+            .map(|(v, i)| (v, if i == usize::MAX { i } else { a + i }))
+    });
+    [0, 1].map(|c| {
+        let best = merge_in_order(parts.iter().map(|p| p[c]));
+        (best.value, best.index)
+    })
+}
+
+fn partners_nu_scalar<T: QValue>(s: &PartnerSearchNu<'_, T>, from: usize) -> [(f64, Best); 2] {
+    let mut out = [(f64::NEG_INFINITY, Best::NONE); 2];
+    for t in from..s.y.len() {
+        if s.low[t] > 0.5 && s.y[t] != 0.0 {
+            let c = label(s.y[t]);
+            let yg = s.y[t] * s.g[t];
+            if yg > out[c].0 {
+                out[c].0 = yg;
+            }
+            let diff = s.gmax[c] + yg;
+            if diff > 0.0 {
+                let quad = s.qd_i[c] + s.qd[t] - 2.0 * s.q[c][t].to_f64();
+                out[c].1.keep(diff * diff / quad.max(s.tau), t);
+            }
+        }
+    }
+    out
+}
+
+/// The ν-dual's partner search ([`best_partner`] for each label set, over
+/// its own low-set and against its own working variable) in one pass over
+/// both label sets; index 0: `y = +1`, 1: `y = −1`.
+pub fn best_partners_nu<T: QValue>(search: &PartnerSearchNu<'_, T>) -> [Partner; 2] {
+    let n = search.y.len();
+    let s = PartnerSearchNu {
+        g: &search.g[..n],
+        qd: &search.qd[..n],
+        low: &search.low[..n],
+        q: [&search.q[0][..n], &search.q[1][..n]],
+        ..*search
+    };
+    let found = partners_nu_with_gain(&s);
+    found.map(|(gmax2, best)| Partner {
+        gmax2,
+        j: (best.index != usize::MAX).then_some(best.index),
+        gain: best.value,
+    })
+}
+
+fn partners_nu_with_gain<T: QValue>(s: &PartnerSearchNu<'_, T>) -> [(f64, Best); 2] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        type Out = ([(f64, f64, usize); 2], usize);
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        fn wide<T: QValue>(s: &PartnerSearchNu<'_, T>) -> Out {
+            // SAFETY: compiled for AVX-512; slices have equal lengths.
+            unsafe { vec64::best_partners_nu::<Avx512, T>(s) }
+        }
+        #[target_feature(enable = "avx2,fma")]
+        fn narrow<T: QValue>(s: &PartnerSearchNu<'_, T>) -> Out {
+            // SAFETY: compiled for AVX2; slices have equal lengths.
+            unsafe { vec64::best_partners_nu::<Avx2, T>(s) }
+        }
+        let head = match level() {
+            // SAFETY: `level()` reports these features only when present.
+            Level::Avx512 => Some(unsafe { wide(s) }),
+            Level::Avx2 => Some(unsafe { narrow(s) }),
+            Level::Baseline => None,
+        };
+        if let Some((heads, body)) = head {
+            let tails = partners_nu_scalar(s, body);
+            return [0, 1].map(|c| {
+                let (g2, gain, j) = heads[c];
+                (g2.max(tails[c].0), Best::after((gain, j), tails[c].1))
+            });
+        }
+    }
+    partners_nu_scalar(s, 0)
+}
+
+/// [`best_partners_nu`] on the two threads of `team`; the same answer as
+/// one scan.
+pub fn best_partners_nu_team<T: QValue>(
+    team: &Team,
+    search: &PartnerSearchNu<'_, T>,
+) -> [Partner; 2] {
+    let n = search.y.len();
+    let piece = scan_piece(n);
+    let parts = team.map(n.div_ceil(piece), |c| {
+        let (a, b) = (c * piece, ((c + 1) * piece).min(n));
+        let sub = PartnerSearchNu {
+            y: &search.y[a..b],
+            g: &search.g[a..b],
+            qd: &search.qd[a..b],
+            low: &search.low[a..b],
+            q: [&search.q[0][a..b], &search.q[1][a..b]],
+            ..*search
+        };
+        partners_nu_with_gain(&sub).map(|(g2, best)| {
+            let index = if best.index == usize::MAX {
+                usize::MAX
+            } else {
+                a + best.index
+            };
+            (g2, (best.value, index))
+        })
+    });
+    [0, 1].map(|c| {
+        let gmax2 = parts.iter().fold(f64::NEG_INFINITY, |m, p| m.max(p[c].0));
+        let best = merge_in_order(parts.iter().map(|p| p[c].1));
+        Partner {
+            gmax2,
+            j: (best.index != usize::MAX).then_some(best.index),
+            gain: best.value,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,5 +655,89 @@ mod tests {
         let (g2, best) = partner_scalar(&search, 0);
         assert_eq!(p.gmax2, g2);
         assert_eq!(p.j, Some(best.index));
+    }
+
+    /// The masks of label set `c` (0: y = +1, 1: y = −1) within `mask`.
+    fn of_label(mask: &[f64], y: &[f64], c: usize) -> Vec<f64> {
+        mask.iter()
+            .zip(y)
+            .map(|(&m, &yt)| if label(yt) == c { m } else { 0.0 })
+            .collect()
+    }
+
+    #[test]
+    fn nu_scans_match_per_label_scans() {
+        let team = Team::new().expect("a thread");
+        for n in [1, 5, 8, 19, 64, 203, 1001] {
+            let y = labels(n, 3);
+            // Repeated values, so ties within and across ranges occur.
+            let g: Vec<f64> = (0..n).map(|t| ((t * 31) % 7) as f64 / 4.0 - 0.7).collect();
+            let qd: Vec<f64> = (0..n).map(|t| 1.0 + (t % 3) as f64 * 0.25).collect();
+            let qp: Vec<f32> = (0..n).map(|t| ((t * 13) % 5) as f32 / 5.0).collect();
+            let qn: Vec<f32> = (0..n).map(|t| 0.6 - ((t * 7) % 4) as f32 / 8.0).collect();
+            let (low, up) = (masks(n, 4), masks(n, 5));
+            for gmax in [
+                [0.9, 0.4],
+                [f64::NEG_INFINITY, 0.8],
+                [0.3, f64::NEG_INFINITY],
+            ] {
+                let search = PartnerSearchNu {
+                    y: &y,
+                    g: &g,
+                    qd: &qd,
+                    low: &low,
+                    q: [&qp, &qn],
+                    gmax,
+                    qd_i: [1.25, 1.0],
+                    tau: 1e-12,
+                };
+                let one = best_partners_nu(&search);
+                let two = best_partners_nu_team(&team, &search);
+                let scalar = partners_nu_scalar(&search, 0);
+                for c in 0..2 {
+                    let low_c = of_label(&low, &y, c);
+                    let want = best_partner(&PartnerSearch {
+                        y: &y,
+                        g: &g,
+                        qd: &qd,
+                        low: &low_c,
+                        qi: search.q[c],
+                        gmax: gmax[c],
+                        yi: if c == 0 { 1.0 } else { -1.0 },
+                        qd_i: search.qd_i[c],
+                        tau: 1e-12,
+                    });
+                    for got in [one[c], two[c]] {
+                        assert_eq!(
+                            (got.gmax2, got.j, got.gain.to_bits()),
+                            (want.gmax2, want.j, want.gain.to_bits()),
+                            "n = {n}, label set {c}"
+                        );
+                    }
+                    assert_eq!(scalar[c].0, want.gmax2);
+                    assert_eq!(
+                        (scalar[c].1.index != usize::MAX).then_some(scalar[c].1.index),
+                        want.j
+                    );
+                }
+            }
+            let step = GradientStep {
+                qi: &qp,
+                qj: &qn,
+                di: 0.25,
+                dj: -0.125,
+            };
+            let (mut g1, mut g2, mut g3) = (g.clone(), g.clone(), g.clone());
+            update_and_max_up(&mut g1, step, &y, &up);
+            let one = update_and_max_up_nu(&mut g2, step, &y, &up);
+            let two = update_and_max_up_nu_team(&team, &mut g3, step, &y, &up);
+            assert_eq!(g1, g2, "n = {n}");
+            assert_eq!(g1, g3, "n = {n}");
+            for c in 0..2 {
+                let want = max_up(&y, &g1, &of_label(&up, &y, c));
+                assert_eq!(one[c], want, "n = {n}, label set {c}");
+                assert_eq!(two[c], want, "n = {n}, label set {c}");
+            }
+        }
     }
 }
