@@ -660,8 +660,11 @@ class BaseKernelEstimator(CallbackSupportMixin, BaseEstimator):
         """``kernel(A, B)`` checked: a finite float64 array of shape
         ``(len(A), len(B))``, C-ordered."""
         name = getattr(self.kernel, "__name__", repr(self.kernel))
+        # The callable's own errors (a TypeError on data it cannot read,
+        # say) reach the caller as raised; only its result is checked here.
+        K = self.kernel(A, B)
         try:
-            K = np.ascontiguousarray(self.kernel(A, B), dtype=np.float64)
+            K = np.ascontiguousarray(K, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError(
                 f"The kernel callable {name} must return a numeric array; "
