@@ -1,5 +1,5 @@
 //! Batched working sets for the C-SVC dual over dense rows: rounds that
-//! each take `q` variables at once, compute their `q` kernel columns in one
+//! each take `q` variables at once, compute their kernel columns in one
 //! blocked pass over the data, and solve the `q`-variable subproblem on its
 //! `q × q` block, after Wen, Shi, Li, He & Chen, "ThunderSVM: A Fast SVM
 //! Library on GPUs and CPUs" (JMLR 19, 2018), §3.
@@ -14,28 +14,35 @@
 //! memory, bounds the fill. A round:
 //!
 //! 1. selects the new members: the most violating variables not in the
-//!    kept part of the working set, half from the up-set by `−y_t G_t` and
-//!    half from the low-set by `y_t G_t`; they replace the oldest members
-//!    (first in, first out), so half of the working set and its columns
-//!    carry over to the next round (ThunderSVM's reuse);
-//! 2. fills the new members' columns over all `n` rows;
-//! 3. solves the subproblem over the working set, the other variables
-//!    fixed, by SMO on its `q × q` block (maximal-violation `i`, second-order
-//!    partner `j`), to the local tolerance `max(tol, gap/10)` or at most
-//!    [`INNER_PAIRS_PER_VARIABLE`]` · q` pair updates;
-//! 4. updates the full gradient `G += Q[:, B] Δα_B` and `Ḡ` (the
-//!    contribution of variables at their upper bound) from the block.
+//!    kept part of the working set, alternately from the up-set by
+//!    `−y_t G_t` and from the low-set by `y_t G_t`; the older half of the
+//!    last working set leaves, the newer half stays (first in, first out:
+//!    ThunderSVM's reuse of half the working set);
+//! 2. solves the subproblem over the working set, the other variables
+//!    fixed, by SMO on its `q × q` block (maximal-violation `i`,
+//!    second-order partner `j`), to the local tolerance `max(tol, gap/10)`
+//!    or at most [`INNER_PAIRS_PER_VARIABLE`]` · q` pair updates; the block
+//!    is computed from the members' rows by the same loops as the columns
+//!    (the same values, without gathering `q²` entries out of `q` columns);
+//! 3. in one pass over the tiles, fills the columns of the new members the
+//!    block does not hold and adds `Q[:, B] Δα_B` to the gradient `G` (and
+//!    the changes at the upper bounds to `Ḡ`) while the tile is in cache.
 //!
-//! Rounds stop once the maximal KKT violation is below a looser threshold
-//! ([`SWITCH_FACTOR`]` · tol`), or at their cap; the caller then hands
-//! `(α, G, Ḡ)` to [`crate::smo::solve_from`], which finishes to `tol` with
-//! shrinking, so the answer is the exact dual solution either way.
+//! The block keeps the columns of up to [`MAX_HELD`] working sets, as the
+//! budget allows, and evicts the least recently used: a variable that
+//! comes back costs no column. Rounds stop once the maximal KKT violation
+//! is below [`SWITCH_FACTOR`]` · tol` (or at the pair cap); the caller then
+//! hands `(α, G, Ḡ)` to [`crate::smo::solve_from`], which finishes to `tol`
+//! with shrinking, so the answer is the dual optimum either way.
 //!
-//! The block takes `q · n` `f32` values, counted inside the kernel cache's
-//! budget: `q` is cut to what the budget holds (and the block is freed
-//! before the finishing SMO fills its cache). Each value is computed alone
-//! and the sums run in a fixed order, so the result does not depend on the
-//! threads.
+//! Memory: the block takes `cap · n` `f32` values with `q ≤ cap`, counted
+//! inside the kernel cache's budget (the caller frees it before the
+//! finishing SMO fills its cache); `q` is cut to what the budget holds,
+//! and a refused allocation halves `cap`, then `q`, down to
+//! [`MIN_WORKING_SET`] before it is a memory error. Besides: `q²` `f64`
+//! and `f32` values for the subproblem, and a few vectors of `n`. Each
+//! value is computed alone and the sums run in a fixed order, so the
+//! result is the same bits on one thread or two.
 
 use std::sync::Arc;
 
@@ -65,6 +72,10 @@ pub const TILE_ROWS: usize = if cfg!(test) { 40 } else { 1024 };
 
 /// Rounds stop once the maximal violation is below this many times `tol`.
 pub const SWITCH_FACTOR: f64 = 10.0;
+
+/// The block holds at most this many working sets' columns (as the budget
+/// allows): columns of variables that come back are reused.
+pub const MAX_HELD: usize = 8;
 
 /// The subproblem's cap: pair updates per working-set variable.
 pub const INNER_PAIRS_PER_VARIABLE: u64 = 20;
@@ -130,29 +141,40 @@ pub fn applicable(source: &KernelSource) -> bool {
     matches!(source, KernelSource::Dense { panel, .. } if panel.get().is_some())
 }
 
-/// The block: `q` columns over `n` rows, stored by tiles of [`TILE_ROWS`]
-/// rows (tile `r` holds, from `r · TILE_ROWS · q` on, the `q` columns'
-/// values over its rows, one column after the other), so that one tile's
-/// values of every column are contiguous.
+/// The block: the kernel columns of up to `cap` variables over all `n`
+/// rows (the working set's and, while the budget holds them, those of
+/// earlier members, so a variable that comes back needs no new column),
+/// stored by tiles of [`TILE_ROWS`] rows: tile `r` holds, from
+/// `r · TILE_ROWS · cap` on, every slot's values over its rows, one slot
+/// after the other.
 struct Block {
-    q: usize,
-    n: usize,
+    cap: usize,
     data: Vec<f32>,
-    /// The variable each slot holds (`usize::MAX`: none yet).
-    members: Vec<usize>,
+    /// The variable each slot holds (`usize::MAX`: none).
+    holder: Vec<usize>,
+    /// Each variable's slot (`usize::MAX`: none).
+    slot_of: Vec<usize>,
+    /// The last round each slot was in the working set.
+    used: Vec<u64>,
 }
 
 impl Block {
-    /// Rows of tile `r`.
-    fn tile_len(&self, r: usize) -> usize {
-        TILE_ROWS.min(self.n - r * TILE_ROWS)
-    }
-
-    /// `Q[t][members[slot]]`.
-    fn at(&self, slot: usize, t: usize) -> f32 {
-        let r = t / TILE_ROWS;
-        let len = self.tile_len(r);
-        self.data[r * TILE_ROWS * self.q + slot * len + (t - r * TILE_ROWS)]
+    /// Slots for the variables `wanted` (none of them held), taken from the
+    /// free slots, then from those least recently in the working set; the
+    /// slots in `keep` stay. The evicted variables lose their slot.
+    fn make_room(&mut self, wanted: &[usize], keep: &[bool]) -> Vec<usize> {
+        let mut free: Vec<usize> = (0..self.cap).filter(|&s| !keep[s]).collect();
+        free.sort_unstable_by_key(|&s| (self.holder[s] != usize::MAX, self.used[s], s));
+        let mut slots = Vec::with_capacity(wanted.len());
+        for (&t, &s) in wanted.iter().zip(&free) {
+            if self.holder[s] != usize::MAX {
+                self.slot_of[self.holder[s]] = usize::MAX;
+            }
+            self.holder[s] = t;
+            self.slot_of[t] = s;
+            slots.push(s);
+        }
+        slots
     }
 }
 
@@ -379,7 +401,7 @@ pub fn presolve(
     team: Option<&Arc<Team>>,
     ctl: &Control,
 ) -> Result<Option<Presolved>> {
-    let KernelSource::Dense { kind, panel, .. } = source else {
+    let KernelSource::Dense { kind, rows, panel } = source else {
         return Ok(None);
     };
     let Some(panel) = panel.get() else {
@@ -391,36 +413,45 @@ pub fn presolve(
         return Ok(None);
     };
     let hint = "use a smaller cache_size or solver='smo'";
-    // The block, as large as the system gives (halving q on refusal).
+    // The block, as many columns as the budget holds (fewer, down to the
+    // working set, when the system refuses).
+    let mut cap = (settings.budget_bytes / (4 * n)).clamp(q, MAX_HELD * q);
     let data = loop {
         match try_filled(
-            q * n,
+            cap * n,
             0.0f32,
-            "the batched working set's kernel columns",
+            "the batched working sets' kernel columns",
             hint,
         ) {
             Ok(d) => break d,
-            Err(err) if q / 2 < MIN_WORKING_SET => return Err(err),
-            Err(_) => q = (q / 2) & !1,
+            Err(err) if cap == q && q / 2 < MIN_WORKING_SET => return Err(err),
+            Err(_) if cap > q => cap = q.max(cap / 2),
+            Err(_) => {
+                q = (q / 2) & !1;
+                cap = q;
+            }
         }
     };
     let mut block = Block {
-        q,
-        n,
+        cap,
         data,
-        members: vec![usize::MAX; q],
+        holder: vec![usize::MAX; cap],
+        slot_of: vec![usize::MAX; n],
+        used: vec![0; cap],
     };
     let sign = signs_f32(y)?;
     let mut alpha = alpha;
     let mut grad = grad;
     let mut grad_bar = try_filled(n, 0.0f64, "the gradient of bounded variables", hint)?;
-    // Slots, oldest first.
-    let mut fifo: std::collections::VecDeque<usize> = (0..q).collect();
+    // The working set's slots, oldest first.
+    let mut ws: Vec<usize> = Vec::with_capacity(q);
     let mut member = vec![false; n];
-    let mut qbb = try_filled(q * q, 0.0f64, "the working set's Hessian block", hint)?;
+    let mut taken = vec![false; n];
+    let mut qbb32 = vec![0.0f32; q * q];
+    let mut qbb = vec![0.0f64; q * q];
     let (mut rounds, mut pairs, mut evaluations) = (0u64, 0u64, 0u64);
     let team = team.filter(|t| t.engaged()).map(Arc::clone);
-    let chunk = TILE_ROWS * q;
+    let chunk = TILE_ROWS * cap;
     let mut last_gap;
     loop {
         ctl.check()?;
@@ -428,16 +459,17 @@ pub fn presolve(
         if last_gap < settings.switch_gap || pairs >= settings.max_pairs {
             break;
         }
-        // New members: all q in the first round, then half.
-        let fresh = if rounds == 0 { q } else { q / 2 };
-        let replaced: Vec<usize> = fifo.iter().take(fresh).copied().collect();
-        for &s in &replaced {
-            if block.members[s] != usize::MAX {
-                member[block.members[s]] = false;
-            }
+        // New members: all q in the first round, then half; the newer half
+        // of the last working set stays.
+        let fresh = if ws.is_empty() { q } else { q / 2 };
+        let kept: Vec<usize> = ws[ws.len().saturating_sub(q - fresh)..].to_vec();
+        for &s in &ws {
+            member[block.holder[s]] = false;
         }
-        let mut up = Vec::new();
-        let mut low = Vec::new();
+        for &s in &kept {
+            member[block.holder[s]] = true;
+        }
+        let (mut up, mut low) = (Vec::new(), Vec::new());
         for t in 0..n {
             if member[t] {
                 continue;
@@ -453,7 +485,6 @@ pub fn presolve(
         let ups = top(up, fresh);
         let lows = top(low, fresh);
         let mut chosen = Vec::with_capacity(fresh);
-        let mut taken = vec![false; n];
         let (mut a, mut b) = (0, 0);
         // Alternate between the two lists, skipping variables taken.
         while chosen.len() < fresh && (a < ups.len() || b < lows.len()) {
@@ -470,65 +501,47 @@ pub fn presolve(
                 chosen.push(t);
             }
         }
+        for &t in &chosen {
+            taken[t] = false;
+        }
         if chosen.is_empty() {
             break;
         }
-        // The replaced slots that got no new member keep their old one.
-        let new_slots: Vec<usize> = replaced[..chosen.len()].to_vec();
-        for &s in &replaced[chosen.len()..] {
-            if block.members[s] != usize::MAX {
-                member[block.members[s]] = true;
+        // Their columns: held ones as they are, the others into the free or
+        // least recently used slots.
+        let mut keep = vec![false; cap];
+        for &s in &kept {
+            keep[s] = true;
+        }
+        let mut missing = Vec::new();
+        for &t in &chosen {
+            match block.slot_of[t] {
+                usize::MAX => missing.push(t),
+                s => keep[s] = true,
             }
         }
-        for (&s, &t) in new_slots.iter().zip(&chosen) {
-            block.members[s] = t;
-            member[t] = true;
+        let new_slots = block.make_room(&missing, &keep);
+        ws = kept;
+        ws.extend(chosen.iter().map(|&t| block.slot_of[t]));
+        for &s in &ws {
+            block.used[s] = rounds + 1;
+            member[block.holder[s]] = true;
         }
-        fifo.rotate_left(new_slots.len());
-        // Fill the new columns, tile by tile.
-        let queries: Vec<Query> = chosen.iter().map(|&t| panel.query(t)).collect();
-        let query_refs: Vec<&Query> = queries.iter().collect();
-        let factors: Vec<f32> = chosen.iter().map(|&t| sign[t]).collect();
-        let fill = |offset: usize, piece: &mut [f32]| {
-            if ctl.is_cancelled() {
-                return;
-            }
-            let t0 = offset / chunk * TILE_ROWS;
-            let len = piece.len() / q;
-            let mut cols: Vec<Option<&mut [f32]>> = piece.chunks_exact_mut(len).map(Some).collect();
-            let mut outs: Vec<&mut [f32]> = new_slots
-                .iter()
-                .map(|&s| cols[s].take().expect("distinct slots"))
-                .collect();
-            fill_tile(
-                kind,
-                panel,
-                &query_refs,
-                &factors,
-                &sign,
-                t0,
-                t0 + len,
-                &mut outs,
-            );
-        };
-        match &team {
-            Some(team) => {
-                team.map_chunks(&mut block.data, chunk, fill);
-            }
-            None => {
-                for (c, piece) in block.data.chunks_mut(chunk).enumerate() {
-                    fill(c * chunk, piece);
-                }
-            }
+        // The subproblem on the q × q block, its values computed afresh
+        // from the members' rows (the same loops, so the same values as
+        // the block's, without gathering them from q columns).
+        let members: Vec<usize> = ws.iter().map(|&s| block.holder[s]).collect();
+        let m = members.len();
+        let sub = Panel::try_new(&rows.gather(&members)?)?;
+        let sub_queries: Vec<Query> = (0..m).map(|k| sub.query(k)).collect();
+        let sub_refs: Vec<&Query> = sub_queries.iter().collect();
+        let sub_sign: Vec<f32> = members.iter().map(|&t| sign[t]).collect();
+        {
+            let mut outs: Vec<&mut [f32]> = qbb32[..m * m].chunks_exact_mut(m).collect();
+            fill_tile(kind, &sub, &sub_refs, &sub_sign, &sub_sign, 0, m, &mut outs);
         }
-        ctl.check()?;
-        evaluations += (chosen.len() as u64) * (n as u64);
-        // The subproblem on the q × q block.
-        let members = &block.members;
-        for k in 0..q {
-            for l in 0..q {
-                qbb[k * q + l] = f64::from(block.at(l, members[k]));
-            }
+        for (d, &v) in qbb[..m * m].iter_mut().zip(&qbb32[..m * m]) {
+            *d = f64::from(v);
         }
         let yb: Vec<f64> = members.iter().map(|&t| y[t]).collect();
         let ub: Vec<f64> = members.iter().map(|&t| upper[t]).collect();
@@ -536,45 +549,77 @@ pub fn presolve(
         let mut ab = old.clone();
         let mut gb: Vec<f64> = members.iter().map(|&t| grad[t]).collect();
         let eps = settings.tol.max(0.1 * last_gap);
-        let cap = (INNER_PAIRS_PER_VARIABLE * q as u64).min(settings.max_pairs - pairs);
-        pairs += solve_block(&qbb, &yb, &ub, &mut ab, &mut gb, eps, cap);
+        let cap_pairs = (INNER_PAIRS_PER_VARIABLE * m as u64).min(settings.max_pairs - pairs);
+        pairs += solve_block(&qbb[..m * m], &yb, &ub, &mut ab, &mut gb, eps, cap_pairs);
         rounds += 1;
         // G and Ḡ from the block's columns.
         let mut moves = Vec::new();
         let mut bar_moves = Vec::new();
-        for k in 0..q {
-            let t = members[k];
+        for k in 0..m {
             let d = ab[k] - old[k];
             if d != 0.0 {
-                moves.push((k, d));
+                moves.push((ws[k], d));
             }
             let (was, now) = (old[k] >= ub[k], ab[k] >= ub[k]);
             if was != now {
-                bar_moves.push((k, if now { ub[k] } else { -ub[k] }));
+                bar_moves.push((ws[k], if now { ub[k] } else { -ub[k] }));
             }
-            alpha[t] = ab[k];
+            alpha[members[k]] = ab[k];
         }
         if moves.is_empty() {
             break;
         }
-        let data = &block.data;
-        let update = |offset: usize, g: &mut [f64], gbar: &mut [f64]| {
-            let r = offset / TILE_ROWS;
-            let tile = &data[r * chunk..r * chunk + q * g.len()];
-            add_tile(tile, g.len(), &moves, &bar_moves, g, gbar);
+        // One pass over the tiles: the new columns' values, then G and Ḡ
+        // from every working-set column while the tile is in cache.
+        let queries: Vec<Query> = missing.iter().map(|&t| panel.query(t)).collect();
+        let query_refs: Vec<&Query> = queries.iter().collect();
+        let factors: Vec<f32> = missing.iter().map(|&t| sign[t]).collect();
+        type Tile<'a> = (usize, &'a mut [f32], &'a mut [f64], &'a mut [f64]);
+        let mut tiles: Vec<Tile<'_>> = block
+            .data
+            .chunks_mut(chunk)
+            .zip(
+                grad.chunks_mut(TILE_ROWS)
+                    .zip(grad_bar.chunks_mut(TILE_ROWS)),
+            )
+            .enumerate()
+            .map(|(r, (piece, (g, gbar)))| (r, piece, g, gbar))
+            .collect();
+        let pass = |tile: &mut Tile<'_>| {
+            if ctl.is_cancelled() {
+                return;
+            }
+            let (r, piece, g, gbar) = tile;
+            let (t0, len) = (*r * TILE_ROWS, g.len());
+            if !new_slots.is_empty() {
+                let mut cols: Vec<Option<&mut [f32]>> =
+                    piece.chunks_exact_mut(len).map(Some).collect();
+                let mut outs: Vec<&mut [f32]> = new_slots
+                    .iter()
+                    .map(|&s| cols[s].take().expect("distinct slots"))
+                    .collect();
+                let end = t0 + len;
+                fill_tile(
+                    kind,
+                    panel,
+                    &query_refs,
+                    &factors,
+                    &sign,
+                    t0,
+                    end,
+                    &mut outs,
+                );
+            }
+            add_tile(piece, len, &moves, &bar_moves, g, gbar);
         };
         match &team {
-            Some(team) => team.for_chunks2(&mut grad, &mut grad_bar, TILE_ROWS, update),
-            None => {
-                for (r, (g, gbar)) in grad
-                    .chunks_mut(TILE_ROWS)
-                    .zip(grad_bar.chunks_mut(TILE_ROWS))
-                    .enumerate()
-                {
-                    update(r * TILE_ROWS, g, gbar);
-                }
+            Some(team) => {
+                team.map_chunks(&mut tiles, 1, |_, piece| piece.iter_mut().for_each(pass));
             }
+            None => tiles.iter_mut().for_each(pass),
         }
+        ctl.check()?;
+        evaluations += (missing.len() as u64) * (n as u64);
     }
     Ok(Some(Presolved {
         alpha,
@@ -810,6 +855,44 @@ mod tests {
             .solve_with(&opts(SolverChoice::Batched), Precision::Float64)
             .unwrap_err();
         assert!(err.to_string().contains("solver='batched'"), "{err}");
+    }
+
+    #[test]
+    fn block_values_are_the_columns_bit_for_bit() {
+        let n = 300;
+        let (x, y) = overlapping(n);
+        let src = source(&x, n);
+        src.prepare_f32().unwrap();
+        let KernelSource::Dense { kind, rows, panel } = &src else {
+            unreachable!("a dense source");
+        };
+        let panel = panel.get().unwrap();
+        let sign: Vec<f32> = y.iter().map(|&v| v as f32).collect();
+        let members = [5usize, 17, 120, 299, 42, 7, 64];
+        let m = members.len();
+        let factors: Vec<f32> = members.iter().map(|&t| sign[t]).collect();
+        // The columns over every row, four per pass and one by one.
+        let queries: Vec<Query> = members.iter().map(|&t| panel.query(t)).collect();
+        let refs: Vec<&Query> = queries.iter().collect();
+        let mut cols = vec![vec![0.0f32; n]; m];
+        let mut outs: Vec<&mut [f32]> = cols.iter_mut().map(|c| c.as_mut_slice()).collect();
+        fill_tile(*kind, panel, &refs, &factors, &sign, 0, n, &mut outs);
+        // The subproblem's block from the members' rows.
+        let sub = Panel::try_new(&rows.gather(&members).unwrap()).unwrap();
+        let sub_q: Vec<Query> = (0..m).map(|k| sub.query(k)).collect();
+        let sub_refs: Vec<&Query> = sub_q.iter().collect();
+        let mut qbb = vec![vec![0.0f32; m]; m];
+        let mut outs: Vec<&mut [f32]> = qbb.iter_mut().map(|c| c.as_mut_slice()).collect();
+        fill_tile(*kind, &sub, &sub_refs, &factors, &factors, 0, m, &mut outs);
+        for k in 0..m {
+            // SMO's own column fill.
+            let mut col = vec![0.0f32; n];
+            src.fill(members[k], 0, n, factors[k], &sign, &mut col);
+            assert_eq!(col, cols[k], "column {k}");
+            for l in 0..m {
+                assert_eq!(qbb[k][l].to_bits(), cols[k][members[l]].to_bits());
+            }
+        }
     }
 
     #[test]
