@@ -31,7 +31,7 @@
 //! The block keeps the columns of up to [`MAX_HELD`] working sets, as the
 //! budget allows, and evicts the least recently used: a variable that
 //! comes back costs no column. Rounds stop once the maximal KKT violation
-//! is below [`SWITCH_FACTOR`]` · tol` (or at the pair cap); the caller then
+//! is below [`SWITCH_FACTOR`]` · tol` (or at the round or pair cap); the caller then
 //! hands `(α, G, Ḡ)` to [`crate::smo::solve_from`], which finishes to `tol`
 //! with shrinking, so the answer is the dual optimum either way.
 //!
@@ -76,6 +76,14 @@ pub const SWITCH_FACTOR: f64 = 10.0;
 /// The block holds at most this many working sets' columns (as the budget
 /// allows): columns of variables that come back are reused.
 pub const MAX_HELD: usize = 8;
+
+/// Rounds at most: this many plus [`ROUNDS_PER_SWEEP`] per `n / q` (then
+/// SMO takes over, under its own cap).
+pub const MIN_ROUNDS_CAP: u64 = 1000;
+
+/// Rounds allowed per sweep of `n / q` working sets (see
+/// [`MIN_ROUNDS_CAP`]).
+pub const ROUNDS_PER_SWEEP: u64 = 10;
 
 /// The subproblem's cap: pair updates per working-set variable.
 pub const INNER_PAIRS_PER_VARIABLE: u64 = 20;
@@ -452,11 +460,12 @@ pub fn presolve(
     let (mut rounds, mut pairs, mut evaluations) = (0u64, 0u64, 0u64);
     let team = team.filter(|t| t.engaged()).map(Arc::clone);
     let chunk = TILE_ROWS * cap;
+    let max_rounds = MIN_ROUNDS_CAP + ROUNDS_PER_SWEEP * (n / q) as u64;
     let mut last_gap;
     loop {
         ctl.check()?;
         last_gap = gap(y, &grad, &alpha, upper);
-        if last_gap < settings.switch_gap || pairs >= settings.max_pairs {
+        if last_gap < settings.switch_gap || pairs >= settings.max_pairs || rounds >= max_rounds {
             break;
         }
         // New members: all q in the first round, then half; the newer half
@@ -893,6 +902,21 @@ mod tests {
                 assert_eq!(qbb[k][l].to_bits(), cols[k][members[l]].to_bits());
             }
         }
+    }
+
+    #[test]
+    fn the_iteration_cap_counts_the_rounds_pair_updates() {
+        let n = 600;
+        let (x, y) = overlapping(n);
+        let opts = SolverOptions {
+            max_iter: Some(150),
+            solver: SolverChoice::Batched,
+            ..SolverOptions::default()
+        };
+        let sol = solve(&x, &y, &vec![1.0; n], &opts);
+        assert!(sol.batched_rounds > 0);
+        assert!(!sol.converged);
+        assert!(sol.n_iter <= 150, "{} iterations", sol.n_iter);
     }
 
     #[test]

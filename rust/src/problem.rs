@@ -620,7 +620,7 @@ impl SubProblem<'_> {
                 let finish = SubProblem {
                     alpha: &alpha,
                     start: Some(&start),
-                    max_iter: self.max_iter.saturating_sub(pairs).max(1),
+                    max_iter: self.max_iter.saturating_sub(pairs),
                     shared: None,
                     ..*self
                 };
