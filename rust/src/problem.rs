@@ -888,10 +888,12 @@ mod tests {
                             twins,
                         };
                         // A cache of a few dozen columns: columns are
-                        // computed again through the shrinking.
+                        // computed again through the shrinking. SMO alone
+                        // both ways (shared rows never take batched rounds).
                         let opts = SolverOptions {
                             cache_bytes: 40 * 2 * n * 8,
                             threads,
+                            solver: SolverChoice::Smo,
                             ..SolverOptions::default()
                         };
                         problem.solve_with(&opts, precision).unwrap()
