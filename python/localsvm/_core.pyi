@@ -182,6 +182,12 @@ class QPResult:
     @property
     def start_seconds(self) -> float:
         """Seconds spent on the blocked start gradient (0 without one)."""
+    @property
+    def solver(self) -> str:
+        """``'batched'`` when batched working-set rounds preceded SMO, else ``'smo'``."""
+    @property
+    def batched_rounds(self) -> int:
+        """Batched working-set rounds run (0 for SMO alone)."""
 
 def solve_qp(
     x: npt.NDArray[np.float64] | CsrMatrix,
@@ -198,6 +204,7 @@ def solve_qp(
     start: str | tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
     progress: Callable[[int, float], object] | None = None,
     threads: int = 1,
+    solver: str = "auto",
 ) -> QPResult:
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and ``constraint``,
     with ``Q_ij = y_i y_j K(x_i, x_j)``.
@@ -246,6 +253,20 @@ def solve_qp(
     at least 8192 variables are active. Every kernel value and every step
     is computed as on one thread, so ``alpha``, ``rho`` and ``n_iter`` are
     identical; sparse rows and smaller problems always use one thread.
+
+    ``solver`` (``'auto'``, ``'smo'`` or ``'batched'``, else ``ValueError``):
+    ``'batched'`` starts the C-SVC dual (``constraint='zero'``, from zero,
+    no ``start``) with rounds on batched working sets (Wen, Shi, Li, He &
+    Chen, "ThunderSVM: A Fast SVM Library on GPUs and CPUs", JMLR 19, 2018;
+    rust/src/batched.rs): 1024 variables per round, their kernel columns in
+    one blocked float32 pass over the rows, the subproblem solved on their
+    block, until the KKT gap is below ``10·tol``; SMO then finishes to
+    ``tol``. The block of columns (float32, at most eight working sets', as
+    many as the budget holds; fewer variables per round when it holds less
+    than 1024 columns) counts inside ``cache_size``. It needs dense rows, a
+    kernel function and the float32 path (``ValueError`` otherwise).
+    ``'auto'`` takes it for at least 100 000 variables where it can run and
+    ``max_iter`` is -1; ``QPResult.solver`` reports what ran.
 
     The solver needs the gradient ``G = Qα₀ + p`` at its start and ``Ḡ =
     Σ_{α₀_j ≥ upper_j} upper_j Q_j``. By default (``start=None``) it fills

@@ -130,7 +130,8 @@ def describe_solution(sol: QPSolution) -> str:
     support vectors."""
     state = "converged (KKT gap <= tol)" if sol.converged else "stopped before tol"
     n_sv = int(np.count_nonzero(sol.alpha))
-    return f"{sol.n_iter} iterations, {state}, {n_sv} support vectors"
+    how = getattr(sol, "solver", "smo")
+    return f"{how}: {sol.n_iter} iterations, {state}, {n_sv} support vectors"
 
 
 def _solve_pair(task, shared) -> QPSolution:
@@ -314,6 +315,27 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         each cell warm-started from the cells inside it, the global problem
         last. A level whose cells would hold the whole problem (fewer than
         ``2 · cell_size · 4^l`` rows) is left out. Unused with ``init=None``.
+    solver : {'auto', 'smo', 'batched'}, default='auto'
+        How each binary problem is solved from zero. 'smo': LIBSVM's SMO
+        (two variables per iteration, one or two kernel columns each, with
+        shrinking). 'batched': first rounds on batched working sets (Wen,
+        Shi, Li, He & Chen, "ThunderSVM: A Fast SVM Library on GPUs and
+        CPUs", Journal of Machine Learning Research 19, 2018): each round
+        takes the 1024 most violating variables (half of them kept from
+        the previous round), computes their kernel columns in one blocked
+        pass over the data and solves the subproblem on their block, until
+        the KKT gap is below ``10 · tol``; SMO then finishes to ``tol``, so
+        the solution is the same dual optimum. The kernel columns of the working
+        sets (float32, those of the last eight working sets at most, as
+        many as ``cache_size`` holds: a variable that comes back costs no
+        new column) count inside ``cache_size`` (fewer variables per round
+        when it holds less than 1024 columns; SMO alone below 128) and are
+        freed before SMO fills its cache. It needs dense ``X`` with a kernel function,
+        float32 kernel values (``precision_``) and ``init=None``; where it
+        cannot run, ``ValueError``. 'auto': 'batched' for binary problems
+        of at least 100 000 examples where it can run and ``max_iter`` is
+        -1 (there one blocked pass over the data is much cheaper than the
+        columns one at a time), else 'smo'. ``solver_`` reports the choice.
 
     Attributes
     ----------
@@ -362,6 +384,11 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         The sigmoid ``1 / (1 + exp(A·f + B))`` of each binary model's
         decision value ``f`` (positive for the model's first class); only
         with ``probability=True``.
+    solver_ : {'smo', 'batched', 'mixed'}
+        How the binary problems were solved (see ``solver``): 'batched' when
+        every one started with batched rounds, 'smo' when none did, 'mixed'
+        otherwise. ``n_iter_`` counts the batched rounds' pair updates too,
+        and ``kernel_evaluations_`` their kernel columns.
     init_time_ : dict
         Only with ``init='cells'``: seconds of the fit's stages.
         ``'partition'``: kernel k-means of every binary problem;
@@ -492,6 +519,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         "init": [StrOptions({"cells"}), None],
         "cell_size": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
         "cell_levels": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"auto", "smo", "batched"})],
     }
     _accepts_callable_kernel = True
 
@@ -540,6 +568,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         init=None,
         cell_size="auto",
         cell_levels=1,
+        solver="auto",
     ):
         self.C = C
         self.kernel = kernel
@@ -563,6 +592,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         self.init = init
         self.cell_size = cell_size
         self.cell_levels = cell_levels
+        self.solver = solver
 
     # ------------------------------------------------------------------ fit
 
@@ -644,6 +674,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
             cache_size=float(self.cache_size),
             shrinking=bool(self.shrinking),
             precision=self.precision,
+            solver=self.solver,
         )
         settings.update(self._formulation())
         settings["n_threads"] = self._threads_per_problem(len(tasks))
@@ -680,6 +711,8 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         self.backend_ = backend.name
         used = {getattr(s, "precision", "float64") for s in solutions}
         self.precision_ = "float32" if used == {"float32"} else "float64"
+        ways = {getattr(s, "solver", "smo") for s in solutions}
+        self.solver_ = ways.pop() if len(ways) == 1 else "mixed"
         self._store_solution(X, y_idx, n_classes, tasks, solutions)
         if self.init == "cells":
             self.kernel_evaluations_ = self._cells_evaluations + np.array(
@@ -1269,7 +1302,7 @@ class NuSVC(SVC):
     _parameter_constraints: ClassVar[dict] = {
         k: v
         for k, v in SVC._parameter_constraints.items()
-        if k not in {"C", "multiclass", "init", "cell_size", "cell_levels"}
+        if k not in {"C", "multiclass", "init", "cell_size", "cell_levels", "solver"}
     } | {"nu": [Interval(Real, 0.0, 1.0, closed="right")]}
 
     # SVC's settings that NuSVC does not offer, at their fixed values.
@@ -1278,6 +1311,7 @@ class NuSVC(SVC):
     init = None
     cell_size = "auto"
     cell_levels = 1
+    solver = "smo"
 
     def __init__(
         self,

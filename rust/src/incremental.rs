@@ -1765,6 +1765,7 @@ impl OnlineLearner {
                 cache_bytes: opts.cache_bytes,
                 threads: 1,
                 control: opts.control.clone(),
+                solver: Default::default(),
             },
             opts.precision,
         )?;

@@ -19,6 +19,7 @@
 //! [`control`] lets a caller stop any long solve ([`Error::Interrupted`]). The `python` feature
 //! adds the PyO3 bindings in `python/`, the only module that touches Python.
 
+pub mod batched;
 pub mod boxqp;
 pub mod cache;
 pub mod control;

@@ -17,6 +17,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::batched::{self, Presolved};
 use crate::boxqp;
 use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
@@ -81,6 +82,24 @@ pub struct SolverOptions {
     /// Polled by the solver; once cancelled the solve returns
     /// [`crate::Error::Interrupted`]. The default never cancels.
     pub control: Control,
+    /// Batched working-set rounds before SMO ([`crate::batched`]) for the
+    /// C-SVC dual, or SMO alone.
+    pub solver: SolverChoice,
+}
+
+/// Whether the C-SVC dual ([`Constraint::Equality`]) starts with batched
+/// working-set rounds ([`crate::batched`]) before SMO finishes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SolverChoice {
+    /// Batched rounds where they pay: at least [`batched::MIN_ROWS`]
+    /// variables over dense rows, `float32` kernel values, a start at
+    /// `α = 0` and no iteration cap of the caller's.
+    #[default]
+    Auto,
+    /// SMO alone.
+    Smo,
+    /// Batched rounds whenever they apply (an error where they cannot).
+    Batched,
 }
 
 impl Default for SolverOptions {
@@ -92,6 +111,7 @@ impl Default for SolverOptions {
             cache_bytes: 200 << 20,
             threads: 1,
             control: Control::none(),
+            solver: SolverChoice::Auto,
         }
     }
 }
@@ -179,6 +199,8 @@ pub struct Solution {
     pub start_evaluations: u64,
     /// Seconds spent on the blocked start gradient (0 otherwise).
     pub start_seconds: f64,
+    /// Batched working-set rounds run before SMO (0: SMO alone).
+    pub batched_rounds: u64,
 }
 
 /// Relative tolerance for a warm start's `yᵀα₀ = 0` and box membership.
@@ -344,6 +366,7 @@ impl DualProblem {
                 threads: 1,
                 start_evaluations: 0,
                 start_seconds: 0.0,
+                batched_rounds: 0,
             });
         }
         let whole = set.len() == n;
@@ -420,8 +443,9 @@ impl DualProblem {
             constraint: self.constraint,
             max_iter,
             shared,
+            capped: opts.max_iter.is_some(),
         };
-        let (result, r, evaluations, threads) = match path {
+        let (result, r, evaluations, threads, batched_rounds) = match path {
             Precision::Float64 => sub.run::<f64>(source, opts)?,
             _ => sub.run::<f32>(source, opts)?,
         };
@@ -453,6 +477,7 @@ impl DualProblem {
             threads,
             start_evaluations: start.as_ref().map_or(0, |g| g.kernel_evaluations),
             start_seconds: if start.is_some() { start_seconds } else { 0.0 },
+            batched_rounds,
         })
     }
 }
@@ -470,6 +495,8 @@ struct SubProblem<'a> {
     /// Variables that share kernel rows: the positions of the distinct rows
     /// and each variable's index among them ([`shared_rows`]).
     shared: Option<(Vec<usize>, Vec<usize>)>,
+    /// The caller set the iteration cap ([`SolverOptions::max_iter`]).
+    capped: bool,
 }
 
 /// [`DualProblem::twins`] of variables over the data rows `rows` (which may
@@ -508,13 +535,44 @@ fn shared_rows(twins: &[usize], set: &[usize]) -> Option<(Vec<usize>, Vec<usize>
 }
 
 impl SubProblem<'_> {
+    /// Whether batched rounds precede SMO ([`SolverOptions::solver`]): an
+    /// error when asked for where they cannot run.
+    fn wants_batched<T: QValue>(
+        &self,
+        source: &KernelSource,
+        opts: &SolverOptions,
+    ) -> Result<bool> {
+        let why_not = if T::IS_F64 {
+            Some("float32 kernel values (precision='float32' or 'auto')")
+        } else if self.constraint != Constraint::Equality {
+            Some("the C-SVC dual")
+        } else if self.start.is_some() || self.alpha.iter().any(|&a| a != 0.0) {
+            Some("a start at alpha = 0 (no warm start)")
+        } else if self.shared.is_some() || !batched::applicable(source) {
+            Some("dense feature rows (no sparse or precomputed kernel)")
+        } else {
+            None
+        };
+        match (opts.solver, why_not) {
+            (SolverChoice::Smo, _) => Ok(false),
+            (SolverChoice::Batched, Some(need)) => {
+                value_error!("solver='batched' needs {need}; use solver='auto' or 'smo'")
+            }
+            (SolverChoice::Batched, None) => Ok(true),
+            (SolverChoice::Auto, why_not) => {
+                Ok(why_not.is_none() && !self.capped && self.y.len() >= batched::MIN_ROWS)
+            }
+        }
+    }
+
     /// Solves with a Hessian cached as `T` values; returns the result, the
-    /// number of kernel values computed and the threads used.
+    /// number of kernel values computed, the threads used and the batched
+    /// rounds run.
     fn run<T: SourceValue>(
         &self,
         source: KernelSource,
         opts: &SolverOptions,
-    ) -> Result<(smo::SmoResult, f64, u64, usize)> {
+    ) -> Result<(smo::SmoResult, f64, u64, usize, u64)> {
         let team =
             (opts.threads >= 2 && self.y.len() >= TEAM_MIN_VARIABLES && source.fills_by_rows())
                 .then(Team::new)
@@ -523,9 +581,53 @@ impl SubProblem<'_> {
         let threads = if team.is_some() { 2 } else { 1 };
         match &self.shared {
             None => {
+                let presolved = if self.wants_batched::<T>(&source, opts)? {
+                    let settings =
+                        batched::Settings::new(opts.tol, self.max_iter, opts.cache_bytes);
+                    batched::presolve(
+                        &source,
+                        self.y,
+                        self.upper,
+                        self.alpha.to_vec(),
+                        self.p.to_vec(),
+                        &settings,
+                        team.as_ref(),
+                        &opts.control,
+                    )?
+                } else {
+                    None
+                };
+                // The block is freed by now: the cache has the whole budget.
                 let mut q = KernelQ::<T>::new(source, self.y, opts.cache_bytes).with_team(team);
-                let (result, r) = self.solve_on(&mut q, opts)?;
-                Ok((result, r, q.kernel_evaluations(), threads))
+                let Some(pre) = presolved else {
+                    let (result, r) = self.solve_on(&mut q, opts)?;
+                    return Ok((result, r, q.kernel_evaluations(), threads, 0));
+                };
+                let Presolved {
+                    alpha,
+                    grad,
+                    grad_bar,
+                    rounds,
+                    pairs,
+                    kernel_evaluations,
+                    ..
+                } = pre;
+                let start = StartGradient {
+                    grad,
+                    grad_bar,
+                    kernel_evaluations,
+                };
+                let finish = SubProblem {
+                    alpha: &alpha,
+                    start: Some(&start),
+                    max_iter: self.max_iter.saturating_sub(pairs),
+                    shared: None,
+                    ..*self
+                };
+                let (mut result, r) = finish.solve_on(&mut q, opts)?;
+                result.n_iter += pairs;
+                let evaluations = q.kernel_evaluations() + kernel_evaluations;
+                Ok((result, r, evaluations, threads, rounds))
             }
             Some((first, map)) => {
                 // The distinct rows only: each kernel column once.
@@ -538,7 +640,7 @@ impl SubProblem<'_> {
                 let inner = KernelQ::<T>::new(distinct, &ones, opts.cache_bytes).with_team(team);
                 let mut q = SharedRowsQ::new(inner, map.clone(), self.y);
                 let (result, r) = self.solve_on(&mut q, opts)?;
-                Ok((result, r, q.kernel_evaluations(), threads))
+                Ok((result, r, q.kernel_evaluations(), threads, 0))
             }
         }
     }
@@ -786,10 +888,12 @@ mod tests {
                             twins,
                         };
                         // A cache of a few dozen columns: columns are
-                        // computed again through the shrinking.
+                        // computed again through the shrinking. SMO alone
+                        // both ways (shared rows never take batched rounds).
                         let opts = SolverOptions {
                             cache_bytes: 40 * 2 * n * 8,
                             threads,
+                            solver: SolverChoice::Smo,
                             ..SolverOptions::default()
                         };
                         problem.solve_with(&opts, precision).unwrap()

@@ -132,6 +132,10 @@ class QPProblem:
         & Lin, ACM TIST 2011, §4.2). The last two need ``alpha0`` and a
         backend whose capabilities include ``equality_start`` or
         ``equality_per_label``.
+    solver : {'auto', 'smo', 'batched'}, default='auto'
+        For the Rust backend's C-SVC dual solved from zero: batched
+        working-set rounds before SMO (see :func:`localsvm._core.solve_qp`)
+        or SMO alone; 'auto' chooses. Other backends ignore it.
 
     Examples
     --------
@@ -165,6 +169,7 @@ class QPProblem:
     n_threads: int = 1
     start_gradient: str | tuple[np.ndarray, np.ndarray] | None = None
     equality_kind: str = "zero"
+    solver: str = "auto"
 
     def examples(self) -> np.ndarray:
         """Return the problem's own examples.
@@ -361,6 +366,9 @@ class QPSolution:
     r : float, default=0.0
         The ν-duals' margin variable (``equality_kind='per_label'``: half
         the sum of the two label sets' thresholds); 0 otherwise.
+    solver : {'smo', 'batched'}, default='smo'
+        'batched' when batched working-set rounds preceded SMO
+        (``QPProblem.solver``), else 'smo'.
 
     Examples
     --------
@@ -384,6 +392,7 @@ class QPSolution:
     start_evaluations: int = 0
     start_seconds: float = 0.0
     r: float = 0.0
+    solver: str = "smo"
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ class RustBackend(SolverBackend):
             start=_start(problem.start_gradient),
             progress=problem.progress,
             threads=int(problem.n_threads),
+            solver=str(getattr(problem, "solver", "auto")),
         )
         converged = bool(out.converged)
         return QPSolution(
@@ -102,6 +103,7 @@ class RustBackend(SolverBackend):
             start_evaluations=int(out.start_evaluations),
             start_seconds=float(out.start_seconds),
             r=float(out.r),
+            solver=str(out.solver),
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:

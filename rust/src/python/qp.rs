@@ -10,7 +10,9 @@ use super::runner::{detached, detached_with_progress};
 use crate::control::Control;
 use crate::gradient;
 use crate::precision::Precision;
-use crate::problem::{twins_of_rows, Constraint, DualProblem, SolverOptions, StartGradientMode};
+use crate::problem::{
+    twins_of_rows, Constraint, DualProblem, SolverChoice, SolverOptions, StartGradientMode,
+};
 
 /// What `solve_qp` returns.
 #[pyclass(frozen, get_all, module = "localsvm._core")]
@@ -39,15 +41,21 @@ pub(super) struct QPResult {
     start_evaluations: u64,
     /// Seconds spent on the blocked start gradient (0 without one).
     start_seconds: f64,
+    /// 'batched' when batched working-set rounds preceded SMO, else 'smo'.
+    solver: &'static str,
+    /// Batched working-set rounds run (0 for SMO alone).
+    batched_rounds: u64,
 }
 
 /// Solve `min ½αᵀQα + pᵀα, 0 ≤ α ≤ upper [, yᵀα = 0]`; see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (
     x, y, upper, *, kernel = None, settings = None, p = None, alpha0 = None, active = None,
-    rows = None, constraint = "zero", start = None, progress = None, threads = 1
+    rows = None, constraint = "zero", start = None, progress = None, threads = 1,
+    solver = "auto"
 ), text_signature = "(x, y, upper, *, kernel=None, settings=None, p=None, alpha0=None, \
-    active=None, rows=None, constraint='zero', start=None, progress=None, threads=1)")]
+    active=None, rows=None, constraint='zero', start=None, progress=None, threads=1, \
+    solver='auto')")]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn solve_qp<'py>(
     py: Python<'py>,
@@ -64,7 +72,18 @@ pub(super) fn solve_qp<'py>(
     start: Option<Bound<'py, PyAny>>,
     progress: Option<Bound<'py, PyAny>>,
     threads: i64,
+    solver: &str,
 ) -> PyResult<QPResult> {
+    let solver = match solver {
+        "auto" => SolverChoice::Auto,
+        "smo" => SolverChoice::Smo,
+        "batched" => SolverChoice::Batched,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "solver must be 'auto', 'smo' or 'batched', got {other:?}"
+            )))
+        }
+    };
     if threads < 1 {
         return Err(PyValueError::new_err(format!(
             "threads must be a positive number of threads, got {threads}"
@@ -89,6 +108,7 @@ pub(super) fn solve_qp<'py>(
         cache_bytes: settings.cache_bytes(),
         threads: usize::try_from(threads).unwrap_or(usize::MAX),
         control: Control::none(),
+        solver,
     };
     let constraint = match constraint {
         "box" => Constraint::BoxOnly,
@@ -145,6 +165,12 @@ pub(super) fn solve_qp<'py>(
         threads: sol.threads,
         start_evaluations: sol.start_evaluations,
         start_seconds: sol.start_seconds,
+        solver: if sol.batched_rounds > 0 {
+            "batched"
+        } else {
+            "smo"
+        },
+        batched_rounds: sol.batched_rounds,
     })
 }
 

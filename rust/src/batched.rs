@@ -1,0 +1,943 @@
+//! Batched working sets for the C-SVC dual over dense rows: rounds that
+//! each take `q` variables at once, compute their kernel columns in one
+//! blocked pass over the data, and solve the `q`-variable subproblem on its
+//! `q × q` block, after Wen, Shi, Li, He & Chen, "ThunderSVM: A Fast SVM
+//! Library on GPUs and CPUs" (JMLR 19, 2018), §3.
+//!
+//! One column at a time, as SMO asks for them (Fan, Chen & Lin, JMLR 6,
+//! 2005; [`crate::smo`]), each kernel column streams the whole feature panel
+//! from memory: at `10⁵`–`10⁶` rows the fill is bound by memory bandwidth.
+//! Here the new columns of a round are computed tile by tile, a tile of
+//! [`TILE_ROWS`] rows staying in the processor's cache while every new
+//! column's values over it are computed (four columns per pass, the
+//! register-tiled loops of [`crate::kernel`]), so the arithmetic, not the
+//! memory, bounds the fill. A round:
+//!
+//! 1. selects the new members: the most violating variables not in the
+//!    kept part of the working set, alternately from the up-set by
+//!    `−y_t G_t` and from the low-set by `y_t G_t`; the older half of the
+//!    last working set leaves, the newer half stays (first in, first out:
+//!    ThunderSVM's reuse of half the working set);
+//! 2. solves the subproblem over the working set, the other variables
+//!    fixed, by SMO on its `q × q` block (maximal-violation `i`,
+//!    second-order partner `j`), to the local tolerance `max(tol, gap/10)`
+//!    or at most [`INNER_PAIRS_PER_VARIABLE`]` · q` pair updates; the block
+//!    is computed from the members' rows by the same loops as the columns
+//!    (the same values, without gathering `q²` entries out of `q` columns);
+//! 3. in one pass over the tiles, fills the columns of the new members the
+//!    block does not hold and adds `Q[:, B] Δα_B` to the gradient `G` (and
+//!    the changes at the upper bounds to `Ḡ`) while the tile is in cache.
+//!
+//! The block keeps the columns of up to [`MAX_HELD`] working sets, as the
+//! budget allows, and evicts the least recently used: a variable that
+//! comes back costs no column. Rounds stop once the maximal KKT violation
+//! is below [`SWITCH_FACTOR`]` · tol` (or at the round or pair cap); the caller then
+//! hands `(α, G, Ḡ)` to [`crate::smo::solve_from`], which finishes to `tol`
+//! with shrinking, so the answer is the dual optimum either way.
+//!
+//! Memory: the block takes `cap · n` `f32` values with `q ≤ cap`, counted
+//! inside the kernel cache's budget (the caller frees it before the
+//! finishing SMO fills its cache); `q` is cut to what the budget holds,
+//! and a refused allocation halves `cap`, then `q`, down to
+//! [`MIN_WORKING_SET`] before it is a memory error. Besides: `q²` `f64`
+//! and `f32` values for the subproblem, and a few vectors of `n`. Each
+//! value is computed alone and the sums run in a fixed order, so the
+//! result is the same bits on one thread or two.
+
+use std::sync::Arc;
+
+use crate::control::Control;
+use crate::error::{try_filled, try_with_capacity, Result};
+use crate::kernel::{fill_four_impl, fill_one_impl, KernelKind, KernelSource, Panel, Query};
+use crate::simd::multiversion;
+use crate::smo::TAU;
+use crate::team::Team;
+
+/// Variables from which the automatic choice takes batched rounds (dense
+/// rows, `float32` kernel values, the C-SVC dual from `α = 0`). (Lower in
+/// this crate's unit tests, so small problems take the batched path.)
+pub const MIN_ROWS: usize = if cfg!(test) { 300 } else { 100_000 };
+
+/// The working set's size, at most (even).
+pub const WORKING_SET: usize = if cfg!(test) { 48 } else { 1024 };
+
+/// Working sets below this are not worth a round: with a smaller cache
+/// budget the solver keeps to SMO.
+pub const MIN_WORKING_SET: usize = if cfg!(test) { 8 } else { 128 };
+
+/// Rows per tile of the block: a tile of the `f32` panel (`TILE_ROWS · d`
+/// values) stays in the processor's cache while the new columns' values
+/// over it are computed.
+pub const TILE_ROWS: usize = if cfg!(test) { 40 } else { 1024 };
+
+/// Rounds stop once the maximal violation is below this many times `tol`.
+pub const SWITCH_FACTOR: f64 = 10.0;
+
+/// The block holds at most this many working sets' columns (as the budget
+/// allows): columns of variables that come back are reused.
+pub const MAX_HELD: usize = 8;
+
+/// Rounds at most: this many plus [`ROUNDS_PER_SWEEP`] per `n / q` (then
+/// SMO takes over, under its own cap).
+pub const MIN_ROUNDS_CAP: u64 = 1000;
+
+/// Rounds allowed per sweep of `n / q` working sets (see
+/// [`MIN_ROUNDS_CAP`]).
+pub const ROUNDS_PER_SWEEP: u64 = 10;
+
+/// The subproblem's cap: pair updates per working-set variable.
+pub const INNER_PAIRS_PER_VARIABLE: u64 = 20;
+
+/// What the rounds leave for the finishing SMO.
+#[derive(Clone, Debug)]
+pub struct Presolved {
+    pub alpha: Vec<f64>,
+    /// `G = Qα + p`.
+    pub grad: Vec<f64>,
+    /// `Ḡ = Σ_{α_t ≥ U_t} U_t Q_t`.
+    pub grad_bar: Vec<f64>,
+    /// Rounds run.
+    pub rounds: u64,
+    /// Pair updates of the subproblems, all rounds together.
+    pub pairs: u64,
+    /// Kernel values computed (`n` per new column).
+    pub kernel_evaluations: u64,
+    /// The maximal KKT violation where the rounds stopped.
+    pub gap: f64,
+}
+
+/// The settings of [`presolve`].
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Working-set size (cut to the budget, made even).
+    pub working_set: usize,
+    /// Stop once the maximal violation is below this.
+    pub switch_gap: f64,
+    /// The finishing solve's tolerance (the subproblems' floor).
+    pub tol: f64,
+    /// Pair updates, all subproblems together, at most.
+    pub max_pairs: u64,
+    /// Bytes the block may take.
+    pub budget_bytes: usize,
+}
+
+impl Settings {
+    /// The defaults for `tol`, a pair cap and the kernel cache's budget.
+    pub fn new(tol: f64, max_pairs: u64, budget_bytes: usize) -> Self {
+        Settings {
+            working_set: WORKING_SET,
+            switch_gap: SWITCH_FACTOR * tol,
+            tol,
+            max_pairs,
+            budget_bytes,
+        }
+    }
+
+    /// The working-set size for `n` variables: [`Settings::working_set`]
+    /// cut to the budget and to `n`, even; `None` when below
+    /// [`MIN_WORKING_SET`].
+    pub fn size_for(&self, n: usize) -> Option<usize> {
+        let by_budget = self.budget_bytes / (4 * n.max(1));
+        let q = self.working_set.min(by_budget).min(n) & !1;
+        (q >= MIN_WORKING_SET).then_some(q)
+    }
+}
+
+/// Whether batched rounds apply to a source: dense rows with a kernel
+/// function and its `f32` panel built.
+pub fn applicable(source: &KernelSource) -> bool {
+    matches!(source, KernelSource::Dense { panel, .. } if panel.get().is_some())
+}
+
+/// The block: the kernel columns of up to `cap` variables over all `n`
+/// rows (the working set's and, while the budget holds them, those of
+/// earlier members, so a variable that comes back needs no new column),
+/// stored by tiles of [`TILE_ROWS`] rows: tile `r` holds, from
+/// `r · TILE_ROWS · cap` on, every slot's values over its rows, one slot
+/// after the other.
+struct Block {
+    cap: usize,
+    data: Vec<f32>,
+    /// The variable each slot holds (`usize::MAX`: none).
+    holder: Vec<usize>,
+    /// Each variable's slot (`usize::MAX`: none).
+    slot_of: Vec<usize>,
+    /// The last round each slot was in the working set.
+    used: Vec<u64>,
+}
+
+impl Block {
+    /// Slots for the variables `wanted` (none of them held), taken from the
+    /// free slots, then from those least recently in the working set; the
+    /// slots in `keep` stay. The evicted variables lose their slot.
+    fn make_room(&mut self, wanted: &[usize], keep: &[bool]) -> Vec<usize> {
+        let mut free: Vec<usize> = (0..self.cap).filter(|&s| !keep[s]).collect();
+        free.sort_unstable_by_key(|&s| (self.holder[s] != usize::MAX, self.used[s], s));
+        let mut slots = Vec::with_capacity(wanted.len());
+        for (&t, &s) in wanted.iter().zip(&free) {
+            if self.holder[s] != usize::MAX {
+                self.slot_of[self.holder[s]] = usize::MAX;
+            }
+            self.holder[s] = t;
+            self.slot_of[t] = s;
+            slots.push(s);
+        }
+        slots
+    }
+}
+
+multiversion! {
+    /// The columns of `queries` (factors `factors`) over panel rows
+    /// `[start, end)`, four per pass: `outs[k][t − start] = factors[k] ·
+    /// scale[t] · K(q_k, x_t)`, the values of the one-column fill.
+    fn fill_tile, fn fill_tile_impl(
+        kind: KernelKind,
+        panel: &Panel,
+        queries: &[&Query],
+        factors: &[f32],
+        scale: &[f32],
+        start: usize,
+        end: usize,
+        outs: &mut [&mut [f32]],
+    ) {
+        let mut k = 0;
+        while k + 4 <= queries.len() {
+            let [a, b, c, d] = &mut outs[k..k + 4] else {
+                unreachable!("four outputs");
+            };
+            let qs = [queries[k], queries[k + 1], queries[k + 2], queries[k + 3]];
+            let fs = [factors[k], factors[k + 1], factors[k + 2], factors[k + 3]];
+            let outs4 = [&mut **a, &mut **b, &mut **c, &mut **d];
+            fill_four_impl::<FMA>(kind, panel, qs, fs, scale, start, end, outs4);
+            k += 4;
+        }
+        while k < queries.len() {
+            let out = &mut *outs[k];
+            fill_one_impl::<FMA>(kind, panel, queries[k], factors[k], scale, start, end, out);
+            k += 1;
+        }
+    }
+}
+
+multiversion! {
+    /// `g[t] += Σ_k w_k · cols[k][t]` and `gb[t] += Σ_k v_k · cols[k][t]`
+    /// over one tile, `cols[k]` being `tile[slot_k · len..]`.
+    fn add_tile, fn add_tile_impl(
+        tile: &[f32],
+        len: usize,
+        moves: &[(usize, f64)],
+        bar_moves: &[(usize, f64)],
+        g: &mut [f64],
+        gb: &mut [f64],
+    ) {
+        for &(slot, w) in moves {
+            let col = &tile[slot * len..(slot + 1) * len];
+            for (o, &v) in g.iter_mut().zip(col) {
+                *o += w * f64::from(v);
+            }
+        }
+        for &(slot, w) in bar_moves {
+            let col = &tile[slot * len..(slot + 1) * len];
+            for (o, &v) in gb.iter_mut().zip(col) {
+                *o += w * f64::from(v);
+            }
+        }
+    }
+}
+
+/// `sign`'s values as `f32` (`±1`, exact).
+fn signs_f32(y: &[f64]) -> Result<Vec<f32>> {
+    let hint = "use a smaller cache_size or solver='smo'";
+    let mut s = try_with_capacity(y.len(), "the labels as float32", hint)?;
+    s.extend(y.iter().map(|&v| v as f32));
+    Ok(s)
+}
+
+/// Up-set membership: `α_t` may move so that `y_t α_t` grows.
+#[inline]
+fn in_up(y: f64, a: f64, u: f64) -> bool {
+    if y > 0.0 {
+        a < u
+    } else {
+        a > 0.0
+    }
+}
+
+/// Low-set membership: `α_t` may move so that `y_t α_t` shrinks.
+#[inline]
+fn in_low(y: f64, a: f64, u: f64) -> bool {
+    if y > 0.0 {
+        a > 0.0
+    } else {
+        a < u
+    }
+}
+
+/// The maximal violation `max_{up} −y_t G_t + max_{low} y_t G_t`.
+fn gap(y: &[f64], g: &[f64], alpha: &[f64], upper: &[f64]) -> f64 {
+    let (mut up, mut low) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for t in 0..y.len() {
+        let yg = y[t] * g[t];
+        if in_up(y[t], alpha[t], upper[t]) {
+            up = up.max(-yg);
+        }
+        if in_low(y[t], alpha[t], upper[t]) {
+            low = low.max(yg);
+        }
+    }
+    up + low
+}
+
+/// The `count` largest of `(value, t)` (ties to the lower index), in that
+/// order.
+fn top(mut cand: Vec<(f64, usize)>, count: usize) -> Vec<usize> {
+    let order = |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if cand.len() > count && count > 0 {
+        cand.select_nth_unstable_by(count - 1, order);
+        cand.truncate(count);
+    }
+    cand.sort_unstable_by(order);
+    cand.into_iter().map(|(_, t)| t).collect()
+}
+
+/// The subproblem over the working set: `min ½ αᵀQ_BB α + gᵀα` with the
+/// rest fixed (`g` the gradient at the round's start), by SMO with a
+/// maximal-violation `i` and a second-order partner `j`. `qbb` is the
+/// `q × q` block, row-major; updates `alpha` and `g`; returns the pair
+/// updates made.
+#[allow(clippy::too_many_arguments)]
+fn solve_block(
+    qbb: &[f64],
+    y: &[f64],
+    upper: &[f64],
+    alpha: &mut [f64],
+    g: &mut [f64],
+    eps: f64,
+    cap: u64,
+) -> u64 {
+    let q = y.len();
+    let mut pairs = 0;
+    while pairs < cap {
+        let (mut gmax, mut i) = (f64::NEG_INFINITY, usize::MAX);
+        for k in 0..q {
+            if in_up(y[k], alpha[k], upper[k]) && -y[k] * g[k] > gmax {
+                gmax = -y[k] * g[k];
+                i = k;
+            }
+        }
+        if i == usize::MAX {
+            break;
+        }
+        let row_i = &qbb[i * q..(i + 1) * q];
+        let (mut gmax2, mut best, mut j) = (f64::NEG_INFINITY, f64::INFINITY, usize::MAX);
+        for k in 0..q {
+            if !in_low(y[k], alpha[k], upper[k]) {
+                continue;
+            }
+            let yg = y[k] * g[k];
+            gmax2 = gmax2.max(yg);
+            let b = gmax + yg;
+            if b > 0.0 {
+                let a = (qbb[i * q + i] + qbb[k * q + k] - 2.0 * y[i] * y[k] * row_i[k]).max(TAU);
+                let obj = -(b * b) / a;
+                if obj <= best {
+                    best = obj;
+                    j = k;
+                }
+            }
+        }
+        if gmax + gmax2 < eps || j == usize::MAX {
+            break;
+        }
+        // Along d (d_i = y_i, d_j = −y_j; yᵀd = 0) the objective falls by
+        // b·λ − ½ a·λ²: λ = b/a, clipped to both boxes.
+        let b = gmax + y[j] * g[j];
+        let a = (qbb[i * q + i] + qbb[j * q + j] - 2.0 * y[i] * y[j] * row_i[j]).max(TAU);
+        let room_i = if y[i] > 0.0 {
+            upper[i] - alpha[i]
+        } else {
+            alpha[i]
+        };
+        let room_j = if y[j] > 0.0 {
+            alpha[j]
+        } else {
+            upper[j] - alpha[j]
+        };
+        let lambda = (b / a).min(room_i).min(room_j);
+        let (di, dj) = (y[i] * lambda, -y[j] * lambda);
+        alpha[i] = if lambda == room_i {
+            if y[i] > 0.0 {
+                upper[i]
+            } else {
+                0.0
+            }
+        } else {
+            alpha[i] + di
+        };
+        alpha[j] = if lambda == room_j {
+            if y[j] > 0.0 {
+                0.0
+            } else {
+                upper[j]
+            }
+        } else {
+            alpha[j] + dj
+        };
+        let row_j = &qbb[j * q..(j + 1) * q];
+        for k in 0..q {
+            g[k] += row_i[k] * di + row_j[k] * dj;
+        }
+        pairs += 1;
+    }
+    pairs
+}
+
+/// Batched rounds from the feasible start `alpha` with gradient `grad`
+/// (`Ḡ` is built from `α = 0`, so `alpha` must have no variable at its
+/// upper bound; the caller starts from zero). `source` must be
+/// [`applicable`]; `y` the labels (`±1`), `upper` the boxes. Returns
+/// `None` when the budget holds no working set of [`MIN_WORKING_SET`].
+/// Polls `ctl` once per round and per tile.
+#[allow(clippy::too_many_arguments)]
+pub fn presolve(
+    source: &KernelSource,
+    y: &[f64],
+    upper: &[f64],
+    alpha: Vec<f64>,
+    grad: Vec<f64>,
+    settings: &Settings,
+    team: Option<&Arc<Team>>,
+    ctl: &Control,
+) -> Result<Option<Presolved>> {
+    let KernelSource::Dense { kind, rows, panel } = source else {
+        return Ok(None);
+    };
+    let Some(panel) = panel.get() else {
+        return Ok(None);
+    };
+    let kind = *kind;
+    let n = y.len();
+    let Some(mut q) = settings.size_for(n) else {
+        return Ok(None);
+    };
+    let hint = "use a smaller cache_size or solver='smo'";
+    // The block, as many columns as the budget holds (fewer, down to the
+    // working set, when the system refuses).
+    let mut cap = (settings.budget_bytes / (4 * n)).clamp(q, MAX_HELD * q);
+    let data = loop {
+        match try_filled(
+            cap * n,
+            0.0f32,
+            "the batched working sets' kernel columns",
+            hint,
+        ) {
+            Ok(d) => break d,
+            Err(err) if cap == q && q / 2 < MIN_WORKING_SET => return Err(err),
+            Err(_) if cap > q => cap = q.max(cap / 2),
+            Err(_) => {
+                q = (q / 2) & !1;
+                cap = q;
+            }
+        }
+    };
+    let mut block = Block {
+        cap,
+        data,
+        holder: vec![usize::MAX; cap],
+        slot_of: vec![usize::MAX; n],
+        used: vec![0; cap],
+    };
+    let sign = signs_f32(y)?;
+    let mut alpha = alpha;
+    let mut grad = grad;
+    let mut grad_bar = try_filled(n, 0.0f64, "the gradient of bounded variables", hint)?;
+    // The working set's slots, oldest first.
+    let mut ws: Vec<usize> = Vec::with_capacity(q);
+    let mut member = vec![false; n];
+    let mut taken = vec![false; n];
+    let mut qbb32 = vec![0.0f32; q * q];
+    let mut qbb = vec![0.0f64; q * q];
+    let (mut rounds, mut pairs, mut evaluations) = (0u64, 0u64, 0u64);
+    let team = team.filter(|t| t.engaged()).map(Arc::clone);
+    let chunk = TILE_ROWS * cap;
+    let max_rounds = MIN_ROUNDS_CAP + ROUNDS_PER_SWEEP * (n / q) as u64;
+    let mut last_gap;
+    loop {
+        ctl.check()?;
+        last_gap = gap(y, &grad, &alpha, upper);
+        if last_gap < settings.switch_gap || pairs >= settings.max_pairs || rounds >= max_rounds {
+            break;
+        }
+        // New members: all q in the first round, then half; the newer half
+        // of the last working set stays.
+        let fresh = if ws.is_empty() { q } else { q / 2 };
+        let kept: Vec<usize> = ws[ws.len().saturating_sub(q - fresh)..].to_vec();
+        for &s in &ws {
+            member[block.holder[s]] = false;
+        }
+        for &s in &kept {
+            member[block.holder[s]] = true;
+        }
+        let (mut up, mut low) = (Vec::new(), Vec::new());
+        for t in 0..n {
+            if member[t] {
+                continue;
+            }
+            let yg = y[t] * grad[t];
+            if in_up(y[t], alpha[t], upper[t]) {
+                up.push((-yg, t));
+            }
+            if in_low(y[t], alpha[t], upper[t]) {
+                low.push((yg, t));
+            }
+        }
+        let ups = top(up, fresh);
+        let lows = top(low, fresh);
+        let mut chosen = Vec::with_capacity(fresh);
+        let (mut a, mut b) = (0, 0);
+        // Alternate between the two lists, skipping variables taken.
+        while chosen.len() < fresh && (a < ups.len() || b < lows.len()) {
+            let from_up = (chosen.len() % 2 == 0 && a < ups.len()) || b >= lows.len();
+            let t = if from_up {
+                a += 1;
+                ups[a - 1]
+            } else {
+                b += 1;
+                lows[b - 1]
+            };
+            if !taken[t] {
+                taken[t] = true;
+                chosen.push(t);
+            }
+        }
+        for &t in &chosen {
+            taken[t] = false;
+        }
+        if chosen.is_empty() {
+            break;
+        }
+        // Their columns: held ones as they are, the others into the free or
+        // least recently used slots.
+        let mut keep = vec![false; cap];
+        for &s in &kept {
+            keep[s] = true;
+        }
+        let mut missing = Vec::new();
+        for &t in &chosen {
+            match block.slot_of[t] {
+                usize::MAX => missing.push(t),
+                s => keep[s] = true,
+            }
+        }
+        let new_slots = block.make_room(&missing, &keep);
+        ws = kept;
+        ws.extend(chosen.iter().map(|&t| block.slot_of[t]));
+        for &s in &ws {
+            block.used[s] = rounds + 1;
+            member[block.holder[s]] = true;
+        }
+        // The subproblem on the q × q block, its values computed afresh
+        // from the members' rows (the same loops, so the same values as
+        // the block's, without gathering them from q columns).
+        let members: Vec<usize> = ws.iter().map(|&s| block.holder[s]).collect();
+        let m = members.len();
+        let sub = Panel::try_new(&rows.gather(&members)?)?;
+        let sub_queries: Vec<Query> = (0..m).map(|k| sub.query(k)).collect();
+        let sub_refs: Vec<&Query> = sub_queries.iter().collect();
+        let sub_sign: Vec<f32> = members.iter().map(|&t| sign[t]).collect();
+        {
+            let mut outs: Vec<&mut [f32]> = qbb32[..m * m].chunks_exact_mut(m).collect();
+            fill_tile(kind, &sub, &sub_refs, &sub_sign, &sub_sign, 0, m, &mut outs);
+        }
+        for (d, &v) in qbb[..m * m].iter_mut().zip(&qbb32[..m * m]) {
+            *d = f64::from(v);
+        }
+        let yb: Vec<f64> = members.iter().map(|&t| y[t]).collect();
+        let ub: Vec<f64> = members.iter().map(|&t| upper[t]).collect();
+        let old: Vec<f64> = members.iter().map(|&t| alpha[t]).collect();
+        let mut ab = old.clone();
+        let mut gb: Vec<f64> = members.iter().map(|&t| grad[t]).collect();
+        let eps = settings.tol.max(0.1 * last_gap);
+        let cap_pairs = (INNER_PAIRS_PER_VARIABLE * m as u64).min(settings.max_pairs - pairs);
+        pairs += solve_block(&qbb[..m * m], &yb, &ub, &mut ab, &mut gb, eps, cap_pairs);
+        rounds += 1;
+        // G and Ḡ from the block's columns.
+        let mut moves = Vec::new();
+        let mut bar_moves = Vec::new();
+        for k in 0..m {
+            let d = ab[k] - old[k];
+            if d != 0.0 {
+                moves.push((ws[k], d));
+            }
+            let (was, now) = (old[k] >= ub[k], ab[k] >= ub[k]);
+            if was != now {
+                bar_moves.push((ws[k], if now { ub[k] } else { -ub[k] }));
+            }
+            alpha[members[k]] = ab[k];
+        }
+        if moves.is_empty() {
+            break;
+        }
+        // One pass over the tiles: the new columns' values, then G and Ḡ
+        // from every working-set column while the tile is in cache.
+        let queries: Vec<Query> = missing.iter().map(|&t| panel.query(t)).collect();
+        let query_refs: Vec<&Query> = queries.iter().collect();
+        let factors: Vec<f32> = missing.iter().map(|&t| sign[t]).collect();
+        type Tile<'a> = (usize, &'a mut [f32], &'a mut [f64], &'a mut [f64]);
+        let mut tiles: Vec<Tile<'_>> = block
+            .data
+            .chunks_mut(chunk)
+            .zip(
+                grad.chunks_mut(TILE_ROWS)
+                    .zip(grad_bar.chunks_mut(TILE_ROWS)),
+            )
+            .enumerate()
+            .map(|(r, (piece, (g, gbar)))| (r, piece, g, gbar))
+            .collect();
+        let pass = |tile: &mut Tile<'_>| {
+            if ctl.is_cancelled() {
+                return;
+            }
+            let (r, piece, g, gbar) = tile;
+            let (t0, len) = (*r * TILE_ROWS, g.len());
+            if !new_slots.is_empty() {
+                let mut cols: Vec<Option<&mut [f32]>> =
+                    piece.chunks_exact_mut(len).map(Some).collect();
+                let mut outs: Vec<&mut [f32]> = new_slots
+                    .iter()
+                    .map(|&s| cols[s].take().expect("distinct slots"))
+                    .collect();
+                let end = t0 + len;
+                fill_tile(
+                    kind,
+                    panel,
+                    &query_refs,
+                    &factors,
+                    &sign,
+                    t0,
+                    end,
+                    &mut outs,
+                );
+            }
+            add_tile(piece, len, &moves, &bar_moves, g, gbar);
+        };
+        match &team {
+            Some(team) => {
+                team.map_chunks(&mut tiles, 1, |_, piece| piece.iter_mut().for_each(pass));
+            }
+            None => tiles.iter_mut().for_each(pass),
+        }
+        ctl.check()?;
+        evaluations += (missing.len() as u64) * (n as u64);
+    }
+    Ok(Some(Presolved {
+        alpha,
+        grad,
+        grad_bar,
+        rounds,
+        pairs,
+        kernel_evaluations: evaluations,
+        gap: last_gap,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Rows;
+    use crate::precision::Precision;
+    use crate::problem::{Constraint, DualProblem, Solution, SolverChoice, SolverOptions};
+
+    /// Two overlapping classes in 4-D (many multipliers end at the bound).
+    fn overlapping(n: usize) -> (Vec<f64>, Vec<f64>) {
+        let mut state = 23u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 11) as f64) / ((1u64 << 53) as f64)
+        };
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            let label = if i % 3 == 0 { 1.0 } else { -1.0 };
+            for f in 0..4 {
+                x.push(0.5 * label * f64::from(u8::from(f < 2)) + 2.0 * (next() - 0.5));
+            }
+            y.push(label);
+        }
+        (x, y)
+    }
+
+    fn source(x: &[f64], n: usize) -> KernelSource {
+        let rows = Rows::new(x.to_vec(), n, 4).unwrap();
+        KernelSource::dense(KernelKind::Rbf { gamma: 0.8 }, rows).unwrap()
+    }
+
+    fn solve(x: &[f64], y: &[f64], upper: &[f64], opts: &SolverOptions) -> Solution {
+        let n = y.len();
+        let problem = DualProblem {
+            source: source(x, n),
+            y: y.to_vec(),
+            p: None,
+            upper: upper.to_vec(),
+            alpha0: None,
+            active: None,
+            constraint: Constraint::Equality,
+            start: Default::default(),
+            twins: None,
+        };
+        problem.solve_with(opts, Precision::Float32).unwrap()
+    }
+
+    /// `G = Qα + p` from the kernel values directly, in `f64`.
+    fn gradient(src: &KernelSource, y: &[f64], alpha: &[f64]) -> Vec<f64> {
+        (0..y.len())
+            .map(|t| {
+                -1.0 + (0..y.len())
+                    .filter(|&s| alpha[s] != 0.0)
+                    .map(|s| y[t] * y[s] * alpha[s] * src.eval(t, s))
+                    .sum::<f64>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rounds_keep_the_gradient_and_approach_the_solution() {
+        let n = 700;
+        let (x, y) = overlapping(n);
+        let upper: Vec<f64> = (0..n).map(|t| if t % 7 == 0 { 2.0 } else { 1.0 }).collect();
+        let src = source(&x, n);
+        src.prepare_f32().unwrap();
+        assert!(applicable(&src));
+        let mut settings = Settings::new(1e-3, u64::MAX, 1 << 30);
+        settings.switch_gap = 1e-3;
+        let team = Team::new().map(Arc::new);
+        let start = (vec![0.0; n], vec![-1.0; n]);
+        let run = |team: Option<&Arc<Team>>| {
+            let (a, g) = start.clone();
+            presolve(&src, &y, &upper, a, g, &settings, team, &Control::none())
+                .unwrap()
+                .unwrap()
+        };
+        let pre = run(None);
+        assert!(pre.rounds > 1, "{} rounds", pre.rounds);
+        assert!(pre.gap < 1e-3, "stopped at gap {}", pre.gap);
+        assert_eq!(pre.kernel_evaluations % n as u64, 0);
+        // Feasible: inside the boxes, yᵀα = 0.
+        assert!(pre
+            .alpha
+            .iter()
+            .zip(&upper)
+            .all(|(&a, &u)| (0.0..=u).contains(&a)));
+        let ya: f64 = pre.alpha.iter().zip(&y).map(|(a, y)| a * y).sum();
+        assert!(ya.abs() < 1e-9, "yᵀα = {ya}");
+        // The incremental G and Ḡ are the true ones (to f32 kernel values).
+        let want = gradient(&src, &y, &pre.alpha);
+        let at_upper: Vec<f64> = pre
+            .alpha
+            .iter()
+            .zip(&upper)
+            .map(|(&a, &u)| if a >= u { u } else { 0.0 })
+            .collect();
+        let mut want_bar = gradient(&src, &y, &at_upper);
+        want_bar.iter_mut().for_each(|g| *g += 1.0);
+        for t in 0..n {
+            assert!((pre.grad[t] - want[t]).abs() < 1e-4, "G[{t}]");
+            assert!((pre.grad_bar[t] - want_bar[t]).abs() < 1e-4, "Ḡ[{t}]");
+        }
+        // The same bits on the two-thread team.
+        if let Some(team) = &team {
+            let shared = run(Some(team));
+            assert_eq!(shared.alpha, pre.alpha);
+            assert_eq!(shared.grad, pre.grad);
+            assert_eq!(shared.rounds, pre.rounds);
+        }
+    }
+
+    #[test]
+    fn batched_then_smo_is_the_smo_solution() {
+        let n = 900;
+        let (x, y) = overlapping(n);
+        let upper = vec![1.0; n];
+        let opts = |solver, threads| SolverOptions {
+            tol: 1e-5,
+            solver,
+            threads,
+            ..SolverOptions::default()
+        };
+        let smo = solve(&x, &y, &upper, &opts(SolverChoice::Smo, 1));
+        assert_eq!(smo.batched_rounds, 0);
+        let batched = solve(&x, &y, &upper, &opts(SolverChoice::Batched, 1));
+        let auto = solve(&x, &y, &upper, &opts(SolverChoice::Auto, 1));
+        assert!(batched.batched_rounds > 0);
+        assert_eq!(auto.batched_rounds, batched.batched_rounds);
+        for sol in [&batched, &auto] {
+            assert!(sol.converged);
+            let rel = (sol.objective - smo.objective).abs() / smo.objective.abs();
+            assert!(
+                rel < 1e-6,
+                "objective {} vs {}",
+                sol.objective,
+                smo.objective
+            );
+        }
+        // KKT at tol: every up-set violation below every low-set one + tol.
+        let src = source(&x, n);
+        let g = gradient(&src, &y, &batched.alpha);
+        let (mut up, mut low) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for t in 0..n {
+            if in_up(y[t], batched.alpha[t], upper[t]) {
+                up = up.max(-y[t] * g[t]);
+            }
+            if in_low(y[t], batched.alpha[t], upper[t]) {
+                low = low.max(y[t] * g[t]);
+            }
+        }
+        assert!(up + low < 1e-4, "KKT violation {}", up + low);
+        // The same decisions on the training rows.
+        let decide = |a: &[f64], rho: f64| -> Vec<bool> {
+            (0..n)
+                .map(|t| {
+                    let f: f64 = (0..n)
+                        .filter(|&s| a[s] != 0.0)
+                        .map(|s| a[s] * y[s] * src.eval(t, s))
+                        .sum();
+                    f - rho > 0.0
+                })
+                .collect()
+        };
+        let d_smo = decide(&smo.alpha, smo.rho);
+        let d_bat = decide(&batched.alpha, batched.rho);
+        let differ = d_smo.iter().zip(&d_bat).filter(|(a, b)| a != b).count();
+        assert!(differ <= 1, "{differ} decisions differ");
+        // Deterministic, and the same on two threads.
+        let again = solve(&x, &y, &upper, &opts(SolverChoice::Batched, 1));
+        let team = solve(&x, &y, &upper, &opts(SolverChoice::Batched, 2));
+        assert_eq!(again.alpha, batched.alpha);
+        assert_eq!(team.alpha, batched.alpha);
+        assert_eq!(team.n_iter, batched.n_iter);
+    }
+
+    #[test]
+    fn automatic_choice_and_refusals() {
+        let n = 400;
+        let (x, y) = overlapping(n);
+        let upper = vec![1.0; n];
+        let opts = |solver| SolverOptions {
+            solver,
+            ..SolverOptions::default()
+        };
+        // Below MIN_ROWS the automatic choice is SMO.
+        let small = 200;
+        let few = solve(
+            &x[..4 * small],
+            &y[..small],
+            &upper[..small],
+            &opts(SolverChoice::Auto),
+        );
+        assert_eq!(few.batched_rounds, 0);
+        // A caller's iteration cap keeps SMO under the automatic choice.
+        let capped = SolverOptions {
+            max_iter: Some(1_000_000),
+            ..opts(SolverChoice::Auto)
+        };
+        assert_eq!(solve(&x, &y, &upper, &capped).batched_rounds, 0);
+        // A budget below the smallest working set: SMO.
+        let tiny = SolverOptions {
+            cache_bytes: 4 * n * (MIN_WORKING_SET - 2),
+            ..opts(SolverChoice::Batched)
+        };
+        assert_eq!(solve(&x, &y, &upper, &tiny).batched_rounds, 0);
+        // float64 kernel values cannot take batched rounds: named error.
+        let problem = DualProblem {
+            source: source(&x, n),
+            y: y.clone(),
+            p: None,
+            upper: upper.clone(),
+            alpha0: None,
+            active: None,
+            constraint: Constraint::Equality,
+            start: Default::default(),
+            twins: None,
+        };
+        let err = problem
+            .solve_with(&opts(SolverChoice::Batched), Precision::Float64)
+            .unwrap_err();
+        assert!(err.to_string().contains("solver='batched'"), "{err}");
+    }
+
+    #[test]
+    fn block_values_are_the_columns_bit_for_bit() {
+        let n = 300;
+        let (x, y) = overlapping(n);
+        let src = source(&x, n);
+        src.prepare_f32().unwrap();
+        let KernelSource::Dense { kind, rows, panel } = &src else {
+            unreachable!("a dense source");
+        };
+        let panel = panel.get().unwrap();
+        let sign: Vec<f32> = y.iter().map(|&v| v as f32).collect();
+        let members = [5usize, 17, 120, 299, 42, 7, 64];
+        let m = members.len();
+        let factors: Vec<f32> = members.iter().map(|&t| sign[t]).collect();
+        // The columns over every row, four per pass and one by one.
+        let queries: Vec<Query> = members.iter().map(|&t| panel.query(t)).collect();
+        let refs: Vec<&Query> = queries.iter().collect();
+        let mut cols = vec![vec![0.0f32; n]; m];
+        let mut outs: Vec<&mut [f32]> = cols.iter_mut().map(|c| c.as_mut_slice()).collect();
+        fill_tile(*kind, panel, &refs, &factors, &sign, 0, n, &mut outs);
+        // The subproblem's block from the members' rows.
+        let sub = Panel::try_new(&rows.gather(&members).unwrap()).unwrap();
+        let sub_q: Vec<Query> = (0..m).map(|k| sub.query(k)).collect();
+        let sub_refs: Vec<&Query> = sub_q.iter().collect();
+        let mut qbb = vec![vec![0.0f32; m]; m];
+        let mut outs: Vec<&mut [f32]> = qbb.iter_mut().map(|c| c.as_mut_slice()).collect();
+        fill_tile(*kind, &sub, &sub_refs, &factors, &factors, 0, m, &mut outs);
+        for k in 0..m {
+            // SMO's own column fill.
+            let mut col = vec![0.0f32; n];
+            src.fill(members[k], 0, n, factors[k], &sign, &mut col);
+            assert_eq!(col, cols[k], "column {k}");
+            for l in 0..m {
+                assert_eq!(qbb[k][l].to_bits(), cols[k][members[l]].to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn the_iteration_cap_counts_the_rounds_pair_updates() {
+        let n = 600;
+        let (x, y) = overlapping(n);
+        let opts = SolverOptions {
+            max_iter: Some(150),
+            solver: SolverChoice::Batched,
+            ..SolverOptions::default()
+        };
+        let sol = solve(&x, &y, &vec![1.0; n], &opts);
+        assert!(sol.batched_rounds > 0);
+        assert!(!sol.converged);
+        assert!(sol.n_iter <= 150, "{} iterations", sol.n_iter);
+    }
+
+    #[test]
+    fn interrupted_rounds_say_so() {
+        let n = 500;
+        let (x, y) = overlapping(n);
+        let src = source(&x, n);
+        src.prepare_f32().unwrap();
+        let ctl = Control::new();
+        ctl.cancel();
+        let settings = Settings::new(1e-3, u64::MAX, 1 << 30);
+        let got = presolve(
+            &src,
+            &y,
+            &vec![1.0; n],
+            vec![0.0; n],
+            vec![-1.0; n],
+            &settings,
+            None,
+            &ctl,
+        );
+        assert!(matches!(got, Err(crate::error::Error::Interrupted)));
+    }
+}

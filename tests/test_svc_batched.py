@@ -1,0 +1,88 @@
+"""SVC's batched working sets (solver='batched', rust/src/batched.rs): the
+same dual optimum as SMO, the KKT conditions, determinism, the reported
+choice and the refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification
+from sklearn.metrics.pairwise import rbf_kernel
+
+from localsvm import SVC, NuSVC
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=2500,
+        n_features=12,
+        n_informative=8,
+        n_clusters_per_class=4,
+        flip_y=0.05,
+        random_state=3,
+    )
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return X, y
+
+
+def _violation(clf, X, y):
+    """The maximal KKT violation of the fitted binary dual, from float64
+    kernel values."""
+    s = np.where(y == clf.classes_[1], 1.0, -1.0)
+    alpha = np.zeros(len(y))
+    alpha[clf.support_] = np.abs(clf.dual_coef_[0])
+    K = rbf_kernel(X, X[clf.support_], gamma=clf._spec.gamma)
+    g = s * (K @ (s[clf.support_] * alpha[clf.support_])) - 1.0
+    up = np.where(s > 0, alpha < clf.C, alpha > 0)
+    low = np.where(s > 0, alpha > 0, alpha < clf.C)
+    return np.max(-s[up] * g[up]) + np.max(s[low] * g[low])
+
+
+def test_batched_reaches_the_smo_optimum(data):
+    X, y = data
+    smo = SVC(solver="smo", cache_size=50).fit(X, y)
+    bat = SVC(solver="batched", cache_size=50).fit(X, y)
+    assert smo.solver_ == "smo"
+    assert bat.solver_ == "batched"
+    rel = abs(bat.dual_objective_[0] - smo.dual_objective_[0]) / abs(smo.dual_objective_[0])
+    assert rel < 1e-5
+    assert np.mean(bat.predict(X) == smo.predict(X)) >= 0.999
+    # The KKT conditions at tol (float32 kernel values: a little slack).
+    assert _violation(bat, X, y) < 2e-3
+    # Deterministic, on one thread or two.
+    again = SVC(solver="batched", cache_size=50).fit(X, y)
+    two = SVC(solver="batched", cache_size=50, n_jobs=2).fit(X, y)
+    for other in (again, two):
+        np.testing.assert_array_equal(other.support_, bat.support_)
+        np.testing.assert_array_equal(other.dual_coef_, bat.dual_coef_)
+        np.testing.assert_array_equal(other.intercept_, bat.intercept_)
+        np.testing.assert_array_equal(other.n_iter_, bat.n_iter_)
+
+
+def test_auto_keeps_smo_on_small_problems(data):
+    X, y = data
+    # 2500 rows: below the automatic choice's threshold.
+    clf = SVC().fit(X, y)
+    assert clf.solver_ == "smo"
+    # Three classes, one-vs-one, every pair forced to batched rounds.
+    y3 = np.arange(len(y)) % 3
+    multi = SVC(solver="batched", cache_size=50).fit(X, y3)
+    assert multi.solver_ == "batched"
+
+
+def test_refusals_name_the_parameter(data):
+    X, y = data
+    with pytest.raises(ValueError, match="solver"):
+        SVC(solver="thunder").fit(X, y)
+    # Sparse rows (mostly zeros: kept sparse).
+    Xs = sp.random(len(y), 200, density=0.02, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="solver='batched'"):
+        SVC(solver="batched").fit(Xs, y)
+    with pytest.raises(ValueError, match="solver='batched'"):
+        SVC(solver="batched", kernel="precomputed").fit(X @ X.T, y)
+    with pytest.raises(ValueError, match="solver='batched'"):
+        SVC(solver="batched", precision="float64").fit(X, y)
+    # NuSVC has no such setting: its dual has two equality constraints.
+    assert "solver" not in NuSVC().get_params()
