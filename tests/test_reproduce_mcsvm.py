@@ -76,12 +76,12 @@ def test_command_line_help():
     assert "--quick" in proc.stdout and "--bench" in proc.stdout
 
 
-#: Test accuracy (%) per data set / method of the full runs in the README
-#: (``reproduce mcsvm --datasets segment``, ``--datasets heart,vehicle`` and
-#: ``--datasets waveform`` of 2026-12-01/02: 3 realizations of a stratified
-#: 70/30 split, 5-fold CV over the 6 × 4 grid): (mean, sample std). Heart's
-#: and vehicle's spreads are the README's recomputation (n - 1) of that
-#: run's printed figures.
+#: Test accuracy (%) per data set / method of the full runs in the README:
+#: (mean, sample std). Segment and heart/vehicle: ``reproduce mcsvm
+#: --datasets segment`` (2026-12-01) and ``--datasets heart,vehicle``
+#: (2026-12-02), 3 realizations of a stratified 70/30 split, 5-fold CV over
+#: the 6 × 4 grid. Waveform: ``--datasets waveform --realizations 1``
+#: (2026-12-01), one realization, so no spread of its own.
 FULL_TABLE1 = {
     "segment/MCSVM full": (96.01, 0.83),
     "segment/MCSVM": (95.96, 1.13),
