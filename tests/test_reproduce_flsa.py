@@ -86,8 +86,8 @@ def test_command_line_help():
 
 #: Test accuracy (%) per data set / method of the full runs in the README
 #: (``reproduce flsa``: 3 realizations at the paper's sizes, 5-fold CV):
-#: (mean, sample std). Banana and splice as printed by the run of 2026-12-02;
-#: image and ringnorm from the runs of 2026-12-01, whose spreads (divided by
+#: (mean, sample std). Banana, splice and image as printed by the run of
+#: 2026-12-02; ringnorm from the run of 2026-12-01, whose spreads (divided by
 #: n) the README recomputes for n - 1 (the larger value where it gives two).
 FULL_ACCURACY = {
     "banana/FLSA": (87.54, 0.72),
