@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -91,6 +93,59 @@ with open("/proc/self/status") as fh:
             out["peak_mib"] = int(line.split()[1]) / 1024
 print("CHILD-RESULT " + json.dumps(out))
 """
+
+
+@dataclass(frozen=True)
+class FullRunFigure:
+    """One figure of a reproduction's full run, as the README prints it, and
+    what the quick protocol printed for the same row.
+
+    ``full`` and ``full_std`` are the full run's mean and sample standard
+    deviation over its splits (0 when it had one split); ``quick`` is the
+    figure the stored ``--quick`` run printed; ``n_test`` is the quick
+    protocol's test (or validation) set size and ``repeats`` its number of
+    splits. All in percent.
+    """
+
+    full: float
+    full_std: float
+    quick: float
+    n_test: int
+    repeats: int = 1
+
+    def tolerance(self) -> float:
+        """How far a quick-protocol figure may lie from the full run's.
+
+        The quick protocol trains on fewer examples with smaller grids, so
+        its figure differs from the full run's by a systematic gap, which the
+        stored quick run measured (``|quick - full|``), plus the noise of one
+        quick figure. That noise is taken as three standard errors of a mean
+        over ``repeats`` splits whose spread is the full run's split-to-split
+        spread plus the binomial spread of an accuracy on ``n_test``
+        examples: ``sqrt((full_std² + p(1 - p)·100² / n_test) / repeats)``,
+        with ``p`` the full run's figure as a fraction. The binomial term
+        counts test-set noise that ``full_std`` already holds, so the
+        estimate errs on the wide side; three standard errors cover a normal
+        deviate 99.7 % of the time.
+        """
+        p = min(max(self.full / 100.0, 0.0), 1.0)
+        se = math.sqrt((self.full_std**2 + p * (1.0 - p) * 1e4 / self.n_test) / self.repeats)
+        return abs(self.quick - self.full) + 3.0 * se
+
+
+def off_the_full_run(got: dict[str, float], expected: dict[str, FullRunFigure]) -> dict:
+    """The rows of ``got`` (a quick run's figures, in percent) that lie
+    further from the full run's figure than :meth:`FullRunFigure.tolerance`
+    allows: ``{row: (ours, full run's, tolerance)}``; empty when all agree.
+    A row missing from either side is reported too."""
+    if got.keys() != expected.keys():
+        return {"rows": (sorted(got), sorted(expected))}
+    off = {}
+    for key, e in expected.items():
+        tol = e.tolerance()
+        if not abs(got[key] - e.full) <= tol:
+            off[key] = (round(got[key], 2), e.full, round(tol, 2))
+    return off
 
 
 def run_in_child(code: str, *, address_limit: int = 0, timeout: float = 600) -> dict:

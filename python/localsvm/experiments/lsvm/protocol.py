@@ -44,9 +44,9 @@ class Config:
     runtime_sizes : tuple of int
         Figure-4 test-set sizes (nested prefixes of the largest).
     speed_psvm_kappa : tuple of int
-        The cluster counts PSVM is tuned over in the speed targets.
+        The cluster counts PSVM is tuned over in the speed comparison.
     speed_repeat : int
-        Timed runs per model in the speed targets (the best is kept).
+        Timed runs per model in the speed comparison (the best is kept).
     grid_points : int
         Grid points per axis of the Figure-3 image.
     """
@@ -64,7 +64,7 @@ class Config:
     psvm_width: tuple[float, ...]
     psvm_C: tuple[float, ...]
     psvm_kappa: tuple[int, ...]
-    # Figure 4 / speed targets.
+    # Figure 4 / speed comparison.
     runtime_per_class: int
     runtime_sizes: tuple[int, ...]
     speed_psvm_kappa: tuple[int, ...]

@@ -1,5 +1,5 @@
 """Figure 4 (runtime against the number of test examples) and the
-speed targets measured on the same data."""
+speed comparison (PSVM against a tuned SVC) on the same data."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .report import describe, grid_text, heading, say
 
 
 def run_runtime(cfg: Config, n_jobs: int | None, figdir: Path, out: TextIO) -> list[dict]:
-    """Time every method on growing test sets (Figure 4), then the speed targets.
+    """Time every method on growing test sets (Figure 4), then PSVM against a tuned SVC.
 
     Parameters
     ----------
@@ -187,7 +187,7 @@ def run_speed(
     n_jobs: int | None,
     out: TextIO,
 ) -> list[dict]:
-    """Measure the speed targets on the Figure-4 data.
+    """Time PSVM against a tuned SVC on the Figure-4 data.
 
     (a) SLSVM's prediction time per test example; (b) PSVM against an RBF
     SVC (localsvm's and scikit-learn's), each tuned by the same
