@@ -328,6 +328,24 @@ fn nearest(mut cand: Vec<(f64, usize)>, k: usize) -> Vec<usize> {
     cand.into_iter().map(|(_, i)| i).collect()
 }
 
+/// Offers `item` to `best`, the `k` smallest pairs offered so far in the
+/// order of [`by_distance`]: after every pair is offered, `best` holds what
+/// [`nearest`] returns for them (the order is total), without a list of all
+/// of them. Cheap when most pairs are beyond the current `k`-th.
+#[inline]
+fn offer(best: &mut Vec<(f64, usize)>, k: usize, item: (f64, usize)) {
+    if best.len() >= k {
+        match best.last() {
+            Some(last) if by_distance(&item, last) == Ordering::Less => {
+                best.pop();
+            }
+            _ => return,
+        }
+    }
+    let at = best.partition_point(|b| by_distance(b, &item) == Ordering::Less);
+    best.insert(at, item);
+}
+
 /// The nonzeros of the stored rows that are sparse enough to take part in
 /// the sparse dot product ([`sparse_pair`]), in increasing column order;
 /// derived from the rows (never pickled).
@@ -393,6 +411,24 @@ fn seq_dot(a: &[f64], b: &[f64]) -> f64 {
         sum += x * y;
     }
     sum
+}
+
+/// `x` rounded to the nearest integer, ties to even: `f64::round_ties_even`
+/// without its library call (which the scan of [`OnlineLearner::violators`]
+/// made once per kept example). Adding and taking away `2⁵²` rounds in the
+/// default mode (to nearest, ties to even) and is exact below `2⁵²`, where
+/// `ulp = 1`; the sign is put back so that `−0.3` gives `−0`, as
+/// `round_ties_even` does. Larger values (already integers), infinities
+/// and NaN come back as they are.
+#[inline]
+fn round_even(x: f64) -> f64 {
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+    let a = x.abs();
+    if a < TWO52 {
+        ((a + TWO52) - TWO52).copysign(x)
+    } else {
+        x
+    }
 }
 
 /// `‖row‖²`, the learner's dot product of the row with itself, so that
@@ -499,6 +535,33 @@ struct Block {
     next: usize,
 }
 
+/// Buffers reused from example to example (derived, never pickled): an
+/// update would otherwise allocate several store-sized lists.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    /// A row's nonzeros, for [`column_dots`].
+    nz: Vec<(u32, f64)>,
+    /// The kept rows without a multiplier, and their kernel values with
+    /// the new example.
+    rest: Vec<usize>,
+    k_rest: Vec<f64>,
+    /// The nearest candidates, and the most violating examples
+    /// ([`offer`]).
+    near: Vec<(f64, usize)>,
+    up: Vec<(f64, usize)>,
+    low: Vec<(f64, usize)>,
+}
+
+impl Block {
+    /// No rows; the buffer is kept for the next block.
+    fn clear(&mut self) {
+        self.dots.clear();
+        self.width = 0;
+        self.rows = 0;
+        self.next = 0;
+    }
+}
+
 /// The support vectors as [`OnlineLearner::step`] sums over them.
 #[derive(Clone, Debug, Default)]
 struct Expansion {
@@ -539,6 +602,18 @@ multiversion! {
             }
         }
         acc[0] + tail
+    }
+}
+
+multiversion! {
+    /// `g_i += delta · k_i` for the rows with `alive[i]`; a forgotten row's
+    /// `g_i` stays as it was when it was forgotten, whatever its entry in a
+    /// cached kernel row holds (so the model does not depend on the cache).
+    fn add_column, fn add_column_impl(g: &mut [f64], k: &[f64], alive: &[bool], delta: f64) {
+        for ((gi, &ki), &a) in g.iter_mut().zip(k).zip(alive) {
+            let v = *gi + delta * ki;
+            *gi = if a { v } else { *gi };
+        }
     }
 }
 
@@ -596,6 +671,25 @@ multiversion! {
     }
 }
 
+/// [`OnlineLearner::kernel_values`] for a kernel `kind`, as a function
+/// of the kernel alone (so it can fill a cached row in place).
+#[inline]
+fn kernel_values(kind: KernelKind, vals: &mut [f64], sq_of: impl Fn(usize) -> f64, sq_q: f64) {
+    match kind {
+        KernelKind::Rbf { gamma } => {
+            for (k, v) in vals.iter_mut().enumerate() {
+                *v = (sq_of(k) + sq_q - 2.0 * *v).max(0.0);
+            }
+            exp_scaled(vals, -gamma);
+        }
+        kind => {
+            for (k, v) in vals.iter_mut().enumerate() {
+                *v = kind.from_dot(*v, sq_of(k), sq_q);
+            }
+        }
+    }
+}
+
 /// Most dot products held in a [`Block`] (16 MiB); a block holds at most
 /// [`BLOCK_ROWS`] rows, fewer when the store is large.
 const BLOCK_VALUES: usize = 1 << 21;
@@ -643,6 +737,7 @@ pub struct OnlineLearner {
     /// The working sets' arithmetic for the current call
     /// ([`OnlineOptions::precision`]).
     hessian: Precision,
+    scratch: Scratch,
 }
 
 /// Size of the working sets of most violating examples solved after each
@@ -685,6 +780,7 @@ impl OnlineLearner {
             max_sq: 0.0,
             max_abs: 0.0,
             hessian: Precision::Float32,
+            scratch: Scratch::default(),
         })
     }
 
@@ -1026,9 +1122,9 @@ impl OnlineLearner {
             steps: Vec::with_capacity(m),
             ..LearnReport::default()
         };
-        self.block = Block::default();
+        self.block.clear();
         let done = self.learn_rows(x, y, cls, seen, opts, poll, &mut report);
-        self.block = Block::default();
+        self.block.clear();
         done.map(|()| report)
     }
 
@@ -1090,7 +1186,7 @@ impl OnlineLearner {
 
     /// The dot products of `row`, the block's next row, with every stored
     /// row: from the block, and for the rows stored since it was computed.
-    fn dots_of(&self, row: &[f64], dots: &mut Vec<f64>) {
+    fn dots_of(&mut self, row: &[f64], dots: &mut Vec<f64>) {
         let n = self.len();
         let b = &self.block;
         dots.clear();
@@ -1098,9 +1194,17 @@ impl OnlineLearner {
         dots.resize(n, 0.0);
         if n > b.width {
             let len = n - b.width;
+            let nz = &mut self.scratch.nz;
+            nz.clear();
+            nz.extend(
+                row.iter()
+                    .enumerate()
+                    .filter(|(_, &v)| v != 0.0)
+                    .map(|(k, &v)| (k as u32, v)),
+            );
             column_dots(
                 &self.cols,
-                &[nonzeros(row)],
+                std::slice::from_ref(nz),
                 b.width,
                 len,
                 &mut dots[b.width..],
@@ -1186,10 +1290,12 @@ impl OnlineLearner {
             }
             return Ok(self.finish(rec, start));
         }
-        let rest: Vec<usize> = (0..n)
-            .filter(|&i| self.alpha[i] <= 0.0 && self.alive[i])
-            .collect();
-        let mut k_rest: Vec<f64> = rest.iter().map(|&i| dots[i]).collect();
+        let mut rest = std::mem::take(&mut self.scratch.rest);
+        let mut k_rest = std::mem::take(&mut self.scratch.k_rest);
+        rest.clear();
+        rest.extend((0..n).filter(|&i| self.alpha[i] <= 0.0 && self.alive[i]));
+        k_rest.clear();
+        k_rest.extend(rest.iter().map(|&i| dots[i]));
         self.kernel_values(&mut k_rest, |k| self.sq[rest[k]], sq_t);
         let j = self.append(xt, sq_t, label, cls, seen, f - self.b);
         // Its cached kernel row: the values just computed, 0 for forgotten
@@ -1208,6 +1314,8 @@ impl OnlineLearner {
         }
         krow[n] = own[0];
         drop(ex);
+        self.scratch.rest = rest;
+        self.scratch.k_rest = k_rest;
         rec.updated = true;
         let (mut pos, mut neg) = (false, false);
         for i in 0..self.len() {
@@ -1289,19 +1397,7 @@ impl OnlineLearner {
     /// `f64::exp`, several times faster).
     #[inline]
     fn kernel_values(&self, vals: &mut [f64], sq_of: impl Fn(usize) -> f64, sq_q: f64) {
-        match self.kind {
-            KernelKind::Rbf { gamma } => {
-                for (k, v) in vals.iter_mut().enumerate() {
-                    *v = (sq_of(k) + sq_q - 2.0 * *v).max(0.0);
-                }
-                exp_scaled(vals, -gamma);
-            }
-            kind => {
-                for (k, v) in vals.iter_mut().enumerate() {
-                    *v = kind.from_dot(*v, sq_of(k), sq_q);
-                }
-            }
-        }
+        kernel_values(self.kind, vals, sq_of, sq_q);
     }
 
     /// The kernel matrix of the listed stored rows (row-major).
@@ -1320,21 +1416,25 @@ impl OnlineLearner {
 
     /// Makes row `j` of the cache cover every stored example.
     fn ensure_row(&mut self, j: usize) {
-        let n = self.len();
+        let (n, d) = (self.len(), self.d);
         let start = self.cache.prepare(j, n, None);
         if start < n {
             let len = n - start;
-            let mut fresh = vec![0.0; len];
-            let nz = [nonzeros(self.row(j))];
-            column_dots(&self.cols, &nz, start, len, &mut fresh, len);
-            self.kernel_values(&mut fresh, |k| self.sq[start + k], self.sq[j]);
-            // Forgotten rows get no kernel values (see `forget`).
-            for (v, &alive) in fresh.iter_mut().zip(&self.alive[start..n]) {
-                if !alive {
-                    *v = 0.0;
-                }
-            }
-            self.cache.column_mut(j)[start..].copy_from_slice(&fresh);
+            // Into the cached row directly; entries of forgotten rows are
+            // computed too, and never read (see `forget`).
+            let nz = &mut self.scratch.nz;
+            nz.clear();
+            nz.extend(
+                self.x[j * d..(j + 1) * d]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &v)| v != 0.0)
+                    .map(|(k, &v)| (k as u32, v)),
+            );
+            let out = &mut self.cache.column_mut(j)[start..n];
+            column_dots(&self.cols, std::slice::from_ref(nz), start, len, out, len);
+            let sq = &self.sq;
+            kernel_values(self.kind, out, |k| sq[start + k], sq[j]);
         }
     }
 
@@ -1354,15 +1454,24 @@ impl OnlineLearner {
         rec: &mut StepRecord,
     ) -> Result<()> {
         let eps = opts.epsilon;
-        let cand: Vec<(f64, usize)> = (0..j)
-            .filter(|&i| {
-                self.alive[i]
-                    && (self.y[i] * (self.g[i] + self.b) <= 1.0 + eps || self.alpha[i] > 0.0)
-            })
-            .map(|i| (self.sq[i] - 2.0 * dots[i], i))
-            .collect();
-        let n_cand = cand.len();
-        let near = nearest(cand, opts.max_neighbors);
+        // The nearest candidates, kept while scanning (no list of all).
+        let mut best = std::mem::take(&mut self.scratch.near);
+        best.clear();
+        let mut n_cand = 0;
+        for i in 0..j {
+            if self.alive[i]
+                && (self.y[i] * (self.g[i] + self.b) <= 1.0 + eps || self.alpha[i] > 0.0)
+            {
+                n_cand += 1;
+                offer(
+                    &mut best,
+                    opts.max_neighbors,
+                    (self.sq[i] - 2.0 * dots[i], i),
+                );
+            }
+        }
+        let near: Vec<usize> = best.iter().map(|&(_, i)| i).collect();
+        self.scratch.near = best;
         let t = self.t as f64;
         let mut e_prev = self.slack_sum() / t;
         let mut work = vec![j];
@@ -1472,10 +1581,7 @@ impl OnlineLearner {
             self.alpha[ia] = res.alpha[a];
             if delta != 0.0 {
                 self.ensure_row(ia);
-                let row = self.cache.column(ia);
-                for (gi, k) in self.g.iter_mut().zip(row) {
-                    *gi += delta * k;
-                }
+                add_column(&mut self.g, self.cache.column(ia), &self.alive, delta);
             }
         }
         self.b = self.global_bias(opts.c);
@@ -1498,9 +1604,14 @@ impl OnlineLearner {
     /// down (values within `tol` ordered by position; the pair of the
     /// largest violation always among them); `None` when the largest
     /// violation `max_up − min_low` is within `tol`.
-    fn violators(&self, size: usize, c: f64, tol: f64) -> Option<Vec<usize>> {
-        let mut up = Vec::new();
-        let mut low = Vec::new();
+    fn violators(&mut self, size: usize, c: f64, tol: f64) -> Option<Vec<usize>> {
+        let half = (size / 2).max(1);
+        // The `half` first of each side in the rounded order, kept while
+        // scanning ([`offer`]), not sorted out of a list of every example.
+        let mut up = std::mem::take(&mut self.scratch.up);
+        let mut low = std::mem::take(&mut self.scratch.low);
+        up.clear();
+        low.clear();
         let (mut max_up, mut min_low) = (f64::NEG_INFINITY, f64::INFINITY);
         let (mut arg_up, mut arg_low) = (0, 0);
         for i in 0..self.len() {
@@ -1511,36 +1622,39 @@ impl OnlineLearner {
             let exact = y - self.g[i];
             // In units of the solver's tolerance: the examples on the
             // margin, equal to within it, are ordered by position.
-            let v = (exact / tol).round_ties_even();
+            let v = round_even(exact / tol);
             if (y > 0.0 && a < c) || (y < 0.0 && a > 0.0) {
-                up.push((-v, i));
+                offer(&mut up, half, (-v, i));
                 if exact > max_up {
                     (max_up, arg_up) = (exact, i);
                 }
             }
             if (y < 0.0 && a < c) || (y > 0.0 && a > 0.0) {
-                low.push((v, i));
+                offer(&mut low, half, (v, i));
                 if exact < min_low {
                     (min_low, arg_low) = (exact, i);
                 }
             }
         }
+        let top: Vec<usize> = up.iter().map(|&(_, i)| i).collect();
+        let bottom: Vec<usize> = low.iter().map(|&(_, i)| i).collect();
+        self.scratch.up = up;
+        self.scratch.low = low;
         // The violation itself, not that of the first in the rounded
         // order, which may fall within tol while the largest does not.
-        if up.is_empty() || low.is_empty() || max_up - min_low <= tol {
+        if top.is_empty() || bottom.is_empty() || max_up - min_low <= tol {
             return None;
         }
-        let half = (size / 2).max(1);
         // The pair of the largest violation itself is always in: with more
         // than `half` examples within tol of an extreme the rounded order
         // may leave it out, and the set could then be optimal to within
         // tol while the machine is not.
-        let mut top = nearest(up, half);
+        let mut top = top;
         if !top.contains(&arg_up) {
             let last = top.len() - 1;
             top[last] = arg_up;
         }
-        let mut bottom = nearest(low, half);
+        let mut bottom = bottom;
         if !bottom.contains(&arg_low) {
             let last = bottom.len() - 1;
             bottom[last] = arg_low;
@@ -1566,13 +1680,14 @@ impl OnlineLearner {
         }
     }
 
-    /// Forgets stored row `i`: it leaves the machine, and its entries in
-    /// the cached kernel rows become 0, as those of rows computed later
-    /// (forgotten rows are not computed), so that `g_i` stays as it was
-    /// whatever the cache held (the model does not depend on the cache).
+    /// Forgets stored row `i`: it leaves the machine. Its entries in the
+    /// cached kernel rows stay as they are: nothing reads them (working
+    /// sets hold kept rows only) and the updates of `g` skip forgotten rows
+    /// ([`add_column`]), so `g_i` stays as it was whatever the cache held
+    /// (the model does not depend on the cache). Zeroing the entry in every
+    /// cached row instead cost a pass over the cache per forgotten row.
     fn forget(&mut self, i: usize) {
         self.alive[i] = false;
-        self.cache.set_entry(i, 0.0);
     }
 
     fn count(&mut self) {
@@ -1720,10 +1835,7 @@ impl OnlineLearner {
         for &(i, delta) in &changes {
             if delta != 0.0 {
                 self.ensure_row(i);
-                let row = self.cache.column(i);
-                for (gi, k) in self.g.iter_mut().zip(row) {
-                    *gi += delta * k;
-                }
+                add_column(&mut self.g, self.cache.column(i), &self.alive, delta);
             }
         }
         self.alpha[r] = 0.0;
@@ -1778,10 +1890,7 @@ impl OnlineLearner {
             let delta = (sol.alpha[i] - self.alpha[i]) * self.y[i];
             if delta != 0.0 {
                 self.ensure_row(i);
-                let row = self.cache.column(i);
-                for (gi, k) in self.g.iter_mut().zip(row) {
-                    *gi += delta * k;
-                }
+                add_column(&mut self.g, self.cache.column(i), &self.alive, delta);
             }
         }
         self.alpha = sol.alpha;
