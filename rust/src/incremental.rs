@@ -332,15 +332,22 @@ fn nearest(mut cand: Vec<(f64, usize)>, k: usize) -> Vec<usize> {
 /// order of [`by_distance`]: after every pair is offered, `best` holds what
 /// [`nearest`] returns for them (the order is total), without a list of all
 /// of them. Cheap when most pairs are beyond the current `k`-th.
-#[inline]
+#[inline(always)]
 fn offer(best: &mut Vec<(f64, usize)>, k: usize, item: (f64, usize)) {
     if best.len() >= k {
         match best.last() {
-            Some(last) if by_distance(&item, last) == Ordering::Less => {
-                best.pop();
-            }
+            Some(last) if by_distance(&item, last) == Ordering::Less => {}
             _ => return,
         }
+    }
+    admit(best, k, item);
+}
+
+/// [`offer`]'s insertion (the rare case, kept out of the scans' loops).
+#[inline(never)]
+fn admit(best: &mut Vec<(f64, usize)>, k: usize, item: (f64, usize)) {
+    if best.len() >= k {
+        best.pop();
     }
     let at = best.partition_point(|b| by_distance(b, &item) == Ordering::Less);
     best.insert(at, item);
