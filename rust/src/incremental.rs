@@ -557,6 +557,12 @@ struct Scratch {
     near: Vec<(f64, usize)>,
     up: Vec<(f64, usize)>,
     low: Vec<(f64, usize)>,
+    /// A batch row's dot products with the stored rows, and the support
+    /// vectors' kernel values with it.
+    dots: Vec<f64>,
+    k_sv: Vec<f64>,
+    /// The buffers of the last [`Expansion`].
+    spare: Expansion,
 }
 
 impl Block {
@@ -1147,10 +1153,31 @@ impl OnlineLearner {
         poll: &mut dyn FnMut() -> Result<()>,
         report: &mut LearnReport,
     ) -> Result<()> {
-        let d = self.d;
         // Per example: its dot products with the stored rows, and the
         // support vectors' kernel values (buffers kept across examples).
-        let (mut dots, mut k_sv) = (Vec::new(), Vec::new());
+        let mut dots = std::mem::take(&mut self.scratch.dots);
+        let mut k_sv = std::mem::take(&mut self.scratch.k_sv);
+        let done = self.learn_each(x, y, cls, seen, opts, poll, report, &mut dots, &mut k_sv);
+        self.scratch.dots = dots;
+        self.scratch.k_sv = k_sv;
+        done
+    }
+
+    /// [`OnlineLearner::learn_rows`]'s loop, with its buffers.
+    #[allow(clippy::too_many_arguments)]
+    fn learn_each(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        cls: &[i64],
+        seen: &[i64],
+        opts: &OnlineOptions,
+        poll: &mut dyn FnMut() -> Result<()>,
+        report: &mut LearnReport,
+        dots: &mut Vec<f64>,
+        k_sv: &mut Vec<f64>,
+    ) -> Result<()> {
+        let d = self.d;
         for k in 0..y.len() {
             // Between examples the learner is consistent: an interrupt
             // leaves it with the examples before `k` learnt.
@@ -1160,9 +1187,9 @@ impl OnlineLearner {
                 self.compute_block(x, k, y.len());
             }
             let row = &x[k * d..(k + 1) * d];
-            self.dots_of(row, &mut dots);
+            self.dots_of(row, dots);
             self.block.next += 1;
-            let rec = self.step(row, &dots, &mut k_sv, y[k], cls[k], seen[k], opts, report)?;
+            let rec = self.step(row, dots, k_sv, y[k], cls[k], seen[k], opts, report)?;
             report.steps.push(rec);
         }
         Ok(())
@@ -1272,7 +1299,10 @@ impl OnlineLearner {
         let sq_t = sq_norm(xt);
         // f(x_t) needs the support vectors' kernel values only; the others
         // are formed when an update needs them (its kernel row).
-        let ex = self.expansion.take().unwrap_or_else(|| self.expand());
+        let ex = match self.expansion.take() {
+            Some(ex) => ex,
+            None => self.expand(),
+        };
         k_sv.clear();
         k_sv.extend(ex.idx.iter().map(|&i| dots[i]));
         self.kernel_values(k_sv, |k| ex.sq[k], sq_t);
@@ -1320,7 +1350,7 @@ impl OnlineLearner {
             krow[i] = k;
         }
         krow[n] = own[0];
-        drop(ex);
+        self.scratch.spare = ex;
         self.scratch.rest = rest;
         self.scratch.k_rest = k_rest;
         rec.updated = true;
@@ -1351,14 +1381,19 @@ impl OnlineLearner {
         Ok(self.finish(rec, start))
     }
 
-    /// The support vectors' [`Expansion`] as the multipliers now are.
-    fn expand(&self) -> Expansion {
-        let idx: Vec<usize> = (0..self.len()).filter(|&i| self.alpha[i] > 0.0).collect();
-        Expansion {
-            coef: idx.iter().map(|&i| self.alpha[i] * self.y[i]).collect(),
-            sq: idx.iter().map(|&i| self.sq[i]).collect(),
-            idx,
-        }
+    /// The support vectors' [`Expansion`] as the multipliers now are (in
+    /// the buffers of the last one).
+    fn expand(&mut self) -> Expansion {
+        let mut ex = std::mem::take(&mut self.scratch.spare);
+        ex.idx.clear();
+        ex.idx
+            .extend((0..self.len()).filter(|&i| self.alpha[i] > 0.0));
+        ex.coef.clear();
+        ex.coef
+            .extend(ex.idx.iter().map(|&i| self.alpha[i] * self.y[i]));
+        ex.sq.clear();
+        ex.sq.extend(ex.idx.iter().map(|&i| self.sq[i]));
+        ex
     }
 
     fn finish(&self, mut rec: StepRecord, start: Instant) -> StepRecord {
@@ -1730,7 +1765,9 @@ impl OnlineLearner {
         self.alive = vec![true; keep.len()];
         self.cache.retain(&keep);
         self.index_rows();
-        self.expansion = None;
+        if let Some(ex) = self.expansion.take() {
+            self.scratch.spare = ex;
+        }
         let b = &mut self.block;
         *b = if b.next < b.rows {
             let width = keep.partition_point(|&i| i < b.width);
