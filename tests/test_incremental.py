@@ -574,3 +574,47 @@ def test_the_learner_takes_the_solver_settings(banana0):
         IncrementalLearner(2, Kernel("rbf", gamma=1.0)).learn(
             X, y, cls, seen, c=1.0, threshold=0.01, settings={"tol": 1e-3}
         )
+
+
+def test_auto_precision_follows_the_batch_rule(banana0):
+    # precision='auto' picks the working sets' arithmetic as batch solves
+    # do (kernel/precision.rs): float64 where float32 cannot hold the kernel
+    # values (a linear kernel on rows of norm ~1e20 has values ~1e40, beyond
+    # float32's range) or cannot resolve tol; float32 otherwise.
+    from localsvm._core import IncrementalLearner, Kernel, SolverSettings
+
+    X, y = banana0.X_train[:120], np.where(banana0.y_train[:120] > 0, 1.0, -1.0)
+    cls = np.zeros(120, dtype=np.int64)
+    seen = np.arange(120, dtype=np.int64)
+
+    def learn(Xs, kernel, c, chunk=120, **settings):
+        lr = IncrementalLearner(2, kernel)
+        s = SolverSettings(**settings)
+        for a in range(0, 120, chunk):
+            b = a + chunk
+            lr.learn(Xs[a:b], y[a:b], cls[a:b], seen[a:b], c=c, threshold=0.01, settings=s)
+        return lr
+
+    big = X * 1e20
+    linear = Kernel("linear")
+    auto = learn(big, linear, 1e-40, precision="auto")
+    f64 = learn(big, linear, 1e-40, precision="float64")
+    assert np.all(np.isfinite(auto.alpha)) and auto.n_support > 0
+    np.testing.assert_array_equal(auto.alpha, f64.alpha)
+    assert auto.b == f64.b
+    # Per example, not per batch: the same model one row at a time.
+    np.testing.assert_array_equal(
+        learn(big, linear, 1e-40, chunk=1, precision="auto").alpha, auto.alpha
+    )
+    with pytest.raises(ValueError, match="precision='float32'"):
+        learn(big, linear, 1e-40, precision="float32")
+    # A tol below float32's resolution on this kernel: float64 too.
+    rbf = Kernel("rbf", gamma=1.0)
+    fine = learn(X, rbf, 10.0, tol=1e-7, precision="auto")
+    np.testing.assert_array_equal(
+        fine.alpha, learn(X, rbf, 10.0, tol=1e-7, precision="float64").alpha
+    )
+    # Ordinary data at the default tol: float32, as before.
+    plain = learn(X, rbf, 10.0, precision="auto")
+    np.testing.assert_array_equal(plain.alpha, learn(X, rbf, 10.0, precision="float32").alpha)
+    assert not np.array_equal(plain.alpha, learn(X, rbf, 10.0, precision="float64").alpha)

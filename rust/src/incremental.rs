@@ -47,7 +47,7 @@ use crate::control::Control;
 use crate::error::{checked_len, memory_error, shape_error, try_filled, value_error, Result};
 use crate::kernel::{dot, exp_scaled, KernelKind, KernelSource, Rows};
 use crate::local::local_iteration_cap;
-use crate::precision::{f64_problem, resolve, Magnitudes, Precision, QValue};
+use crate::precision::{resolve, Magnitudes, Precision, QValue};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 use crate::qmatrix::QMatrix;
 use crate::simd::multiversion;
@@ -84,12 +84,14 @@ pub struct OnlineOptions {
     /// Shrinking in `rebatch`'s batch solves (a working set of a few dozen
     /// variables is solved without it).
     pub shrinking: bool,
-    /// The arithmetic of the working sets' Hessians: `Float64`, or `f32`
-    /// for `Float32` (an error when the stored and new rows are outside its
-    /// range, [`resolve`]) and for `Auto`, as the learner always used; and
-    /// of `rebatch`'s batch solves, which resolve it as any batch solve
-    /// does. The learner's own kernel values, `g` and decision values are
-    /// `f64` whatever it says.
+    /// The arithmetic of the working sets' Hessians: `Float64`; `f32` for
+    /// `Float32` (an error when the stored and new rows are outside its
+    /// range, [`resolve`]); for `Auto`, the batch solvers' rule applied per
+    /// example to the stored rows and the new one (`f32` unless `f32`
+    /// cannot represent their kernel values or `tol` is below what it
+    /// resolves, [`resolve`]). Also the precision of `rebatch`'s batch
+    /// solves, which resolve it as any batch solve does. The learner's own
+    /// kernel values, `g` and decision values are `f64` whatever it says.
     pub precision: Precision,
     /// Polled before each example (and inside the batch solves of
     /// `rebatch`); once cancelled, [`OnlineLearner::learn`] returns
@@ -1120,15 +1122,9 @@ impl OnlineLearner {
             max_abs: x.iter().fold(0.0, |a, &v| a.max(v.abs())),
         };
         let magnitudes = stored.join(batch);
-        self.hessian = match opts.precision {
-            Precision::Auto => {
-                if let Some(why) = f64_problem(self.kind, magnitudes) {
-                    value_error!("{why}");
-                }
-                Precision::Float32
-            }
-            requested => resolve(requested, self.kind, magnitudes, Some(opts.tol))?,
-        };
+        // Checked over the whole batch up front; under 'auto' each example
+        // then picks its working sets' arithmetic (`step`).
+        self.hessian = resolve(opts.precision, self.kind, magnitudes, Some(opts.tol))?;
         self.cache.set_budget(opts.cache_bytes);
         self.reserve(x, m)?;
         let mut report = LearnReport {
@@ -1297,6 +1293,9 @@ impl OnlineLearner {
         self.t += 1;
         let n = self.len();
         let sq_t = sq_norm(xt);
+        if opts.precision == Precision::Auto {
+            self.hessian = self.auto_precision(xt, sq_t, opts.tol);
+        }
         // f(x_t) needs the support vectors' kernel values only; the others
         // are formed when an update needs them (its kernel row).
         let ex = match self.expansion.take() {
@@ -1379,6 +1378,24 @@ impl OnlineLearner {
             self.local(j, dots, opts, report, &mut rec)?;
         }
         Ok(self.finish(rec, start))
+    }
+
+    /// The working sets' arithmetic under [`Precision::Auto`] for the
+    /// example `xt` (`‖xt‖² = sq_t`): the batch solvers' rule ([`resolve`])
+    /// on the magnitudes of the stored rows and `xt`, the rows its working
+    /// sets are built from, so `float64` where `float32` cannot represent
+    /// their kernel values or `tol` is below what `float32` resolves. Per
+    /// example, not per batch, so that the model does not depend on how
+    /// the stream is cut into batches.
+    fn auto_precision(&self, xt: &[f64], sq_t: f64, tol: f64) -> Precision {
+        let m = Magnitudes {
+            max_sq: self.max_sq.max(sq_t),
+            max_abs: xt.iter().fold(self.max_abs, |a, &v| a.max(v.abs())),
+        };
+        // A subset of the batch checked up front: should even `f64` fail
+        // on it alone (a kernel that underflows on these rows only), the
+        // wider arithmetic is still the better one.
+        resolve(Precision::Auto, self.kind, m, Some(tol)).unwrap_or(Precision::Float64)
     }
 
     /// The support vectors' [`Expansion`] as the multipliers now are (in
