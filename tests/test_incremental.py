@@ -618,3 +618,28 @@ def test_auto_precision_follows_the_batch_rule(banana0):
     plain = learn(X, rbf, 10.0, precision="auto")
     np.testing.assert_array_equal(plain.alpha, learn(X, rbf, 10.0, precision="float32").alpha)
     assert not np.array_equal(plain.alpha, learn(X, rbf, 10.0, precision="float64").alpha)
+
+
+def test_a_batch_crosses_into_the_core_once_per_binary_model(banana0):
+    # A partial_fit of 100 rows is one call of the core's learner per binary
+    # model, not one per row.
+    X, y = banana0.X_train[:200], banana0.y_train[:200]
+    model = IncrementalSVC(**FAST).partial_fit(X[:100], y[:100], classes=[-1, 1])
+    calls = []
+
+    class Counting:
+        def __init__(self, native):
+            self.native = native
+
+        def learn(self, Xb, *args, **kwargs):
+            calls.append(Xb.shape[0])
+            return self.native.learn(Xb, *args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self.native, name)
+
+    for lr in model._learners:
+        lr.native = Counting(lr.native)
+    model.partial_fit(X[100:200], y[100:200])
+    assert calls == [100]
+    assert model.n_seen_ == 200

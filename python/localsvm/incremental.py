@@ -266,13 +266,16 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
     kernel values to classify (``f(x_t)``, what any kernel machine pays to
     predict) and nothing more when it is classified with margin. Otherwise
     the update costs: the rest of its kernel row (``n_kept − n_SV`` values),
-    which also gives the input-space distances of the neighbour search (an
-    ``O(n_kept)`` selection, no further dot products); one solve per growth
+    which also gives the input-space distances of the neighbour search (one
+    scan of the kept examples that keeps the ``max_neighbors`` nearest as it
+    goes, no further dot products and no sort of the band); one solve per growth
     step on the working set ``W`` (``O(|W|²)`` per SMO iteration, ``|W| ≤
     max_neighbors + 1``); ``O(n_kept)`` per moved multiplier to update the
     decision values, plus ``n_kept`` kernel values for each one whose row
     is not cached (``cache_size``); ``O(n_kept)`` for the bias, the slack
-    criterion at each step and the repair step's choice of violators. In
+    criterion at each step and the repair step's choice of violators (again
+    one scan keeping the most violating); ``O(1)`` per forgotten example
+    (its entries in the cached rows are skipped from then on, not cleared). In
     all ``O((|W| + 10·reprocess) · n_kept)``, that is ``O(|W| · n_SV)``
     operations, with kernel values only for the new example and the rows
     missing from the cache; none of it grows with the number of examples

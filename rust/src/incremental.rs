@@ -29,10 +29,13 @@
 //!    they drift (on ijcnn1's first 20 000 rows the test accuracy falls to
 //!    86.7 % against 94.8 % for the batch SVM; 94.7 % with one subproblem).
 //!
-//! Examples with `α = 0` beyond the band are then forgotten. Kernel rows of
-//! the kept examples against every kept example are cached (bounded in
-//! bytes, least recently used out first) and extended lazily as the store
-//! grows, so an update costs `O(|W| · n_kept)` once its rows are cached.
+//! Examples with `α = 0` beyond the band are then forgotten (in `O(1)`:
+//! the updates of `g` skip them, [`add_column`]). Kernel rows of the kept
+//! examples against every kept example are cached (bounded in bytes, least
+//! recently used out first) and extended lazily as the store grows, so an
+//! update costs `O(|W| · n_kept)` once its rows are cached; the neighbour
+//! search and the choice of violators are single scans that keep the best
+//! as they go ([`offer`]), and the buffers are reused across examples.
 //! The optional budget (`max_support`) removes support vectors (the one with
 //! the smallest margin first, its multiplier handed to its nearest
 //! neighbours); `rebatch` is the paper's baseline (a batch SVM over every
@@ -2088,6 +2091,58 @@ mod tests {
             }
         }
         (x, y, d)
+    }
+
+    #[test]
+    fn offer_keeps_what_nearest_selects() {
+        // Ties (equal keys, both zeros) and more or fewer pairs than k.
+        let mut s = 7u64;
+        for (m, k) in [(0, 3), (5, 10), (200, 1), (200, 5), (1000, 50)] {
+            let pairs: Vec<(f64, usize)> = (0..m)
+                .map(|i| {
+                    s = s
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let v = ((s >> 58) as f64 - 8.0) * 0.5;
+                    (if v == 0.0 && i % 2 == 0 { -0.0 } else { v }, i)
+                })
+                .collect();
+            let mut best = Vec::new();
+            for &p in &pairs {
+                offer(&mut best, k, p);
+            }
+            let kept: Vec<usize> = best.iter().map(|&(_, i)| i).collect();
+            assert_eq!(kept, nearest(pairs, k), "m = {m}, k = {k}");
+        }
+    }
+
+    #[test]
+    fn round_even_is_round_ties_even() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.49999999999999994,
+            4503599627370495.5,
+            4503599627370496.0,
+            1e300,
+            -1e-300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        values.extend((-2000..2000).map(|k| k as f64 * 0.25 + 1e-3 * (k % 7) as f64));
+        for v in values {
+            assert_eq!(
+                round_even(v).to_bits(),
+                v.round_ties_even().to_bits(),
+                "{v}"
+            );
+        }
+        assert!(round_even(f64::NAN).is_nan());
     }
 
     #[test]
