@@ -1520,16 +1520,12 @@ impl OnlineLearner {
         let mut best = std::mem::take(&mut self.scratch.near);
         best.clear();
         let mut n_cand = 0;
-        for i in 0..j {
+        for (i, &dot) in dots.iter().enumerate().take(j) {
             if self.alive[i]
                 && (self.y[i] * (self.g[i] + self.b) <= 1.0 + eps || self.alpha[i] > 0.0)
             {
                 n_cand += 1;
-                offer(
-                    &mut best,
-                    opts.max_neighbors,
-                    (self.sq[i] - 2.0 * dots[i], i),
-                );
+                offer(&mut best, opts.max_neighbors, (self.sq[i] - 2.0 * dot, i));
             }
         }
         let near: Vec<usize> = best.iter().map(|&(_, i)| i).collect();
