@@ -656,6 +656,16 @@ class BaseKernelEstimator(CallbackSupportMixin, BaseEstimator):
                 "use one of the named kernels"
             )
 
+    def _training_kernel(self, X) -> tuple[np.ndarray, KernelSpec]:
+        """What the solver works on, and the kernel: for a callable kernel,
+        its matrix on the training examples, solved as a precomputed one
+        (scikit-learn's way); otherwise ``X`` and the kernel resolved on it
+        (kept as :attr:`kernel_spec_`)."""
+        if callable(self.kernel):
+            self._spec = KernelSpec("precomputed")
+            return self._callable_kernel(X, X), self._spec
+        return X, self._resolve_kernel(X)
+
     def _callable_kernel(self, A, B) -> np.ndarray:
         """``kernel(A, B)`` checked: a finite float64 array of shape
         ``(len(A), len(B))``, C-ordered."""

@@ -46,7 +46,7 @@ from ._multiclass import (
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import encode_classes
 from .backends.base import QPProblem, QPSolution
-from .kernels import KERNELS, KernelSpec, core_rows, decision_values, decision_values_ovo
+from .kernels import KERNELS, core_rows, decision_values, decision_values_ovo
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import get_backend
 
@@ -655,12 +655,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
                 "kernel function; with a precomputed or callable kernel use init=None"
             )
         features = X
-        if callable(self.kernel):
-            # scikit-learn's way: the training kernel solved as precomputed.
-            X = self._callable_kernel(X, X)
-            spec = self._spec = KernelSpec("precomputed")
-        else:
-            spec = self._resolve_kernel(X)
+        X, spec = self._training_kernel(X)
 
         tasks = self._binary_tasks(n_classes, y_idx)
         start = time.perf_counter()

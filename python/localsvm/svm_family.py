@@ -52,7 +52,7 @@ from ._base import (
 from ._compat import Interval, StrOptions, fit_context
 from ._validation import prepare_input
 from .backends.base import QPProblem, QPSolution
-from .kernels import KERNELS, KernelSpec, core_rows, decision_values
+from .kernels import KERNELS, core_rows, decision_values
 from .parallel import effective_n_jobs
 from .plugins import get_backend
 
@@ -129,12 +129,7 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         n = _num_samples(X)
         sw = positive_weights(sample_weight, n)
         features = X
-        if callable(self.kernel):
-            # scikit-learn's way: the training kernel solved as precomputed.
-            X = self._callable_kernel(X, X)
-            spec = self._spec = KernelSpec("precomputed")
-        else:
-            spec = self._resolve_kernel(X)
+        X, spec = self._training_kernel(X)
         report = self._fit_report(1, X, y)
         tasks = report.subtasks("dual-problem", 1, iterative=True)
         problem = self._dual(X, y, sw)
