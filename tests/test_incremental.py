@@ -406,6 +406,18 @@ def test_budget_bounds_the_model(banana0):
     assert model.score(banana0.X_test, banana0.y_test) > 0.8
 
 
+def test_budget_holds_when_the_smallest_margin_cannot_be_handed_over():
+    # On ijcnn1's first rows the support vector of smallest margin sometimes
+    # has no neighbour with room for its multiplier; the next one is removed
+    # instead, so the budget still holds after every update.
+    from localsvm.datasets import load_ijcnn1
+
+    X, y = load_ijcnn1(return_X_y=True)
+    model = _quiet(IncrementalSVC(max_support=100).fit, X[:6000], y[:6000])
+    assert model.history_["n_support"].max() <= 100
+    assert all(lr.n_support <= 100 for lr in model._learners)
+
+
 def test_convergence_warnings(banana0):
     X, y = banana0.X_train, banana0.y_train
     with pytest.warns(ConvergenceWarning, match="max_neighbors=3"):

@@ -350,6 +350,8 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         handed to its nearest same-class neighbours (or, if they lack room
         under ``C``, taken from its nearest other-class neighbours), so that
         ``yᵀα = 0`` still holds, and those neighbours are re-optimised once.
+        When no neighbour can take it, the support vector with the next
+        smallest margin is removed instead.
         Of the kept examples without a multiplier only the ``max_support``
         most recent stay. Memory is then bounded whatever the stream length.
         Ignored by ``strategy='rebatch'``.

@@ -1808,6 +1808,10 @@ impl OnlineLearner {
     /// the oldest); then keeps at most `budget` examples without a
     /// multiplier, the most recent.
     fn enforce_budget(&mut self, budget: usize, opts: &OnlineOptions, report: &mut LearnReport) {
+        // Support vectors whose multiplier found no taker this time: the
+        // next smallest margin is tried instead, so one stuck candidate
+        // does not leave the learner over its budget.
+        let mut stuck: Vec<usize> = Vec::new();
         loop {
             let sv = self.support();
             if sv.len() <= budget {
@@ -1817,18 +1821,21 @@ impl OnlineLearner {
                 let m = self.y[i] * (self.g[i] + self.b);
                 ((m * 1e9).round(), self.alpha[i])
             };
-            let r = sv
+            let Some(r) = sv
                 .iter()
                 .copied()
+                .filter(|i| !stuck.contains(i))
                 .min_by(|&a, &b| {
                     let (ka, kb) = (key(a), key(b));
                     ka.0.total_cmp(&kb.0)
                         .then(ka.1.total_cmp(&kb.1))
                         .then(a.cmp(&b))
                 })
-                .unwrap_or(sv[0]);
+            else {
+                break; // no support vector can hand its multiplier over
+            };
             if !self.remove(r, opts, report) {
-                break;
+                stuck.push(r);
             }
         }
         self.trim_rest(budget);
