@@ -803,8 +803,8 @@ mod tests {
             pre.pairs
         );
         let want = gradient(&src, &y, &pre.alpha);
-        for t in 0..n {
-            assert!((pre.grad[t] - want[t]).abs() < 1e-4, "G[{t}]");
+        for (t, (got, want)) in pre.grad.iter().zip(&want).enumerate() {
+            assert!((got - want).abs() < 1e-4, "G[{t}]");
         }
     }
 
