@@ -19,8 +19,9 @@
 //!    last working set leaves, the newer half stays (first in, first out:
 //!    ThunderSVM's reuse of half the working set);
 //! 2. solves the subproblem over the working set, the other variables
-//!    fixed, by SMO on its `q × q` block (maximal-violation `i`,
-//!    second-order partner `j`), to the local tolerance `max(tol, gap/10)`
+//!    fixed, by the crate's SMO ([`crate::smo::solve`], without shrinking)
+//!    on its `q × q` block held whole ([`DenseQ`]), to the local tolerance
+//!    `max(tol, gap/10)`
 //!    or at most [`INNER_PAIRS_PER_VARIABLE`]` · q` pair updates; the block
 //!    is computed from the members' rows by the same loops as the columns
 //!    (the same values, without gathering `q²` entries out of `q` columns);
@@ -53,8 +54,9 @@ use std::sync::Arc;
 use crate::control::Control;
 use crate::error::{try_filled, try_with_capacity, Result};
 use crate::kernel::{fill_four_impl, fill_one_impl, KernelKind, KernelSource, Panel, Query};
+use crate::qmatrix::DenseQ;
 use crate::simd::multiversion;
-use crate::smo::TAU;
+use crate::smo;
 use crate::team::Team;
 
 /// Variables from which the automatic choice takes batched rounds (dense
@@ -305,98 +307,6 @@ fn top(mut cand: Vec<(f64, usize)>, count: usize) -> Vec<usize> {
     cand.into_iter().map(|(_, t)| t).collect()
 }
 
-/// The subproblem over the working set: `min ½ αᵀQ_BB α + gᵀα` with the
-/// rest fixed (`g` the gradient at the round's start), by SMO with a
-/// maximal-violation `i` and a second-order partner `j`. `qbb` is the
-/// `q × q` block, row-major; updates `alpha` and `g`; returns the pair
-/// updates made.
-#[allow(clippy::too_many_arguments)]
-fn solve_block(
-    qbb: &[f64],
-    y: &[f64],
-    upper: &[f64],
-    alpha: &mut [f64],
-    g: &mut [f64],
-    eps: f64,
-    cap: u64,
-) -> u64 {
-    let q = y.len();
-    let mut pairs = 0;
-    while pairs < cap {
-        let (mut gmax, mut i) = (f64::NEG_INFINITY, usize::MAX);
-        for k in 0..q {
-            if in_up(y[k], alpha[k], upper[k]) && -y[k] * g[k] > gmax {
-                gmax = -y[k] * g[k];
-                i = k;
-            }
-        }
-        if i == usize::MAX {
-            break;
-        }
-        let row_i = &qbb[i * q..(i + 1) * q];
-        let (mut gmax2, mut best, mut j) = (f64::NEG_INFINITY, f64::INFINITY, usize::MAX);
-        for k in 0..q {
-            if !in_low(y[k], alpha[k], upper[k]) {
-                continue;
-            }
-            let yg = y[k] * g[k];
-            gmax2 = gmax2.max(yg);
-            let b = gmax + yg;
-            if b > 0.0 {
-                let a = (qbb[i * q + i] + qbb[k * q + k] - 2.0 * y[i] * y[k] * row_i[k]).max(TAU);
-                let obj = -(b * b) / a;
-                if obj <= best {
-                    best = obj;
-                    j = k;
-                }
-            }
-        }
-        if gmax + gmax2 < eps || j == usize::MAX {
-            break;
-        }
-        // Along d (d_i = y_i, d_j = −y_j; yᵀd = 0) the objective falls by
-        // b·λ − ½ a·λ²: λ = b/a, clipped to both boxes.
-        let b = gmax + y[j] * g[j];
-        let a = (qbb[i * q + i] + qbb[j * q + j] - 2.0 * y[i] * y[j] * row_i[j]).max(TAU);
-        let room_i = if y[i] > 0.0 {
-            upper[i] - alpha[i]
-        } else {
-            alpha[i]
-        };
-        let room_j = if y[j] > 0.0 {
-            alpha[j]
-        } else {
-            upper[j] - alpha[j]
-        };
-        let lambda = (b / a).min(room_i).min(room_j);
-        let (di, dj) = (y[i] * lambda, -y[j] * lambda);
-        alpha[i] = if lambda == room_i {
-            if y[i] > 0.0 {
-                upper[i]
-            } else {
-                0.0
-            }
-        } else {
-            alpha[i] + di
-        };
-        alpha[j] = if lambda == room_j {
-            if y[j] > 0.0 {
-                0.0
-            } else {
-                upper[j]
-            }
-        } else {
-            alpha[j] + dj
-        };
-        let row_j = &qbb[j * q..(j + 1) * q];
-        for k in 0..q {
-            g[k] += row_i[k] * di + row_j[k] * dj;
-        }
-        pairs += 1;
-    }
-    pairs
-}
-
 /// Batched rounds from the feasible start `alpha` with gradient `grad`
 /// (`Ḡ` is built from `α = 0`, so `alpha` must have no variable at its
 /// upper bound; the caller starts from zero). `source` must be
@@ -548,11 +458,26 @@ pub fn presolve(
         let yb: Vec<f64> = members.iter().map(|&t| y[t]).collect();
         let ub: Vec<f64> = members.iter().map(|&t| upper[t]).collect();
         let old: Vec<f64> = members.iter().map(|&t| alpha[t]).collect();
-        let mut ab = old.clone();
-        let mut gb: Vec<f64> = members.iter().map(|&t| grad[t]).collect();
+        // The subproblem over the working set, the rest fixed: SMO on the
+        // block, with `p` such that its gradient starts at G's members.
+        let p: Vec<f64> = (0..m)
+            .map(|k| {
+                let own: f64 = (0..m).map(|l| qbb[k * m + l] * old[l]).sum();
+                grad[members[k]] - own
+            })
+            .collect();
+        let diag: Vec<f64> = (0..m).map(|k| qbb[k * m + k]).collect();
         let eps = settings.tol.max(0.1 * last_gap);
         let cap_pairs = (INNER_PAIRS_PER_VARIABLE * m as u64).min(settings.max_pairs - pairs);
-        pairs += solve_block(&qbb[..m * m], &yb, &ub, &mut ab, &mut gb, eps, cap_pairs);
+        let mut block_q = DenseQ {
+            n: m,
+            cols: std::mem::take(&mut qbb),
+            diag,
+        };
+        let solved = smo::solve(&mut block_q, &p, &yb, &ub, &old, eps, cap_pairs, false, ctl)?;
+        qbb = block_q.cols;
+        let ab = solved.alpha;
+        pairs += solved.n_iter;
         rounds += 1;
         // Only the members whose α moved need their column (for G and Ḡ):
         // the held ones as they are, the others into the free or least

@@ -52,7 +52,7 @@ use crate::kernel::{dot, exp_scaled, KernelKind, KernelSource, Rows};
 use crate::local::local_iteration_cap;
 use crate::precision::{resolve, Magnitudes, Precision, QValue};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
-use crate::qmatrix::QMatrix;
+use crate::qmatrix::DenseQ;
 use crate::simd::multiversion;
 use crate::smo;
 
@@ -216,50 +216,6 @@ pub struct LearnerState {
     pub xi_sum: f64,
     /// Solver iterations so far.
     pub n_iter: u64,
-}
-
-/// A dense symmetric Hessian, column-major, in `f32` or `f64`
-/// ([`OnlineOptions::precision`]), for the small working-set problems.
-struct DenseQ<T> {
-    n: usize,
-    cols: Vec<T>,
-    diag: Vec<f64>,
-}
-
-impl<T: QValue> QMatrix<T> for DenseQ<T> {
-    fn n(&self) -> usize {
-        self.n
-    }
-
-    fn diag(&self) -> &[f64] {
-        &self.diag
-    }
-
-    fn column(&mut self, i: usize, _len: usize) -> &[T] {
-        &self.cols[i * self.n..(i + 1) * self.n]
-    }
-
-    fn pair(&mut self, i: usize, j: usize, _len: usize) -> (&[T], &[T]) {
-        let n = self.n;
-        (
-            &self.cols[i * n..(i + 1) * n],
-            &self.cols[j * n..(j + 1) * n],
-        )
-    }
-
-    fn swap_index(&mut self, i: usize, j: usize) {
-        if i == j {
-            return;
-        }
-        let n = self.n;
-        for c in 0..n {
-            self.cols.swap(c * n + i, c * n + j);
-        }
-        for r in 0..n {
-            self.cols.swap(i * n + r, j * n + r);
-        }
-        self.diag.swap(i, j);
-    }
 }
 
 /// SMO over one working set with the other multipliers fixed: `kernel`

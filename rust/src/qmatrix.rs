@@ -71,6 +71,52 @@ pub trait QMatrix<T: QValue = f32> {
     }
 }
 
+/// A dense symmetric `n × n` Hessian held whole, column after column (the
+/// first `n²` values of `cols`), for small working-set problems solved by
+/// SMO: the online learner's neighbourhoods and the batched rounds'
+/// subproblems ([`crate::batched`]).
+pub struct DenseQ<T> {
+    pub n: usize,
+    pub cols: Vec<T>,
+    pub diag: Vec<f64>,
+}
+
+impl<T: QValue> QMatrix<T> for DenseQ<T> {
+    fn n(&self) -> usize {
+        self.n
+    }
+
+    fn diag(&self) -> &[f64] {
+        &self.diag
+    }
+
+    fn column(&mut self, i: usize, _len: usize) -> &[T] {
+        &self.cols[i * self.n..(i + 1) * self.n]
+    }
+
+    fn pair(&mut self, i: usize, j: usize, _len: usize) -> (&[T], &[T]) {
+        let n = self.n;
+        (
+            &self.cols[i * n..(i + 1) * n],
+            &self.cols[j * n..(j + 1) * n],
+        )
+    }
+
+    fn swap_index(&mut self, i: usize, j: usize) {
+        if i == j {
+            return;
+        }
+        let n = self.n;
+        for c in 0..n {
+            self.cols.swap(c * n + i, c * n + j);
+        }
+        for r in 0..n {
+            self.cols.swap(i * n + r, j * n + r);
+        }
+        self.diag.swap(i, j);
+    }
+}
+
 /// One column range to fill: `out[t − start] = factor · scale[t] · K(x_i,
 /// x_t)` for `t ∈ [start, end)`.
 #[derive(Clone, Copy, Debug)]
