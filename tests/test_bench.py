@@ -255,7 +255,7 @@ def test_bench_family_rows_and_the_sklearnex_columns(monkeypatch):
         elif bench_family._sklearnex_svm() is None:
             continue
         out = io.StringIO()
-        rows = bench_family.run_family(n_train=500, out=out)
+        rows = bench_family.run_family(n_train=500, out=out, n_one_class=500, repeat=2)
         text = out.getvalue()
         names = [r["estimator"] for r in rows]
         assert names == ["SVR", "NuSVR", "OneClassSVM", "NuSVC", "NuSVC"]
@@ -271,3 +271,4 @@ def test_bench_family_rows_and_the_sklearnex_columns(monkeypatch):
         header = next(ln for ln in text.splitlines() if ln.startswith("estimator"))
         assert ("sklearnex" in header) == importable
         assert ("not importable" in text) == (not importable)
+        assert "best of 2 run(s) per timing" in text

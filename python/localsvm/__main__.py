@@ -223,7 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=_positive_int,
         default=None,
         help="bench local: training rows, the first of the 100000; bench sparse and "
-        "bench online: training rows per data set (default: all)",
+        "bench online: training rows per data set (default: all); bench family: rows of "
+        "every set (default: 10000, and all of ijcnn1's negative class for OneClassSVM)",
     )
     bench.add_argument(
         "--n-test",
@@ -324,7 +325,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.command == "bench" and args.section == "family":
         from .bench_family import run_family
 
-        run_family(n_train=args.n_train or 10_000, out=sys.stdout)
+        run_family(
+            n_train=args.n_train or 10_000,
+            out=sys.stdout,
+            n_one_class=args.n_train,
+            repeat=args.repeat,
+        )
     elif args.command == "bench" and args.section == "online":
         from .bench_online import ONLINE_CASES, run_online
 
