@@ -107,8 +107,11 @@ CASES = {
 }
 
 #: Data sets of two classes from :mod:`localsvm.datasets`, those the memory
-#: check loads.
+#: check loads (with 50 and 200 MB caches).
 BINARY_DATASETS = ("ijcnn1", "a9a", "banana")
+#: The generated sets, checked with their own cache (2000 MB), where the
+#: batched working sets' kernel columns must fit inside it.
+GENERATED_DATASETS = ("gen200k", "gen500k")
 
 PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
 
@@ -377,9 +380,14 @@ def scaling(peers: list[str], sizes: list[int], out: TextIO) -> dict[str, float]
 _MEMORY_PROBE = """
 import json, sys, numpy as np
 from localsvm import SVC
-from localsvm.datasets import load_dataset
-d = load_dataset(sys.argv[1])
-X, y = np.ascontiguousarray(d.X_train), d.y_train
+name = sys.argv[1]
+if name.startswith('gen'):
+    from localsvm.bench_data import generated
+    X, y = generated(int(name[3:-1]) * 1000)[:2]
+else:
+    from localsvm.datasets import load_dataset
+    d = load_dataset(name)
+    X, y = np.ascontiguousarray(d.X_train), d.y_train
 def status(key):
     for line in open('/proc/self/status'):
         if line.startswith(key):
@@ -459,7 +467,13 @@ def run_bench(
         raise ValueError(f"unknown data sets {unknown}; choose from {', '.join(CASES)}")
     print(
         f"localsvm bench: {os.cpu_count()} CPUs, instruction set {_core.simd_level()}, "
-        f"tol={COMMON['tol']}, cache_size={COMMON['cache_size']} MB, best of {repeat}",
+        f"tol={COMMON['tol']}, cache_size={COMMON['cache_size']} MB"
+        + (
+            f" ({_GENERATED['cache_size']} MB on {', '.join(big)})"
+            if (big := [d for d in datasets if d in GENERATED_DATASETS])
+            else ""
+        )
+        + f", best of {repeat}",
         file=out,
     )
     rows = []
@@ -480,8 +494,11 @@ def run_bench(
         result["exponents"] = scaling(compared, scaling_sizes, out)
     if memory_check:
         print("\nlocalsvm peak memory during fit (bound: cache_size + O(n·d)):", file=out)
-        binary = [d for d in datasets if d in BINARY_DATASETS] or ["banana"]
-        result["memory"] = memory(binary, [50.0, 200.0], out)
+        binary = [d for d in datasets if d in BINARY_DATASETS]
+        big = [d for d in datasets if d in GENERATED_DATASETS]
+        result["memory"] = memory(binary or ([] if big else ["banana"]), [50.0, 200.0], out)
+        if big:
+            result["memory"] += memory(big, [float(_GENERATED["cache_size"])], out)
     return result
 
 
