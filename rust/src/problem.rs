@@ -317,7 +317,7 @@ impl DualProblem {
     /// its range, `Float64` always computes in `f64`. Fails, naming the cause,
     /// when `f64` cannot hold the kernel values, and when the solution is
     /// not finite: a non-finite answer is never reported as a solution.
-    pub fn solve_with(self, opts: &SolverOptions, precision: Precision) -> Result<Solution> {
+    pub fn solve_with(mut self, opts: &SolverOptions, precision: Precision) -> Result<Solution> {
         if !(opts.tol.is_finite() && opts.tol > 0.0) {
             value_error!("tol must be a positive finite number, got {}", opts.tol);
         }
@@ -326,15 +326,18 @@ impl DualProblem {
         }
         self.validate()?;
         let n = self.source.n();
-        let mut alpha: Vec<f64> = match &self.alpha0 {
-            Some(a) => a
-                .iter()
-                .zip(&self.upper)
-                .map(|(&a, &u)| a.clamp(0.0, u))
-                .collect(),
+        // The start is clamped in its own buffer and the linear term taken
+        // over, not copied: each is 8·n bytes held through the solve.
+        let mut alpha: Vec<f64> = match self.alpha0.take() {
+            Some(mut a) => {
+                for (a, &u) in a.iter_mut().zip(&self.upper) {
+                    *a = a.clamp(0.0, u);
+                }
+                a
+            }
             None => vec![0.0; n],
         };
-        let p_full = self.p.clone().unwrap_or_else(|| vec![-1.0; n]);
+        let mut p_full = self.p.take().unwrap_or_else(|| vec![-1.0; n]);
 
         // Variables that can move: the requested subset, minus those whose
         // box is the single point 0.
@@ -376,30 +379,51 @@ impl DualProblem {
         let fixed: Vec<usize> = (0..n)
             .filter(|&j| !(in_set[j] && self.upper[j] > 0.0) && alpha[j] != 0.0)
             .collect();
-        let p_sub: Vec<f64> = set
-            .iter()
-            .map(|&s| {
-                if opts.control.is_cancelled() {
-                    return p_full[s];
-                }
-                let folded: f64 = fixed
-                    .iter()
-                    .map(|&j| alpha[j] * self.y[j] * self.source.eval(s, j))
-                    .sum();
-                p_full[s] + self.y[s] * folded
-            })
-            .collect();
-        opts.control.check()?;
-        let y_sub: Vec<f64> = set.iter().map(|&i| self.y[i]).collect();
-        let u_sub: Vec<f64> = set.iter().map(|&i| self.upper[i]).collect();
-        let a_sub: Vec<f64> = set.iter().map(|&i| alpha[i]).collect();
-        let source = if whole {
-            self.source
-        } else {
-            self.source
-                .subset(&set, "optimise fewer variables at once (active)")?
+        drop(in_set);
+        let fold = |s: usize| -> f64 {
+            let folded: f64 = fixed
+                .iter()
+                .map(|&j| alpha[j] * self.y[j] * self.source.eval(s, j))
+                .sum();
+            self.y[s] * folded
         };
-        let m = set.len();
+        let p_sub: Vec<f64> = if whole {
+            for (s, v) in p_full.iter_mut().enumerate() {
+                if opts.control.is_cancelled() {
+                    break;
+                }
+                *v += fold(s);
+            }
+            p_full
+        } else {
+            let p_sub = set
+                .iter()
+                .map(|&s| {
+                    if opts.control.is_cancelled() {
+                        return p_full[s];
+                    }
+                    p_full[s] + fold(s)
+                })
+                .collect();
+            drop(p_full);
+            p_sub
+        };
+        opts.control.check()?;
+        // With every variable optimised the subproblem is the problem
+        // itself: its source and vectors move into it instead of being
+        // copied (`set` is then `None`).
+        let (source, y_sub, u_sub, a_sub, set) = if whole {
+            let a_sub = std::mem::take(&mut alpha);
+            (self.source, self.y, self.upper, a_sub, None)
+        } else {
+            let source = self
+                .source
+                .subset(&set, "optimise fewer variables at once (active)")?;
+            let gather = |v: &[f64]| -> Vec<f64> { set.iter().map(|&i| v[i]).collect() };
+            let (y_sub, u_sub, a_sub) = (gather(&self.y), gather(&self.upper), gather(&alpha));
+            (source, y_sub, u_sub, a_sub, Some(set))
+        };
+        let m = y_sub.len();
         let max_iter = opts
             .max_iter
             .unwrap_or_else(|| 10_000_000u64.max(100 * m as u64));
@@ -419,11 +443,17 @@ impl DualProblem {
                 path,
                 &opts.control,
             )?),
-            StartGradientMode::Given { grad, grad_bar } => Some(StartGradient {
-                grad: set.iter().map(|&i| grad[i]).collect(),
-                grad_bar: set.iter().map(|&i| grad_bar[i]).collect(),
-                kernel_evaluations: 0,
-            }),
+            StartGradientMode::Given { grad, grad_bar } => {
+                let gather = |v: Vec<f64>| match &set {
+                    None => v,
+                    Some(set) => set.iter().map(|&i| v[i]).collect(),
+                };
+                Some(StartGradient {
+                    grad: gather(grad),
+                    grad_bar: gather(grad_bar),
+                    kernel_evaluations: 0,
+                })
+            }
         };
         let start_seconds = clock.elapsed().as_secs_f64();
         let shared = self
@@ -433,7 +463,10 @@ impl DualProblem {
                 !matches!(source.kind(), crate::kernel::KernelKind::Precomputed)
                     && source.features() >= SHARED_ROWS_MIN_FEATURES
             })
-            .and_then(|tw| shared_rows(tw, &set));
+            .and_then(|tw| match &set {
+                Some(set) => shared_rows(tw, set),
+                None => shared_rows(tw, &(0..n).collect::<Vec<_>>()),
+            });
         let sub = SubProblem {
             p: &p_sub,
             y: &y_sub,
@@ -461,9 +494,15 @@ impl DualProblem {
                 result.rho
             );
         }
-        for (k, &i) in set.iter().enumerate() {
-            alpha[i] = result.alpha[k];
-        }
+        let alpha = match &set {
+            None => result.alpha,
+            Some(set) => {
+                for (k, &i) in set.iter().enumerate() {
+                    alpha[i] = result.alpha[k];
+                }
+                alpha
+            }
+        };
         Ok(Solution {
             alpha,
             rho: result.rho,
