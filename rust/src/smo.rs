@@ -931,16 +931,26 @@ fn run<T: QValue, Q: QMatrix<T>>(
             .zip(st.grad.iter().zip(&st.p))
             .map(|(a, (g, p))| a * (g + p))
             .sum::<f64>();
-    let mut alpha_out = vec![0.0; n];
-    let mut grad_out = vec![0.0; n];
+    // Back to the caller's order in place, not into new n-vectors: each
+    // swap puts one variable at its index.
+    let State {
+        mut alpha,
+        mut grad,
+        mut order,
+        ..
+    } = s.st;
     for pos in 0..n {
-        alpha_out[st.order[pos]] = st.alpha[pos];
-        grad_out[st.order[pos]] = st.grad[pos];
+        while order[pos] != pos {
+            let to = order[pos];
+            alpha.swap(pos, to);
+            grad.swap(pos, to);
+            order.swap(pos, to);
+        }
     }
     Ok((
         SmoResult {
-            alpha: alpha_out,
-            gradient: grad_out,
+            alpha,
+            gradient: grad,
             rho,
             objective,
             n_iter,
