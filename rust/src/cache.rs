@@ -41,18 +41,37 @@ pub struct ColumnCache<T: QValue = f32> {
     cols: Vec<Vec<T>>,
     pool: Vec<Vec<T>>,
     // Doubly linked LRU list over column indices; index `n` is the sentinel.
-    // The sentinel's `next` is the least recently used column.
-    prev: Vec<usize>,
-    next: Vec<usize>,
+    // The sentinel's `next` is the least recently used column. The links,
+    // the log and `seen` hold `u32` (at most [`MAX_COLUMNS`] columns): 12
+    // bytes less per column, and half as much per logged swap (the log
+    // reaches `2n` swaps), than `usize`.
+    prev: Vec<u32>,
+    next: Vec<u32>,
     linked: Vec<bool>,
     // Swaps `(lo, hi)`, `lo < hi`, in the order made; column `i` has had
     // `log[..seen[i]]` applied to its entries.
-    log: Vec<(usize, usize)>,
-    seen: Vec<usize>,
+    log: Vec<(u32, u32)>,
+    seen: Vec<u32>,
     /// Extending a column beyond its buffer doubles the buffer.
     grow: bool,
     hits: u64,
     misses: u64,
+}
+
+/// The most columns a cache holds: its links are `u32` (and its log is
+/// emptied before a position would leave `u32`).
+pub const MAX_COLUMNS: usize = (u32::MAX / 4) as usize;
+
+/// Refuses a cache of more than [`MAX_COLUMNS`] columns, with a panic whose
+/// payload is an [`crate::error::Error::Memory`] (raised as `MemoryError` by
+/// the bindings), as for a column the system refuses.
+fn check_columns(n: usize) {
+    if n > MAX_COLUMNS {
+        std::panic::panic_any(crate::error::Error::Memory(format!(
+            "not enough memory for a kernel cache over {n} variables (at most {MAX_COLUMNS} in \
+             one problem); use fewer training examples"
+        )));
+    }
 }
 
 impl<T: QValue> ColumnCache<T> {
@@ -63,8 +82,9 @@ impl<T: QValue> ColumnCache<T> {
     /// raised to two full columns if smaller, because the solver must hold the
     /// two columns of a working pair at once.
     pub fn new(n: usize, bytes: usize) -> Self {
+        check_columns(n);
         let capacity = (bytes / Self::VALUE_BYTES).max(2 * n);
-        let sentinel = n;
+        let sentinel = n as u32;
         ColumnCache {
             capacity,
             used: 0,
@@ -96,20 +116,21 @@ impl<T: QValue> ColumnCache<T> {
     pub fn push(&mut self) {
         let s = self.sentinel();
         let t = s + 1; // the sentinel's new index
-        let (lru, mru) = (self.next[s], self.prev[s]);
+        check_columns(t);
+        let (lru, mru) = (self.next[s] as usize, self.prev[s] as usize);
         self.cols.push(Vec::new());
         self.linked.push(false);
-        self.seen.push(self.log.len());
-        self.prev.push(t);
-        self.next.push(t);
+        self.seen.push(self.log.len() as u32);
+        self.prev.push(t as u32);
+        self.next.push(t as u32);
         if lru != s {
-            self.next[t] = lru;
-            self.prev[t] = mru;
-            self.prev[lru] = t;
-            self.next[mru] = t;
+            self.next[t] = lru as u32;
+            self.prev[t] = mru as u32;
+            self.prev[lru] = t as u32;
+            self.next[mru] = t as u32;
         }
-        self.prev[s] = t;
-        self.next[s] = t;
+        self.prev[s] = t as u32;
+        self.next[s] = t as u32;
         self.capacity = self.capacity.max(2 * self.cols.len());
     }
 
@@ -150,8 +171,8 @@ impl<T: QValue> ColumnCache<T> {
             }
         }
         let m = keep.len();
-        self.prev = vec![m; m + 1];
-        self.next = vec![m; m + 1];
+        self.prev = vec![m as u32; m + 1];
+        self.next = vec![m as u32; m + 1];
         self.linked = vec![false; m];
         self.seen = vec![0; m];
         for old in order {
@@ -174,10 +195,10 @@ impl<T: QValue> ColumnCache<T> {
     fn lru_order(&self) -> Vec<usize> {
         let s = self.sentinel();
         let mut order = Vec::new();
-        let mut cursor = self.next[s];
+        let mut cursor = self.next[s] as usize;
         while cursor != s {
             order.push(cursor);
-            cursor = self.next[cursor];
+            cursor = self.next[cursor] as usize;
         }
         order
     }
@@ -222,8 +243,8 @@ impl<T: QValue> ColumnCache<T> {
     /// holds one entry of a swapped pair but not the other can no longer be
     /// kept consistent and is dropped.
     fn catch_up(&mut self, i: usize) {
-        let from = self.seen[i];
-        self.seen[i] = self.log.len();
+        let from = self.seen[i] as usize;
+        self.seen[i] = self.log.len() as u32;
         let col = &mut self.cols[i];
         let len = col.len();
         if len == 0 {
@@ -231,6 +252,7 @@ impl<T: QValue> ColumnCache<T> {
         }
         let mut consistent = true;
         for &(lo, hi) in &self.log[from..] {
+            let (lo, hi) = (lo as usize, hi as usize);
             if len > hi {
                 col.swap(lo, hi);
             } else if len > lo {
@@ -250,8 +272,8 @@ impl<T: QValue> ColumnCache<T> {
     fn unlink(&mut self, i: usize) {
         if self.linked[i] {
             let (p, n) = (self.prev[i], self.next[i]);
-            self.next[p] = n;
-            self.prev[n] = p;
+            self.next[p as usize] = n;
+            self.prev[n as usize] = p;
             self.linked[i] = false;
         }
     }
@@ -259,16 +281,16 @@ impl<T: QValue> ColumnCache<T> {
     fn push_most_recent(&mut self, i: usize) {
         let s = self.sentinel();
         let last = self.prev[s];
-        self.next[last] = i;
+        self.next[last as usize] = i as u32;
         self.prev[i] = last;
-        self.next[i] = s;
-        self.prev[s] = i;
+        self.next[i] = s as u32;
+        self.prev[s] = i as u32;
         self.linked[i] = true;
     }
 
     /// Drops column `i`, keeping its buffer in the pool.
     fn evict(&mut self, i: usize) {
-        self.seen[i] = self.log.len();
+        self.seen[i] = self.log.len() as u32;
         self.unlink(i);
         let mut buf = std::mem::take(&mut self.cols[i]);
         buf.clear();
@@ -296,9 +318,9 @@ impl<T: QValue> ColumnCache<T> {
                 self.used -= buf.capacity();
                 continue;
             }
-            let mut victim = self.next[s];
+            let mut victim = self.next[s] as usize;
             while victim != s && (victim == i || Some(victim) == keep) {
-                victim = self.next[victim];
+                victim = self.next[victim] as usize;
             }
             if victim == s {
                 break; // only the protected columns are left
@@ -430,7 +452,12 @@ impl<T: QValue> ColumnCache<T> {
             if i != j {
                 self.move_slots(i, j);
                 self.seen.swap(i, j);
-                self.log.push((i.min(j), i.max(j)));
+                self.log.push((i.min(j) as u32, i.max(j) as u32));
+                if self.log.len() == u32::MAX as usize {
+                    // A log position must stay a `u32` (only a batch of
+                    // billions of swaps gets here).
+                    self.catch_up_all();
+                }
             }
         }
         if self.log.len() > 2 * self.cols.len() {
@@ -569,10 +596,10 @@ mod tests {
         // Every slot's links are consistent after the sentinel moved.
         let s = c.sentinel();
         for &k in &c.lru_order() {
-            assert_eq!(c.next[c.prev[k]], k);
-            assert_eq!(c.prev[c.next[k]], k);
+            assert_eq!(c.next[c.prev[k] as usize] as usize, k);
+            assert_eq!(c.prev[c.next[k] as usize] as usize, k);
         }
-        assert_eq!(c.next[c.prev[s]], s);
+        assert_eq!(c.next[c.prev[s] as usize] as usize, s);
     }
 
     #[test]
