@@ -65,11 +65,13 @@ def _pair_problem(task, shared) -> QPProblem:
     X, upper, settings, _ = shared
     settings = dict(settings)
     nu = settings.pop("nu", None)
+    # Every row (rows is then 0..n-1): the boxes as they are, not a copy.
+    whole = rows.size == X.shape[0]
     problem = QPProblem(
         X=X,
-        rows=None if rows.size == X.shape[0] else rows,
+        rows=None if whole else rows,
         y=labels,
-        upper=upper[rows],
+        upper=upper if whole else upper[rows],
         **settings,
     )
     if nu is not None:
@@ -639,6 +641,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
                 )
         self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
         upper = self._box(y_idx, sw)
+        del sw  # n floats not needed past the boxes
         self._check_box(upper, y_idx)
         if not np.any(upper > 0):
             raise ValueError(

@@ -413,6 +413,7 @@ impl DualProblem {
         // itself: its source and vectors move into it instead of being
         // copied (`set` is then `None`).
         let (source, y_sub, u_sub, a_sub, set) = if whole {
+            drop(set);
             let a_sub = std::mem::take(&mut alpha);
             (self.source, self.y, self.upper, a_sub, None)
         } else {
