@@ -43,10 +43,10 @@ base = rss_mib("VmRSS:")
 
 CASES = {
     # cache_size + the solver's copies of X (f64 rows, f32 panel) and the
-    # per-example vectors.
+    # per-example vectors (bench.MEMORY_BYTES_PER_ROW bytes per row).
     "svc": (
         "SVC(cache_size=200).fit(X, y)",
-        200 * MIB + 2 * X_BYTES,
+        200 * MIB + 2 * X_BYTES + 600 * N,
     ),
     # LocalSVC's Notes: cache_size + 96 MiB + (1 + 4.5·P)·8·n·d, P = 2 chunks
     # at once; a bandwidth wide enough that every example is in every
