@@ -22,8 +22,8 @@ fraction of what a float32 matrix product (numpy's ``float32`` ``@`` on
 same run. Optional sections: how fit
 time grows with the training-set size (the fitted exponent of ``time ∝ nᵏ``
 on ijcnn1 subsamples), and localsvm's peak memory during ``fit`` next to its
-bound ``cache_size + 2·X + b·n + 64 MB`` (X the training data as float64,
-``b`` = :data:`MEMORY_BYTES_PER_ROW`).
+bound ``cache_size + 2·X + b·n + 128 MB`` (X the training data as float64,
+``b`` = :data:`MEMORY_BYTES_PER_ROW`, 300 bytes).
 
 ``bench local`` (:func:`run_local`): one global RBF SVM against
 ``ProfileSVC(kernel='rbf')`` with several numbers of clusters, on ijcnn1's
@@ -412,19 +412,20 @@ MEMORY_DATA_COPIES = 2.0
 #: signs (12), the rows' squared norms (12, float64 and float32), the cache's
 #: per-column heads and LRU links (37), and SMO's state (90: labels, linear
 #: term, boxes, alpha, up/low masks, G, Ḡ, pending Ḡ updates, diagonal,
-#: order, bound status). A converged fit adds more: up to about 450 bytes per
-#: row beyond ``cache_size + 2·X + 64 MB`` was measured (60 000 rows, 20
-#: features, cache 2000 MB; the batched rounds' result, the cache's swap log
-#: and the deferred Ḡ columns' rows and panels are part of it, the rest is not
-#: accounted for yet), hence 600.
-MEMORY_BYTES_PER_ROW = 600.0
-#: Allowance for the interpreter and allocator (arenas, thread stacks).
-MEMORY_SLACK_MB = 64.0
+#: order, bound status); 300 leaves room for the batched rounds' result
+#: (24) and the cache's swap log (up to 16).
+MEMORY_BYTES_PER_ROW = 300.0
+#: Allowance for the interpreter and allocator (arenas, thread stacks) and
+#: for what a fit with shrinking adds beyond the terms above: 60 to 95 MB was
+#: measured (60 000 and 200 000 rows, 20 features, caches of 250 to 2000
+#: MB; none of it without shrinking, about 20 MB less with glibc's mmap
+#: threshold fixed), not yet accounted for by its allocations.
+MEMORY_SLACK_MB = 128.0
 
 
 def memory(datasets: list[str], cache_sizes: list[float], out: TextIO) -> list[dict]:
     """Peak memory added by ``fit`` (a fresh process per measurement, Linux
-    only), against the bound ``cache_size + 2·X + b·n + 64 MB`` where X is
+    only), against the bound ``cache_size + 2·X + b·n + 128 MB`` where X is
     the training data's size as f64, n its rows and b
     :data:`MEMORY_BYTES_PER_ROW`."""
     if not os.path.exists("/proc/self/clear_refs"):
@@ -510,7 +511,11 @@ def run_bench(
         compared = [p for p in ("localsvm", "sklearn") if p in peers]
         result["exponents"] = scaling(compared, scaling_sizes, out)
     if memory_check:
-        print("\nlocalsvm peak memory during fit (bound: cache_size + O(n·d)):", file=out)
+        print(
+            "\nlocalsvm peak memory during fit (bound: cache_size + 2·X + "
+            f"{MEMORY_BYTES_PER_ROW:.0f} B·n + {MEMORY_SLACK_MB:.0f} MB):",
+            file=out,
+        )
         binary = [d for d in datasets if d in BINARY_DATASETS]
         big = [d for d in datasets if d in GENERATED_DATASETS]
         result["memory"] = memory(binary or ([] if big else ["banana"]), [50.0, 200.0], out)
