@@ -61,6 +61,25 @@ def test_batched_reaches_the_smo_optimum(data):
         np.testing.assert_array_equal(other.n_iter_, bat.n_iter_)
 
 
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_many_small_rounds_with_and_without_shrinking(data, shrinking):
+    # cache_size=1.5 (MB) holds about 150 columns of 2500 rows: working sets
+    # of 150, many rounds, and with shrinking rows set aside between them
+    # (their gradient brought up to date before SMO finishes).
+    X, y = data
+    smo = SVC(solver="smo", cache_size=50).fit(X, y)
+    bat = SVC(solver="batched", cache_size=1.5, shrinking=shrinking).fit(X, y)
+    assert bat.solver_ == "batched"
+    rel = abs(bat.dual_objective_[0] - smo.dual_objective_[0]) / abs(smo.dual_objective_[0])
+    assert rel < 1e-6
+    assert np.mean(bat.predict(X) == smo.predict(X)) >= 0.999
+    assert _violation(bat, X, y) < 2e-3
+    two = SVC(solver="batched", cache_size=1.5, shrinking=shrinking, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(two.support_, bat.support_)
+    np.testing.assert_array_equal(two.dual_coef_, bat.dual_coef_)
+    np.testing.assert_array_equal(two.kernel_evaluations_, bat.kernel_evaluations_)
+
+
 def test_auto_keeps_smo_on_small_problems(data):
     X, y = data
     # 2500 rows: below the automatic choice's threshold.

@@ -205,7 +205,8 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     coef0 : float, default=0.0
         Constant term of the 'poly' and 'sigmoid' kernels.
     shrinking : bool, default=True
-        Use the shrinking heuristic.
+        Use the shrinking heuristic: in SMO, and between the batched rounds
+        (see ``solver``).
     probability : bool, default='deprecated'
         Deprecated as in scikit-learn 1.9: setting it (True or False) gives
         a ``FutureWarning`` at fit; ``CalibratedClassifierCV(SVC(),
@@ -327,13 +328,19 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         the previous round), computes their kernel columns in one blocked
         pass over the data and solves the subproblem on their block, until
         the KKT gap is below ``10 · tol``; SMO then finishes to ``tol``, so
-        the solution is the same dual optimum. The kernel columns of the working
-        sets (float32, those of the last eight working sets at most, as
-        many as ``cache_size`` holds: a variable that comes back costs no
-        new column) count inside ``cache_size`` (fewer variables per round
-        when it holds less than 1024 columns; SMO alone below 128) and are
-        freed before SMO fills its cache. It needs dense ``X`` with a kernel function,
-        float32 kernel values (``precision_``) and ``init=None``; where it
+        the solution is the same dual optimum. With ``shrinking``, every ten
+        rounds the examples that cannot be in a violating pair (at a bound,
+        their gradient beyond the current maximal violations: LIBSVM's rule,
+        Chang & Lin, ACM TIST 2, 2011, §5.1) leave the rounds' selection,
+        column fills and gradient updates; their gradient is brought up to
+        date from the multipliers that moved since, before SMO takes over
+        (those kernel values count in ``kernel_evaluations_``). The kernel
+        columns of the working sets (float32, those of the last eight
+        working sets at most, as many as ``cache_size`` holds: a variable
+        that comes back costs no new column) count inside ``cache_size``
+        (fewer variables per round when it holds less than 1024 columns;
+        SMO alone below 128) and are freed before SMO fills its cache. It
+        needs dense ``X`` with a kernel function, float32 kernel values (``precision_``) and ``init=None``; where it
         cannot run, ``ValueError``. 'auto': 'batched' for binary problems
         of at least 100 000 examples where it can run and ``max_iter`` is
         -1 (there one blocked pass over the data is much cheaper than the

@@ -35,7 +35,32 @@
 //!
 //! The block keeps the columns of up to [`MAX_HELD`] working sets, as the
 //! budget allows, and evicts the least recently used: a variable that
-//! comes back costs no column. Rounds stop once the maximal KKT violation
+//! comes back costs no column.
+//!
+//! Shrinking (after LIBSVM's: Fan, Chen & Lin, "Working Set Selection
+//! Using Second Order Information for Training Support Vector Machines",
+//! JMLR 6, 2005; Chang & Lin, "LIBSVM: A Library for Support Vector
+//! Machines", ACM TIST 2, 2011, §5.1): every [`SHRINK_EVERY`] rounds (an
+//! epoch), the rows that cannot be in a violating pair at the current
+//! maximal violations — at a bound, `y_t G_t` beyond the other side's
+//! threshold — are moved behind the active ones, if at least one in
+//! [`SHRINK_FRACTION`] can go. The permutation moves `α`, `G`, `Ḡ`, the
+//! labels, the boxes and the source's rows alike (the rows are put back in
+//! their order before [`presolve`] returns); the block's held columns, in
+//! the old order, are dropped. Selection, fills and the `G` pass then run
+//! over the active rows only, and each epoch keeps `α` of the rows still
+//! active. When the active rows' maximal violation is below the switch
+//! (or a cap stops the rounds), the catch-up brings the frozen rows' `G`
+//! and `Ḡ` to the current `α`: for the rows frozen at each epoch,
+//! `Σ_s (α_s − α_s(epoch)) Q_ts` over the variables that moved since, and
+//! the changes at the upper bounds to `Ḡ`, by the same blocked loops (its
+//! kernel values counted with the rest). If the violation over every row
+//! is still above the switch, the rounds go on over every row, without
+//! shrinking again. So the rounds end with the exact `(α, G, Ḡ)` either
+//! way; shrinking saves the `G` pass, the fills and the scans over the
+//! rows that no longer move, the larger part of the late rounds.
+//!
+//! Rounds stop once the maximal KKT violation
 //! is below [`SWITCH_FACTOR`]` · tol` (or at the round or pair cap); the caller then
 //! hands `(α, G, Ḡ)` to [`crate::smo::solve_from`], which finishes to `tol`
 //! with shrinking, so the answer is the dual optimum either way.
@@ -45,15 +70,17 @@
 //! finishing SMO fills its cache); `q` is cut to what the budget holds,
 //! and a refused allocation halves `cap`, then `q`, down to
 //! [`MIN_WORKING_SET`] before it is a memory error. Besides: `q²` `f64`
-//! and `f32` values for the subproblem, and a few vectors of `n`. Each
-//! value is computed alone and the sums run in a fixed order, so the
-//! result is the same bits on one thread or two.
+//! and `f32` values for the subproblem, a few vectors of `n`, and the
+//! epochs' copies of `α` (each epoch sets aside at least one in
+//! [`SHRINK_FRACTION`] of the active rows, so at most `SHRINK_FRACTION · n`
+//! `f64` values together). Each value is computed alone and the sums run
+//! in a fixed order, so the result is the same bits on one thread or two.
 
 use std::sync::Arc;
 
 use crate::control::Control;
 use crate::error::{try_filled, try_with_capacity, Result};
-use crate::kernel::{fill_four_impl, fill_one_impl, KernelKind, KernelSource, Panel, Query};
+use crate::kernel::{fill_four_impl, fill_one_impl, KernelKind, KernelSource, Panel, Query, Rows};
 use crate::qmatrix::DenseQ;
 use crate::simd::multiversion;
 use crate::smo;
@@ -91,6 +118,13 @@ pub const MIN_ROUNDS_CAP: u64 = 1000;
 /// [`MIN_ROUNDS_CAP`]).
 pub const ROUNDS_PER_SWEEP: u64 = 10;
 
+/// Rounds between shrinking epochs (see [`presolve`]).
+pub const SHRINK_EVERY: u64 = 10;
+
+/// An epoch sets rows aside only when at least one in this many active
+/// rows can go (each epoch drops the block's held columns).
+pub const SHRINK_FRACTION: usize = 20;
+
 /// The subproblem's cap: pair updates per working-set variable.
 pub const INNER_PAIRS_PER_VARIABLE: u64 = 20;
 
@@ -111,6 +145,8 @@ pub struct Presolved {
     pub kernel_evaluations: u64,
     /// The maximal KKT violation where the rounds stopped.
     pub gap: f64,
+    /// Rows set aside by shrinking, all epochs together.
+    pub shrunk: usize,
 }
 
 /// The settings of [`presolve`].
@@ -126,6 +162,8 @@ pub struct Settings {
     pub max_pairs: u64,
     /// Bytes the block may take.
     pub budget_bytes: usize,
+    /// Whether rows far from violating are set aside between epochs.
+    pub shrinking: bool,
 }
 
 impl Settings {
@@ -137,6 +175,7 @@ impl Settings {
             tol,
             max_pairs,
             budget_bytes,
+            shrinking: true,
         }
     }
 
@@ -174,6 +213,17 @@ struct Block {
 }
 
 impl Block {
+    /// Forgets every held column and lays the block out anew for the
+    /// first `rows` rows: as many slots as its values hold, `most` at most.
+    fn reset(&mut self, rows: usize, most: usize) {
+        self.cap = (self.data.len() / rows.max(1)).min(most);
+        self.holder.clear();
+        self.holder.resize(self.cap, usize::MAX);
+        self.used.clear();
+        self.used.resize(self.cap, 0);
+        self.slot_of.fill(usize::MAX);
+    }
+
     /// Slots for the variables `wanted` (none of them held), taken from the
     /// free slots, then from those least recently in the working set; the
     /// slots in `keep` stay. The evicted variables lose their slot.
@@ -280,8 +330,42 @@ fn in_low(y: f64, a: f64, u: f64) -> bool {
     }
 }
 
-/// The maximal violation `max_{up} −y_t G_t + max_{low} y_t G_t`.
-fn gap(y: &[f64], g: &[f64], alpha: &[f64], upper: &[f64]) -> f64 {
+/// Rows set aside at one shrinking epoch: positions `[lo, hi)` of the
+/// permuted order, with `α` over the rows still active then (`[0, lo)`),
+/// from which the catch-up takes the changes since.
+struct Frozen {
+    lo: usize,
+    hi: usize,
+    alpha: Vec<f64>,
+}
+
+/// Whether row `t` cannot be in a violating pair at the thresholds
+/// `up = max_{up} −y_s G_s`, `low = max_{low} y_s G_s`: at a bound, its
+/// gradient beyond the other side's threshold (Fan, Chen & Lin, JMLR 6,
+/// 2005, §5; Chang & Lin, ACM TIST 2011, §5.1).
+#[inline]
+fn shrinkable(y: f64, g: f64, a: f64, u: f64, up: f64, low: f64) -> bool {
+    let yg = y * g;
+    if a >= u {
+        // Only in the low set (y > 0) or only in the up set (y < 0).
+        if y > 0.0 {
+            -yg > up
+        } else {
+            yg > low
+        }
+    } else if a <= 0.0 {
+        if y > 0.0 {
+            yg > low
+        } else {
+            -yg > up
+        }
+    } else {
+        false
+    }
+}
+
+/// The thresholds `(max_{up} −y_t G_t, max_{low} y_t G_t)`.
+fn thresholds(y: &[f64], g: &[f64], alpha: &[f64], upper: &[f64]) -> (f64, f64) {
     let (mut up, mut low) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
     for t in 0..y.len() {
         let yg = y[t] * g[t];
@@ -292,6 +376,12 @@ fn gap(y: &[f64], g: &[f64], alpha: &[f64], upper: &[f64]) -> f64 {
             low = low.max(yg);
         }
     }
+    (up, low)
+}
+
+/// The maximal violation `max_{up} −y_t G_t + max_{low} y_t G_t`.
+fn gap(y: &[f64], g: &[f64], alpha: &[f64], upper: &[f64]) -> f64 {
+    let (up, low) = thresholds(y, g, alpha, upper);
     up + low
 }
 
@@ -307,15 +397,127 @@ fn top(mut cand: Vec<(f64, usize)>, count: usize) -> Vec<usize> {
     cand.into_iter().map(|(_, t)| t).collect()
 }
 
+/// Applies `swaps`, in order, to `v`.
+fn apply_swaps<T>(v: &mut [T], swaps: &[(usize, usize)]) {
+    for &(i, j) in swaps {
+        v.swap(i, j);
+    }
+}
+
+/// The kind, rows and `f32` panel of a dense source.
+fn dense_parts(source: &KernelSource) -> Option<(KernelKind, &Rows, &Panel)> {
+    match source {
+        KernelSource::Dense { kind, rows, panel } => Some((*kind, rows, panel.get()?)),
+        _ => None,
+    }
+}
+
+/// What avoids the shrinking's own allocations.
+const SHRINK_HINT: &str = "use shrinking=False or solver='smo'";
+
+/// Kernel columns per pass of the catch-up (their values over one tile
+/// stay in the processor's cache until added).
+const CATCH_UP_GROUP: usize = 32;
+
+/// Variables whose queries the catch-up builds at once.
+const CATCH_UP_BATCH: usize = 1024;
+
+/// Brings `G` and `Ḡ` of the frozen rows up to date: for the rows frozen
+/// at each epoch, `Σ_s (α_s − α_s(epoch)) Q_ts` over the variables that
+/// moved since, and the changes at the upper bounds to `Ḡ`, tile by tile.
+/// Returns the kernel values computed.
+#[allow(clippy::too_many_arguments)]
+fn catch_up(
+    kind: KernelKind,
+    panel: &Panel,
+    sign: &[f32],
+    alpha: &[f64],
+    upper: &[f64],
+    grad: &mut [f64],
+    grad_bar: &mut [f64],
+    frozen: &[Frozen],
+    team: Option<&Arc<Team>>,
+    ctl: &Control,
+) -> Result<u64> {
+    let mut evaluations = 0u64;
+    for seg in frozen {
+        let changed: Vec<(usize, f64, f64)> = (0..seg.lo)
+            .filter_map(|s| {
+                let (was, now) = (seg.alpha[s], alpha[s]);
+                (now != was).then(|| {
+                    let bar = match (was >= upper[s], now >= upper[s]) {
+                        (false, true) => upper[s],
+                        (true, false) => -upper[s],
+                        _ => 0.0,
+                    };
+                    (s, now - was, bar)
+                })
+            })
+            .collect();
+        for batch in changed.chunks(CATCH_UP_BATCH) {
+            ctl.check()?;
+            let queries: Vec<Query> = batch.iter().map(|&(s, ..)| panel.query(s)).collect();
+            let refs: Vec<&Query> = queries.iter().collect();
+            let factors: Vec<f32> = batch.iter().map(|&(s, ..)| sign[s]).collect();
+            let work = |start: usize, g: &mut [f64], gb: &mut [f64]| {
+                if ctl.is_cancelled() {
+                    return;
+                }
+                let (t0, len) = (seg.lo + start, g.len());
+                let mut buf = vec![0.0f32; CATCH_UP_GROUP * len];
+                for k0 in (0..batch.len()).step_by(CATCH_UP_GROUP) {
+                    let k1 = (k0 + CATCH_UP_GROUP).min(batch.len());
+                    let mut outs: Vec<&mut [f32]> =
+                        buf.chunks_exact_mut(len).take(k1 - k0).collect();
+                    fill_tile(
+                        kind,
+                        panel,
+                        &refs[k0..k1],
+                        &factors[k0..k1],
+                        sign,
+                        t0,
+                        t0 + len,
+                        &mut outs,
+                    );
+                    let moves: Vec<(usize, f64)> = (k0..k1).map(|k| (k - k0, batch[k].1)).collect();
+                    let bar_moves: Vec<(usize, f64)> = (k0..k1)
+                        .filter(|&k| batch[k].2 != 0.0)
+                        .map(|k| (k - k0, batch[k].2))
+                        .collect();
+                    add_tile(&buf, len, &moves, &bar_moves, g, gb);
+                }
+            };
+            let (g, gb) = (&mut grad[seg.lo..seg.hi], &mut grad_bar[seg.lo..seg.hi]);
+            match team {
+                Some(team) => team.for_chunks2(g, gb, TILE_ROWS, work),
+                None => {
+                    for (k, (g, gb)) in g
+                        .chunks_mut(TILE_ROWS)
+                        .zip(gb.chunks_mut(TILE_ROWS))
+                        .enumerate()
+                    {
+                        work(k * TILE_ROWS, g, gb);
+                    }
+                }
+            }
+            ctl.check()?;
+            evaluations += (batch.len() as u64) * ((seg.hi - seg.lo) as u64);
+        }
+    }
+    Ok(evaluations)
+}
+
 /// Batched rounds from the feasible start `alpha` with gradient `grad`
 /// (`Ḡ` is built from `α = 0`, so `alpha` must have no variable at its
 /// upper bound; the caller starts from zero). `source` must be
 /// [`applicable`]; `y` the labels (`±1`), `upper` the boxes. Returns
 /// `None` when the budget holds no working set of [`MIN_WORKING_SET`].
-/// Polls `ctl` once per round and per tile.
+/// Polls `ctl` once per round and per tile. The rows of `source` are
+/// permuted while the rounds run (shrinking) and put back in their order
+/// before it returns, with an error too.
 #[allow(clippy::too_many_arguments)]
 pub fn presolve(
-    source: &KernelSource,
+    source: &mut KernelSource,
     y: &[f64],
     upper: &[f64],
     alpha: Vec<f64>,
@@ -324,13 +526,43 @@ pub fn presolve(
     team: Option<&Arc<Team>>,
     ctl: &Control,
 ) -> Result<Option<Presolved>> {
-    let KernelSource::Dense { kind, rows, panel } = source else {
+    if dense_parts(source).is_none() {
         return Ok(None);
+    }
+    // Every swap freezes one row, and a row freezes once.
+    let mut swaps: Vec<(usize, usize)> = if settings.shrinking {
+        try_with_capacity(y.len(), "the order of the shrunk rows", SHRINK_HINT)?
+    } else {
+        Vec::new()
     };
-    let Some(panel) = panel.get() else {
-        return Ok(None);
-    };
-    let kind = *kind;
+    let out = run_rounds(
+        source, y, upper, alpha, grad, settings, team, ctl, &mut swaps,
+    );
+    swaps.reverse();
+    source.swap_many(&swaps);
+    let mut out = out?;
+    if let Some(pre) = &mut out {
+        apply_swaps(&mut pre.alpha, &swaps);
+        apply_swaps(&mut pre.grad, &swaps);
+        apply_swaps(&mut pre.grad_bar, &swaps);
+    }
+    Ok(out)
+}
+
+/// [`presolve`]'s rounds, in the permuted order; every swap it makes to
+/// `source` is appended to `swaps`.
+#[allow(clippy::too_many_arguments)]
+fn run_rounds(
+    source: &mut KernelSource,
+    y: &[f64],
+    upper: &[f64],
+    alpha: Vec<f64>,
+    grad: Vec<f64>,
+    settings: &Settings,
+    team: Option<&Arc<Team>>,
+    ctl: &Control,
+    swaps: &mut Vec<(usize, usize)>,
+) -> Result<Option<Presolved>> {
     let n = y.len();
     let Some(mut q) = settings.size_for(n) else {
         return Ok(None);
@@ -362,7 +594,9 @@ pub fn presolve(
         slot_of: vec![usize::MAX; n],
         used: vec![0; cap],
     };
-    let sign = signs_f32(y)?;
+    let mut sign = signs_f32(y)?;
+    let mut y = y.to_vec();
+    let mut upper = upper.to_vec();
     let mut alpha = alpha;
     let mut grad = grad;
     let mut grad_bar = try_filled(n, 0.0f64, "the gradient of bounded variables", hint)?;
@@ -374,15 +608,112 @@ pub fn presolve(
     let mut qbb = vec![0.0f64; q * q];
     let (mut rounds, mut pairs, mut evaluations) = (0u64, 0u64, 0u64);
     let team = team.filter(|t| t.engaged()).map(Arc::clone);
-    let chunk = TILE_ROWS * cap;
     let max_rounds = MIN_ROUNDS_CAP + ROUNDS_PER_SWEEP * (n / q) as u64;
+    // Shrinking: rows `[active, n)` are frozen, in epochs (`frozen`).
+    let mut active = n;
+    let mut frozen: Vec<Frozen> = Vec::new();
+    let mut shrinking = settings.shrinking;
+    let mut shrunk = 0usize;
+    let mut last_epoch = 0u64;
+    let mut stalled = false;
     let mut last_gap;
     loop {
         ctl.check()?;
-        last_gap = gap(y, &grad, &alpha, upper);
-        if last_gap < settings.switch_gap || pairs >= settings.max_pairs || rounds >= max_rounds {
-            break;
+        last_gap = gap(
+            &y[..active],
+            &grad[..active],
+            &alpha[..active],
+            &upper[..active],
+        );
+        let capped = pairs >= settings.max_pairs || rounds >= max_rounds;
+        if last_gap < settings.switch_gap || capped || stalled {
+            if frozen.is_empty() {
+                break;
+            }
+            // The end of the active rows' rounds: the frozen rows' G and Ḡ
+            // caught up, every row active again.
+            let (kind, _, panel) = dense_parts(source).expect("a dense source");
+            evaluations += catch_up(
+                kind,
+                panel,
+                &sign,
+                &alpha,
+                &upper,
+                &mut grad,
+                &mut grad_bar,
+                &frozen,
+                team.as_ref(),
+                ctl,
+            )?;
+            frozen.clear();
+            active = n;
+            block.reset(active, MAX_HELD * q);
+            for &t in &ws {
+                member[t] = false;
+            }
+            ws.clear();
+            shrinking = false;
+            stalled = false;
+            continue;
         }
+        if shrinking && rounds >= last_epoch + SHRINK_EVERY {
+            last_epoch = rounds;
+            let (up, low) = thresholds(
+                &y[..active],
+                &grad[..active],
+                &alpha[..active],
+                &upper[..active],
+            );
+            let frozen_here = |t: usize| shrinkable(y[t], grad[t], alpha[t], upper[t], up, low);
+            let count = (0..active).filter(|&t| frozen_here(t)).count();
+            if count > 0 && count * SHRINK_FRACTION >= active {
+                // The shrinkable rows to the end, the others kept in front
+                // (LIBSVM's partition: Chang & Lin, §5.1).
+                let first = swaps.len();
+                let (mut i, mut end) = (0, active);
+                while i < end {
+                    if frozen_here(i) {
+                        end -= 1;
+                        while end > i {
+                            if !frozen_here(end) {
+                                swaps.push((i, end));
+                                break;
+                            }
+                            end -= 1;
+                        }
+                    }
+                    i += 1;
+                }
+                let here = &swaps[first..];
+                apply_swaps(&mut alpha, here);
+                apply_swaps(&mut grad, here);
+                apply_swaps(&mut grad_bar, here);
+                apply_swaps(&mut y, here);
+                apply_swaps(&mut upper, here);
+                apply_swaps(&mut sign, here);
+                for f in &mut frozen {
+                    apply_swaps(&mut f.alpha, here);
+                }
+                source.swap_many(here);
+                let mut snapshot =
+                    try_with_capacity(end, "the multipliers at a shrinking epoch", SHRINK_HINT)?;
+                snapshot.extend_from_slice(&alpha[..end]);
+                frozen.push(Frozen {
+                    lo: end,
+                    hi: active,
+                    alpha: snapshot,
+                });
+                shrunk += active - end;
+                active = end;
+                // The held columns are in the old order: dropped.
+                block.reset(active, MAX_HELD * q);
+                for &t in &ws {
+                    member[t] = false;
+                }
+                ws.clear();
+            }
+        }
+        let (kind, rows, panel) = dense_parts(source).expect("a dense source");
         // New members: all q in the first round, then half; the newer half
         // of the last working set stays.
         let fresh = if ws.is_empty() { q } else { q / 2 };
@@ -394,7 +725,7 @@ pub fn presolve(
             member[t] = true;
         }
         let (mut up, mut low) = (Vec::new(), Vec::new());
-        for t in 0..n {
+        for t in 0..active {
             if member[t] {
                 continue;
             }
@@ -429,7 +760,8 @@ pub fn presolve(
             taken[t] = false;
         }
         if chosen.is_empty() {
-            break;
+            stalled = true;
+            continue;
         }
         ws = kept;
         ws.extend_from_slice(&chosen);
@@ -484,9 +816,10 @@ pub fn presolve(
         // recently used slots, the moved members' slots kept.
         let moved: Vec<usize> = (0..m).filter(|&k| ab[k] != old[k]).collect();
         if moved.is_empty() {
-            break;
+            stalled = true;
+            continue;
         }
-        let mut keep = vec![false; cap];
+        let mut keep = vec![false; block.cap];
         let mut missing = Vec::new();
         for &k in &moved {
             match block.slot_of[members[k]] {
@@ -520,10 +853,11 @@ pub fn presolve(
         type Tile<'a> = (usize, &'a mut [f32], &'a mut [f64], &'a mut [f64]);
         let mut tiles: Vec<Tile<'_>> = block
             .data
-            .chunks_mut(chunk)
+            .chunks_mut(TILE_ROWS * block.cap)
             .zip(
-                grad.chunks_mut(TILE_ROWS)
-                    .zip(grad_bar.chunks_mut(TILE_ROWS)),
+                grad[..active]
+                    .chunks_mut(TILE_ROWS)
+                    .zip(grad_bar[..active].chunks_mut(TILE_ROWS)),
             )
             .enumerate()
             .map(|(r, (piece, (g, gbar)))| (r, piece, g, gbar))
@@ -562,7 +896,7 @@ pub fn presolve(
             None => tiles.iter_mut().for_each(pass),
         }
         ctl.check()?;
-        evaluations += (missing.len() as u64) * (n as u64);
+        evaluations += (missing.len() as u64) * (active as u64);
     }
     Ok(Some(Presolved {
         alpha,
@@ -572,6 +906,7 @@ pub fn presolve(
         pairs,
         kernel_evaluations: evaluations,
         gap: last_gap,
+        shrunk,
     }))
 }
 
@@ -635,6 +970,18 @@ mod tests {
             .collect()
     }
 
+    /// `Ḡ = Σ_{α_s ≥ U_s} U_s Q_s` from the kernel values directly.
+    fn gradient_bar(src: &KernelSource, y: &[f64], alpha: &[f64], upper: &[f64]) -> Vec<f64> {
+        let at_upper: Vec<f64> = alpha
+            .iter()
+            .zip(upper)
+            .map(|(&a, &u)| if a >= u { u } else { 0.0 })
+            .collect();
+        let mut bar = gradient(src, y, &at_upper);
+        bar.iter_mut().for_each(|g| *g += 1.0);
+        bar
+    }
+
     #[test]
     fn rounds_keep_the_gradient_and_approach_the_solution() {
         let n = 700;
@@ -643,49 +990,161 @@ mod tests {
         let src = source(&x, n);
         src.prepare_f32().unwrap();
         assert!(applicable(&src));
-        let mut settings = Settings::new(1e-3, u64::MAX, 1 << 30);
-        settings.switch_gap = 1e-3;
         let team = Team::new().map(Arc::new);
         let start = (vec![0.0; n], vec![-1.0; n]);
-        let run = |team: Option<&Arc<Team>>| {
+        let run = |shrinking: bool, team: Option<&Arc<Team>>| {
+            let mut settings = Settings::new(1e-3, u64::MAX, 1 << 30);
+            settings.switch_gap = 1e-3;
+            settings.shrinking = shrinking;
             let (a, g) = start.clone();
-            presolve(&src, &y, &upper, a, g, &settings, team, &Control::none())
-                .unwrap()
-                .unwrap()
+            let mut own = src.clone();
+            let pre = presolve(
+                &mut own,
+                &y,
+                &upper,
+                a,
+                g,
+                &settings,
+                team,
+                &Control::none(),
+            )
+            .unwrap()
+            .unwrap();
+            // The rows are back in their order.
+            let (_, rows, panel) = dense_parts(&own).unwrap();
+            let (_, rows0, panel0) = dense_parts(&src).unwrap();
+            for t in 0..n {
+                assert_eq!(rows.row(t), rows0.row(t), "row {t}");
+                assert_eq!(panel.row(t), panel0.row(t), "panel row {t}");
+            }
+            pre
         };
-        let pre = run(None);
-        assert!(pre.rounds > 1, "{} rounds", pre.rounds);
-        assert!(pre.gap < 1e-3, "stopped at gap {}", pre.gap);
-        assert_eq!(pre.kernel_evaluations % n as u64, 0);
-        // Feasible: inside the boxes, yᵀα = 0.
-        assert!(pre
-            .alpha
-            .iter()
-            .zip(&upper)
-            .all(|(&a, &u)| (0.0..=u).contains(&a)));
-        let ya: f64 = pre.alpha.iter().zip(&y).map(|(a, y)| a * y).sum();
-        assert!(ya.abs() < 1e-9, "yᵀα = {ya}");
-        // The incremental G and Ḡ are the true ones (to f32 kernel values).
-        let want = gradient(&src, &y, &pre.alpha);
-        let at_upper: Vec<f64> = pre
-            .alpha
-            .iter()
-            .zip(&upper)
-            .map(|(&a, &u)| if a >= u { u } else { 0.0 })
+        for shrinking in [true, false] {
+            let pre = run(shrinking, None);
+            assert!(pre.rounds > 1, "{} rounds", pre.rounds);
+            assert!(pre.gap < 1e-3, "stopped at gap {}", pre.gap);
+            assert_eq!(shrinking, pre.shrunk > 0, "{} rows shrunk", pre.shrunk);
+            // Feasible: inside the boxes, yᵀα = 0.
+            assert!(pre
+                .alpha
+                .iter()
+                .zip(&upper)
+                .all(|(&a, &u)| (0.0..=u).contains(&a)));
+            let ya: f64 = pre.alpha.iter().zip(&y).map(|(a, y)| a * y).sum();
+            assert!(ya.abs() < 1e-9, "yᵀα = {ya}");
+            // The incremental G and Ḡ are the true ones (to f32 kernel
+            // values), the shrunk rows' too.
+            let want = gradient(&src, &y, &pre.alpha);
+            let want_bar = gradient_bar(&src, &y, &pre.alpha, &upper);
+            for t in 0..n {
+                assert!((pre.grad[t] - want[t]).abs() < 1e-4, "G[{t}]");
+                assert!((pre.grad_bar[t] - want_bar[t]).abs() < 1e-4, "Ḡ[{t}]");
+            }
+            // The same bits on the two-thread team.
+            if let Some(team) = &team {
+                let shared = run(shrinking, Some(team));
+                assert_eq!(shared.alpha, pre.alpha);
+                assert_eq!(shared.grad, pre.grad);
+                assert_eq!(shared.grad_bar, pre.grad_bar);
+                assert_eq!(shared.rounds, pre.rounds);
+                assert_eq!(shared.kernel_evaluations, pre.kernel_evaluations);
+            }
+        }
+    }
+
+    #[test]
+    fn catch_up_brings_frozen_rows_to_the_direct_sums() {
+        // Rows [200, 300) frozen at α0, rows [120, 200) at α1 (after the
+        // rows before 200 moved), then the rows before 120 moved to α2: to
+        // the bound, off it, from zero.
+        let n = 300;
+        let (x, y) = overlapping(n);
+        let upper: Vec<f64> = (0..n).map(|t| if t % 7 == 0 { 2.0 } else { 1.0 }).collect();
+        let src = source(&x, n);
+        src.prepare_f32().unwrap();
+        let (kind, _, panel) = dense_parts(&src).unwrap();
+        let sign: Vec<f32> = y.iter().map(|&v| v as f32).collect();
+        let a0: Vec<f64> = (0..n)
+            .map(|t| match t % 3 {
+                0 => upper[t],
+                1 => 0.2 + 0.1 * (t % 5) as f64,
+                _ => 0.0,
+            })
             .collect();
-        let mut want_bar = gradient(&src, &y, &at_upper);
-        want_bar.iter_mut().for_each(|g| *g += 1.0);
-        for t in 0..n {
-            assert!((pre.grad[t] - want[t]).abs() < 1e-4, "G[{t}]");
-            assert!((pre.grad_bar[t] - want_bar[t]).abs() < 1e-4, "Ḡ[{t}]");
+        let step = |a: &[f64], active: usize, k: usize| -> Vec<f64> {
+            (0..n)
+                .map(|t| match (t < active && (t + k).is_multiple_of(4), t % 3) {
+                    (false, _) => a[t],
+                    (true, 0) => 0.5,
+                    (true, 1) => upper[t],
+                    (true, _) => 0.3,
+                })
+                .collect()
+        };
+        let a1 = step(&a0, 200, 0);
+        let a2 = step(&a1, 120, 1);
+        let at = |a: &[f64]| (gradient(&src, &y, a), gradient_bar(&src, &y, a, &upper));
+        let ((g0, b0), (g1, b1), (g2, b2)) = (at(&a0), at(&a1), at(&a2));
+        let seen = |t: usize| {
+            if t >= 200 {
+                0
+            } else if t >= 120 {
+                1
+            } else {
+                2
+            }
+        };
+        let pick = |t: usize, v: [&Vec<f64>; 3]| v[seen(t)][t];
+        let grad0: Vec<f64> = (0..n).map(|t| pick(t, [&g0, &g1, &g2])).collect();
+        let bar0: Vec<f64> = (0..n).map(|t| pick(t, [&b0, &b1, &b2])).collect();
+        // Stale before: a skipped catch-up would leave these.
+        let stale = (120..n)
+            .filter(|&t| (grad0[t] - g2[t]).abs() > 1e-2)
+            .count();
+        let stale_bar = (120..n).filter(|&t| (bar0[t] - b2[t]).abs() > 1e-2).count();
+        assert!(stale > 50 && stale_bar > 50, "{stale}, {stale_bar} stale");
+        let frozen = [
+            Frozen {
+                lo: 200,
+                hi: 300,
+                alpha: a0[..200].to_vec(),
+            },
+            Frozen {
+                lo: 120,
+                hi: 200,
+                alpha: a1[..120].to_vec(),
+            },
+        ];
+        let changed = |from: &[f64], len: usize| (0..len).filter(|&s| from[s] != a2[s]).count();
+        let want_evaluations = 100 * changed(&a0, 200) + 80 * changed(&a1, 120);
+        let team = Team::new().map(Arc::new);
+        let mut results = Vec::new();
+        for team in [None, team.as_ref()] {
+            let (mut grad, mut bar) = (grad0.clone(), bar0.clone());
+            let spent = catch_up(
+                kind,
+                panel,
+                &sign,
+                &a2,
+                &upper,
+                &mut grad,
+                &mut bar,
+                &frozen,
+                team,
+                &Control::none(),
+            )
+            .unwrap();
+            assert_eq!(spent, want_evaluations as u64);
+            for t in 0..n {
+                assert!((grad[t] - g2[t]).abs() < 1e-4, "G[{t}]");
+                assert!((bar[t] - b2[t]).abs() < 1e-4, "Ḡ[{t}]");
+            }
+            // The active rows are not touched.
+            assert_eq!(grad[..120], grad0[..120]);
+            results.push((grad, bar));
         }
-        // The same bits on the two-thread team.
-        if let Some(team) = &team {
-            let shared = run(Some(team));
-            assert_eq!(shared.alpha, pre.alpha);
-            assert_eq!(shared.grad, pre.grad);
-            assert_eq!(shared.rounds, pre.rounds);
-        }
+        // The same bits on one thread or two.
+        assert!(results.windows(2).all(|w| w[0] == w[1]));
     }
 
     #[test]
@@ -701,8 +1160,9 @@ mod tests {
         let max_pairs = 5;
         let settings = Settings::new(1e-3, max_pairs, 1 << 30);
         let q = settings.size_for(n).unwrap();
+        let mut src = src;
         let pre = presolve(
-            &src,
+            &mut src,
             &y,
             &upper,
             vec![0.0; n],
@@ -907,8 +1367,9 @@ mod tests {
         let ctl = Control::new();
         ctl.cancel();
         let settings = Settings::new(1e-3, u64::MAX, 1 << 30);
+        let mut src = src;
         let got = presolve(
-            &src,
+            &mut src,
             &y,
             &vec![1.0; n],
             vec![0.0; n],

@@ -610,7 +610,7 @@ impl SubProblem<'_> {
     /// rounds run.
     fn run<T: SourceValue>(
         &self,
-        source: KernelSource,
+        mut source: KernelSource,
         opts: &SolverOptions,
     ) -> Result<(smo::SmoResult, f64, u64, usize, u64)> {
         let team =
@@ -622,10 +622,12 @@ impl SubProblem<'_> {
         match &self.shared {
             None => {
                 let presolved = if self.wants_batched::<T>(&source, opts)? {
-                    let settings =
-                        batched::Settings::new(opts.tol, self.max_iter, opts.cache_bytes);
+                    let settings = batched::Settings {
+                        shrinking: opts.shrinking,
+                        ..batched::Settings::new(opts.tol, self.max_iter, opts.cache_bytes)
+                    };
                     batched::presolve(
-                        &source,
+                        &mut source,
                         self.y,
                         self.upper,
                         self.alpha.to_vec(),
