@@ -34,8 +34,9 @@
 //!    rounds compute by 23 %, with the same rounds and the same bits.)
 //!
 //! The block keeps the columns of up to [`MAX_HELD`] working sets, as the
-//! budget allows, and evicts the least recently used: a variable that
-//! comes back costs no column.
+//! budget allows (more columns once shrinking has shortened them), and
+//! evicts the least recently used: a variable that comes back costs no
+//! column.
 //!
 //! Shrinking (after LIBSVM's: Fan, Chen & Lin, "Working Set Selection
 //! Using Second Order Information for Training Support Vector Machines",
