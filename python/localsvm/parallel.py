@@ -249,14 +249,23 @@ def run_tasks(
     [1, 2, 3, 4]
     """
     items = list(tasks)
-    jobs = effective_n_jobs(n_jobs)
+    if n_jobs == 0:
+        # effective_n_jobs's error, raised even where the count is not needed.
+        raise ValueError("n_jobs must not be 0")
+    jobs = None
     name = engine or get_default_engine()
     # The built-in engines run here: a single task or job runs inline without
-    # looking the engine up (the common case of small calls).
+    # looking the engine up (the common case of small calls), nor counting the
+    # CPUs (os.cpu_count reads the system's CPU list on every call).
     eng = None if name in _IN_PROCESS else get_engine(name)
     in_process = eng is None or getattr(eng, "in_process", True)
     inline = len(items) == 0 or (
-        in_process and (len(items) == 1 or jobs == 1 or (not thread_safe and name == "threads"))
+        in_process
+        and (
+            len(items) == 1
+            or (not thread_safe and name == "threads")
+            or (jobs := effective_n_jobs(n_jobs)) == 1
+        )
     )
     if on_start is not None or on_done is not None:
         if not in_process:
@@ -278,6 +287,8 @@ def run_tasks(
         return [fn(t, shared) for t in items]
     if eng is None:
         eng = get_engine(name)
+    if jobs is None:
+        jobs = effective_n_jobs(n_jobs)
     try:
         if shared is None:
             return eng.map(fn, items, n_jobs=jobs)
