@@ -126,6 +126,26 @@ def _history_columns(rows: list[tuple]) -> dict[str, np.ndarray]:
 #: ``IncrementalSVC._online_backend``).
 _BACKENDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
+#: Each estimator's learner context and the settings it was built for (see
+#: ``IncrementalSVC._context``).
+_CONTEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+#: The parameters a learner context is built from, besides the backend, the
+#: kernel and the shape of the model.
+_CONTEXT_PARAMS = (
+    "C",
+    "threshold",
+    "epsilon",
+    "max_neighbors",
+    "neighbor_step",
+    "reprocess",
+    "strategy",
+    "max_support",
+    "tol",
+    "max_iter",
+    "cache_size",
+)
+
 
 class _Binary:
     """One binary online SVM, learnt by the backend's online learner (the
@@ -555,7 +575,6 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         self._start(X, self.classes_)
         return self._learn(X, idx, "fit")
 
-    @fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
         """Learn the rows of ``X`` in order, one example at a time.
 
@@ -585,10 +604,28 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         as it was before the call.
         """
         try:
-            return self._partial_fit(X, y, classes)
+            if self._plain_quiet_batch(X, y):
+                # A later batch of plain arrays, no callbacks: nothing for
+                # scikit-learn's fit context to do (the parameters of a
+                # fitted model are not validated again, no callback to set
+                # up or tear down), and its cost dominates a call of one row.
+                self._check_classes(classes)
+                idx = self._encode(y, self.classes_)
+                return self._learn(X, idx, "partial_fit", assemble=False)
+            return self._partial_fit_in_context(X, y, classes)
         except KeyboardInterrupt:
             self._discard_model()
             raise
+
+    def _partial_fit_in_context(self, X, y, classes):
+        return self._partial_fit(X, y, classes)
+
+    # scikit-learn's fit context recognises partial_fit by the method's name
+    # (a fitted model's parameters are not validated again).
+    _partial_fit_in_context.__name__ = "partial_fit"
+    _partial_fit_in_context = fit_context(prefer_skip_nested_validation=True)(
+        _partial_fit_in_context
+    )
 
     def _discard_model(self) -> None:
         """Forget everything but the constructor's parameters (unfitted)."""
@@ -645,6 +682,17 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
                 f"to partial_fit: {self.classes_.tolist()}"
             )
 
+    def _plain_quiet_batch(self, X, y) -> bool:
+        """True for a fitted model without callbacks (its own or a
+        meta-estimator's) and a :meth:`_plain_batch`."""
+        own = self.__dict__
+        return (
+            "_learners" in own
+            and not own.get("_skl_callbacks")
+            and "_parent_callback_ctx" not in own
+            and self._plain_batch(X, y)
+        )
+
     def _plain_batch(self, X, y) -> bool:
         """True for a non-empty C-ordered float64 matrix of the fitted width
         (fitted without feature names) and a matching 1-d numeric ``y``."""
@@ -660,7 +708,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             and y.shape[0] == X.shape[0]
             and y.dtype.kind in "iuf"
             and self.classes_.dtype.kind in "iuf"
-            and not hasattr(self, "feature_names_in_")
+            and "feature_names_in_" not in self.__dict__
         )
 
     def _reset(self) -> None:
@@ -680,6 +728,23 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         self.n_seen_ = 0
 
     def _context(self) -> _Context:
+        """The learners' context for this call: built once per model and
+        setting, as the backend is (see :meth:`_online_backend`)."""
+        key = (
+            self.backend,
+            self._spec,
+            self.n_features_in_,
+            len(getattr(self, "_learners", ())),
+            *(getattr(self, name) for name in _CONTEXT_PARAMS),
+        )
+        memo = _CONTEXTS.get(self)
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        ctx = self._new_context()
+        _CONTEXTS[self] = (key, ctx)
+        return ctx
+
+    def _new_context(self) -> _Context:
         backend = self._online_backend()
         return _Context(
             spec=self._spec,
@@ -732,9 +797,10 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             raise ValueError(
                 f"y's labels (dtype {y.dtype}) cannot belong to classes={classes.tolist()}"
             )
-        idx = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
+        # searchsorted gives positions 0..size: only the top needs clipping.
+        idx = np.minimum(np.searchsorted(classes, y), classes.size - 1)
         bad = classes[idx] != y
-        if np.any(bad):
+        if bad.any():
             unknown = np.unique(y[bad]).tolist()
             raise ValueError(
                 f"y holds labels {unknown} outside classes={classes.tolist()} "
@@ -750,7 +816,8 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         every support vector after each one."""
         began = time.perf_counter()
         report = self._fit_report(len(self._learners), X, None, task_name=task_name)
-        report.subtasks("binary-model", len(self._learners))
+        if report.active:
+            report.subtasks("binary-model", len(self._learners))
         report.log(
             2,
             "IncrementalSVC %s: a batch of %d rows, %d binary models",
@@ -763,16 +830,20 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         n = X.shape[0]
         # A problem over every row (two classes, or one-vs-rest) takes the
         # batch as it is, without copies.
-        tasks = [
-            (learner, X, labels, idx, seen, ctx)
-            if rows.size == n
-            else (learner, X[rows], labels, idx[rows], seen[rows], ctx)
-            for learner, (rows, labels) in zip(
-                self._learners,
-                binary_tasks(idx, self._tasks),
-                strict=True,
-            )
-        ]
+        if len(self._tasks) == 1:
+            # Two classes: binary_tasks' pair (0, 1) over every row.
+            tasks = [(self._learners[0], X, np.where(idx == 0, 1.0, -1.0), idx, seen, ctx)]
+        else:
+            tasks = [
+                (learner, X, labels, idx, seen, ctx)
+                if rows.size == n
+                else (learner, X[rows], labels, idx[rows], seen[rows], ctx)
+                for learner, (rows, labels) in zip(
+                    self._learners,
+                    binary_tasks(idx, self._tasks),
+                    strict=True,
+                )
+            ]
         results = run_tasks(
             _learn_task,
             tasks,
@@ -815,11 +886,12 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        self._warn_unconverged(
-            [True] * sum(s.solves - s.unconverged for s in stats)
-            + [False] * sum(s.unconverged for s in stats),
-            "subproblem solves",
-        )
+        unconverged = sum(s.unconverged for s in stats)
+        if unconverged:
+            self._warn_unconverged(
+                [True] * (sum(s.solves for s in stats) - unconverged) + [False] * unconverged,
+                "subproblem solves",
+            )
 
     def __getattr__(self, name):
         # Only called when normal lookup fails: a fitted attribute that
