@@ -399,6 +399,25 @@ fn round_even(x: f64) -> f64 {
     }
 }
 
+/// For the last rounded value `v` a full side of
+/// [`OnlineLearner::violators`] holds (an integer), bounds `(lo, hi)` on
+/// `exact` outside which `round_even(exact / tol)` is at least one unit
+/// away from `v`: below `lo` it is at most `v − 1` (it cannot enter the up
+/// side, which needs a value above `v`), above `hi` at least `v + 1` (it
+/// cannot enter the low side, which needs one below `v`). The unit of room
+/// keeps the signed zeros of `round_even` (ordered by `total_cmp`) out of
+/// the question, and covers the rounding of the products and of the
+/// quotient while `|v| < 2⁴⁰`; beyond that there are no bounds.
+#[inline]
+fn entry_bounds(v: f64, tol: f64) -> (f64, f64) {
+    const BIG: f64 = 1_099_511_627_776.0; // 2⁴⁰
+    if v.abs() < BIG {
+        ((v - 0.75) * tol, (v + 0.75) * tol)
+    } else {
+        (f64::NEG_INFINITY, f64::INFINITY)
+    }
+}
+
 /// `‖row‖²`, the learner's dot product of the row with itself, so that
 /// `K(x, x)` comes out exact (`‖x − x‖² = 0` for RBF).
 fn sq_norm(row: &[f64]) -> f64 {
@@ -1554,8 +1573,8 @@ impl OnlineLearner {
         self.retire(opts.epsilon);
         if let Some(budget) = opts.max_support {
             self.enforce_budget(budget, opts, report);
+            self.count();
         }
-        self.count();
         self.maybe_compact();
         Ok(())
     }
@@ -1628,25 +1647,41 @@ impl OnlineLearner {
         low.clear();
         let (mut max_up, mut min_low) = (f64::NEG_INFINITY, f64::INFINITY);
         let (mut arg_up, mut arg_low) = (0, 0);
+        // Once a side holds `half`, an example whose `exact` is beyond its
+        // bound cannot enter it (see `entry_bounds`), and needs no rounded
+        // value: most of the kept examples are far from both extremes.
+        let (mut up_from, mut low_to) = (f64::NEG_INFINITY, f64::INFINITY);
         for i in 0..self.len() {
             if !self.alive[i] {
                 continue;
             }
             let (a, y) = (self.alpha[i], self.y[i]);
             let exact = y - self.g[i];
-            // In units of the solver's tolerance: the examples on the
-            // margin, equal to within it, are ordered by position.
-            let v = round_even(exact / tol);
-            if (y > 0.0 && a < c) || (y < 0.0 && a > 0.0) {
-                offer(&mut up, half, (-v, i));
-                if exact > max_up {
-                    (max_up, arg_up) = (exact, i);
-                }
+            let may_up = (y > 0.0 && a < c) || (y < 0.0 && a > 0.0);
+            let may_low = (y < 0.0 && a < c) || (y > 0.0 && a > 0.0);
+            if may_up && exact > max_up {
+                (max_up, arg_up) = (exact, i);
             }
-            if (y < 0.0 && a < c) || (y > 0.0 && a > 0.0) {
-                offer(&mut low, half, (v, i));
-                if exact < min_low {
-                    (min_low, arg_low) = (exact, i);
+            if may_low && exact < min_low {
+                (min_low, arg_low) = (exact, i);
+            }
+            let to_up = may_up && exact >= up_from;
+            let to_low = may_low && exact <= low_to;
+            if to_up || to_low {
+                // In units of the solver's tolerance: the examples on the
+                // margin, equal to within it, are ordered by position.
+                let v = round_even(exact / tol);
+                if to_up {
+                    offer(&mut up, half, (-v, i));
+                    if up.len() >= half {
+                        up_from = entry_bounds(-up[up.len() - 1].0, tol).0;
+                    }
+                }
+                if to_low {
+                    offer(&mut low, half, (v, i));
+                    if low.len() >= half {
+                        low_to = entry_bounds(low[low.len() - 1].0, tol).1;
+                    }
                 }
             }
         }
@@ -1682,16 +1717,25 @@ impl OnlineLearner {
         Some(ws)
     }
 
-    /// Forgets the examples with `α = 0` beyond the band.
+    /// Forgets the examples with `α = 0` beyond the band, and counts the
+    /// kept examples and the support vectors ([`OnlineLearner::count`]) in
+    /// the same pass.
     fn retire(&mut self, epsilon: f64) {
+        let (mut alive, mut support) = (0, 0);
         for i in 0..self.len() {
-            if self.alive[i]
-                && self.alpha[i] == 0.0
-                && self.y[i] * (self.g[i] + self.b) > 1.0 + epsilon
-            {
-                self.forget(i);
+            if !self.alive[i] {
+                continue;
             }
+            if self.alpha[i] > 0.0 {
+                support += 1;
+            } else if self.alpha[i] == 0.0 && self.y[i] * (self.g[i] + self.b) > 1.0 + epsilon {
+                self.forget(i);
+                continue;
+            }
+            alive += 1;
         }
+        self.n_alive = alive;
+        self.n_support = support;
     }
 
     /// Forgets stored row `i`: it leaves the machine. Its entries in the
