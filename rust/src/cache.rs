@@ -32,6 +32,11 @@
 use crate::error::memory_error;
 use crate::precision::QValue;
 
+/// Spare values given to a growing column beyond its eighth
+/// ([`ColumnCache::growing`]), so that short columns are not copied at
+/// every extension.
+pub const GROW_SLACK: usize = 16;
+
 /// The cache of `T` values. Column `i` of an `n`-variable problem lives in
 /// `cols[i]`.
 #[derive(Clone, Debug)]
@@ -52,7 +57,8 @@ pub struct ColumnCache<T: QValue = f32> {
     // `log[..seen[i]]` applied to its entries.
     log: Vec<(u32, u32)>,
     seen: Vec<u32>,
-    /// Extending a column beyond its buffer doubles the buffer.
+    /// Extending a column beyond its buffer gives it an eighth more room
+    /// ([`ColumnCache::growing`]).
     grow: bool,
     hits: u64,
     misses: u64,
@@ -101,11 +107,16 @@ impl<T: QValue> ColumnCache<T> {
         }
     }
 
-    /// The cache with columns that grow by doubling: a column extended
-    /// beyond its buffer gets twice the buffer (or what is asked, if more),
-    /// so a column extended by a few entries at a time is copied
-    /// `O(log len)` times rather than at every extension. The spare room
-    /// counts against the budget.
+    /// The cache with columns that grow geometrically: a column extended
+    /// beyond its buffer gets an eighth more than asked (plus
+    /// [`GROW_SLACK`] values), so a column extended by a few entries at a
+    /// time is copied `O(log len)` times rather than at every extension.
+    /// The spare room counts against the budget, hence an eighth rather
+    /// than doubling, which left up to half of the budget empty (fewer
+    /// columns held, more of them computed again). A column that needs a
+    /// new buffer while the cache is full takes the buffer of the least
+    /// recently used column when it is large enough, rather than freeing
+    /// that one and allocating another.
     pub fn growing(mut self) -> Self {
         self.grow = true;
         self
@@ -309,6 +320,43 @@ impl<T: QValue> ColumnCache<T> {
         Some(self.pool.swap_remove(best))
     }
 
+    /// While `want` more values would not fit in the budget, evicts the
+    /// least recently used column other than `i` and `keep` and returns
+    /// its buffer if it holds `len` values (it stays counted in `used`),
+    /// else frees it; `None` once `want` fits or nothing is left to evict.
+    /// Pooled buffers are freed first, as [`ColumnCache::make_room`] does.
+    fn reclaim(
+        &mut self,
+        len: usize,
+        want: usize,
+        i: usize,
+        keep: Option<usize>,
+    ) -> Option<Vec<T>> {
+        let s = self.sentinel();
+        while self.used + want > self.capacity {
+            if let Some(buf) = self.pool.pop() {
+                self.used -= buf.capacity();
+                continue;
+            }
+            let mut victim = self.next[s] as usize;
+            while victim != s && (victim == i || Some(victim) == keep) {
+                victim = self.next[victim] as usize;
+            }
+            if victim == s {
+                return None;
+            }
+            self.seen[victim] = self.log.len() as u32;
+            self.unlink(victim);
+            let mut buf = std::mem::take(&mut self.cols[victim]);
+            if buf.capacity() >= len {
+                buf.clear();
+                return Some(buf);
+            }
+            self.used -= buf.capacity();
+        }
+        None
+    }
+
     /// Frees pooled buffers, then evicts least recently used columns other
     /// than `i` and `keep`, until `extra` more values fit in the budget.
     fn make_room(&mut self, extra: usize, i: usize, keep: Option<usize>) {
@@ -348,11 +396,16 @@ impl<T: QValue> ColumnCache<T> {
             self.cols[i].resize(len, T::default());
         } else {
             let want = if self.grow && have > 0 {
-                len.max(2 * self.cols[i].capacity())
+                len + len / 8 + GROW_SLACK
             } else {
                 len
             };
-            let mut buf = match self.take_pooled(len) {
+            let reclaimed = match self.take_pooled(len) {
+                Some(buf) => Some(buf),
+                None if self.grow => self.reclaim(len, want, i, keep),
+                None => None,
+            };
+            let mut buf = match reclaimed {
                 Some(buf) => buf,
                 None => {
                     self.make_room(want, i, keep);
@@ -657,7 +710,7 @@ mod tests {
     }
 
     #[test]
-    fn growing_columns_double_and_set_entry_reaches_every_column() {
+    fn growing_columns_grow_by_an_eighth_and_set_entry_reaches_every_column() {
         let mut c = ColumnCache::<f64>::new(0, 1 << 20).growing();
         let mut copies = 0;
         for n in 1..=100 {
@@ -678,6 +731,28 @@ mod tests {
         assert_eq!(c.column(5)[7], 0.0);
         assert_eq!(c.column(0)[8], 9.0);
         assert!(c.used() <= c.capacity());
+    }
+
+    #[test]
+    fn a_full_growing_cache_reuses_the_least_recently_used_buffer() {
+        // Budget: two columns of 8 values (the floor is two of n = 3).
+        let mut c = ColumnCache::<f64>::new(3, 16 * 8).growing();
+        for i in 0..2 {
+            assert_eq!(c.prepare(i, 8, None), 0);
+            c.column_mut(i).fill(i as f64);
+        }
+        let lru = c.column(0).as_ptr();
+        // Column 2 needs a buffer: column 0's, evicted, not a new one.
+        assert_eq!(c.prepare(2, 8, None), 0);
+        assert_eq!(c.column(2).as_ptr(), lru);
+        assert_eq!(c.held(0), 0);
+        assert_eq!(c.column(1), [1.0; 8]);
+        assert_eq!(c.column(2).len(), 8);
+        assert!(c.used() <= c.capacity());
+        // A buffer too small for the column is freed, and one allocated.
+        assert_eq!(c.prepare(0, 12, None), 0);
+        assert_eq!(c.held(0), 12);
+        assert!(c.used() <= c.capacity().max(12 + 8));
     }
 
     #[test]
