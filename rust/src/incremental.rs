@@ -434,6 +434,11 @@ fn nonzeros(row: &[f64]) -> Vec<(u32, f64)> {
         .collect()
 }
 
+/// Kernel rows computed together by [`OnlineLearner::ensure_rows`] (the
+/// dot products of at most this many rows with the store are held at
+/// once).
+const ROWS_PER_PASS: usize = 16;
+
 /// Stored rows per pass of [`column_dots`]: the pass's columns (`8·d`
 /// bytes per row) stay in cache while every query of the block runs down
 /// them.
@@ -543,6 +548,12 @@ struct Scratch {
     k_sv: Vec<f64>,
     /// The buffers of the last [`Expansion`].
     spare: Expansion,
+    /// A solve's moved multipliers (position, weight), the kernel rows
+    /// among them with nothing cached, and their dot products
+    /// ([`OnlineLearner::ensure_rows`]).
+    moved: Vec<(usize, f64)>,
+    missing: Vec<usize>,
+    rows: Vec<f64>,
 }
 
 impl Block {
@@ -1475,6 +1486,51 @@ impl OnlineLearner {
         }
     }
 
+    /// Makes the rows of `rows` (storage positions, with a weight each)
+    /// cover every stored example, as [`OnlineLearner::ensure_row`] does
+    /// one by one, but the rows with nothing cached computed together, up
+    /// to [`ROWS_PER_PASS`] per pass of [`column_dots`] over the stored
+    /// columns (a moved working set's rows share most of their columns).
+    /// Only while the cache holds four times the rows with room to spare:
+    /// then none of them is evicted before it is used; otherwise, and for
+    /// partly cached rows, `ensure_row` at use does it.
+    fn ensure_rows(&mut self, rows: &[(usize, f64)]) {
+        let n = self.len();
+        let per_row = n + n / 8 + crate::cache::GROW_SLACK;
+        let mut missing = std::mem::take(&mut self.scratch.missing);
+        missing.clear();
+        if rows.len() >= 2 && self.cache.capacity() / 4 / per_row >= rows.len() {
+            missing.extend(
+                rows.iter()
+                    .map(|&(j, _)| j)
+                    .filter(|&j| self.cache.held(j) == 0),
+            );
+        }
+        let mut buf = std::mem::take(&mut self.scratch.rows);
+        for part in missing.chunks(ROWS_PER_PASS) {
+            if part.len() < 2 {
+                break; // one row: ensure_row at use
+            }
+            let nz: Vec<Vec<(u32, f64)>> = part.iter().map(|&j| nonzeros(self.row(j))).collect();
+            buf.clear();
+            if buf.try_reserve(part.len() * n).is_err() {
+                break; // no room for them together: ensure_row at use
+            }
+            buf.resize(part.len() * n, 0.0);
+            column_dots(&self.cols, &nz, 0, n, &mut buf, n);
+            for (t, &j) in part.iter().enumerate() {
+                let start = self.cache.prepare(j, n, None);
+                debug_assert_eq!(start, 0);
+                let out = &mut self.cache.column_mut(j)[..n];
+                out.copy_from_slice(&buf[t * n..(t + 1) * n]);
+                let sq = &self.sq;
+                kernel_values(self.kind, out, |k| sq[k], sq[j]);
+            }
+        }
+        self.scratch.rows = buf;
+        self.scratch.missing = missing;
+    }
+
     /// `‖ξ‖²` over the kept examples.
     fn slack_sum(&self) -> f64 {
         slack_lanes(&self.y, &self.g, &self.alive, self.b)
@@ -1609,14 +1665,21 @@ impl OnlineLearner {
         if res.n_iter == 0 {
             return false;
         }
+        let mut moved = std::mem::take(&mut self.scratch.moved);
+        moved.clear();
         for (a, &ia) in work.iter().enumerate() {
             let delta = (res.alpha[a] - self.alpha[ia]) * ys[a];
             self.alpha[ia] = res.alpha[a];
             if delta != 0.0 {
-                self.ensure_row(ia);
-                add_column(&mut self.g, self.cache.column(ia), &self.alive, delta);
+                moved.push((ia, delta));
             }
         }
+        self.ensure_rows(&moved);
+        for &(ia, delta) in &moved {
+            self.ensure_row(ia);
+            add_column(&mut self.g, self.cache.column(ia), &self.alive, delta);
+        }
+        self.scratch.moved = moved;
         self.b = self.global_bias(opts.c);
         true
     }
