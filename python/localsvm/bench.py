@@ -518,7 +518,9 @@ def run_bench(
         )
         binary = [d for d in datasets if d in BINARY_DATASETS]
         big = [d for d in datasets if d in GENERATED_DATASETS]
-        result["memory"] = memory(binary or ([] if big else ["banana"]), [50.0, 200.0], out)
+        if not (binary or big):
+            binary = ["banana"]
+        result["memory"] = memory(binary, [50.0, 200.0], out) if binary else []
         if big:
             result["memory"] += memory(big, [float(_GENERATED["cache_size"])], out)
     return result
