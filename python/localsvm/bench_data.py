@@ -1,7 +1,9 @@
 """The data the benchmarks generate or split, shared by ``bench``,
-``bench local`` and ``bench scale``."""
+``bench local`` and ``bench scale``, and their best-of-n timer."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -51,3 +53,13 @@ def local_split(n_train: int = LOCAL_N_TRAIN, n_test: int | None = None) -> tupl
     tr = pool[:n_train]
     te = rest if n_test is None else rest[:n_test]
     return X[tr], y[tr], X[te], y[te]
+
+
+def best_time(fn, repeat: int = 1):
+    """``fn()``'s result and its best wall-clock time over ``repeat`` calls."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return out, best

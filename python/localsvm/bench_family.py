@@ -24,10 +24,11 @@ vector machines", ACM TIST 2(3), 2011).
 from __future__ import annotations
 
 import sys
-import time
 from typing import TextIO
 
 import numpy as np
+
+from .bench_data import best_time
 
 COMMON = {"tol": 1e-3, "cache_size": 200}
 
@@ -74,16 +75,6 @@ def _cases(n_train: int, n_one_class: int | None):
             "labels",
         ),
     ]
-
-
-def _timed(fn, repeat: int = 1):
-    """``fn()``'s result and its best wall time over ``repeat`` calls."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return out, best
 
 
 def _sklearnex_svm():
@@ -153,15 +144,15 @@ def run_family(
         # rare class is there in its proportion, as ν-SVC needs).
         few = slice(None, None, max(1, X.shape[0] // 300))
         ours_cls(**params, **COMMON).fit(X[few], None if y is None else y[few])
-        ours, fit_o = _timed(lambda: ours_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
-        theirs, fit_t = _timed(lambda: theirs_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
-        pred_o, t_o = _timed(lambda: ours.predict(Xt), repeat)  # noqa: B023
-        pred_t, t_t = _timed(lambda: theirs.predict(Xt), repeat)  # noqa: B023
+        ours, fit_o = best_time(lambda: ours_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
+        theirs, fit_t = best_time(lambda: theirs_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
+        pred_o, t_o = best_time(lambda: ours.predict(Xt), repeat)  # noqa: B023
+        pred_t, t_t = best_time(lambda: theirs.predict(Xt), repeat)  # noqa: B023
         fit_x = pred_x = None
         if skx is not None and hasattr(skx, name):
             intel_cls = getattr(skx, name)
-            intel, fit_x = _timed(lambda: intel_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
-            _, pred_x = _timed(lambda: intel.predict(Xt), repeat)  # noqa: B023
+            intel, fit_x = best_time(lambda: intel_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
+            _, pred_x = best_time(lambda: intel.predict(Xt), repeat)  # noqa: B023
         if kind == "regression":
             agree = float(np.abs(pred_o - pred_t).max() / np.std(y))
             text = f"max|Δ|/std(y) = {agree:.2e}"

@@ -332,19 +332,12 @@ impl<T: QValue> ColumnCache<T> {
         i: usize,
         keep: Option<usize>,
     ) -> Option<Vec<T>> {
-        let s = self.sentinel();
         while self.used + want > self.capacity {
             if let Some(buf) = self.pool.pop() {
                 self.used -= buf.capacity();
                 continue;
             }
-            let mut victim = self.next[s] as usize;
-            while victim != s && (victim == i || Some(victim) == keep) {
-                victim = self.next[victim] as usize;
-            }
-            if victim == s {
-                return None;
-            }
+            let victim = self.lru_victim(i, keep)?;
             self.seen[victim] = self.log.len() as u32;
             self.unlink(victim);
             let mut buf = std::mem::take(&mut self.cols[victim]);
@@ -357,22 +350,29 @@ impl<T: QValue> ColumnCache<T> {
         None
     }
 
+    /// The least recently used held column other than `i` and `keep`, if
+    /// any.
+    fn lru_victim(&self, i: usize, keep: Option<usize>) -> Option<usize> {
+        let s = self.sentinel();
+        let mut victim = self.next[s] as usize;
+        while victim != s && (victim == i || Some(victim) == keep) {
+            victim = self.next[victim] as usize;
+        }
+        (victim != s).then_some(victim)
+    }
+
     /// Frees pooled buffers, then evicts least recently used columns other
     /// than `i` and `keep`, until `extra` more values fit in the budget.
     fn make_room(&mut self, extra: usize, i: usize, keep: Option<usize>) {
-        let s = self.sentinel();
         while self.used + extra > self.capacity {
             if let Some(buf) = self.pool.pop() {
                 self.used -= buf.capacity();
                 continue;
             }
-            let mut victim = self.next[s] as usize;
-            while victim != s && (victim == i || Some(victim) == keep) {
-                victim = self.next[victim] as usize;
-            }
-            if victim == s {
-                break; // only the protected columns are left
-            }
+            // None: only the protected columns are left.
+            let Some(victim) = self.lru_victim(i, keep) else {
+                break;
+            };
             self.evict(victim);
         }
     }

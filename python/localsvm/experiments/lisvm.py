@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import _argtypes
+from ..bench_data import best_time
 from ..datasets import load_dataset
 from ..incremental import IncrementalSVC
 from ..kernels import kernel_matrix
@@ -295,16 +296,6 @@ IJCNN1_MARKS = (5000, 20000, 49990)
 IJCNN1_LISVM = {"C": 1.0, "gamma": "scale", "threshold": 0.1}
 
 
-def _timed(fn, repeat: int = 1):
-    """``fn()`` and its best wall-clock time over ``repeat`` runs."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return out, best
-
-
 def bench_banana(out: TextIO) -> list[dict]:
     """The Banana stream's speed in wall-clock time: each stream learnt without any
     evaluation in between (realization 0, C = 1, gamma = 1), the best of
@@ -317,9 +308,9 @@ def bench_banana(out: TextIO) -> list[dict]:
     rows = []
     for method in methods(paper_update=False):
         if method == "batch SVM":
-            model, secs = _timed(lambda: SVC(**params).fit(d.X_train, d.y_train), repeat=3)
+            model, secs = best_time(lambda: SVC(**params).fit(d.X_train, d.y_train), repeat=3)
         else:
-            model, secs = _timed(
+            model, secs = best_time(
                 lambda m=method: _model(m, params).fit(d.X_train, d.y_train), repeat=3
             )
         err = 100 * (1.0 - model.score(Xv, yv))
@@ -354,10 +345,10 @@ def bench_ijcnn1(out: TextIO, n_rows: int | None = None) -> list[dict]:
     d = load_dataset("ijcnn1")
     X, y = d.X_train[:n_rows], d.y_train[:n_rows]
     n = X.shape[0]
-    lisvm, t_lisvm = _timed(lambda: IncrementalSVC(**IJCNN1_LISVM).fit(X, y))
+    lisvm, t_lisvm = best_time(lambda: IncrementalSVC(**IJCNN1_LISVM).fit(X, y))
     kw = {"C": 1.0, "gamma": "scale", "tol": 1e-3, "cache_size": 200}
-    sk, t_sk = _timed(lambda: SklearnSVC(kernel="rbf", **kw).fit(X, y))
-    batch, t_batch = _timed(lambda: SVC(kernel="rbf", **kw).fit(X, y))
+    sk, t_sk = best_time(lambda: SklearnSVC(kernel="rbf", **kw).fit(X, y))
+    batch, t_batch = best_time(lambda: SVC(kernel="rbf", **kw).fit(X, y))
     rows = []
     for name, model, secs in (
         ("LISVM stream", lisvm, t_lisvm),
