@@ -340,31 +340,6 @@ struct Frozen {
     alpha: Vec<f64>,
 }
 
-/// Whether row `t` cannot be in a violating pair at the thresholds
-/// `up = max_{up} −y_s G_s`, `low = max_{low} y_s G_s`: at a bound, its
-/// gradient beyond the other side's threshold (Fan, Chen & Lin, JMLR 6,
-/// 2005, §5; Chang & Lin, ACM TIST 2011, §5.1).
-#[inline]
-fn shrinkable(y: f64, g: f64, a: f64, u: f64, up: f64, low: f64) -> bool {
-    let yg = y * g;
-    if a >= u {
-        // Only in the low set (y > 0) or only in the up set (y < 0).
-        if y > 0.0 {
-            -yg > up
-        } else {
-            yg > low
-        }
-    } else if a <= 0.0 {
-        if y > 0.0 {
-            yg > low
-        } else {
-            -yg > up
-        }
-    } else {
-        false
-    }
-}
-
 /// The thresholds `(max_{up} −y_t G_t, max_{low} y_t G_t)`.
 fn thresholds(y: &[f64], g: &[f64], alpha: &[f64], upper: &[f64]) -> (f64, f64) {
     let (mut up, mut low) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
@@ -665,7 +640,8 @@ fn run_rounds(
                 &alpha[..active],
                 &upper[..active],
             );
-            let frozen_here = |t: usize| shrinkable(y[t], grad[t], alpha[t], upper[t], up, low);
+            let frozen_here =
+                |t: usize| smo::can_shrink_at(alpha[t], upper[t], y[t], grad[t], up, low);
             let count = (0..active).filter(|&t| frozen_here(t)).count();
             if count > 0 && count * SHRINK_FRACTION >= active {
                 // The shrinkable rows to the end, the others kept in front

@@ -55,6 +55,40 @@ enum Bound {
     Free,
 }
 
+/// LIBSVM's shrinking rule (Fan, Chen & Lin, JMLR 6, 2005; Chang & Lin,
+/// ACM TIST 2, 2011, §5.1): a variable at a bound whose gradient lies beyond
+/// the current maximal violations `up = max_{up} −y_t G_t` and
+/// `low = max_{low} y_t G_t` cannot be in a violating pair now. `alpha` and
+/// `upper` give the bound, as the solver classifies it.
+#[inline]
+pub(crate) fn can_shrink_at(alpha: f64, upper: f64, y: f64, g: f64, up: f64, low: f64) -> bool {
+    shrinkable(State::bound_of(alpha, upper), y, g, up, low)
+}
+
+#[inline]
+fn shrinkable(bound: Bound, y: f64, g: f64, up: f64, low: f64) -> bool {
+    let yg = y * g;
+    let positive = y > 0.0;
+    match bound {
+        // Only in the low set (y > 0) or only in the up set (y < 0).
+        Bound::Upper => {
+            if positive {
+                -yg > up
+            } else {
+                yg > low
+            }
+        }
+        Bound::Lower => {
+            if positive {
+                yg > low
+            } else {
+                -yg > up
+            }
+        }
+        Bound::Free => false,
+    }
+}
+
 /// What the solver returns, in the caller's variable order.
 #[derive(Clone, Debug)]
 pub struct SmoResult {
@@ -395,25 +429,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
     /// than the current maximal violation cannot move again soon.
     fn can_shrink(&self, t: usize, up: f64, low: f64) -> bool {
         let st = &self.st;
-        let yg = st.y[t] * st.grad[t];
-        let positive = st.y[t] > 0.0;
-        match st.bound[t] {
-            Bound::Upper => {
-                if positive {
-                    -yg > up
-                } else {
-                    yg > low
-                }
-            }
-            Bound::Lower => {
-                if positive {
-                    yg > low
-                } else {
-                    -yg > up
-                }
-            }
-            Bound::Free => false,
-        }
+        shrinkable(st.bound[t], st.y[t], st.grad[t], up, low)
     }
 
     fn shrink(&mut self) -> Result<()> {
