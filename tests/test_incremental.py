@@ -655,3 +655,18 @@ def test_a_batch_crosses_into_the_core_once_per_binary_model(banana0):
     model.partial_fit(X[100:200], y[100:200])
     assert calls == [100]
     assert model.n_seen_ == 200
+
+
+def test_parameters_set_between_one_row_calls_take_effect(banana0):
+    """The learners' settings are kept from one ``partial_fit`` call to the
+    next; ``set_params`` between calls must still reach the next update (a
+    budget set mid-stream holds from then on)."""
+    X, y = np.ascontiguousarray(banana0.X_train), banana0.y_train
+    model = IncrementalSVC(C=1.0, gamma=1.0)
+    for i in range(200):
+        model.partial_fit(X[i : i + 1], y[i : i + 1], classes=[-1, 1])
+    assert model.support_.size > 30
+    model.set_params(max_support=30)
+    for i in range(200, 400):
+        model.partial_fit(X[i : i + 1], y[i : i + 1])
+    assert model.support_.size <= 30
