@@ -105,3 +105,26 @@ def test_refusals_name_the_parameter(data):
         SVC(solver="batched", precision="float64").fit(X, y)
     # NuSVC has no such setting: its dual has two equality constraints.
     assert "solver" not in NuSVC().get_params()
+
+
+def test_rounds_start_from_the_cells(data):
+    # init='cells': the global solve's rounds start from the cells'
+    # multipliers (many at the bound) and their blocked gradient G, Ḡ; a
+    # wrong Ḡ there moves the optimum.
+    X, y = data
+    smo = SVC(solver="smo", cache_size=50).fit(X, y)
+    warm = SVC(
+        solver="batched", init="cells", cell_size=600, cache_size=50, random_state=0
+    ).fit(X, y)
+    assert warm.solver_ == "batched"
+    assert warm.n_cells_[0] >= 2
+    assert warm.init_time_["gradient"] > 0.0
+    rel = abs(warm.dual_objective_[0] - smo.dual_objective_[0]) / abs(smo.dual_objective_[0])
+    assert rel < 1e-5
+    assert np.mean(warm.predict(X) == smo.predict(X)) >= 0.999
+    assert _violation(warm, X, y) < 2e-3
+    two = SVC(
+        solver="batched", init="cells", cell_size=600, cache_size=50, random_state=0, n_jobs=2
+    ).fit(X, y)
+    np.testing.assert_array_equal(two.support_, warm.support_)
+    np.testing.assert_array_equal(two.dual_coef_, warm.dual_coef_)

@@ -340,9 +340,10 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         that comes back costs no new column) count inside ``cache_size``
         (fewer variables per round when it holds less than 1024 columns;
         SMO alone below 128) and are freed before SMO fills its cache. It
-        needs dense ``X`` with a kernel function, float32 kernel values
-        (``precision_``) and ``init=None``; where it cannot run,
-        ``ValueError``. 'auto': 'batched' for binary problems
+        needs dense ``X`` with a kernel function and float32 kernel values
+        (``precision_``); with ``init='cells'`` the rounds start from the
+        cells' multipliers and their blocked start gradient. Where it cannot
+        run, ``ValueError``. 'auto': 'batched' for binary problems
         of at least 100 000 examples where it can run and ``max_iter`` is
         -1 (there one blocked pass over the data is much cheaper than the
         columns one at a time), else 'smo'. ``solver_`` reports the choice.

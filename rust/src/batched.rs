@@ -484,8 +484,8 @@ fn catch_up(
 }
 
 /// Batched rounds from the feasible start `alpha` with gradient `grad`
-/// (`Ḡ` is built from `α = 0`, so `alpha` must have no variable at its
-/// upper bound; the caller starts from zero). `source` must be
+/// and `grad_bar` its `Ḡ` (`None`: zeros, right when no variable of
+/// `alpha` is at its upper bound, as at `α = 0`). `source` must be
 /// [`applicable`]; `y` the labels (`±1`), `upper` the boxes. Returns
 /// `None` when the budget holds no working set of [`MIN_WORKING_SET`].
 /// Polls `ctl` once per round and per tile. The rows of `source` are
@@ -498,6 +498,7 @@ pub fn presolve(
     upper: &[f64],
     alpha: Vec<f64>,
     grad: Vec<f64>,
+    grad_bar: Option<Vec<f64>>,
     settings: &Settings,
     team: Option<&Arc<Team>>,
     ctl: &Control,
@@ -512,7 +513,7 @@ pub fn presolve(
         Vec::new()
     };
     let out = run_rounds(
-        source, y, upper, alpha, grad, settings, team, ctl, &mut swaps,
+        source, y, upper, alpha, grad, grad_bar, settings, team, ctl, &mut swaps,
     );
     swaps.reverse();
     source.swap_many(&swaps);
@@ -534,6 +535,7 @@ fn run_rounds(
     upper: &[f64],
     alpha: Vec<f64>,
     grad: Vec<f64>,
+    grad_bar: Option<Vec<f64>>,
     settings: &Settings,
     team: Option<&Arc<Team>>,
     ctl: &Control,
@@ -575,7 +577,10 @@ fn run_rounds(
     let mut upper = upper.to_vec();
     let mut alpha = alpha;
     let mut grad = grad;
-    let mut grad_bar = try_filled(n, 0.0f64, "the gradient of bounded variables", hint)?;
+    let mut grad_bar = match grad_bar {
+        Some(v) => v,
+        None => try_filled(n, 0.0f64, "the gradient of bounded variables", hint)?,
+    };
     // The working set's variables, oldest first.
     let mut ws: Vec<usize> = Vec::with_capacity(q);
     let mut member = vec![false; n];
@@ -981,6 +986,7 @@ mod tests {
                 &upper,
                 a,
                 g,
+                None,
                 &settings,
                 team,
                 &Control::none(),
@@ -1144,6 +1150,7 @@ mod tests {
             &upper,
             vec![0.0; n],
             vec![-1.0; n],
+            None,
             &settings,
             None,
             &Control::none(),
@@ -1232,6 +1239,89 @@ mod tests {
         assert_eq!(again.alpha, batched.alpha);
         assert_eq!(team.alpha, batched.alpha);
         assert_eq!(team.n_iter, batched.n_iter);
+    }
+
+    #[test]
+    fn warm_started_rounds_reach_the_solution() {
+        // The start: each half's own solution (feasible for the whole
+        // problem, many multipliers at the bound), its G and Ḡ by the
+        // blocked products; the rounds then run from it.
+        let n = 900;
+        let (x, y) = overlapping(n);
+        let upper: Vec<f64> = (0..n).map(|t| if t % 7 == 0 { 2.0 } else { 1.0 }).collect();
+        let opts = |solver, threads| SolverOptions {
+            tol: 1e-5,
+            solver,
+            threads,
+            ..SolverOptions::default()
+        };
+        let smo = solve(&x, &y, &upper, &opts(SolverChoice::Smo, 1));
+        let half = n / 2;
+        let mut alpha0 = Vec::with_capacity(n);
+        for (lo, hi) in [(0, half), (half, n)] {
+            let part = solve(
+                &x[4 * lo..4 * hi],
+                &y[lo..hi],
+                &upper[lo..hi],
+                &opts(SolverChoice::Smo, 1),
+            );
+            alpha0.extend(part.alpha);
+        }
+        assert!(alpha0.iter().zip(&upper).any(|(&a, &u)| a >= u));
+        let warm = |solver, threads| {
+            let problem = DualProblem {
+                source: source(&x, n),
+                y: y.clone(),
+                p: None,
+                upper: upper.clone(),
+                alpha0: Some(alpha0.clone()),
+                active: None,
+                constraint: Constraint::Equality,
+                start: crate::problem::StartGradientMode::Blocked,
+                twins: None,
+            };
+            problem
+                .solve_with(&opts(solver, threads), Precision::Float32)
+                .unwrap()
+        };
+        let batched = warm(SolverChoice::Batched, 1);
+        assert!(batched.batched_rounds > 0);
+        assert!(batched.start_evaluations > 0);
+        assert!(batched.converged);
+        let rel = (batched.objective - smo.objective).abs() / smo.objective.abs();
+        assert!(
+            rel < 1e-6,
+            "objective {} vs {}",
+            batched.objective,
+            smo.objective
+        );
+        // Optimal for the whole problem: the KKT gap from the true G.
+        let src = source(&x, n);
+        let g = gradient(&src, &y, &batched.alpha);
+        assert!(
+            gap(&y, &g, &batched.alpha, &upper) < 1e-4,
+            "KKT violation {}",
+            gap(&y, &g, &batched.alpha, &upper)
+        );
+        // Deterministic, the same on two threads.
+        assert_eq!(warm(SolverChoice::Batched, 1).alpha, batched.alpha);
+        assert_eq!(warm(SolverChoice::Batched, 2).alpha, batched.alpha);
+        // A nonzero start without its gradient cannot take the rounds.
+        let problem = DualProblem {
+            source: source(&x, n),
+            y: y.clone(),
+            p: None,
+            upper: upper.clone(),
+            alpha0: Some(alpha0.clone()),
+            active: None,
+            constraint: Constraint::Equality,
+            start: Default::default(),
+            twins: None,
+        };
+        let err = problem
+            .solve_with(&opts(SolverChoice::Batched, 1), Precision::Float32)
+            .unwrap_err();
+        assert!(err.to_string().contains("start gradient"), "{err}");
     }
 
     #[test]
@@ -1351,6 +1441,7 @@ mod tests {
             &vec![1.0; n],
             vec![0.0; n],
             vec![-1.0; n],
+            None,
             &settings,
             None,
             &ctl,

@@ -586,8 +586,8 @@ impl SubProblem<'_> {
             Some("float32 kernel values (precision='float32' or 'auto')")
         } else if self.constraint != Constraint::Equality {
             Some("the C-SVC dual")
-        } else if self.start.is_some() || self.alpha.iter().any(|&a| a != 0.0) {
-            Some("a start at alpha = 0 (no warm start)")
+        } else if self.start.is_none() && self.alpha.iter().any(|&a| a != 0.0) {
+            Some("a start at alpha = 0 or a start gradient (blocked or given)")
         } else if self.shared.is_some() || !batched::applicable(source) {
             Some("dense feature rows (no sparse or precomputed kernel)")
         } else {
@@ -626,12 +626,18 @@ impl SubProblem<'_> {
                         shrinking: opts.shrinking,
                         ..batched::Settings::new(opts.tol, self.max_iter, opts.cache_bytes)
                     };
+                    // From the start's gradient when given, else from α = 0.
+                    let (grad, grad_bar) = match self.start {
+                        Some(g) => (g.grad.clone(), Some(g.grad_bar.clone())),
+                        None => (self.p.to_vec(), None),
+                    };
                     batched::presolve(
                         &mut source,
                         self.y,
                         self.upper,
                         self.alpha.to_vec(),
-                        self.p.to_vec(),
+                        grad,
+                        grad_bar,
                         &settings,
                         team.as_ref(),
                         &opts.control,
