@@ -113,9 +113,9 @@ def test_rounds_start_from_the_cells(data):
     # wrong Ḡ there moves the optimum.
     X, y = data
     smo = SVC(solver="smo", cache_size=50).fit(X, y)
-    warm = SVC(
-        solver="batched", init="cells", cell_size=600, cache_size=50, random_state=0
-    ).fit(X, y)
+    warm = SVC(solver="batched", init="cells", cell_size=600, cache_size=50, random_state=0).fit(
+        X, y
+    )
     assert warm.solver_ == "batched"
     assert warm.n_cells_[0] >= 2
     assert warm.init_time_["gradient"] > 0.0
