@@ -88,7 +88,8 @@ use crate::smo;
 use crate::team::Team;
 
 /// Variables from which the automatic choice takes batched rounds (dense
-/// rows, `float32` kernel values, the C-SVC dual from `α = 0`). (Lower in
+/// rows, `float32` kernel values, the C-SVC dual from `α = 0` or from a
+/// start with its gradient). (Lower in
 /// this crate's unit tests, so small problems take the batched path.)
 pub const MIN_ROWS: usize = if cfg!(test) { 300 } else { 100_000 };
 
