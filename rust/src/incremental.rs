@@ -444,17 +444,154 @@ const ROWS_PER_PASS: usize = 16;
 /// them.
 const COLUMN_TILE: usize = 512;
 
+/// One feature of the stored rows (`x_ik` for every stored row `i`), held
+/// in the narrowest of `i8`, `f32` and `f64` that gives back each of its
+/// values bit for bit: [`column_dots`] streams the columns of a query's
+/// nonzeros past every stored row, and on data of small integers (one-hot
+/// encodings, counts) or of `float32` origin it then reads an eighth or
+/// half of the bytes, with the same products (the conversion to `f64` is
+/// exact). A column widens when a value it cannot hold arrives
+/// ([`OnlineLearner::reserve`] does it before a batch, fallibly) and is
+/// narrowed again when the store is rebuilt ([`OnlineLearner::index_rows`]).
+#[derive(Clone, Debug)]
+enum Column {
+    Small(Vec<i8>),
+    Single(Vec<f32>),
+    Double(Vec<f64>),
+}
+
+impl Default for Column {
+    fn default() -> Self {
+        Column::Small(Vec::new())
+    }
+}
+
+/// The widths of [`Column`]'s types, narrowest first.
+const SMALL: u8 = 0;
+const SINGLE: u8 = 1;
+const DOUBLE: u8 = 2;
+
+/// The narrowest [`Column`] width that gives `v` back bit for bit (`−0` is
+/// not an `i8`).
+#[inline]
+fn width_of(v: f64) -> u8 {
+    if f64::from(v as i8).to_bits() == v.to_bits() {
+        SMALL
+    } else if f64::from(v as f32).to_bits() == v.to_bits() {
+        SINGLE
+    } else {
+        DOUBLE
+    }
+}
+
+impl Column {
+    /// A column of `values`, all of which fit `width`.
+    fn of(width: u8, values: impl Iterator<Item = f64>) -> Column {
+        match width {
+            SMALL => Column::Small(values.map(|v| v as i8).collect()),
+            SINGLE => Column::Single(values.map(|v| v as f32).collect()),
+            _ => Column::Double(values.collect()),
+        }
+    }
+
+    fn width(&self) -> u8 {
+        match self {
+            Column::Small(_) => SMALL,
+            Column::Single(_) => SINGLE,
+            Column::Double(_) => DOUBLE,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Column::Small(c) => c.len(),
+            Column::Single(c) => c.len(),
+            Column::Double(c) => c.len(),
+        }
+    }
+
+    /// `x_ik` of stored row `i`.
+    fn get(&self, i: usize) -> f64 {
+        match self {
+            Column::Small(c) => f64::from(c[i]),
+            Column::Single(c) => f64::from(c[i]),
+            Column::Double(c) => c[i],
+        }
+    }
+
+    /// Room for `extra` more values, in a type at least `width` wide (the
+    /// values converted when it widens): fallible, so that a batch's
+    /// columns are allocated before any of it is learnt.
+    fn reserve(&mut self, width: u8, extra: usize) -> std::result::Result<(), ()> {
+        let width = width.max(self.width());
+        if width == self.width() {
+            return match self {
+                Column::Small(c) => c.try_reserve(extra),
+                Column::Single(c) => c.try_reserve(extra),
+                Column::Double(c) => c.try_reserve(extra),
+            }
+            .map_err(|_| ());
+        }
+        let n = self.len();
+        let mut wide = match width {
+            SINGLE => Column::Single(Vec::new()),
+            _ => Column::Double(Vec::new()),
+        };
+        let room = n.checked_add(extra).ok_or(())?;
+        match &mut wide {
+            Column::Single(c) => c.try_reserve_exact(room),
+            Column::Double(c) => c.try_reserve_exact(room),
+            Column::Small(_) => unreachable!("only wider types are made"),
+        }
+        .map_err(|_| ())?;
+        for i in 0..n {
+            wide.push_fitting(self.get(i));
+        }
+        *self = wide;
+        Ok(())
+    }
+
+    /// Appends `v`, which fits the column's type.
+    #[inline]
+    fn push_fitting(&mut self, v: f64) {
+        match self {
+            Column::Small(c) => c.push(v as i8),
+            Column::Single(c) => c.push(v as f32),
+            Column::Double(c) => c.push(v),
+        }
+    }
+
+    /// Appends `v`, widening the column first if its type cannot hold it
+    /// (after [`Column::reserve`] for the batch it never needs to).
+    fn push(&mut self, v: f64) {
+        let w = width_of(v);
+        if w > self.width() {
+            let wide = Column::of(w, (0..self.len()).map(|i| self.get(i)));
+            *self = wide;
+        }
+        self.push_fitting(v);
+    }
+}
+
+/// `acc[s] += f64::from(col[s]) · v`, each product rounded, then added.
+#[inline(always)]
+fn axpy<T: Copy + Into<f64>>(acc: &mut [f64], col: &[T], v: f64) {
+    for (s, &x) in acc.iter_mut().zip(col) {
+        *s += x.into() * v;
+    }
+}
+
 multiversion! {
     /// `out[t·stride + i − lo] = x_i · q_t` for the stored rows `i` in
-    /// `lo..lo + len`, from the rows feature by feature (`cols[k][i] =
-    /// x_ik`) and each query's nonzeros `nz[t]`: the sum over the query's
-    /// nonzero columns in increasing order, one accumulator per stored row
-    /// (so the loop vectorises across stored rows), the same value as
-    /// [`OnlineLearner::dot_with`] (see [`sparse_pair`]). In tiles of
-    /// [`COLUMN_TILE`] stored rows, every query passing over a tile while
-    /// it is in cache.
+    /// `lo..lo + len`, from the rows feature by feature (`cols[k]`, holding
+    /// `x_ik` exactly) and each query's nonzeros `nz[t]`: the sum over the
+    /// query's nonzero columns in increasing order, one accumulator per
+    /// stored row (so the loop vectorises across stored rows), the same
+    /// value as [`OnlineLearner::dot_with`] (see [`sparse_pair`]). In tiles
+    /// of [`COLUMN_TILE`] stored rows, every query passing over a tile
+    /// while it is in cache.
     fn column_dots, fn column_dots_impl(
-        cols: &[Vec<f64>],
+        cols: &[Column],
         nz: &[Vec<(u32, f64)>],
         lo: usize,
         len: usize,
@@ -468,8 +605,10 @@ multiversion! {
                 let acc = &mut out[t * stride + a - lo..t * stride + b - lo];
                 acc.fill(0.0);
                 for &(k, v) in q {
-                    for (s, &x) in acc.iter_mut().zip(&cols[k as usize][a..b]) {
-                        *s += x * v;
+                    match &cols[k as usize] {
+                        Column::Small(c) => axpy(acc, &c[a..b], v),
+                        Column::Single(c) => axpy(acc, &c[a..b], v),
+                        Column::Double(c) => axpy(acc, &c[a..b], v),
                     }
                 }
             }
@@ -723,9 +862,10 @@ pub struct OnlineLearner {
     /// grows; a forgotten example's entries are 0).
     cache: ColumnCache<f64>,
     pattern: Pattern,
-    /// The stored rows feature by feature, `cols[k][i] = x_ik` (derived
-    /// from the rows, never pickled): [`column_dots`] runs down them.
-    cols: Vec<Vec<f64>>,
+    /// The stored rows feature by feature, `cols[k]` holding `x_ik` for
+    /// every stored row `i` (derived from the rows, never pickled):
+    /// [`column_dots`] runs down them.
+    cols: Vec<Column>,
     /// Dot products of the rows of the batch being learnt with the rows
     /// stored when they were computed.
     block: Block,
@@ -778,7 +918,7 @@ impl OnlineLearner {
             n_alive: 0,
             cache: ColumnCache::new(0, OnlineOptions::default().cache_bytes).growing(),
             pattern: Pattern::default(),
-            cols: vec![Vec::new(); d],
+            cols: vec![Column::default(); d],
             block: Block::default(),
             expansion: None,
             max_sq: 0.0,
@@ -1039,8 +1179,12 @@ impl OnlineLearner {
         }
         self.pattern = pattern;
         let (n, d) = (self.len(), self.d);
+        let x = &self.x;
         self.cols = (0..d)
-            .map(|k| (0..n).map(|i| self.x[i * d + k]).collect())
+            .map(|k| {
+                let values = (0..n).map(|i| x[i * d + k]);
+                Column::of(values.clone().map(width_of).max().unwrap_or(SMALL), values)
+            })
             .collect();
         self.max_sq = self.sq.iter().fold(0.0, |a, &v| a.max(v));
         self.max_abs = self.x.iter().fold(0.0, |a, &v| a.max(v.abs()));
@@ -1250,10 +1394,19 @@ impl OnlineLearner {
         self.alive.try_reserve(m).map_err(fail)?;
         self.pattern.nnz.try_reserve(m).map_err(fail)?;
         self.pattern.start.try_reserve(m).map_err(fail)?;
-        for col in &mut self.cols {
-            col.try_reserve(m).map_err(fail)?;
-        }
         let d = self.d;
+        // A column is widened now if the batch holds a value its type
+        // cannot (so that learning the batch allocates nothing more).
+        let mut widths = vec![SMALL; d];
+        for row in x.chunks_exact(d.max(1)) {
+            for (w, &v) in widths.iter_mut().zip(row) {
+                *w = (*w).max(width_of(v));
+            }
+        }
+        for (col, &width) in self.cols.iter_mut().zip(&widths) {
+            col.reserve(width, m)
+                .map_err(|()| memory_error::<f64>(values.saturating_mul(2) + 6 * m, &what, hint))?;
+        }
         let sparse: usize = x
             .chunks_exact(d.max(1))
             .map(|r| r.iter().filter(|&&v| v != 0.0).count())
@@ -2242,6 +2395,106 @@ mod tests {
             }
         }
         assert_eq!(lr.sq[4].to_bits(), lr.dot_with(4, &lr.query(4)).to_bits());
+    }
+
+    #[test]
+    fn width_of_is_the_narrowest_type_that_gives_the_value_back() {
+        for v in [0.0, 1.0, -1.0, 127.0, -128.0, 3.0] {
+            assert_eq!(width_of(v), SMALL, "{v}");
+        }
+        // −0 is no i8; 128, 0.5 and 2¹⁰⁰ are f32 values; 0.1 and 2⁻¹⁵⁰ are not.
+        for v in [-0.0, 128.0, -129.0, 0.5, 2f64.powi(100), f64::from(0.1f32)] {
+            assert_eq!(width_of(v), SINGLE, "{v}");
+        }
+        for v in [0.1, 1e300, 2f64.powi(-150), 1.0 + f64::EPSILON] {
+            assert_eq!(width_of(v), DOUBLE, "{v}");
+        }
+    }
+
+    /// Every stored value is given back bit for bit by its column, and the
+    /// column dot products of every pair of stored rows are the learner's
+    /// (`dot_with`), bit for bit, whichever side is the query.
+    fn check_columns(lr: &OnlineLearner) {
+        let (n, d) = (lr.len(), lr.d);
+        for (k, col) in lr.cols.iter().enumerate() {
+            assert_eq!(col.len(), n);
+            for i in 0..n {
+                assert_eq!(
+                    col.get(i).to_bits(),
+                    lr.x[i * d + k].to_bits(),
+                    "x[{i}, {k}]"
+                );
+            }
+        }
+        let nz: Vec<_> = (0..n).map(|q| nonzeros(lr.row(q))).collect();
+        let mut out = vec![f64::NAN; n * n];
+        column_dots(&lr.cols, &nz, 0, n, &mut out, n);
+        for q in 0..n {
+            for i in 0..n {
+                let got = out[q * n + i].to_bits();
+                assert_eq!(got, lr.dot_with(i, &lr.query(q)).to_bits(), "rows {i}, {q}");
+                assert_eq!(got, lr.dot_with(q, &lr.query(i)).to_bits(), "rows {q}, {i}");
+            }
+        }
+    }
+
+    fn widths(lr: &OnlineLearner) -> Vec<u8> {
+        lr.cols.iter().map(Column::width).collect()
+    }
+
+    #[test]
+    fn columns_widen_for_new_values_and_narrow_when_rebuilt() {
+        // Small integers in every column, some zero, over two tiles.
+        let (n, d) = (COLUMN_TILE + 40, 5);
+        let x: Vec<f64> = (0..n * d)
+            .map(|k| ((k * 7919 + 13) % 11) as f64 - 5.0)
+            .map(|v| if v.abs() < 2.0 { 0.0 } else { v })
+            .collect();
+        let state = LearnerState {
+            x,
+            y: (0..n)
+                .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+                .collect(),
+            cls: vec![0; n],
+            seen: (0..n as i64).collect(),
+            alpha: vec![0.0; n],
+            g: vec![0.0; n],
+            alive: vec![true; n],
+            ..LearnerState::default()
+        };
+        let mut lr = OnlineLearner::from_state(KernelKind::Linear, d, state).unwrap();
+        assert_eq!(widths(&lr), [SMALL; 5]);
+        check_columns(&lr);
+        // A batch with an f32 value in column 1, −0 in column 3 and a
+        // float64 one in column 2: reserved (widened) before it is stored.
+        let batch = [
+            [2.0, 0.5, 0.0, -0.0, 1.0],
+            [0.0, 3.0, 0.1, 0.0, -4.0],
+            [1.0, -0.25, 1.0 / 3.0, 2.0, 0.0],
+        ];
+        let flat: Vec<f64> = batch.iter().flatten().copied().collect();
+        lr.reserve(&flat, batch.len()).unwrap();
+        assert_eq!(widths(&lr), [SMALL, SINGLE, DOUBLE, SINGLE, SMALL]);
+        for (k, row) in batch.iter().enumerate() {
+            lr.append(row, sq_norm(row), 1.0, 0, (n + k) as i64, 0.0);
+            assert_eq!(widths(&lr), [SMALL, SINGLE, DOUBLE, SINGLE, SMALL]);
+        }
+        check_columns(&lr);
+        // Stored without a reservation, a value still widens its column.
+        let row = [1e300, 0.0, 0.0, 0.0, 0.75];
+        lr.append(&row, sq_norm(&row), -1.0, 0, (n + 3) as i64, 0.0);
+        assert_eq!(widths(&lr), [DOUBLE, SINGLE, DOUBLE, SINGLE, SINGLE]);
+        check_columns(&lr);
+        // The wide rows forgotten, with a third of the others: compaction
+        // rebuilds the columns, as narrow as the kept values allow.
+        for i in (0..n).step_by(3).chain(n..n + 4) {
+            lr.forget(i);
+        }
+        lr.count();
+        lr.maybe_compact();
+        assert_eq!(lr.len(), n - n.div_ceil(3));
+        assert_eq!(widths(&lr), [SMALL; 5]);
+        check_columns(&lr);
     }
 
     #[test]
