@@ -581,6 +581,75 @@ fn axpy<T: Copy + Into<f64>>(acc: &mut [f64], col: &[T], v: f64) {
     }
 }
 
+/// [`axpy`] for four columns in one pass over `acc`: the four products
+/// are added to each `acc[s]` one after the other, in the order given, as
+/// four passes would add them (so the same sums), with `acc` loaded and
+/// stored once instead of four times.
+#[inline(always)]
+fn axpy4<T: Copy + Into<f64>>(acc: &mut [f64], c: [&[T]; 4], v: [f64; 4]) {
+    let n = acc.len();
+    let (c0, c1, c2, c3) = (&c[0][..n], &c[1][..n], &c[2][..n], &c[3][..n]);
+    for s in 0..n {
+        let mut a = acc[s];
+        a += c0[s].into() * v[0];
+        a += c1[s].into() * v[1];
+        a += c2[s].into() * v[2];
+        a += c3[s].into() * v[3];
+        acc[s] = a;
+    }
+}
+
+/// Adds the products of `q`'s nonzeros (in increasing column order) with
+/// rows `a..b` of their columns to `acc`: four columns per pass where four
+/// consecutive nonzeros have columns of one type, else one.
+#[inline(always)]
+fn accumulate(acc: &mut [f64], cols: &[Column], q: &[(u32, f64)], a: usize, b: usize) {
+    let mut t = 0;
+    while t < q.len() {
+        if t + 4 <= q.len() {
+            let g = &q[t..t + 4];
+            let c = |u: usize| &cols[g[u].0 as usize];
+            let v = [g[0].1, g[1].1, g[2].1, g[3].1];
+            let done = match (c(0), c(1), c(2), c(3)) {
+                (Column::Small(x0), Column::Small(x1), Column::Small(x2), Column::Small(x3)) => {
+                    axpy4(acc, [&x0[a..b], &x1[a..b], &x2[a..b], &x3[a..b]], v);
+                    true
+                }
+                (
+                    Column::Single(x0),
+                    Column::Single(x1),
+                    Column::Single(x2),
+                    Column::Single(x3),
+                ) => {
+                    axpy4(acc, [&x0[a..b], &x1[a..b], &x2[a..b], &x3[a..b]], v);
+                    true
+                }
+                (
+                    Column::Double(x0),
+                    Column::Double(x1),
+                    Column::Double(x2),
+                    Column::Double(x3),
+                ) => {
+                    axpy4(acc, [&x0[a..b], &x1[a..b], &x2[a..b], &x3[a..b]], v);
+                    true
+                }
+                _ => false,
+            };
+            if done {
+                t += 4;
+                continue;
+            }
+        }
+        let (k, v) = q[t];
+        match &cols[k as usize] {
+            Column::Small(c) => axpy(acc, &c[a..b], v),
+            Column::Single(c) => axpy(acc, &c[a..b], v),
+            Column::Double(c) => axpy(acc, &c[a..b], v),
+        }
+        t += 1;
+    }
+}
+
 multiversion! {
     /// `out[t·stride + i − lo] = x_i · q_t` for the stored rows `i` in
     /// `lo..lo + len`, from the rows feature by feature (`cols[k]`, holding
@@ -604,13 +673,7 @@ multiversion! {
             for (t, q) in nz.iter().enumerate() {
                 let acc = &mut out[t * stride + a - lo..t * stride + b - lo];
                 acc.fill(0.0);
-                for &(k, v) in q {
-                    match &cols[k as usize] {
-                        Column::Small(c) => axpy(acc, &c[a..b], v),
-                        Column::Single(c) => axpy(acc, &c[a..b], v),
-                        Column::Double(c) => axpy(acc, &c[a..b], v),
-                    }
-                }
+                accumulate(acc, cols, q, a, b);
             }
             a = b;
         }
