@@ -776,31 +776,58 @@ struct Expansion {
     sq: Vec<f64>,
 }
 
+/// Lanes of the sums over the stored rows that [`slack_lanes`] and
+/// [`bias_terms`] take.
+const LANES: usize = 8;
+
+/// All ones for each `true` of eight flags, all zeros for each `false`: an
+/// `f64` and-ed with it is kept or made `+0`. Read as one word (a `bool` is
+/// the byte 0 or 1), so that the scans vectorise; lane by lane, each flag
+/// cost a byte load and a mask move.
+#[inline(always)]
+fn lane_masks(flags: &[bool]) -> [u64; LANES] {
+    let flags: &[bool; LANES] = flags.try_into().expect("a lane of flags");
+    let word = u64::from_le_bytes(flags.map(u8::from));
+    std::array::from_fn(|l| 0u64.wrapping_sub((word >> (8 * l)) & 1))
+}
+
+/// `v` where `mask` is all ones, `+0` where it is zero.
+#[inline(always)]
+fn masked(v: f64, mask: u64) -> f64 {
+    f64::from_bits(v.to_bits() & mask)
+}
+
+/// `v` where `mask` is all ones, `other` where it is zero.
+#[inline(always)]
+fn select(mask: u64, v: f64, other: f64) -> f64 {
+    f64::from_bits((v.to_bits() & mask) | (other.to_bits() & !mask))
+}
+
 multiversion! {
     /// `Σ_i max(0, 1 − y_i (g_i + b))²` over the rows with `alive[i]`, in
-    /// eight lanes (so it vectorises) added pairwise, then the tail.
+    /// eight lanes (row `i` in lane `i mod 8`, [`LANES`]) added pairwise,
+    /// then the rows after the last whole lane.
     fn slack_lanes, fn slack_lanes_impl(y: &[f64], g: &[f64], alive: &[bool], b: f64) -> f64 {
-        const L: usize = 8;
-        let term = |y: f64, g: f64, alive: bool| {
-            let xi = (1.0 - y * (g + b)).max(0.0);
-            if alive {
-                xi * xi
-            } else {
-                0.0
+        let n = y.len().min(g.len()).min(alive.len());
+        let whole = n / LANES * LANES;
+        let mut acc = [0.0f64; LANES];
+        let lanes = y[..whole]
+            .chunks_exact(LANES)
+            .zip(g[..whole].chunks_exact(LANES))
+            .zip(alive[..whole].chunks_exact(LANES));
+        for ((y, g), alive) in lanes {
+            let keep = lane_masks(alive);
+            for l in 0..LANES {
+                let xi = (1.0 - y[l] * (g[l] + b)).max(0.0);
+                acc[l] += masked(xi * xi, keep[l]);
             }
-        };
-        let mut acc = [0.0f64; L];
-        let (yc, gc, ac) = (y.chunks_exact(L), g.chunks_exact(L), alive.chunks_exact(L));
+        }
         let mut tail = 0.0;
-        for ((&y, &g), &a) in yc.remainder().iter().zip(gc.remainder()).zip(ac.remainder()) {
-            tail += term(y, g, a);
+        for i in whole..n {
+            let xi = (1.0 - y[i] * (g[i] + b)).max(0.0);
+            tail += if alive[i] { xi * xi } else { 0.0 };
         }
-        for ((y, g), a) in yc.zip(gc).zip(ac) {
-            for l in 0..L {
-                acc[l] += term(y[l], g[l], a[l]);
-            }
-        }
-        let mut width = L;
+        let mut width = LANES;
         while width > 1 {
             width /= 2;
             for l in 0..width {
@@ -810,7 +837,6 @@ multiversion! {
         acc[0] + tail
     }
 }
-
 multiversion! {
     /// `g_i += delta · k_i` for the rows with `alive[i]`; a forgotten row's
     /// `g_i` stays as it was when it was forgotten, whatever its entry in a
@@ -827,9 +853,10 @@ multiversion! {
     /// What [`OnlineLearner::global_bias`] needs from the rows with
     /// `alive[i]`, for `v_i = g_i − y_i`: the sum and the number of `v_i`
     /// over the free multipliers (`0 < α_i < c`; the sum in eight lanes
-    /// added pairwise, then the tail), the smallest `v_i` over the bounded
-    /// ones with `(α_i ≥ c) = (y_i < 0)` and the largest over the other
-    /// bounded ones. Branch-free, so it vectorises.
+    /// added pairwise, then the rows after the last whole lane), the
+    /// smallest `v_i` over the bounded ones with `(α_i ≥ c) = (y_i < 0)`
+    /// and the largest over the other bounded ones. Branch-free, the
+    /// choices made with masks ([`lane_masks`]), so it vectorises.
     fn bias_terms, fn bias_terms_impl(
         y: &[f64],
         g: &[f64],
@@ -837,43 +864,56 @@ multiversion! {
         alive: &[bool],
         c: f64,
     ) -> (f64, usize, f64, f64) {
-        const L: usize = 8;
-        let mut sum = [0.0f64; L];
-        let mut free = [0usize; L];
-        let mut ub = [f64::INFINITY; L];
-        let mut lb = [f64::NEG_INFINITY; L];
         let n = y.len().min(g.len()).min(alpha.len()).min(alive.len());
-        let whole = n / L * L;
-        let one = |l: usize, i: usize, sum: &mut [f64; L], free: &mut [usize; L], ub: &mut [f64; L], lb: &mut [f64; L]| {
-            let (a, yi) = (alpha[i], y[i]);
-            let v = g[i] - yi;
-            let is_free = alive[i] && a > 0.0 && a < c;
-            let up = alive[i] && !is_free && ((a >= c) == (yi < 0.0));
-            let down = alive[i] && !is_free && !up;
-            sum[l] += if is_free { v } else { 0.0 };
-            free[l] += usize::from(is_free);
-            ub[l] = ub[l].min(if up { v } else { f64::INFINITY });
-            lb[l] = lb[l].max(if down { v } else { f64::NEG_INFINITY });
-        };
-        for base in (0..whole).step_by(L) {
-            for l in 0..L {
-                one(l, base + l, &mut sum, &mut free, &mut ub, &mut lb);
+        let whole = n / LANES * LANES;
+        let mut sum = [0.0f64; LANES];
+        let mut free = [0u64; LANES];
+        let mut ub = [f64::INFINITY; LANES];
+        let mut lb = [f64::NEG_INFINITY; LANES];
+        let lanes = y[..whole]
+            .chunks_exact(LANES)
+            .zip(g[..whole].chunks_exact(LANES))
+            .zip(alpha[..whole].chunks_exact(LANES))
+            .zip(alive[..whole].chunks_exact(LANES));
+        for (((y, g), alpha), alive) in lanes {
+            let live = lane_masks(alive);
+            for l in 0..LANES {
+                let (a, yi) = (alpha[l], y[l]);
+                let v = g[l] - yi;
+                let is_free = live[l] & 0u64.wrapping_sub(u64::from(a > 0.0 && a < c));
+                let bounded = live[l] & !is_free;
+                let up = bounded & 0u64.wrapping_sub(u64::from((a >= c) == (yi < 0.0)));
+                let down = bounded & !up;
+                sum[l] += masked(v, is_free);
+                free[l] += is_free & 1;
+                ub[l] = ub[l].min(select(up, v, f64::INFINITY));
+                lb[l] = lb[l].max(select(down, v, f64::NEG_INFINITY));
             }
         }
-        let mut width = L;
+        let mut width = LANES;
         while width > 1 {
             width /= 2;
             for l in 0..width {
                 sum[l] += sum[l + width];
             }
         }
-        let mut tail = ([0.0; L], [0; L], [f64::INFINITY; L], [f64::NEG_INFINITY; L]);
+        let (mut tail_sum, mut tail_free) = (0.0, 0usize);
+        let (mut tail_ub, mut tail_lb) = (f64::INFINITY, f64::NEG_INFINITY);
         for i in whole..n {
-            one(0, i, &mut tail.0, &mut tail.1, &mut tail.2, &mut tail.3);
+            let (a, yi) = (alpha[i], y[i]);
+            let v = g[i] - yi;
+            let is_free = alive[i] && a > 0.0 && a < c;
+            let up = alive[i] && !is_free && ((a >= c) == (yi < 0.0));
+            let down = alive[i] && !is_free && !up;
+            tail_sum += if is_free { v } else { 0.0 };
+            tail_free += usize::from(is_free);
+            tail_ub = tail_ub.min(if up { v } else { f64::INFINITY });
+            tail_lb = tail_lb.max(if down { v } else { f64::NEG_INFINITY });
         }
-        let ub = ub.iter().chain(&tail.2[..1]).fold(f64::INFINITY, |m, &v| m.min(v));
-        let lb = lb.iter().chain(&tail.3[..1]).fold(f64::NEG_INFINITY, |m, &v| m.max(v));
-        (sum[0] + tail.0[0], free.iter().sum::<usize>() + tail.1[0], ub, lb)
+        let ub = ub.iter().chain([&tail_ub]).fold(f64::INFINITY, |m, &v| m.min(v));
+        let lb = lb.iter().chain([&tail_lb]).fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+        let free = free.iter().sum::<u64>() as usize + tail_free;
+        (sum[0] + tail_sum, free, ub, lb)
     }
 }
 
@@ -2458,6 +2498,146 @@ mod tests {
             }
         }
         assert_eq!(lr.sq[4].to_bits(), lr.dot_with(4, &lr.query(4)).to_bits());
+    }
+
+    /// The scans of [`slack_lanes`] and [`bias_terms`] as they were written
+    /// before their masks, lane by lane with `bool`s and branches: the
+    /// values the learner's models were fitted with.
+    fn slack_reference(y: &[f64], g: &[f64], alive: &[bool], b: f64) -> f64 {
+        const L: usize = 8;
+        let term = |y: f64, g: f64, alive: bool| {
+            let xi = (1.0 - y * (g + b)).max(0.0);
+            if alive {
+                xi * xi
+            } else {
+                0.0
+            }
+        };
+        let mut acc = [0.0f64; L];
+        let (yc, gc, ac) = (y.chunks_exact(L), g.chunks_exact(L), alive.chunks_exact(L));
+        let mut tail = 0.0;
+        for ((&y, &g), &a) in yc
+            .remainder()
+            .iter()
+            .zip(gc.remainder())
+            .zip(ac.remainder())
+        {
+            tail += term(y, g, a);
+        }
+        for ((y, g), a) in yc.zip(gc).zip(ac) {
+            for l in 0..L {
+                acc[l] += term(y[l], g[l], a[l]);
+            }
+        }
+        let mut width = L;
+        while width > 1 {
+            width /= 2;
+            for l in 0..width {
+                acc[l] += acc[l + width];
+            }
+        }
+        acc[0] + tail
+    }
+
+    fn bias_reference(
+        y: &[f64],
+        g: &[f64],
+        alpha: &[f64],
+        alive: &[bool],
+        c: f64,
+    ) -> (f64, usize, f64, f64) {
+        const L: usize = 8;
+        let mut sum = [0.0f64; L];
+        let mut free = [0usize; L];
+        let mut ub = [f64::INFINITY; L];
+        let mut lb = [f64::NEG_INFINITY; L];
+        let n = y.len();
+        let whole = n / L * L;
+        let one = |l: usize,
+                   i: usize,
+                   sum: &mut [f64; L],
+                   free: &mut [usize; L],
+                   ub: &mut [f64; L],
+                   lb: &mut [f64; L]| {
+            let (a, yi) = (alpha[i], y[i]);
+            let v = g[i] - yi;
+            let is_free = alive[i] && a > 0.0 && a < c;
+            let up = alive[i] && !is_free && ((a >= c) == (yi < 0.0));
+            let down = alive[i] && !is_free && !up;
+            sum[l] += if is_free { v } else { 0.0 };
+            free[l] += usize::from(is_free);
+            ub[l] = ub[l].min(if up { v } else { f64::INFINITY });
+            lb[l] = lb[l].max(if down { v } else { f64::NEG_INFINITY });
+        };
+        for base in (0..whole).step_by(L) {
+            for l in 0..L {
+                one(l, base + l, &mut sum, &mut free, &mut ub, &mut lb);
+            }
+        }
+        let mut width = L;
+        while width > 1 {
+            width /= 2;
+            for l in 0..width {
+                sum[l] += sum[l + width];
+            }
+        }
+        let mut tail = ([0.0; L], [0; L], [f64::INFINITY; L], [f64::NEG_INFINITY; L]);
+        for i in whole..n {
+            one(0, i, &mut tail.0, &mut tail.1, &mut tail.2, &mut tail.3);
+        }
+        let ub = ub
+            .iter()
+            .chain(&tail.2[..1])
+            .fold(f64::INFINITY, |m, &v| m.min(v));
+        let lb = lb
+            .iter()
+            .chain(&tail.3[..1])
+            .fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+        (
+            sum[0] + tail.0[0],
+            free.iter().sum::<usize>() + tail.1[0],
+            ub,
+            lb,
+        )
+    }
+
+    #[test]
+    fn masked_scans_are_the_branching_ones_bit_for_bit() {
+        let mut s = 11u64;
+        let mut r = move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let c = 1.0;
+        // Lengths around the lanes, so the tail is empty, short or the whole.
+        for n in (0..20).chain([1003, 4096]) {
+            let y: Vec<f64> = (0..n).map(|_| if r() < 0.5 { 1.0 } else { -1.0 }).collect();
+            let g: Vec<f64> = (0..n).map(|_| 4.0 * r() - 2.0).collect();
+            // Multipliers at 0, at C and between, some rows forgotten.
+            let alpha: Vec<f64> = (0..n)
+                .map(|_| match (4.0 * r()) as u32 {
+                    0 => 0.0,
+                    1 => c,
+                    _ => r() * c,
+                })
+                .collect();
+            let alive: Vec<bool> = (0..n).map(|_| r() < 0.8).collect();
+            for b in [0.0, -0.3, 0.7] {
+                let (got, want) = (
+                    slack_lanes(&y, &g, &alive, b),
+                    slack_reference(&y, &g, &alive, b),
+                );
+                assert_eq!(got.to_bits(), want.to_bits(), "slack, n = {n}");
+            }
+            let got = bias_terms(&y, &g, &alpha, &alive, c);
+            let want = bias_reference(&y, &g, &alpha, &alive, c);
+            assert_eq!(got.0.to_bits(), want.0.to_bits(), "sum, n = {n}");
+            assert_eq!(got.1, want.1, "free, n = {n}");
+            assert_eq!(got.2.to_bits(), want.2.to_bits(), "ub, n = {n}");
+            assert_eq!(got.3.to_bits(), want.3.to_bits(), "lb, n = {n}");
+        }
     }
 
     #[test]
