@@ -37,6 +37,23 @@ use crate::precision::QValue;
 /// every extension.
 pub const GROW_SLACK: usize = 16;
 
+/// `len` rounded up to the next of eight sizes per power of two (exact
+/// below 16, at most an eighth more above): the buffer sizes of a growing
+/// cache ([`ColumnCache::growing`]). Its columns lengthen a row at a time,
+/// so without the rounding nearly every buffer has a size of its own: the
+/// least recently used column's buffer was then almost never large enough
+/// to be taken over, and the allocator, handed back one odd-sized buffer
+/// for each new one, spent a twelfth of a one-row pass over a9a searching
+/// its free lists.
+pub fn size_class(len: usize) -> usize {
+    if len < 16 {
+        return len;
+    }
+    let shift = (usize::BITS - len.leading_zeros()) as usize - 4;
+    let step = 1usize << shift;
+    len.div_ceil(step).saturating_mul(step)
+}
+
 /// The cache of `T` values. Column `i` of an `n`-variable problem lives in
 /// `cols[i]`.
 #[derive(Clone, Debug)]
@@ -111,6 +128,7 @@ impl<T: QValue> ColumnCache<T> {
     /// beyond its buffer gets an eighth more than asked (plus
     /// [`GROW_SLACK`] values), so a column extended by a few entries at a
     /// time is copied `O(log len)` times rather than at every extension.
+    /// Its buffers are of the sizes of [`size_class`].
     /// The spare room counts against the budget, hence an eighth rather
     /// than doubling, which left up to half of the budget empty (fewer
     /// columns held, more of them computed again). A column that needs a
@@ -395,10 +413,10 @@ impl<T: QValue> ColumnCache<T> {
         if self.cols[i].capacity() >= len {
             self.cols[i].resize(len, T::default());
         } else {
-            let want = if self.grow && have > 0 {
-                len + len / 8 + GROW_SLACK
-            } else {
-                len
+            let want = match (self.grow, have) {
+                (false, _) => len,
+                (true, 0) => size_class(len),
+                (true, _) => size_class(len + len / 8 + GROW_SLACK),
             };
             let reclaimed = match self.take_pooled(len) {
                 Some(buf) => Some(buf),
@@ -730,6 +748,45 @@ mod tests {
         assert_eq!(c.column(0)[7], 0.0);
         assert_eq!(c.column(5)[7], 0.0);
         assert_eq!(c.column(0)[8], 9.0);
+        assert!(c.used() <= c.capacity());
+    }
+
+    #[test]
+    fn size_classes_round_up_by_at_most_an_eighth() {
+        let mut classes = std::collections::BTreeSet::new();
+        let mut last = 0;
+        for len in 0..5000 {
+            let c = size_class(len);
+            assert!(c >= len && c >= last, "{len} -> {c}");
+            assert!(8 * (c - len) <= len, "{len} -> {c}");
+            if len < 16 {
+                assert_eq!(c, len);
+            }
+            if (16..4096).contains(&len) {
+                classes.insert(c);
+            }
+            last = c;
+        }
+        // Eight sizes per power of two from 16 to 4096 (4096 itself the
+        // class of the largest lengths below it).
+        assert_eq!(classes.len(), 8 * 8 + 1);
+        assert_eq!(size_class(usize::MAX), usize::MAX);
+    }
+
+    #[test]
+    fn a_full_growing_cache_hands_a_buffer_on_to_a_longer_column_of_its_class() {
+        // Budget: two columns of a thousand values.
+        let mut c = ColumnCache::<f64>::new(3, 2 * size_class(1000) * 8).growing();
+        for i in 0..2 {
+            assert_eq!(c.prepare(i, 1000, None), 0);
+        }
+        let lru = c.column(0).as_ptr();
+        // One more row since: column 0's buffer (of 1024) still fits.
+        assert_eq!(c.prepare(2, 1001, None), 0);
+        assert_eq!(c.column(2).as_ptr(), lru);
+        assert_eq!(c.held(0), 0);
+        assert_eq!(size_class(1000), 1024);
+        assert_eq!(c.used(), 2 * 1024);
         assert!(c.used() <= c.capacity());
     }
 

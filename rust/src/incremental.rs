@@ -1752,7 +1752,7 @@ impl OnlineLearner {
     /// partly cached rows, `ensure_row` at use does it.
     fn ensure_rows(&mut self, rows: &[(usize, f64)]) {
         let n = self.len();
-        let per_row = n + n / 8 + crate::cache::GROW_SLACK;
+        let per_row = crate::cache::size_class(n + n / 8 + crate::cache::GROW_SLACK);
         let mut missing = std::mem::take(&mut self.scratch.missing);
         missing.clear();
         if rows.len() >= 2 && self.cache.capacity() / 4 / per_row >= rows.len() {
