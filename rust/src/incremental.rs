@@ -494,6 +494,15 @@ impl Column {
         }
     }
 
+    /// An empty column of `width`, with room for `n` values.
+    fn with_capacity(width: u8, n: usize) -> Column {
+        match width {
+            SMALL => Column::Small(Vec::with_capacity(n)),
+            SINGLE => Column::Single(Vec::with_capacity(n)),
+            _ => Column::Double(Vec::with_capacity(n)),
+        }
+    }
+
     fn width(&self) -> u8 {
         match self {
             Column::Small(_) => SMALL,
@@ -1281,14 +1290,25 @@ impl OnlineLearner {
             pattern.push(self.row(i));
         }
         self.pattern = pattern;
+        // Row by row (the rows are contiguous, the columns are not): the
+        // width each column needs, then the columns.
         let (n, d) = (self.len(), self.d);
-        let x = &self.x;
-        self.cols = (0..d)
-            .map(|k| {
-                let values = (0..n).map(|i| x[i * d + k]);
-                Column::of(values.clone().map(width_of).max().unwrap_or(SMALL), values)
-            })
+        let mut widths = vec![SMALL; d];
+        for row in self.x.chunks_exact(d.max(1)) {
+            for (w, &v) in widths.iter_mut().zip(row) {
+                *w = (*w).max(width_of(v));
+            }
+        }
+        let mut cols: Vec<Column> = widths
+            .iter()
+            .map(|&w| Column::with_capacity(w, n))
             .collect();
+        for row in self.x.chunks_exact(d.max(1)) {
+            for (col, &v) in cols.iter_mut().zip(row) {
+                col.push_fitting(v);
+            }
+        }
+        self.cols = cols;
         self.max_sq = self.sq.iter().fold(0.0, |a, &v| a.max(v));
         self.max_abs = self.x.iter().fold(0.0, |a, &v| a.max(v.abs()));
     }
