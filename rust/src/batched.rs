@@ -941,6 +941,28 @@ mod tests {
         problem.solve_with(opts, Precision::Float32).unwrap()
     }
 
+    /// Options with `tol = 1e-5`.
+    fn tight(solver: SolverChoice, threads: usize) -> SolverOptions {
+        SolverOptions {
+            tol: 1e-5,
+            solver,
+            threads,
+            ..SolverOptions::default()
+        }
+    }
+
+    /// Converged to the objective of `want` (relative 1e-6).
+    fn assert_same_optimum(got: &Solution, want: &Solution) {
+        assert!(got.converged);
+        let rel = (got.objective - want.objective).abs() / want.objective.abs();
+        assert!(
+            rel < 1e-6,
+            "objective {} vs {}",
+            got.objective,
+            want.objective
+        );
+    }
+
     /// `G = Qα + p` from the kernel values directly, in `f64`.
     fn gradient(src: &KernelSource, y: &[f64], alpha: &[f64]) -> Vec<f64> {
         (0..y.len())
@@ -1183,12 +1205,7 @@ mod tests {
         let n = 900;
         let (x, y) = overlapping(n);
         let upper = vec![1.0; n];
-        let opts = |solver, threads| SolverOptions {
-            tol: 1e-5,
-            solver,
-            threads,
-            ..SolverOptions::default()
-        };
+        let opts = tight;
         let smo = solve(&x, &y, &upper, &opts(SolverChoice::Smo, 1));
         assert_eq!(smo.batched_rounds, 0);
         let batched = solve(&x, &y, &upper, &opts(SolverChoice::Batched, 1));
@@ -1196,14 +1213,7 @@ mod tests {
         assert!(batched.batched_rounds > 0);
         assert_eq!(auto.batched_rounds, batched.batched_rounds);
         for sol in [&batched, &auto] {
-            assert!(sol.converged);
-            let rel = (sol.objective - smo.objective).abs() / smo.objective.abs();
-            assert!(
-                rel < 1e-6,
-                "objective {} vs {}",
-                sol.objective,
-                smo.objective
-            );
+            assert_same_optimum(sol, &smo);
         }
         // KKT at tol: every up-set violation below every low-set one + tol.
         let src = source(&x, n);
@@ -1250,12 +1260,7 @@ mod tests {
         let n = 900;
         let (x, y) = overlapping(n);
         let upper: Vec<f64> = (0..n).map(|t| if t % 7 == 0 { 2.0 } else { 1.0 }).collect();
-        let opts = |solver, threads| SolverOptions {
-            tol: 1e-5,
-            solver,
-            threads,
-            ..SolverOptions::default()
-        };
+        let opts = tight;
         let smo = solve(&x, &y, &upper, &opts(SolverChoice::Smo, 1));
         let half = n / 2;
         let mut alpha0 = Vec::with_capacity(n);
@@ -1269,33 +1274,26 @@ mod tests {
             alpha0.extend(part.alpha);
         }
         assert!(alpha0.iter().zip(&upper).any(|(&a, &u)| a >= u));
+        let from_start = |start| DualProblem {
+            source: source(&x, n),
+            y: y.clone(),
+            p: None,
+            upper: upper.clone(),
+            alpha0: Some(alpha0.clone()),
+            active: None,
+            constraint: Constraint::Equality,
+            start,
+            twins: None,
+        };
         let warm = |solver, threads| {
-            let problem = DualProblem {
-                source: source(&x, n),
-                y: y.clone(),
-                p: None,
-                upper: upper.clone(),
-                alpha0: Some(alpha0.clone()),
-                active: None,
-                constraint: Constraint::Equality,
-                start: crate::problem::StartGradientMode::Blocked,
-                twins: None,
-            };
-            problem
+            from_start(crate::problem::StartGradientMode::Blocked)
                 .solve_with(&opts(solver, threads), Precision::Float32)
                 .unwrap()
         };
         let batched = warm(SolverChoice::Batched, 1);
         assert!(batched.batched_rounds > 0);
         assert!(batched.start_evaluations > 0);
-        assert!(batched.converged);
-        let rel = (batched.objective - smo.objective).abs() / smo.objective.abs();
-        assert!(
-            rel < 1e-6,
-            "objective {} vs {}",
-            batched.objective,
-            smo.objective
-        );
+        assert_same_optimum(&batched, &smo);
         // Optimal for the whole problem: the KKT gap from the true G.
         let src = source(&x, n);
         let g = gradient(&src, &y, &batched.alpha);
@@ -1308,18 +1306,7 @@ mod tests {
         assert_eq!(warm(SolverChoice::Batched, 1).alpha, batched.alpha);
         assert_eq!(warm(SolverChoice::Batched, 2).alpha, batched.alpha);
         // A nonzero start without its gradient cannot take the rounds.
-        let problem = DualProblem {
-            source: source(&x, n),
-            y: y.clone(),
-            p: None,
-            upper: upper.clone(),
-            alpha0: Some(alpha0.clone()),
-            active: None,
-            constraint: Constraint::Equality,
-            start: Default::default(),
-            twins: None,
-        };
-        let err = problem
+        let err = from_start(Default::default())
             .solve_with(&opts(SolverChoice::Batched, 1), Precision::Float32)
             .unwrap_err();
         assert!(err.to_string().contains("start gradient"), "{err}");
