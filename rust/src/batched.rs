@@ -920,6 +920,11 @@ mod tests {
         (x, y)
     }
 
+    /// Boxes of 1, every seventh 2 (so the bounds differ).
+    fn uneven_boxes(n: usize) -> Vec<f64> {
+        (0..n).map(|t| if t % 7 == 0 { 2.0 } else { 1.0 }).collect()
+    }
+
     fn source(x: &[f64], n: usize) -> KernelSource {
         let rows = Rows::new(x.to_vec(), n, 4).unwrap();
         KernelSource::dense(KernelKind::Rbf { gamma: 0.8 }, rows).unwrap()
@@ -991,7 +996,7 @@ mod tests {
     fn rounds_keep_the_gradient_and_approach_the_solution() {
         let n = 700;
         let (x, y) = overlapping(n);
-        let upper: Vec<f64> = (0..n).map(|t| if t % 7 == 0 { 2.0 } else { 1.0 }).collect();
+        let upper = uneven_boxes(n);
         let src = source(&x, n);
         src.prepare_f32().unwrap();
         assert!(applicable(&src));
@@ -1065,7 +1070,7 @@ mod tests {
         // the bound, off it, from zero.
         let n = 300;
         let (x, y) = overlapping(n);
-        let upper: Vec<f64> = (0..n).map(|t| if t % 7 == 0 { 2.0 } else { 1.0 }).collect();
+        let upper = uneven_boxes(n);
         let src = source(&x, n);
         src.prepare_f32().unwrap();
         let (kind, _, panel) = dense_parts(&src).unwrap();
@@ -1259,7 +1264,7 @@ mod tests {
         // blocked products; the rounds then run from it.
         let n = 900;
         let (x, y) = overlapping(n);
-        let upper: Vec<f64> = (0..n).map(|t| if t % 7 == 0 { 2.0 } else { 1.0 }).collect();
+        let upper = uneven_boxes(n);
         let opts = tight;
         let smo = solve(&x, &y, &upper, &opts(SolverChoice::Smo, 1));
         let half = n / 2;

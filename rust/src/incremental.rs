@@ -484,6 +484,18 @@ fn width_of(v: f64) -> u8 {
     }
 }
 
+/// The narrowest [`Column`] width of each of the `d` features of the
+/// row-major rows `x`.
+fn column_widths(x: &[f64], d: usize) -> Vec<u8> {
+    let mut widths = vec![SMALL; d];
+    for row in x.chunks_exact(d.max(1)) {
+        for (w, &v) in widths.iter_mut().zip(row) {
+            *w = (*w).max(width_of(v));
+        }
+    }
+    widths
+}
+
 impl Column {
     /// A column of `values`, all of which fit `width`.
     fn of(width: u8, values: impl Iterator<Item = f64>) -> Column {
@@ -1293,12 +1305,7 @@ impl OnlineLearner {
         // Row by row (the rows are contiguous, the columns are not): the
         // width each column needs, then the columns.
         let (n, d) = (self.len(), self.d);
-        let mut widths = vec![SMALL; d];
-        for row in self.x.chunks_exact(d.max(1)) {
-            for (w, &v) in widths.iter_mut().zip(row) {
-                *w = (*w).max(width_of(v));
-            }
-        }
+        let widths = column_widths(&self.x, d);
         let mut cols: Vec<Column> = widths
             .iter()
             .map(|&w| Column::with_capacity(w, n))
@@ -1520,12 +1527,7 @@ impl OnlineLearner {
         let d = self.d;
         // A column is widened now if the batch holds a value its type
         // cannot (so that learning the batch allocates nothing more).
-        let mut widths = vec![SMALL; d];
-        for row in x.chunks_exact(d.max(1)) {
-            for (w, &v) in widths.iter_mut().zip(row) {
-                *w = (*w).max(width_of(v));
-            }
-        }
+        let widths = column_widths(x, d);
         for (col, &width) in self.cols.iter_mut().zip(&widths) {
             col.reserve(width, m)
                 .map_err(|()| memory_error::<f64>(values.saturating_mul(2) + 6 * m, &what, hint))?;
