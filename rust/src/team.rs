@@ -36,8 +36,10 @@ const SPIN: Duration = Duration::from_micros(200);
 const PARK: Duration = Duration::from_millis(50);
 /// Pieces per job at most: the piece counters are 16-bit fields.
 pub const MAX_PIECES: usize = (1 << 16) - 1;
-/// A wait for the helper's pieces longer than this counts as the helper
-/// having been descheduled (a piece takes tens of microseconds).
+/// A wait for the helper's pieces longer than this beyond the caller's own
+/// longest piece counts as the helper having been descheduled. (Up to a
+/// piece's time is the unevenness of the split: the helper started its last
+/// piece just before the caller ran out, which says nothing of the load.)
 const LONG_WAIT: Duration = Duration::from_micros(100);
 /// The period over which long waits are added up.
 const WINDOW: Duration = Duration::from_millis(10);
@@ -146,9 +148,10 @@ impl Backoff {
     }
 
     /// Records a shared job of `pieces` pieces, `helped` of them run by the
-    /// helper, after a wait of `waited` for the helper's pieces; starts a
-    /// back-off when the window's long waits exceed their share or the
-    /// helper took too few pieces.
+    /// helper, after a wait of `waited` for the helper's pieces beyond the
+    /// caller's longest piece; starts a back-off when the window's long
+    /// waits exceed their share or the helper took too few pieces, and
+    /// halves the next back-off after a window with neither.
     fn record(&self, waited: Duration, pieces: usize, helped: usize) {
         let rel = Ordering::Relaxed;
         if waited > LONG_WAIT {
@@ -176,6 +179,9 @@ impl Backoff {
             self.window_start.store(until, rel);
             let longest = BACKOFF_MAX.as_nanos() as u64;
             self.next_backoff.store((2 * backoff).min(longest), rel);
+        } else {
+            let shortest = BACKOFF_MIN.as_nanos() as u64;
+            self.next_backoff.store((backoff / 2).max(shortest), rel);
         }
     }
 }
@@ -265,10 +271,13 @@ impl Team {
             }
         }
         let mut mine = 0usize;
+        let mut longest_piece = Duration::ZERO;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             while let Some(c) = sh.claim(epoch) {
                 mine += 1;
+                let started = Instant::now();
                 f(c);
+                longest_piece = longest_piece.max(started.elapsed());
             }
         }));
         // After a panic here, claim what is left so the helper stops.
@@ -288,7 +297,8 @@ impl Team {
                     thread::yield_now();
                 }
             }
-            self.backoff.record(waiting.elapsed(), pieces, theirs);
+            let beyond = waiting.elapsed().saturating_sub(longest_piece);
+            self.backoff.record(beyond, pieces, theirs);
         } else {
             self.backoff.record(Duration::ZERO, pieces, theirs);
         }
@@ -492,6 +502,28 @@ mod tests {
         assert_eq!(
             b.next_backoff.load(Ordering::Relaxed),
             4 * BACKOFF_MIN.as_nanos() as u64
+        );
+    }
+
+    #[test]
+    fn a_clean_window_shortens_the_next_back_off() {
+        let team = Team::new().expect("a thread");
+        let b = &team.backoff;
+        thread::sleep(WINDOW);
+        b.record(Duration::ZERO, 100, 1);
+        assert!(b.off());
+        assert_eq!(
+            b.next_backoff.load(Ordering::Relaxed),
+            2 * BACKOFF_MIN.as_nanos() as u64
+        );
+        // The trial window after the back-off: the helper ran its share.
+        b.off_until.store(0, Ordering::Relaxed);
+        b.window_start.store(0, Ordering::Relaxed);
+        b.record(Duration::ZERO, 8, 4);
+        assert!(!b.off());
+        assert_eq!(
+            b.next_backoff.load(Ordering::Relaxed),
+            BACKOFF_MIN.as_nanos() as u64
         );
     }
 
