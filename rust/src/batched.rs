@@ -278,30 +278,66 @@ multiversion! {
     }
 }
 
+/// `g[t] += w · cols[slot][t]` for each `(slot, w)` of `moves` in turn:
+/// four columns per pass over `g`, each a multiply then an add in `moves`'
+/// order (the bits of one column at a time).
+#[inline(always)]
+fn accumulate_columns(cols: &[&mut [f32]], moves: &[(usize, f64)], g: &mut [f64]) {
+    let len = g.len();
+    let col = |slot: usize| &cols[slot][..len];
+    let mut quads = moves.chunks_exact(4);
+    for quad in &mut quads {
+        let [(s0, w0), (s1, w1), (s2, w2), (s3, w3)] = [quad[0], quad[1], quad[2], quad[3]];
+        let cols = col(s0).iter().zip(col(s1)).zip(col(s2)).zip(col(s3));
+        for (o, (((&v0, &v1), &v2), &v3)) in g.iter_mut().zip(cols) {
+            let mut acc = *o;
+            acc += w0 * f64::from(v0);
+            acc += w1 * f64::from(v1);
+            acc += w2 * f64::from(v2);
+            acc += w3 * f64::from(v3);
+            *o = acc;
+        }
+    }
+    for &(slot, w) in quads.remainder() {
+        for (o, &v) in g.iter_mut().zip(col(slot)) {
+            *o += w * f64::from(v);
+        }
+    }
+}
+
 multiversion! {
-    /// `g[t] += Σ_k w_k · cols[k][t]` and `gb[t] += Σ_k v_k · cols[k][t]`
-    /// over one tile, `cols[k]` being `tile[slot_k · len..]`.
+    /// `g[t] += w · cols[slot][t]` for each `(slot, w)` of `moves` and
+    /// `gb[t] += v · cols[slot][t]` for each of `bar_moves`, over one tile,
+    /// in their order.
     fn add_tile, fn add_tile_impl(
-        tile: &[f32],
-        len: usize,
+        cols: &[&mut [f32]],
         moves: &[(usize, f64)],
         bar_moves: &[(usize, f64)],
         g: &mut [f64],
         gb: &mut [f64],
     ) {
-        for &(slot, w) in moves {
-            let col = &tile[slot * len..(slot + 1) * len];
-            for (o, &v) in g.iter_mut().zip(col) {
-                *o += w * f64::from(v);
-            }
-        }
-        for &(slot, w) in bar_moves {
-            let col = &tile[slot * len..(slot + 1) * len];
-            for (o, &v) in gb.iter_mut().zip(col) {
-                *o += w * f64::from(v);
-            }
-        }
+        accumulate_columns(cols, moves, g);
+        accumulate_columns(cols, bar_moves, gb);
     }
+}
+
+/// New columns per chunk of a round's pass (see [`Chunk`]): their values
+/// over one tile (`4 · TILE_ROWS` bytes each) stay in the processor's
+/// second-level cache until added to `G`.
+/// (Fewer in this crate's unit tests, so rounds have several chunks and
+/// chunks that are not whole fours.)
+const FRESH_PER_CHUNK: usize = if cfg!(test) { 6 } else { 32 };
+
+/// A run of a round's moved members, in their order: its moves and
+/// upper-bound changes (ranges of the round's lists) and its new columns
+/// (a range of the round's missing members). The pass fills a chunk's new
+/// columns over a tile, then adds the chunk's columns to `G` and `Ḡ`, so
+/// the sums run in the members' order whatever the chunks.
+#[derive(Clone, Debug, Default)]
+struct Chunk {
+    moves: std::ops::Range<usize>,
+    bars: std::ops::Range<usize>,
+    fresh: std::ops::Range<usize>,
 }
 
 /// `sign`'s values as `f32` (`±1`, exact).
@@ -461,7 +497,7 @@ fn catch_up(
                         .filter(|&k| batch[k].2 != 0.0)
                         .map(|k| (k - k0, batch[k].2))
                         .collect();
-                    add_tile(&buf, len, &moves, &bar_moves, g, gb);
+                    add_tile(&outs, &moves, &bar_moves, g, gb);
                 }
             };
             let (g, gb) = (&mut grad[seg.lo..seg.hi], &mut grad_bar[seg.lo..seg.hi]);
@@ -804,8 +840,11 @@ fn run_rounds(
         }
         let mut keep = vec![false; block.cap];
         let mut missing = Vec::new();
+        let mut fresh = Vec::with_capacity(moved.len());
         for &k in &moved {
-            match block.slot_of[members[k]] {
+            let slot = block.slot_of[members[k]];
+            fresh.push(slot == usize::MAX);
+            match slot {
                 usize::MAX => missing.push(members[k]),
                 s => keep[s] = true,
             }
@@ -814,22 +853,41 @@ fn run_rounds(
         for &s in &new_slots {
             block.used[s] = rounds;
         }
-        // G and Ḡ from the moved members' columns.
+        // G and Ḡ from the moved members' columns, in chunks of at most
+        // FRESH_PER_CHUNK new columns: the pass fills a chunk's new columns
+        // over a tile, then adds the chunk's columns while they are in the
+        // processor's cache.
         let mut moves = Vec::new();
         let mut bar_moves = Vec::new();
-        for &k in &moved {
+        let mut chunks: Vec<Chunk> = Vec::new();
+        let mut next = Chunk::default();
+        for (i, &k) in moved.iter().enumerate() {
             let slot = block.slot_of[members[k]];
             moves.push((slot, ab[k] - old[k]));
             let (was, now) = (old[k] >= ub[k], ab[k] >= ub[k]);
             if was != now {
                 bar_moves.push((slot, if now { ub[k] } else { -ub[k] }));
             }
+            if fresh[i] {
+                next.fresh.end += 1;
+            }
+            if next.fresh.len() == FRESH_PER_CHUNK || i + 1 == moved.len() {
+                next.moves.end = moves.len();
+                next.bars.end = bar_moves.len();
+                let from = (moves.len(), bar_moves.len(), next.fresh.end);
+                chunks.push(std::mem::replace(
+                    &mut next,
+                    Chunk {
+                        moves: from.0..from.0,
+                        bars: from.1..from.1,
+                        fresh: from.2..from.2,
+                    },
+                ));
+            }
         }
         for k in 0..m {
             alpha[members[k]] = ab[k];
         }
-        // One pass over the tiles: the new columns' values, then G and Ḡ
-        // from every working-set column while the tile is in cache.
         let queries: Vec<Query> = missing.iter().map(|&t| panel.query(t)).collect();
         let query_refs: Vec<&Query> = queries.iter().collect();
         let factors: Vec<f32> = missing.iter().map(|&t| sign[t]).collect();
@@ -851,26 +909,30 @@ fn run_rounds(
             }
             let (r, piece, g, gbar) = tile;
             let (t0, len) = (*r * TILE_ROWS, g.len());
-            if !new_slots.is_empty() {
-                let mut cols: Vec<Option<&mut [f32]>> =
-                    piece.chunks_exact_mut(len).map(Some).collect();
-                let mut outs: Vec<&mut [f32]> = new_slots
-                    .iter()
-                    .map(|&s| cols[s].take().expect("distinct slots"))
-                    .collect();
-                let end = t0 + len;
-                fill_tile(
-                    kind,
-                    panel,
-                    &query_refs,
-                    &factors,
-                    &sign,
-                    t0,
-                    end,
-                    &mut outs,
-                );
+            let mut cols: Vec<&mut [f32]> = piece.chunks_exact_mut(len).collect();
+            for chunk in &chunks {
+                if !chunk.fresh.is_empty() {
+                    let made = &new_slots[chunk.fresh.clone()];
+                    // The chunk's new columns, lent to the fill (distinct slots).
+                    let mut outs: Vec<&mut [f32]> =
+                        made.iter().map(|&s| std::mem::take(&mut cols[s])).collect();
+                    fill_tile(
+                        kind,
+                        panel,
+                        &query_refs[chunk.fresh.clone()],
+                        &factors[chunk.fresh.clone()],
+                        &sign,
+                        t0,
+                        t0 + len,
+                        &mut outs,
+                    );
+                    for (&s, out) in made.iter().zip(outs) {
+                        cols[s] = out;
+                    }
+                }
+                let (mv, bars) = (&moves[chunk.moves.clone()], &bar_moves[chunk.bars.clone()]);
+                add_tile(&cols, mv, bars, g, gbar);
             }
-            add_tile(piece, len, &moves, &bar_moves, g, gbar);
         };
         match &team {
             Some(team) => {
