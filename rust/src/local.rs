@@ -620,10 +620,11 @@ impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
         &mut self,
         cols: &[usize],
         w: &[f64],
+        from: usize,
         out: &mut [f64],
         ctl: &Control,
     ) -> Result<bool> {
-        self.q.add_columns(cols, w, out, ctl)
+        self.q.add_columns(cols, w, from, out, ctl)
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::cache::ColumnCache;
 use crate::control::Control;
 use crate::error::{try_filled, try_with_capacity, Result};
-use crate::kernel::KernelSource;
+use crate::kernel::{KernelSource, Rows};
 use crate::precision::{Precision, QValue};
 use crate::predict;
 use crate::team::Team;
@@ -54,16 +54,18 @@ pub trait QMatrix<T: QValue = f32> {
             self.swap_index(i, j);
         }
     }
-    /// `out[t] += Σ_k w[k] · Q[t][cols[k]]` for every variable `t`, with the
-    /// kernel values computed in blocks (every listed column against every
-    /// row in cache-sized tiles, as prediction computes them) instead of
-    /// one cached column at a time. `Ok(false)`, with `out` untouched, where
-    /// the matrix has no blocked form (the default): the caller then goes
-    /// column by column. Polls `ctl` ([`crate::Error::Interrupted`]).
+    /// `out[t − from] += Σ_k w[k] · Q[t][cols[k]]` for the variables `t` in
+    /// `from..from + out.len()`, with the kernel values computed in blocks
+    /// (every listed column against every row in cache-sized tiles, as
+    /// prediction computes them) instead of one cached column at a time.
+    /// `Ok(false)`, with `out` untouched, where the matrix has no blocked
+    /// form for those rows (the default): the caller then goes column by
+    /// column. Polls `ctl` ([`crate::Error::Interrupted`]).
     fn add_columns(
         &mut self,
         _cols: &[usize],
         _w: &[f64],
+        _from: usize,
         _out: &mut [f64],
         _ctl: &Control,
     ) -> Result<bool> {
@@ -188,6 +190,10 @@ pub struct KernelQ<T: QValue = f32> {
     computed: u64,
     team: Option<Arc<Team>>,
 }
+
+/// Rows copied at a time when [`KernelQ::add_columns`] evaluates its
+/// expansion at part of the rows.
+const ROWS_PER_PIECE: usize = 16_384;
 
 /// Rows per piece when a fill of `rows` rows of `d` features is split
 /// between two threads; `None` when it is too small to split.
@@ -352,20 +358,21 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
     }
 
     /// Dense rows only: the listed columns are the support vectors of one
-    /// kernel expansion (coefficients `w_k s_k`), evaluated at every row by
-    /// [`predict`]'s blocked loops in this matrix's precision, then signed.
-    /// The cache is neither read nor filled.
+    /// kernel expansion (coefficients `w_k s_k`), evaluated at the rows
+    /// `from..` by [`predict`]'s blocked loops in this matrix's precision,
+    /// then signed. The cache is neither read nor filled.
     fn add_columns(
         &mut self,
         cols: &[usize],
         w: &[f64],
+        from: usize,
         out: &mut [f64],
         ctl: &Control,
     ) -> Result<bool> {
         let KernelSource::Dense { kind, rows, .. } = &self.source else {
             return Ok(false);
         };
-        if cols.is_empty() {
+        if cols.is_empty() || out.is_empty() {
             return Ok(true);
         }
         let hint = "use fewer examples or shrinking=False";
@@ -381,12 +388,26 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
         } else {
             Precision::Float32
         };
-        let (values, _) =
-            predict::decision_values_controlled(*kind, rows, &sv, &coef, &[0.0], path, ctl)?;
-        for ((o, v), s) in out.iter_mut().zip(&values).zip(&self.sign) {
-            *o += s.to_f64() * v;
+        let add = |at: &Rows, out: &mut [f64], sign: &[T]| -> Result<()> {
+            let (values, _) =
+                predict::decision_values_controlled(*kind, at, &sv, &coef, &[0.0], path, ctl)?;
+            for ((o, v), s) in out.iter_mut().zip(&values).zip(sign) {
+                *o += s.to_f64() * v;
+            }
+            Ok(())
+        };
+        if from == 0 && out.len() == rows.n() {
+            add(rows, out, &self.sign)?;
+        } else {
+            // Part of the rows: copied a piece at a time, so the copy stays
+            // small beside the data.
+            for (k, piece) in out.chunks_mut(ROWS_PER_PIECE).enumerate() {
+                let start = from + k * ROWS_PER_PIECE;
+                let at = rows.gather(&(start..start + piece.len()).collect::<Vec<usize>>())?;
+                add(&at, piece, &self.sign[start..])?;
+            }
         }
-        self.computed += (rows.n() as u64).saturating_mul(cols.len() as u64);
+        self.computed += (out.len() as u64).saturating_mul(cols.len() as u64);
         Ok(true)
     }
 }
@@ -598,11 +619,13 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
     }
 
     /// The inner matrix's blocked sum over the columns' rows (weights
-    /// signed), read back at every variable's row.
+    /// signed), over every inner row (a range of variables has its rows
+    /// scattered over the inner matrix), read back at the variables' rows.
     fn add_columns(
         &mut self,
         cols: &[usize],
         w: &[f64],
+        from: usize,
         out: &mut [f64],
         ctl: &Control,
     ) -> Result<bool> {
@@ -614,10 +637,14 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
             .collect();
         let hint = "use fewer examples or shrinking=False";
         let mut by_row = try_filled(self.inner.n(), 0.0, "the columns' sums per row", hint)?;
-        if !self.inner.add_columns(&rows, &weights, &mut by_row, ctl)? {
+        if !self
+            .inner
+            .add_columns(&rows, &weights, 0, &mut by_row, ctl)?
+        {
             return Ok(false);
         }
-        for ((o, &r), s) in out.iter_mut().zip(&self.row).zip(&self.sign) {
+        let (row, sign) = (&self.row[from..], &self.sign[from..]);
+        for ((o, &r), s) in out.iter_mut().zip(row).zip(sign) {
             *o += s * by_row[r];
         }
         Ok(true)

@@ -36,6 +36,13 @@ use crate::team::Team;
 use crate::wss;
 
 /// Floor for the curvature `a_ij` of a working pair.
+/// Rows from which the shrunk variables' gradient is rebuilt in blocks
+/// ([`QMatrix::add_columns`]), where one column at a time is bound by
+/// memory (the scale of the batched rounds, [`crate::batched::MIN_ROWS`]).
+/// Below it the cached columns make the column loops cheaper: the blocks
+/// recompute every free column over the shrunk rows.
+const BLOCKED_REBUILD_ROWS: usize = crate::batched::MIN_ROWS;
+
 pub const TAU: f64 = 1e-12;
 
 /// Active variables below which the per-iteration scans (the partner
@@ -505,7 +512,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         st.pending_list.clear();
         if self
             .q
-            .add_columns(&cols, &weights, &mut st.grad_bar, self.ctl)?
+            .add_columns(&cols, &weights, 0, &mut st.grad_bar, self.ctl)?
         {
             return Ok(());
         }
@@ -530,7 +537,19 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         let free: Vec<usize> = (0..active)
             .filter(|&t| st.bound[t] == Bound::Free)
             .collect();
-        // Pick the loop that touches fewer kernel entries.
+        // From BLOCKED_REBUILD_ROWS rows, in blocks where the Hessian can
+        // (the free columns over the shrunk rows only); else pick the loop
+        // that touches fewer kernel entries.
+        if n >= BLOCKED_REBUILD_ROWS {
+            let weights: Vec<f64> = free.iter().map(|&t| st.alpha[t]).collect();
+            let shrunk = &mut st.grad[active..n];
+            if self
+                .q
+                .add_columns(&free, &weights, active, shrunk, self.ctl)?
+            {
+                return Ok(());
+            }
+        }
         if free.len() * n > 2 * active * (n - active) {
             for i in active..n {
                 self.ctl.check()?;
@@ -982,10 +1001,12 @@ mod tests {
     use crate::kernel::{KernelKind, KernelSource, Rows};
     use crate::qmatrix::KernelQ;
 
-    /// Forwards to `q`, counting the blocked updates of `Ḡ` it answers.
+    /// Forwards to `q`, counting the blocked updates it answers: columns
+    /// added to `Ḡ` (all rows), and gradients rebuilt over the shrunk rows.
     struct Counting<Q> {
         q: Q,
         blocked_columns: usize,
+        blocked_rebuilds: usize,
     }
 
     impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Counting<Q> {
@@ -1011,12 +1032,15 @@ mod tests {
             &mut self,
             cols: &[usize],
             w: &[f64],
+            from: usize,
             out: &mut [f64],
             ctl: &Control,
         ) -> Result<bool> {
-            let blocked = self.q.add_columns(cols, w, out, ctl)?;
-            if blocked {
+            let blocked = self.q.add_columns(cols, w, from, out, ctl)?;
+            if blocked && from == 0 {
                 self.blocked_columns += cols.len();
+            } else if blocked {
+                self.blocked_rebuilds += 1;
             }
             Ok(blocked)
         }
@@ -1073,15 +1097,21 @@ mod tests {
         let mut reference = Counting {
             q: KernelQ::<f64>::new(dense(), &y, 1 << 24),
             blocked_columns: 0,
+            blocked_rebuilds: 0,
         };
         let want = solve(&mut reference, false);
         // Dense rows: Ḡ's pending columns are added in blocks.
         let mut blocked = Counting {
             q: KernelQ::<f64>::new(dense(), &y, 1 << 24),
             blocked_columns: 0,
+            blocked_rebuilds: 0,
         };
         let got = solve(&mut blocked, true);
         assert!(blocked.blocked_columns > 0, "no update of Ḡ was deferred");
+        assert!(
+            blocked.blocked_rebuilds > 0,
+            "no gradient rebuilt in blocks"
+        );
         // A precomputed kernel has no blocked form: column by column.
         let source = dense();
         let mut k = vec![0.0; n * n];
@@ -1097,9 +1127,11 @@ mod tests {
                 1 << 24,
             ),
             blocked_columns: 0,
+            blocked_rebuilds: 0,
         };
         let fallback = solve(&mut by_columns, true);
         assert_eq!(by_columns.blocked_columns, 0);
+        assert_eq!(by_columns.blocked_rebuilds, 0);
         for sol in [&got, &fallback] {
             assert!(sol.converged);
             let rel = (sol.objective - want.objective).abs() / want.objective.abs();
