@@ -89,9 +89,8 @@ use crate::team::Team;
 
 /// Variables from which the automatic choice takes batched rounds (dense
 /// rows, `float32` kernel values, the C-SVC dual from `α = 0` or from a
-/// start with its gradient). (Lower in
-/// this crate's unit tests, so small problems take the batched path.)
-pub const MIN_ROWS: usize = if cfg!(test) { 300 } else { 100_000 };
+/// start with its gradient): where one column at a time is bound by memory.
+pub const MIN_ROWS: usize = crate::qmatrix::MEMORY_BOUND_ROWS;
 
 /// The working set's size, at most (even).
 pub const WORKING_SET: usize = if cfg!(test) { 48 } else { 1024 };

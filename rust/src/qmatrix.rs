@@ -191,6 +191,14 @@ pub struct KernelQ<T: QValue = f32> {
     team: Option<Arc<Team>>,
 }
 
+/// Rows from which one kernel column at a time is bound by memory (each
+/// streams the whole feature panel, which no longer stays in the
+/// processor's cache): from there the solvers compute kernel values in
+/// blocks, the batched rounds ([`crate::batched::MIN_ROWS`]) and the
+/// rebuild of the shrunk rows' gradient. (Lower in this crate's unit tests,
+/// so small problems take the blocked paths.)
+pub const MEMORY_BOUND_ROWS: usize = if cfg!(test) { 300 } else { 100_000 };
+
 /// Rows copied at a time when [`KernelQ::add_columns`] evaluates its
 /// expansion at part of the rows.
 const ROWS_PER_PIECE: usize = 16_384;

@@ -37,11 +37,10 @@ use crate::wss;
 
 /// Floor for the curvature `a_ij` of a working pair.
 /// Rows from which the shrunk variables' gradient is rebuilt in blocks
-/// ([`QMatrix::add_columns`]), where one column at a time is bound by
-/// memory (the scale of the batched rounds, [`crate::batched::MIN_ROWS`]).
-/// Below it the cached columns make the column loops cheaper: the blocks
-/// recompute every free column over the shrunk rows.
-const BLOCKED_REBUILD_ROWS: usize = crate::batched::MIN_ROWS;
+/// ([`QMatrix::add_columns`]): where one column at a time is bound by
+/// memory. Below it the cached columns make the column loops cheaper: the
+/// blocks recompute every free column over the shrunk rows.
+const BLOCKED_REBUILD_ROWS: usize = crate::qmatrix::MEMORY_BOUND_ROWS;
 
 pub const TAU: f64 = 1e-12;
 
