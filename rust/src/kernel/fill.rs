@@ -22,9 +22,10 @@ fn apply<const FMA: bool>(
     let it = out.iter_mut().zip(acc.iter().zip(scale));
     match kind {
         KernelKind::Rbf { gamma } => {
-            let g = -(gamma as f32);
+            // e^{−γa} = 2^{−γ log₂(e) a}, the factor rounded once.
+            let g = (-gamma * std::f64::consts::LOG2_E) as f32;
             for (o, (&a, &s)) in it {
-                *o = factor * s * simd::exp::<FMA>(g * a);
+                *o = factor * s * simd::exp2::<FMA>(g * a);
             }
         }
         KernelKind::Linear | KernelKind::Precomputed => {
