@@ -80,7 +80,7 @@
 use std::sync::Arc;
 
 use crate::control::Control;
-use crate::error::{try_filled, try_with_capacity, Result};
+use crate::error::{try_filled, try_with_capacity, try_zeroed_block, Result};
 use crate::kernel::{fill_four_impl, fill_one_impl, KernelKind, KernelSource, Panel, Query, Rows};
 use crate::qmatrix::DenseQ;
 use crate::simd::multiversion;
@@ -586,12 +586,7 @@ fn run_rounds(
     // working set, when the system refuses).
     let mut cap = (settings.budget_bytes / (4 * n)).clamp(q, MAX_HELD * q);
     let data = loop {
-        match try_filled(
-            cap * n,
-            0.0f32,
-            "the batched working sets' kernel columns",
-            hint,
-        ) {
+        match try_zeroed_block(cap * n, "the batched working sets' kernel columns", hint) {
             Ok(d) => break d,
             Err(err) if cap == q && q / 2 < MIN_WORKING_SET => return Err(err),
             Err(_) if cap > q => cap = q.max(cap / 2),
