@@ -905,6 +905,7 @@ fn run<T: QValue, Q: QMatrix<T>>(
         nu,
     };
     s.team = s.q.team();
+    let warm = start.is_some();
     match start {
         Some(g) => {
             s.st.grad.copy_from_slice(g.grad);
@@ -914,7 +915,11 @@ fn run<T: QValue, Q: QMatrix<T>>(
     }
 
     let period = n.clamp(1, SHRINK_PERIOD);
-    let mut countdown = period;
+    // From a start with its gradient (the batched rounds' end, a warm
+    // start), shrink before the first pair: the start's bounds already say
+    // which variables cannot move, and the first period, over every row,
+    // computes the longest columns.
+    let mut countdown = if warm { 1 } else { period };
     let mut n_iter = 0u64;
     let mut converged = false;
     while n_iter < max_iter {
