@@ -79,10 +79,8 @@ pub fn try_filled<T: Clone>(len: usize, value: T, what: &str, hint: &str) -> Res
 
 /// `len` zeros, for a large block whose pages are touched as it is
 /// used: allocated zeroed (fresh pages from the system are zero already, so
-/// nothing is written here) and, on Linux, marked for transparent huge
-/// pages before its first touch (a 2 MB page per fault instead of 4 KB,
-/// and as many fewer address translations for loops that stride over it).
-/// A refused allocation is a [`crate::Error::Memory`] as in
+/// nothing is written here, and each page is first touched by the loop that
+/// uses it). A refused allocation is a [`crate::Error::Memory`] as in
 /// [`try_with_capacity`].
 pub fn try_zeroed_block(len: usize, what: &str, hint: &str) -> Result<Vec<f32>> {
     if len == 0 {
@@ -94,20 +92,6 @@ pub fn try_zeroed_block(len: usize, what: &str, hint: &str) -> Result<Vec<f32>> 
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<f32>();
     if ptr.is_null() {
         return Err(memory_error::<f32>(len, what, hint));
-    }
-    #[cfg(target_os = "linux")]
-    {
-        // Advice only: whole huge pages inside the block; a refusal changes
-        // nothing but the page size.
-        const HUGE: usize = 2 << 20;
-        let start = (ptr as usize).next_multiple_of(HUGE);
-        let end = (ptr as usize + layout.size()) / HUGE * HUGE;
-        if end > start {
-            // SAFETY: `[start, end)` lies inside the allocation just made.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
-        }
     }
     // SAFETY: `ptr` comes from the global allocator with the layout of
     // `len` `f32` values (capacity `len`), all bytes zero: `len` valid 0.0s.
@@ -158,5 +142,16 @@ mod tests {
         let err = try_with_capacity::<u8>(usize::MAX, "bytes", "hint").unwrap_err();
         assert!(matches!(err, Error::Memory(_)));
         assert_eq!(try_copy(&[1.0, 2.0], "x", "y").unwrap(), vec![1.0, 2.0]);
+        for len in [1usize << 50, usize::MAX / 2] {
+            let err = try_zeroed_block(len, "the block", "use less").unwrap_err();
+            let Error::Memory(msg) = err else {
+                panic!("not a memory error")
+            };
+            assert!(msg.contains("the block") && msg.contains("use less"), "{msg}");
+        }
+        let block = try_zeroed_block(1000, "the block", "use less").unwrap();
+        assert_eq!((block.len(), block.capacity()), (1000, 1000));
+        assert!(block.iter().all(|&v| v == 0.0));
+        assert!(try_zeroed_block(0, "the block", "use less").unwrap().is_empty());
     }
 }
