@@ -147,11 +147,16 @@ mod tests {
             let Error::Memory(msg) = err else {
                 panic!("not a memory error")
             };
-            assert!(msg.contains("the block") && msg.contains("use less"), "{msg}");
+            assert!(
+                msg.contains("the block") && msg.contains("use less"),
+                "{msg}"
+            );
         }
         let block = try_zeroed_block(1000, "the block", "use less").unwrap();
         assert_eq!((block.len(), block.capacity()), (1000, 1000));
         assert!(block.iter().all(|&v| v == 0.0));
-        assert!(try_zeroed_block(0, "the block", "use less").unwrap().is_empty());
+        assert!(try_zeroed_block(0, "the block", "use less")
+            .unwrap()
+            .is_empty());
     }
 }
