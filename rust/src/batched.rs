@@ -83,7 +83,7 @@ use crate::control::Control;
 use crate::error::{try_filled, try_with_capacity, try_zeroed_block, Result};
 use crate::kernel::{fill_four_impl, fill_one_impl, KernelKind, KernelSource, Panel, Query, Rows};
 use crate::qmatrix::DenseQ;
-use crate::simd::multiversion;
+use crate::simd::{self, multiversion};
 use crate::smo;
 use crate::team::Team;
 
@@ -277,30 +277,26 @@ multiversion! {
     }
 }
 
-/// `g[t] += w · cols[slot][t]` for each `(slot, w)` of `moves` in turn:
-/// four columns per pass over `g`, each a multiply then an add in `moves`'
-/// order (the bits of one column at a time).
+/// `g[t] += w · cols[slot][t]` for each `(slot, w)` of `moves` in turn,
+/// four columns per pass over `g` ([`simd::add_scaled_4`]: the bits of one
+/// column at a time).
 #[inline(always)]
 fn accumulate_columns(cols: &[&mut [f32]], moves: &[(usize, f64)], g: &mut [f64]) {
     let len = g.len();
     let col = |slot: usize| &cols[slot][..len];
     let mut quads = moves.chunks_exact(4);
     for quad in &mut quads {
-        let [(s0, w0), (s1, w1), (s2, w2), (s3, w3)] = [quad[0], quad[1], quad[2], quad[3]];
-        let cols = col(s0).iter().zip(col(s1)).zip(col(s2)).zip(col(s3));
-        for (o, (((&v0, &v1), &v2), &v3)) in g.iter_mut().zip(cols) {
-            let mut acc = *o;
-            acc += w0 * f64::from(v0);
-            acc += w1 * f64::from(v1);
-            acc += w2 * f64::from(v2);
-            acc += w3 * f64::from(v3);
-            *o = acc;
-        }
+        let w = [quad[0].1, quad[1].1, quad[2].1, quad[3].1];
+        let four = [
+            col(quad[0].0),
+            col(quad[1].0),
+            col(quad[2].0),
+            col(quad[3].0),
+        ];
+        simd::add_scaled_4(g, w, four);
     }
     for &(slot, w) in quads.remainder() {
-        for (o, &v) in g.iter_mut().zip(col(slot)) {
-            *o += w * f64::from(v);
-        }
+        simd::add_scaled(g, w, col(slot));
     }
 }
 

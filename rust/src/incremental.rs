@@ -53,7 +53,7 @@ use crate::local::local_iteration_cap;
 use crate::precision::{resolve, Magnitudes, Precision, QValue};
 use crate::problem::{Constraint, DualProblem, SolverOptions};
 use crate::qmatrix::DenseQ;
-use crate::simd::multiversion;
+use crate::simd::{self, multiversion};
 use crate::smo;
 
 /// Settings of one [`OnlineLearner::learn`] call.
@@ -594,78 +594,43 @@ impl Column {
     }
 }
 
-/// `acc[s] += f64::from(col[s]) · v`, each product rounded, then added.
-#[inline(always)]
-fn axpy<T: Copy + Into<f64>>(acc: &mut [f64], col: &[T], v: f64) {
-    for (s, &x) in acc.iter_mut().zip(col) {
-        *s += x.into() * v;
-    }
-}
-
-/// [`axpy`] for four columns in one pass over `acc`: the four products
-/// are added to each `acc[s]` one after the other, in the order given, as
-/// four passes would add them (so the same sums), with `acc` loaded and
-/// stored once instead of four times.
-#[inline(always)]
-fn axpy4<T: Copy + Into<f64>>(acc: &mut [f64], c: [&[T]; 4], v: [f64; 4]) {
-    let n = acc.len();
-    let (c0, c1, c2, c3) = (&c[0][..n], &c[1][..n], &c[2][..n], &c[3][..n]);
-    for s in 0..n {
-        let mut a = acc[s];
-        a += c0[s].into() * v[0];
-        a += c1[s].into() * v[1];
-        a += c2[s].into() * v[2];
-        a += c3[s].into() * v[3];
-        acc[s] = a;
-    }
-}
-
 /// Adds the products of `q`'s nonzeros (in increasing column order) with
 /// rows `a..b` of their columns to `acc`: four columns per pass where four
 /// consecutive nonzeros have columns of one type, else one.
 #[inline(always)]
 fn accumulate(acc: &mut [f64], cols: &[Column], q: &[(u32, f64)], a: usize, b: usize) {
+    // Four nonzeros whose columns are all of type `$kind`, if they are.
+    macro_rules! four_of {
+        ($kind:ident, $g:expr) => {
+            match (
+                &cols[$g[0].0 as usize],
+                &cols[$g[1].0 as usize],
+                &cols[$g[2].0 as usize],
+                &cols[$g[3].0 as usize],
+            ) {
+                (Column::$kind(x0), Column::$kind(x1), Column::$kind(x2), Column::$kind(x3)) => {
+                    let w = [$g[0].1, $g[1].1, $g[2].1, $g[3].1];
+                    simd::add_scaled_4(acc, w, [&x0[a..b], &x1[a..b], &x2[a..b], &x3[a..b]]);
+                    true
+                }
+                _ => false,
+            }
+        };
+    }
     let mut t = 0;
     while t < q.len() {
         if t + 4 <= q.len() {
             let g = &q[t..t + 4];
-            let c = |u: usize| &cols[g[u].0 as usize];
-            let v = [g[0].1, g[1].1, g[2].1, g[3].1];
-            let done = match (c(0), c(1), c(2), c(3)) {
-                (Column::Small(x0), Column::Small(x1), Column::Small(x2), Column::Small(x3)) => {
-                    axpy4(acc, [&x0[a..b], &x1[a..b], &x2[a..b], &x3[a..b]], v);
-                    true
-                }
-                (
-                    Column::Single(x0),
-                    Column::Single(x1),
-                    Column::Single(x2),
-                    Column::Single(x3),
-                ) => {
-                    axpy4(acc, [&x0[a..b], &x1[a..b], &x2[a..b], &x3[a..b]], v);
-                    true
-                }
-                (
-                    Column::Double(x0),
-                    Column::Double(x1),
-                    Column::Double(x2),
-                    Column::Double(x3),
-                ) => {
-                    axpy4(acc, [&x0[a..b], &x1[a..b], &x2[a..b], &x3[a..b]], v);
-                    true
-                }
-                _ => false,
-            };
-            if done {
+            if four_of!(Small, g) || four_of!(Single, g) || four_of!(Double, g) {
                 t += 4;
                 continue;
             }
         }
         let (k, v) = q[t];
         match &cols[k as usize] {
-            Column::Small(c) => axpy(acc, &c[a..b], v),
-            Column::Single(c) => axpy(acc, &c[a..b], v),
-            Column::Double(c) => axpy(acc, &c[a..b], v),
+            Column::Small(c) => simd::add_scaled(acc, v, &c[a..b]),
+            Column::Single(c) => simd::add_scaled(acc, v, &c[a..b]),
+            Column::Double(c) => simd::add_scaled(acc, v, &c[a..b]),
         }
         t += 1;
     }
@@ -848,14 +813,7 @@ multiversion! {
             let xi = (1.0 - y[i] * (g[i] + b)).max(0.0);
             tail += if alive[i] { xi * xi } else { 0.0 };
         }
-        let mut width = LANES;
-        while width > 1 {
-            width /= 2;
-            for l in 0..width {
-                acc[l] += acc[l + width];
-            }
-        }
-        acc[0] + tail
+        simd::sum_lanes(acc) + tail
     }
 }
 multiversion! {
@@ -911,13 +869,7 @@ multiversion! {
                 lb[l] = lb[l].max(select(down, v, f64::NEG_INFINITY));
             }
         }
-        let mut width = LANES;
-        while width > 1 {
-            width /= 2;
-            for l in 0..width {
-                sum[l] += sum[l + width];
-            }
-        }
+        let sum = simd::sum_lanes(sum);
         let (mut tail_sum, mut tail_free) = (0.0, 0usize);
         let (mut tail_ub, mut tail_lb) = (f64::INFINITY, f64::NEG_INFINITY);
         for i in whole..n {
@@ -934,7 +886,7 @@ multiversion! {
         let ub = ub.iter().chain([&tail_ub]).fold(f64::INFINITY, |m, &v| m.min(v));
         let lb = lb.iter().chain([&tail_lb]).fold(f64::NEG_INFINITY, |m, &v| m.max(v));
         let free = free.iter().sum::<u64>() as usize + tail_free;
-        (sum[0] + tail_sum, free, ub, lb)
+        (sum + tail_sum, free, ub, lb)
     }
 }
 
@@ -2551,14 +2503,7 @@ mod tests {
                 acc[l] += term(y[l], g[l], a[l]);
             }
         }
-        let mut width = L;
-        while width > 1 {
-            width /= 2;
-            for l in 0..width {
-                acc[l] += acc[l + width];
-            }
-        }
-        acc[0] + tail
+        simd::sum_lanes(acc) + tail
     }
 
     fn bias_reference(
@@ -2596,13 +2541,7 @@ mod tests {
                 one(l, base + l, &mut sum, &mut free, &mut ub, &mut lb);
             }
         }
-        let mut width = L;
-        while width > 1 {
-            width /= 2;
-            for l in 0..width {
-                sum[l] += sum[l + width];
-            }
-        }
+        let sum = simd::sum_lanes(sum);
         let mut tail = ([0.0; L], [0; L], [f64::INFINITY; L], [f64::NEG_INFINITY; L]);
         for i in whole..n {
             one(0, i, &mut tail.0, &mut tail.1, &mut tail.2, &mut tail.3);
@@ -2616,7 +2555,7 @@ mod tests {
             .chain(&tail.3[..1])
             .fold(f64::NEG_INFINITY, |m, &v| m.max(v));
         (
-            sum[0] + tail.0[0],
+            sum + tail.0[0],
             free.iter().sum::<usize>() + tail.1[0],
             ub,
             lb,

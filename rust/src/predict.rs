@@ -541,15 +541,7 @@ fn dot64<const FMA: bool>(a: &[f64], b: &[f64]) -> f64 {
             acc[l] = simd::fmadd64::<FMA>(x[l], y[l], acc[l]);
         }
     }
-    // Pairwise over the lanes.
-    let mut width = L;
-    while width > 1 {
-        width /= 2;
-        for l in 0..width {
-            acc[l] += acc[l + width];
-        }
-    }
-    acc[0] + tail
+    simd::sum_lanes(acc) + tail
 }
 
 /// What every block of test rows shares.

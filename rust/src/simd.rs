@@ -163,6 +163,48 @@ pub fn sub_4_columns<const FMA: bool>(q: [&[f64]; 4], h: [f64; 4], c: &mut [f64]
     }
 }
 
+/// `acc[s] += w · col[s]`, each product rounded, then added (no fused
+/// multiply-add, so the sums are the same bits on every instruction set).
+#[inline(always)]
+pub fn add_scaled<T: Copy + Into<f64>>(acc: &mut [f64], w: f64, col: &[T]) {
+    for (s, &x) in acc.iter_mut().zip(col) {
+        *s += w * x.into();
+    }
+}
+
+/// [`add_scaled`] for four columns in one pass over `acc`: the four
+/// products are added to each `acc[s]` one after the other, in the order
+/// given, as four passes would add them (the same bits), with `acc`
+/// loaded and stored once instead of four times.
+#[inline(always)]
+pub fn add_scaled_4<T: Copy + Into<f64>>(acc: &mut [f64], w: [f64; 4], cols: [&[T]; 4]) {
+    let n = acc.len();
+    let (c0, c1, c2, c3) = (&cols[0][..n], &cols[1][..n], &cols[2][..n], &cols[3][..n]);
+    for s in 0..n {
+        let mut a = acc[s];
+        a += w[0] * c0[s].into();
+        a += w[1] * c1[s].into();
+        a += w[2] * c2[s].into();
+        a += w[3] * c3[s].into();
+        acc[s] = a;
+    }
+}
+
+/// The sum of `L` lanes (`L` a power of two), pairwise: each lane of the
+/// lower half gets its partner of the upper half, halving until one is
+/// left.
+#[inline(always)]
+pub fn sum_lanes<const L: usize>(mut acc: [f64; L]) -> f64 {
+    let mut width = L;
+    while width > 1 {
+        width /= 2;
+        for l in 0..width {
+            acc[l] += acc[l + width];
+        }
+    }
+    acc[0]
+}
+
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 // ln 2 split so that n·LN2_HI is exact for the |n| < 128 used here.
 const LN2_HI: f32 = 0.693_359_4;

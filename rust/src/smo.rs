@@ -32,6 +32,7 @@ use crate::control::Control;
 use crate::error::{shape_error, value_error, Result};
 use crate::precision::QValue;
 use crate::qmatrix::QMatrix;
+use crate::simd;
 use crate::team::Team;
 use crate::wss;
 
@@ -246,9 +247,9 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             let at_upper = st.bound[i] == Bound::Upper;
             let u = st.upper[i];
             let col = self.q.column(i, n);
-            add_scaled(&mut st.grad, a, col);
+            simd::add_scaled(&mut st.grad, a, col);
             if at_upper {
-                add_scaled(&mut st.grad_bar, u, col);
+                simd::add_scaled(&mut st.grad_bar, u, col);
             }
         }
     }
@@ -517,7 +518,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         }
         for (&t, &w) in cols.iter().zip(&weights) {
             self.ctl.check()?;
-            add_scaled(&mut st.grad_bar, w, self.q.column(t, self.n));
+            simd::add_scaled(&mut st.grad_bar, w, self.q.column(t, self.n));
         }
         Ok(())
     }
@@ -561,7 +562,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
                 self.ctl.check()?;
                 let a = st.alpha[t];
                 let col = self.q.column(t, n);
-                add_scaled(&mut st.grad[active..n], a, &col[active..n]);
+                simd::add_scaled(&mut st.grad[active..n], a, &col[active..n]);
             }
         }
         Ok(())
@@ -624,7 +625,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             if (was == Bound::Upper) != (now == Bound::Upper) {
                 let weight = if now == Bound::Upper { c } else { -c };
                 if 2 * active >= n {
-                    add_scaled(&mut st.grad_bar, weight, self.q.column(t, n));
+                    simd::add_scaled(&mut st.grad_bar, weight, self.q.column(t, n));
                     continue;
                 }
                 let orig = st.order[t];
@@ -805,14 +806,6 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
         q, p, y, upper, alpha, start, tol, max_iter, shrinking, ctl, false,
     )?;
     Ok(result)
-}
-
-/// `out += w · col`, the column's values widened to `f64`.
-#[inline]
-fn add_scaled<T: QValue>(out: &mut [f64], w: f64, col: &[T]) {
-    for (o, &v) in out.iter_mut().zip(col) {
-        *o += w * v.to_f64();
-    }
 }
 
 /// Solves the ν-dual (see the module notes) from the feasible start

@@ -37,7 +37,7 @@ mod sealed {
 
 /// The type kernel (Q) values are cached in: `f32` or `f64`.
 pub trait QValue:
-    Copy + Default + Send + Sync + PartialEq + Debug + 'static + sealed::Sealed
+    Copy + Default + Send + Sync + PartialEq + Debug + Into<f64> + 'static + sealed::Sealed
 {
     /// True for `f64` (the vector loops load the two types differently).
     const IS_F64: bool;
