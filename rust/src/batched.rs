@@ -328,7 +328,7 @@ const FRESH_PER_CHUNK: usize = if cfg!(test) { 6 } else { 32 };
 /// (a range of the round's missing members). The pass fills a chunk's new
 /// columns over a tile, then adds the chunk's columns to `G` and `Ḡ`, so
 /// the sums run in the members' order whatever the chunks.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Chunk {
     moves: std::ops::Range<usize>,
     bars: std::ops::Range<usize>,
@@ -850,7 +850,8 @@ fn run_rounds(
         let mut moves = Vec::new();
         let mut bar_moves = Vec::new();
         let mut chunks: Vec<Chunk> = Vec::new();
-        let mut next = Chunk::default();
+        // Where the open chunk starts in `moves`, `bar_moves` and `missing`.
+        let (mut from, mut made) = ((0, 0, 0), 0);
         for (i, &k) in moved.iter().enumerate() {
             let slot = block.slot_of[members[k]];
             moves.push((slot, ab[k] - old[k]));
@@ -858,21 +859,14 @@ fn run_rounds(
             if was != now {
                 bar_moves.push((slot, if now { ub[k] } else { -ub[k] }));
             }
-            if fresh[i] {
-                next.fresh.end += 1;
-            }
-            if next.fresh.len() == FRESH_PER_CHUNK || i + 1 == moved.len() {
-                next.moves.end = moves.len();
-                next.bars.end = bar_moves.len();
-                let from = (moves.len(), bar_moves.len(), next.fresh.end);
-                chunks.push(std::mem::replace(
-                    &mut next,
-                    Chunk {
-                        moves: from.0..from.0,
-                        bars: from.1..from.1,
-                        fresh: from.2..from.2,
-                    },
-                ));
+            made += usize::from(fresh[i]);
+            if made - from.2 == FRESH_PER_CHUNK || i + 1 == moved.len() {
+                chunks.push(Chunk {
+                    moves: from.0..moves.len(),
+                    bars: from.1..bar_moves.len(),
+                    fresh: from.2..made,
+                });
+                from = (moves.len(), bar_moves.len(), made);
             }
         }
         for k in 0..m {
