@@ -49,10 +49,38 @@ def test_bench_table_compares_like_with_like():
     assert f"{res['sgemm_gflops']:.1f} GFlop/s" in rate
     line = next(x for x in rate.splitlines() if x.startswith("banana")).split()
     gflops = ours["kernel_evals"] * 2 * ours["n_features"] / ours["fit_s"] / 1e9
-    assert float(line[-2]) == pytest.approx(gflops, rel=0.01, abs=0.006)
-    assert float(line[-1].rstrip("%")) == pytest.approx(
+    assert float(line[-3].rstrip("%")) == pytest.approx(
         100 * gflops / res["sgemm_gflops"], rel=0.01, abs=0.06
     )
+    # And against a float32 product of the kernel columns' shape, timed in
+    # the same run.
+    panel = ours["panel_gflops"]
+    assert panel > 0
+    assert float(line[-2]) == pytest.approx(panel, rel=0.01, abs=0.006)
+    assert float(line[-1].rstrip("%")) == pytest.approx(100 * gflops / panel, rel=0.01, abs=0.06)
+    assert float(line[-4]) == pytest.approx(gflops, rel=0.01, abs=0.006)
+
+
+def test_panel_product_rate_follows_the_shape_and_refuses_huge_operands():
+    assert bench.panel_product_rate(3000, 7, columns=64, repeat=1) > 0
+    # More rows than one piece: every piece is multiplied.
+    assert bench.panel_product_rate(bench.PANEL_PIECE_ROWS + 5, 3, columns=8, repeat=1) > 0
+    assert bench.panel_product_rate(10**9, 10**3) is None
+    assert bench.panel_product_rate(0, 5) is None
+    out = io.StringIO()
+    row = {
+        "peer": "localsvm",
+        "data": "toy",
+        "n_train": 100,
+        "n_features": 4,
+        "kernel_evals": 10**6,
+        "kernel_floor": 5 * 10**5,
+        "fit_s": 0.5,
+        "panel_gflops": None,
+    }
+    bench.print_rate_table([row], 100.0, out)
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("toy")).split()
+    assert line[-2:] == ["—", "—"]
 
 
 def test_case_parameters_override_the_common_ones():

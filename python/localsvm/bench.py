@@ -19,7 +19,12 @@ values times ``2·d`` flops each (``d`` differences and ``d`` fused
 multiply-adds per RBF value) over the fit time, in GFlop/s and as a
 fraction of what a float32 matrix product (numpy's ``float32`` ``@`` on
 2048 × 2048 matrices, BLAS's sgemm) reaches on the same machine in the
-same run. Optional sections: how fit
+same run, and as a fraction of the rate of a float32 product of the kernel
+columns' own shape (the ``n × d`` training matrix times a ``d × 1024`` one,
+:func:`panel_product_rate`): with a small inner dimension ``d`` that product
+writes one value per ``2·d`` flops, so even BLAS stays far below its square
+rate, and this column says how close the kernel arithmetic comes to BLAS on
+the same shape. Optional sections: how fit
 time grows with the training-set size (the fitted exponent of ``time ∝ nᵏ``
 on ijcnn1 subsamples), and localsvm's peak memory during ``fit`` next to its
 bound ``cache_size + 2·X + b·n + 128 MB`` (X the training data as float64,
@@ -157,6 +162,45 @@ def sgemm_rate(order: int = SGEMM_ORDER, repeat: int = 3) -> float:
     a @ b
     _, seconds = _best_time(lambda: a @ b, repeat)
     return 2.0 * order**3 / seconds / 1e9
+
+
+#: Columns of the product timed by :func:`panel_product_rate`: a working
+#: set's worth of kernel columns.
+PANEL_COLUMNS = 1024
+
+#: Rows per piece of that product; the pieces share one output of
+#: ``PANEL_PIECE_ROWS · PANEL_COLUMNS`` float32 values (64 MB).
+PANEL_PIECE_ROWS = 16384
+
+#: The product is skipped (``None``) when its ``n × d`` operand would take
+#: more than this many bytes.
+PANEL_MAX_BYTES = 1 << 30
+
+
+def panel_product_rate(
+    n: int, d: int, columns: int = PANEL_COLUMNS, repeat: int = 3
+) -> float | None:
+    """GFlop/s of the float32 product of an ``n × d`` matrix with a
+    ``d × columns`` one through numpy (BLAS's sgemm), ``PANEL_PIECE_ROWS``
+    rows at a time into one reused output: a product of the shape the
+    kernel columns of ``n`` rows and ``d`` features have, without the kernel
+    function or the solver. The best of ``repeat`` runs after one untimed;
+    ``None`` when the ``n × d`` operand would exceed ``PANEL_MAX_BYTES``."""
+    if n < 1 or d < 1 or 4 * n * d > PANEL_MAX_BYTES:
+        return None
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, d), dtype=np.float32)
+    b = rng.standard_normal((d, columns), dtype=np.float32)
+    out = np.empty((min(n, PANEL_PIECE_ROWS), columns), dtype=np.float32)
+
+    def product() -> None:
+        for start in range(0, n, PANEL_PIECE_ROWS):
+            piece = a[start : start + PANEL_PIECE_ROWS]
+            np.matmul(piece, b, out=out[: piece.shape[0]])
+
+    product()
+    _, seconds = _best_time(product, repeat)
+    return 2.0 * n * d * columns / seconds / 1e9
 
 
 def _best_time(fn: Callable[[], Any], repeat: int) -> tuple[Any, float]:
@@ -321,7 +365,9 @@ def print_table(rows: list[dict], out: TextIO) -> None:
 def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None:
     """localsvm's kernel arithmetic rate per data set: kernel values times
     ``2·d`` flops over the fit time, and that over the float32 matrix
-    product's rate of the same run."""
+    product's rate of the same run, then over the rate of a product of the
+    kernel columns' shape (``panel_gflops`` of each row, from
+    :func:`panel_product_rate`; ``—`` where it was not measured)."""
     ours = [r for r in rows if r["peer"] == "localsvm" and r.get("kernel_evals") is not None]
     if not ours:
         return
@@ -329,9 +375,14 @@ def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None
         f"float32 matrix product ({SGEMM_ORDER}×{SGEMM_ORDER}, numpy): {sgemm_gflops:.1f} GFlop/s",
         file=out,
     )
+    print(
+        f"shape: float32 product of the n × d training matrix by a d × {PANEL_COLUMNS} one"
+        " (numpy), timed per data set",
+        file=out,
+    )
     head = (
         f"{'data':<8} {'n × d':>14} {'kernel evals':>13} {'evals/floor':>11} "
-        f"{'fit s':>8} {'GFlop/s':>8} {'of sgemm':>9}"
+        f"{'fit s':>8} {'GFlop/s':>8} {'of sgemm':>9} {'shape GFlop/s':>13} {'of shape':>9}"
     )
     print(head, file=out)
     print("-" * len(head), file=out)
@@ -340,9 +391,11 @@ def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None
         floor = r.get("kernel_floor") or 0
         ratio = f"{r['kernel_evals'] / floor:>10.2f}×" if floor else f"{'':>11}"
         size = f"{r['n_train']} × {r['n_features']}"
+        panel = r.get("panel_gflops")
+        shape = f"{panel:>13.2f} {100 * gflops / panel:>8.1f}%" if panel else f"{'—':>13} {'—':>9}"
         print(
             f"{r['data']:<8} {size:>14} {r['kernel_evals']:>13.4g} {ratio} "
-            f"{r['fit_s']:>8.2f} {gflops:>8.2f} {100 * gflops / sgemm_gflops:>8.1f}%",
+            f"{r['fit_s']:>8.2f} {gflops:>8.2f} {100 * gflops / sgemm_gflops:>8.1f}% {shape}",
             file=out,
         )
 
@@ -504,6 +557,9 @@ def run_bench(
     result: dict = {"rows": rows}
     if any(r["peer"] == "localsvm" for r in rows):
         result["sgemm_gflops"] = sgemm_rate()
+        for r in rows:
+            if r["peer"] == "localsvm" and r.get("kernel_evals") is not None:
+                r["panel_gflops"] = panel_product_rate(r["n_train"], r["n_features"])
         print("\nlocalsvm kernel arithmetic during fit:", file=out)
         print_rate_table(rows, result["sgemm_gflops"], out)
     if scaling_sizes:
