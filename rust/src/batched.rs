@@ -316,6 +316,39 @@ multiversion! {
     }
 }
 
+multiversion! {
+    /// `dst[i] = src[i]` as `f64` (exact).
+    fn widen, fn widen_impl(src: &[f32], dst: &mut [f64]) {
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = f64::from(v);
+        }
+    }
+}
+
+multiversion! {
+    /// `own[k] = Σ_l b[k·m + l] · x[l]` over the `m × m` block `b`, the
+    /// terms in the order of `l` (a product and a sum each, not fused),
+    /// those with `x[l] = 0` left out (they add a zero, which can change
+    /// only the sign of a zero sum). The rows are read
+    /// as columns: the block is symmetric bit for bit (each value is
+    /// `y_k y_l` times the kernel of the same squared differences), so
+    /// `own` is added a row of `b` at a time, across `k`.
+    fn block_times, fn block_times_impl(b: &[f64], x: &[f64], own: &mut [f64]) {
+        let m = x.len();
+        own.fill(0.0);
+        for (l, &xl) in x.iter().enumerate() {
+            if xl != 0.0 {
+                for (o, &v) in own.iter_mut().zip(&b[l * m..(l + 1) * m]) {
+                    *o += v * xl;
+                }
+            }
+        }
+    }
+}
+
+/// Rows of the subproblem's `q × q` block per piece of the team's job.
+const BLOCK_ROWS_PER_PIECE: usize = if cfg!(test) { 5 } else { 64 };
+
 /// New columns per chunk of a round's pass (see [`Chunk`]): their values
 /// over one tile (`4 · TILE_ROWS` bytes each) stay in the processor's
 /// second-level cache until added to `G`.
@@ -372,19 +405,28 @@ struct Frozen {
     alpha: Vec<f64>,
 }
 
-/// The thresholds `(max_{up} −y_t G_t, max_{low} y_t G_t)`.
-fn thresholds(y: &[f64], g: &[f64], alpha: &[f64], upper: &[f64]) -> (f64, f64) {
-    let (mut up, mut low) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-    for t in 0..y.len() {
-        let yg = y[t] * g[t];
-        if in_up(y[t], alpha[t], upper[t]) {
-            up = up.max(-yg);
+multiversion! {
+    /// The thresholds `(max_{up} −y_t G_t, max_{low} y_t G_t)` (a maximum
+    /// is exact in any order, so the scan runs without branches, a value
+    /// outside its set counting as `−∞`).
+    fn thresholds, fn thresholds_impl(
+        y: &[f64],
+        g: &[f64],
+        alpha: &[f64],
+        upper: &[f64],
+    ) -> (f64, f64) {
+        let (mut up, mut low) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        let n = y.len();
+        let (g, alpha, upper) = (&g[..n], &alpha[..n], &upper[..n]);
+        for t in 0..n {
+            let yg = y[t] * g[t];
+            let up_t = if in_up(y[t], alpha[t], upper[t]) { -yg } else { f64::NEG_INFINITY };
+            let low_t = if in_low(y[t], alpha[t], upper[t]) { yg } else { f64::NEG_INFINITY };
+            up = up.max(up_t);
+            low = low.max(low_t);
         }
-        if in_low(y[t], alpha[t], upper[t]) {
-            low = low.max(yg);
-        }
+        (up, low)
     }
-    (up, low)
 }
 
 /// The maximal violation `max_{up} −y_t G_t + max_{low} y_t G_t`.
@@ -395,14 +437,14 @@ fn gap(y: &[f64], g: &[f64], alpha: &[f64], upper: &[f64]) -> f64 {
 
 /// The `count` largest of `(value, t)` (ties to the lower index), in that
 /// order.
-fn top(mut cand: Vec<(f64, usize)>, count: usize) -> Vec<usize> {
+fn top(cand: &mut Vec<(f64, usize)>, count: usize) -> Vec<usize> {
     let order = |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
     if cand.len() > count && count > 0 {
         cand.select_nth_unstable_by(count - 1, order);
         cand.truncate(count);
     }
     cand.sort_unstable_by(order);
-    cand.into_iter().map(|(_, t)| t).collect()
+    cand.iter().map(|&(_, t)| t).collect()
 }
 
 /// Applies `swaps`, in order, to `v`.
@@ -614,6 +656,9 @@ fn run_rounds(
     let mut taken = vec![false; n];
     let mut qbb32 = vec![0.0f32; q * q];
     let mut qbb = vec![0.0f64; q * q];
+    // The selection's candidates, `(key, t)`, kept from round to round.
+    let mut up: Vec<(f64, usize)> = Vec::new();
+    let mut low: Vec<(f64, usize)> = Vec::new();
     let (mut rounds, mut pairs, mut evaluations) = (0u64, 0u64, 0u64);
     let team = team.filter(|t| t.engaged()).map(Arc::clone);
     let max_rounds = MIN_ROUNDS_CAP + ROUNDS_PER_SWEEP * (n / q) as u64;
@@ -733,7 +778,8 @@ fn run_rounds(
         for &t in &kept {
             member[t] = true;
         }
-        let (mut up, mut low) = (Vec::new(), Vec::new());
+        up.clear();
+        low.clear();
         for t in 0..active {
             if member[t] {
                 continue;
@@ -746,8 +792,8 @@ fn run_rounds(
                 low.push((yg, t));
             }
         }
-        let ups = top(up, fresh);
-        let lows = top(low, fresh);
+        let ups = top(&mut up, fresh);
+        let lows = top(&mut low, fresh);
         let mut chosen = Vec::with_capacity(fresh);
         let (mut a, mut b) = (0, 0);
         // Alternate between the two lists, skipping variables taken.
@@ -790,23 +836,33 @@ fn run_rounds(
         let sub_refs: Vec<&Query> = sub_queries.iter().collect();
         let sub_sign: Vec<f32> = members.iter().map(|&t| sign[t]).collect();
         {
-            let mut outs: Vec<&mut [f32]> = qbb32[..m * m].chunks_exact_mut(m).collect();
-            fill_tile(kind, &sub, &sub_refs, &sub_sign, &sub_sign, 0, m, &mut outs);
+            // Rows of the block in pieces of BLOCK_ROWS_PER_PIECE members,
+            // on the team when it is engaged (each value computed alone:
+            // the same bits either way).
+            let fill_rows = |start: usize, piece: &mut [f32]| {
+                let k0 = start / m;
+                let k1 = k0 + piece.len() / m;
+                let mut outs: Vec<&mut [f32]> = piece.chunks_exact_mut(m).collect();
+                let (qs, fs) = (&sub_refs[k0..k1], &sub_sign[k0..k1]);
+                fill_tile(kind, &sub, qs, fs, &sub_sign, 0, m, &mut outs);
+            };
+            let rows_of_block = &mut qbb32[..m * m];
+            match &team {
+                Some(team) => {
+                    team.map_chunks(rows_of_block, BLOCK_ROWS_PER_PIECE * m, fill_rows);
+                }
+                None => fill_rows(0, rows_of_block),
+            }
         }
-        for (d, &v) in qbb[..m * m].iter_mut().zip(&qbb32[..m * m]) {
-            *d = f64::from(v);
-        }
+        widen(&qbb32[..m * m], &mut qbb[..m * m]);
         let yb: Vec<f64> = members.iter().map(|&t| y[t]).collect();
         let ub: Vec<f64> = members.iter().map(|&t| upper[t]).collect();
         let old: Vec<f64> = members.iter().map(|&t| alpha[t]).collect();
         // The subproblem over the working set, the rest fixed: SMO on the
         // block, with `p` such that its gradient starts at G's members.
-        let p: Vec<f64> = (0..m)
-            .map(|k| {
-                let own: f64 = (0..m).map(|l| qbb[k * m + l] * old[l]).sum();
-                grad[members[k]] - own
-            })
-            .collect();
+        let mut own = vec![0.0f64; m];
+        block_times(&qbb[..m * m], &old, &mut own);
+        let p: Vec<f64> = (0..m).map(|k| grad[members[k]] - own[k]).collect();
         let diag: Vec<f64> = (0..m).map(|k| qbb[k * m + k]).collect();
         let eps = settings.tol.max(0.1 * last_gap);
         let cap_pairs = (INNER_PAIRS_PER_VARIABLE * m as u64).min(settings.max_pairs - pairs);
@@ -964,6 +1020,49 @@ mod tests {
             y.push(label);
         }
         (x, y)
+    }
+
+    /// The subproblem's block, as a round computes it (the members' rows
+    /// as their own panel, four queries per pass and the remainder one at
+    /// a time), is symmetric bit for bit, which [`block_times`] relies on;
+    /// and `block_times` gives the bits of the plain sums in `l`'s order.
+    #[test]
+    fn the_block_is_symmetric_and_block_times_sums_in_order() {
+        let (x, y) = overlapping(53);
+        let kind = KernelKind::Rbf { gamma: 0.8 };
+        let rows = Rows::new(x, 53, 4).unwrap();
+        let members: Vec<usize> = (0..53).rev().step_by(2).collect();
+        let m = members.len();
+        let sub = Panel::try_new(&rows.gather(&members).unwrap()).unwrap();
+        let queries: Vec<Query> = (0..m).map(|k| sub.query(k)).collect();
+        let refs: Vec<&Query> = queries.iter().collect();
+        let sign: Vec<f32> = members.iter().map(|&t| y[t] as f32).collect();
+        let mut b32 = vec![0.0f32; m * m];
+        let mut outs: Vec<&mut [f32]> = b32.chunks_exact_mut(m).collect();
+        fill_tile(kind, &sub, &refs, &sign, &sign, 0, m, &mut outs);
+        let mut b = vec![0.0f64; m * m];
+        widen(&b32, &mut b);
+        for k in 0..m {
+            for l in 0..m {
+                assert_eq!(b[k * m + l].to_bits(), b[l * m + k].to_bits(), "({k}, {l})");
+                assert_eq!(b[k * m + l], f64::from(b32[k * m + l]));
+            }
+        }
+        let xs: Vec<f64> = (0..m)
+            .map(|l| {
+                if l % 3 == 0 {
+                    0.0
+                } else {
+                    0.37 * l as f64 - 2.0
+                }
+            })
+            .collect();
+        let mut own = vec![f64::NAN; m];
+        block_times(&b, &xs, &mut own);
+        for k in 0..m {
+            let plain: f64 = (0..m).map(|l| b[k * m + l] * xs[l]).sum();
+            assert_eq!(own[k].to_bits(), plain.to_bits(), "row {k}");
+        }
     }
 
     /// Boxes of 1, every seventh 2 (so the bounds differ).
