@@ -46,10 +46,12 @@ const WINDOW: Duration = Duration::from_millis(10);
 /// The share of a window spent in long waits that sends the team into
 /// back-off.
 const LONG_WAIT_SHARE: f64 = 0.05;
-/// The share of a window's pieces the helper must take for the team to
-/// stay on: a helper that takes less is mostly off its core (the core busy
-/// with other work), and its spinning then only competes with the caller.
-const MIN_HELPER_SHARE: f64 = 0.35;
+/// The fraction of its half of a window's pieces (`⌊p/2⌋` of a job of `p`
+/// pieces: the caller takes the first, so a helper on its core takes about
+/// half, and one of three) the helper must take for the team to stay on: a
+/// helper that takes less is mostly off its core (the core busy with other
+/// work), and its spinning then only competes with the caller.
+const MIN_HELPER_SHARE: f64 = 0.7;
 /// The first back-off period; it doubles while the contention lasts.
 const BACKOFF_MIN: Duration = Duration::from_millis(200);
 /// The longest back-off period.
@@ -130,8 +132,9 @@ struct Backoff {
     window_start: AtomicU64,
     /// Nanoseconds of long waits in the current window.
     window_wait: AtomicU64,
-    /// Pieces of the window's shared jobs, and those the helper ran.
-    window_pieces: AtomicU64,
+    /// The helper's half of the window's pieces (`⌊p/2⌋` per job of `p`),
+    /// and the pieces it ran.
+    window_half: AtomicU64,
     window_helped: AtomicU64,
     /// The next back-off period, in nanoseconds.
     next_backoff: AtomicU64,
@@ -158,7 +161,7 @@ impl Backoff {
             let ns = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
             self.window_wait.fetch_add(ns, rel);
         }
-        self.window_pieces.fetch_add(pieces as u64, rel);
+        self.window_half.fetch_add((pieces / 2) as u64, rel);
         self.window_helped.fetch_add(helped as u64, rel);
         let now = self.now();
         let span = now.saturating_sub(self.window_start.load(rel));
@@ -166,11 +169,11 @@ impl Backoff {
             return;
         }
         let waited = self.window_wait.swap(0, rel);
-        let pieces = self.window_pieces.swap(0, rel);
+        let half = self.window_half.swap(0, rel);
         let helped = self.window_helped.swap(0, rel);
         self.window_start.store(now, rel);
         let backoff = self.next_backoff.load(rel);
-        let idle_helper = (helped as f64) < MIN_HELPER_SHARE * pieces as f64;
+        let idle_helper = (helped as f64) < MIN_HELPER_SHARE * half as f64;
         if idle_helper || waited as f64 > LONG_WAIT_SHARE * span as f64 {
             let until = now.saturating_add(backoff);
             self.off_until.store(until, rel);
@@ -228,7 +231,7 @@ impl Team {
                 off_until: AtomicU64::new(0),
                 window_start: AtomicU64::new(0),
                 window_wait: AtomicU64::new(0),
-                window_pieces: AtomicU64::new(0),
+                window_half: AtomicU64::new(0),
                 window_helped: AtomicU64::new(0),
                 next_backoff: AtomicU64::new(BACKOFF_MIN.as_nanos() as u64),
             },
@@ -503,6 +506,29 @@ mod tests {
             b.next_backoff.load(Ordering::Relaxed),
             4 * BACKOFF_MIN.as_nanos() as u64
         );
+    }
+
+    #[test]
+    fn jobs_of_three_pieces_with_one_for_the_helper_keep_the_team() {
+        // The caller claims first, so of three pieces a helper on its core
+        // takes one: a third of the pieces, but all of its half.
+        let team = Team::new().expect("a thread");
+        let b = &team.backoff;
+        thread::sleep(WINDOW);
+        for _ in 0..20 {
+            b.record(Duration::ZERO, 3, 1);
+        }
+        assert!(!b.off());
+        thread::sleep(WINDOW);
+        b.record(Duration::ZERO, 3, 1);
+        assert!(!b.off());
+        // Taking none of them is a helper off its core.
+        for _ in 0..20 {
+            b.record(Duration::ZERO, 3, 0);
+        }
+        thread::sleep(WINDOW);
+        b.record(Duration::ZERO, 3, 0);
+        assert!(b.off());
     }
 
     #[test]
