@@ -34,6 +34,24 @@ use crate::team::Team;
 /// (Lower in this crate's unit tests, so small problems exercise the team.)
 pub const TEAM_MIN_VARIABLES: usize = if cfg!(test) { 256 } else { 8192 };
 
+/// Runs `f` with rayon's parallel loops on at most `threads` threads: in a
+/// pool of `threads` threads made for it when rayon's current pool is
+/// larger (else, or when the system refuses the pool's threads, where it
+/// is called).
+pub fn within_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    if threads.max(1) >= rayon::current_num_threads() {
+        return f();
+    }
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|k| format!("localsvm-solve-{k}"))
+        .build()
+    {
+        Ok(pool) => pool.install(f),
+        Err(_) => f(),
+    }
+}
+
 /// Features per row (of a sparse row: stored values) from which variables
 /// that share a kernel row ([`DualProblem::twins`]) are solved on
 /// [`SharedRowsQ`]: each shared kernel value computed once, at the price of
@@ -317,7 +335,7 @@ impl DualProblem {
     /// its range, `Float64` always computes in `f64`. Fails, naming the cause,
     /// when `f64` cannot hold the kernel values, and when the solution is
     /// not finite: a non-finite answer is never reported as a solution.
-    pub fn solve_with(mut self, opts: &SolverOptions, precision: Precision) -> Result<Solution> {
+    pub fn solve_with(self, opts: &SolverOptions, precision: Precision) -> Result<Solution> {
         if !(opts.tol.is_finite() && opts.tol > 0.0) {
             value_error!("tol must be a positive finite number, got {}", opts.tol);
         }
@@ -325,6 +343,19 @@ impl DualProblem {
             value_error!("threads must be at least 1, got 0");
         }
         self.validate()?;
+        // The blocked products (start gradients, the rebuild of shrunk
+        // rows) and the fills of long columns without a team run on rayon's
+        // pool: for a problem large enough to split them, a pool of the
+        // solve's own threads, so a solve given one thread uses one CPU.
+        if self.y.len() >= TEAM_MIN_VARIABLES {
+            within_threads(opts.threads, move || self.solve_validated(opts, precision))
+        } else {
+            self.solve_validated(opts, precision)
+        }
+    }
+
+    /// [`DualProblem::solve_with`] after its checks.
+    fn solve_validated(mut self, opts: &SolverOptions, precision: Precision) -> Result<Solution> {
         let n = self.source.n();
         // The start is clamped in its own buffer and the linear term taken
         // over, not copied: each is 8·n bytes held through the solve.
@@ -745,6 +776,24 @@ impl SubProblem<'_> {
 mod tests {
     use super::*;
     use crate::kernel::{KernelKind, Rows};
+
+    /// A solve given one thread runs rayon's loops on one thread, whatever
+    /// rayon's global pool holds; given as many as the pool, in the pool.
+    #[test]
+    fn rayon_loops_run_on_the_solves_threads() {
+        use rayon::prelude::*;
+        assert_eq!(within_threads(1, rayon::current_num_threads), 1);
+        let ids: std::collections::HashSet<_> = within_threads(1, || {
+            (0..256)
+                .into_par_iter()
+                .map(|_| std::thread::current().id())
+                .collect()
+        });
+        assert_eq!(ids.len(), 1);
+        let all = rayon::current_num_threads();
+        assert_eq!(within_threads(all, rayon::current_num_threads), all);
+        assert_eq!(within_threads(0, rayon::current_num_threads), 1);
+    }
 
     /// `n` points of `d` features in two overlapping noisy clusters.
     fn wide_blobs(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
