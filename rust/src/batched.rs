@@ -70,8 +70,8 @@
 //! inside the kernel cache's budget (the caller frees it before the
 //! finishing SMO fills its cache); `q` is cut to what the budget holds,
 //! and a refused allocation halves `cap`, then `q`, down to
-//! [`MIN_WORKING_SET`] before it is a memory error. Besides: `q²` `f64`
-//! and `f32` values for the subproblem, a few vectors of `n`, and the
+//! [`MIN_WORKING_SET`] before it is a memory error. Besides: `q²` `f32`
+//! values for the subproblem, a few vectors of `n`, and the
 //! epochs' copies of `α` (each epoch sets aside at least one in
 //! [`SHRINK_FRACTION`] of the active rows, so at most `SHRINK_FRACTION · n`
 //! `f64` values together). Each value is computed alone and the sums run
@@ -317,29 +317,21 @@ multiversion! {
 }
 
 multiversion! {
-    /// `dst[i] = src[i]` as `f64` (exact).
-    fn widen, fn widen_impl(src: &[f32], dst: &mut [f64]) {
-        for (d, &v) in dst.iter_mut().zip(src) {
-            *d = f64::from(v);
-        }
-    }
-}
-
-multiversion! {
-    /// `own[k] = Σ_l b[k·m + l] · x[l]` over the `m × m` block `b`, the
+    /// `own[k] = Σ_l b[k·m + l] · x[l]` over the `m × m` block `b` (its
+    /// values widened to `f64`, exactly), the
     /// terms in the order of `l` (a product and a sum each, not fused),
     /// those with `x[l] = 0` left out (they add a zero, which can change
     /// only the sign of a zero sum). The rows are read
     /// as columns: the block is symmetric bit for bit (each value is
     /// `y_k y_l` times the kernel of the same squared differences), so
     /// `own` is added a row of `b` at a time, across `k`.
-    fn block_times, fn block_times_impl(b: &[f64], x: &[f64], own: &mut [f64]) {
+    fn block_times, fn block_times_impl(b: &[f32], x: &[f64], own: &mut [f64]) {
         let m = x.len();
         own.fill(0.0);
         for (l, &xl) in x.iter().enumerate() {
             if xl != 0.0 {
                 for (o, &v) in own.iter_mut().zip(&b[l * m..(l + 1) * m]) {
-                    *o += v * xl;
+                    *o += f64::from(v) * xl;
                 }
             }
         }
@@ -655,7 +647,6 @@ fn run_rounds(
     let mut member = vec![false; n];
     let mut taken = vec![false; n];
     let mut qbb32 = vec![0.0f32; q * q];
-    let mut qbb = vec![0.0f64; q * q];
     // The selection's candidates, `(key, t)`, kept from round to round.
     let mut up: Vec<(f64, usize)> = Vec::new();
     let mut low: Vec<(f64, usize)> = Vec::new();
@@ -854,25 +845,24 @@ fn run_rounds(
                 None => fill_rows(0, rows_of_block),
             }
         }
-        widen(&qbb32[..m * m], &mut qbb[..m * m]);
         let yb: Vec<f64> = members.iter().map(|&t| y[t]).collect();
         let ub: Vec<f64> = members.iter().map(|&t| upper[t]).collect();
         let old: Vec<f64> = members.iter().map(|&t| alpha[t]).collect();
         // The subproblem over the working set, the rest fixed: SMO on the
         // block, with `p` such that its gradient starts at G's members.
         let mut own = vec![0.0f64; m];
-        block_times(&qbb[..m * m], &old, &mut own);
+        block_times(&qbb32[..m * m], &old, &mut own);
         let p: Vec<f64> = (0..m).map(|k| grad[members[k]] - own[k]).collect();
-        let diag: Vec<f64> = (0..m).map(|k| qbb[k * m + k]).collect();
+        let diag: Vec<f64> = (0..m).map(|k| f64::from(qbb32[k * m + k])).collect();
         let eps = settings.tol.max(0.1 * last_gap);
         let cap_pairs = (INNER_PAIRS_PER_VARIABLE * m as u64).min(settings.max_pairs - pairs);
         let mut block_q = DenseQ {
             n: m,
-            cols: std::mem::take(&mut qbb),
+            cols: std::mem::take(&mut qbb32),
             diag,
         };
         let solved = smo::solve(&mut block_q, &p, &yb, &ub, &old, eps, cap_pairs, false, ctl)?;
-        qbb = block_q.cols;
+        qbb32 = block_q.cols;
         let ab = solved.alpha;
         pairs += solved.n_iter;
         rounds += 1;
@@ -1040,12 +1030,13 @@ mod tests {
         let mut b32 = vec![0.0f32; m * m];
         let mut outs: Vec<&mut [f32]> = b32.chunks_exact_mut(m).collect();
         fill_tile(kind, &sub, &refs, &sign, &sign, 0, m, &mut outs);
-        let mut b = vec![0.0f64; m * m];
-        widen(&b32, &mut b);
         for k in 0..m {
             for l in 0..m {
-                assert_eq!(b[k * m + l].to_bits(), b[l * m + k].to_bits(), "({k}, {l})");
-                assert_eq!(b[k * m + l], f64::from(b32[k * m + l]));
+                assert_eq!(
+                    b32[k * m + l].to_bits(),
+                    b32[l * m + k].to_bits(),
+                    "({k}, {l})"
+                );
             }
         }
         let xs: Vec<f64> = (0..m)
@@ -1058,9 +1049,9 @@ mod tests {
             })
             .collect();
         let mut own = vec![f64::NAN; m];
-        block_times(&b, &xs, &mut own);
+        block_times(&b32, &xs, &mut own);
         for k in 0..m {
-            let plain: f64 = (0..m).map(|l| b[k * m + l] * xs[l]).sum();
+            let plain: f64 = (0..m).map(|l| f64::from(b32[k * m + l]) * xs[l]).sum();
             assert_eq!(own[k].to_bits(), plain.to_bits(), "row {k}");
         }
     }
