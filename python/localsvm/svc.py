@@ -473,9 +473,11 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     so ``dual_coef_``, ``intercept_`` and ``n_iter_`` do not depend on
     ``n_jobs``. Sparse input, smaller problems, and fits of several binary
     problems whose count ``n_jobs`` does not cover twice, use one thread
-    per problem; a problem solved on one thread keeps all of its work there,
-    the blocked gradient products and the fills of long kernel columns
-    included (they run on a thread pool of the solve's own size).
+    per problem; a problem of at least 8192 examples solved on one thread
+    keeps all of its work there, the blocked gradient products and the
+    fills of long kernel columns included (they run on a thread pool of the
+    solve's own size; a smaller problem's products are short and run on
+    rayon's shared pool).
 
     On the USPS digits Ulén [3]_ reports 4.38 % test error with one-vs-rest
     RBF SVMs (C = 10, the class of the largest decision value) on
