@@ -318,21 +318,19 @@ multiversion! {
 
 multiversion! {
     /// `own[k] = Σ_l b[k·m + l] · x[l]` over the `m × m` block `b` (its
-    /// values widened to `f64`, exactly), the
-    /// terms in the order of `l` (a product and a sum each, not fused),
-    /// those with `x[l] = 0` left out (they add a zero, which can change
-    /// only the sign of a zero sum). The rows are read
-    /// as columns: the block is symmetric bit for bit (each value is
-    /// `y_k y_l` times the kernel of the same squared differences), so
-    /// `own` is added a row of `b` at a time, across `k`.
+    /// values widened to `f64`, exactly), the terms in the order of `l` (a
+    /// product and a sum each, not fused: [`simd::add_scaled`]), those with
+    /// `x[l] = 0` left out (they add a zero, which can change only the sign
+    /// of a zero sum). The rows are read as columns: the block is symmetric
+    /// bit for bit (each value is `y_k y_l` times the kernel of the same
+    /// squared differences), so `own` is added a row of `b` at a time,
+    /// across `k`.
     fn block_times, fn block_times_impl(b: &[f32], x: &[f64], own: &mut [f64]) {
         let m = x.len();
         own.fill(0.0);
         for (l, &xl) in x.iter().enumerate() {
             if xl != 0.0 {
-                for (o, &v) in own.iter_mut().zip(&b[l * m..(l + 1) * m]) {
-                    *o += f64::from(v) * xl;
-                }
+                simd::add_scaled(own, xl, &b[l * m..(l + 1) * m]);
             }
         }
     }

@@ -36,13 +36,13 @@ use crate::simd;
 use crate::team::Team;
 use crate::wss;
 
-/// Floor for the curvature `a_ij` of a working pair.
 /// Rows from which the shrunk variables' gradient is rebuilt in blocks
 /// ([`QMatrix::add_columns`]): where one column at a time is bound by
 /// memory. Below it the cached columns make the column loops cheaper: the
 /// blocks recompute every free column over the shrunk rows.
 const BLOCKED_REBUILD_ROWS: usize = crate::qmatrix::MEMORY_BOUND_ROWS;
 
+/// Floor for the curvature `a_ij` of a working pair.
 pub const TAU: f64 = 1e-12;
 
 /// Active variables below which the per-iteration scans (the partner
