@@ -51,8 +51,9 @@ def make_problem_data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray
 def run_reproduce(name: str, *argv: str) -> tuple[str, list[dict]]:
     """Run ``python -m localsvm reproduce NAME ARGV`` in process; return its
     printed text and the rows its ``run`` returned."""
+    from localsvm_experiments import load
+
     from localsvm.__main__ import main
-    from localsvm.experiments import load
 
     mod = load(name)
     captured: list[list[dict]] = []

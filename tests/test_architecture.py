@@ -52,9 +52,6 @@ CORE_USERS = {
     "localsvm.flsa": "FLSA's path is not a QP solve",
     "localsvm.engines": "Ctrl-C reaches the core's running solves",
     "localsvm": "the package version is the compiled core's",
-    "localsvm.bench": "benchmarks time the core directly",
-    "localsvm.bench_scale": "benchmarks time the core directly",
-    "localsvm.bench_sparse": "benchmarks time the core directly",
 }
 
 #: Estimator modules allowed to import ``localsvm._core``, and why.
@@ -303,7 +300,7 @@ def rust_package_graph(package: Path) -> dict[str, set[str]]:
 
 def test_no_rust_module_cycle():
     graph = rust_graph(RUST_SRC)
-    assert {"smo", "kernel", "incremental"} <= set(graph), "the Rust sources were not found"
+    assert {"solver", "kernel", "incremental"} <= set(graph), "the Rust sources were not found"
     cycle = find_cycle(graph)
     assert cycle is None, "Rust module cycle: " + " -> ".join(reversed(cycle))
 

@@ -6,11 +6,12 @@ import io
 
 import numpy as np
 import pytest
+from localsvm_benchmarks import svc as bench
+from localsvm_benchmarks.svc import make_estimator, run_bench
 from sklearn.svm import SVC as SklearnSVC
 
-from localsvm import SVC, bench
+from localsvm import SVC
 from localsvm._objective import libsvm_dual_objectives
-from localsvm.bench import make_estimator, run_bench
 from localsvm.datasets import load_iris
 from localsvm.kernels import KernelSpec, resolve_gamma
 
@@ -167,16 +168,17 @@ def test_cli_misuse_is_a_usage_error(args, message, capsys):
 
 
 def test_cli_names_match_the_bench_tables():
-    from localsvm import __main__ as cli
-    from localsvm import bench
+    from localsvm_benchmarks import __main__ as cli
+    from localsvm_benchmarks import svc as bench
 
     assert cli.BENCH_DATASETS == tuple(bench.CASES)
     assert cli.BENCH_PEERS == bench.PEERS
 
 
 def test_bench_local_on_a_small_split(capsys):
+    from localsvm_benchmarks.svc import local_split
+
     from localsvm.__main__ import main
-    from localsvm.bench import local_split
 
     X, _, Xt, _ = local_split(600, 300)
     assert X.shape == (600, 22) and Xt.shape == (300, 22)
@@ -211,7 +213,7 @@ def test_bench_local_misuse_is_a_usage_error(capsys):
 
 
 def test_sparse_bench_runs_small_cases():
-    from localsvm.bench_sparse import run_sparse_bench
+    from localsvm_benchmarks.sparse import run_sparse_bench
 
     out = io.StringIO()
     res = run_sparse_bench(["a9a"], ["localsvm", "sklearn"], n_train=300, wide_rows=300, out=out)
@@ -230,8 +232,9 @@ def test_sparse_bench_runs_small_cases():
 
 
 def test_sparse_bench_refuses_other_data_sets(capsys):
+    from localsvm_benchmarks.sparse import run_sparse_bench
+
     from localsvm.__main__ import main
-    from localsvm.bench_sparse import run_sparse_bench
 
     with pytest.raises(ValueError, match="unknown data sets"):
         run_sparse_bench(["usps"], ["localsvm"], out=io.StringIO())
@@ -287,7 +290,7 @@ def test_bench_family_rows_and_the_sklearnex_columns(monkeypatch):
     """``bench family`` on small sets: one row per estimator with figures,
     models that agree with scikit-learn's, and sklearnex's columns exactly
     when it is importable (a dash for OneClassSVM, which it lacks)."""
-    from localsvm import bench_family
+    from localsvm_benchmarks import family as bench_family
 
     for importable in (True, False):
         if not importable:

@@ -9,10 +9,10 @@ import warnings
 
 import numpy as np
 import pytest
+from localsvm_benchmarks.online import _load, _scale_gamma, run_online
 from sklearn.svm import SVC as SklearnSVC
 
 from localsvm import IncrementalSVC
-from localsvm.bench_online import _load, _scale_gamma, run_online
 
 
 def _table(text: str, data: str) -> dict[str, list[str]]:

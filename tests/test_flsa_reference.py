@@ -11,13 +11,13 @@ import warnings
 
 import numpy as np
 import pytest
+from localsvm_experiments.flsa import gamma_scale, load_split
 from scipy.linalg import solve_triangular
 from sklearn.datasets import make_classification
 from sklearn.utils import check_random_state
 
 from localsvm import FLSAClassifier, RFLSAClassifier
 from localsvm.datasets import load_two_spirals
-from localsvm.experiments.flsa import gamma_scale, load_split
 from localsvm.kernels import KernelSpec, kernel_matrix_numpy
 
 

@@ -12,9 +12,9 @@ run with ``-m slow``.
 from __future__ import annotations
 
 import pytest
+from localsvm_benchmarks.svc import MEMORY_BYTES_PER_ROW, MEMORY_SLACK_MB
 
 from conftest import run_in_child
-from localsvm.bench import MEMORY_BYTES_PER_ROW, MEMORY_SLACK_MB
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from localsvm_experiments import EXPERIMENTS, load
 
 from conftest import FullRunFigure, off_the_full_run, png_width
-from localsvm.experiments import EXPERIMENTS, load
 
 
 def test_flsa_is_registered():
@@ -161,7 +161,7 @@ def test_spread_is_the_sample_standard_deviation():
     """Two realizations at 10 % and 20 %: the sample standard deviation
     (n - 1), as the LSVM, MCSVM and LISVM tables print, is 7.07 points;
     dividing by n would give 5.00."""
-    from localsvm.experiments.flsa import _fmt
+    from localsvm_experiments.flsa import _fmt
 
     assert _fmt([0.1, 0.2], 100) == "15.00 ± 7.07"
     assert _fmt([10, 14], digits=1) == "12.0 ± 2.8"

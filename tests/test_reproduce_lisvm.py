@@ -8,10 +8,10 @@ import io
 
 import numpy as np
 import pytest
+from localsvm_experiments import EXPERIMENTS
+from localsvm_experiments.lisvm import DATASETS, methods, print_table
 
 from conftest import FullRunFigure, off_the_full_run, png_width, run_reproduce
-from localsvm.experiments import EXPERIMENTS
-from localsvm.experiments.lisvm import DATASETS, methods, print_table
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def quick_run(tmp_path_factory):
 
 
 def test_registered():
-    assert EXPERIMENTS["lisvm"][0] == "localsvm.experiments.lisvm"
+    assert EXPERIMENTS["lisvm"][0] == "localsvm_experiments.lisvm"
 
 
 def test_table(quick_run):
@@ -164,7 +164,7 @@ def test_quick_figures_agree_with_the_full_run(quick_run):
 def test_counts_below_one_are_refused(option, capsys):
     import argparse
 
-    from localsvm.experiments.lisvm import add_arguments
+    from localsvm_experiments.lisvm import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

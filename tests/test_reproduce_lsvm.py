@@ -9,10 +9,10 @@ import re
 
 import numpy as np
 import pytest
+from localsvm_experiments import EXPERIMENTS, load
+from localsvm_experiments.lsvm import DATASETS, METHODS, load_binary
 
 from conftest import FullRunFigure, off_the_full_run, png_width, run_reproduce
-from localsvm.experiments import EXPERIMENTS, load
-from localsvm.experiments.lsvm import DATASETS, METHODS, load_binary
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def quick_run(tmp_path_factory):
 
 
 def test_lsvm_is_registered():
-    assert EXPERIMENTS["lsvm"][0] == "localsvm.experiments.lsvm"
+    assert EXPERIMENTS["lsvm"][0] == "localsvm_experiments.lsvm"
     mod = load("lsvm")
     assert hasattr(mod, "add_arguments") and hasattr(mod, "run")
 
@@ -280,7 +280,7 @@ def test_figure2_kmeans_pure_magkmeans_mixed(quick_run):
 
 
 def test_figure3_spirals_lie_in_the_unit_square():
-    from localsvm.experiments.lsvm.figures import spirals_data
+    from localsvm_experiments.lsvm.figures import spirals_data
 
     X, y = spirals_data(per_class=150, seed=3)
     assert X.shape == (300, 2) and np.bincount(y == 1).tolist() == [150, 150]

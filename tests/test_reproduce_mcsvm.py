@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
+from localsvm_experiments import EXPERIMENTS, load
+from localsvm_experiments.mcsvm import DATASETS, METHODS
 
 from conftest import FullRunFigure, off_the_full_run, run_reproduce
-from localsvm.experiments import EXPERIMENTS, load
-from localsvm.experiments.mcsvm import DATASETS, METHODS
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def quick_run():
 
 
 def test_mcsvm_is_registered():
-    assert EXPERIMENTS["mcsvm"][0] == "localsvm.experiments.mcsvm"
+    assert EXPERIMENTS["mcsvm"][0] == "localsvm_experiments.mcsvm"
     mod = load("mcsvm")
     assert hasattr(mod, "add_arguments") and hasattr(mod, "run")
 
@@ -168,8 +168,7 @@ def test_spread_is_the_sample_standard_deviation():
     """Accuracies 80 % and 90 %: the sample standard deviation (n - 1), as
     the other reproductions print, is 7.07 points; dividing by n gives 5.00."""
     import numpy as np
-
-    from localsvm.experiments.mcsvm import mean_std
+    from localsvm_experiments.mcsvm import mean_std
 
     assert mean_std(np.array([80.0, 90.0])) == ("85.00 ± 7.07", pytest.approx(7.0711, abs=1e-4))
     assert mean_std(np.array([81.25])) == ("81.25", 0.0)

@@ -8,10 +8,10 @@ import re
 
 import numpy as np
 import pytest
+from localsvm_experiments import EXPERIMENTS
+from localsvm_experiments.usps import CASES, smooth
 
 from conftest import FullRunFigure, off_the_full_run, run_reproduce
-from localsvm.experiments import EXPERIMENTS
-from localsvm.experiments.usps import CASES, smooth
 
 #: Test error (%) per case of the full run in the README (``reproduce usps``
 #: of 2026-12-01: all 7291 training / 2007 test digits, the data set's one
@@ -46,7 +46,7 @@ def quick_run():
 
 
 def test_registered():
-    assert EXPERIMENTS["usps"][0] == "localsvm.experiments.usps"
+    assert EXPERIMENTS["usps"][0] == "localsvm_experiments.usps"
 
 
 def test_one_table_with_the_reports_figures(quick_run):

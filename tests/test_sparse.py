@@ -368,7 +368,7 @@ def test_wide_sparse_fit_never_allocates_n_by_d():
     code = """
 import time
 from localsvm import SVC
-from localsvm.bench_sparse import wide_sparse
+from localsvm_benchmarks.sparse import wide_sparse
 X, y = wide_sparse(20_000)
 t = time.perf_counter()
 m = SVC(kernel="linear", C=1.0).fit(X, y)

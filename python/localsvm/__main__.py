@@ -4,17 +4,11 @@
           prints accuracy, support vectors, fit and predict time and the
           backend used, side by side.
 ``info``  lists the registered backends, strategies and engines.
-``bench`` times localsvm against scikit-learn, scikit-learn-intelex and
-          ThunderSVM on the same data; ``bench local`` times one global RBF
-          SVM against ProfileSVC's local ones (see :mod:`localsvm.bench`);
-          ``bench sparse`` times sparse (CSR) input and measures its memory
-          (see :mod:`localsvm.bench_sparse`); ``bench scale`` times CellSVC
-          against the global SVC at 10⁵–10⁶ rows (see
-          :mod:`localsvm.bench_scale`); ``bench online`` times one pass of
-          IncrementalSVC's partial_fit against batch fits on the same rows
-          (see :mod:`localsvm.bench_online`).
-``reproduce NAME``
-          runs one of the papers' experiments (see :mod:`localsvm.experiments`).
+``bench SECTION``
+          times localsvm against its peers; ``reproduce NAME`` runs one of
+          the papers' experiments. Both are applications of the library that
+          live in their own packages (``benchmarks/`` and ``experiments/`` of
+          the repository) and run once those are installed.
 ``train``, ``predict``
           LIBSVM's ``svm-train`` and ``svm-predict`` (see :mod:`localsvm.cli`).
 """
@@ -28,11 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from ._argtypes import names as _names
-from ._argtypes import positive_int as _positive_int
-from ._argtypes import positive_ints as _positive_ints
-from ._argtypes import sizes as _sizes
 
 
 @dataclass
@@ -164,15 +153,37 @@ def run_info(out=sys.stdout) -> None:
     print(f"{'plugins':>13}: {', '.join(names)}", file=out)
 
 
-#: What ``bench --datasets`` and ``--peers`` accept (kept in step with
-#: :data:`localsvm.bench.CASES` and :data:`localsvm.bench.PEERS` by a test).
-BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26", "gen200k", "gen500k")
-BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
-BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family", "online")
+#: The commands that live in their own distributions (benchmarks and the
+#: papers' reproductions are applications of the library, not part of it):
+#: command -> (module, the checkout folder that installs it).
+APPLICATIONS = {
+    "bench": ("localsvm_benchmarks.__main__", "./benchmarks"),
+    "reproduce": ("localsvm_experiments.__main__", "./experiments"),
+}
+
+
+def _run_application(command: str, argv: Sequence[str]) -> int:
+    import importlib
+
+    module, folder = APPLICATIONS[command]
+    try:
+        app = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith(module.split(".")[0]):
+            raise
+        print(
+            f"localsvm {command}: install its package first, from a checkout of the "
+            f"repository: python3 -m pip install {folder}",
+            file=sys.stderr,
+        )
+        return 2
+    return app.main(argv, prog=f"localsvm {command}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in APPLICATIONS:
+        return _run_application(argv[0], argv[1:])
     if argv and argv[0] in ("train", "predict"):
         # LIBSVM-style options (-w1 2, -h 0) that argparse cannot express.
         from .cli import run
@@ -200,191 +211,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip the slow rows: the scipy reference backend and 10-class USPS",
     )
     sub.add_parser("info", help="list registered backends, strategies and engines")
-    bench = sub.add_parser(
-        "bench", help="time localsvm against scikit-learn, sklearnex and ThunderSVM"
+    sub.add_parser(
+        "bench",
+        help="time localsvm against its peers (localsvm bench --help; needs ./benchmarks)",
+        add_help=False,
     )
-    bench.add_argument(
-        "section",
-        nargs="?",
-        choices=BENCH_SECTIONS,
-        default="svc",
-        help="'svc' (default): the SVC table, scaling and memory sections; 'local': one "
-        "global RBF SVC against ProfileSVC(kernel='rbf') for several κ on ijcnn1's "
-        "100000 / 41691 split; 'sparse': CSR input on a9a and ijcnn1 against "
-        "scikit-learn on the same CSR and localsvm's dense path, its peak memory, and a "
-        "wide 20000 x 100000 sparse set; 'scale': CellSVC against the global SVC, its "
-        "exact mode, a k-means partition baseline and the peers on 50000 to 1000000 "
-        "generated rows and on all of ijcnn1; 'family': SVR, NuSVR, OneClassSVM and "
-        "NuSVC against scikit-learn's; 'online': one pass of IncrementalSVC's partial_fit "
-        "over ijcnn1 and a9a in chunks (--chunks) beside batch fits on the same rows",
+    sub.add_parser(
+        "reproduce",
+        help="reproduce a paper's experiments (localsvm reproduce --help; needs ./experiments)",
+        add_help=False,
     )
-    bench.add_argument(
-        "--n-train",
-        type=_positive_int,
-        default=None,
-        help="bench local: training rows, the first of the 100000; bench sparse and "
-        "bench online: training rows per data set (default: all); bench family: rows of "
-        "every set (default: 10000, and all of ijcnn1's negative class for OneClassSVM)",
-    )
-    bench.add_argument(
-        "--n-test",
-        type=_positive_int,
-        default=None,
-        help="bench local: test rows, the first of the 41691 (default: all); bench scale: "
-        "test rows of the generated data (default: 20000); bench online: test rows per "
-        "data set (default: 20000)",
-    )
-    bench.add_argument(
-        "--kappas",
-        type=_sizes,
-        default="4,16,64",
-        help="bench local: comma-separated numbers of clusters κ (default: 4,16,64)",
-    )
-    bench.add_argument(
-        "--datasets",
-        type=_names("data set", BENCH_DATASETS),
-        default="ijcnn1,a9a,usps",
-        help=f"comma-separated, from: {', '.join(BENCH_DATASETS)} (default: ijcnn1,a9a,usps)",
-    )
-    bench.add_argument(
-        "--peers",
-        type=_names("peer", BENCH_PEERS),
-        default="localsvm,sklearn,sklearnex,thundersvm",
-        help=f"comma-separated, from: {', '.join(BENCH_PEERS)} (default: all)",
-    )
-    bench.add_argument(
-        "--repeat", type=_positive_int, default=1, help="runs per timing, best kept (default: 1)"
-    )
-    bench.add_argument(
-        "--scaling",
-        type=_sizes,
-        default="5000,10000,20000,49990",
-        help="comma-separated ijcnn1 subsample sizes for the growth exponent ('' to skip)",
-    )
-    bench.add_argument("--no-memory", action="store_true", help="skip the peak-memory check")
-    bench.add_argument(
-        "--wide-rows",
-        type=int,
-        default=20_000,
-        help="bench sparse: rows of the wide sparse set (0 skips it; default: 20000)",
-    )
-    bench.add_argument(
-        "--sizes",
-        type=_sizes,
-        default="50000,200000,1000000",
-        help="bench scale: comma-separated training sizes of the generated data "
-        "(default: 50000,200000,1000000)",
-    )
-    bench.add_argument(
-        "--max-global",
-        type=_positive_int,
-        default=200_000,
-        help="bench scale: the global solvers run up to this many rows (default: 200000)",
-    )
-    bench.add_argument(
-        "--no-exact", action="store_true", help="bench scale: skip SVC(init='cells')"
-    )
-    bench.add_argument("--no-ijcnn1", action="store_true", help="bench scale: skip ijcnn1")
-    bench.add_argument(
-        "--chunks",
-        type=_positive_ints,
-        default="1,100,1000",
-        help="bench online: comma-separated rows per partial_fit call (default: 1,100,1000)",
-    )
-    bench.add_argument(
-        "--rebatch-rows",
-        type=int,
-        default=1000,
-        help="bench online: rows of the strategy='rebatch' baseline, which retrains a "
-        "batch SVM at every example (0 skips it; default: 1000)",
-    )
-    from .experiments import EXPERIMENTS, load
-
-    reproduce = sub.add_parser("reproduce", help="reproduce a paper's experiments")
-    experiments = reproduce.add_subparsers(dest="experiment", required=True)
-    for name, (_, help_text) in sorted(EXPERIMENTS.items()):
-        load(name).add_arguments(experiments.add_parser(name, help=help_text))
     args = parser.parse_args(argv)
     if args.command == "demo":
         run_demo(quick=args.quick)
     elif args.command == "info":
         run_info()
-    elif args.command == "bench" and args.section == "sparse":
-        from .bench_sparse import SPARSE_CASES, run_sparse_bench
-
-        datasets = [d for d in args.datasets if d in SPARSE_CASES]
-        if not datasets:
-            parser.error(f"bench sparse runs on {', '.join(SPARSE_CASES)}; name one in --datasets")
-        run_sparse_bench(
-            datasets,
-            [p for p in args.peers if p in ("localsvm", "sklearn")] or ["localsvm"],
-            n_train=args.n_train,
-            memory_check=not args.no_memory,
-            wide_rows=args.wide_rows or None,
-        )
-    elif args.command == "bench" and args.section == "family":
-        from .bench_family import run_family
-
-        run_family(
-            n_train=args.n_train or 10_000,
-            out=sys.stdout,
-            n_one_class=args.n_train,
-            repeat=args.repeat,
-        )
-    elif args.command == "bench" and args.section == "online":
-        from .bench_online import ONLINE_CASES, run_online
-
-        datasets = [d for d in args.datasets if d in ONLINE_CASES]
-        if not datasets:
-            parser.error(f"bench online runs on {', '.join(ONLINE_CASES)}; name one in --datasets")
-        if args.rebatch_rows < 0:
-            parser.error(f"--rebatch-rows must be 0 or more, got {args.rebatch_rows}")
-        run_online(
-            datasets,
-            n_train=args.n_train,
-            n_test=args.n_test or 20_000,
-            chunks=args.chunks,
-            rebatch_rows=args.rebatch_rows,
-            out=sys.stdout,
-        )
-    elif args.command == "bench" and args.section == "scale":
-        from .bench_scale import run_scale
-
-        run_scale(
-            args.sizes,
-            list(args.peers),
-            ijcnn1=not args.no_ijcnn1,
-            exact=not args.no_exact,
-            max_global=args.max_global,
-            n_test=args.n_test or 20_000,
-            out=sys.stdout,
-        )
-    elif args.command == "bench":
-        from .bench import run_bench
-
-        peers = list(args.peers)
-        if "localsvm" not in peers:
-            peers.insert(0, "localsvm")
-        if args.section == "local":
-            from .bench import LOCAL_N_TRAIN, run_local
-
-            run_local(
-                peers,
-                kappas=args.kappas,
-                n_train=args.n_train or LOCAL_N_TRAIN,
-                n_test=args.n_test,
-                out=sys.stdout,
-            )
-            return 0
-        run_bench(
-            args.datasets,
-            peers,
-            repeat=args.repeat,
-            scaling_sizes=args.scaling,
-            memory_check=not args.no_memory,
-        )
-    elif args.command == "reproduce":
-        load(args.experiment).run(args, out=sys.stdout)
     return 0
 
 

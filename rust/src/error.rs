@@ -19,7 +19,7 @@ pub enum Error {
     /// An argument has a value outside its allowed range.
     #[error("{0}")]
     Value(String),
-    /// The work was cancelled through its [`crate::control::Control`]
+    /// The work was cancelled through its [`crate::runtime::control::Control`]
     /// (the bindings raise `KeyboardInterrupt`).
     #[error("interrupted")]
     Interrupted,

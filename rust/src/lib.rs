@@ -1,45 +1,43 @@
-//! The Rust core of localsvm.
+//! The Rust core of localsvm: pure solvers (no Python), one folder per
+//! algorithm, and thin PyO3 bindings behind the `python` feature.
 //!
-//! Pure solver modules (no Python): [`kernel`] (kernel functions over
-//! contiguous rows), [`cache`] (an LRU cache of kernel columns bounded in
-//! bytes), [`qmatrix`] (the dual's Hessian served through the cache),
-//! [`smo`] (SMO with second-order working-set selection and shrinking),
-//! [`boxqp`] (coordinate descent for box-only duals), [`flsa`] (forward
-//! least-squares selection of kernel columns for the FLSA-SVM), [`problem`] (the
-//! entry point for a dual over a kernel source: validation, warm starts,
-//! subset optimisation; [`local`] and [`incremental`], which keep their
-//! Hessians across solves, call [`smo::solve`] on them) and
-//! [`predict`] (decision values of kernel expansions), [`gradient`] (the
-//! dual's gradient at a warm start, by [`predict`]'s blocked products), [`precision`] (the
-//! choice between the `f32` and `f64` kernel paths), [`local`]
-//! (localized SVMs: one box-weighted dual per query) and [`incremental`]
-//! (LISVM: an online SVM learnt one example at a time by local updates),
-//! [`team`] (the two-thread team one large solve may fill its kernel
-//! columns and run its scans with);
-//! [`control`] lets a caller stop any long solve ([`Error::Interrupted`]). The `python` feature
-//! adds the PyO3 bindings in `python/`, the only module that touches Python.
+//! - [`kernel`]: kernel functions over contiguous rows, dense and CSR, the
+//!   column fills and blocked products, and [`precision`] (the choice
+//!   between the `f32` and `f64` kernel paths).
+//! - [`solver`]: the dual solver, split as LIBSVM splits it: an LRU
+//!   [`solver::cache`] of kernel columns bounded in bytes, the dual's
+//!   Hessian served through it ([`solver::qmatrix`]), SMO with second-order
+//!   working-set selection and shrinking ([`solver::smo`], [`solver::wss`]),
+//!   the batched working-set rounds of large problems ([`solver::batched`]),
+//!   coordinate descent for box-only duals ([`solver::boxqp`]), the gradient
+//!   at a warm start ([`solver::gradient`]) and the entry point for a dual
+//!   over a kernel source ([`solver::problem`]: validation, warm starts,
+//!   subset optimisation).
+//! - [`predict`]: decision values of kernel expansions.
+//! - [`local`]: localized SVMs, one box-weighted dual per query, and their
+//!   linear primal by Newton steps ([`local::primal`]).
+//! - [`incremental`]: LISVM, an online SVM learnt one example at a time by
+//!   local updates.
+//! - [`flsa`]: forward least-squares selection of kernel columns for the
+//!   FLSA-SVM, with its blocked Gram–Schmidt products ([`flsa::blocks`]).
+//! - [`runtime`]: the two-thread [`runtime::team`] a large solve fills its
+//!   columns and runs its scans with, and [`runtime::control`], which lets a
+//!   caller stop any long solve ([`Error::Interrupted`]).
+//! - [`numeric`]: per-instruction-set column kernels ([`numeric::simd`]) and
+//!   small dense linear algebra ([`numeric::dense`]).
+//!
+//! The `python` feature adds the PyO3 bindings in `python/`, the only module
+//! that touches Python.
 
-pub mod batched;
-pub mod boxqp;
-pub mod cache;
-pub mod control;
-pub mod dense;
 pub mod error;
 pub mod flsa;
-pub mod flsa_blocks;
-pub mod gradient;
 pub mod incremental;
 pub mod kernel;
 pub mod local;
-pub mod local_primal;
+pub mod numeric;
 pub mod predict;
-pub mod problem;
-pub mod qmatrix;
-pub mod simd;
-pub mod smo;
-pub mod team;
-mod vec64;
-pub mod wss;
+pub mod runtime;
+pub mod solver;
 
 // The kernel values' arithmetic is part of the kernel package (it depends on
 // the kernel's kind and the data, and the kernel sources resolve it); the
@@ -49,8 +47,8 @@ pub use kernel::precision;
 #[cfg(feature = "python")]
 mod python;
 
-pub use control::{interrupt_all, Control};
 pub use error::{Error, Result};
 pub use kernel::{KernelKind, KernelSource, Rows, TrainingData};
 pub use precision::Precision;
-pub use problem::{Constraint, DualProblem, Solution, SolverOptions, StartGradientMode};
+pub use runtime::control::{interrupt_all, Control};
+pub use solver::problem::{Constraint, DualProblem, Solution, SolverOptions, StartGradientMode};

@@ -3,14 +3,14 @@
 
 use rayon::prelude::*;
 
-use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_filled, try_with_capacity, value_error, Result};
 use crate::kernel::{
     fill_four_impl, fill_one_impl, scratch, Csc, CsrRows, KernelKind, KernelRowsAgainst, Panel,
     Query, Rows,
 };
+use crate::numeric::simd;
 use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
-use crate::simd;
+use crate::runtime::control::Control;
 
 /// Test rows handed to one rayon task.
 const ROWS_PER_TASK: usize = 64;

@@ -23,10 +23,10 @@ import functools
 
 import numpy as np
 import pytest
+from localsvm_experiments.mcsvm import Split, config, load_split
 
 from localsvm import SVC, ClusterSVC
 from localsvm.datasets import load_usps
-from localsvm.experiments.mcsvm import Split, config, load_split
 
 MODELS = {
     "mcsvm": lambda: ClusterSVC(C=10.0, gamma="scale", random_state=0),

@@ -1,10 +1,10 @@
 //! The vectorised kernel-column loops: one query (or two) against a range of
 //! panel rows, instantiated once per instruction set by
-//! [`simd::multiversion!`](crate::simd).
+//! [`simd::multiversion!`](crate::numeric::simd).
 
 use super::kinds::KernelKind;
 use super::panel::{Panel, Query};
-use crate::simd;
+use crate::numeric::simd;
 
 /// Rows per tile of the vectorised kernel loops.
 const TILE: usize = 64;

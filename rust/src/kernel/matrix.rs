@@ -16,8 +16,8 @@ use self::tiles::{fill_rows, Panels, LANES};
 use super::kinds::KernelKind;
 use super::precision::{f64_problem, Magnitudes};
 use super::rows::Rows;
-use crate::control::Control;
 use crate::error::{checked_len, shape_error, try_copy, try_with_capacity, value_error, Result};
+use crate::runtime::control::Control;
 
 /// Training data as the caller holds it, borrowed: `n` row-major rows of `d`
 /// features, or for a precomputed kernel the square `n × n` kernel matrix.
@@ -720,7 +720,7 @@ mod tests {
 
     #[test]
     fn avx512_exp_gives_the_bits_of_the_generic_one() {
-        if crate::simd::level() != crate::simd::Level::Avx512 {
+        if crate::numeric::simd::level() != crate::numeric::simd::Level::Avx512 {
             // Only an AVX-512 processor runs (and can test) that loop.
             return;
         }

@@ -1,5 +1,5 @@
 //! Bindings of the FLSA-SVM: `flsa_path` ([`crate::flsa`]) and the staged
-//! decision values of its models ([`crate::flsa_blocks`]).
+//! decision values of its models ([`crate::flsa::blocks`]).
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
@@ -7,9 +7,9 @@ use pyo3::prelude::*;
 
 use super::convert::{indices, into_matrix, kernel_kind, vec1, Flat, Kernel};
 use super::runner::detached;
-use crate::control::Control;
+use crate::flsa::blocks::{staged_correct, staged_decisions};
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
-use crate::flsa_blocks::{staged_correct, staged_decisions};
+use crate::runtime::control::Control;
 
 /// What `flsa_path` returns: the models for every number of terms.
 #[pyclass(frozen, get_all, module = "localsvm._core")]

@@ -10,8 +10,8 @@ use super::convert::{counts_u64, into_matrix, vec1, Flat, Kernel, SolverSettings
 use super::runner::detached;
 use std::time::{Duration, Instant};
 
-use crate::control::Control;
 use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
+use crate::runtime::control::Control;
 
 /// What `IncrementalLearner.learn` returns: one entry per example, in the
 /// order learnt, and the call's counts.

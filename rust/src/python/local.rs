@@ -6,11 +6,11 @@ use pyo3::prelude::*;
 
 use super::convert::{counts_u64, into_matrix, kernel_kind, vec1, Flat, Kernel, SolverSettings};
 use super::runner::detached;
-use crate::control::Control;
 use crate::kernel::KernelKind;
 use crate::local::{
     solve_local_with, Anchors, LocalKernel, LocalOptions, PrimalInput, PRIMAL_STEP_CAP,
 };
+use crate::runtime::control::Control;
 
 /// What `solve_local` returns: one entry per query, in query order.
 #[pyclass(frozen, get_all, module = "localsvm._core")]

@@ -24,7 +24,7 @@ mod runner;
 
 use pyo3::prelude::*;
 
-use crate::control::{interrupt_all as interrupt_all_rs, Control};
+use crate::runtime::control::{interrupt_all as interrupt_all_rs, Control};
 use runner::detached;
 
 /// Stops every solve, kernel build and prediction of the core running now,
@@ -48,10 +48,10 @@ fn _raise_internal_panic(py: Python<'_>) -> PyResult<()> {
 /// The instruction set the hot loops run with: "avx512", "avx2" or "baseline".
 #[pyfunction]
 fn simd_level() -> &'static str {
-    match crate::simd::level() {
-        crate::simd::Level::Avx512 => "avx512",
-        crate::simd::Level::Avx2 => "avx2",
-        crate::simd::Level::Baseline => "baseline",
+    match crate::numeric::simd::level() {
+        crate::numeric::simd::Level::Avx512 => "avx512",
+        crate::numeric::simd::Level::Avx2 => "avx2",
+        crate::numeric::simd::Level::Baseline => "baseline",
     }
 }
 

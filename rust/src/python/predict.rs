@@ -10,10 +10,10 @@ use super::convert::{
     indices, into_matrix, kernel_kind, same_kind, vec1, Flat, Input, Kernel, XArg,
 };
 use super::runner::detached;
-use crate::control::Control;
 use crate::kernel::{kernel_matrix_with, CsrRows, KernelKind, Rows};
 use crate::precision::Precision;
 use crate::predict;
+use crate::runtime::control::Control;
 
 /// The kernel matrix between the rows of `a` and `b`.
 #[pyfunction]

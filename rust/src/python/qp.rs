@@ -1,5 +1,5 @@
 //! Bindings of the dual QP: `solve_qp` (the one entry point,
-//! [`crate::problem`]) and `dual_gradient` ([`crate::gradient`]).
+//! [`crate::solver::problem`]) and `dual_gradient` ([`crate::solver::gradient`]).
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -7,10 +7,10 @@ use pyo3::prelude::*;
 
 use super::convert::{indices, kernel_kind, vec1, Kernel, SolverSettings, XArg};
 use super::runner::{detached, detached_with_progress};
-use crate::control::Control;
-use crate::gradient;
 use crate::precision::Precision;
-use crate::problem::{
+use crate::runtime::control::Control;
+use crate::solver::gradient;
+use crate::solver::problem::{
     twins_of_rows, Constraint, DualProblem, SolverChoice, SolverOptions, StartGradientMode,
 };
 

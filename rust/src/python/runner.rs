@@ -11,7 +11,7 @@ use std::time::Duration;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
-use crate::control::Control;
+use crate::runtime::control::Control;
 
 /// How long the waiting caller sleeps between signal checks.
 const SIGNAL_SLICE: Duration = Duration::from_millis(50);

@@ -25,7 +25,7 @@ use super::tiles::{finish, integer_max, sums_row, Panels, LANES};
 use crate::error::{try_with_capacity, Result};
 use crate::kernel::kinds::KernelKind;
 use crate::kernel::rows::Rows;
-use crate::simd::{fmadd64, multiversion};
+use crate::numeric::simd::{fmadd64, multiversion};
 
 /// Dense rows per pass over the panels: `GROUP · LANES` running sums (six
 /// AVX-512 or twelve AVX2 registers) beside the panel values.
@@ -478,7 +478,7 @@ fn pack32_sums<const FMA: bool>(
 #[inline(always)]
 fn axpy32<const FMA: bool>(sums: &mut [f32; NARROW_LANES], x: f32, col: &[f32; NARROW_LANES]) {
     for l in 0..NARROW_LANES {
-        sums[l] = crate::simd::fmadd::<FMA>(x, col[l], sums[l]);
+        sums[l] = crate::numeric::simd::fmadd::<FMA>(x, col[l], sums[l]);
     }
 }
 

@@ -16,7 +16,7 @@
 use crate::error::{checked_len, try_filled, Result};
 use crate::kernel::kinds::KernelKind;
 use crate::kernel::rows::Rows;
-use crate::simd::{fmadd64, multiversion};
+use crate::numeric::simd::{fmadd64, multiversion};
 
 /// Rows of `B` per panel: two AVX2 registers, one AVX-512 register.
 pub(super) const LANES: usize = 8;
@@ -364,7 +364,7 @@ multiversion! {
     /// the same operations with the table in registers.
     pub(crate) fn exp_scaled, fn exp_scaled_impl(values: &mut [f64], factor: f64) {
         #[cfg(target_arch = "x86_64")]
-        if FMA && crate::simd::level() == crate::simd::Level::Avx512 {
+        if FMA && crate::numeric::simd::level() == crate::numeric::simd::Level::Avx512 {
             // SAFETY: `level()` reports AVX-512 only when the CPU has it.
             unsafe { avx512::exp_scaled(values, factor) };
             return;

@@ -1,0 +1,1 @@
+"""Benchmarks of localsvm against its peers (``python -m localsvm_benchmarks``)."""
