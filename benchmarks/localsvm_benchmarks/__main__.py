@@ -3,7 +3,9 @@
 
 Sections: ``svc`` (the default: SVC against scikit-learn, scikit-learn-intelex
 and ThunderSVM, the growth exponent and peak memory), ``local``, ``sparse``,
-``scale``, ``family`` and ``online``; ``--help`` says what each runs.
+``scale``, ``family``, ``online`` and ``engines``; ``--help`` says what each
+runs. Every section times with :func:`localsvm_benchmarks.report.timed` and
+prints with :func:`localsvm_benchmarks.report.print_table`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from localsvm._argtypes import sizes as _sizes
 #: :data:`localsvm_benchmarks.svc.CASES` and :data:`localsvm_benchmarks.svc.PEERS` by a test).
 BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26", "gen200k", "gen500k")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
-BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family", "online")
+BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family", "online", "engines")
 
 
 def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
@@ -42,7 +44,9 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         "exact mode, a k-means partition baseline and the peers on 50000 to 1000000 "
         "generated rows and on all of ijcnn1; 'family': SVR, NuSVR, OneClassSVM and "
         "NuSVC against scikit-learn's; 'online': one pass of IncrementalSVC's partial_fit "
-        "over ijcnn1 and a9a in chunks (--chunks) beside batch fits on the same rows",
+        "over ijcnn1 and a9a in chunks (--chunks) beside batch fits on the same rows; "
+        "'engines': the threads engine against the dask engine (a Dask LocalCluster of "
+        "--workers processes) on the same work",
     )
     parser.add_argument(
         "--n-train",
@@ -50,7 +54,8 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         default=None,
         help="bench local: training rows, the first of the 100000; bench sparse and "
         "bench online: training rows per data set (default: all); bench family: rows of "
-        "every set (default: 10000, and all of ijcnn1's negative class for OneClassSVM)",
+        "every set (default: 10000, and all of ijcnn1's negative class for OneClassSVM); "
+        "bench engines: ijcnn1 rows of the ProfileSVC work (default: all)",
     )
     parser.add_argument(
         "--n-test",
@@ -124,6 +129,13 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         help="bench online: rows of the strategy='rebatch' baseline, which retrains a "
         "batch SVM at every example (0 skips it; default: 1000)",
     )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=2,
+        help="bench engines: Dask worker processes, and n_jobs of the threads engine "
+        "(default: 2)",
+    )
     return parser
 
 
@@ -169,6 +181,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "localsvm bench") -> int
             rebatch_rows=args.rebatch_rows,
             out=sys.stdout,
         )
+    elif args.section == "engines":
+        from .engines import run_engines
+
+        run_engines(args.workers, args.repeat, profile_rows=args.n_train, out=sys.stdout)
     elif args.section == "scale":
         from .scale import run_scale
 

@@ -1,9 +1,8 @@
 """The data the benchmarks generate or split, shared by ``bench``,
-``bench local`` and ``bench scale``, and their best-of-n timer."""
+``bench local`` and ``bench scale`` (their timer and table printer are in
+:mod:`localsvm_benchmarks.report`)."""
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
@@ -53,13 +52,3 @@ def local_split(n_train: int = LOCAL_N_TRAIN, n_test: int | None = None) -> tupl
     tr = pool[:n_train]
     te = rest if n_test is None else rest[:n_test]
     return X[tr], y[tr], X[te], y[te]
-
-
-def best_time(fn, repeat: int = 1):
-    """``fn()``'s result and its best wall-clock time over ``repeat`` calls."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return out, best

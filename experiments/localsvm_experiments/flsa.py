@@ -31,13 +31,20 @@ Var X)`` (scikit-learn's 'scale'); the paper's RBF width σ corresponds to
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from localsvm_benchmarks.report import (
+    Column,
+    Stopwatch,
+    add_experiment_options,
+    print_table,
+    timed,
+)
 from scipy.linalg import solve
 from sklearn.model_selection import StratifiedKFold
 
@@ -253,6 +260,18 @@ def tune_flsa(split: Split, selection: str, cfg: Config, max_path: int, seed: in
     return est.score(split.X_test, split.y_test), int(est.support_.size)
 
 
+def tune(method: str, split: Split, cfg: Config, max_path: int, seed: int):
+    """Tune ``method`` (one of :data:`METHODS`) on ``split``'s training set
+    and score it on its test set: ``(accuracy, support vectors)``."""
+    if method == "FLSA":
+        return tune_flsa(split, "greedy", cfg, max_path, seed)
+    if method == "RFLSA":
+        return tune_flsa(split, "random", cfg, max_path, seed)
+    if method == "SVM":
+        return tune_svm(split, cfg, seed)
+    return tune_lssvm(split, cfg, seed)
+
+
 def _cv_tasks(split: Split, cfg: Config, seed: int):
     folds = list(
         StratifiedKFold(cfg.folds, shuffle=True, random_state=seed).split(
@@ -337,12 +356,18 @@ def accuracy_table(cfg: Config, out: TextIO, datasets: tuple[str, ...] = DATASET
         file=out,
     )
     print(f"Paper: {PAPER_SOURCE}.", file=out)
-    header = f"{'data set':<10} {'train/test':>10} {'method':<7} {'acc (ours)':>15} "
-    header += (
-        f"{'acc (paper)':>11} {'Δ acc':>6} {'#SV (ours)':>17} {'#SV (paper)':>11} {'time s':>7}"
+    columns = (
+        Column("data set", "<10"),
+        Column("train/test", ">10"),
+        Column("method", "<7"),
+        Column("acc (ours)", ">15"),
+        Column("acc (paper)", ">11"),
+        Column("Δ acc", ">6"),
+        Column("#SV (ours)", ">17"),
+        Column("#SV (paper)", ">11"),
+        Column("time s", ">7.1f"),
     )
-    print(header, file=out)
-    print("-" * len(header), file=out)
+    print_table(columns, [], out)
     for name in datasets:
         results: dict[str, tuple[list[float], list[float], float]] = {
             m: ([], [], 0.0) for m in METHODS
@@ -350,20 +375,13 @@ def accuracy_table(cfg: Config, out: TextIO, datasets: tuple[str, ...] = DATASET
         for r in range(cfg.realizations):
             split = load_split(name, r, cfg.sizes[name])
             for m in METHODS:
-                t0 = time.perf_counter()
-                if m == "FLSA":
-                    acc, nsv = tune_flsa(split, "greedy", cfg, cfg.max_path[name], r)
-                elif m == "RFLSA":
-                    acc, nsv = tune_flsa(split, "random", cfg, cfg.max_path[name], r)
-                elif m == "SVM":
-                    acc, nsv = tune_svm(split, cfg, r)
-                else:
-                    acc, nsv = tune_lssvm(split, cfg, r)
+                (acc, nsv), seconds = timed(partial(tune, m, split, cfg, cfg.max_path[name], r))
                 accs, nsvs, secs = results[m]
                 accs.append(acc)
                 nsvs.append(nsv)
-                results[m] = (accs, nsvs, secs + time.perf_counter() - t0)
+                results[m] = (accs, nsvs, secs + seconds)
         n_tr, n_te = cfg.sizes[name]
+        lines = []
         for m in METHODS:
             accs, nsvs, secs = results[m]
             p_acc, p_sv = PAPER[name][m]
@@ -378,12 +396,20 @@ def accuracy_table(cfg: Config, out: TextIO, datasets: tuple[str, ...] = DATASET
             }
             rows.append(row)
             diff = "—" if p_acc is None else f"{100 * np.mean(accs) - p_acc:+.2f}"
-            print(
-                f"{name:<10} {f'{n_tr}/{n_te}':>10} {m:<7} {_fmt(accs, 100):>15} "
-                f"{_paper(p_acc):>11} {diff:>6} {_fmt(nsvs, digits=1):>17} {_paper(p_sv):>11} "
-                f"{secs / cfg.realizations:>7.1f}",
-                file=out,
+            lines.append(
+                (
+                    name,
+                    f"{n_tr}/{n_te}",
+                    m,
+                    _fmt(accs, 100),
+                    _paper(p_acc),
+                    diff,
+                    _fmt(nsvs, digits=1),
+                    _paper(p_sv),
+                    secs / cfg.realizations,
+                )
             )
+        print_table(columns, lines, out, head=False)
         print(f"  protocol ({name}): {NOTES[name]}", file=out)
     skipped = [d for d in DATASETS if d not in datasets]
     not_selected = f"; not selected in this run: {', '.join(skipped)}" if skipped else ""
@@ -473,7 +499,13 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
         "each model scored on the test set; gamma fixed at 'scale'.",
         file=out,
     )
-    print(f"{'data set':<8} {'method':<26} {'ours':>8} {'paper':>8}", file=out)
+    columns = (
+        Column("data set", "<8"),
+        Column("method", "<26"),
+        Column("ours", ">8.3f"),
+        Column("paper", ">8"),
+    )
+    print_table(columns, [], out, rule=False)
     for name in ("banana", "splice"):
         sizes = {"banana": (400, 4900), "splice": (1000, 2175)}[name]
         if quick:
@@ -489,32 +521,32 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
         cases.append(("SVM (grid of C)", "svm"))
         cases.append(("LS-SVM (grid of C; direct)", "lssvm"))
         for label, what in cases:
-            t0 = time.perf_counter()
-            if what == "svm":
-                for C in C_grid:
-                    SVC(C=float(C), gamma=g).fit(X, y).score(split.X_test, split.y_test)
-            elif what == "lssvm":
-                classes, t = _signs(y)
-                spec = KernelSpec("rbf", gamma=g)
-                K = kernel_matrix(spec, X, X)
-                Kt = kernel_matrix(spec, split.X_test, X)
-                for C in C_grid:
-                    alpha, b = lssvm_fit(K, t, float(C))
-                    np.mean(classes[((Kt @ alpha + b) > 0).astype(int)] == split.y_test)
-            else:
-                sel, m = what
-                est = RFLSAClassifier(
-                    n_support=m or n,
-                    selection=sel,
-                    dictionary_size=m,
-                    gamma=g,
-                    random_state=0,
-                )
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", FLSARankWarning)
-                    est.fit(X, y)
-                est.path_score(split.X_test, split.y_test)
-            secs = time.perf_counter() - t0
+            with Stopwatch() as clock:
+                if what == "svm":
+                    for C in C_grid:
+                        SVC(C=float(C), gamma=g).fit(X, y).score(split.X_test, split.y_test)
+                elif what == "lssvm":
+                    classes, t = _signs(y)
+                    spec = KernelSpec("rbf", gamma=g)
+                    K = kernel_matrix(spec, X, X)
+                    Kt = kernel_matrix(spec, split.X_test, X)
+                    for C in C_grid:
+                        alpha, b = lssvm_fit(K, t, float(C))
+                        np.mean(classes[((Kt @ alpha + b) > 0).astype(int)] == split.y_test)
+                else:
+                    sel, m = what
+                    est = RFLSAClassifier(
+                        n_support=m or n,
+                        selection=sel,
+                        dictionary_size=m,
+                        gamma=g,
+                        random_state=0,
+                    )
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", FLSARankWarning)
+                        est.fit(X, y)
+                    est.path_score(split.X_test, split.y_test)
+            secs = clock.seconds
             if what == "lssvm":
                 papers = PAPER_TIMES[name]
                 paper_text = (
@@ -526,7 +558,7 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
                 paper = PAPER_TIMES[name].get(label.replace(f"dict {n} (all)", "dict 240 (all)"))
                 paper_text = _paper(paper, 3)
             rows.append({"dataset": name, "method": label, "seconds": secs, "paper": paper})
-            print(f"{name:<8} {label:<26} {secs:>8.3f} {paper_text:>8}", file=out)
+            print_table(columns, [(name, label, secs, paper_text)], out, head=False)
     print(
         "(paper: CPU seconds on the authors' 2013 machine. FLSA / RFLSA: its tables' rows for "
         "a dictionary of 60 columns and of 240 columns, not their totals; its 240-column row "
@@ -563,17 +595,12 @@ def bench(quick: bool, out: TextIO) -> dict:
     def grid() -> list[float]:
         return [SVC(C=C, gamma=g).fit(X, y).score(Xv, yv) for C in BENCH_C]
 
-    def timed(fn):
-        t0 = time.perf_counter()
-        res = fn()
-        return time.perf_counter() - t0, res
-
     # One untimed run of each (imports, first allocations), then alternate.
     path_scores, grid_scores = path(), grid()
     t_path, t_grid = [], []
     for _ in range(repeat):
-        t_path.append(timed(path)[0])
-        t_grid.append(timed(grid)[0])
+        t_path.append(timed(path)[1])
+        t_grid.append(timed(grid)[1])
     med_path, med_grid = float(np.median(t_path)), float(np.median(t_grid))
     ratio = med_path / med_grid
     paired = np.array(t_path) / np.array(t_grid)
@@ -617,34 +644,16 @@ def bench(quick: bool, out: TextIO) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--quick", action="store_true", help="small sets and grids: a smoke run of seconds"
-    )
-    parser.add_argument(
-        "--realizations",
-        type=_argtypes.positive_int,
-        default=None,
-        help="realizations per set (3; 1 with --quick)",
-    )
-    parser.add_argument(
-        "--folds",
-        type=_argtypes.fold_count,
-        default=None,
-        help="cross-validation folds (5; 3 with --quick)",
-    )
-    parser.add_argument(
-        "--out", default="./localsvm-figures", help="folder for the images (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--bench",
-        action="store_true",
-        help="also time RFLSA's whole path vs an 8-C SVC grid on Ringnorm",
-    )
-    parser.add_argument(
-        "--datasets",
-        type=_argtypes.names("data set", DATASETS),
-        default=",".join(DATASETS),
-        help=f"comma-separated data sets of the accuracy table, from: {', '.join(DATASETS)}",
+    """Options of ``reproduce flsa``."""
+    add_experiment_options(
+        parser,
+        quick="small sets and grids: a smoke run of seconds",
+        repetitions="realizations per set (3; 1 with --quick)",
+        folds="cross-validation folds (5; 3 with --quick)",
+        figures="./localsvm-figures",
+        timing="also time RFLSA's whole path vs an 8-C SVC grid on Ringnorm",
+        datasets=DATASETS,
+        datasets_help="comma-separated data sets of the accuracy table",
     )
     parser.add_argument(
         "--tuning",
@@ -657,7 +666,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> dict:
-    cfg = config(args.quick, args.realizations, args.folds)
+    cfg = config(args.quick, args.repetitions, args.folds)
     result: dict = {}
     title = (
         "Xia, Qian, Liu & Xing, 'Efficient Model Selection for Sparse Least-Square SVMs', "
@@ -672,6 +681,6 @@ def run(args: argparse.Namespace, out: TextIO) -> dict:
     result["spirals"] = spirals(args.quick, Path(args.out), out)
     if getattr(args, "tuning", False):
         result["tuning"] = tuning_times(args.quick, out)
-    if getattr(args, "bench", False):
+    if getattr(args, "timing", False):
         result["bench"] = bench(args.quick, out)
     return result

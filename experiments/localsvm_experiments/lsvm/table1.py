@@ -3,12 +3,12 @@ beside the paper's figures."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
 import numpy as np
+from localsvm_benchmarks.report import Stopwatch
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
 from .data import load_binary, max_scaler, median_sq_distance
@@ -116,7 +116,7 @@ def run_table(cfg: Config, datasets: Sequence[str], n_jobs: int | None, out: Tex
     rows: list[dict] = []
     for name in datasets:
         d = load_binary(name)
-        start = time.perf_counter()
+        clock = Stopwatch()
         accs: dict[str, list[float]] = {meth: [] for meth in METHODS}
         chosen: dict[str, list[str]] = {meth: [] for meth in METHODS}
         cv_time = dict.fromkeys(METHODS, 0.0)
@@ -146,7 +146,7 @@ def run_table(cfg: Config, datasets: Sequence[str], n_jobs: int | None, out: Tex
                 )
                 accs[method].append(100.0 * float(np.mean(pred == y_te)))
                 chosen[method].append(describe(cv.best))
-        seconds = time.perf_counter() - start
+        seconds = clock.elapsed
         for method in METHODS:
             a = np.asarray(accs[method])
             mean = float(a.mean())
