@@ -46,6 +46,7 @@ from ._validation import (
 from .backends.base import QPProblem, SolverBackend
 from .backends.select import select_backend
 from .kernels import KERNELS, KernelSpec, make_spec
+from .plugins import get_backend
 
 #: Kernel names without ``'precomputed'``, for estimators that need features.
 FEATURE_KERNELS: frozenset[str] = frozenset(KERNELS) - {"precomputed"}
@@ -751,6 +752,34 @@ class SVMDualMixin:
     def _select_backend(self, problem: QPProblem) -> SolverBackend:
         """The backend named by ``backend`` (or chosen by 'auto') for ``problem``."""
         return select_backend(self.backend, problem)
+
+    def _backend_sparse(self) -> bool:
+        """Whether the backend that ``backend`` names computes on sparse rows
+        ('auto' picks the Rust one, which does; an unknown name is False and
+        left to fit's backend choice to report)."""
+        if self.backend == "auto":
+            return True
+        try:
+            return bool(getattr(get_backend(self.backend).capabilities, "sparse", False))
+        except ValueError:
+            return False
+
+    def _store_support_vectors(self, X, support: np.ndarray, spec: KernelSpec, coef) -> None:
+        """Set ``support_vectors_`` to the rows ``support`` of ``X`` (CSR when
+        ``X`` is sparse, as scikit-learn; empty for a precomputed kernel) and,
+        for the linear kernel, ``_linear_w`` to each model's weight vector
+        ``w = coef @ support_vectors_`` (prediction is then one matrix
+        product instead of a kernel expansion); else ``_linear_w`` is None."""
+        if spec.precomputed:
+            self.support_vectors_ = np.empty((0, 0))
+        elif sp.issparse(X):
+            self.support_vectors_ = sp.csr_matrix(X[support])
+        else:
+            self.support_vectors_ = X[support]
+        self._linear_w = None
+        if spec.name == "linear":
+            sv = self.support_vectors_
+            self._linear_w = np.asarray((sv.T @ coef.T).T) if sp.issparse(sv) else coef @ sv
 
     def _check_finite(self, solutions) -> None:
         """Refuse a solution with a non-finite coefficient, bias or objective:

@@ -122,6 +122,19 @@ class CLIError(Exception):
 # ------------------------------------------------------------------ data
 
 
+#: svm-train's options that set one estimator parameter: flag → (parameter, type).
+PARAM_FLAGS: dict[str, tuple[str, type]] = {
+    "-d": ("degree", int),
+    "-g": ("gamma", float),
+    "-r": ("coef0", float),
+    "-c": ("C", float),
+    "-n": ("nu", float),
+    "-p": ("epsilon", float),
+    "-e": ("tol", float),
+    "-m": ("cache_size", float),
+}
+
+
 def _dense_limit(n_rows: int, n_cols: int, max_mb: float, path: str) -> None:
     need = n_rows * n_cols * 8 / 2**20
     if need > max_mb:
@@ -383,22 +396,9 @@ def _parse_train(argv: Sequence[str]) -> dict:
                     f"-t must be 0, 1, 2 or 3 (4, precomputed, is not supported), got {t}"
                 )
             opts["params"]["kernel"] = KERNEL_TYPES[t]
-        elif a == "-d":
-            opts["params"]["degree"] = value(a, int)
-        elif a == "-g":
-            opts["params"]["gamma"] = value(a, float)
-        elif a == "-r":
-            opts["params"]["coef0"] = value(a, float)
-        elif a == "-c":
-            opts["params"]["C"] = value(a, float)
-        elif a == "-n":
-            opts["params"]["nu"] = value(a, float)
-        elif a == "-p":
-            opts["params"]["epsilon"] = value(a, float)
-        elif a == "-e":
-            opts["params"]["tol"] = value(a, float)
-        elif a == "-m":
-            opts["params"]["cache_size"] = value(a, float)
+        elif a in PARAM_FLAGS:
+            param, kind = PARAM_FLAGS[a]
+            opts["params"][param] = value(a, kind)
         elif a == "-h":
             h = value(a, int)
             if h not in (0, 1):

@@ -48,7 +48,6 @@ from ._validation import encode_classes
 from .backends.base import QPProblem, QPSolution
 from .kernels import KERNELS, core_rows, decision_values, decision_values_ovo
 from .parallel import effective_n_jobs, run_tasks
-from .plugins import get_backend
 
 #: The warning of an explicit ``probability`` (scikit-learn 1.9's wording).
 PROBABILITY_DEPRECATION = (
@@ -551,12 +550,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         """
         if callable(self.kernel) or self.kernel == "precomputed":
             return False
-        if self.backend == "auto":
-            return True
-        try:
-            return bool(getattr(get_backend(self.backend).capabilities, "sparse", False))
-        except ValueError:
-            return False  # an unknown name: fit's backend choice says so
+        return self._backend_sparse()
 
     def __init__(
         self,
@@ -1024,23 +1018,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
                 (s.message or "no reason given" for s in solutions if not s.converged),
             )
         )
-        if self._spec.precomputed:
-            self.support_vectors_ = np.empty((0, 0))
-        elif sp.issparse(X):
-            # As scikit-learn: the support vectors of a sparse fit are CSR.
-            self.support_vectors_ = sp.csr_matrix(X[support])
-        else:
-            self.support_vectors_ = X[support]
-        # Linear kernel: each model is one weight vector w = Σ y_i α_i x_i, so
-        # prediction is a matrix product instead of a kernel expansion.
-        self._linear_w = None
-        if self._spec.name == "linear":
-            sv = self.support_vectors_
-            self._linear_w = (
-                np.asarray((sv.T @ self._model_coef.T).T)
-                if sp.issparse(sv)
-                else self._model_coef @ sv
-            )
+        self._store_support_vectors(X, support, self._spec, self._model_coef)
         self.shape_fit_ = X.shape
 
         # As scikit-learn: a sparse fit's dual coefficients are CSR.
