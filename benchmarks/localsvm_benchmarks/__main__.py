@@ -133,8 +133,7 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         "--workers",
         type=_positive_int,
         default=2,
-        help="bench engines: Dask worker processes, and n_jobs of the threads engine "
-        "(default: 2)",
+        help="bench engines: Dask worker processes, and n_jobs of the threads engine (default: 2)",
     )
     return parser
 

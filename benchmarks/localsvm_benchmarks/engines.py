@@ -28,7 +28,8 @@ from typing import TextIO
 
 import numpy as np
 
-from .report import Column, print_table, timed
+from .data import many_classes
+from .report import columns, print_table, timed
 
 
 def _noop(task, shared):
@@ -36,12 +37,7 @@ def _noop(task, shared):
 
 
 #: The columns of the engines' table.
-COLUMNS = (
-    Column("work", "<48"),
-    Column("threads s", ">10.3f"),
-    Column("dask s", ">10.3f"),
-    Column("predictions"),
-)
+COLUMNS = columns("work <48 | threads s >10.3f | dask s >10.3f | predictions")
 
 
 def run_engines(
@@ -77,7 +73,6 @@ def run_engines(
         ``identical`` (whether the two engines' results are equal).
     """
     from distributed import Client, LocalCluster
-    from sklearn.datasets import make_classification
 
     import localsvm
     from localsvm.datasets import load_banana, load_dataset
@@ -123,15 +118,7 @@ def run_engines(
             f"dask {1e3 * t_dsk / n_tasks:.3f} ms",
             file=out,
         )
-        X, y = make_classification(
-            15_000,
-            16,
-            n_informative=12,
-            n_redundant=0,
-            n_classes=26,
-            n_clusters_per_class=1,
-            random_state=0,
-        )
+        X, y = many_classes(15_000)
 
         def svc26():
             model = localsvm.SVC(C=10.0, n_jobs=workers).fit(X[:12_000], y[:12_000])

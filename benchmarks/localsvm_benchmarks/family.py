@@ -28,7 +28,7 @@ from typing import TextIO
 
 import numpy as np
 
-from .report import Column, print_table, timed
+from .report import columns, print_table, timed
 
 COMMON = {"tol": 1e-3, "cache_size": 200}
 
@@ -132,22 +132,13 @@ def run_family(
             "left out",
             file=out,
         )
-    intel_columns = [Column("sklearnex", ">9.3f"), Column("x", ">6.1f")] if skx else []
-    columns = [
-        Column("estimator", "<12"),
-        Column("data", "<12"),
-        Column("n", ">6d"),
-        Column("fit s", ">8.3f"),
-        Column("sklearn", ">8.3f"),
-        Column("x", ">6.1f"),
-        *intel_columns,
-        Column("predict s", ">9.3f"),
-        Column("sklearn", ">8.3f"),
-        Column("x", ">6.1f"),
-        *intel_columns,
-        Column("agreement"),
-    ]
-    print_table(columns, [], out, rule=False)
+    intel = " | sklearnex >9.3f | x >6.1f" if skx is not None else ""
+    layout = (
+        f"estimator <12 | data <12 | n >6d | fit s >8.3f | sklearn >8.3f | x >6.1f{intel} | "
+        f"predict s >9.3f | sklearn >8.3f | x >6.1f{intel} | agreement"
+    )
+    table = columns(layout)
+    print_table(table, [], out, rule=False)
     for name, data, params, (X, y, Xt, _yt), kind in _cases(n_train, n_one_class):
         ours_cls, theirs_cls = getattr(localsvm, name), getattr(sk, name)
         # Untimed warm-up on a few hundred rows spread over the set (so a
@@ -193,5 +184,5 @@ def run_family(
         fits = (fit_o, fit_t, fit_t / fit_o, *intel(fit_x, fit_o))
         predicts = (t_o, t_t, t_t / t_o, *intel(pred_x, t_o))
         line = (name, data, X.shape[0], *fits, *predicts, text)
-        print_table(columns, [line], out, head=False)
+        print_table(table, [line], out, head=False)
     return rows

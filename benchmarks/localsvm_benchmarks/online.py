@@ -39,7 +39,7 @@ from typing import TextIO
 
 import numpy as np
 
-from .report import Column, Stopwatch, print_table
+from .report import Stopwatch, columns, print_table
 
 #: Data sets the online bench runs on.
 ONLINE_CASES = ("ijcnn1", "a9a")
@@ -106,18 +106,9 @@ def _batch(make, X, y):
 
 
 #: The columns of the learners' table.
-COLUMNS = (
-    Column("data", "<7"),
-    Column("learner", "<34"),
-    Column("n", ">6"),
-    Column("wall s", ">8.2f"),
-    Column("cpu s", ">8.2f"),
-    Column("cpu/skl", ">7.2f"),
-    Column("med ms/ex", ">9.3f"),
-    Column("p99 ms/ex", ">9.3f"),
-    Column("p99 cpu", ">9.3f"),
-    Column("acc %", ">7.2f"),
-    Column("n_SV", ">6"),
+COLUMNS = columns(
+    "data <7 | learner <34 | n >6 | wall s >8.2f | cpu s >8.2f | cpu/skl >7.2f | "
+    "med ms/ex >9.3f | p99 ms/ex >9.3f | p99 cpu >9.3f | acc % >7.2f | n_SV >6"
 )
 
 
@@ -246,18 +237,15 @@ def run_online(
                 "(ms per call: wall clock; CPU time of the process):",
                 file=out,
             )
-            columns = (
-                Column("examples seen", ">15"),
-                Column("median ms", ">10.3f"),
-                Column("p99 ms", ">8.3f"),
-                Column("max ms", ">8.3f"),
-                Column("p99 cpu ms", ">10.3f"),
+            table = columns(
+                "examples seen >15 | median ms >10.3f | p99 ms >8.3f | max ms >8.3f | "
+                "p99 cpu ms >10.3f"
             )
             keys = ("median_ms", "p99_ms", "max_ms", "p99_cpu_ms")
             windows = [
                 (f"{w['start']:>6} - {w['end']:<6}", *(w[k] for k in keys)) for w in curves[name]
             ]
-            print_table(columns, windows, out, rule=False)
+            print_table(table, windows, out, rule=False)
     return {"rows": rows, "curve": curves}
 
 

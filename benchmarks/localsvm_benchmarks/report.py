@@ -3,8 +3,9 @@ printer and one set of experiment options.
 
 - :class:`Stopwatch` and :func:`timed`: wall-clock (and process CPU) time of
   a block or a call, the best of ``repeat`` calls;
-- :class:`Column` and :func:`print_table`: a fixed-width table with a header
-  and a rule, each cell formatted by its column;
+- :func:`columns` (a table's layout, written as its header reads) and
+  :func:`print_table`: a fixed-width table with a header and a rule, each
+  cell formatted by its :class:`Column`;
 - :func:`add_experiment_options`: the options the reproductions have in
   common, under one spelling each (``--repetitions``, ``--folds``,
   ``--timing``, ``--repeat``, ``--out``, ``--datasets``), the older
@@ -108,6 +109,26 @@ class Column:
         return format(value, self.spec) + self.suffix
 
 
+_SPEC = re.compile(r"^(?P<spec>[<>^][+\- ]?\d+(?:\.\d+)?[defg]?)(?P<suffix>\S*)$")
+
+
+def columns(layout: str) -> tuple[Column, ...]:
+    """The columns of a table, written as its header reads: entries split
+    by ``" | "``, each a header and, last, the format spec of its values
+    with what follows them (``"fit s >8.2f"``, ``"accuracy >8.2f%"``,
+    ``"fit × >6.1f×"``); an entry without a spec is a header alone (the
+    last, free-width column)."""
+    out = []
+    for entry in layout.split(" | "):
+        header, _, last = entry.strip().rpartition(" ")
+        match = _SPEC.match(last)
+        if header and match:
+            out.append(Column(header, match["spec"], match["suffix"]))
+        else:
+            out.append(Column(entry.strip()))
+    return tuple(out)
+
+
 def print_table(
     columns: Sequence[Column],
     rows: Iterable[Sequence[Any]],
@@ -157,15 +178,14 @@ def add_experiment_options(
     folder for the images; ``figures`` is its default).
     """
     parser.add_argument("--quick", action="store_true", help=quick)
+
+    def count(names: tuple[str, ...], default: int | None, text: str) -> None:
+        dest = names[0].lstrip("-")
+        kind = _argtypes.positive_int
+        parser.add_argument(*names, dest=dest, type=kind, default=default, help=text)
+
     if repetitions is not None:
-        parser.add_argument(
-            "--repetitions",
-            "--realizations",
-            dest="repetitions",
-            type=_argtypes.positive_int,
-            default=repetitions_default,
-            help=repetitions,
-        )
+        count(("--repetitions", "--realizations"), repetitions_default, repetitions)
     if folds is not None:
         parser.add_argument("--folds", type=_argtypes.fold_count, default=None, help=folds)
     if datasets is not None:
@@ -180,14 +200,7 @@ def add_experiment_options(
             "--timing", "--runtime", "--bench", dest="timing", action="store_true", help=timing
         )
     if repeat is not None:
-        parser.add_argument(
-            "--repeat",
-            "--speed-repeat",
-            dest="repeat",
-            type=_argtypes.positive_int,
-            default=None,
-            help=repeat,
-        )
+        count(("--repeat", "--speed-repeat"), None, repeat)
     if figures is not None:
         parser.add_argument(
             "--out", default=figures, help="folder for the images (default: %(default)s)"

@@ -36,7 +36,7 @@ import numpy as np
 from localsvm.kernels import KernelSpec, resolve_gamma
 
 from .data import N_TEST, generated, local_split
-from .report import Column, timed
+from .report import columns, timed
 from .report import print_table as print_columns
 
 #: Default training sizes.
@@ -217,16 +217,9 @@ def print_table(rows: list[dict], out: TextIO) -> None:
     base = next((r for r in rows if r["method"] == "localsvm SVC"), None)
     if base is None:
         base = next(r for r in rows if r["method"].startswith("partition"))
-    columns = (
-        Column("method", "<34"),
-        Column("fit s", ">8.2f"),
-        Column("pred s", ">7.2f"),
-        Column("total/ref", ">9.3f"),
-        Column("accuracy", ">8.2f", "%"),
-        Column("Δacc pt", ">+8.2f"),
-        Column("dual objective", ">15.6g"),
-        Column("kernel evals", ">13.3g"),
-        Column("peak MB", ">8.0f"),
+    table = columns(
+        "method <34 | fit s >8.2f | pred s >7.2f | total/ref >9.3f | accuracy >8.2f% | "
+        "Δacc pt >+8.2f | dual objective >15.6g | kernel evals >13.3g | peak MB >8.0f"
     )
     ref_total = base["fit_s"] + base["predict_s"]
 
@@ -247,7 +240,7 @@ def print_table(rows: list[dict], out: TextIO) -> None:
         )
         for r in rows
     ]
-    print_columns(columns, lines, out, indent="  ")
+    print_columns(table, lines, out, indent="  ")
     print(
         f"  total/ref: fit + predict over {base['method']}'s; Δacc pt: accuracy minus its, "
         "in points; peak MB: resident memory added during fit and predict",

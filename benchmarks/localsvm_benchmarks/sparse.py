@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from localsvm import kernels
 from localsvm.kernels import dense_like
 
-from .report import Column, print_table, timed
+from .report import columns, print_table, timed
 
 #: The data sets of the sparse benchmark and their SVC parameters.
 SPARSE_CASES = {"a9a": {"C": 1.0, "gamma": "scale"}, "ijcnn1": {"C": 1.0, "gamma": "scale"}}
@@ -96,17 +96,9 @@ def compare(datasets: list[str], n_train: int | None, peers: list[str], out: Tex
     from localsvm.svc import SVC
 
     rows = []
-    columns = (
-        Column("data", "<8"),
-        Column("implementation", "<18"),
-        Column("n", ">6d"),
-        Column("nnz", ">9d"),
-        Column("fit s", ">8.2f"),
-        Column("predict s", ">10.2f"),
-        Column("accuracy", ">8.2f", "%"),
-        Column("SVs", ">6d"),
-        Column("fit ×", ">6.2f", "×"),
-        Column("predict ×", ">9.2f", "×"),
+    table = columns(
+        "data <8 | implementation <18 | n >6d | nnz >9d | fit s >8.2f | predict s >10.2f | "
+        "accuracy >8.2f% | SVs >6d | fit × >6.2f× | predict × >9.2f×"
     )
     lines = []
     notes: list[str] = []
@@ -154,7 +146,7 @@ def compare(datasets: list[str], n_train: int | None, peers: list[str], out: Tex
             lines.append((*line, 100 * row["accuracy"], row["n_sv"], *ratios))
             print(f"  {name}: {label} fit {fit_s:.2f} s, predict {pred_s:.2f} s", file=out)
     print(file=out)
-    print_table(columns, lines, out)
+    print_table(table, lines, out)
     if notes:
         print("\n".join(notes), file=out)
     return rows
@@ -250,16 +242,11 @@ def memory(
     if not os.path.exists("/proc/self/clear_refs"):
         print("memory: skipped (needs Linux /proc)", file=out)
         return []
-    columns = (
-        Column("data", "<8"),
-        Column("cache MB", ">9.0f"),
-        Column("nnz", ">9d"),
-        Column("dense X MB", ">11.1f"),
-        Column("fit peak +MB", ">13.1f"),
-        Column("bound MB", ">9.1f"),
-        Column("within", ">7"),
+    table = columns(
+        "data <8 | cache MB >9.0f | nnz >9d | dense X MB >11.1f | fit peak +MB >13.1f | "
+        "bound MB >9.1f | within >7"
     )
-    print_table(columns, [], out, rule=False)
+    print_table(table, [], out, rule=False)
     rows = []
     for name in datasets:
         for cache in cache_sizes:
@@ -270,7 +257,7 @@ def memory(
                 {"data": name, "cache_mb": cache, **m, "extra_mb": extra, "bound_mb": bound}
             )
             line = (name, cache, m["nnz"], m["n"] * m["d"] * 8 / 2**20, extra, bound)
-            print_table(columns, [(*line, "yes" if extra <= bound else "NO")], out, head=False)
+            print_table(table, [(*line, "yes" if extra <= bound else "NO")], out, head=False)
     return rows
 
 

@@ -22,7 +22,7 @@ fraction of what a float32 matrix product (numpy's ``float32`` ``@`` on
 same run (timed before and after the fits, the better rate kept, so a
 slowdown of the machine during one of them does not inflate the share),
 and as a fraction of the rate of a float32 product of the kernel
-columns' own shape (the ``n × d`` training matrix times a ``d × 1024`` one,
+table' own shape (the ``n × d`` training matrix times a ``d × 1024`` one,
 :func:`panel_product_rate`): with a small inner dimension ``d`` that product
 writes one value per ``2·d`` flops, so even BLAS stays far below its square
 rate, and this column says how close the kernel arithmetic comes to BLAS on
@@ -52,8 +52,8 @@ import numpy as np
 from localsvm._objective import libsvm_dual_objectives
 from localsvm.kernels import KernelSpec, resolve_gamma
 
-from .data import LOCAL_N_TRAIN, generated, local_split
-from .report import Column, timed
+from .data import LOCAL_N_TRAIN, generated, local_split, many_classes
+from .report import Column, columns, timed
 from .report import print_table as print_columns
 
 COMMON = {"kernel": "rbf", "tol": 1e-3, "cache_size": 200}
@@ -84,17 +84,7 @@ def _many_classes() -> tuple:
     training and 5 000 for testing. One-vs-one makes 325 pairs over some
     thousands of support vectors, so prediction time is dominated by how the
     pairs share kernel values."""
-    from sklearn.datasets import make_classification
-
-    X, y = make_classification(
-        20_000,
-        16,
-        n_informative=12,
-        n_redundant=0,
-        n_classes=26,
-        n_clusters_per_class=1,
-        random_state=0,
-    )
+    X, y = many_classes(20_000)
     return X[:15_000], y[:15_000], X[15_000:], y[15_000:]
 
 
@@ -181,21 +171,19 @@ PANEL_PIECE_ROWS = 16384
 PANEL_MAX_BYTES = 1 << 30
 
 
-def panel_product_rate(
-    n: int, d: int, columns: int = PANEL_COLUMNS, repeat: int = 3
-) -> float | None:
+def panel_product_rate(n: int, d: int, table: int = PANEL_COLUMNS, repeat: int = 3) -> float | None:
     """GFlop/s of the float32 product of an ``n × d`` matrix with a
-    ``d × columns`` one through numpy (BLAS's sgemm), ``PANEL_PIECE_ROWS``
+    ``d × table`` one through numpy (BLAS's sgemm), ``PANEL_PIECE_ROWS``
     rows at a time into one reused output: a product of the shape the
-    kernel columns of ``n`` rows and ``d`` features have, without the kernel
+    kernel table of ``n`` rows and ``d`` features have, without the kernel
     function or the solver. The best of ``repeat`` runs after one untimed;
     ``None`` when the ``n × d`` operand would exceed ``PANEL_MAX_BYTES``."""
     if n < 1 or d < 1 or 4 * n * d > PANEL_MAX_BYTES:
         return None
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, d), dtype=np.float32)
-    b = rng.standard_normal((d, columns), dtype=np.float32)
-    out = np.empty((min(n, PANEL_PIECE_ROWS), columns), dtype=np.float32)
+    b = rng.standard_normal((d, table), dtype=np.float32)
+    out = np.empty((min(n, PANEL_PIECE_ROWS), table), dtype=np.float32)
 
     def product() -> None:
         for start in range(0, n, PANEL_PIECE_ROWS):
@@ -204,7 +192,7 @@ def panel_product_rate(
 
     product()
     _, seconds = timed(product, repeat)
-    return 2.0 * n * d * columns / seconds / 1e9
+    return 2.0 * n * d * table / seconds / 1e9
 
 
 def dual_objective(peer: str, model, X: np.ndarray, params: dict) -> float:
@@ -313,16 +301,12 @@ def print_precision_table(rows: list[dict], out: TextIO) -> None:
     ours = [r for r in rows if "predict64_s" in r]
     if not ours:
         return
-    columns = (
-        Column("data", "<8"),
-        Column("fit precision", ">13"),
-        Column("predict s", ">10.3f"),
-        Column("float64 s", ">10.3f"),
-        Column("float64 ×", ">9.2f", "×"),
-        Column("labels changed", ">15d"),
+    table = columns(
+        "data <8 | fit precision >13 | predict s >10.3f | float64 s >10.3f | "
+        "float64 × >9.2f× | labels changed >15d"
     )
     print_columns(
-        columns,
+        table,
         [
             (
                 r["data"],
@@ -344,21 +328,10 @@ def print_table(rows: list[dict], out: TextIO) -> None:
     for localsvm, the kernel evaluations of one fit next to their floor
     ``n_SV · n`` (every support vector's column computed once) and the
     ratio of the two."""
-    columns = (
-        Column("data", "<8"),
-        Column("implementation", "<12"),
-        Column("fit s", ">8.2f"),
-        Column("predict s", ">10.2f"),
-        Column("accuracy", ">8.2f", "%"),
-        Column("objective", ">14.4f"),
-        Column("SVs", ">6d"),
-        Column("fit ×", ">6.1f", "×"),
-        Column("predict ×", ">9.1f", "×"),
-        Column("Δacc pt", ">+8.2f"),
-        Column("Δobj rel", ">9.1e"),
-        Column("kernel evals", ">13.4g"),
-        Column("floor n_SV·n", ">13.4g"),
-        Column("evals/floor", ">10.2f", "×"),
+    table = columns(
+        "data <8 | implementation <12 | fit s >8.2f | predict s >10.2f | accuracy >8.2f% | "
+        "objective >14.4f | SVs >6d | fit × >6.1f× | predict × >9.1f× | Δacc pt >+8.2f | "
+        "Δobj rel >9.1e | kernel evals >13.4g | floor n_SV·n >13.4g | evals/floor >10.2f×"
     )
     ours = {r["data"]: r for r in rows if r["peer"] == "localsvm"}
     lines = []
@@ -390,14 +363,14 @@ def print_table(rows: list[dict], out: TextIO) -> None:
                 *counts,
             )
         )
-    print_columns(columns, lines, out)
+    print_columns(table, lines, out)
 
 
 def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None:
     """localsvm's kernel arithmetic rate per data set: kernel values times
     ``2·d`` flops over the fit time, and that over the float32 matrix
     product's rate of the same run, then over the rate of a product of the
-    kernel columns' shape (``panel_gflops`` of each row, from
+    kernel table' shape (``panel_gflops`` of each row, from
     :func:`panel_product_rate`; ``—`` where it was not measured)."""
     ours = [r for r in rows if r["peer"] == "localsvm" and r.get("kernel_evals") is not None]
     if not ours:
@@ -412,16 +385,9 @@ def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None
         file=out,
     )
     print("(each product timed before and after the fits; the better rate kept)", file=out)
-    columns = (
-        Column("data", "<8"),
-        Column("n × d", ">14"),
-        Column("kernel evals", ">13.4g"),
-        Column("evals/floor", ">10.2f", "×"),
-        Column("fit s", ">8.2f"),
-        Column("GFlop/s", ">8.2f"),
-        Column("of sgemm", ">8.1f", "%"),
-        Column("shape GFlop/s", ">13.2f"),
-        Column("of shape", ">8.1f", "%"),
+    table = columns(
+        "data <8 | n × d >14 | kernel evals >13.4g | evals/floor >10.2f× | fit s >8.2f | "
+        "GFlop/s >8.2f | of sgemm >8.1f% | shape GFlop/s >13.2f | of shape >8.1f%"
     )
     lines = []
     for r in ours:
@@ -441,7 +407,7 @@ def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None
                 100 * gflops / panel if panel else "—",
             )
         )
-    print_columns(columns, lines, out)
+    print_columns(table, lines, out)
 
 
 def scaling(peers: list[str], sizes: list[int], out: TextIO) -> dict[str, float]:
@@ -532,13 +498,8 @@ def memory(datasets: list[str], cache_sizes: list[float], out: TextIO) -> list[d
         print("memory: skipped (needs Linux /proc)", file=out)
         return []
     rows = []
-    columns = (
-        Column("data", "<8"),
-        Column("cache MB", ">9.0f"),
-        Column("X MB", ">7.1f"),
-        Column("fit peak +MB", ">13.1f"),
-        Column("bound MB", ">9.1f"),
-        Column("within", ">7"),
+    table = columns(
+        "data <8 | cache MB >9.0f | X MB >7.1f | fit peak +MB >13.1f | bound MB >9.1f | within >7"
     )
     lines = []
     for name in datasets:
@@ -564,7 +525,7 @@ def memory(datasets: list[str], cache_sizes: list[float], out: TextIO) -> list[d
                 }
             )
             lines.append((name, cache, x_mb, extra, bound, "yes" if extra <= bound else "NO"))
-    print_columns(columns, lines, out, rule=False)
+    print_columns(table, lines, out, rule=False)
     return rows
 
 
@@ -715,17 +676,9 @@ def run_local(
         )
         print(f"  {name} {kappa}: fit {fit_s:.2f} s, predict {pred_s:.2f} s", file=out, flush=True)
     print(file=out)
-    columns = (
-        Column("model", "<20"),
-        Column("κ", ">3"),
-        Column("fit s", ">8.2f"),
-        Column("(clust. s)", ">10.2f"),
-        Column("predict s", ">10.2f"),
-        Column("total s", ">8.2f"),
-        Column("accuracy", ">8.2f", "%"),
-        Column("SVs", ">6d"),
-        Column("time / SVC", ">10.2f", "×"),
-        Column("Δacc pt", ">+8.2f"),
+    table = columns(
+        "model <20 | κ >3 | fit s >8.2f | (clust. s) >10.2f | predict s >10.2f | "
+        "total s >8.2f | accuracy >8.2f% | SVs >6d | time / SVC >10.2f× | Δacc pt >+8.2f"
     )
     base = rows[0]
     base_total = base["fit_s"] + base["predict_s"]
@@ -746,7 +699,7 @@ def run_local(
                 100 * (r["accuracy"] - base["accuracy"]),
             )
         )
-    print_columns(columns, lines, out)
+    print_columns(table, lines, out)
     print(
         "time / SVC: fit + predict over localsvm SVC's; Δacc pt: accuracy minus localsvm "
         "SVC's, in points; clust. s: the similarity profiles and the clustering, part of fit",

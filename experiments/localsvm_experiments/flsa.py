@@ -16,7 +16,7 @@
    and a picture of the decision regions saved as ``two_spirals_rflsa.png``).
 3. Tuning time on Banana and Splice (realization / split 0, ``gamma`` fixed,
    accuracy measured on the test set for every parameter value): the whole
-   path of FLSA / RFLSA (dictionary of 60 columns and of all columns) against
+   path of FLSA / RFLSA (dictionary of 60 table and of all table) against
    fitting SVM and LS-SVM for every ``C`` of a grid.
 4. ``--bench``: tuning on Ringnorm (3000 training / 4400 validation examples,
    the same ``gamma``): the whole RFLSA path (fit to 300 support vectors and
@@ -39,9 +39,9 @@ from typing import TextIO
 
 import numpy as np
 from localsvm_benchmarks.report import (
-    Column,
     Stopwatch,
     add_experiment_options,
+    columns,
     print_table,
     timed,
 )
@@ -356,18 +356,11 @@ def accuracy_table(cfg: Config, out: TextIO, datasets: tuple[str, ...] = DATASET
         file=out,
     )
     print(f"Paper: {PAPER_SOURCE}.", file=out)
-    columns = (
-        Column("data set", "<10"),
-        Column("train/test", ">10"),
-        Column("method", "<7"),
-        Column("acc (ours)", ">15"),
-        Column("acc (paper)", ">11"),
-        Column("Δ acc", ">6"),
-        Column("#SV (ours)", ">17"),
-        Column("#SV (paper)", ">11"),
-        Column("time s", ">7.1f"),
+    table = columns(
+        "data set <10 | train/test >10 | method <7 | acc (ours) >15 | acc (paper) >11 | "
+        "Δ acc >6 | #SV (ours) >17 | #SV (paper) >11 | time s >7.1f"
     )
-    print_table(columns, [], out)
+    print_table(table, [], out)
     for name in datasets:
         results: dict[str, tuple[list[float], list[float], float]] = {
             m: ([], [], 0.0) for m in METHODS
@@ -409,7 +402,7 @@ def accuracy_table(cfg: Config, out: TextIO, datasets: tuple[str, ...] = DATASET
                     secs / cfg.realizations,
                 )
             )
-        print_table(columns, lines, out, head=False)
+        print_table(table, lines, out, head=False)
         print(f"  protocol ({name}): {NOTES[name]}", file=out)
     skipped = [d for d in DATASETS if d not in datasets]
     not_selected = f"; not selected in this run: {', '.join(skipped)}" if skipped else ""
@@ -499,13 +492,8 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
         "each model scored on the test set; gamma fixed at 'scale'.",
         file=out,
     )
-    columns = (
-        Column("data set", "<8"),
-        Column("method", "<26"),
-        Column("ours", ">8.3f"),
-        Column("paper", ">8"),
-    )
-    print_table(columns, [], out, rule=False)
+    table = columns("data set <8 | method <26 | ours >8.3f | paper >8")
+    print_table(table, [], out, rule=False)
     for name in ("banana", "splice"):
         sizes = {"banana": (400, 4900), "splice": (1000, 2175)}[name]
         if quick:
@@ -558,7 +546,7 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
                 paper = PAPER_TIMES[name].get(label.replace(f"dict {n} (all)", "dict 240 (all)"))
                 paper_text = _paper(paper, 3)
             rows.append({"dataset": name, "method": label, "seconds": secs, "paper": paper})
-            print_table(columns, [(name, label, secs, paper_text)], out, head=False)
+            print_table(table, [(name, label, secs, paper_text)], out, head=False)
     print(
         "(paper: CPU seconds on the authors' 2013 machine. FLSA / RFLSA: its tables' rows for "
         "a dictionary of 60 columns and of 240 columns, not their totals; its 240-column row "

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-from localsvm_benchmarks.report import Column, add_experiment_options, timed
+from localsvm_benchmarks.report import add_experiment_options, columns, timed
 from localsvm_benchmarks.report import print_table as print_columns
 from sklearn.exceptions import ConvergenceWarning
 
@@ -183,16 +183,11 @@ def print_table(rows: list[dict], out: TextIO) -> list[dict]:
     """One table: mean ± std over realizations of the final validation error,
     #SV and CPU time per data set and method, the paper's figure (lost from
     the text we have: '—') and our error minus the batch SVM's."""
-    columns = (
-        Column("data", "<9"),
-        Column("method", "<26"),
-        Column("val. error % (ours)", ">19"),
-        Column("paper", ">6"),
-        Column("Δ vs batch", ">+10.2f"),
-        Column("#SV", ">14"),
-        Column("CPU s", ">13"),
+    table = columns(
+        "data <9 | method <26 | val. error % (ours) >19 | paper >6 | Δ vs batch >+10.2f | "
+        "#SV >14 | CPU s >13"
     )
-    print_columns(columns, [], out, rule=False)
+    print_columns(table, [], out, rule=False)
     summary = []
     for name in dict.fromkeys(r["data"] for r in rows):
         batch = [r["error"] for r in rows if r["data"] == name and r["method"] == "batch SVM"]
@@ -206,7 +201,7 @@ def print_table(rows: list[dict], out: TextIO) -> list[dict]:
             c = np.array([r["cpu"] for r in sel])
             line = (name, method, f"{e.mean():>11.2f} ± {_std(e):<5.2f}", "—")
             spreads = (f"{s.mean():>7.1f} ± {_std(s):<5.1f}", f"{c.mean():>6.2f} ± {_std(c):<4.2f}")
-            print_columns(columns, [(*line, e.mean() - batch_err, *spreads)], out, head=False)
+            print_columns(table, [(*line, e.mean() - batch_err, *spreads)], out, head=False)
             summary.append(
                 dict(
                     section="summary",
@@ -321,12 +316,7 @@ def bench_banana(out: TextIO) -> list[dict]:
     by = {r["method"]: r for r in rows}
     reb, batch = by["rebatch"], by["batch SVM"]
     print_columns(
-        (
-            Column("method", "<13"),
-            Column("seconds", ">9.3f"),
-            Column("% of rebatch", ">12.1f", "%"),
-            Column("val. error %", ">13.2f"),
-        ),
+        columns("method <13 | seconds >9.3f | % of rebatch >12.1f% | val. error % >13.2f"),
         [
             (r["method"], r["seconds"], 100 * r["seconds"] / reb["seconds"], r["error"])
             for r in rows
@@ -377,23 +367,13 @@ def bench_ijcnn1(out: TextIO, n_rows: int | None = None) -> list[dict]:
         )
     _say(out, f"ijcnn1: {n} training rows, {d.X_test.shape[0]} test rows; {IJCNN1_LISVM}")
     print_columns(
-        (
-            Column("method", "<17"),
-            Column("seconds", ">9.2f"),
-            Column("test acc. %", ">12.2f"),
-            Column("#SV", ">7"),
-        ),
+        columns("method <17 | seconds >9.2f | test acc. % >12.2f | #SV >7"),
         [(r["method"], r["seconds"], r["accuracy"], r["n_sv"]) for r in rows],
         out,
         rule=False,
     )
     h = lisvm.history_
-    marks = (
-        Column("examples seen", ">13"),
-        Column("ms / example", ">13.3f"),
-        Column("ms / update", ">12.3f"),
-        Column("#SV", ">7"),
-    )
+    marks = columns("examples seen >13 | ms / example >13.3f | ms / update >12.3f | #SV >7")
     print_columns(marks, [], out, rule=False)
     for mark in [m for m in IJCNN1_MARKS if m <= n] or [n]:
         sel = (h["n_seen"] >= mark - 500) & (h["n_seen"] < mark)

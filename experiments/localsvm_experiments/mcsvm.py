@@ -20,14 +20,14 @@ Computer Applications 30(1), 2010), next to the paper's Table 1.
    ``f ∈ {1/16, 1/4, 1, 4}``
    (``1/d`` is ``gamma='scale'`` for standardised features), then the model
    is refitted on the whole training part. MCSVM keeps ``ridge`` and
-   ``n_columns`` at their defaults (``1e-4``; 500 random kernel columns).
+   ``n_columns`` at their defaults (``1e-4``; 500 random kernel table).
    Fit and predict times are of the refit (wall seconds, this machine).
 
 2. **Speed** (``--bench``): MCSVM against one-vs-rest ``SVC`` at
    their CV-chosen parameters on segment and waveform (realization 0): fit
    and predict times (best of ``--repeat``) and accuracy side by side; and
    on USPS (7291 training / 2007 test digits, 10 classes, pixels as they
-   are) a ``ClusterSVC`` with a reduced set of 1000 kernel columns (``C=1``,
+   are) a ``ClusterSVC`` with a reduced set of 1000 kernel table (``C=1``,
    ``gamma='scale'``), its fit and predict times. Wall and CPU seconds
    are both printed: on a shared machine the wall time includes waiting for
    the cores.
@@ -42,9 +42,9 @@ from typing import TextIO
 
 import numpy as np
 from localsvm_benchmarks.report import (
-    Column,
     Stopwatch,
     add_experiment_options,
+    columns,
     print_table,
     timed,
 )
@@ -85,7 +85,7 @@ DATASETS: dict[str, str] = {
 METHODS = ("MCSVM full", "MCSVM", "OvR", "OvO", "ECOC")
 """Table rows. "MCSVM full" is the paper's kernel form (every training example
 a kernel column, ``n_columns=None``); "MCSVM" is localsvm's default reduced
-set of 500 random columns, our addition for size."""
+set of 500 random table, our addition for size."""
 
 #: The paper's column each row is compared with.
 PAPER_COLUMN = {"MCSVM full": "MCSVM", "MCSVM": "MCSVM", "OvR": "OvR", "OvO": "OvO", "ECOC": "ECOC"}
@@ -209,18 +209,11 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
         file=out,
     )
     print(f"Paper: {PAPER_SOURCE}.", file=out)
-    columns = (
-        Column("data", "<9"),
-        Column("train/test", ">10"),
-        Column("method", "<10"),
-        Column("ours", ">13"),
-        Column("paper", ">6.2f"),
-        Column("diff", ">+6.2f"),
-        Column("C, gamma·d (last)", ">18"),
-        Column("fit s", ">7.3f"),
-        Column("predict s", ">9.3f"),
+    table = columns(
+        "data <9 | train/test >10 | method <10 | ours >13 | paper >6.2f | diff >+6.2f | "
+        "C, gamma·d (last) >18 | fit s >7.3f | predict s >9.3f"
     )
-    print_table(columns, [], out)
+    print_table(table, [], out)
     for name in names:
         accs: dict[str, list[float]] = {m: [] for m in METHODS}
         times: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
@@ -257,7 +250,7 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
             }
             rows.append(row)
             line = (name, f"{sizes[0]}/{sizes[1]}", m, acc, paper, a.mean() - paper)
-            print_table(columns, [(*line, f"{C:g}, {gd:g}", fit_s, pred_s)], out, head=False)
+            print_table(table, [(*line, f"{C:g}, {gd:g}", fit_s, pred_s)], out, head=False)
         print(f"  protocol ({name}): {NOTE.format(folds=cfg.folds)}", file=out)
     unselected = [k for k in DATASETS if k not in names]
     print(
@@ -291,23 +284,18 @@ NOTE = (
 
 def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
     """Speed: MCSVM vs one-vs-rest SVC on segment and waveform at
-    their CV-chosen parameters, and the USPS fit with 1000 kernel columns."""
+    their CV-chosen parameters, and the USPS fit with 1000 kernel table."""
     rows = []
     print(
         f"\nSpeed: fit and predict seconds (best of {repeat}; wall, CPU in "
         "brackets) at each method's CV-chosen (C, gamma), realization 0.",
         file=out,
     )
-    columns = (
-        Column("data", "<9"),
-        Column("method", "<6"),
-        Column("C, gamma·d", ">12"),
-        Column("accuracy", ">8.2f", "%"),
-        Column("fit s", ">16"),
-        Column("predict s", ">16"),
-        Column("fit+predict vs OvR", ">18.2f", "x"),
+    table = columns(
+        "data <9 | method <6 | C, gamma·d >12 | accuracy >8.2f% | fit s >16 | predict s >16 | "
+        "fit+predict vs OvR >18.2fx"
     )
-    print_table(columns, [], out)
+    print_table(table, [], out)
     for name in ("segment", "waveform"):
         split = load_split(name, 0, cfg)
         base = None
@@ -350,7 +338,7 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
                 }
             )
             line = (name, m, f"{C:g}, {gd:g}", 100 * acc, f"{fw:.3f} ({fc:.3f})")
-            print_table(columns, [(*line, f"{pw:.3f} ({pc:.3f})", ratio)], out, head=False)
+            print_table(table, [(*line, f"{pw:.3f} ({pc:.3f})", ratio)], out, head=False)
     u = load_usps()
     X_tr, y_tr, X_te, y_te = u.X_train, u.y_train, u.X_test, u.y_test
     n_columns = 1000

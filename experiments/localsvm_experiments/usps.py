@@ -35,7 +35,7 @@ import argparse
 from typing import TextIO
 
 import numpy as np
-from localsvm_benchmarks.report import Column, add_experiment_options, print_table, timed
+from localsvm_benchmarks.report import add_experiment_options, columns, print_table, timed
 
 from localsvm.datasets import load_usps
 from localsvm.svc import SVC
@@ -124,16 +124,9 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
         "split (no spread to report).",
         file=out,
     )
-    columns = (
-        Column("case", "<44"),
-        Column("paper %", ">8.2f"),
-        Column("ours %", ">8.2f"),
-        Column("diff", ">+7.2f"),
-        Column("#SV", ">6"),
-        Column("fit s", ">7.2f"),
-    )
+    table = columns("case <44 | paper % >8.2f | ours % >8.2f | diff >+7.2f | #SV >6 | fit s >7.2f")
     print("\nTest error (%)", file=out)
-    print_table(columns, [], out, rule=False)
+    print_table(table, [], out, rule=False)
     rows = []
     for label, paper, params, multiclass, which in CASES:
         A, B = inputs[which]
@@ -144,7 +137,7 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
         n_sv = int(model.support_.size)
         diff = "—" if paper is None else err - paper
         line = (label, "—" if paper is None else paper, err, diff, n_sv, secs)
-        print_table(columns, [line], out, head=False)
+        print_table(table, [line], out, head=False)
         rows.append(
             {
                 "section": "usps",
