@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from localsvm import _argtypes
@@ -130,7 +131,7 @@ def columns(layout: str) -> tuple[Column, ...]:
 
 
 def print_table(
-    columns: Sequence[Column],
+    table: Sequence[Column],
     rows: Iterable[Sequence[Any]],
     out: TextIO,
     *,
@@ -143,15 +144,24 @@ def print_table(
     starts with ``indent``. With ``head=False`` only the rows are printed (a
     table printed in pieces, notes between them)."""
     if head:
-        text = " ".join(c.head() for c in columns).rstrip()
+        text = " ".join(c.head() for c in table).rstrip()
         print(indent + text, file=out)
         if rule:
             print(indent + "-" * len(text), file=out)
     for row in rows:
-        if len(row) != len(columns):
-            raise ValueError(f"a row has {len(row)} cells for {len(columns)} columns")
-        line = " ".join(c.cell(v) for c, v in zip(columns, row, strict=True))
+        if len(row) != len(table):
+            raise ValueError(f"a row has {len(row)} cells for {len(table)} columns")
+        line = " ".join(c.cell(v) for c, v in zip(table, row, strict=True))
         print(indent + line.rstrip(), file=out, flush=True)
+
+
+def save_figure(fig: Any, path: Path, dpi: int = 100) -> Path:
+    """Lay ``fig`` (a matplotlib figure) out tightly and save it to ``path``
+    (its folder made if needed) at ``dpi``; returns ``path``."""
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    return path
 
 
 def add_experiment_options(

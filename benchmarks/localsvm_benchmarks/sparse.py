@@ -172,10 +172,8 @@ else:
     kw = dict(C=1.0, kernel='linear')
 before = status('VmRSS:')
 open('/proc/self/clear_refs', 'w').write('5')  # reset the peak to the current size
-import time
-t = time.perf_counter()
-m = SVC(cache_size=cache, **kw).fit(X, y)
-fit_s = time.perf_counter() - t
+from localsvm_benchmarks.report import timed
+m, fit_s = timed(lambda: SVC(cache_size=cache, **kw).fit(X, y))
 print(json.dumps({'before': before, 'peak': status('VmHWM:'), 'n': X.shape[0],
                   'd': X.shape[1], 'nnz': int(X.nnz), 'fit_s': fit_s,
                   'n_sv': int(m.support_.size), 'accuracy': float(m.score(X, y))}))

@@ -22,7 +22,7 @@ fraction of what a float32 matrix product (numpy's ``float32`` ``@`` on
 same run (timed before and after the fits, the better rate kept, so a
 slowdown of the machine during one of them does not inflate the share),
 and as a fraction of the rate of a float32 product of the kernel
-table' own shape (the ``n × d`` training matrix times a ``d × 1024`` one,
+columns' own shape (the ``n × d`` training matrix times a ``d × 1024`` one,
 :func:`panel_product_rate`): with a small inner dimension ``d`` that product
 writes one value per ``2·d`` flops, so even BLAS stays far below its square
 rate, and this column says how close the kernel arithmetic comes to BLAS on
@@ -171,19 +171,21 @@ PANEL_PIECE_ROWS = 16384
 PANEL_MAX_BYTES = 1 << 30
 
 
-def panel_product_rate(n: int, d: int, table: int = PANEL_COLUMNS, repeat: int = 3) -> float | None:
+def panel_product_rate(
+    n: int, d: int, columns: int = PANEL_COLUMNS, repeat: int = 3
+) -> float | None:
     """GFlop/s of the float32 product of an ``n × d`` matrix with a
-    ``d × table`` one through numpy (BLAS's sgemm), ``PANEL_PIECE_ROWS``
+    ``d × columns`` one through numpy (BLAS's sgemm), ``PANEL_PIECE_ROWS``
     rows at a time into one reused output: a product of the shape the
-    kernel table of ``n`` rows and ``d`` features have, without the kernel
+    kernel columns of ``n`` rows and ``d`` features have, without the kernel
     function or the solver. The best of ``repeat`` runs after one untimed;
     ``None`` when the ``n × d`` operand would exceed ``PANEL_MAX_BYTES``."""
     if n < 1 or d < 1 or 4 * n * d > PANEL_MAX_BYTES:
         return None
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, d), dtype=np.float32)
-    b = rng.standard_normal((d, table), dtype=np.float32)
-    out = np.empty((min(n, PANEL_PIECE_ROWS), table), dtype=np.float32)
+    b = rng.standard_normal((d, columns), dtype=np.float32)
+    out = np.empty((min(n, PANEL_PIECE_ROWS), columns), dtype=np.float32)
 
     def product() -> None:
         for start in range(0, n, PANEL_PIECE_ROWS):
@@ -192,7 +194,7 @@ def panel_product_rate(n: int, d: int, table: int = PANEL_COLUMNS, repeat: int =
 
     product()
     _, seconds = timed(product, repeat)
-    return 2.0 * n * d * table / seconds / 1e9
+    return 2.0 * n * d * columns / seconds / 1e9
 
 
 def dual_objective(peer: str, model, X: np.ndarray, params: dict) -> float:
@@ -370,7 +372,7 @@ def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None
     """localsvm's kernel arithmetic rate per data set: kernel values times
     ``2·d`` flops over the fit time, and that over the float32 matrix
     product's rate of the same run, then over the rate of a product of the
-    kernel table' shape (``panel_gflops`` of each row, from
+    kernel columns' shape (``panel_gflops`` of each row, from
     :func:`panel_product_rate`; ``—`` where it was not measured)."""
     ours = [r for r in rows if r["peer"] == "localsvm" and r.get("kernel_evals") is not None]
     if not ours:

@@ -16,7 +16,7 @@
    and a picture of the decision regions saved as ``two_spirals_rflsa.png``).
 3. Tuning time on Banana and Splice (realization / split 0, ``gamma`` fixed,
    accuracy measured on the test set for every parameter value): the whole
-   path of FLSA / RFLSA (dictionary of 60 table and of all table) against
+   path of FLSA / RFLSA (dictionary of 60 columns and of all columns) against
    fitting SVM and LS-SVM for every ``C`` of a grid.
 4. ``--bench``: tuning on Ringnorm (3000 training / 4400 validation examples,
    the same ``gamma``): the whole RFLSA path (fit to 300 support vectors and

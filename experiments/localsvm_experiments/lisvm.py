@@ -21,13 +21,18 @@ and neighbourhoods grow one example at a time up to 50 neighbours.
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-from localsvm_benchmarks.report import add_experiment_options, columns, timed
+from localsvm_benchmarks.report import (
+    Stopwatch,
+    add_experiment_options,
+    columns,
+    save_figure,
+    timed,
+)
 from localsvm_benchmarks.report import print_table as print_columns
 from sklearn.exceptions import ConvergenceWarning
 
@@ -109,9 +114,9 @@ def stream(
     curves: dict[str, list] = {"n_seen": [], "error": [], "n_sv": [], "xi": [], "w2": []}
     cpu = 0.0
     for start in range(0, X.shape[0], every):
-        t0 = time.process_time()
-        model.partial_fit(X[start : start + every], y[start : start + every], classes=classes)
-        cpu += time.process_time() - t0
+        with Stopwatch() as clock:
+            model.partial_fit(X[start : start + every], y[start : start + every], classes=classes)
+        cpu += clock.cpu_seconds
         curves["n_seen"].append(model.n_seen_)
         curves["error"].append(1.0 - model.score(Xv, yv))
         curves["n_sv"].append(model.support_.size)
@@ -130,39 +135,27 @@ def run_dataset(name: str, realizations, n_train, every, out: TextIO) -> list[di
         Xv, yv = d.X_test[:n_val], d.y_test[:n_val]
         params = PARAMS[name]
         for method in methods():
+            extra = {}
             if method == "batch SVM":
-                t0 = time.process_time()
-                svc = SVC(**params).fit(X, y)
-                cpu = time.process_time() - t0
-                err = 1.0 - svc.score(Xv, yv)
-                rows.append(
-                    dict(
-                        section="table",
-                        data=name,
-                        method=method,
-                        realization=r,
-                        error=err,
-                        n_sv=int(svc.support_.size),
-                        cpu=cpu,
-                        curves=None,
-                    )
-                )
-                continue
-            curves, model, cpu = stream(method, params, X, y, Xv, yv, every)
-            h = model.history_
+                with Stopwatch() as clock:
+                    model = SVC(**params).fit(X, y)
+                cpu, curves, err = clock.cpu_seconds, None, 1.0 - model.score(Xv, yv)
+            else:
+                curves, model, cpu = stream(method, params, X, y, Xv, yv, every)
+                err, h = float(curves["error"][-1]), model.history_
+                updated = h["neighbourhood"][h["updated"]]
+                extra["mean_neighbourhood"] = float(updated.mean()) if updated.size else 0.0
             rows.append(
                 dict(
                     section="table",
                     data=name,
                     method=method,
                     realization=r,
-                    error=float(curves["error"][-1]),
+                    error=err,
                     n_sv=int(model.support_.size),
                     cpu=cpu,
                     curves=curves,
-                    mean_neighbourhood=float(h["neighbourhood"][h["updated"]].mean())
-                    if h["updated"].any()
-                    else 0.0,
+                    **extra,
                 )
             )
     return rows
@@ -261,10 +254,7 @@ def figures(rows: list[dict], figdir: Path, out: TextIO) -> list[Path]:
             ax.set_title(f"({'abcd'[k]}) Banana")
             ax.legend(fontsize=8)
         fig.suptitle("LISVM on Banana (Figure 2 of the paper)")
-        fig.tight_layout()
-        path = figdir / "lisvm_banana.png"
-        fig.savefig(path, dpi=100)
-        saved.append(path)
+        saved.append(save_figure(fig, figdir / "lisvm_banana.png"))
     others = [n for n in ("ringnorm", "diabetis") if n in names]
     if others:
         fig = Figure(figsize=(11, 4))
@@ -278,10 +268,7 @@ def figures(rows: list[dict], figdir: Path, out: TextIO) -> list[Path]:
             ax.set_title(name.capitalize())
             ax.legend(fontsize=8)
         fig.suptitle("Validation error along the stream (Figure 3 of the paper)")
-        fig.tight_layout()
-        path = figdir / "lisvm_validation.png"
-        fig.savefig(path, dpi=100)
-        saved.append(path)
+        saved.append(save_figure(fig, figdir / "lisvm_validation.png"))
     for p in saved:
         _say(out, f"figure saved: {p}")
     return saved

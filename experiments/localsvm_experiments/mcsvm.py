@@ -20,14 +20,14 @@ Computer Applications 30(1), 2010), next to the paper's Table 1.
    ``f ∈ {1/16, 1/4, 1, 4}``
    (``1/d`` is ``gamma='scale'`` for standardised features), then the model
    is refitted on the whole training part. MCSVM keeps ``ridge`` and
-   ``n_columns`` at their defaults (``1e-4``; 500 random kernel table).
+   ``n_columns`` at their defaults (``1e-4``; 500 random kernel columns).
    Fit and predict times are of the refit (wall seconds, this machine).
 
 2. **Speed** (``--bench``): MCSVM against one-vs-rest ``SVC`` at
    their CV-chosen parameters on segment and waveform (realization 0): fit
    and predict times (best of ``--repeat``) and accuracy side by side; and
    on USPS (7291 training / 2007 test digits, 10 classes, pixels as they
-   are) a ``ClusterSVC`` with a reduced set of 1000 kernel table (``C=1``,
+   are) a ``ClusterSVC`` with a reduced set of 1000 kernel columns (``C=1``,
    ``gamma='scale'``), its fit and predict times. Wall and CPU seconds
    are both printed: on a shared machine the wall time includes waiting for
    the cores.
@@ -41,13 +41,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 import numpy as np
-from localsvm_benchmarks.report import (
-    Stopwatch,
-    add_experiment_options,
-    columns,
-    print_table,
-    timed,
-)
+from localsvm_benchmarks import report
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.multiclass import OutputCodeClassifier
 from sklearn.preprocessing import StandardScaler
@@ -85,7 +79,7 @@ DATASETS: dict[str, str] = {
 METHODS = ("MCSVM full", "MCSVM", "OvR", "OvO", "ECOC")
 """Table rows. "MCSVM full" is the paper's kernel form (every training example
 a kernel column, ``n_columns=None``); "MCSVM" is localsvm's default reduced
-set of 500 random table, our addition for size."""
+set of 500 random columns, our addition for size."""
 
 #: The paper's column each row is compared with.
 PAPER_COLUMN = {"MCSVM full": "MCSVM", "MCSVM": "MCSVM", "OvR": "OvR", "OvO": "OvO", "ECOC": "ECOC"}
@@ -209,11 +203,11 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
         file=out,
     )
     print(f"Paper: {PAPER_SOURCE}.", file=out)
-    table = columns(
+    table = report.columns(
         "data <9 | train/test >10 | method <10 | ours >13 | paper >6.2f | diff >+6.2f | "
         "C, gamma·d (last) >18 | fit s >7.3f | predict s >9.3f"
     )
-    print_table(table, [], out)
+    report.print_table(table, [], out)
     for name in names:
         accs: dict[str, list[float]] = {m: [] for m in METHODS}
         times: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
@@ -226,8 +220,8 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
                 C, g = cross_validate(m, split, cfg, r)
                 chosen[m] = (C, g * split.X_train.shape[1])
                 model = make_model(m, C, g, r, np.unique(split.y_train).size)
-                _, fit_s = timed(lambda e=model, s=split: e.fit(s.X_train, s.y_train))
-                pred, pred_s = timed(lambda e=model, s=split: e.predict(s.X_test))
+                _, fit_s = report.timed(lambda e=model, s=split: e.fit(s.X_train, s.y_train))
+                pred, pred_s = report.timed(lambda e=model, s=split: e.predict(s.X_test))
                 accs[m].append(float(np.mean(pred == split.y_test)))
                 times[m].append((fit_s, pred_s))
         for m in METHODS:
@@ -250,7 +244,7 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
             }
             rows.append(row)
             line = (name, f"{sizes[0]}/{sizes[1]}", m, acc, paper, a.mean() - paper)
-            print_table(table, [(*line, f"{C:g}, {gd:g}", fit_s, pred_s)], out, head=False)
+            report.print_table(table, [(*line, f"{C:g}, {gd:g}", fit_s, pred_s)], out, head=False)
         print(f"  protocol ({name}): {NOTE.format(folds=cfg.folds)}", file=out)
     unselected = [k for k in DATASETS if k not in names]
     print(
@@ -284,18 +278,18 @@ NOTE = (
 
 def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
     """Speed: MCSVM vs one-vs-rest SVC on segment and waveform at
-    their CV-chosen parameters, and the USPS fit with 1000 kernel table."""
+    their CV-chosen parameters, and the USPS fit with 1000 kernel columns."""
     rows = []
     print(
         f"\nSpeed: fit and predict seconds (best of {repeat}; wall, CPU in "
         "brackets) at each method's CV-chosen (C, gamma), realization 0.",
         file=out,
     )
-    table = columns(
+    table = report.columns(
         "data <9 | method <6 | C, gamma·d >12 | accuracy >8.2f% | fit s >16 | predict s >16 | "
         "fit+predict vs OvR >18.2fx"
     )
-    print_table(table, [], out)
+    report.print_table(table, [], out)
     for name in ("segment", "waveform"):
         split = load_split(name, 0, cfg)
         base = None
@@ -304,9 +298,9 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
             runs: list[tuple[float, float, float, float, float]] = []
             for _ in range(repeat):
                 model = make_model(m, C, g, 0, np.unique(split.y_train).size)
-                with Stopwatch() as fit:
+                with report.Stopwatch() as fit:
                     model.fit(split.X_train, split.y_train)
-                with Stopwatch() as predict:
+                with report.Stopwatch() as predict:
                     pred = model.predict(split.X_test)
                 runs.append(
                     (
@@ -338,7 +332,7 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
                 }
             )
             line = (name, m, f"{C:g}, {gd:g}", 100 * acc, f"{fw:.3f} ({fc:.3f})")
-            print_table(table, [(*line, f"{pw:.3f} ({pc:.3f})", ratio)], out, head=False)
+            report.print_table(table, [(*line, f"{pw:.3f} ({pc:.3f})", ratio)], out, head=False)
     u = load_usps()
     X_tr, y_tr, X_te, y_te = u.X_train, u.y_train, u.X_test, u.y_test
     n_columns = 1000
@@ -348,11 +342,11 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
     fits: list[tuple[float, float, ClusterSVC]] = []
     for _ in range(repeat):
         usps_model = ClusterSVC(C=1.0, gamma="scale", n_columns=n_columns, random_state=0)
-        with Stopwatch() as fit:
+        with report.Stopwatch() as fit:
             usps_model.fit(X_tr, y_tr)
         fits.append((fit.seconds, fit.cpu_seconds, usps_model))
     fw, fc, usps_model = min(fits, key=lambda t: t[0])
-    pred, pw = timed(lambda: usps_model.predict(X_te))
+    pred, pw = report.timed(lambda: usps_model.predict(X_te))
     acc = float(np.mean(pred == y_te))
     print(
         f"\nUSPS {y_tr.size} / {y_te.size}, 10 classes, ClusterSVC(n_columns={n_columns}, C=1, "
@@ -380,7 +374,7 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``reproduce mcsvm``."""
-    add_experiment_options(
+    report.add_experiment_options(
         parser,
         quick="240 training / 300 test examples per set, 3 folds, a 2-point grid; USPS "
         "subsampled: a smoke run",
