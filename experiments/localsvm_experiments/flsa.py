@@ -149,33 +149,26 @@ class Config:
     sizes: dict[str, tuple[int, int]]
 
 
+#: Per data set, the quick run's and the full run's (training, test) sizes and
+#: the longest path cross-validated.
+PLAN = {
+    "banana": (((400, 1000), 40), ((400, 4900), 150)),
+    "splice": (((300, 600), 60), ((1000, 2175), 700)),
+    "image": (((300, 500), 60), ((1300, 1010), 500)),
+    "ringnorm": (((300, 1000), 40), ((3000, 4400), 150)),
+}
+
+
 def config(quick: bool, realizations: int | None, folds: int | None) -> Config:
-    if quick:
-        return Config(
-            realizations=realizations or 1,
-            folds=folds or 3,
-            gamma_factors=(1.0,),
-            C_grid=(1.0, 10.0),
-            max_path={"banana": 40, "splice": 60, "image": 60, "ringnorm": 40},
-            sizes={
-                "banana": (400, 1000),
-                "splice": (300, 600),
-                "image": (300, 500),
-                "ringnorm": (300, 1000),
-            },
-        )
+    """The run's protocol: :data:`PLAN`'s sizes and paths, and the grids."""
+    plan = {name: runs[0 if quick else 1] for name, runs in PLAN.items()}
     return Config(
-        realizations=realizations or 3,
-        folds=folds or 5,
-        gamma_factors=(0.25, 1.0, 4.0),
-        C_grid=(0.1, 1.0, 10.0, 100.0),
-        max_path={"banana": 150, "splice": 700, "image": 500, "ringnorm": 150},
-        sizes={
-            "banana": (400, 4900),
-            "splice": (1000, 2175),
-            "image": (1300, 1010),
-            "ringnorm": (3000, 4400),
-        },
+        realizations=realizations or (1 if quick else 3),
+        folds=folds or (3 if quick else 5),
+        gamma_factors=(1.0,) if quick else (0.25, 1.0, 4.0),
+        C_grid=(1.0, 10.0) if quick else (0.1, 1.0, 10.0, 100.0),
+        max_path={name: path for name, (_, path) in plan.items()},
+        sizes={name: sizes for name, (sizes, _) in plan.items()},
     )
 
 
