@@ -14,10 +14,10 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-import localsvm.cluster_svm as cluster_svm
+import localsvm.cluster_svc as cluster_svm
 from localsvm import SVC, ClusterSVC, get_backend
 from localsvm.backends import UnsupportedProblemError
-from localsvm.cluster_svm import solve_box_qp
+from localsvm.cluster_svc import solve_box_qp
 from localsvm.datasets import load_heart, load_iris
 from localsvm.kernels import KernelSpec, kernel_matrix_numpy
 

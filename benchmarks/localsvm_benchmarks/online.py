@@ -82,7 +82,7 @@ def _scale_gamma(X: np.ndarray) -> float:
 def _stream(X, y, chunk: int, classes, **params):
     """One pass of partial_fit calls of ``chunk`` rows: the model, the
     per-call wall times, their rows, the wall and CPU totals."""
-    from localsvm.incremental import IncrementalSVC
+    from localsvm.incremental_svc import IncrementalSVC
 
     clf = IncrementalSVC(**params)
     n = X.shape[0]
@@ -175,7 +175,7 @@ def run_online(
     """
     import sklearn.svm as sk
 
-    from localsvm.incremental import IncrementalSVC
+    from localsvm.incremental_svc import IncrementalSVC
     from localsvm.svc import SVC
 
     out = sys.stdout if out is None else out

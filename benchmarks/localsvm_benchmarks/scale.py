@@ -118,7 +118,7 @@ def _reset_peak() -> int | None:
 
 
 def _methods(n: int, gamma: float, peers: list[str], opts: dict) -> list[tuple[str, Any]]:
-    from localsvm.cell_svm import CellSVC
+    from localsvm.cell_svc import CellSVC
     from localsvm.svc import SVC
 
     n_jobs = opts["n_jobs"]

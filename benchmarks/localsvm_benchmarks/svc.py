@@ -620,7 +620,7 @@ def run_local(
     against the default landmarks. Prints the table and returns its rows."""
     from localsvm import _core
     from localsvm.plugins import get_plugin_manager
-    from localsvm.profile_svm import ProfileSVC
+    from localsvm.profile_svc import ProfileSVC
 
     out = sys.stdout if out is None else out
     get_plugin_manager()

@@ -38,7 +38,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from localsvm import _argtypes
 from localsvm.datasets import load_dataset
-from localsvm.incremental import IncrementalSVC
+from localsvm.incremental_svc import IncrementalSVC
 from localsvm.kernels import kernel_matrix
 from localsvm.svc import SVC
 

@@ -48,7 +48,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from localsvm import _argtypes
-from localsvm.cluster_svm import ClusterSVC
+from localsvm.cluster_svc import ClusterSVC
 from localsvm.datasets import load_dataset, load_usps
 from localsvm.parallel import run_tasks
 from localsvm.svc import SVC

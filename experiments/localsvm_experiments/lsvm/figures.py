@@ -12,7 +12,7 @@ import numpy as np
 from localsvm_benchmarks.report import save_figure
 
 from localsvm.datasets import load_banana
-from localsvm.profile_svm import ProfileSVC
+from localsvm.profile_svc import ProfileSVC
 
 from .protocol import BANANA_PARAMS, RUNTIME_METHODS, SPIRALS_PARAMS, Config
 from .report import say

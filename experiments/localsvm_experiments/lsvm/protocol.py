@@ -12,9 +12,9 @@ import numpy as np
 from localsvm_benchmarks.report import timed
 from sklearn.neighbors import KNeighborsClassifier
 
-from localsvm.local import LocalSVC
+from localsvm.local_svc import LocalSVC
 from localsvm.parallel import run_tasks
-from localsvm.profile_svm import ProfileSVC
+from localsvm.profile_svc import ProfileSVC
 from localsvm.svc import SVC
 
 #: The methods of Table 1, in the paper's column order.

@@ -238,7 +238,7 @@ class LocalSVC(BaseSVMClassifier):
     n_jobs : int or None, default=None
         Chunks solved at once (threads); None or -1: all CPUs.
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.local``) at
+        Logging through :mod:`logging` (logger ``localsvm.local_svc``) at
         predict, where the local problems are solved: 0 logs nothing; 1 one
         line per block of test examples (local problems, iterations, time);
         2 also one line per chunk, and one for ``fit``. Records are

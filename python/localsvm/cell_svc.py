@@ -190,7 +190,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         CPUs for the fit and prediction: cells solved at once (and a cell's
         binary solve on two threads when there are CPUs to spare).
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.cell_svm``): 1 one
+        Logging through :mod:`logging` (logger ``localsvm.cell_svc``): 1 one
         line per cell; 2 also the fit's steps.
 
     Attributes

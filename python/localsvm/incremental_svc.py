@@ -414,7 +414,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         Binary learners updated at once (threads) during a ``partial_fit``
         call. None or -1: all CPUs.
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.incremental``): 0
+        Logging through :mod:`logging` (logger ``localsvm.incremental_svc``): 0
         logs nothing; 1 one line per binary model per batch (updates,
         solves, time) and a summary; 2 also the batch's size. Records are
         emitted at level INFO; without any logging configuration they go

@@ -362,7 +362,7 @@ class ClusterSVC(BaseSVMClassifier):
         solve uses one BLAS thread, so the model is bitwise the same for
         every ``n_jobs``.
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.cluster_svm``): 0
+        Logging through :mod:`logging` (logger ``localsvm.cluster_svc``): 0
         logs nothing; 1 one line per class's solve (iterations,
         convergence, non-zero multipliers, time) and a summary; 2 also the
         fit's steps. Records are emitted at level INFO; without any logging

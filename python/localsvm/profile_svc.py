@@ -228,7 +228,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     n_jobs : int or None, default=None
         Cluster SVMs trained at once.
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.profile_svm``): 0
+        Logging through :mod:`logging` (logger ``localsvm.profile_svc``): 0
         logs nothing; 1 one line per cluster SVM (iterations, support
         vectors, time); 2 also the fit's steps (similarity, clustering).
         Records are emitted at level INFO; without any logging
