@@ -306,3 +306,13 @@ def test_bench_family_rows_and_the_sklearnex_columns(monkeypatch):
         assert ("sklearnex" in header) == importable
         assert ("not importable" in text) == (not importable)
         assert "best of 2 run(s) per timing" in text
+
+
+def test_bench_engines_says_what_it_needs_without_the_dask_plugin(monkeypatch, capsys):
+    from localsvm_benchmarks import __main__ as cli
+
+    monkeypatch.setattr(cli, "list_engines", lambda: ["serial", "threads", "joblib"])
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["engines"])
+    assert exit_info.value.code == 2
+    assert "plugins/localsvm-dask" in capsys.readouterr().err

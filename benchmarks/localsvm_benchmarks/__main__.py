@@ -14,6 +14,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from localsvm import list_engines
 from localsvm._argtypes import names as _names
 from localsvm._argtypes import positive_int as _positive_int
 from localsvm._argtypes import positive_ints as _positive_ints
@@ -181,8 +182,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "localsvm bench") -> int
             out=sys.stdout,
         )
     elif args.section == "engines":
-        from .engines import run_engines
+        from .engines import DASK_MISSING, run_engines
 
+        if "dask" not in list_engines():
+            parser.error(DASK_MISSING)
         run_engines(args.workers, args.repeat, profile_rows=args.n_train, out=sys.stdout)
     elif args.section == "scale":
         from .scale import run_scale

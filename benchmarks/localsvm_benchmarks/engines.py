@@ -36,6 +36,12 @@ def _noop(task, shared):
     return task
 
 
+#: Why ``bench engines`` cannot run without the Dask plugin.
+DASK_MISSING = (
+    "bench engines compares the threads engine with the dask engine, which the "
+    "localsvm-dask plugin registers: pip install ./plugins/localsvm-dask"
+)
+
 #: The columns of the engines' table.
 COLUMNS = columns("work <48 | threads s >10.3f | dask s >10.3f | predictions")
 
@@ -72,10 +78,12 @@ def run_engines(
         One row per workload: ``work``, ``threads_s``, ``dask_s``,
         ``identical`` (whether the two engines' results are equal).
     """
-    from distributed import Client, LocalCluster
-
     import localsvm
     from localsvm.datasets import load_banana, load_dataset
+
+    if "dask" not in localsvm.list_engines():
+        raise ValueError(DASK_MISSING)
+    from distributed import Client, LocalCluster
 
     out = sys.stdout if out is None else out
     cluster = LocalCluster(

@@ -199,10 +199,10 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
     rows = []
     print(
         f"\nTable 1: test accuracy (%), Gaussian kernel, C and gamma by {cfg.folds}-fold CV; "
-        f"mean ± std over {cfg.realizations} realization(s) of a stratified 70/30 split.",
+        f"mean ± std over {cfg.realizations} realization(s) of a stratified 70/30 split.\n"
+        f"Paper: {PAPER_SOURCE}.",
         file=out,
     )
-    print(f"Paper: {PAPER_SOURCE}.", file=out)
     table = report.columns(
         "data <9 | train/test >10 | method <10 | ours >13 | paper >6.2f | diff >+6.2f | "
         "C, gamma·d (last) >18 | fit s >7.3f | predict s >9.3f"
