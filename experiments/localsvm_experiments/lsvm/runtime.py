@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
-from localsvm_benchmarks.report import timed
+from localsvm_benchmarks.report import Column, print_table, timed
 from sklearn.model_selection import StratifiedKFold
 
 from .data import RuntimeData, median_sq_distance, runtime_data
@@ -84,14 +84,14 @@ def run_runtime(cfg: Config, n_jobs: int | None, figdir: Path, out: TextIO) -> l
             if method == "SLSVM":
                 slsvm_predict[size] = details["predict"]
         rows.append({"section": "runtime", "n_test": size, **times[size]})
-    header = f"  {'n_test':>6}" + "".join(f"{c:>16}" for c in columns)
-    say(out, header)
-    for size in cfg.runtime_sizes:
-        say(out, f"  {size:>6}" + "".join(f"{times[size][c]:>16.3f}" for c in columns))
+    layout = [Column("n_test", ">6")] + [Column(c, ">15.3f") for c in columns]
+    lines = [(size, *(times[size][c] for c in columns)) for size in cfg.runtime_sizes]
+    print_table(layout, lines, out, indent="  ", rule=False)
     say(out, "Test accuracy (%):")
-    say(out, f"  {'n_test':>6}" + "".join(f"{c:>16}" for c in RUNTIME_METHODS))
+    layout = [Column("n_test", ">6")] + [Column(c, ">15.2f") for c in RUNTIME_METHODS]
+    lines = [(size, *(accs[size][c] for c in RUNTIME_METHODS)) for size in cfg.runtime_sizes]
+    print_table(layout, lines, out, indent="  ", rule=False)
     for size in cfg.runtime_sizes:
-        say(out, f"  {size:>6}" + "".join(f"{accs[size][c]:>16.2f}" for c in RUNTIME_METHODS))
         rows.append({"section": "runtime-accuracy", "n_test": size, **accs[size]})
     first, last = cfg.runtime_sizes[0], cfg.runtime_sizes[-1]
     rows.append(paper_statements(times, first, last, out))
