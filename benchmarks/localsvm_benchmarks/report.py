@@ -40,6 +40,9 @@ class Stopwatch:
     cpu_seconds: float
 
     def __init__(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
         self._wall = time.perf_counter()
         self._cpu = time.process_time()
 
@@ -49,7 +52,7 @@ class Stopwatch:
         return time.perf_counter() - self._wall
 
     def __enter__(self) -> Stopwatch:
-        self.__init__()  # type: ignore[misc]
+        self._start()
         return self
 
     def __exit__(self, *exc: object) -> None:
