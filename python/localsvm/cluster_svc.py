@@ -20,7 +20,6 @@ from scipy.linalg import LinAlgError, cholesky, solve_triangular
 from scipy.linalg.blas import dsyrk
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
 from ._base import BaseSVMClassifier, restore_on_interrupt
 from ._compat import Interval, fit_context
@@ -28,7 +27,7 @@ from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, kernel_matrix
-from .parallel import effective_n_jobs, run_tasks
+from .parallel import effective_n_jobs, one_blas_thread, run_tasks
 
 __all__ = ["ClusterSVC"]
 
@@ -563,47 +562,49 @@ class ClusterSVC(BaseSVMClassifier):
         workers = max(1, min(effective_n_jobs(self.n_jobs), n_classes))
         self._check_memory(n, dim, n_other, workers)
 
-        # [A e] for every training example: features, or kernel columns,
-        # by blocks of rows: one copy of a 20000 x 6000 kernel into F ran
-        # for seconds without seeing Ctrl-C (and held a second copy).
-        F = np.empty((n, dim))
-        Xc = None if self._linear_form or spec.precomputed else X[columns]
-        block = max(1, FILL_VALUES // dim)
-        for s in range(0, n, block):
-            rows = slice(s, min(s + block, n))
-            if Xc is not None:
-                F[rows, :-1] = kernel_matrix(spec, X[rows], Xc)
-            elif self._linear_form:
-                F[rows, :-1] = X[rows]
-            else:
-                F[rows, :-1] = X[rows, columns]
-        F[:, -1] = 1.0
+        # Every product and factorisation of the fit on one BLAS thread,
+        # whatever n_jobs and whatever else the process runs: OpenBLAS
+        # rounds its products and factorisations differently on 1 and 2
+        # threads (n_jobs=1 and 2 differed by 4e-11), and classes in parallel
+        # do not oversubscribe the cores. The limit is shared by the fits of
+        # every thread (one_blas_thread), so concurrent fits equal lone ones.
+        with one_blas_thread():
+            # [A e] for every training example: features, or kernel columns,
+            # by blocks of rows: one copy of a 20000 x 6000 kernel into F ran
+            # for seconds without seeing Ctrl-C (and held a second copy).
+            F = np.empty((n, dim))
+            Xc = None if self._linear_form or spec.precomputed else X[columns]
+            block = max(1, FILL_VALUES // dim)
+            for s in range(0, n, block):
+                rows = slice(s, min(s + block, n))
+                if Xc is not None:
+                    F[rows, :-1] = kernel_matrix(spec, X[rows], Xc)
+                elif self._linear_form:
+                    F[rows, :-1] = X[rows]
+                else:
+                    F[rows, :-1] = X[rows, columns]
+            F[:, -1] = 1.0
 
-        # What the backend must accept: box-only QPs with a precomputed
-        # Hessian, up to one variable per example of the other classes.
-        probe = QPProblem(
-            X=np.empty((0, 0)),
-            y=np.ones(n_other),
-            upper=np.full(n_other, float(self.C)),
-            kernel=KernelSpec("precomputed"),
-            equality=False,
-        )
-        backend = self._select_backend(probe)
-        report.log(
-            2,
-            "ClusterSVC fit: %d samples, %d classes, rows [A e] of width %d, backend %r",
-            n,
-            n_classes,
-            dim,
-            backend.name,
-        )
-        report.subtasks("class", n_classes)
+            # What the backend must accept: box-only QPs with a precomputed
+            # Hessian, up to one variable per example of the other classes.
+            probe = QPProblem(
+                X=np.empty((0, 0)),
+                y=np.ones(n_other),
+                upper=np.full(n_other, float(self.C)),
+                kernel=KernelSpec("precomputed"),
+                equality=False,
+            )
+            backend = self._select_backend(probe)
+            report.log(
+                2,
+                "ClusterSVC fit: %d samples, %d classes, rows [A e] of width %d, backend %r",
+                n,
+                n_classes,
+                dim,
+                backend.name,
+            )
+            report.subtasks("class", n_classes)
 
-        # One BLAS thread per class's solve, whatever n_jobs: classes in
-        # parallel do not oversubscribe the cores, and the result does not
-        # depend on n_jobs (OpenBLAS's products and factorisations round
-        # differently on 1 and 2 threads: n_jobs=1 and 2 differed by 4e-11).
-        with threadpool_limits(1, user_api="blas"):
             fits: list[_ClassFit] = run_tasks(
                 _fit_class,
                 range(n_classes),
@@ -622,19 +623,19 @@ class ClusterSVC(BaseSVMClassifier):
                 ),
                 **report.hooks(_describe_class_fit),
             )
-        self.backend_ = backend.name
-        U = np.array([f.u for f in fits])
-        self.intercept_ = U[:, -1].copy()
-        W = U[:, :-1]
-        if self._linear_form:
-            self._coef = W.copy()
-            norms = np.linalg.norm(W, axis=1)
-        else:
-            self.expansion_coef_ = W.copy()
-            self.columns_ = columns
-            self.column_vectors_ = np.empty((0, 0)) if spec.precomputed else X[columns]
-            K_rr = F[columns, :-1]
-            norms = np.sqrt(np.maximum(np.einsum("ij,ij->i", W @ K_rr, W), 0.0))
+            self.backend_ = backend.name
+            U = np.array([f.u for f in fits])
+            self.intercept_ = U[:, -1].copy()
+            W = U[:, :-1]
+            if self._linear_form:
+                self._coef = W.copy()
+                norms = np.linalg.norm(W, axis=1)
+            else:
+                self.expansion_coef_ = W.copy()
+                self.columns_ = columns
+                self.column_vectors_ = np.empty((0, 0)) if spec.precomputed else X[columns]
+                K_rr = F[columns, :-1]
+                norms = np.sqrt(np.maximum(np.einsum("ij,ij->i", W @ K_rr, W), 0.0))
         self.w_norm_ = norms
         self.dual_coef_ = [f.alpha for f in fits]
         self.n_support_ = np.array([np.count_nonzero(f.alpha) for f in fits], dtype=np.int32)
@@ -656,13 +657,16 @@ class ClusterSVC(BaseSVMClassifier):
     def _hyperplane_values(self, X) -> np.ndarray:
         """``f_i(x)`` of every hyperplane, shape ``(n_samples, n_classes)``."""
         X = self._predict_prologue(X)
-        if self._linear_form:
-            return X @ self._coef.T + self.intercept_
-        if self._spec.precomputed:
-            K = X[:, self.columns_]
-        else:
-            K = kernel_matrix(self._spec, X, self.column_vectors_)
-        return K @ self.expansion_coef_.T + self.intercept_
+        # One BLAS thread, as at fit: the products round the same whatever
+        # else the process runs (OpenBLAS's differ by 1e-13 on 1 and 2 threads).
+        with one_blas_thread():
+            if self._linear_form:
+                return X @ self._coef.T + self.intercept_
+            if self._spec.precomputed:
+                K = X[:, self.columns_]
+            else:
+                K = kernel_matrix(self._spec, X, self.column_vectors_)
+            return K @ self.expansion_coef_.T + self.intercept_
 
     def distances(self, X) -> np.ndarray:
         """Compute the distance of each example to each class's hyperplane.
