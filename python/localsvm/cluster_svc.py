@@ -21,7 +21,12 @@ from scipy.linalg.blas import dsyrk
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseSVMClassifier, restore_on_interrupt
+from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    BaseSVMClassifier,
+    restore_on_interrupt,
+    weighted_training_rows,
+)
 from ._compat import Interval, fit_context
 from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution
@@ -64,17 +69,26 @@ def _poll(epoch: tuple[int, int] | None) -> None:
         raise KeyboardInterrupt
 
 
-def _gram_lower(F: np.ndarray, rows: np.ndarray, epoch: tuple[int, int] | None) -> np.ndarray:
+def _gram_lower(
+    F: np.ndarray,
+    rows: np.ndarray,
+    epoch: tuple[int, int] | None,
+    scale: np.ndarray | None = None,
+) -> np.ndarray:
     """The lower triangle of ``PᵀP`` for ``P = F[rows]`` (Fortran order, the
     upper triangle zero), accumulated by ``dsyrk`` over chunks of rows of
     about :data:`CHUNK_FLOPS` each, polling for Ctrl-C between them. One
-    BLAS call on the whole ``P`` ran for seconds without a check."""
+    BLAS call on the whole ``P`` ran for seconds without a check. With
+    ``scale`` (one factor per row of ``F``), ``P``'s rows are multiplied by
+    theirs: ``PᵀWP`` for ``W = diag(scale²)``."""
     dim = F.shape[1]
     M = np.zeros((dim, dim), order="F")
     step = max(1, int(CHUNK_FLOPS // max(dim * dim, 1)))
     for s in range(0, rows.size, step):
         _poll(epoch)
-        M = dsyrk(1.0, F[rows[s : s + step]], beta=1.0, c=M, trans=1, lower=1, overwrite_c=1)
+        part = rows[s : s + step]
+        P = F[part] if scale is None else F[part] * scale[part, None]
+        M = dsyrk(1.0, P, beta=1.0, c=M, trans=1, lower=1, overwrite_c=1)
     return M
 
 
@@ -111,7 +125,7 @@ def solve_box_qp(
     backend,
     Q: np.ndarray,
     L: np.ndarray,
-    C: float,
+    C: float | np.ndarray,
     *,
     tol: float = 1e-3,
     max_iter: int = -1,
@@ -120,6 +134,7 @@ def solve_box_qp(
 ) -> tuple[np.ndarray, np.ndarray, QPSolution]:
     """Solve one class's dual ``min ½ αᵀHα − eᵀα, 0 ≤ α ≤ C`` with
     ``H = Q (L Lᵀ)⁻¹ Qᵀ`` through ``backend``, on a growing working set.
+    ``C`` is one bound for every row of ``Q``, or one per row (positive).
 
     ``Q`` holds the rows ``[x_j e]`` (or ``[K(x_j, R) e]``) of the other
     classes' examples, ``L`` the lower Cholesky factor of ``PᵀP + εI``. With
@@ -145,6 +160,7 @@ def solve_box_qp(
     ``objective`` that of the whole QP.
     """
     m, dim = Q.shape
+    upper = np.broadcast_to(np.asarray(C, dtype=np.float64), (m,))
     step = max(1, int(step or WORKING_SET_STEP))
     # ‖z_j‖² = ‖L⁻¹ q_j‖² ≈ ‖G L⁻¹ q_j‖² for a Gaussian G with E[GᵀG] = I.
     sketch = np.random.default_rng(0).standard_normal((dim, SKETCH_SIZE)) / np.sqrt(SKETCH_SIZE)
@@ -178,7 +194,7 @@ def solve_box_qp(
         problem = QPProblem(
             X=H,
             y=np.ones(S.size),
-            upper=np.full(S.size, C),
+            upper=np.ascontiguousarray(upper[S]),
             kernel=precomputed,
             alpha0=alpha[S],
             equality=False,
@@ -187,7 +203,7 @@ def solve_box_qp(
             cache_size=CACHE_BYTES / 2**20,
         )
         sol = backend.solve(problem)
-        alpha[S] = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, C)
+        alpha[S] = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, upper[S])
         n_iter += int(sol.n_iter)
         objective = float(sol.objective)
         v = Z_S.T @ alpha[S]
@@ -227,6 +243,8 @@ class _ClassProblem:
     classes: np.ndarray
     ridge: float
     C: float
+    #: Each example's factor of ``C`` (class_weight · sample_weight); None: all 1.
+    weights: np.ndarray | None
     tol: float
     max_iter: int
     backend: object
@@ -247,7 +265,8 @@ def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
     F = shared.F
     dim = F.shape[1]
     own = shared.y_idx == i
-    M = _gram_lower(F, np.flatnonzero(own), shared.epoch)
+    w = shared.weights
+    M = _gram_lower(F, np.flatnonzero(own), shared.epoch, None if w is None else np.sqrt(w))
     M[np.diag_indices_from(M)] += shared.ridge * max(np.trace(M) / dim, 1e-12)
     try:
         L = _cholesky_lower(M, shared.epoch)
@@ -261,7 +280,7 @@ def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
         shared.backend,
         F[~own],
         L,
-        shared.C,
+        shared.C if w is None else shared.C * w[~own],
         tol=shared.tol,
         max_iter=shared.max_iter,
         epoch=shared.epoch,
@@ -281,6 +300,10 @@ class ClusterSVC(BaseSVMClassifier):
     whose dual is the box-constrained QP
 
         max_α  eᵀα − ½ αᵀ Q (PᵀP + εI)⁻¹ Qᵀ α,   0 ≤ α ≤ C,
+
+    (with weights, see ``class_weight`` and :meth:`fit`: each own example's
+    term of ``‖P u‖²`` and each other example's slack count ``w_i`` times,
+    so ``PᵀP`` becomes ``PᵀWP`` and the box ``C·w_j``),
 
     with no equality constraint, and ``u = −(PᵀP + εI)⁻¹ Qᵀ α``. With the
     Cholesky factor ``L Lᵀ = PᵀP + εI`` the Hessian is ``H = Z Zᵀ``,
@@ -356,10 +379,19 @@ class ClusterSVC(BaseSVMClassifier):
     backend : str, default='auto'
         Name of a registered solver backend that solves box-only duals
         (``localsvm.list_backends()``); 'auto' picks the Rust one.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies the weight of each class's examples, as in
+        :class:`localsvm.SVC`: ``w_i = class_weight[y_i] · sample_weight_i``
+        scales both the example's term of its own hyperplane's
+        ``½‖P u‖²`` and its slack in every other class's problem (the box
+        ``C · w_i``), which is what repeating the example ``w_i`` times
+        does for an integer ``w_i``. 'balanced' is
+        ``n_samples / (n_classes · bincount(y))`` (``class_weight_``).
     n_jobs : int or None, default=None
-        Classes solved at once (threads); None or -1: all CPUs. Each class's
-        solve uses one BLAS thread, so the model is bitwise the same for
-        every ``n_jobs``.
+        Classes solved at once (threads); None or -1: all CPUs. The fit's
+        products and factorisations run on one BLAS thread (a limit shared
+        by the fits of every thread), so the model is bitwise the same for
+        every ``n_jobs`` and whatever else the process runs.
     verbose : int, default=0
         Logging through :mod:`logging` (logger ``localsvm.cluster_svc``): 0
         logs nothing; 1 one line per class's solve (iterations,
@@ -452,6 +484,8 @@ class ClusterSVC(BaseSVMClassifier):
     >>> clf = make_pipeline(StandardScaler(), ClusterSVC(C=1.0)).fit(X_tr, y_tr)
     >>> clf.score(X_te, y_te) > 0.9
     True
+    class_weight_ : ndarray of shape (n_classes,)
+        The factor of each class's weight (``class_weight`` resolved).
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -460,6 +494,7 @@ class ClusterSVC(BaseSVMClassifier):
         "ridge": [Interval(Real, 0.0, None, closed="neither")],
         "normalize": ["boolean"],
         "random_state": ["random_state"],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
@@ -476,6 +511,7 @@ class ClusterSVC(BaseSVMClassifier):
         tol=1e-3,
         max_iter=-1,
         random_state=None,
+        class_weight=None,
         backend="auto",
         n_jobs=None,
         verbose=0,
@@ -491,6 +527,7 @@ class ClusterSVC(BaseSVMClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
         self.backend = backend
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -529,7 +566,7 @@ class ClusterSVC(BaseSVMClassifier):
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit one hyperplane per class.
 
         Parameters
@@ -539,6 +576,12 @@ class ClusterSVC(BaseSVMClassifier):
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
             Class labels; a class may have a single example.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-example weights, composed with ``class_weight`` (see there);
+            None weighs every example 1. As in LIBSVM, an example of weight
+            ``<= 0`` is left out before anything is computed
+            (``gamma='scale'`` and the kernel columns included; with
+            ``kernel='precomputed'`` its row and column of ``X``).
 
         Returns
         -------
@@ -546,6 +589,7 @@ class ClusterSVC(BaseSVMClassifier):
             The fitted estimator.
         """
         X, y, y_idx = self._fit_prologue(X, y)
+        X, y, y_idx, weights, kept = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n = X.shape[0]
         n_classes = self.classes_.shape[0]
         spec = self._resolve_kernel(X)
@@ -616,6 +660,7 @@ class ClusterSVC(BaseSVMClassifier):
                     classes=self.classes_,
                     ridge=float(self.ridge),
                     C=float(self.C),
+                    weights=None if np.all(weights == 1.0) else weights,
                     tol=float(self.tol),
                     max_iter=int(self.max_iter),
                     backend=backend,
@@ -632,7 +677,9 @@ class ClusterSVC(BaseSVMClassifier):
                 norms = np.linalg.norm(W, axis=1)
             else:
                 self.expansion_coef_ = W.copy()
-                self.columns_ = columns
+                # Indices of the training rows given (a precomputed test
+                # kernel has a column for every one of them).
+                self.columns_ = kept[columns]
                 self.column_vectors_ = np.empty((0, 0)) if spec.precomputed else X[columns]
                 K_rr = F[columns, :-1]
                 norms = np.sqrt(np.maximum(np.einsum("ij,ij->i", W @ K_rr, W), 0.0))

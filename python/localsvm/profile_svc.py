@@ -25,7 +25,13 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils.validation import check_random_state, validate_data
 
-from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
+from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    FEATURE_KERNELS,
+    BaseSVMClassifier,
+    restore_on_interrupt,
+    weighted_training_rows,
+)
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._regions import RegionModelsMixin, region_iterations
@@ -75,8 +81,10 @@ def _fit_cluster(members, shared):
     a :func:`~localsvm.run_tasks` task, module-level so it pickles."""
     if members is None:
         return None
-    X, y_idx, params = shared
-    return SVC(n_jobs=1, **params).fit(X[members], y_idx[members])
+    X, y_idx, weights, params = shared
+    return SVC(n_jobs=1, **params).fit(
+        X[members], y_idx[members], sample_weight=None if weights is None else weights[members]
+    )
 
 
 def _describe_cluster(model) -> str:
@@ -225,6 +233,13 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     cache_size : float, default=200
         Megabytes of kernel cache of all the cluster SVMs trained at once,
         together: each gets ``cache_size / min(n_jobs, n_clusters)``.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies ``C`` per class, as in :class:`localsvm.SVC`: an example
+        of class ``c`` has the box ``C · class_weight[c]`` (times its
+        ``sample_weight``) in its cluster's SVM. 'balanced' is
+        ``n_samples / (n_classes · bincount(y))`` computed once on the whole
+        training set, not per cluster (``class_weight_``). The clustering
+        itself counts every example once.
     n_jobs : int or None, default=None
         Cluster SVMs trained at once.
     verbose : int, default=0
@@ -256,6 +271,9 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         What the strategy returned (objective, iterations, ...).
     references_ : ndarray
         The reference points of the profiles.
+    class_weight_ : ndarray of shape (n_classes,)
+        The factor of ``C`` of each class (``class_weight`` resolved on the
+        whole training set).
     gamma_ : float
         The kernel coefficient every cluster's SVM uses (``gamma`` resolved
         on the whole training set).
@@ -329,6 +347,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
@@ -354,6 +373,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         backend="auto",
         random_state=None,
         cache_size=200,
+        class_weight=None,
         n_jobs=None,
         verbose=0,
     ):
@@ -377,12 +397,13 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         self.backend = backend
         self.random_state = random_state
         self.cache_size = cache_size
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.verbose = verbose
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_test=None):
+    def fit(self, X, y, X_test=None, sample_weight=None):
         """Cluster the training profiles and train one SVM per cluster.
 
         Parameters
@@ -394,6 +415,13 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         X_test : array-like of shape (n_test, n_features), default=None
             The test examples the profiles are measured against: required
             with ``transductive=True``, refused otherwise.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-example multipliers of ``C``, composed with ``class_weight``;
+            None weighs every example 1. An example's weight follows it
+            into its cluster's SVM; the clustering counts every example
+            once. As in LIBSVM, an example of weight ``<= 0`` is left out
+            before anything is computed (profiles, clustering and
+            ``gamma='scale'`` included).
 
         Returns
         -------
@@ -401,6 +429,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
             The fitted estimator.
         """
         X, y, y_idx = self._fit_prologue(X, y)
+        X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n = X.shape[0]
         kappa = check_n_clusters(self.n_clusters, n)
         rng = check_random_state(self.random_state)
@@ -527,7 +556,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
             _fit_cluster,
             tasks,
             n_jobs=self.n_jobs,
-            shared=(X, y_idx, svm_params),
+            shared=(X, y_idx, None if np.all(weights == 1.0) else weights, svm_params),
             **report.hooks(_describe_cluster),
         )
         timings["svm"] = time.perf_counter() - start
