@@ -17,7 +17,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
@@ -28,8 +27,10 @@ from sklearn.utils.validation import (
 )
 
 from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
     BaseSVMClassifier,
     box_constant,
+    class_weights,
     numeric_input,
     positive_weights,
     read_only_coef,
@@ -524,7 +525,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         "probability": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "verbose": ["verbose"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
-        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
         "random_state": ["random_state"],
@@ -639,14 +640,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         n = _num_samples(X)
         n_classes = self.classes_.shape[0]
         sw = positive_weights(sample_weight, n, y_idx)
-        if isinstance(self.class_weight, dict):
-            unknown = sorted(set(self.class_weight) - set(self.classes_.tolist()), key=str)
-            if unknown:
-                raise ValueError(
-                    f"class_weight names classes that are not in y: {unknown}; "
-                    f"the classes are {self.classes_.tolist()}"
-                )
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+        class_weights(self, y)
         upper = self._box(y_idx, sw)
         del sw  # n floats not needed past the boxes
         self._check_box(upper, y_idx)
