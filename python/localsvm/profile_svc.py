@@ -18,6 +18,7 @@ routed by its similarities to a bounded set of cluster representatives.
 
 from __future__ import annotations
 
+import math
 import time
 from numbers import Integral, Real
 from typing import ClassVar
@@ -36,7 +37,7 @@ from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._regions import RegionModelsMixin, region_iterations
 from ._validation import prepare_input
-from .clustering.base import check_n_clusters
+from .clustering.base import ClusteringResult, check_n_clusters
 from .kernels import resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import get_clustering
@@ -60,6 +61,14 @@ PROFILE_AUTO_BYTES = 256 << 20
 #: Above ``PROFILE_AUTO_BYTES``, ``n_landmarks='auto'`` draws at most this
 #: many landmarks: the clustering's passes cost ``O(n · landmarks · κ)``.
 AUTO_MAX_LANDMARKS = 256
+
+#: ``n_clusters='auto'`` with the linear kernel: the paper's local linear
+#: models, 10 clusters (at most ``n``).
+AUTO_LINEAR_CLUSTERS = 10
+
+#: ``n_clusters='auto'`` with any other kernel: one cluster per this many
+#: training examples (see the parameter's measurements).
+AUTO_CLUSTER_SIZE = 10_000
 
 #: Each non-empty cluster is represented at prediction by its landmarks,
 #: topped up with randomly drawn members to at least this many (or all its
@@ -95,6 +104,20 @@ def _describe_cluster(model) -> str:
         f"{int(np.sum(model.n_iter_))} iterations, "
         f"{'converged' if model.fit_status_ == 0 else 'stopped before tol'}, "
         f"{model.support_.size} support vectors"
+    )
+
+
+def _one_cluster(profiles: np.ndarray) -> ClusteringResult:
+    """The partition of every row into one cluster, as a strategy would
+    return it (its centre the mean profile; no iteration)."""
+    center = profiles.mean(axis=0, keepdims=True)
+    cohesion = float(((profiles - center) ** 2).sum())
+    return ClusteringResult(
+        labels=np.zeros(profiles.shape[0], dtype=np.intp),
+        centers=center,
+        n_iter=0,
+        objective=cohesion,
+        cohesion=cohesion,
     )
 
 
@@ -170,8 +193,17 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     ----------
     C : float, default=1.0
         Regularisation of each cluster's SVM; must be positive.
-    n_clusters : int, default=10
+    n_clusters : int or 'auto', default='auto'
         Number of clusters κ; at most the number of training examples.
+        'auto' follows the kernel and the data's size: 10 clusters (at most
+        ``n``) for the linear kernel, whose per-cluster models need the
+        clusters for their nonlinearity (the paper's setting); for any other
+        kernel ``ceil(n / 10000)``, one cluster per 10 000 training examples
+        (one SVM, a plain :class:`localsvm.SVC`, up to 10 000), since a
+        kernel SVM per cluster gains nothing from smaller clusters and loses
+        accuracy as they shrink (``localsvm bench local`` compares the global
+        RBF SVM with several κ). The number used is ``n_clusters_``. (10
+        before this release, for every kernel.)
     R : float or None, default=None
         Weight of the class-imbalance term; None lets the strategy choose
         (MagKmeans: the profiles' diameter / κ, the paper's choice). Ignored
@@ -260,6 +292,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         Number of features seen during fit.
     cluster_labels_ : ndarray of shape (n_samples,)
         The cluster of each training example.
+    n_clusters_ : int
+        The number of clusters κ used (``n_clusters`` with 'auto' resolved).
     cluster_sizes_ : ndarray of shape (n_clusters,)
         Training examples in each cluster.
     cluster_classes_ : list of ndarray
@@ -338,7 +372,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
         "kernel": [StrOptions(set(FEATURE_KERNELS)), callable],
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "R": [Interval(Real, 0.0, None, closed="left"), None],
         "clustering": [str],
         "clustering_params": [dict, None],
@@ -354,7 +388,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         self,
         *,
         C=1.0,
-        n_clusters=10,
+        n_clusters="auto",
         R=None,
         clustering="magkmeans",
         clustering_params=None,
@@ -431,7 +465,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         X, y, y_idx = self._fit_prologue(X, y)
         X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n = X.shape[0]
-        kappa = check_n_clusters(self.n_clusters, n)
+        kappa = check_n_clusters(self._count_clusters(n), n)
+        self.n_clusters_ = kappa
         rng = check_random_state(self.random_state)
         landmarks = None  # indices of the references in X, when a sample
         if self.transductive:
@@ -490,9 +525,15 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         if self.R is not None:
             params["R"] = float(self.R)
         start = time.perf_counter()
+        seed = rng.randint(np.iinfo(np.int32).max)
         try:
-            result = strategy.cluster(
-                profiles, y_idx, kappa, random_state=rng.randint(np.iinfo(np.int32).max), **params
+            # One cluster is every example, whatever the strategy: nothing
+            # to iterate (MagKmeans' diameter estimate and LPs cost more than
+            # the SVM itself on a few thousand examples).
+            result = (
+                _one_cluster(profiles)
+                if kappa == 1
+                else strategy.cluster(profiles, y_idx, kappa, random_state=seed, **params)
             )
         except TypeError as err:
             raise ValueError(
@@ -567,6 +608,15 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         report.end(X, y)
         return self
 
+    def _count_clusters(self, n: int) -> int:
+        """``n_clusters`` with 'auto' resolved for ``n`` training examples
+        (see the parameter)."""
+        if self.n_clusters != "auto":
+            return self.n_clusters
+        if self.kernel == "linear":
+            return min(AUTO_LINEAR_CLUSTERS, n)
+        return max(1, math.ceil(n / AUTO_CLUSTER_SIZE))
+
     @staticmethod
     def _representatives(landmarks, labels, kappa, rng) -> np.ndarray:
         """Indices of each cluster's representatives: its landmarks, topped
@@ -604,6 +654,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     def _assign_valid(self, X: np.ndarray) -> np.ndarray:
         reps = self.representatives_
         kappa = self.cluster_sizes_.shape[0]
+        if kappa == 1:
+            return np.zeros(X.shape[0], dtype=np.intp)
         block = max(1, BLOCK_BYTES // (8 * reps.shape[0]))
         out = np.empty(X.shape[0], dtype=np.intp)
         for start in range(0, X.shape[0], block):
