@@ -407,6 +407,8 @@ class ClusterSVC(BaseSVMClassifier):
         ``w_i`` of each hyperplane; ``kernel='linear'`` only.
     intercept_ : ndarray of shape (n_classes,)
         ``b_i`` of each hyperplane.
+    class_weight_ : ndarray of shape (n_classes,)
+        The factor of each class's weight (``class_weight`` resolved).
     expansion_coef_ : ndarray of shape (n_classes, n_columns)
         ``ψ_i`` of each hyperplane over the kernel columns ``columns_``;
         the kernel form only (``kernel != 'linear'``).
@@ -484,8 +486,6 @@ class ClusterSVC(BaseSVMClassifier):
     >>> clf = make_pipeline(StandardScaler(), ClusterSVC(C=1.0)).fit(X_tr, y_tr)
     >>> clf.score(X_te, y_te) > 0.9
     True
-    class_weight_ : ndarray of shape (n_classes,)
-        The factor of each class's weight (``class_weight`` resolved).
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -511,8 +511,8 @@ class ClusterSVC(BaseSVMClassifier):
         tol=1e-3,
         max_iter=-1,
         random_state=None,
-        class_weight=None,
         backend="auto",
+        class_weight=None,
         n_jobs=None,
         verbose=0,
     ):

@@ -240,13 +240,6 @@ class LocalSVC(BaseSVMClassifier):
     chunk_size : int or None, default=None
         Test examples per parallel task (None: enough chunks for every
         worker, at least 16 examples each).
-    class_weight : dict, 'balanced' or None, default=None
-        Multiplies ``C`` per class, as in :class:`localsvm.SVC`: the boxes of
-        class ``c``'s examples are ``C · class_weight[c] · σ`` (times their
-        ``sample_weight``). 'balanced' is ``n_samples / (n_classes ·
-        bincount(y))`` on the training set (``class_weight_``). The
-        fallback vote of a test example without neighbours weighs each
-        training example by ``w_i·σ`` too.
     cache_size : float, default=200
         Megabytes of kernel columns cached by all the local problems solved
         at once, together: each of the chunks solved concurrently gets
@@ -254,6 +247,13 @@ class LocalSVC(BaseSVMClassifier):
         its problem). A local problem whose Hessian fits its share has every
         kernel column computed once; a larger one recomputes columns. See
         Notes for the peak memory of prediction.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies ``C`` per class, as in :class:`localsvm.SVC`: the boxes of
+        class ``c``'s examples are ``C · class_weight[c] · σ`` (times their
+        ``sample_weight``). 'balanced' is ``n_samples / (n_classes ·
+        bincount(y))`` on the training set (``class_weight_``). The
+        fallback vote of a test example without neighbours weighs each
+        training example by ``w_i·σ`` too.
     n_jobs : int or None, default=None
         Chunks solved at once (threads); None or -1: all CPUs.
     verbose : int, default=0

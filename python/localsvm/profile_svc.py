@@ -202,8 +202,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         (one SVM, a plain :class:`localsvm.SVC`, up to 10 000), since a
         kernel SVM per cluster gains nothing from smaller clusters and loses
         accuracy as they shrink (``localsvm bench local`` compares the global
-        RBF SVM with several κ). The number used is ``n_clusters_``. (10
-        before this release, for every kernel.)
+        RBF SVM with several κ). The number used is ``n_clusters_``; before
+        this release the default was 10 for every kernel.
     R : float or None, default=None
         Weight of the class-imbalance term; None lets the strategy choose
         (MagKmeans: the profiles' diameter / κ, the paper's choice). Ignored
