@@ -250,7 +250,7 @@ def test_rbf_defaults_follow_the_data_size():
     from sklearn.preprocessing import StandardScaler
 
     from localsvm import SVC
-    from localsvm.profile_svm import AUTO_CLUSTER_SIZE
+    from localsvm.profile_svc import AUTO_CLUSTER_SIZE
 
     X, y = make_classification(n_samples=1500, n_features=8, n_informative=5, random_state=0)
     X = StandardScaler().fit_transform(X)
