@@ -183,6 +183,16 @@ def _run_application(command: str, argv: Sequence[str]) -> int:
     return app.main(argv, prog=f"localsvm {command}")
 
 
+def _plain_text(text: str) -> str:
+    """``text`` (reST from a docstring) as the plain text of a terminal:
+    double backticks dropped and roles such as :mod:`x` reduced to their target,
+    for argparse descriptions and help."""
+    import re
+
+    text = re.sub(r":[a-z]+(?::[a-z]+)?:`~?([^`]+)`", r"\1", text)
+    return text.replace("``", "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in APPLICATIONS:
@@ -194,7 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(argv[0], argv[1:])
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog="localsvm", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="localsvm", description=_plain_text(__doc__.splitlines()[0])
+    )
     parser.add_argument("--version", action="version", version=f"localsvm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser(
