@@ -13,9 +13,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# The source tree first, so the pages document (and plot with) this checkout.
-for sub in ("experiments", "benchmarks", "python"):
-    sys.path.insert(0, str(ROOT / sub))
+# The source tree first when its compiled core is built in place (a developer's
+# checkout), so the pages document and plot this checkout; otherwise (a clean
+# clone after `pip install .`, as in .ci/run) the installed package.
+if any((ROOT / "python" / "localsvm").glob("_core*.so")) or any(
+    (ROOT / "python" / "localsvm").glob("_core*.pyd")
+):
+    for sub in ("experiments", "benchmarks", "python"):
+        sys.path.insert(0, str(ROOT / sub))
 os.environ.setdefault("MPLBACKEND", "Agg")
 # Load only the built-in backends, strategies and engines, whatever is installed.
 os.environ.setdefault("LOCALSVM_DISABLE_PLUGIN_AUTOLOAD", "1")

@@ -296,7 +296,7 @@ def test_bad_kernel_name_offers_a_callable_where_one_is_taken(iris, est):
 
 
 def test_profile_svc_takes_a_callable_kernel(iris):
-    # Each cluster's SVM is an SVC with the callable, as the README says.
+    # Each cluster's SVM is an SVC with the callable, as the user guide says.
     X, y = iris
     named = ProfileSVC(kernel="linear", n_clusters=2, random_state=0)
     called = ProfileSVC(kernel=linear_kernel, n_clusters=2, random_state=0)
