@@ -31,27 +31,32 @@ def _pages() -> list[str]:
     return [*sorted(p.relative_to(ROOT).as_posix() for p in pages), "README.md"]
 
 
-def _examples(text: str) -> str:
-    """The page's ``pycon`` blocks, in order, as one doctest text."""
-    return "\n".join(m.group(1) for m in PYCON.finditer(text))
+def _example_pages() -> list[str]:
+    """The pages that hold ``pycon`` examples."""
+    return [p for p in _pages() if PYCON.search((ROOT / p).read_text(encoding="utf-8"))]
 
 
-@pytest.mark.parametrize("relpath", _pages())
+@pytest.mark.parametrize("relpath", _example_pages())
 def test_page_examples_run_as_written(relpath, tmp_path, monkeypatch):
+    """The page's ``pycon`` blocks run in order in one namespace, as a reader
+    would type them, and print what the page shows (doctest, with ``...``
+    standing for the variable part of an output)."""
     text = (ROOT / relpath).read_text(encoding="utf-8")
-    source = _examples(text)
-    if not source.strip():
-        pytest.skip("no pycon example on this page")
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
     parser = doctest.DocTestParser()
-    test = parser.get_doctest(source, {"__name__": "__main__"}, relpath, relpath, 0)
     flags = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
     runner = doctest.DocTestRunner(optionflags=flags)
+    globs = {"__name__": "__main__"}
     try:
-        runner.run(test)
+        for m in PYCON.finditer(text):
+            line = text.count("\n", 0, m.start(1))  # the block's first line, 0-based
+            test = parser.get_doctest(m.group(1), globs, relpath, relpath, line)
+            runner.run(test, clear_globs=False)
+            globs = test.globs  # the next block sees what this one defined
     finally:
-        test.globs.clear()
+        globs.clear()
     result = runner.summarize(verbose=False)
+    assert result.attempted > 0
     assert result.failed == 0, f"{result.failed} example(s) of {relpath} failed (output above)"
 
 
@@ -164,3 +169,21 @@ def test_api_reference_lists_every_public_name():
     missing = set(localsvm.__all__) - listed - {"__version__", "datasets"}
     assert not missing, f"public names missing from docs/api/index.rst: {sorted(missing)}"
     assert "localsvm.datasets" in (DOCS / "api" / "index.rst").read_text()
+
+
+def test_generate_saves_output_under_its_command(tmp_path, monkeypatch):
+    """``docs/results/generate.py NAME`` runs the command and writes its
+    output under the command line and the date (here ``info``, into a
+    temporary folder instead of docs/results)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("generate", RESULTS / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    monkeypatch.setattr(generate, "HERE", tmp_path)
+    path = generate.run("info")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert path == tmp_path / "info.txt"
+    assert lines[0] == "$ python -m localsvm info"
+    assert re.match(r"# ran 20\d\d-\d\d-\d\d \d\d:\d\d UTC, \d+ s wall, load average", lines[1])
+    assert any("rust" in line for line in lines[2:]), lines
