@@ -43,7 +43,7 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "results/README.md"]
+exclude_patterns = ["_build"]
 templates_path = ["_templates"]
 
 # Offline: no intersphinx, nothing fetched at build time.
