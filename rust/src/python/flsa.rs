@@ -28,34 +28,104 @@ pub(super) struct FLSAResult {
     exhausted: bool,
 }
 
+/// How `flsa_path` picks the next column; see `_core.pyi`.
+#[pyclass(eq, eq_int, frozen, from_py_object, module = "localsvm._core")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FLSASelection {
+    /// The largest error reduction (FLSA).
+    #[pyo3(name = "GREEDY")]
+    Greedy,
+    /// The candidates in the given order (RFLSA).
+    #[pyo3(name = "IN_ORDER")]
+    InOrder,
+}
+
+impl From<FLSASelection> for Selection {
+    fn from(s: FLSASelection) -> Self {
+        match s {
+            FLSASelection::Greedy => Selection::Greedy,
+            FLSASelection::InOrder => Selection::InOrder,
+        }
+    }
+}
+
+/// How `flsa_path` holds the candidates' kernel columns; see `_core.pyi`.
+#[pyclass(eq, eq_int, frozen, from_py_object, module = "localsvm._core")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FLSAGram {
+    /// The `n × len(candidates)` block, computed once.
+    #[pyo3(name = "PRECOMPUTED")]
+    Precomputed,
+    /// Each column evaluated when needed.
+    #[pyo3(name = "ON_THE_FLY")]
+    OnTheFly,
+}
+
+impl From<FLSAGram> for Gram {
+    fn from(g: FLSAGram) -> Self {
+        match g {
+            FLSAGram::Precomputed => Gram::Precomputed,
+            FLSAGram::OnTheFly => Gram::OnTheFly,
+        }
+    }
+}
+
+/// The settings of one `flsa_path` pass, checked once; see `_core.pyi`.
+#[pyclass(frozen, get_all, module = "localsvm._core")]
+pub(super) struct FLSAOptions {
+    max_terms: usize,
+    tol: f64,
+    selection: FLSASelection,
+    gram: FLSAGram,
+}
+
+#[pymethods]
+impl FLSAOptions {
+    #[new]
+    #[pyo3(signature = (
+        *, max_terms = 10, tol = 1e-6, selection = FLSASelection::Greedy,
+        gram = FLSAGram::Precomputed
+    ), text_signature = "(*, max_terms=10, tol=1e-06, selection=FLSASelection.GREEDY, \
+        gram=FLSAGram.PRECOMPUTED)")]
+    fn new(max_terms: i64, tol: f64, selection: FLSASelection, gram: FLSAGram) -> PyResult<Self> {
+        let max_terms = usize::try_from(max_terms).map_err(|_| {
+            PyValueError::new_err(format!(
+                "max_terms must be a non-negative integer, got {max_terms}"
+            ))
+        })?;
+        Ok(FLSAOptions {
+            max_terms,
+            tol,
+            selection,
+            gram,
+        })
+    }
+}
+
 /// One forward least-squares pass (FLSA / RFLSA); see `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (
-    x, y, candidates, *, kernel = None,
-    max_terms = 10, tol = 1e-6, selection = "greedy", gram = "precomputed"
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, y, candidates, *, kernel = None, options = None))]
 pub(super) fn flsa_path<'py>(
     py: Python<'py>,
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
     candidates: PyReadonlyArray1<'py, i64>,
     kernel: Option<PyRef<'py, Kernel>>,
-    max_terms: i64,
-    tol: f64,
-    selection: &str,
-    gram: &str,
+    options: Option<PyRef<'py, FLSAOptions>>,
 ) -> PyResult<FLSAResult> {
     let kind = kernel_kind(kernel.as_deref(), "rbf")?;
-    let gram = Gram::from_name(gram)?;
+    let defaults = FLSAOptions {
+        max_terms: 10,
+        tol: 1e-6,
+        selection: FLSASelection::Greedy,
+        gram: FLSAGram::Precomputed,
+    };
+    let options = options.as_deref().unwrap_or(&defaults);
+    let gram = options.gram.into();
     let opts = FlsaOptions {
-        max_terms: usize::try_from(max_terms).map_err(|_| {
-            PyValueError::new_err(format!(
-                "max_terms must be a non-negative integer, got {max_terms}"
-            ))
-        })?,
-        tol,
-        selection: Selection::from_name(selection)?,
+        max_terms: options.max_terms,
+        tol: options.tol,
+        selection: options.selection.into(),
         control: Control::none(),
     };
     let idx = indices(candidates, "candidates")?;

@@ -78,9 +78,7 @@ pub(super) fn decision_values<'py>(
 #[pyo3(signature = (
     x, sv, n_support, pairs, coef, intercept, *, kernel = None, precision = "auto"
 ))]
-#[allow(clippy::too_many_arguments)]
 pub(super) fn decision_values_ovo<'py>(
-    py: Python<'py>,
     x: XArg<'py>,
     sv: XArg<'py>,
     n_support: PyReadonlyArray1<'py, i64>,
@@ -90,6 +88,9 @@ pub(super) fn decision_values_ovo<'py>(
     kernel: Option<PyRef<'py, Kernel>>,
     precision: &str,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    // Python's token from an argument: the binding takes the 8 arguments
+    // Python passes and no more.
+    let py = coef.py();
     let (kind, precision) = expansion_kind(kernel.as_deref(), precision, &x, &sv)?;
     let counts = indices(n_support, "n_support")?;
     let pairs = pairs.as_array();
