@@ -75,6 +75,15 @@ pub fn decision_values_controlled(
     decision_core(kind, test, sv, &layout, intercept, precision, ctl)
 }
 
+/// The one-vs-one pairs over class-grouped support vectors: class `c` owns
+/// the `class_counts[c]` rows after those of classes `0..c`; each entry
+/// `(a, b)` of `pairs` is a model over classes `a` and `b`.
+#[derive(Clone, Copy, Debug)]
+pub struct OvoPairs<'a> {
+    pub class_counts: &'a [usize],
+    pub pairs: &'a [(usize, usize)],
+}
+
 /// Decision values of one-vs-one pairs, row-major `m × k` for `m` test rows
 /// and the `k` pairs, and the path that computed them.
 ///
@@ -90,19 +99,17 @@ pub fn decision_values_controlled(
 /// one kernel evaluation per (test row, support vector) plus one
 /// multiply-add per (test row, pair, support vector of the pair). Polls
 /// `ctl` as [`decision_values_controlled`] does.
-#[allow(clippy::too_many_arguments)]
 pub fn decision_values_pairs_controlled(
     kind: KernelKind,
     test: &Rows,
     sv: &Rows,
-    class_counts: &[usize],
-    pairs: &[(usize, usize)],
+    ovo: &OvoPairs<'_>,
     coef: &[f64],
     intercept: &[f64],
     precision: Precision,
     ctl: &Control,
 ) -> Result<(Vec<f64>, Precision)> {
-    let layout = pair_layout(class_counts, pairs, coef, intercept.len(), sv.n())?;
+    let layout = pair_layout(ovo, coef, intercept.len(), sv.n())?;
     decision_core(kind, test, sv, &layout, intercept, precision, ctl)
 }
 
@@ -125,18 +132,16 @@ pub fn decision_values_sparse(
 
 /// [`decision_values_pairs_controlled`] for sparse test rows and support
 /// vectors, computed as [`decision_values_sparse`] computes its values.
-#[allow(clippy::too_many_arguments)]
 pub fn decision_values_pairs_sparse(
     kind: KernelKind,
     test: &CsrRows,
     sv: &CsrRows,
-    class_counts: &[usize],
-    pairs: &[(usize, usize)],
+    ovo: &OvoPairs<'_>,
     coef: &[f64],
     intercept: &[f64],
     ctl: &Control,
 ) -> Result<Vec<f64>> {
-    let layout = pair_layout(class_counts, pairs, coef, intercept.len(), sv.n())?;
+    let layout = pair_layout(ovo, coef, intercept.len(), sv.n())?;
     decision_sparse_core(kind, test, sv, &layout, intercept, ctl)
 }
 
@@ -253,12 +258,15 @@ fn full_layout(coef: &[f64], k: usize, s: usize) -> Result<Layout<'_>> {
 /// The layout of one-vs-one pairs over class-grouped support vectors (see
 /// [`decision_values_pairs_controlled`]), `n_sv` of them in all.
 fn pair_layout<'a>(
-    class_counts: &[usize],
-    pairs: &[(usize, usize)],
+    ovo: &OvoPairs<'_>,
     coef: &'a [f64],
     k: usize,
     n_sv: usize,
 ) -> Result<Layout<'a>> {
+    let OvoPairs {
+        class_counts,
+        pairs,
+    } = *ovo;
     if pairs.len() != k {
         shape_error!(
             "there are {} pairs but {k} intercepts; give one intercept per pair",
@@ -817,8 +825,10 @@ mod tests {
                     kind,
                     x,
                     &sv,
-                    &counts,
-                    &pairs,
+                    &OvoPairs {
+                        class_counts: &counts,
+                        pairs: &pairs,
+                    },
                     &coef,
                     &intercept,
                     Precision::Float64,
@@ -967,7 +977,17 @@ mod tests {
                 )
                 .unwrap();
                 let (got, p2) = decision_values_pairs_controlled(
-                    kind, &test, &sv, &counts, &pairs, &compact, &intercept, precision, &ctl,
+                    kind,
+                    &test,
+                    &sv,
+                    &OvoPairs {
+                        class_counts: &counts,
+                        pairs: &pairs,
+                    },
+                    &compact,
+                    &intercept,
+                    precision,
+                    &ctl,
                 )
                 .unwrap();
                 assert_eq!(p1, p2);
@@ -991,8 +1011,10 @@ mod tests {
                 KernelKind::Linear,
                 &test,
                 &sv,
-                counts,
-                pairs,
+                &OvoPairs {
+                    class_counts: counts,
+                    pairs,
+                },
                 coef,
                 b,
                 Precision::Auto,
@@ -1075,8 +1097,10 @@ mod tests {
                 kind,
                 &test,
                 &sv,
-                &counts,
-                &pairs,
+                &OvoPairs {
+                    class_counts: &counts,
+                    pairs: &pairs,
+                },
                 compact,
                 &intercept,
                 Precision::Float64,
@@ -1084,7 +1108,16 @@ mod tests {
             )
             .unwrap();
             let got_p = decision_values_pairs_sparse(
-                kind, &test_s, &sv_s, &counts, &pairs, compact, &intercept, &ctl,
+                kind,
+                &test_s,
+                &sv_s,
+                &OvoPairs {
+                    class_counts: &counts,
+                    pairs: &pairs,
+                },
+                compact,
+                &intercept,
+                &ctl,
             )
             .unwrap();
             for (g, w) in got.iter().zip(&want).chain(got_p.iter().zip(&want_p)) {

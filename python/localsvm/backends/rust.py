@@ -154,9 +154,7 @@ class RustBackend(SolverBackend):
         if primal:
             primal_options = _core.LocalPrimal(
                 start=(
-                    None
-                    if start_primal is None
-                    else np.ascontiguousarray(start_primal, dtype=f64)
+                    None if start_primal is None else np.ascontiguousarray(start_primal, dtype=f64)
                 ),
                 anchors=(
                     None

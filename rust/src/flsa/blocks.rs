@@ -577,7 +577,6 @@ pub fn staged_decisions(
 /// the Python package's `binary_index`) decides it. The decision values
 /// are those of [`staged_decisions`], computed a tile at a time and counted
 /// while in cache, never stored.
-#[allow(clippy::too_many_arguments)]
 pub fn staged_correct(
     phi: &[f64],
     m: usize,

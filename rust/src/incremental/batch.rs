@@ -3,6 +3,25 @@
 
 use super::*;
 
+/// The checked rows of one `learn` call: row-major `x`, the labels `y`
+/// (±1), and the caller's class index and stream position of each.
+#[derive(Clone, Copy)]
+pub(super) struct Batch<'a> {
+    pub(super) x: &'a [f64],
+    pub(super) y: &'a [f64],
+    pub(super) cls: &'a [i64],
+    pub(super) seen: &'a [i64],
+}
+
+/// One example of a batch: its label (±1), and the caller's class index
+/// and stream position, kept with it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Example {
+    pub(super) label: f64,
+    pub(super) cls: i64,
+    pub(super) seen: i64,
+}
+
 impl OnlineLearner {
     /// Learns the rows of `x` (row-major, `d` features) in order; `y` holds
     /// their labels (±1), `cls` and `seen` the caller's class index and
@@ -79,19 +98,16 @@ impl OnlineLearner {
             ..LearnReport::default()
         };
         self.block.clear();
-        let done = self.learn_rows(x, y, cls, seen, opts, poll, &mut report);
+        let batch = Batch { x, y, cls, seen };
+        let done = self.learn_rows(&batch, opts, poll, &mut report);
         self.block.clear();
         done.map(|()| report)
     }
 
     /// The loop of [`OnlineLearner::learn_polled`] over checked rows.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn learn_rows(
         &mut self,
-        x: &[f64],
-        y: &[f64],
-        cls: &[i64],
-        seen: &[i64],
+        batch: &Batch<'_>,
         opts: &OnlineOptions,
         poll: &mut dyn FnMut() -> Result<()>,
         report: &mut LearnReport,
@@ -100,26 +116,23 @@ impl OnlineLearner {
         // support vectors' kernel values (buffers kept across examples).
         let mut dots = std::mem::take(&mut self.scratch.dots);
         let mut k_sv = std::mem::take(&mut self.scratch.k_sv);
-        let done = self.learn_each(x, y, cls, seen, opts, poll, report, &mut dots, &mut k_sv);
+        let done = self.learn_each(batch, opts, poll, report, &mut dots, &mut k_sv);
         self.scratch.dots = dots;
         self.scratch.k_sv = k_sv;
         done
     }
 
     /// [`OnlineLearner::learn_rows`]'s loop, with its buffers.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn learn_each(
         &mut self,
-        x: &[f64],
-        y: &[f64],
-        cls: &[i64],
-        seen: &[i64],
+        batch: &Batch<'_>,
         opts: &OnlineOptions,
         poll: &mut dyn FnMut() -> Result<()>,
         report: &mut LearnReport,
         dots: &mut Vec<f64>,
         k_sv: &mut Vec<f64>,
     ) -> Result<()> {
+        let Batch { x, y, cls, seen } = *batch;
         let d = self.d;
         for k in 0..y.len() {
             // Between examples the learner is consistent: an interrupt
@@ -132,7 +145,12 @@ impl OnlineLearner {
             let row = &x[k * d..(k + 1) * d];
             self.dots_of(row, dots);
             self.block.next += 1;
-            let rec = self.step(row, dots, k_sv, y[k], cls[k], seen[k], opts, report)?;
+            let example = Example {
+                label: y[k],
+                cls: cls[k],
+                seen: seen[k],
+            };
+            let rec = self.step(row, dots, k_sv, example, opts, report)?;
             report.steps.push(rec);
         }
         Ok(())

@@ -62,6 +62,7 @@ mod neighbours;
 mod store;
 mod update;
 
+use batch::Example;
 use neighbours::*;
 use store::*;
 #[cfg(test)]

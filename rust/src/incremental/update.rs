@@ -42,35 +42,29 @@ fn solve_dense<T: QValue>(
     // A working set is small (at most `max_neighbors + 1` variables): its
     // solve is not interrupted, so the learner stays consistent. SMO on the
     // dense Hessian, not through `DualProblem`: see the `problem` module.
-    smo::solve(
-        &mut q,
-        &p,
-        ys,
-        &upper,
-        a0,
-        opts.tol,
+    let stop = smo::Stopping {
+        tol: opts.tol,
         max_iter,
-        false,
-        &Control::none(),
-    )
-    .unwrap_or_else(|_| unreachable!("a solve without a control is never interrupted"))
+        shrinking: false,
+        ctl: &Control::none(),
+    };
+    smo::solve(&mut q, &p, ys, &upper, a0, &stop)
+        .unwrap_or_else(|_| unreachable!("a solve without a control is never interrupted"))
 }
 
 impl OnlineLearner {
     /// Learns one example; `dots` holds its dot products with every
     /// stored row (`k_sv`: room for the support vectors' kernel values).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn step(
         &mut self,
         xt: &[f64],
         dots: &[f64],
         k_sv: &mut Vec<f64>,
-        label: f64,
-        cls: i64,
-        seen: i64,
+        example: Example,
         opts: &OnlineOptions,
         report: &mut LearnReport,
     ) -> Result<StepRecord> {
+        let Example { label, cls, seen } = example;
         let start = Instant::now();
         self.t += 1;
         let n = self.len();

@@ -569,17 +569,13 @@ fn solve_one<T: SourceValue>(
     };
     // SMO on the batch's own Hessian, not through `DualProblem` (whose
     // Hessian and cache live for one solve): see the `problem` module.
-    let res = smo::solve(
-        &mut tracked,
-        &p,
-        y,
-        upper,
-        start,
-        opts.tol,
+    let stop = smo::Stopping {
+        tol: opts.tol,
         max_iter,
-        opts.shrinking,
-        &opts.control,
-    );
+        shrinking: opts.shrinking,
+        ctl: &opts.control,
+    };
+    let res = smo::solve(&mut tracked, &p, y, upper, start, &stop);
     let undo: Vec<(usize, usize)> = tracked.swaps.iter().rev().copied().collect();
     tracked.q.swap_indices(&undo);
     res

@@ -874,7 +874,6 @@ fn certify(x: &FeatureMajor, y: &[f64], c: &[f64], alpha: &[f64]) -> (f64, f64, 
 /// close to the solution (a neighbour's local solution), so the wide first
 /// stage, which would move it away, is skipped. At most `max_steps`
 /// Newton steps are taken. `control` is polled every step.
-#[allow(clippy::too_many_arguments)]
 pub fn solve_primal(
     x: &FeatureMajor,
     y: &[f64],

@@ -112,18 +112,22 @@ pub(super) fn decision_values_ovo<'py>(
     let pairs: Vec<(usize, usize)> = flat.chunks_exact(2).map(|p| (p[0], p[1])).collect();
     let coef = vec1(coef.as_array());
     let intercept = vec1(intercept.as_array());
-    let (counts, pairs, coef, intercept) = (&counts, &pairs, &coef, &intercept);
+    let ovo = predict::OvoPairs {
+        class_counts: &counts,
+        pairs: &pairs,
+    };
+    let (ovo, coef, intercept) = (&ovo, &coef, &intercept);
     expansion(
         py,
         &x,
         &sv,
         intercept.len(),
         move |x, sv, ctl| {
-            predict::decision_values_pairs_sparse(kind, x, sv, counts, pairs, coef, intercept, ctl)
+            predict::decision_values_pairs_sparse(kind, x, sv, ovo, coef, intercept, ctl)
         },
         move |x, sv, ctl| {
             predict::decision_values_pairs_controlled(
-                kind, x, sv, counts, pairs, coef, intercept, precision, ctl,
+                kind, x, sv, ovo, coef, intercept, precision, ctl,
             )
             .map(|(v, _)| v)
         },

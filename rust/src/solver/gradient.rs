@@ -234,18 +234,13 @@ mod tests {
             assert_eq!(got.kernel_evaluations, (n * n_sv) as u64);
             // The column-by-column fill: SMO's own start, no iterations.
             let mut q = KernelQ::<f64>::new(source.clone(), &y, 1 << 20);
-            let want = smo::solve(
-                &mut q,
-                &p,
-                &y,
-                &upper,
-                &alpha,
-                1e-3,
-                0,
-                false,
-                &Control::none(),
-            )
-            .unwrap();
+            let stop = smo::Stopping {
+                tol: 1e-3,
+                max_iter: 0,
+                shrinking: false,
+                ctl: &Control::none(),
+            };
+            let want = smo::solve(&mut q, &p, &y, &upper, &alpha, &stop).unwrap();
             let scale = want.gradient.iter().fold(1.0f64, |m, g| m.max(g.abs()));
             for (g, w) in got.grad.iter().zip(&want.gradient) {
                 assert!((g - w).abs() <= 1e-12 * scale, "{kind:?}: {g} vs {w}");
@@ -376,7 +371,6 @@ mod tests {
         assert!(nan.contains("NaN"), "{nan}");
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn solve_err(
         x: &[f64],
         y: &[f64],

@@ -662,13 +662,16 @@ impl SubProblem<'_> {
                         Some(g) => (g.grad.clone(), Some(g.grad_bar.clone())),
                         None => (self.p.to_vec(), None),
                     };
+                    let start = batched::Start {
+                        alpha: self.alpha.to_vec(),
+                        grad,
+                        grad_bar,
+                    };
                     batched::presolve(
                         &mut source,
                         self.y,
                         self.upper,
-                        self.alpha.to_vec(),
-                        grad,
-                        grad_bar,
+                        start,
                         &settings,
                         team.as_ref(),
                         &opts.control,
@@ -733,19 +736,15 @@ impl SubProblem<'_> {
     ) -> Result<(smo::SmoResult, f64)> {
         let (p, y, upper, alpha) = (self.p, self.y, self.upper, self.alpha);
         let mut r = 0.0;
+        let stop = smo::Stopping {
+            tol: opts.tol,
+            max_iter: self.max_iter,
+            shrinking: opts.shrinking,
+            ctl: &opts.control,
+        };
         let result = match self.constraint {
             Constraint::PerLabel => {
-                let (result, margin) = smo::solve_nu(
-                    q,
-                    p,
-                    y,
-                    upper,
-                    alpha,
-                    opts.tol,
-                    self.max_iter,
-                    opts.shrinking,
-                    &opts.control,
-                )?;
+                let (result, margin) = smo::solve_nu(q, p, y, upper, alpha, &stop)?;
                 r = margin;
                 result
             }
@@ -759,10 +758,7 @@ impl SubProblem<'_> {
                     grad: &g.grad,
                     grad_bar: &g.grad_bar,
                 }),
-                opts.tol,
-                self.max_iter,
-                opts.shrinking,
-                &opts.control,
+                &stop,
             )?,
             Constraint::BoxOnly => {
                 boxqp::solve(q, p, upper, alpha, opts.tol, self.max_iter, &opts.control)?

@@ -759,19 +759,26 @@ fn clip_same_to(a: f64, b: f64, sum: f64, c: f64) -> (f64, f64) {
 /// after at most `max_iter` pair updates, with `converged = false` if that
 /// limit stopped it, or with [`crate::Error::Interrupted`] soon after `ctl`
 /// is cancelled (it is polled once per iteration and per kernel column).
-#[allow(clippy::too_many_arguments)]
 pub fn solve<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
     y: &[f64],
     upper: &[f64],
     alpha: &[f64],
-    tol: f64,
-    max_iter: u64,
-    shrinking: bool,
-    ctl: &Control,
+    stop: &Stopping<'_>,
 ) -> Result<SmoResult> {
-    solve_from(q, p, y, upper, alpha, None, tol, max_iter, shrinking, ctl)
+    solve_from(q, p, y, upper, alpha, None, stop)
+}
+
+/// When SMO stops, and what it polls: the tolerance `tol` on the maximal
+/// KKT violation, the cap `max_iter` on pair updates, whether it shrinks,
+/// and the control `ctl` polled once per iteration and per kernel column.
+#[derive(Clone, Copy)]
+pub struct Stopping<'a> {
+    pub tol: f64,
+    pub max_iter: u64,
+    pub shrinking: bool,
+    pub ctl: &'a Control,
 }
 
 /// The gradient at a start point, computed by the caller (for instance by
@@ -789,7 +796,6 @@ pub struct GivenGradient<'a> {
 /// error otherwise); that it is the gradient at `alpha` is the caller's
 /// promise: the solver updates it incrementally and only rebuilds the
 /// gradient of shrunk variables from `grad_bar`.
-#[allow(clippy::too_many_arguments)]
 pub fn solve_from<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
@@ -797,14 +803,9 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
     upper: &[f64],
     alpha: &[f64],
     start: Option<GivenGradient<'_>>,
-    tol: f64,
-    max_iter: u64,
-    shrinking: bool,
-    ctl: &Control,
+    stop: &Stopping<'_>,
 ) -> Result<SmoResult> {
-    let (result, _) = run(
-        q, p, y, upper, alpha, start, tol, max_iter, shrinking, ctl, false,
-    )?;
+    let (result, _) = run(q, p, y, upper, alpha, start, stop, false)?;
     Ok(result)
 }
 
@@ -813,24 +814,17 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
 /// over `y = +1` and over `y = −1` each held at their start values. The
 /// arguments are those of [`solve`]; returns the result (its `rho` is the
 /// ν-dual's `ρ`) and the margin variable `r`.
-#[allow(clippy::too_many_arguments)]
 pub fn solve_nu<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
     y: &[f64],
     upper: &[f64],
     alpha: &[f64],
-    tol: f64,
-    max_iter: u64,
-    shrinking: bool,
-    ctl: &Control,
+    stop: &Stopping<'_>,
 ) -> Result<(SmoResult, f64)> {
-    run(
-        q, p, y, upper, alpha, None, tol, max_iter, shrinking, ctl, true,
-    )
+    run(q, p, y, upper, alpha, None, stop, true)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
@@ -838,12 +832,15 @@ fn run<T: QValue, Q: QMatrix<T>>(
     upper: &[f64],
     alpha: &[f64],
     start: Option<GivenGradient<'_>>,
-    tol: f64,
-    max_iter: u64,
-    shrinking: bool,
-    ctl: &Control,
+    stop: &Stopping<'_>,
     nu: bool,
 ) -> Result<(SmoResult, f64)> {
+    let Stopping {
+        tol,
+        max_iter,
+        shrinking,
+        ctl,
+    } = *stop;
     let n = q.n();
     if let Some(g) = &start {
         for (name, v) in [("gradient", g.grad), ("gradient_upper", g.grad_bar)] {
@@ -1078,18 +1075,13 @@ mod tests {
         let dense = || KernelSource::dense(kind, Rows::new(x.clone(), n, 3).unwrap()).unwrap();
         let tol = 1e-6;
         let solve = |q: &mut Counting<KernelQ<f64>>, shrinking| {
-            solve(
-                q,
-                &p,
-                &y,
-                &upper,
-                &alpha,
+            let stop = Stopping {
                 tol,
-                10_000_000,
+                max_iter: 10_000_000,
                 shrinking,
-                &Control::none(),
-            )
-            .unwrap()
+                ctl: &Control::none(),
+            };
+            solve(q, &p, &y, &upper, &alpha, &stop).unwrap()
         };
         let mut reference = Counting {
             q: KernelQ::<f64>::new(dense(), &y, 1 << 24),

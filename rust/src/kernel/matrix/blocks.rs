@@ -22,6 +22,7 @@
 //! differences, as [`super::kernel_matrix`] does, with the same values.
 
 use super::tiles::{finish, integer_max, sums_row, Panels, LANES};
+use super::KernelRowsAgainst;
 use crate::error::{try_with_capacity, Result};
 use crate::kernel::kinds::KernelKind;
 use crate::kernel::rows::Rows;
@@ -330,17 +331,16 @@ multiversion! {
     /// `prepared` and the columns `t` in `c0..c1` (`c0` a multiple of
     /// [`NARROW_LANES`]).
     pub(super) fn fill_range, fn fill_range_impl(
-        kind: KernelKind,
+        against: &KernelRowsAgainst<'_>,
         a: &Rows,
-        b: &Rows,
-        panels: &Panels,
-        narrow_panels: Option<&Narrow>,
         prepared: &Prepared,
         c0: usize,
         c1: usize,
         out: &mut [f64],
         stride: usize,
     ) {
+        let (kind, b, panels) = (against.kind, against.b, &against.panels);
+        let narrow_panels = against.narrow.as_ref();
         debug_assert!(c0.is_multiple_of(NARROW_LANES) && c0 <= c1);
         let len = c1 - c0;
         if len == 0 {
@@ -406,7 +406,6 @@ fn axpy<const FMA: bool>(sums: &mut [f64; LANES], x: f64, col: &[f64; LANES]) {
 /// The dot products of a group's rows with the panels `q0..q1` of the
 /// range of panels from `p0` (`len` columns), into `out[row·stride ..]`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn group_sums<const FMA: bool, const R: usize>(
     group: &Group<R>,
     panels: &Panels,
@@ -486,7 +485,6 @@ fn axpy32<const FMA: bool>(sums: &mut [f32; NARROW_LANES], x: f32, col: &[f32; N
 /// [`PANELS`]) of the range of panels from `p0` (`len` columns), into
 /// `out[row·stride ..]`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn pack_sums<const FMA: bool>(
     pack: &Pack,
     panels: &Panels,

@@ -206,22 +206,27 @@ pub fn applicable(source: &KernelSource) -> bool {
     matches!(source, KernelSource::Dense { panel, .. } if panel.get().is_some())
 }
 
-/// Batched rounds from the feasible start `alpha` with gradient `grad`
-/// and `grad_bar` its `Ḡ` (`None`: zeros, right when no variable of
-/// `alpha` is at its upper bound, as at `α = 0`). `source` must be
+/// Where the rounds start: the feasible `alpha`, its gradient `grad` and
+/// `grad_bar` its `Ḡ` (`None`: zeros, right when no variable of `alpha` is
+/// at its upper bound, as at `α = 0`).
+#[derive(Clone, Debug)]
+pub struct Start {
+    pub alpha: Vec<f64>,
+    pub grad: Vec<f64>,
+    pub grad_bar: Option<Vec<f64>>,
+}
+
+/// Batched rounds from the feasible [`Start`]. `source` must be
 /// [`applicable`]; `y` the labels (`±1`), `upper` the boxes. Returns
 /// `None` when the budget holds no working set of [`MIN_WORKING_SET`].
 /// Polls `ctl` once per round and per tile. The rows of `source` are
 /// permuted while the rounds run (shrinking) and put back in their order
 /// before it returns, with an error too.
-#[allow(clippy::too_many_arguments)]
 pub fn presolve(
     source: &mut KernelSource,
     y: &[f64],
     upper: &[f64],
-    alpha: Vec<f64>,
-    grad: Vec<f64>,
-    grad_bar: Option<Vec<f64>>,
+    start: Start,
     settings: &Settings,
     team: Option<&Arc<Team>>,
     ctl: &Control,
@@ -235,9 +240,7 @@ pub fn presolve(
     } else {
         Vec::new()
     };
-    let out = run_rounds(
-        source, y, upper, alpha, grad, grad_bar, settings, team, ctl, &mut swaps,
-    );
+    let out = run_rounds(source, y, upper, start, settings, team, ctl, &mut swaps);
     swaps.reverse();
     source.swap_many(&swaps);
     let mut out = out?;

@@ -5,14 +5,11 @@ use super::*;
 
 /// [`presolve`]'s rounds, in the permuted order; every swap it makes to
 /// `source` is appended to `swaps`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn run_rounds(
     source: &mut KernelSource,
     y: &[f64],
     upper: &[f64],
-    alpha: Vec<f64>,
-    grad: Vec<f64>,
-    grad_bar: Option<Vec<f64>>,
+    start: Start,
     settings: &Settings,
     team: Option<&Arc<Team>>,
     ctl: &Control,
@@ -47,8 +44,11 @@ pub(super) fn run_rounds(
     let mut sign = signs_f32(y)?;
     let mut y = y.to_vec();
     let mut upper = upper.to_vec();
-    let mut alpha = alpha;
-    let mut grad = grad;
+    let Start {
+        mut alpha,
+        mut grad,
+        grad_bar,
+    } = start;
     let mut grad_bar = match grad_bar {
         Some(v) => v,
         None => try_filled(n, 0.0f64, "the gradient of bounded variables", hint)?,
@@ -89,9 +89,11 @@ pub(super) fn run_rounds(
             // caught up, every row active again.
             let (kind, _, panel) = dense_parts(source).expect("a dense source");
             evaluations += catch_up(
-                kind,
-                panel,
-                &sign,
+                &Columns {
+                    kind,
+                    panel,
+                    sign: &sign,
+                },
                 &alpha,
                 &upper,
                 &mut grad,
@@ -272,7 +274,13 @@ pub(super) fn run_rounds(
             cols: std::mem::take(&mut qbb32),
             diag,
         };
-        let solved = smo::solve(&mut block_q, &p, &yb, &ub, &old, eps, cap_pairs, false, ctl)?;
+        let stop = smo::Stopping {
+            tol: eps,
+            max_iter: cap_pairs,
+            shrinking: false,
+            ctl,
+        };
+        let solved = smo::solve(&mut block_q, &p, &yb, &ub, &old, &stop)?;
         qbb32 = block_q.cols;
         let ab = solved.alpha;
         pairs += solved.n_iter;

@@ -99,15 +99,21 @@ pub(super) const CATCH_UP_GROUP: usize = 32;
 /// Variables whose queries the catch-up builds at once.
 pub(super) const CATCH_UP_BATCH: usize = 1024;
 
+/// The kernel columns' parts: the kernel, the rows' panel and the labels'
+/// signs (`Q_ts = y_t y_s K(x_t, x_s)`).
+#[derive(Clone, Copy)]
+pub(super) struct Columns<'a> {
+    pub(super) kind: KernelKind,
+    pub(super) panel: &'a Panel,
+    pub(super) sign: &'a [f32],
+}
+
 /// Brings `G` and `Ḡ` of the frozen rows up to date: for the rows frozen
 /// at each epoch, `Σ_s (α_s − α_s(epoch)) Q_ts` over the variables that
 /// moved since, and the changes at the upper bounds to `Ḡ`, tile by tile.
 /// Returns the kernel values computed.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn catch_up(
-    kind: KernelKind,
-    panel: &Panel,
-    sign: &[f32],
+    cols: &Columns<'_>,
     alpha: &[f64],
     upper: &[f64],
     grad: &mut [f64],
@@ -116,6 +122,7 @@ pub(super) fn catch_up(
     team: Option<&Arc<Team>>,
     ctl: &Control,
 ) -> Result<u64> {
+    let Columns { kind, panel, sign } = *cols;
     let mut evaluations = 0u64;
     for seg in frozen {
         let changed: Vec<(usize, f64, f64)> = (0..seg.lo)
