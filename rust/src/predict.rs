@@ -533,22 +533,37 @@ simd::multiversion! {
     }
 }
 
-/// `Σ a_i b_i` in `f64` over 16 independent lanes (so it vectorises), with
-/// fused multiply-adds where the processor has them.
+/// Lanes of [`dot_lanes`].
+const DOT_LANES: usize = 16;
+
+/// `Σ a_i b_i` over [`DOT_LANES`] independent lanes (so it vectorises),
+/// each step `fma(a_i, b_i, acc)`: the lanes' sums and the remainder's, for
+/// the caller to add up in its own order.
 #[inline(always)]
-fn dot64<const FMA: bool>(a: &[f64], b: &[f64]) -> f64 {
-    const L: usize = 16;
-    let mut acc = [0.0f64; L];
-    let (ca, cb) = (a.chunks_exact(L), b.chunks_exact(L));
-    let mut tail = 0.0f64;
+fn dot_lanes<T: Copy + Default>(
+    a: &[T],
+    b: &[T],
+    fma: impl Fn(T, T, T) -> T,
+) -> ([T; DOT_LANES], T) {
+    let mut acc = [T::default(); DOT_LANES];
+    let (ca, cb) = (a.chunks_exact(DOT_LANES), b.chunks_exact(DOT_LANES));
+    let mut tail = T::default();
     for (&x, &y) in ca.remainder().iter().zip(cb.remainder()) {
-        tail = simd::fmadd64::<FMA>(x, y, tail);
+        tail = fma(x, y, tail);
     }
     for (x, y) in ca.zip(cb) {
-        for l in 0..L {
-            acc[l] = simd::fmadd64::<FMA>(x[l], y[l], acc[l]);
+        for l in 0..DOT_LANES {
+            acc[l] = fma(x[l], y[l], acc[l]);
         }
     }
+    (acc, tail)
+}
+
+/// `Σ a_i b_i` in `f64` ([`dot_lanes`], lanes summed pairwise), with fused
+/// multiply-adds where the processor has them.
+#[inline(always)]
+fn dot64<const FMA: bool>(a: &[f64], b: &[f64]) -> f64 {
+    let (acc, tail) = dot_lanes(a, b, simd::fmadd64::<FMA>);
     simd::sum_lanes(acc) + tail
 }
 
@@ -628,21 +643,10 @@ simd::multiversion! {
     }
 }
 
-/// `Σ a_i b_i` in `f32` over 16 independent lanes (so it vectorises).
+/// `Σ a_i b_i` in `f32` ([`dot_lanes`], lanes summed in order).
 #[inline(always)]
 fn dot32<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
-    const L: usize = 16;
-    let mut acc = [0.0f32; L];
-    let (ca, cb) = (a.chunks_exact(L), b.chunks_exact(L));
-    let mut tail = 0.0f32;
-    for (&x, &y) in ca.remainder().iter().zip(cb.remainder()) {
-        tail = simd::fmadd::<FMA>(x, y, tail);
-    }
-    for (x, y) in ca.zip(cb) {
-        for l in 0..L {
-            acc[l] = simd::fmadd::<FMA>(x[l], y[l], acc[l]);
-        }
-    }
+    let (acc, tail) = dot_lanes(a, b, simd::fmadd::<FMA>);
     acc.iter().sum::<f32>() + tail
 }
 

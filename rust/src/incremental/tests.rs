@@ -5,13 +5,8 @@ use super::*;
 /// A two-class stream: class by the sign of `sin(3 x₀) − x₁` with label
 /// noise every 7th example.
 fn stream(m: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
-    let mut s = seed;
-    let mut next = || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((s >> 11) as f64) / ((1u64 << 53) as f64) * 2.0 - 1.0
-    };
+    let mut u = crate::testing::uniform(seed);
+    let mut next = || u() * 2.0 - 1.0;
     let mut x = Vec::with_capacity(2 * m);
     let mut y = Vec::with_capacity(m);
     for k in 0..m {
@@ -298,13 +293,7 @@ fn bias_reference(
 
 #[test]
 fn masked_scans_are_the_branching_ones_bit_for_bit() {
-    let mut s = 11u64;
-    let mut r = move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut r = crate::testing::uniform(11);
     let c = 1.0;
     // Lengths around the lanes, so the tail is empty, short or the whole.
     for n in (0..20).chain([1003, 4096]) {

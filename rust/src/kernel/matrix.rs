@@ -428,7 +428,8 @@ mod tests {
         }
     }
 
-    const KINDS: [KernelKind; 5] = [
+    /// Kernels of every kind (also for the tests of [`super::blocks`]).
+    pub(super) const KINDS: [KernelKind; 5] = [
         KernelKind::Linear,
         KernelKind::Poly {
             gamma: 0.3,

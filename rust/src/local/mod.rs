@@ -24,7 +24,7 @@ use crate::local::primal::{solve_primal, FeatureMajor, PrimalOutcome};
 use crate::precision::QValue;
 use crate::precision::{resolve, Magnitudes, Precision};
 use crate::runtime::control::Control;
-use crate::solver::qmatrix::{KernelQ, QMatrix, SourceValue};
+use crate::solver::qmatrix::{forward_qmatrix, KernelQ, QMatrix, SourceValue};
 use crate::solver::smo;
 
 /// The training kernel that every local problem is gathered from.
@@ -588,21 +588,7 @@ struct Tracked<'q, Q> {
 }
 
 impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
-    fn n(&self) -> usize {
-        self.q.n()
-    }
-
-    fn diag(&self) -> &[f64] {
-        self.q.diag()
-    }
-
-    fn column(&mut self, i: usize, len: usize) -> &[T] {
-        self.q.column(i, len)
-    }
-
-    fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]) {
-        self.q.pair(i, j, len)
-    }
+    forward_qmatrix!(q: n, diag, column, pair, add_columns);
 
     fn swap_index(&mut self, i: usize, j: usize) {
         self.swaps.push((i, j));
@@ -612,17 +598,6 @@ impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
     fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
         self.swaps.extend_from_slice(swaps);
         self.q.swap_indices(swaps);
-    }
-
-    fn add_columns(
-        &mut self,
-        cols: &[usize],
-        w: &[f64],
-        from: usize,
-        out: &mut [f64],
-        ctl: &Control,
-    ) -> Result<bool> {
-        self.q.add_columns(cols, w, from, out, ctl)
     }
 }
 

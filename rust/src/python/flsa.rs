@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 
 use super::convert::{indices, into_matrix, kernel_kind, vec1, Flat, Kernel};
 use super::runner::detached;
-use crate::flsa::blocks::{staged_correct, staged_decisions};
+use crate::flsa::blocks::{staged_correct, staged_decisions, Staged};
 use crate::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection, Stop};
 use crate::runtime::control::Control;
 
@@ -162,6 +162,43 @@ fn square_order((rows, cols): (usize, usize)) -> PyResult<usize> {
     Ok(rows)
 }
 
+/// An FLSA path's staged inputs, checked and copied: `phi` (rows of `m`
+/// values), `r` (square) and `z`.
+struct StagedInput<'a> {
+    phi: Flat<'a>,
+    m: usize,
+    r: Flat<'a>,
+    dim: usize,
+    z: Vec<f64>,
+}
+
+impl<'a> StagedInput<'a> {
+    fn new(
+        phi: &'a PyReadonlyArray2<'_, f64>,
+        r: &'a PyReadonlyArray2<'_, f64>,
+        z: &PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<Self> {
+        let (phi, r) = (phi.as_array(), r.as_array());
+        Ok(StagedInput {
+            m: phi.dim().1,
+            dim: square_order(r.dim())?,
+            phi: Flat::new(phi)?,
+            r: Flat::new(r)?,
+            z: vec1(z.as_array()),
+        })
+    }
+
+    fn path(&self) -> Staged<'_> {
+        Staged {
+            phi: self.phi.as_slice(),
+            m: self.m,
+            r: self.r.as_slice(),
+            dim: self.dim,
+            z: &self.z,
+        }
+    }
+}
+
 /// How many points every model of an FLSA path classifies correctly; see
 /// `_core.pyi`.
 #[pyfunction]
@@ -174,23 +211,11 @@ pub(super) fn flsa_staged_correct<'py>(
     stages: usize,
     target: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-    let (phi, r) = (phi.as_array(), r.as_array());
-    let (m, rows) = (phi.dim().1, square_order(r.dim())?);
-    let z = vec1(z.as_array());
+    let input = StagedInput::new(&phi, &r, &z)?;
     let target = vec1(target.as_array());
-    let (phi, r) = (Flat::new(phi)?, Flat::new(r)?);
-    let (phi, r) = (&phi, &r);
+    let input = &input;
     let counts = detached(py, move |ctl| {
-        staged_correct(
-            phi.as_slice(),
-            m,
-            r.as_slice(),
-            rows,
-            &z,
-            stages,
-            &target,
-            ctl,
-        )
+        staged_correct(&input.path(), stages, &target, ctl)
     })?;
     Ok(counts.into_pyarray(py))
 }
@@ -205,20 +230,16 @@ pub(super) fn flsa_staged<'py>(
     z: PyReadonlyArray1<'py, f64>,
     stages: usize,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let (phi, r) = (phi.as_array(), r.as_array());
-    let (m, rows) = (phi.dim().1, square_order(r.dim())?);
-    if phi.dim().0 + 1 != stages.max(1) {
+    let rows = phi.as_array().dim().0;
+    if rows + 1 != stages.max(1) {
         return Err(PyValueError::new_err(format!(
             "phi must hold stages - 1 = {} rows (one per support vector), got {}",
             stages.saturating_sub(1),
-            phi.dim().0
+            rows
         )));
     }
-    let z = vec1(z.as_array());
-    let (phi, r) = (Flat::new(phi)?, Flat::new(r)?);
-    let (phi, r) = (&phi, &r);
-    let data = detached(py, move |ctl| {
-        staged_decisions(phi.as_slice(), m, r.as_slice(), rows, &z, stages, ctl)
-    })?;
+    let input = StagedInput::new(&phi, &r, &z)?;
+    let (m, input) = (input.m, &input);
+    let data = detached(py, move |ctl| staged_decisions(&input.path(), stages, ctl))?;
     into_matrix(py, data, m, stages)
 }

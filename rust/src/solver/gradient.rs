@@ -167,23 +167,7 @@ mod tests {
     use crate::solver::smo;
 
     fn blobs(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
-        let mut state = 5u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 11) as f64) / ((1u64 << 53) as f64)
-        };
-        let mut x = Vec::with_capacity(n * d);
-        let mut y = Vec::with_capacity(n);
-        for i in 0..n {
-            let label = if i % 2 == 0 { 1.0 } else { -1.0 };
-            for _ in 0..d {
-                x.push(0.3 * label + 2.0 * (next() - 0.5));
-            }
-            y.push(label);
-        }
-        (x, y)
+        crate::testing::two_classes(n, d, 5, 2, |_| 0.3)
     }
 
     /// A feasible start with multipliers at both bounds and in between.

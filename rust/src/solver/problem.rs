@@ -793,28 +793,7 @@ mod tests {
 
     /// `n` points of `d` features in two overlapping noisy clusters.
     fn wide_blobs(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
-        let mut state = 11u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 11) as f64) / ((1u64 << 53) as f64)
-        };
-        let mut x = Vec::with_capacity(n * d);
-        let mut y = Vec::with_capacity(n);
-        for i in 0..n {
-            let label = if i % 3 == 0 { 1.0 } else { -1.0 };
-            for f in 0..d {
-                let centre = if f % 2 == 0 {
-                    0.4 * label
-                } else {
-                    -0.2 * label
-                };
-                x.push(centre + 2.0 * (next() - 0.5));
-            }
-            y.push(label);
-        }
-        (x, y)
+        crate::testing::two_classes(n, d, 11, 3, |f| if f % 2 == 0 { 0.4 } else { -0.2 })
     }
 
     /// Solves `wide_blobs(n, 2)` under `constraint` from `alpha0` (linear

@@ -51,6 +51,12 @@ pub const TAU: f64 = 1e-12;
 /// (Lower in this crate's unit tests, so small problems exercise the split.)
 pub const TEAM_SCAN_MIN: usize = if cfg!(test) { 256 } else { 8192 };
 
+/// The team that shares the scans over `active` variables: `team` when it
+/// runs and the scans are long enough ([`TEAM_SCAN_MIN`]), else none.
+fn scan_team(team: Option<&Team>, active: usize) -> Option<&Team> {
+    team.filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
+}
+
 /// Iterations between shrinking passes, at most (LIBSVM's 1000; lower in
 /// this crate's unit tests, so small problems shrink often).
 pub const SHRINK_PERIOD: usize = if cfg!(test) { 100 } else { 1000 };
@@ -298,11 +304,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             qd_i: st.qd[i],
             tau: TAU,
         };
-        match self
-            .team
-            .as_deref()
-            .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
-        {
+        match scan_team(self.team.as_deref(), active) {
             Some(team) => wss::best_partner_team(team, &search),
             None => wss::best_partner(&search),
         }
@@ -389,11 +391,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
                     qd_i: [st.qd[ip], st.qd[jn]],
                     tau: TAU,
                 };
-                match self
-                    .team
-                    .as_deref()
-                    .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
-                {
+                match scan_team(self.team.as_deref(), active) {
                     Some(team) => wss::best_partners_nu_team(team, &search),
                     None => wss::best_partners_nu(&search),
                 }
@@ -598,10 +596,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             dj,
         };
         let (g, y, up) = (&mut st.grad[..active], &st.y[..active], &st.up[..active]);
-        let team = self
-            .team
-            .as_deref()
-            .filter(|t| active >= TEAM_SCAN_MIN && t.engaged());
+        let team = scan_team(self.team.as_deref(), active);
         if self.nu {
             self.next_up_nu = Some(match team {
                 Some(team) => wss::update_and_max_up_nu_team(team, g, step, y, up),
@@ -1004,24 +999,7 @@ mod tests {
     }
 
     impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Counting<Q> {
-        fn n(&self) -> usize {
-            self.q.n()
-        }
-        fn diag(&self) -> &[f64] {
-            self.q.diag()
-        }
-        fn column(&mut self, i: usize, len: usize) -> &[T] {
-            self.q.column(i, len)
-        }
-        fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]) {
-            self.q.pair(i, j, len)
-        }
-        fn swap_index(&mut self, i: usize, j: usize) {
-            self.q.swap_index(i, j);
-        }
-        fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
-            self.q.swap_indices(swaps);
-        }
+        crate::solver::qmatrix::forward_qmatrix!(q: n, diag, column, pair, swap_index, swap_indices);
         fn add_columns(
             &mut self,
             cols: &[usize],
@@ -1043,22 +1021,7 @@ mod tests {
     /// Overlapping classes in 3-D: many multipliers end at the bound, and
     /// shrinking leaves few variables active while some still cross it.
     fn overlapping(n: usize) -> (Vec<f64>, Vec<f64>) {
-        let mut state = 17u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 11) as f64) / ((1u64 << 53) as f64)
-        };
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        for i in 0..n {
-            let label = if i % 2 == 0 { 1.0 } else { -1.0 };
-            for _ in 0..3 {
-                x.push(0.4 * label + 2.0 * (next() - 0.5));
-            }
-            y.push(label);
-        }
-        (x, y)
+        crate::testing::two_classes(n, 3, 17, 2, |_| 0.4)
     }
 
     #[test]

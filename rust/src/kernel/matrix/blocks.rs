@@ -535,7 +535,7 @@ fn pack_sums<const FMA: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::matrix::tests::uniform;
+    use crate::kernel::matrix::tests::{uniform, KINDS};
     use crate::kernel::matrix::KernelRowsAgainst;
     use crate::kernel::rows::kernel_value;
 
@@ -565,20 +565,6 @@ mod tests {
         }
         out
     }
-
-    const KINDS: [KernelKind; 4] = [
-        KernelKind::Linear,
-        KernelKind::Poly {
-            gamma: 0.3,
-            coef0: 1.0,
-            degree: 3,
-        },
-        KernelKind::Rbf { gamma: 0.7 },
-        KernelKind::Sigmoid {
-            gamma: 0.05,
-            coef0: -0.2,
-        },
-    ];
 
     #[test]
     fn ranges_match_the_scalar_formula_and_each_row_alone() {

@@ -7,22 +7,7 @@ use crate::solver::problem::{Constraint, DualProblem, Solution, SolverChoice, So
 
 /// Two overlapping classes in 4-D (many multipliers end at the bound).
 fn overlapping(n: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut state = 23u64;
-    let mut next = move || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((state >> 11) as f64) / ((1u64 << 53) as f64)
-    };
-    let (mut x, mut y) = (Vec::new(), Vec::new());
-    for i in 0..n {
-        let label = if i % 3 == 0 { 1.0 } else { -1.0 };
-        for f in 0..4 {
-            x.push(0.5 * label * f64::from(u8::from(f < 2)) + 2.0 * (next() - 0.5));
-        }
-        y.push(label);
-    }
-    (x, y)
+    crate::testing::two_classes(n, 4, 23, 3, |f| if f < 2 { 0.5 } else { 0.0 })
 }
 
 /// The subproblem's block, as a round computes it (the members' rows
