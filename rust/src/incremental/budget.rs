@@ -308,17 +308,11 @@ impl OnlineLearner {
     ) -> Result<()> {
         let n = self.len();
         let rows = Rows::new(self.x.clone(), n, self.d)?;
-        let problem = DualProblem {
-            source: KernelSource::dense(self.kind, rows)?,
-            y: self.y.clone(),
-            p: None,
-            upper: vec![opts.c; n],
-            alpha0: None,
-            active: None,
-            constraint: Constraint::Equality,
-            start: Default::default(),
-            twins: None,
-        };
+        let problem = DualProblem::new(
+            KernelSource::dense(self.kind, rows)?,
+            self.y.clone(),
+            vec![opts.c; n],
+        );
         let sol = problem.solve_with(
             &SolverOptions {
                 tol: opts.tol,

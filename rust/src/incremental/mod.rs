@@ -52,7 +52,7 @@ use crate::numeric::simd::{self, multiversion};
 use crate::precision::{resolve, Magnitudes, Precision, QValue};
 use crate::runtime::control::Control;
 use crate::solver::cache::ColumnCache;
-use crate::solver::problem::{Constraint, DualProblem, SolverOptions};
+use crate::solver::problem::{DualProblem, SolverOptions};
 use crate::solver::qmatrix::DenseQ;
 use crate::solver::smo;
 

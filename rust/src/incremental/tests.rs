@@ -615,17 +615,11 @@ fn rebatch_keeps_everything_and_matches_the_batch_svm() {
     let lr = learner(kind, &x, &y, &opts);
     assert_eq!(lr.n_alive(), 60);
     check_invariants(&lr, &opts);
-    let batch = DualProblem {
-        source: KernelSource::dense(kind, Rows::new(x.clone(), 60, 2).unwrap()).unwrap(),
-        y: y.clone(),
-        p: None,
-        upper: vec![1.0; 60],
-        alpha0: None,
-        active: None,
-        constraint: Constraint::Equality,
-        start: Default::default(),
-        twins: None,
-    }
+    let batch = DualProblem::new(
+        KernelSource::dense(kind, Rows::new(x.clone(), 60, 2).unwrap()).unwrap(),
+        y.clone(),
+        vec![1.0; 60],
+    )
     .solve(&SolverOptions {
         tol: 1e-8,
         ..SolverOptions::default()

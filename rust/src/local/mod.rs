@@ -848,17 +848,11 @@ mod tests {
                 .iter()
                 .map(|&v| if v >= 1e-6 { 10.0 * v } else { 0.0 })
                 .collect();
-            let sol = DualProblem {
-                source: KernelSource::dense(KernelKind::Linear, x.clone()).unwrap(),
-                y: y.clone(),
-                p: None,
+            let sol = DualProblem::new(
+                KernelSource::dense(KernelKind::Linear, x.clone()).unwrap(),
+                y.clone(),
                 upper,
-                alpha0: None,
-                active: None,
-                constraint: crate::solver::problem::Constraint::Equality,
-                start: Default::default(),
-                twins: None,
-            }
+            )
             .solve(&SolverOptions {
                 tol: 1e-6,
                 ..SolverOptions::default()

@@ -162,7 +162,7 @@ fn expansions_by_values(
 mod tests {
     use super::*;
     use crate::kernel::{KernelKind, Rows};
-    use crate::solver::problem::{Constraint, DualProblem, SolverOptions};
+    use crate::solver::problem::{DualProblem, SolverOptions};
     use crate::solver::qmatrix::KernelQ;
     use crate::solver::smo;
 
@@ -277,15 +277,9 @@ mod tests {
             )
             .unwrap();
             let problem = DualProblem {
-                source,
-                y: y.clone(),
-                p: None,
-                upper: upper.clone(),
                 alpha0: Some(alpha.clone()),
-                active: None,
-                constraint: Constraint::Equality,
                 start: mode,
-                twins: None,
+                ..DualProblem::new(source, y.clone(), upper.clone())
             };
             problem
                 .solve_with(
@@ -371,15 +365,9 @@ mod tests {
         )
         .unwrap();
         let problem = DualProblem {
-            source,
-            y: y.to_vec(),
-            p: None,
-            upper: upper.to_vec(),
             alpha0: Some(alpha.to_vec()),
-            active: None,
-            constraint: Constraint::Equality,
             start: crate::solver::problem::StartGradientMode::Given { grad, grad_bar },
-            twins: None,
+            ..DualProblem::new(source, y.to_vec(), upper.to_vec())
         };
         problem
             .solve_with(&SolverOptions::default(), Precision::Float64)

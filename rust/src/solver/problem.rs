@@ -225,6 +225,24 @@ pub struct Solution {
 const FEASIBILITY_TOL: f64 = 1e-9;
 
 impl DualProblem {
+    /// The C-SVC dual over `source` with labels `y` and boxes `upper`:
+    /// `p = −1`, from `α = 0`, every variable optimised, `yᵀα = 0`, the
+    /// start's gradient from columns, each variable its own row. Set the
+    /// other fields with struct update syntax.
+    pub fn new(source: KernelSource, y: Vec<f64>, upper: Vec<f64>) -> Self {
+        DualProblem {
+            source,
+            y,
+            p: None,
+            upper,
+            alpha0: None,
+            active: None,
+            constraint: Constraint::Equality,
+            start: StartGradientMode::Columns,
+            twins: None,
+        }
+    }
+
     /// Checks shapes and values; every message names the argument at fault.
     pub fn validate(&self) -> Result<()> {
         let n = self.source.n();
@@ -804,15 +822,10 @@ mod tests {
         let rows = Rows::new(x, n, 2).unwrap();
         let source = KernelSource::dense(KernelKind::Rbf { gamma: 0.5 }, rows).unwrap();
         let problem = DualProblem {
-            source,
-            y,
             p: Some(vec![0.0; n]),
-            upper: vec![1.0; n],
             alpha0: Some(alpha0),
-            active: None,
             constraint,
-            start: StartGradientMode::Columns,
-            twins: None,
+            ..DualProblem::new(source, y, vec![1.0; n])
         };
         let opts = SolverOptions {
             tol: 1e-6,
@@ -875,17 +888,7 @@ mod tests {
             let solve = |threads: usize| {
                 let rows = Rows::new(x.clone(), n, d).unwrap();
                 let source = KernelSource::dense(KernelKind::Rbf { gamma: 0.5 }, rows).unwrap();
-                let problem = DualProblem {
-                    source,
-                    y: y.clone(),
-                    p: None,
-                    upper: upper.clone(),
-                    alpha0: None,
-                    active: None,
-                    constraint: Constraint::Equality,
-                    start: StartGradientMode::Columns,
-                    twins: None,
-                };
+                let problem = DualProblem::new(source, y.clone(), upper.clone());
                 let opts = SolverOptions {
                     cache_bytes: 40 * n * 8,
                     threads,
@@ -949,15 +952,11 @@ mod tests {
                         let source =
                             KernelSource::dense(KernelKind::Rbf { gamma: 0.5 }, rows).unwrap();
                         let problem = DualProblem {
-                            source,
-                            y: y.clone(),
                             p: Some(p.clone()),
-                            upper: vec![1.0; 2 * n],
                             alpha0: alpha0.clone(),
-                            active: None,
                             constraint,
-                            start: StartGradientMode::Columns,
                             twins,
+                            ..DualProblem::new(source, y.clone(), vec![1.0; 2 * n])
                         };
                         // A cache of a few dozen columns: columns are
                         // computed again through the shrinking. SMO alone
@@ -997,19 +996,16 @@ mod tests {
         let (x, y) = wide_blobs(4, 2);
         for bad in [vec![0, 1, 2], vec![0, 2, 2, 3], vec![0, 0, 1, 3]] {
             let problem = DualProblem {
-                source: KernelSource::dense(
-                    KernelKind::Rbf { gamma: 0.5 },
-                    Rows::new(x.clone(), 4, 2).unwrap(),
-                )
-                .unwrap(),
-                y: y.clone(),
-                p: None,
-                upper: vec![1.0; 4],
-                alpha0: None,
-                active: None,
-                constraint: Constraint::Equality,
-                start: StartGradientMode::Columns,
                 twins: Some(bad),
+                ..DualProblem::new(
+                    KernelSource::dense(
+                        KernelKind::Rbf { gamma: 0.5 },
+                        Rows::new(x.clone(), 4, 2).unwrap(),
+                    )
+                    .unwrap(),
+                    y.clone(),
+                    vec![1.0; 4],
+                )
             };
             assert!(problem.validate().is_err());
         }

@@ -3,7 +3,7 @@
 use super::*;
 use crate::kernel::Rows;
 use crate::precision::Precision;
-use crate::solver::problem::{Constraint, DualProblem, Solution, SolverChoice, SolverOptions};
+use crate::solver::problem::{DualProblem, Solution, SolverChoice, SolverOptions};
 
 /// Two overlapping classes in 4-D (many multipliers end at the bound).
 fn overlapping(n: usize) -> (Vec<f64>, Vec<f64>) {
@@ -66,17 +66,7 @@ fn source(x: &[f64], n: usize) -> KernelSource {
 
 fn solve(x: &[f64], y: &[f64], upper: &[f64], opts: &SolverOptions) -> Solution {
     let n = y.len();
-    let problem = DualProblem {
-        source: source(x, n),
-        y: y.to_vec(),
-        p: None,
-        upper: upper.to_vec(),
-        alpha0: None,
-        active: None,
-        constraint: Constraint::Equality,
-        start: Default::default(),
-        twins: None,
-    };
+    let problem = DualProblem::new(source(x, n), y.to_vec(), upper.to_vec());
     problem.solve_with(opts, Precision::Float32).unwrap()
 }
 
@@ -420,15 +410,9 @@ fn warm_started_rounds_reach_the_solution() {
     }
     assert!(alpha0.iter().zip(&upper).any(|(&a, &u)| a >= u));
     let from_start = |start| DualProblem {
-        source: source(&x, n),
-        y: y.clone(),
-        p: None,
-        upper: upper.clone(),
         alpha0: Some(alpha0.clone()),
-        active: None,
-        constraint: Constraint::Equality,
         start,
-        twins: None,
+        ..DualProblem::new(source(&x, n), y.clone(), upper.clone())
     };
     let warm = |solver, threads| {
         from_start(crate::solver::problem::StartGradientMode::Blocked)
@@ -488,17 +472,7 @@ fn automatic_choice_and_refusals() {
     };
     assert_eq!(solve(&x, &y, &upper, &tiny).batched_rounds, 0);
     // float64 kernel values cannot take batched rounds: named error.
-    let problem = DualProblem {
-        source: source(&x, n),
-        y: y.clone(),
-        p: None,
-        upper: upper.clone(),
-        alpha0: None,
-        active: None,
-        constraint: Constraint::Equality,
-        start: Default::default(),
-        twins: None,
-    };
+    let problem = DualProblem::new(source(&x, n), y.clone(), upper.clone());
     let err = problem
         .solve_with(&opts(SolverChoice::Batched), Precision::Float64)
         .unwrap_err();
