@@ -3,14 +3,15 @@
 
 use super::*;
 
-/// The checked rows of one `learn` call: row-major `x`, the labels `y`
-/// (±1), and the caller's class index and stream position of each.
-#[derive(Clone, Copy)]
-pub(super) struct Batch<'a> {
-    pub(super) x: &'a [f64],
-    pub(super) y: &'a [f64],
-    pub(super) cls: &'a [i64],
-    pub(super) seen: &'a [i64],
+/// The rows of one [`OnlineLearner::learn_polled`] call: row-major `x`
+/// (`d` features), the labels `y` (±1), and the caller's class index and
+/// stream position of each (kept with the examples).
+#[derive(Clone, Copy, Debug)]
+pub struct Batch<'a> {
+    pub x: &'a [f64],
+    pub y: &'a [f64],
+    pub cls: &'a [i64],
+    pub seen: &'a [i64],
 }
 
 /// One example of a batch: its label (±1), and the caller's class index
@@ -34,7 +35,7 @@ impl OnlineLearner {
         seen: &[i64],
         opts: &OnlineOptions,
     ) -> Result<LearnReport> {
-        self.learn_polled(x, y, cls, seen, opts, &mut || Ok(()))
+        self.learn_polled(Batch { x, y, cls, seen }, opts, &mut || Ok(()))
     }
 
     /// [`OnlineLearner::learn`], calling `poll` (after checking
@@ -43,13 +44,11 @@ impl OnlineLearner {
     /// on its own thread and still answer signals between examples.
     pub fn learn_polled(
         &mut self,
-        x: &[f64],
-        y: &[f64],
-        cls: &[i64],
-        seen: &[i64],
+        batch: Batch<'_>,
         opts: &OnlineOptions,
         poll: &mut dyn FnMut() -> Result<()>,
     ) -> Result<LearnReport> {
+        let Batch { x, y, cls, seen } = batch;
         opts.validate()?;
         let d = self.d;
         let m = y.len();
@@ -83,11 +82,11 @@ impl OnlineLearner {
             max_sq: self.max_sq,
             max_abs: self.max_abs,
         };
-        let batch = Magnitudes {
+        let incoming = Magnitudes {
             max_sq: x.chunks_exact(d.max(1)).fold(0.0, |a, r| a.max(dot(r, r))),
             max_abs: x.iter().fold(0.0, |a, &v| a.max(v.abs())),
         };
-        let magnitudes = stored.join(batch);
+        let magnitudes = stored.join(incoming);
         // Checked over the whole batch up front; under 'auto' each example
         // then picks its working sets' arithmetic (`step`).
         self.hessian = resolve(opts.precision, self.kind, magnitudes, Some(opts.tol))?;
@@ -98,7 +97,6 @@ impl OnlineLearner {
             ..LearnReport::default()
         };
         self.block.clear();
-        let batch = Batch { x, y, cls, seen };
         let done = self.learn_rows(&batch, opts, poll, &mut report);
         self.block.clear();
         done.map(|()| report)

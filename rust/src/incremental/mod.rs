@@ -62,6 +62,7 @@ mod neighbours;
 mod store;
 mod update;
 
+pub use batch::Batch;
 use batch::Example;
 use neighbours::*;
 use store::*;

@@ -10,7 +10,7 @@ use super::convert::{counts_u64, into_matrix, vec1, Flat, Kernel, SolverSettings
 use super::runner::detached;
 use std::time::{Duration, Instant};
 
-use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
+use crate::incremental::{Batch, LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::runtime::control::Control;
 
 /// What `IncrementalLearner.learn` returns: one entry per example, in the
@@ -211,7 +211,13 @@ impl IncrementalLearner {
             })?
         } else {
             inline(py, move |poll| {
-                inner.learn_polled(x.as_slice(), &y, &cls, &seen, &opts, poll)
+                let batch = Batch {
+                    x: x.as_slice(),
+                    y: &y,
+                    cls: &cls,
+                    seen: &seen,
+                };
+                inner.learn_polled(batch, &opts, poll)
             })?
         };
         let st = &rep.steps;

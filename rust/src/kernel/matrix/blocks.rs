@@ -353,11 +353,19 @@ multiversion! {
         let mut q0 = p0;
         while q0 < p1 {
             let q1 = (q0 + PANELS).min(p1);
+            let pass = Pass {
+                panels,
+                p0,
+                q0,
+                q1,
+                len,
+                stride,
+            };
             for group in &prepared.groups {
-                group_sums::<FMA, GROUP>(group, panels, p0, q0, q1, len, out, stride);
+                group_sums::<FMA, GROUP>(group, &pass, out);
             }
             for pack in &prepared.packs {
-                pack_sums::<FMA>(pack, panels, p0, q0, q1, len, out, stride);
+                pack_sums::<FMA>(pack, &pass, out);
             }
             if let Some(narrow) = narrow_panels {
                 // `q0` is even: `c0` is a multiple of two panels.
@@ -403,19 +411,31 @@ fn axpy<const FMA: bool>(sums: &mut [f64; LANES], x: f64, col: &[f64; LANES]) {
     }
 }
 
-/// The dot products of a group's rows with the panels `q0..q1` of the
-/// range of panels from `p0` (`len` columns), into `out[row·stride ..]`.
-#[inline(always)]
-fn group_sums<const FMA: bool, const R: usize>(
-    group: &Group<R>,
-    panels: &Panels,
+/// The panels `q0..q1` of a range of panels from `p0` (`len` columns in
+/// all), and the rows' stride in the output: what one pass of
+/// [`group_sums`] and [`pack_sums`] covers.
+#[derive(Clone, Copy)]
+struct Pass<'a> {
+    panels: &'a Panels,
     p0: usize,
     q0: usize,
     q1: usize,
     len: usize,
-    out: &mut [f64],
     stride: usize,
-) {
+}
+
+/// The dot products of a group's rows with the panels of `pass`, into
+/// `out[row·stride ..]`.
+#[inline(always)]
+fn group_sums<const FMA: bool, const R: usize>(group: &Group<R>, pass: &Pass<'_>, out: &mut [f64]) {
+    let Pass {
+        panels,
+        p0,
+        q0,
+        q1,
+        len,
+        stride,
+    } = *pass;
     for p in q0..q1 {
         let panel = panels.panel(p);
         let mut acc = [[0.0f64; LANES]; R];
@@ -481,20 +501,18 @@ fn axpy32<const FMA: bool>(sums: &mut [f32; NARROW_LANES], x: f32, col: &[f32; N
     }
 }
 
-/// The dot products of a pack's rows with the panels `q0..q1` (at most
-/// [`PANELS`]) of the range of panels from `p0` (`len` columns), into
-/// `out[row·stride ..]`.
+/// The dot products of a pack's rows with the panels of `pass` (at most
+/// [`PANELS`]), into `out[row·stride ..]`.
 #[inline(always)]
-fn pack_sums<const FMA: bool>(
-    pack: &Pack,
-    panels: &Panels,
-    p0: usize,
-    q0: usize,
-    q1: usize,
-    len: usize,
-    out: &mut [f64],
-    stride: usize,
-) {
+fn pack_sums<const FMA: bool>(pack: &Pack, pass: &Pass<'_>, out: &mut [f64]) {
+    let Pass {
+        panels,
+        p0,
+        q0,
+        q1,
+        len,
+        stride,
+    } = *pass;
     const { assert!(PANELS == 2 && PACK == 4) };
     // Named accumulators: as an array of arrays the compiler packs them
     // across rows and panels, with shuffles or scalar code.
