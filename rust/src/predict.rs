@@ -960,19 +960,7 @@ mod tests {
             }
         }
         let intercept: Vec<f64> = (0..k).map(|p| wiggle(p + 9000)).collect();
-        let kinds = [
-            KernelKind::Linear,
-            KernelKind::Rbf { gamma: 0.7 },
-            KernelKind::Poly {
-                gamma: 0.5,
-                coef0: 1.0,
-                degree: 3,
-            },
-            KernelKind::Sigmoid {
-                gamma: 0.3,
-                coef0: -0.2,
-            },
-        ];
+        let kinds = crate::testing::KINDS;
         for kind in kinds {
             for precision in [Precision::Float32, Precision::Float64] {
                 let ctl = Control::none();
@@ -1072,19 +1060,7 @@ mod tests {
         let compact = &compact[..n_coef];
         let dense_coef: Vec<f64> = (0..k * s).map(|i| wiggle(i + 3)).collect();
         let ctl = Control::none();
-        for kind in [
-            KernelKind::Linear,
-            KernelKind::Rbf { gamma: 0.7 },
-            KernelKind::Poly {
-                gamma: 0.5,
-                coef0: 1.0,
-                degree: 3,
-            },
-            KernelKind::Sigmoid {
-                gamma: 0.3,
-                coef0: -0.2,
-            },
-        ] {
+        for kind in crate::testing::KINDS {
             let (want, _) = decision_values_controlled(
                 kind,
                 &test,

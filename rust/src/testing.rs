@@ -1,5 +1,22 @@
-//! Fixtures the unit tests share: a deterministic stream of uniform values
-//! and two overlapping classes drawn from it.
+//! Fixtures the unit tests share: a deterministic stream of uniform values,
+//! two overlapping classes drawn from it, and a kernel of every kind.
+
+use crate::kernel::KernelKind;
+
+/// A kernel function of every kind (the precomputed kind aside).
+pub(crate) const KINDS: [KernelKind; 4] = [
+    KernelKind::Linear,
+    KernelKind::Rbf { gamma: 0.7 },
+    KernelKind::Poly {
+        gamma: 0.5,
+        coef0: 1.0,
+        degree: 3,
+    },
+    KernelKind::Sigmoid {
+        gamma: 0.3,
+        coef0: -0.2,
+    },
+];
 
 /// Uniform values in `[0, 1)` from the 64-bit linear congruential generator
 /// of Knuth's MMIX (the top 53 bits of each state), started at `seed`.

@@ -170,10 +170,9 @@ fn round_even_is_round_ties_even() {
     assert!(round_even(f64::NAN).is_nan());
 }
 
-#[test]
-fn column_dots_are_the_pairwise_dot_products() {
-    // More rows than a tile, so a pass crosses tiles.
-    let (x, y, d) = mixed_stream(COLUMN_TILE + 90, 12);
+/// A linear learner holding the rows `x` (`d` features) with labels `y`,
+/// every multiplier 0.
+fn stored_linear(x: Vec<f64>, y: Vec<f64>, d: usize) -> OnlineLearner {
     let n = y.len();
     let state = LearnerState {
         x,
@@ -185,7 +184,15 @@ fn column_dots_are_the_pairwise_dot_products() {
         alive: vec![true; n],
         ..LearnerState::default()
     };
-    let lr = OnlineLearner::from_state(KernelKind::Linear, d, state).unwrap();
+    OnlineLearner::from_state(KernelKind::Linear, d, state).unwrap()
+}
+
+#[test]
+fn column_dots_are_the_pairwise_dot_products() {
+    // More rows than a tile, so a pass crosses tiles.
+    let (x, y, d) = mixed_stream(COLUMN_TILE + 90, 12);
+    let n = y.len();
+    let lr = stored_linear(x, y, d);
     // Three queries at once, from row 5 on.
     let queries = [0, 4, 77];
     let nz: Vec<_> = queries.iter().map(|&q| nonzeros(lr.row(q))).collect();
@@ -377,19 +384,10 @@ fn columns_widen_for_new_values_and_narrow_when_rebuilt() {
         .map(|k| ((k * 7919 + 13) % 11) as f64 - 5.0)
         .map(|v| if v.abs() < 2.0 { 0.0 } else { v })
         .collect();
-    let state = LearnerState {
-        x,
-        y: (0..n)
-            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
-            .collect(),
-        cls: vec![0; n],
-        seen: (0..n as i64).collect(),
-        alpha: vec![0.0; n],
-        g: vec![0.0; n],
-        alive: vec![true; n],
-        ..LearnerState::default()
-    };
-    let mut lr = OnlineLearner::from_state(KernelKind::Linear, d, state).unwrap();
+    let y = (0..n)
+        .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let mut lr = stored_linear(x, y, d);
     assert_eq!(widths(&lr), [SMALL; 5]);
     check_columns(&lr);
     // A batch with an f32 value in column 1, −0 in column 3 and a

@@ -204,16 +204,19 @@ mod tests {
             },
         ] {
             let source = KernelSource::dense(kind, Rows::new(x.clone(), n, d).unwrap()).unwrap();
-            let got = dual_gradient(
-                &source,
-                &y,
-                &p,
-                &upper,
-                &alpha,
-                Precision::Float64,
-                &Control::none(),
-            )
-            .unwrap();
+            let gradient_over = |src: &KernelSource| {
+                dual_gradient(
+                    src,
+                    &y,
+                    &p,
+                    &upper,
+                    &alpha,
+                    Precision::Float64,
+                    &Control::none(),
+                )
+                .unwrap()
+            };
+            let got = gradient_over(&source);
             let n_sv = alpha.iter().filter(|&&a| a > 0.0).count();
             assert_eq!(got.kernel_evaluations, (n * n_sv) as u64);
             // The column-by-column fill: SMO's own start, no iterations.
@@ -245,16 +248,7 @@ mod tests {
                 }
             }
             let pre = KernelSource::precomputed(k, n).unwrap();
-            let by_values = dual_gradient(
-                &pre,
-                &y,
-                &p,
-                &upper,
-                &alpha,
-                Precision::Float64,
-                &Control::none(),
-            )
-            .unwrap();
+            let by_values = gradient_over(&pre);
             for (g, w) in by_values.grad.iter().zip(&got.grad) {
                 assert!((g - w).abs() <= 1e-12 * scale);
             }

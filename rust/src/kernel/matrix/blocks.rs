@@ -428,16 +428,8 @@ struct Pass<'a> {
 /// `out[row·stride ..]`.
 #[inline(always)]
 fn group_sums<const FMA: bool, const R: usize>(group: &Group<R>, pass: &Pass<'_>, out: &mut [f64]) {
-    let Pass {
-        panels,
-        p0,
-        q0,
-        q1,
-        len,
-        stride,
-    } = *pass;
-    for p in q0..q1 {
-        let panel = panels.panel(p);
+    for p in pass.q0..pass.q1 {
+        let panel = pass.panels.panel(p);
         let mut acc = [[0.0f64; LANES]; R];
         for (&k, v) in group.features.iter().zip(&group.values) {
             let col: [f64; LANES] = panel[k];
@@ -445,10 +437,10 @@ fn group_sums<const FMA: bool, const R: usize>(group: &Group<R>, pass: &Pass<'_>
                 axpy::<FMA>(sums, x, &col);
             }
         }
-        let at = (p - p0) * LANES;
-        let width = LANES.min(len - at);
+        let at = (p - pass.p0) * LANES;
+        let width = LANES.min(pass.len - at);
         for (r, sums) in acc.iter().enumerate() {
-            store(&mut out[group.rows[r] * stride + at..], sums, width);
+            store(&mut out[group.rows[r] * pass.stride + at..], sums, width);
         }
     }
 }
@@ -505,23 +497,15 @@ fn axpy32<const FMA: bool>(sums: &mut [f32; NARROW_LANES], x: f32, col: &[f32; N
 /// [`PANELS`]), into `out[row·stride ..]`.
 #[inline(always)]
 fn pack_sums<const FMA: bool>(pack: &Pack, pass: &Pass<'_>, out: &mut [f64]) {
-    let Pass {
-        panels,
-        p0,
-        q0,
-        q1,
-        len,
-        stride,
-    } = *pass;
     const { assert!(PANELS == 2 && PACK == 4) };
     // Named accumulators: as an array of arrays the compiler packs them
     // across rows and panels, with shuffles or scalar code.
     let z = [0.0f64; LANES];
     let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
     let (mut b0, mut b1, mut b2, mut b3) = (z, z, z, z);
-    let pa = panels.panel(q0);
-    if q1 - q0 == 2 {
-        let pb = panels.panel(q0 + 1);
+    let pa = pass.panels.panel(pass.q0);
+    if pass.q1 - pass.q0 == 2 {
+        let pb = pass.panels.panel(pass.q0 + 1);
         for &[(k0, x0), (k1, x1), (k2, x2), (k3, x3)] in &pack.steps {
             axpy::<FMA>(&mut a0, x0, &pa[k0]);
             axpy::<FMA>(&mut b0, x0, &pb[k0]);
@@ -542,10 +526,10 @@ fn pack_sums<const FMA: bool>(pack: &Pack, pass: &Pass<'_>, out: &mut [f64]) {
     }
     let acc = [[a0, b0], [a1, b1], [a2, b2], [a3, b3]];
     for (m, sums) in acc.iter().enumerate().take(pack.count) {
-        for (q, lanes) in sums.iter().enumerate().take(q1 - q0) {
-            let at = (q0 + q - p0) * LANES;
-            let width = LANES.min(len - at);
-            store(&mut out[pack.rows[m] * stride + at..], lanes, width);
+        for (q, lanes) in sums.iter().enumerate().take(pass.q1 - pass.q0) {
+            let at = (pass.q0 + q - pass.p0) * LANES;
+            let width = LANES.min(pass.len - at);
+            store(&mut out[pack.rows[m] * pass.stride + at..], lanes, width);
         }
     }
 }

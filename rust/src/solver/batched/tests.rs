@@ -10,6 +10,12 @@ fn overlapping(n: usize) -> (Vec<f64>, Vec<f64>) {
     crate::testing::two_classes(n, 4, 23, 3, |f| if f < 2 { 0.5 } else { 0.0 })
 }
 
+/// [`overlapping`] with [`uneven_boxes`].
+fn uneven_problem(n: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (x, y) = overlapping(n);
+    (x, y, uneven_boxes(n))
+}
+
 /// The subproblem's block, as a round computes it (the members' rows
 /// as their own panel, four queries per pass and the remainder one at
 /// a time), is symmetric bit for bit, which [`block_times`] relies on;
@@ -119,8 +125,7 @@ fn gradient_bar(src: &KernelSource, y: &[f64], alpha: &[f64], upper: &[f64]) -> 
 #[test]
 fn rounds_keep_the_gradient_and_approach_the_solution() {
     let n = 700;
-    let (x, y) = overlapping(n);
-    let upper = uneven_boxes(n);
+    let (x, y, upper) = uneven_problem(n);
     let src = source(&x, n);
     src.prepare_f32().unwrap();
     assert!(applicable(&src));
@@ -195,8 +200,7 @@ fn catch_up_brings_frozen_rows_to_the_direct_sums() {
     // rows before 200 moved), then the rows before 120 moved to α2: to
     // the bound, off it, from zero.
     let n = 300;
-    let (x, y) = overlapping(n);
-    let upper = uneven_boxes(n);
+    let (x, y, upper) = uneven_problem(n);
     let src = source(&x, n);
     src.prepare_f32().unwrap();
     let (kind, _, panel) = dense_parts(&src).unwrap();
@@ -393,8 +397,7 @@ fn warm_started_rounds_reach_the_solution() {
     // problem, many multipliers at the bound), its G and Ḡ by the
     // blocked products; the rounds then run from it.
     let n = 900;
-    let (x, y) = overlapping(n);
-    let upper = uneven_boxes(n);
+    let (x, y, upper) = uneven_problem(n);
     let opts = tight;
     let smo = solve(&x, &y, &upper, &opts(SolverChoice::Smo, 1));
     let half = n / 2;
