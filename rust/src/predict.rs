@@ -536,24 +536,40 @@ simd::multiversion! {
 /// Lanes of [`dot_lanes`].
 const DOT_LANES: usize = 16;
 
+/// A float type's `a·b + c`, fused when `FMA` ([`simd::fmadd`],
+/// [`simd::fmadd64`]).
+trait MulAdd: Copy + Default {
+    fn mul_add<const FMA: bool>(a: Self, b: Self, c: Self) -> Self;
+}
+
+impl MulAdd for f32 {
+    #[inline(always)]
+    fn mul_add<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+        simd::fmadd::<FMA>(a, b, c)
+    }
+}
+
+impl MulAdd for f64 {
+    #[inline(always)]
+    fn mul_add<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
+        simd::fmadd64::<FMA>(a, b, c)
+    }
+}
+
 /// `Σ a_i b_i` over [`DOT_LANES`] independent lanes (so it vectorises),
-/// each step `fma(a_i, b_i, acc)`: the lanes' sums and the remainder's, for
-/// the caller to add up in its own order.
+/// each step a [`MulAdd`]: the lanes' sums and the remainder's, for the
+/// caller to add up in its own order.
 #[inline(always)]
-fn dot_lanes<T: Copy + Default>(
-    a: &[T],
-    b: &[T],
-    fma: impl Fn(T, T, T) -> T,
-) -> ([T; DOT_LANES], T) {
+fn dot_lanes<const FMA: bool, T: MulAdd>(a: &[T], b: &[T]) -> ([T; DOT_LANES], T) {
     let mut acc = [T::default(); DOT_LANES];
     let (ca, cb) = (a.chunks_exact(DOT_LANES), b.chunks_exact(DOT_LANES));
     let mut tail = T::default();
     for (&x, &y) in ca.remainder().iter().zip(cb.remainder()) {
-        tail = fma(x, y, tail);
+        tail = T::mul_add::<FMA>(x, y, tail);
     }
     for (x, y) in ca.zip(cb) {
         for l in 0..DOT_LANES {
-            acc[l] = fma(x[l], y[l], acc[l]);
+            acc[l] = T::mul_add::<FMA>(x[l], y[l], acc[l]);
         }
     }
     (acc, tail)
@@ -563,7 +579,7 @@ fn dot_lanes<T: Copy + Default>(
 /// multiply-adds where the processor has them.
 #[inline(always)]
 fn dot64<const FMA: bool>(a: &[f64], b: &[f64]) -> f64 {
-    let (acc, tail) = dot_lanes(a, b, simd::fmadd64::<FMA>);
+    let (acc, tail) = dot_lanes::<FMA, f64>(a, b);
     simd::sum_lanes(acc) + tail
 }
 
@@ -646,7 +662,7 @@ simd::multiversion! {
 /// `Σ a_i b_i` in `f32` ([`dot_lanes`], lanes summed in order).
 #[inline(always)]
 fn dot32<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
-    let (acc, tail) = dot_lanes(a, b, simd::fmadd::<FMA>);
+    let (acc, tail) = dot_lanes::<FMA, f32>(a, b);
     acc.iter().sum::<f32>() + tail
 }
 
