@@ -32,6 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _core
 from ._base import FEATURE_KERNELS, BaseSVMClassifier, equal_weight_rows, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._multiclass import (
@@ -176,14 +177,16 @@ class _Binary:
             np.ascontiguousarray(labels, dtype=np.float64),
             np.ascontiguousarray(cls, dtype=np.int64),
             np.ascontiguousarray(seen, dtype=np.int64),
-            c=ctx.C,
-            threshold=ctx.threshold,
-            epsilon=ctx.epsilon,
-            max_neighbors=ctx.max_neighbors,
-            neighbor_step=ctx.neighbor_step,
-            reprocess=ctx.reprocess,
-            max_support=ctx.max_support,
-            rebatch=ctx.rebatch,
+            options=_core.LearnOptions(
+                ctx.C,
+                ctx.threshold,
+                epsilon=ctx.epsilon,
+                max_neighbors=ctx.max_neighbors,
+                neighbor_step=ctx.neighbor_step,
+                reprocess=ctx.reprocess,
+                max_support=ctx.max_support,
+                rebatch=ctx.rebatch,
+            ),
             settings=ctx.settings,
         )
         stats.capped += res.capped
