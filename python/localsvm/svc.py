@@ -465,10 +465,11 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     precision_ : {'float32', 'float64'}
         The arithmetic the binary problems were solved in ('float64' when any
         was).
-    probA_, probB_ : ndarray of shape (n_models,)
+    probA_, probB_ : ndarray of shape (n_models,) or (0,)
         The sigmoid ``1 / (1 + exp(A·f + B))`` of each binary model's
-        decision value ``f`` (positive for the model's first class); only
-        with ``probability=True``.
+        decision value ``f`` (positive for the model's first class) with
+        ``probability=True``; empty arrays otherwise, as scikit-learn's.
+        Deprecated, as there: reading them gives a ``FutureWarning``.
     solver_ : {'smo', 'batched', 'mixed'}
         How the binary problems were solved (see ``solver``): 'batched' when
         every one started with batched rounds, 'smo' when none did, 'mixed'
@@ -1248,21 +1249,34 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
+    def _platt(self, name: str) -> np.ndarray:
+        """``probA_``/``probB_``: scikit-learn 1.9's deprecated attributes,
+        with its ``FutureWarning``; an empty array when fitted without
+        ``probability=True``, as there."""
+        check_is_fitted(self)
+        warnings.warn(
+            f"Attribute `{name}_` was deprecated in version 1.9 and will be removed in 1.11 "
+            "as the `probability=True` option for SVC and NuSVC was deprecated and will be "
+            "removed in 1.11.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        value = getattr(self, f"_{name}", None)
+        return np.empty(0, dtype=np.float64) if value is None else value.copy()
+
     @property
     def probA_(self) -> np.ndarray:
-        """Slope ``A`` of each binary model's sigmoid (``probability=True``)."""
-        check_is_fitted(self)
-        if getattr(self, "_probA", None) is None:
-            raise AttributeError("probA_ is only available when fitted with probability=True")
-        return self._probA.copy()
+        """Slope ``A`` of each binary model's sigmoid (``probability=True``);
+        empty, shape (0,), otherwise. Deprecated as in scikit-learn 1.9
+        (reading it gives a ``FutureWarning``)."""
+        return self._platt("probA")
 
     @property
     def probB_(self) -> np.ndarray:
-        """Offset ``B`` of each binary model's sigmoid (``probability=True``)."""
-        check_is_fitted(self)
-        if getattr(self, "_probB", None) is None:
-            raise AttributeError("probB_ is only available when fitted with probability=True")
-        return self._probB.copy()
+        """Offset ``B`` of each binary model's sigmoid (``probability=True``);
+        empty, shape (0,), otherwise. Deprecated as in scikit-learn 1.9
+        (reading it gives a ``FutureWarning``)."""
+        return self._platt("probB")
 
     @property
     def coef_(self) -> np.ndarray:
