@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn import svm
 from sklearn.datasets import load_iris, make_blobs, make_friedman1, make_regression
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.preprocessing import StandardScaler
 
@@ -557,3 +558,72 @@ def test_nusvc_at_the_feasibility_limit_is_refused():
     with pytest.raises(ValueError, match="largest nu"):
         NuSVC(nu=0.5).fit(X, y)
     NuSVC(nu=0.45).fit(X, y)
+
+
+# ------------------------------------------------------------- non-finite C
+
+
+def test_svr_hard_margin_matches_libsvm():
+    X, y = make_regression(n_samples=80, n_features=3, noise=5, random_state=0)
+    y = y / y.std()
+    ours = SVR(C=np.inf, tol=1e-5).fit(X, y)
+    theirs = svm.SVR(C=np.inf, tol=1e-5).fit(X, y)
+    assert np.abs(ours.predict(X) - theirs.predict(X)).max() <= 1e-2 * y.std()
+
+
+@pytest.mark.parametrize("C", [np.inf, np.nan, -np.inf])
+def test_nusvr_refuses_non_finite_C(C):
+    # nu-SVR's coefficients sum to C * nu * n: LIBSVM's model at C = inf is
+    # not finite (scikit-learn raises after the fit).
+    X, y = make_regression(n_samples=30, n_features=3, random_state=0)
+    with pytest.raises(ValueError, match="'C' parameter of NuSVR"):
+        NuSVR(C=C).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["SVC", "SVR", "NuSVR", "CellSVC", "LocalSVC", "ProfileSVC", "IncrementalSVC", "ClusterSVC"],
+)
+@pytest.mark.parametrize("C", [np.nan, -np.inf])
+def test_nan_and_negative_infinite_C_are_refused_by_every_estimator(name, C):
+    import localsvm
+
+    X, y = make_blobs(n_samples=30, centers=2, random_state=0)
+    with pytest.raises(ValueError, match=f"'C' parameter of {name}"):
+        getattr(localsvm, name)(C=C).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "name", ["CellSVC", "LocalSVC", "ProfileSVC", "IncrementalSVC", "ClusterSVC"]
+)
+def test_estimators_without_a_hard_margin_refuse_infinite_C(name):
+    import localsvm
+
+    X, y = make_blobs(n_samples=30, centers=2, random_state=0)
+    with pytest.raises(ValueError, match=f"'C' parameter of {name}"):
+        getattr(localsvm, name)(C=np.inf).fit(X, y)
+
+
+def test_hard_margin_with_a_cap_of_yours_keeps_the_capped_solve():
+    X, y = make_blobs(n_samples=40, centers=2, cluster_std=3.0, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        est = SVC(C=np.inf, max_iter=1000).fit(X, y)
+    assert est.fit_status_ == 1 and np.all(np.isfinite(est.dual_coef_))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("Est", "kw", "model"),
+    [
+        (SVC, {"kernel": "linear"}, "separates the classes"),
+        (SVR, {"kernel": "linear", "epsilon": 0.01}, "fits every target within epsilon"),
+    ],
+)
+def test_hard_margin_without_a_model_is_refused(Est, kw, model):
+    # LIBSVM never stops on these (its coefficients grow without bound); the
+    # solver's safety cap (10^7 iterations) does, and the fit refuses.
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 2)
+    y = (rng.rand(40) > 0.5).astype(int) if Est is SVC else X[:, 0] + rng.randn(40)
+    with pytest.raises(ValueError, match=f"C=inf .* no model {model}"):
+        Est(C=np.inf, **kw).fit(X, y)

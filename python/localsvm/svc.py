@@ -46,7 +46,7 @@ from ._multiclass import (
 )
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import encode_classes
-from .backends.base import QPProblem, QPSolution
+from .backends.base import QPProblem, QPSolution, solve_checked
 from .kernels import KERNELS, core_rows, decision_values, decision_values_ovo
 from .parallel import effective_n_jobs, run_tasks
 
@@ -211,7 +211,7 @@ def _solve_pair(task, shared) -> QPSolution:
     """Solve one binary problem of a fit with the chosen backend (a
     :func:`~localsvm.run_tasks` task: module-level, so it pickles)."""
     problem = _pair_problem(task, shared)
-    sol = shared[3].solve(problem)
+    sol = solve_checked(shared[3], problem)
     if "nu" not in shared[2]:
         return sol
     return _rescale_nu(sol, shared[2]["nu"], _nu_floor(sol, problem))
@@ -226,7 +226,7 @@ def _solve_pair_from(task, shared) -> QPSolution:
     if alpha0 is not None:
         problem.alpha0 = alpha0
         problem.start_gradient = "blocked"
-    return shared[3].solve(problem)
+    return solve_checked(shared[3], problem)
 
 
 #: ``cell_size='auto'``: rows per cell of ``init='cells'``.
@@ -258,9 +258,11 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         Regularisation; must be positive. ``np.inf`` is the hard margin (no
         training error allowed), solved with the finite box 1e150, far above
         any dual coefficient of a separable problem (the solver's clipping
-        and gradient bookkeeping need finite boxes); on data that no model
-        separates the solver then stops at ``max_iter`` with a
-        ``ConvergenceWarning``.
+        and gradient bookkeeping need finite boxes). On data that no model
+        separates the coefficients grow without bound: with ``max_iter=-1``
+        the fit raises ``ValueError`` when the solver's safety cap stops it
+        (LIBSVM never stops there), with a ``max_iter`` of yours it keeps
+        the capped solve with a ``ConvergenceWarning``.
     kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, \
             default='rbf'
         The kernel; 'precomputed' takes kernel values instead of features
@@ -782,6 +784,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
                 **report.hooks(describe_solution),
             )
         self._check_finite(solutions)
+        self._check_hard_margin(solutions, "separates the classes")
         self.backend_ = backend.name
         used = {getattr(s, "precision", "float64") for s in solutions}
         self.precision_ = "float32" if used == {"float32"} else "float64"
