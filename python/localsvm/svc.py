@@ -192,8 +192,14 @@ def _rescale_nu(sol: QPSolution, nu: float, floor: float) -> QPSolution:
 
 def _nu_floor(sol: QPSolution, problem: QPProblem) -> float:
     """The uncertainty of a ν-SVC solve's ``r`` (see :func:`_rescale_nu`)."""
-    eps = _ROUNDOFF.get(getattr(sol, "precision", "float64"), _ROUNDOFF["float64"])
-    scale = kernel_value_scale(problem.kernel, problem.X, problem.rows)
+    precision = getattr(sol, "precision", "float64")
+    eps = _ROUNDOFF.get(precision, _ROUNDOFF["float64"])
+    if problem.kernel.name == "rbf" and precision == "float64" and not sp.issparse(problem.X):
+        # Dense float64 RBF values come from ‖x − z‖² directly: each is off
+        # by at most about ε · γ‖x − z‖² · exp(−γ‖x − z‖²) ≤ ε.
+        scale = 1.0
+    else:
+        scale = kernel_value_scale(problem.kernel, problem.X, problem.rows)
     total = float(np.abs(np.asarray(sol.alpha, dtype=np.float64)).sum())
     return float(problem.tol) + eps * scale * total
 
