@@ -1275,16 +1275,22 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
 
     @property
     def probA_(self) -> np.ndarray:
-        """Slope ``A`` of each binary model's sigmoid (``probability=True``);
-        empty, shape (0,), otherwise. Deprecated as in scikit-learn 1.9
-        (reading it gives a ``FutureWarning``)."""
+        """Slope ``A`` of each binary model's sigmoid (``probability=True``).
+
+        Empty, shape (0,), without ``probability=True``, as scikit-learn's.
+        Deprecated as in scikit-learn 1.9: reading it gives a
+        ``FutureWarning``.
+        """
         return self._platt("probA")
 
     @property
     def probB_(self) -> np.ndarray:
-        """Offset ``B`` of each binary model's sigmoid (``probability=True``);
-        empty, shape (0,), otherwise. Deprecated as in scikit-learn 1.9
-        (reading it gives a ``FutureWarning``)."""
+        """Offset ``B`` of each binary model's sigmoid (``probability=True``).
+
+        Empty, shape (0,), without ``probability=True``, as scikit-learn's.
+        Deprecated as in scikit-learn 1.9: reading it gives a
+        ``FutureWarning``.
+        """
         return self._platt("probB")
 
     @property
