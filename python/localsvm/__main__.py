@@ -141,9 +141,11 @@ def run_demo(quick: bool = False, out=None, progress=None) -> list[dict]:
         One dict per row: data, model, accuracy, support vectors, fit and
         predict seconds, backend.
     """
-    from sklearn.svm import SVC as SklearnSVC
-    from threadpoolctl import threadpool_limits
+    from contextlib import nullcontext
 
+    from sklearn.svm import SVC as SklearnSVC
+
+    from .parallel import one_blas_thread
     from .svc import SVC
 
     out = sys.stdout if out is None else out
@@ -165,8 +167,8 @@ def run_demo(quick: bool = False, out=None, progress=None) -> list[dict]:
             print(f"... next: {case.name}, {label}", file=progress, flush=True)
             # The reference backend's dense products on one BLAS thread: many
             # threads on a busy machine slow it by an order of magnitude.
-            blas = 1 if getattr(model, "backend", None) == "scipy" else None
-            with threadpool_limits(blas, user_api="blas"):
+            scipy_row = getattr(model, "backend", None) == "scipy"
+            with one_blas_thread() if scipy_row else nullcontext():
                 _, fit_s = _timed(lambda m=model, c=case: m.fit(c.X_train, c.y_train))
                 pred, pred_s = _timed(lambda m=model, c=case: m.predict(c.X_test))
             acc = float(np.mean(pred == case.y_test))
