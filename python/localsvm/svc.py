@@ -168,17 +168,20 @@ def _rescale_nu(sol: QPSolution, nu: float, floor: float) -> QPSolution:
     by which the classes' reduced convex hulls stand apart; it is known only
     up to ``floor``, the solve's tolerance plus the rounding of a gradient
     entry (``ε · s · Σα``, with ``s`` the kernel-value scale of
-    :func:`kernel_value_scale`). Where ``r ≤ floor`` the hulls meet within
+    :func:`kernel_value_scale`). Where ``|r| ≤ floor`` the hulls meet within
     that uncertainty: ``w`` is indistinguishable from 0, ``α / r`` is as
     large as ``1 / floor`` and of arbitrary size, and the labels of the
     points on the margin are arbitrary. LIBSVM divides all the same and
     returns such a model; here it raises ``ValueError`` instead.
     """
     r = float(getattr(sol, "r", 0.0))
-    if not (np.isfinite(r) and r > floor):
+    # A kernel that is not positive semi-definite ('sigmoid', some callables
+    # or precomputed matrices) may give a non-convex dual whose r is well
+    # below 0: LIBSVM divides by it, and so does this (the model is LIBSVM's).
+    if not (np.isfinite(r) and abs(r) > floor):
         raise ValueError(
-            f"The nu-SVC margin variable r = {r:.3g} is not above its uncertainty "
-            f"{floor:.3g} (tol plus the rounding of the kernel values), so the decision "
+            f"The nu-SVC margin variable r = {r:.3g} is within its uncertainty "
+            f"{floor:.3g} of 0 (tol plus the rounding of the kernel values), so the decision "
             "function is 0 within that uncertainty and the dual coefficients alpha / r "
             f"are not determined: for nu={nu!r} the two classes' reduced convex hulls "
             "meet (a larger nu shrinks them), or nu is so small that every gradient is "
@@ -1329,7 +1332,7 @@ class NuSVC(SVC):
     ``ValueError('specified nu is infeasible')``; the limit itself, where
     the smaller class is all bounded support vectors and the decision
     function is not determined, is refused too. A solution whose margin
-    variable ``r`` is not above its uncertainty (``tol`` plus the rounding
+    variable ``r`` is within its uncertainty of 0 (``tol`` plus the rounding
     of the kernel values, ``ε · s · Σα`` with ``s`` the kernel-value scale)
     raises ``ValueError`` instead of dividing by it: there the two classes'
     reduced convex hulls meet and ``α / r`` is of arbitrary size, which
