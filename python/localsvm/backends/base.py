@@ -612,6 +612,57 @@ class SolverBackend(ABC):
         """
         raise self._no_online_learner()
 
+    def online_options(
+        self,
+        *,
+        C: float,
+        threshold: float,
+        epsilon: float,
+        max_neighbors: int,
+        neighbor_step: int,
+        reprocess: int,
+        max_support: int | None,
+        rebatch: bool,
+    ):
+        """The update options the online learner's ``learn`` takes.
+
+        Backends with ``capabilities.online`` return the object their
+        learner's ``learn`` accepts as ``options`` (for the Rust core's
+        learner, a ``localsvm._core.LearnOptions``). The default has none
+        and raises.
+
+        Parameters
+        ----------
+        C : float
+            The upper bound of every multiplier.
+        threshold : float
+            The η that stops the growth of a working set.
+        epsilon : float
+            Width of the band of examples kept and reconsidered.
+        max_neighbors : int
+            Most neighbours added to a working set.
+        neighbor_step : int
+            Neighbours added at each growth step.
+        reprocess : int
+            Subproblems over the strongest KKT violators after each update.
+        max_support : int or None
+            Support-vector budget per binary learner; None for none.
+        rebatch : bool
+            Retrain on all the examples seen at each new one
+            (``strategy='rebatch'``) instead of the local update.
+
+        Returns
+        -------
+        object
+            The options.
+
+        Raises
+        ------
+        UnsupportedProblemError
+            The backend has no online learner.
+        """
+        raise self._no_online_learner()
+
     def _no_online_learner(self) -> UnsupportedProblemError:
         return UnsupportedProblemError(
             f"backend {self.name!r} has no online learner (capabilities.online is False)"

@@ -233,5 +233,35 @@ class RustBackend(SolverBackend):
             tol=float(tol), max_iter=int(max_iter), cache_size=float(cache_size)
         )
 
+    def online_options(
+        self,
+        *,
+        C,
+        threshold,
+        epsilon,
+        max_neighbors,
+        neighbor_step,
+        reprocess,
+        max_support,
+        rebatch,
+    ):
+        """The core learner's update options (see :meth:`SolverBackend.online_options`).
+
+        Returns
+        -------
+        localsvm._core.LearnOptions
+            The options, checked.
+        """
+        return _core.LearnOptions(
+            C,
+            threshold,
+            epsilon=epsilon,
+            max_neighbors=max_neighbors,
+            neighbor_step=neighbor_step,
+            reprocess=reprocess,
+            max_support=max_support,
+            rebatch=rebatch,
+        )
+
 
 localsvm_register_backends = register_builtins("localsvm_register_backends", RustBackend)
