@@ -38,6 +38,7 @@ from .plugins import (
 from .profile_svc import ProfileSVC
 from .svc import SVC, NuSVC
 from .svm_family import SVR, NuSVR, OneClassSVM
+from .tuning import SVCCV, SVRCV
 
 #: Each estimator's module is its class's name in snake case
 #: (``ProfileSVC`` in :mod:`localsvm.profile_svc`). The older module paths
@@ -87,7 +88,9 @@ _check_build()
 
 __all__ = [
     "SVC",
+    "SVCCV",
     "SVR",
+    "SVRCV",
     "Capabilities",
     "CellSVC",
     "ClusterSVC",
