@@ -84,6 +84,10 @@ CHILD = textwrap.dedent(
             C=100.0, kernel="rbf", n_clusters=2, n_landmarks=200, n_jobs=2, random_state=0
         )
         job = fit(est, X, y)
+    elif case == "svccv":
+        X, y = noisy(6000, 50)
+        est = localsvm.SVCCV(Cs=[10.0, 100.0, 1000.0], gammas=3, cv=3, n_jobs=2)
+        job = fit(est, X, y)
     elif case == "cells":
         X, y = noisy(20000, 50)
         est = localsvm.CellSVC(C=100.0, n_cells=2, n_jobs=2, random_state=0)
@@ -142,6 +146,8 @@ CHILD = textwrap.dedent(
         again.set_params(max_neighbors=20)
     if case == "profile":
         again.set_params(n_landmarks="auto")  # 200 would exceed iris' 150 rows
+    if case == "svccv":
+        again.set_params(Cs=[1.0, 10.0], gammas=2)
     if case == "oneclass":
         # No score: the refit's decision values are finite, one per row.
         d = again.fit(Xi).decision_function(Xi)
@@ -170,6 +176,7 @@ def _run_child(case: str) -> dict:
 CASES = {
     "cells": [],
     "svc_binary": [],
+    "svccv": [],
     "svc_multiclass": [],
     "flsa": [],
     "local_predict": [

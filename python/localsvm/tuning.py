@@ -131,17 +131,27 @@ class _SharedKernels:
     its folds are done: the kernel values a grid search computes again for
     every fold and ``C`` are computed once per γ."""
 
-    def __init__(self, X, specs, n_folds: int) -> None:
-        G = X @ X.T
-        G = G.toarray() if sp.issparse(G) else np.asarray(G, dtype=np.float64)
-        if any(s.name == "rbf" for s in specs):
-            sq = np.diag(G).copy()
-            G *= -2.0
-            G += sq[:, None]
-            G += sq[None, :]
-            np.maximum(G, 0.0, out=G)
-            np.fill_diagonal(G, 0.0)
+    def __init__(self, X, specs, n_folds: int, epoch) -> None:
+        n = X.shape[0]
+        rbf = any(s.name == "rbf" for s in specs)
+        XT = X.T.tocsc() if sp.issparse(X) else X.T
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else None
+        if sq is None:
+            sq = np.einsum("ij,ij->i", X, X)
+        G = np.empty((n, n))
+        # Row blocks, so that Ctrl-C is seen between them.
+        for lo, hi in _blocks(n):
+            block = X[lo:hi] @ XT
+            G[lo:hi] = block.toarray() if sp.issparse(block) else block
+            if rbf:
+                g = G[lo:hi]
+                g *= -2.0
+                g += sq[lo:hi, None]
+                g += sq[None, :]
+                np.maximum(g, 0.0, out=g)
+                g[np.arange(hi - lo), np.arange(lo, hi)] = 0.0
         self.base = G
+        self.epoch = epoch
         self.specs = specs
         self.pending = dict.fromkeys(range(len(specs)), n_folds)
         self.mats: dict[int, np.ndarray] = {}
@@ -161,17 +171,26 @@ class _SharedKernels:
             K = self.mats.get(v)
             if K is None:
                 spec = self.specs[v]
-                K = np.multiply(self.base, -spec.gamma if spec.name == "rbf" else spec.gamma)
-                if spec.name == "rbf":
-                    np.exp(K, out=K)
-                elif spec.name == "poly":
-                    K += spec.coef0
-                    np.power(K, spec.degree, out=K)
-                elif spec.name == "sigmoid":
-                    K += spec.coef0
-                    np.tanh(K, out=K)
-                else:
+                if spec.name == "linear":
                     K = self.base
+                else:
+                    K = np.empty_like(self.base)
+                    for lo, hi in _blocks(K.shape[0]):
+                        if interrupted_since(self.epoch):
+                            raise KeyboardInterrupt
+                        k = np.multiply(
+                            self.base[lo:hi],
+                            -spec.gamma if spec.name == "rbf" else spec.gamma,
+                            out=K[lo:hi],
+                        )
+                        if spec.name == "rbf":
+                            np.exp(k, out=k)
+                        elif spec.name == "poly":
+                            k += spec.coef0
+                            np.power(k, spec.degree, out=k)
+                        else:
+                            k += spec.coef0
+                            np.tanh(k, out=k)
                 self.mats[v] = K
             return K
 
@@ -180,6 +199,12 @@ class _SharedKernels:
             self.pending[v] -= 1
             if self.pending[v] == 0:
                 self.mats.pop(v, None)
+
+
+def _blocks(n: int, cells: int = 1 << 21):
+    """Row ranges of an ``n × n`` matrix of about ``cells`` entries each."""
+    step = max(1, cells // max(n, 1))
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
 
 def _path_task(task, shared):
@@ -346,8 +371,9 @@ class _BaseSVMCV(BaseKernelEstimator):
             share = need <= memory_budget()
         else:
             share = self.kernel_matrix == "shared"
+        epoch = interrupt_epoch()
         if share:
-            kernels = _SharedKernels(X, [v[0] for v in variants], n_f)
+            kernels = _SharedKernels(X, [v[0] for v in variants], n_f, epoch)
         report.log(
             2,
             "%s: kernel matrices %s",
@@ -363,7 +389,7 @@ class _BaseSVMCV(BaseKernelEstimator):
             settings,
             backend,
             kernels,
-            interrupt_epoch(),
+            epoch,
         )
         results = run_tasks(
             _path_task,
@@ -378,7 +404,8 @@ class _BaseSVMCV(BaseKernelEstimator):
         score_time = np.zeros((n_v, n_f, n_c))
         unconverged = np.zeros((n_v, n_c), dtype=bool)
         failures: list[str] = []
-        for (v, f), (decision, _it, conv, errors, secs) in zip(tasks, results, strict=True):
+        iters = np.zeros((n_v, n_c), dtype=np.int64)
+        for (v, f), (decision, it, conv, errors, secs) in zip(tasks, results, strict=True):
             valid = folds[f][1]
             for j in range(n_c):
                 k = order[j]  # the j-th smallest C is the k-th given
@@ -396,6 +423,7 @@ class _BaseSVMCV(BaseKernelEstimator):
                 score_time[v, f, k] = time.perf_counter() - t0
                 fit_time[v, f, k] = secs / n_c
                 unconverged[v, k] |= not conv[j]
+                iters[v, k] += int(it[j])
         if failures:
             warnings.warn(
                 f"{len(failures)} of {scores.size} fits failed and were scored "
@@ -404,6 +432,8 @@ class _BaseSVMCV(BaseKernelEstimator):
                 stacklevel=3,
             )
         self._fill_results(scores, fit_time, score_time, cs, variants)
+        # In cv_results_' order: candidate (C number ic, variant v) at ic · n_v + v.
+        self.n_iter_ = iters.T.reshape(-1)
         report.log(
             1,
             "%s: best %s, mean score %.4f",
@@ -625,6 +655,9 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         The class labels.
     n_splits_ : int
         Number of folds.
+    n_iter_ : ndarray of shape (n_candidates,)
+        Solver iterations per candidate, summed over the folds (in
+        ``cv_results_``'s order).
     refit_time_ : float
         Seconds spent refitting.
     n_features_in_ : int
@@ -902,6 +935,9 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         The chosen candidate refitted on all the data (``refit=True``).
     n_splits_ : int
         Number of folds.
+    n_iter_ : ndarray of shape (n_candidates,)
+        Solver iterations per candidate, summed over the folds (in
+        ``cv_results_``'s order).
     refit_time_ : float
         Seconds spent refitting.
     n_features_in_ : int
