@@ -846,7 +846,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
 
 
 class SVRCV(RegressorMixin, _BaseSVMCV):
-    """ε-SVR with ``C``, ``gamma`` and ``epsilon`` chosen by cross-validation.
+    """Epsilon-SVR with ``C``, ``gamma`` and ``epsilon`` chosen by cross-validation.
 
     Scores the grid ``Cs × epsilons × gammas`` as
     ``GridSearchCV(SVR(), {'C': Cs, 'epsilon': epsilons, 'gamma': gammas})``
