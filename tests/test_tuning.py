@@ -264,3 +264,31 @@ def test_sparse_input_matches_dense(binary):
     np.testing.assert_allclose(
         dense.cv_results_["mean_test_score"], sparse.cv_results_["mean_test_score"], atol=0.02
     )
+
+
+def test_class_weight_matches_grid_search(binary):
+    X, y = binary
+    cw = {0: 1.0, 1: 3.0}
+    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, class_weight=cw, tol=1e-6).fit(X, y)
+    ref = _grid(SVC(class_weight=cw, tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=3)
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+    )
+    np.testing.assert_allclose(ours.class_weight_, [1.0, 3.0])
+    with pytest.raises(ValueError, match="class_weight"):
+        SVCCV(Cs=2, gammas=2, cv=3, class_weight={7: 1.0}).fit(X, y)
+
+
+def test_shared_and_per_fold_kernels_agree(binary):
+    X, y = binary
+    a = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, kernel_matrix="shared", tol=1e-6).fit(X, y)
+    b = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, kernel_matrix="per_fold", tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(
+        a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"], atol=1e-9
+    )
+    for kernel in ("poly", "sigmoid"):
+        a = SVCCV(Cs=[1.0], gammas=[0.05], kernel=kernel, cv=3, kernel_matrix="shared").fit(X, y)
+        b = SVCCV(Cs=[1.0], gammas=[0.05], kernel=kernel, cv=3, kernel_matrix="per_fold").fit(X, y)
+        np.testing.assert_allclose(
+            a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"], atol=0.02
+        )

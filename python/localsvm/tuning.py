@@ -40,10 +40,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_clas
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import BaseKernelEstimator, restore_on_interrupt
+from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    BaseKernelEstimator,
+    class_weights,
+    restore_on_interrupt,
+)
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import memory_budget
 from ._multiclass import binary_index, ovo_pairs, vote_winner
@@ -653,6 +657,8 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         The chosen candidate refitted on all the data (``refit=True``).
     classes_ : ndarray of shape (n_classes,)
         The class labels.
+    class_weight_ : ndarray of shape (n_classes,)
+        The factor of ``C`` per class (from ``class_weight``).
     n_splits_ : int
         Number of folds.
     n_iter_ : ndarray of shape (n_candidates,)
@@ -694,7 +700,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseSVMCV._parameter_constraints,
-        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
@@ -763,14 +769,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         y_idx = encode_classes(self, y)
         classes = self.classes_
         n_classes = classes.size
-        if isinstance(self.class_weight, dict):
-            unknown = sorted(set(self.class_weight) - set(classes.tolist()), key=str)
-            if unknown:
-                raise ValueError(
-                    f"class_weight names classes that are not in y: {unknown}; "
-                    f"the classes are {classes.tolist()}"
-                )
-        box = compute_class_weight(self.class_weight, classes=classes, y=y)[y_idx]
+        box = class_weights(self, y)[y_idx]
         cs = self._c_grid()
         gammas = self._gamma_grid(X)
         variants = [
