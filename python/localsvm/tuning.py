@@ -330,7 +330,7 @@ class _BaseSVMCV(BaseKernelEstimator):
         self.n_splits_ = len(folds)
         order = np.argsort(cs, kind="stable")
         settings = dict(
-            tol=float(self.cv_tol if self.cv_tol is not None else self.tol),
+            tol=float(self.cv_tol if self.cv_tol is not None else 10.0 * self.tol),
             max_iter=int(self.max_iter),
             cache_size=float(self.cache_size),
             shrinking=bool(self.shrinking),
@@ -611,10 +611,14 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     class_weight : dict, 'balanced' or None, default=None
         Multipliers of ``C`` per class, as :class:`~localsvm.SVC`'s.
     tol : float, default=1e-3
-        Stopping tolerance of the refit (and of the folds' solves unless
-        ``cv_tol`` is given).
+        Stopping tolerance of the refit.
     cv_tol : float or None, default=None
-        Stopping tolerance of the folds' solves; None uses ``tol``.
+        Stopping tolerance of the folds' solves; None uses ``10 · tol``.
+        The folds are judged by their held-out predictions, which a looser
+        tolerance moves only for points within about ``cv_tol`` of the
+        decision boundary (the KKT violation bounds the error of the
+        decision values); give ``cv_tol=tol`` for the scores of
+        ``GridSearchCV`` at the refit's tolerance.
     cache_size : float, default=200
         Megabytes of kernel values each running task may keep.
     max_iter : int, default=-1
@@ -891,10 +895,14 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
     coef0 : float, default=0.0
         Constant term of 'poly' and 'sigmoid'.
     tol : float, default=1e-3
-        Stopping tolerance of the refit (and of the folds' solves unless
-        ``cv_tol`` is given).
+        Stopping tolerance of the refit.
     cv_tol : float or None, default=None
-        Stopping tolerance of the folds' solves; None uses ``tol``.
+        Stopping tolerance of the folds' solves; None uses ``10 · tol``.
+        The folds are judged by their held-out predictions, which a looser
+        tolerance moves only for points within about ``cv_tol`` of the
+        decision boundary (the KKT violation bounds the error of the
+        decision values); give ``cv_tol=tol`` for the scores of
+        ``GridSearchCV`` at the refit's tolerance.
     cache_size : float, default=200
         Megabytes of kernel values each running task may keep.
     max_iter : int, default=-1
