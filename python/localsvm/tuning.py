@@ -171,32 +171,51 @@ class _SharedKernels:
         return 8.0 * n * n * (2 + n_workers * (1 + block_factor))
 
     def get(self, v: int) -> np.ndarray:
-        with self.locks[v]:
-            K = self.mats.get(v)
-            if K is None:
-                spec = self.specs[v]
-                if spec.name == "linear":
-                    K = self.base
-                else:
-                    K = np.empty_like(self.base)
-                    for lo, hi in _blocks(K.shape[0]):
-                        if interrupted_since(self.epoch):
-                            raise KeyboardInterrupt
-                        k = np.multiply(
-                            self.base[lo:hi],
-                            -spec.gamma if spec.name == "rbf" else spec.gamma,
-                            out=K[lo:hi],
-                        )
-                        if spec.name == "rbf":
-                            np.exp(k, out=k)
-                        elif spec.name == "poly":
-                            k += spec.coef0
-                            np.power(k, spec.degree, out=k)
-                        else:
-                            k += spec.coef0
-                            np.tanh(k, out=k)
-                self.mats[v] = K
+        """The kernel matrix of variant ``v``, built if no task has yet. A
+        task that finds another building it builds the next variant's
+        meanwhile instead of waiting idle."""
+        if not self.locks[v].acquire(blocking=False):
+            if v + 1 < len(self.specs) and self.locks[v + 1].acquire(blocking=False):
+                try:
+                    self._build(v + 1)
+                finally:
+                    self.locks[v + 1].release()
+            self.locks[v].acquire()
+        try:
+            return self._build(v)
+        finally:
+            self.locks[v].release()
+
+    def _build(self, v: int) -> np.ndarray:
+        """Variant ``v``'s matrix, built unless it is (its lock held)."""
+        K = self.mats.get(v)
+        if K is not None:
             return K
+        spec = self.specs[v]
+        if spec.name == "linear":
+            K = self.base
+        else:
+            K = np.empty_like(self.base)
+            for lo, hi in _blocks(K.shape[0]):
+                if interrupted_since(self.epoch):
+                    raise KeyboardInterrupt
+                k = np.multiply(
+                    self.base[lo:hi],
+                    -spec.gamma if spec.name == "rbf" else spec.gamma,
+                    out=K[lo:hi],
+                )
+                if spec.name == "rbf":
+                    np.exp(k, out=k)
+                elif spec.name == "poly":
+                    k += spec.coef0
+                    np.power(k, spec.degree, out=k)
+                else:
+                    k += spec.coef0
+                    np.tanh(k, out=k)
+        with self.guard:
+            if self.pending[v] > 0:
+                self.mats[v] = K
+        return K
 
     def release(self, v: int) -> None:
         with self.guard:
