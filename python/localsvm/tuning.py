@@ -8,9 +8,14 @@ feasible, the boxes only widening: the α seeding of DeCoste & Wagstaff,
 "Alpha seeding for support vector machines", KDD 2000), with the kernel
 values and the gradient kept from one ``C`` to the next by backends that
 can (the Rust one: one call per task, the GIL released), and the held-out
-rows' decision values computed from the same solutions. The tasks run in
+rows' decision values computed from the same solutions. When they fit the
+memory budget, the kernel values themselves are computed once: one matrix
+of squared distances (or inner products) over all the rows, and from it one
+kernel matrix per γ that every fold and ``C`` reads. The tasks run in
 ``n_jobs`` threads; each is computed alone, so the results do not depend
-on how the threads interleave.
+on how the threads interleave. Every candidate is scored on every fold (no
+candidate is dropped early); the folds' solves stop at ``10 · tol`` unless
+``cv_tol`` says otherwise.
 
 The default grids follow the data's scale: ``gammas`` around
 γ_scale = 1 / (n_features · X.var()) (scikit-learn's ``gamma='scale'``),
