@@ -140,7 +140,7 @@ class _SharedKernels:
     its folds are done: the kernel values a grid search computes again for
     every fold and ``C`` are computed once per γ."""
 
-    def __init__(self, X, specs, n_folds: int, epoch) -> None:
+    def __init__(self, X, specs, uses: list[int], epoch) -> None:
         n = X.shape[0]
         rbf = any(s.name == "rbf" for s in specs)
         XT = X.T.tocsc() if sp.issparse(X) else X.T
@@ -162,7 +162,8 @@ class _SharedKernels:
         self.base = G
         self.epoch = epoch
         self.specs = specs
-        self.pending = dict.fromkeys(range(len(specs)), n_folds)
+        # The tasks still to read each matrix.
+        self.pending = dict(enumerate(uses))
         self.mats: dict[int, np.ndarray] = {}
         self.locks = [threading.Lock() for _ in specs]
         self.guard = threading.Lock()
@@ -242,14 +243,14 @@ def _path_task(task, shared):
     n_valid, n_problems)``, NaN for a problem the fold cannot pose),
     iterations, convergence, errors and the seconds taken."""
     v, f = task
-    X, folds, problems_of, variants, cs, settings, backend, kernels, epoch = shared
+    X, folds, problems_of, variants, cs, settings, backend, kernels, kernel_of, epoch = shared
     if interrupted_since(epoch):
         raise KeyboardInterrupt
     train, valid = folds[f]
     start = time.perf_counter()
     spec = variants[v][0]
     if kernels is not None:
-        X, spec = kernels.get(v), KernelSpec("precomputed")
+        X, spec = kernels.get(kernel_of[v]), KernelSpec("precomputed")
     problems = problems_of(train, v)
     n_c = cs.size
     decision = np.full((n_c, valid.size, len(problems)), np.nan)
@@ -277,7 +278,7 @@ def _path_task(task, shared):
         converged &= np.asarray(out.converged, dtype=bool)
         errors = [errors[i] or out.error[i] for i in range(n_c)]
     if kernels is not None:
-        kernels.release(v)
+        kernels.release(kernel_of[v])
     return decision, n_iter, converged, errors, time.perf_counter() - start
 
 
@@ -370,7 +371,17 @@ class _BaseSVMCV(BaseKernelEstimator):
         if sp.issparse(X):
             core_rows(X, cache=True)  # the core's copy, shared by the tasks
         n_v, n_f, n_c = len(variants), len(folds), cs.size
-        tasks = [(v, f) for v in range(n_v) for f in range(n_f)]
+        # Variants with the same kernel (ε-SVR's epsilons at one γ) share
+        # its matrix: their tasks run one after another.
+        specs: list[KernelSpec] = []
+        kernel_of = []
+        for spec, _ in variants:
+            if spec not in specs:
+                specs.append(spec)
+            kernel_of.append(specs.index(spec))
+        tasks = sorted(
+            ((v, f) for v in range(n_v) for f in range(n_f)), key=lambda t: (kernel_of[t[0]], t)
+        )
         report = self._fit_report(len(tasks), X, y)
         report.subtasks("variant-fold", len(tasks))
         name = type(self).__name__
@@ -401,7 +412,8 @@ class _BaseSVMCV(BaseKernelEstimator):
             share = self.kernel_matrix == "shared"
         epoch = interrupt_epoch()
         if share:
-            kernels = _SharedKernels(X, [v[0] for v in variants], n_f, epoch)
+            uses = [n_f * kernel_of.count(k) for k in range(len(specs))]
+            kernels = _SharedKernels(X, specs, uses, epoch)
         report.log(
             2,
             "%s: kernel matrices %s",
@@ -417,6 +429,7 @@ class _BaseSVMCV(BaseKernelEstimator):
             settings,
             backend,
             kernels,
+            kernel_of,
             epoch,
         )
         results = run_tasks(
