@@ -29,8 +29,10 @@ __all__ = [
     "QPResult",
     "QPSolver",
     "SolverSettings",
+    "CPathResult",
     "__version__",
     "_raise_internal_panic",
+    "c_path",
     "decision_values",
     "decision_values_ovo",
     "dual_gradient",
@@ -510,6 +512,52 @@ class LocalOptions:
     @property
     def primal(self) -> LocalPrimal | None:
         """The primal solver's settings, None for the dual solver."""
+
+@final
+class CPathResult:
+    """What :func:`c_path` returns."""
+
+    @property
+    def decision(self) -> npt.NDArray[np.float64]:
+        """Held-out decision values, one row per ``C``."""
+    @property
+    def n_iter(self) -> npt.NDArray[np.uint64]:
+        """Solver iterations per ``C``."""
+    @property
+    def converged(self) -> npt.NDArray[np.bool_]:
+        """False where the iteration cap stopped the solve."""
+    @property
+    def precision(self) -> str:
+        """The kernel path used: ``'float32'`` or ``'float64'``."""
+
+def c_path(
+    x: npt.NDArray[np.float64] | CsrMatrix,
+    rows: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.int64],
+    y: npt.NDArray[np.float64],
+    weights: npt.NDArray[np.float64],
+    cs: npt.NDArray[np.float64],
+    *,
+    kernel: Kernel | None = None,
+    settings: SolverSettings | None = None,
+    p: npt.NDArray[np.float64] | None = None,
+    cross: npt.NDArray[np.float64] | None = None,
+) -> CPathResult:
+    """One C-SVC (or, with ``p``, ε-SVR) dual solved along the increasing
+    ``cs`` on a single Hessian, and scored on held-out rows.
+
+    The variables are the rows ``rows`` of ``x`` (a row may repeat), with
+    labels ``y`` (±1), linear term ``p`` (None: −1) and boxes
+    ``0 ≤ α_t ≤ c · weights[t]`` (weights positive); ``yᵀα = 0``. Each ``c``
+    starts from the previous solution and its gradient (the boxes only
+    widen: DeCoste & Wagstaff, "Alpha seeding for support vector machines",
+    KDD 2000). Returns, per ``c``, the decision values
+    ``Σ_t α_t y_t K(x_t, x_v) − ρ`` at the rows ``valid`` of ``x``, the
+    iterations and the convergence flag. With ``Kernel('precomputed')``,
+    ``x`` is the square kernel matrix and ``cross`` (shape ``(len(rows),
+    len(valid))``) the held-out kernel values; ``cross`` is given then
+    only. Runs without the GIL; Ctrl-C stops it.
+    """
 
 def solve_local(
     x: npt.NDArray[np.float64],
