@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "CPathResult",
     "CsrMatrix",
     "FLSAGram",
     "FLSAOptions",
@@ -29,7 +30,6 @@ __all__ = [
     "QPResult",
     "QPSolver",
     "SolverSettings",
-    "CPathResult",
     "__version__",
     "_raise_internal_panic",
     "c_path",
