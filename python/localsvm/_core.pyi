@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "CPathFold",
     "CPathResult",
     "CsrMatrix",
     "FLSAGram",
@@ -530,33 +531,47 @@ class CPathResult:
     def precision(self) -> str:
         """The kernel path used: ``'float32'`` or ``'float64'``."""
 
+@final
+class CPathFold:
+    """One fold of a cross-validation path for :func:`c_path`: the
+    training rows ``rows`` of ``x`` (the dual's variables; a row may
+    repeat), the held-out rows ``valid``, the linear term ``p`` (None: −1)
+    and, with ``Kernel('precomputed')`` only, ``cross``, the kernel block
+    of shape ``(len(rows), len(valid))``. Checked and copied once; raises
+    ``ValueError`` for negative indices or mismatched shapes."""
+
+    def __new__(
+        cls,
+        rows: npt.NDArray[np.int64],
+        valid: npt.NDArray[np.int64],
+        *,
+        p: npt.NDArray[np.float64] | None = None,
+        cross: npt.NDArray[np.float64] | None = None,
+    ) -> CPathFold: ...
+
 def c_path(
     x: npt.NDArray[np.float64] | CsrMatrix,
-    rows: npt.NDArray[np.int64],
-    valid: npt.NDArray[np.int64],
     y: npt.NDArray[np.float64],
     weights: npt.NDArray[np.float64],
     cs: npt.NDArray[np.float64],
+    fold: CPathFold,
     *,
     kernel: Kernel | None = None,
     settings: SolverSettings | None = None,
-    p: npt.NDArray[np.float64] | None = None,
-    cross: npt.NDArray[np.float64] | None = None,
 ) -> CPathResult:
     """One C-SVC (or, with ``p``, ε-SVR) dual solved along the increasing
     ``cs`` on a single Hessian, and scored on held-out rows.
 
-    The variables are the rows ``rows`` of ``x`` (a row may repeat), with
+    The variables are the rows ``fold.rows`` of ``x`` (a row may repeat), with
     labels ``y`` (±1), linear term ``p`` (None: −1) and boxes
     ``0 ≤ α_t ≤ c · weights[t]`` (weights positive); ``yᵀα = 0``. Each ``c``
     starts from the previous solution and its gradient (the boxes only
     widen: DeCoste & Wagstaff, "Alpha seeding for support vector machines",
     KDD 2000). Returns, per ``c``, the decision values
-    ``Σ_t α_t y_t K(x_t, x_v) − ρ`` at the rows ``valid`` of ``x``, the
-    iterations and the convergence flag. With ``Kernel('precomputed')``,
-    ``x`` is the square kernel matrix and ``cross`` (shape ``(len(rows),
-    len(valid))``) the held-out kernel values; ``cross`` is given then
-    only. Runs without the GIL; Ctrl-C stops it.
+    ``Σ_t α_t y_t K(x_t, x_v) − ρ`` at the rows ``fold.valid`` of ``x``,
+    the iterations and the convergence flag. With ``Kernel('precomputed')``,
+    ``x`` is the square kernel matrix and ``fold.cross`` the held-out kernel
+    values. Runs without the GIL; Ctrl-C stops it.
     """
 
 def solve_local(

@@ -167,15 +167,12 @@ class RustBackend(SolverBackend):
             cross = np.ascontiguousarray(np.asarray(path.X)[np.ix_(rows, valid)], dtype=f64)
         out = _core.c_path(
             core_rows(path.X),
-            rows,
-            valid,
             np.ascontiguousarray(np.asarray(path.y)[keep], dtype=f64),
             np.ascontiguousarray(weights[keep]),
             cs,
+            _core.CPathFold(rows, valid, p=p, cross=cross),
             kernel=path.kernel.core(),
             settings=_settings(path),
-            p=p,
-            cross=cross,
         )
         return CPathResult(
             decision=np.asarray(out.decision),

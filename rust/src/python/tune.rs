@@ -24,46 +24,82 @@ pub(super) struct CPathResult {
     precision: &'static str,
 }
 
+/// One fold of a cross-validation path: the training rows (the dual's
+/// variables), the held-out rows, the linear term and, with a precomputed
+/// kernel, the held-out kernel block; checked and copied once.
+#[pyclass(frozen, module = "localsvm._core")]
+pub(super) struct CPathFold {
+    rows: Vec<usize>,
+    valid: Vec<usize>,
+    p: Option<Vec<f64>>,
+    cross: Option<Vec<f64>>,
+}
+
+#[pymethods]
+impl CPathFold {
+    #[new]
+    #[pyo3(signature = (rows, valid, *, p = None, cross = None))]
+    fn new(
+        rows: PyReadonlyArray1<'_, i64>,
+        valid: PyReadonlyArray1<'_, i64>,
+        p: Option<PyReadonlyArray1<'_, f64>>,
+        cross: Option<PyReadonlyArray2<'_, f64>>,
+    ) -> PyResult<Self> {
+        let rows = indices(rows, "rows")?;
+        let valid = indices(valid, "valid")?;
+        if let Some(p) = &p {
+            if p.len() != rows.len() {
+                return Err(PyValueError::new_err(format!(
+                    "p must have one value per row, got {} for {} rows",
+                    p.len(),
+                    rows.len()
+                )));
+            }
+        }
+        let cross = match cross {
+            Some(c) => {
+                let (m, v) = c.as_array().dim();
+                if (m, v) != (rows.len(), valid.len()) {
+                    return Err(PyValueError::new_err(format!(
+                        "cross must have shape (len(rows), len(valid)), got ({m}, {v})"
+                    )));
+                }
+                Some(c.as_array().iter().copied().collect::<Vec<f64>>())
+            }
+            None => None,
+        };
+        Ok(CPathFold {
+            rows,
+            valid,
+            p: p.map(|a| vec1(a.as_array())),
+            cross,
+        })
+    }
+}
+
 /// Solve one dual along increasing `C` on one Hessian and score the
-/// held-out rows; see `_core.pyi`.
+/// held-out rows of `fold`; see `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (
-    x, rows, valid, y, weights, cs, *, kernel = None, settings = None, p = None, cross = None
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, y, weights, cs, fold, *, kernel = None, settings = None))]
 pub(super) fn c_path<'py>(
     py: Python<'py>,
     x: XArg<'py>,
-    rows: PyReadonlyArray1<'py, i64>,
-    valid: PyReadonlyArray1<'py, i64>,
     y: PyReadonlyArray1<'py, f64>,
     weights: PyReadonlyArray1<'py, f64>,
     cs: PyReadonlyArray1<'py, f64>,
+    fold: PyRef<'py, CPathFold>,
     kernel: Option<PyRef<'py, Kernel>>,
     settings: Option<PyRef<'py, SolverSettings>>,
-    p: Option<PyReadonlyArray1<'py, f64>>,
-    cross: Option<PyReadonlyArray2<'py, f64>>,
 ) -> PyResult<CPathResult> {
     let kind = kernel_kind(kernel.as_deref(), "rbf")?;
     let precomputed = matches!(kind, crate::kernel::KernelKind::Precomputed);
-    if precomputed != cross.is_some() {
+    if precomputed != fold.cross.is_some() {
         return Err(PyValueError::new_err(
             "cross (the kernel between the training and the held-out rows) is given with \
              kernel='precomputed', and only then",
         ));
     }
-    let cross = match cross {
-        Some(c) => {
-            let (m, v) = c.as_array().dim();
-            if (m, v) != (rows.len(), valid.len()) {
-                return Err(PyValueError::new_err(format!(
-                    "cross must have shape (len(rows), len(valid)), got ({m}, {v})"
-                )));
-            }
-            Some(c.as_array().iter().copied().collect::<Vec<f64>>())
-        }
-        None => None,
-    };
+    let cross = fold.cross.clone();
     let defaults = SolverSettings::default_values();
     let settings = settings.as_deref().unwrap_or(&defaults);
     let path_settings = PathSettings {
@@ -73,8 +109,8 @@ pub(super) fn c_path<'py>(
         cache_bytes: settings.cache_bytes(),
         precision: settings.precision_value(),
     };
-    let rows = indices(rows, "rows")?;
-    let valid = indices(valid, "valid")?;
+    let rows = fold.rows.clone();
+    let valid = fold.valid.clone();
     let (n_rows, _) = x.dim();
     if let Some(&bad) = rows.iter().chain(&valid).find(|&&i| i >= n_rows) {
         return Err(PyValueError::new_err(format!(
@@ -84,7 +120,15 @@ pub(super) fn c_path<'py>(
     let y = vec1(y.as_array());
     let weights = vec1(weights.as_array());
     let cs = vec1(cs.as_array());
-    let p = p.map_or_else(|| vec![-1.0; y.len()], |a| vec1(a.as_array()));
+    if y.len() != rows.len() || weights.len() != rows.len() {
+        return Err(PyValueError::new_err(format!(
+            "y and weights must have one value per row of the fold ({}), got {} and {}",
+            rows.len(),
+            y.len(),
+            weights.len()
+        )));
+    }
+    let p = fold.p.clone().unwrap_or_else(|| vec![-1.0; y.len()]);
     let n_c = cs.len();
     let n_valid = valid.len();
     let x = x.input()?;
