@@ -46,3 +46,13 @@ def fill(**parts: str) -> Callable[[_F], _F]:
         return obj
 
     return decorate
+
+
+def doc(template: str, /, **parts: str) -> Callable[[_F], _F]:
+    """Decorate a function or class: its docstring is ``template`` with ``parts`` filled in."""
+
+    def decorate(obj: _F) -> _F:
+        obj.__doc__ = render(template, **parts)
+        return obj
+
+    return decorate

@@ -22,6 +22,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from ._docstrings import doc
 
 ENTRY_POINT_GROUP = "localsvm"
 DISABLE_AUTOLOAD_ENV = "LOCALSVM_DISABLE_PLUGIN_AUTOLOAD"
@@ -145,178 +146,135 @@ def engines() -> dict[str, Any]:
     return dict(_registry("localsvm_register_engines", "engine"))
 
 
-def list_backends() -> list[str]:
-    """List the names of the registered solver backends.
+_LIST_DOC = """List the names of the registered {what}.
 
     Returns
     -------
     list of str
-        The names, sorted; each is accepted as ``backend=``.
+        The names, sorted; each is accepted as {accepted}.
 
     Examples
     --------
-    >>> from localsvm import list_backends
-    >>> {"rust", "scipy"} <= set(list_backends())
-    True
+    >>> from localsvm import list_{kind}
+    {example}
     """
+
+_GET_DOC = """Return the {what} registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_{kind}`.
+
+    Returns
+    -------
+    {returns}
+
+    Raises
+    ------
+    ValueError
+        {raises}
+
+    Examples
+    --------
+    >>> from localsvm import get_{single}
+    {example}
+    """
+_UNKNOWN = "If nothing is registered under that name."
+
+
+@doc(
+    _LIST_DOC,
+    what="solver backends",
+    accepted="``backend=``",
+    kind="backends",
+    example='>>> {"rust", "scipy"} <= set(list_backends())\nTrue',
+)
+def list_backends() -> list[str]:
     return sorted(backends())
 
 
+@doc(
+    _LIST_DOC,
+    what="similarity strategies",
+    accepted="``similarity=``",
+    kind="similarities",
+    example=">>> list_similarities()[:2]\n['gaussian', 'knn']",
+)
 def list_similarities() -> list[str]:
-    """List the names of the registered similarity strategies.
-
-    Returns
-    -------
-    list of str
-        The names, sorted; each is accepted as ``similarity=``.
-
-    Examples
-    --------
-    >>> from localsvm import list_similarities
-    >>> list_similarities()[:2]
-    ['gaussian', 'knn']
-    """
     return sorted(similarities())
 
 
+@doc(
+    _LIST_DOC,
+    what="clustering strategies",
+    accepted="``clustering=``",
+    kind="clusterings",
+    example='>>> "magkmeans" in list_clusterings()\nTrue',
+)
 def list_clusterings() -> list[str]:
-    """List the names of the registered clustering strategies.
-
-    Returns
-    -------
-    list of str
-        The names, sorted; each is accepted as ``clustering=``.
-
-    Examples
-    --------
-    >>> from localsvm import list_clusterings
-    >>> "magkmeans" in list_clusterings()
-    True
-    """
     return sorted(clusterings())
 
 
+@doc(
+    _LIST_DOC,
+    what="execution engines",
+    accepted="``engine=`` and :func:`localsvm.use_engine`",
+    kind="engines",
+    example='>>> {"serial", "threads"} <= set(list_engines())\nTrue',
+)
 def list_engines() -> list[str]:
-    """List the names of the registered execution engines.
-
-    Returns
-    -------
-    list of str
-        The names, sorted; each is accepted as ``engine=`` and :func:`localsvm.use_engine`.
-
-    Examples
-    --------
-    >>> from localsvm import list_engines
-    >>> {"serial", "threads"} <= set(list_engines())
-    True
-    """
     return sorted(engines())
 
 
+@doc(
+    _GET_DOC,
+    what="solver backend",
+    kind="backends",
+    single="backend",
+    returns="SolverBackend\n    The backend object (anything with ``name``, ``priority``,\n"
+    "    ``capabilities``, ``check`` and ``solve``).",
+    raises="If no backend has that name; the message lists the registered ones.",
+    example=">>> get_backend(\"rust\")\n<RustBackend 'rust'>",
+)
 def get_backend(name: str) -> Any:
-    """Return the solver backend registered as ``name``.
-
-    Parameters
-    ----------
-    name : str
-        A name from :func:`list_backends`.
-
-    Returns
-    -------
-    SolverBackend
-        The backend object (anything with ``name``, ``priority``,
-        ``capabilities``, ``check`` and ``solve``).
-
-    Raises
-    ------
-    ValueError
-        If no backend has that name; the message lists the registered ones.
-
-    Examples
-    --------
-    >>> from localsvm import get_backend
-    >>> get_backend("rust")
-    <RustBackend 'rust'>
-    """
     return _get("localsvm_register_backends", "backend", name)
 
 
+@doc(
+    _GET_DOC,
+    what="similarity strategy",
+    kind="similarities",
+    single="similarity",
+    returns="object\n    An object with ``name``, ``parameters`` and ``compute``.",
+    raises=_UNKNOWN,
+    example=">>> get_similarity(\"gaussian\").name\n'gaussian'",
+)
 def get_similarity(name: str) -> Any:
-    """Return the similarity strategy registered as ``name``.
-
-    Parameters
-    ----------
-    name : str
-        A name from :func:`list_similarities`.
-
-    Returns
-    -------
-    object
-        An object with ``name``, ``parameters`` and ``compute``.
-
-    Raises
-    ------
-    ValueError
-        If nothing is registered under that name.
-
-    Examples
-    --------
-    >>> from localsvm import get_similarity
-    >>> get_similarity("gaussian").name
-    'gaussian'
-    """
     return _get("localsvm_register_similarities", "similarity", name)
 
 
+@doc(
+    _GET_DOC,
+    what="clustering strategy",
+    kind="clusterings",
+    single="clustering",
+    returns="object\n    An object with ``name`` and ``cluster``.",
+    raises=_UNKNOWN,
+    example=">>> get_clustering(\"magkmeans\").name\n'magkmeans'",
+)
 def get_clustering(name: str) -> Any:
-    """Return the clustering strategy registered as ``name``.
-
-    Parameters
-    ----------
-    name : str
-        A name from :func:`list_clusterings`.
-
-    Returns
-    -------
-    object
-        An object with ``name`` and ``cluster``.
-
-    Raises
-    ------
-    ValueError
-        If nothing is registered under that name.
-
-    Examples
-    --------
-    >>> from localsvm import get_clustering
-    >>> get_clustering("magkmeans").name
-    'magkmeans'
-    """
     return _get("localsvm_register_clusterings", "clustering", name)
 
 
+@doc(
+    _GET_DOC,
+    what="execution engine",
+    kind="engines",
+    single="engine",
+    returns="object\n    An object with ``name`` and ``map``.",
+    raises=_UNKNOWN,
+    example=">>> get_engine(\"serial\").name\n'serial'",
+)
 def get_engine(name: str) -> Any:
-    """Return the execution engine registered as ``name``.
-
-    Parameters
-    ----------
-    name : str
-        A name from :func:`list_engines`.
-
-    Returns
-    -------
-    object
-        An object with ``name`` and ``map``.
-
-    Raises
-    ------
-    ValueError
-        If nothing is registered under that name.
-
-    Examples
-    --------
-    >>> from localsvm import get_engine
-    >>> get_engine("serial").name
-    'serial'
-    """
     return _get("localsvm_register_engines", "engine", name)
