@@ -181,100 +181,103 @@ _GET_DOC = """Return the {what} registered as ``name``.
     {example}
     """
 _UNKNOWN = "If nothing is registered under that name."
+# Per kind of plugin: (plural, what one is, what several are, the parameter that takes its name,
+# a list_* example, a get_* Returns section, a get_* example). Keep in step with the
+# tuple ``_docs`` unpacks.
+_KINDS: dict[str, tuple[str, ...]] = {
+    "backend": (
+        "backends",
+        "solver backend",
+        "solver backends",
+        "``backend=``",
+        '>>> {"rust", "scipy"} <= set(list_backends())\nTrue',
+        "SolverBackend\n    The backend object (anything with ``name``, ``priority``,\n"
+        "    ``capabilities``, ``check`` and ``solve``).",
+        ">>> get_backend(\"rust\")\n<RustBackend 'rust'>",
+    ),
+    "similarity": (
+        "similarities",
+        "similarity strategy",
+        "similarity strategies",
+        "``similarity=``",
+        ">>> list_similarities()[:2]\n['gaussian', 'knn']",
+        "object\n    An object with ``name``, ``parameters`` and ``compute``.",
+        ">>> get_similarity(\"gaussian\").name\n'gaussian'",
+    ),
+    "clustering": (
+        "clusterings",
+        "clustering strategy",
+        "clustering strategies",
+        "``clustering=``",
+        '>>> "magkmeans" in list_clusterings()\nTrue',
+        "object\n    An object with ``name`` and ``cluster``.",
+        ">>> get_clustering(\"magkmeans\").name\n'magkmeans'",
+    ),
+    "engine": (
+        "engines",
+        "execution engine",
+        "execution engines",
+        "``engine=`` and :func:`localsvm.use_engine`",
+        '>>> {"serial", "threads"} <= set(list_engines())\nTrue',
+        "object\n    An object with ``name`` and ``map``.",
+        ">>> get_engine(\"serial\").name\n'serial'",
+    ),
+}
 
 
-@doc(
-    _LIST_DOC,
-    what="solver backends",
-    accepted="``backend=``",
-    kind="backends",
-    example='>>> {"rust", "scipy"} <= set(list_backends())\nTrue',
-)
+def _docs(template: str, single: str) -> Any:
+    """The docstring of ``list_<plural>`` or ``get_<single>`` for one kind of plugin."""
+    kind, one, many, accepted, listed, returns, got = _KINDS[single]
+    return doc(
+        template,
+        what=one if template is _GET_DOC else many,
+        kind=kind,
+        single=single,
+        accepted=accepted,
+        returns=returns,
+        raises=_UNKNOWN if single != "backend" else _NO_BACKEND,
+        example=got if template is _GET_DOC else listed,
+    )
+
+
+_NO_BACKEND = "If no backend has that name; the message lists the registered ones."
+
+
+@_docs(_LIST_DOC, "backend")
 def list_backends() -> list[str]:
     return sorted(backends())
 
 
-@doc(
-    _LIST_DOC,
-    what="similarity strategies",
-    accepted="``similarity=``",
-    kind="similarities",
-    example=">>> list_similarities()[:2]\n['gaussian', 'knn']",
-)
+@_docs(_LIST_DOC, "similarity")
 def list_similarities() -> list[str]:
     return sorted(similarities())
 
 
-@doc(
-    _LIST_DOC,
-    what="clustering strategies",
-    accepted="``clustering=``",
-    kind="clusterings",
-    example='>>> "magkmeans" in list_clusterings()\nTrue',
-)
+@_docs(_LIST_DOC, "clustering")
 def list_clusterings() -> list[str]:
     return sorted(clusterings())
 
 
-@doc(
-    _LIST_DOC,
-    what="execution engines",
-    accepted="``engine=`` and :func:`localsvm.use_engine`",
-    kind="engines",
-    example='>>> {"serial", "threads"} <= set(list_engines())\nTrue',
-)
+@_docs(_LIST_DOC, "engine")
 def list_engines() -> list[str]:
     return sorted(engines())
 
 
-@doc(
-    _GET_DOC,
-    what="solver backend",
-    kind="backends",
-    single="backend",
-    returns="SolverBackend\n    The backend object (anything with ``name``, ``priority``,\n"
-    "    ``capabilities``, ``check`` and ``solve``).",
-    raises="If no backend has that name; the message lists the registered ones.",
-    example=">>> get_backend(\"rust\")\n<RustBackend 'rust'>",
-)
+@_docs(_GET_DOC, "backend")
 def get_backend(name: str) -> Any:
     return _get("localsvm_register_backends", "backend", name)
 
 
-@doc(
-    _GET_DOC,
-    what="similarity strategy",
-    kind="similarities",
-    single="similarity",
-    returns="object\n    An object with ``name``, ``parameters`` and ``compute``.",
-    raises=_UNKNOWN,
-    example=">>> get_similarity(\"gaussian\").name\n'gaussian'",
-)
+@_docs(_GET_DOC, "similarity")
 def get_similarity(name: str) -> Any:
     return _get("localsvm_register_similarities", "similarity", name)
 
 
-@doc(
-    _GET_DOC,
-    what="clustering strategy",
-    kind="clusterings",
-    single="clustering",
-    returns="object\n    An object with ``name`` and ``cluster``.",
-    raises=_UNKNOWN,
-    example=">>> get_clustering(\"magkmeans\").name\n'magkmeans'",
-)
+@_docs(_GET_DOC, "clustering")
 def get_clustering(name: str) -> Any:
     return _get("localsvm_register_clusterings", "clustering", name)
 
 
-@doc(
-    _GET_DOC,
-    what="execution engine",
-    kind="engines",
-    single="engine",
-    returns="object\n    An object with ``name`` and ``map``.",
-    raises=_UNKNOWN,
-    example=">>> get_engine(\"serial\").name\n'serial'",
-)
+@_docs(_GET_DOC, "engine")
 def get_engine(name: str) -> Any:
     return _get("localsvm_register_engines", "engine", name)
