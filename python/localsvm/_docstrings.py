@@ -11,6 +11,7 @@ see the filled-in result.
 
 from __future__ import annotations
 
+import inspect
 import re
 import textwrap
 from collections.abc import Callable
@@ -19,6 +20,18 @@ from typing import TypeVar
 _F = TypeVar("_F", bound=Callable)
 
 _FIELD = re.compile(r"\{(\w+)\}")
+
+# ``X`` of ``fit`` for estimators that take ``kernel='precomputed'``.
+X_TRAIN = """\
+X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
+    Training examples, or the square training kernel for
+    ``kernel='precomputed'``."""
+
+# ``X`` of the prediction methods of those estimators.
+X_PREDICT = """\
+X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
+    Examples, or their kernel with the training examples for
+    ``kernel='precomputed'``."""
 
 
 def render(template: str, /, **parts: str) -> str:
@@ -39,10 +52,17 @@ def render(template: str, /, **parts: str) -> str:
 
 
 def fill(**parts: str) -> Callable[[_F], _F]:
-    """Decorate a function or class: fill its docstring's fields from ``parts``."""
+    """Decorate a function or class: fill its docstring's fields from ``parts``.
+
+    On a class, the docstrings of the methods it defines are filled too.
+    """
 
     def decorate(obj: _F) -> _F:
         obj.__doc__ = render(obj.__doc__ or "", **parts)
+        if isinstance(obj, type):
+            for member in vars(obj).values():
+                if inspect.isfunction(member) and member.__doc__:
+                    member.__doc__ = render(member.__doc__, **parts)
         return obj
 
     return decorate
