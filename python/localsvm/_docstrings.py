@@ -27,7 +27,12 @@ X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, 
     Training examples, or the square training kernel for
     ``kernel='precomputed'``."""
 
-# ``X`` of the prediction methods of those estimators.
+# ``X`` of a method that takes feature rows only.
+X_ROWS = """\
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Examples."""
+
+# ``X`` of the prediction methods of estimators that take ``kernel='precomputed'``.
 X_PREDICT = """\
 X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
     Examples, or their kernel with the training examples for

@@ -17,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ._docstrings import X_ROWS, fill
 from .parallel import run_tasks
 
 
@@ -40,6 +41,13 @@ def region_iterations(models: list) -> np.ndarray:
     return np.array([0 if m is None else int(np.sum(m.n_iter_)) for m in models], dtype=np.int64)
 
 
+_ROUTING = """\
+Which region's model labels a row (or, for ``CellSVC`` with
+``routing='soft'``, which two models weighted) is the estimator's
+routing rule, described with the class."""
+
+
+@fill(X_rows=X_ROWS, routing=_ROUTING)
 class RegionModelsMixin:
     """``decision_function`` and ``predict`` from one model per region.
 
@@ -122,14 +130,11 @@ class RegionModelsMixin:
     def decision_function(self, X):
         """Evaluate the decision function of each row's region model.
 
-        Which region's model labels a row (or, for ``CellSVC`` with
-        ``routing='soft'``, which two models weighted) is the estimator's
-        routing rule, described with the class.
+        {routing}
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
+        {X_rows}
 
         Returns
         -------
@@ -145,14 +150,11 @@ class RegionModelsMixin:
     def predict(self, X):
         """Predict the class of each sample with its region's model.
 
-        Which region's model labels a row (or, for ``CellSVC`` with
-        ``routing='soft'``, which two models weighted) is the estimator's
-        routing rule, described with the class.
+        {routing}
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
+        {X_rows}
 
         Returns
         -------

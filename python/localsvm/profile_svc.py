@@ -34,6 +34,7 @@ from ._base import (
     weighted_training_rows,
 )
 from ._compat import Interval, StrOptions, fit_context
+from ._docstrings import X_ROWS, fill
 from ._memory import check_memory
 from ._regions import RegionModelsMixin, region_iterations
 from ._validation import prepare_input
@@ -144,6 +145,7 @@ def _nearest_cluster(
     return np.argmax(mean, axis=0)
 
 
+@fill(X_rows=X_ROWS)
 class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
@@ -642,8 +644,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
+        {X_rows}
 
         Returns
         -------
