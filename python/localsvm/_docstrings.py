@@ -27,6 +27,13 @@ X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, 
     Training examples, or the square training kernel for
     ``kernel='precomputed'``."""
 
+# ``X, y`` of ``fit`` for classifiers that take feature rows only.
+X_Y_CLASSES = """\
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Training examples.
+y : array-like of shape (n_samples,)
+    Class labels."""
+
 # ``X`` of a method that takes feature rows only.
 X_ROWS = """\
 X : {array-like, sparse matrix} of shape (n_samples, n_features)

@@ -41,13 +41,20 @@ def region_iterations(models: list) -> np.ndarray:
     return np.array([0 if m is None else int(np.sum(m.n_iter_)) for m in models], dtype=np.int64)
 
 
-_ROUTING = """\
+_ROUTED_ROWS = (
+    """\
 Which region's model labels a row (or, for ``CellSVC`` with
 ``routing='soft'``, which two models weighted) is the estimator's
-routing rule, described with the class."""
+routing rule, described with the class.
+
+Parameters
+----------
+"""
+    + X_ROWS
+)
 
 
-@fill(X_rows=X_ROWS, routing=_ROUTING)
+@fill(routed_rows=_ROUTED_ROWS)
 class RegionModelsMixin:
     """``decision_function`` and ``predict`` from one model per region.
 
@@ -130,11 +137,7 @@ class RegionModelsMixin:
     def decision_function(self, X):
         """Evaluate the decision function of each row's region model.
 
-        {routing}
-
-        Parameters
-        ----------
-        {X_rows}
+        {routed_rows}
 
         Returns
         -------
@@ -150,11 +153,7 @@ class RegionModelsMixin:
     def predict(self, X):
         """Predict the class of each sample with its region's model.
 
-        {routing}
-
-        Parameters
-        ----------
-        {X_rows}
+        {routed_rows}
 
         Returns
         -------

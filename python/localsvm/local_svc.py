@@ -33,6 +33,7 @@ from ._base import (
     weighted_training_rows,
 )
 from ._compat import Interval, StrOptions, fit_context
+from ._docstrings import X_Y_CLASSES, fill
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, ovo_votes
 from .backends.base import (
     EMPTY,
@@ -150,6 +151,7 @@ def _solve_chunk(task, shared):
     return solve_local_batch(backend, batch)
 
 
+@fill(X_y_classes=X_Y_CLASSES)
 class LocalSVC(BaseSVMClassifier):
     """Localized SVM (SLSVM / HLSVM): one SVM per test example.
 
@@ -440,10 +442,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training examples.
-        y : array-like of shape (n_samples,)
-            Class labels.
+        {X_y_classes}
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example multipliers of ``C`` (of every box ``C·σ`` the
             example has), composed with ``class_weight``; None weighs every
