@@ -151,7 +151,12 @@ def _solve_chunk(task, shared):
     return solve_local_batch(backend, batch)
 
 
-@fill(X_y_classes=X_Y_CLASSES)
+_X_LOCAL = """\
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Test examples; each gets its own local SVM."""
+
+
+@fill(X_y_classes=X_Y_CLASSES, X_local=_X_LOCAL)
 class LocalSVC(BaseSVMClassifier):
     """Localized SVM (SLSVM / HLSVM): one SVM per test example.
 
@@ -612,8 +617,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Test examples; each gets its own local SVM.
+        {X_local}
 
         Returns
         -------
@@ -803,8 +807,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Test examples; each gets its own local SVM.
+        {X_local}
 
         Returns
         -------
@@ -838,8 +841,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Test examples; each gets its own local SVM.
+        {X_local}
 
         Returns
         -------
