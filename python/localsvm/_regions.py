@@ -17,6 +17,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ._docstrings import X_ROWS, fill
 from .parallel import run_tasks
 
 
@@ -40,6 +41,20 @@ def region_iterations(models: list) -> np.ndarray:
     return np.array([0 if m is None else int(np.sum(m.n_iter_)) for m in models], dtype=np.int64)
 
 
+_ROUTED_ROWS = (
+    """\
+Which region's model labels a row (or, for ``CellSVC`` with
+``routing='soft'``, which two models weighted) is the estimator's
+routing rule, described with the class.
+
+Parameters
+----------
+"""
+    + X_ROWS
+)
+
+
+@fill(routed_rows=_ROUTED_ROWS)
 class RegionModelsMixin:
     """``decision_function`` and ``predict`` from one model per region.
 
@@ -122,14 +137,7 @@ class RegionModelsMixin:
     def decision_function(self, X):
         """Evaluate the decision function of each row's region model.
 
-        Which region's model labels a row (or, for ``CellSVC`` with
-        ``routing='soft'``, which two models weighted) is the estimator's
-        routing rule, described with the class.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
+        {routed_rows}
 
         Returns
         -------
@@ -145,14 +153,7 @@ class RegionModelsMixin:
     def predict(self, X):
         """Predict the class of each sample with its region's model.
 
-        Which region's model labels a row (or, for ``CellSVC`` with
-        ``routing='soft'``, which two models weighted) is the estimator's
-        routing rule, described with the class.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
+        {routed_rows}
 
         Returns
         -------

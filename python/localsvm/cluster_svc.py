@@ -28,6 +28,7 @@ from ._base import (
     weighted_training_rows,
 )
 from ._compat import Interval, fit_context
+from ._docstrings import X_PREDICT, X_TRAIN, fill
 from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution, solve_checked
 from .engines import interrupt_epoch, interrupted_since
@@ -288,6 +289,7 @@ def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
     return _ClassFit(u=u, alpha=alpha, solution=sol)
 
 
+@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
 class ClusterSVC(BaseSVMClassifier):
     """Multiclass cluster SVM (MCSVM): one hyperplane per class, nearest wins.
 
@@ -571,9 +573,7 @@ class ClusterSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
-            Training examples, or the square training kernel matrix for
-            ``kernel='precomputed'``.
+        {X_train}
         y : array-like of shape (n_samples,)
             Class labels; a class may have a single example.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -720,9 +720,7 @@ class ClusterSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel values against the training set for
-            ``kernel='precomputed'``.
+        {X_predict}
 
         Returns
         -------
@@ -750,9 +748,7 @@ class ClusterSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel values against the training set for
-            ``kernel='precomputed'``.
+        {X_predict}
 
         Returns
         -------
@@ -771,9 +767,7 @@ class ClusterSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel values against the training set for
-            ``kernel='precomputed'``.
+        {X_predict}
 
         Returns
         -------

@@ -71,6 +71,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _core
 from ._base import BaseKernelClassifier, equal_weight_rows, restore_on_interrupt
 from ._compat import Interval, RealNotInt, StrOptions, fit_context
+from ._docstrings import X_PREDICT, X_TRAIN, fill
 from ._memory import check_memory, memory_budget
 from ._multiclass import binary_index
 from ._validation import encode_classes, validate_training_data
@@ -276,6 +277,7 @@ def _check_fold_dictionary(dictionary_size, n: int, folds) -> None:
         )
 
 
+@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
 class FLSAClassifier(BaseKernelClassifier):
     """Forward least-squares approximation SVM (FLSA-SVM).
 
@@ -559,9 +561,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
-            Training examples, or the square training kernel for
-            ``kernel='precomputed'``.
+        {X_train}
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -657,9 +657,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict}
 
         Returns
         -------
@@ -676,9 +674,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict}
 
         Returns
         -------
@@ -702,9 +698,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict}
         max_n_support : int or None, default=None
             Largest number of support vectors evaluated; None goes to the
             end of the longest path.
@@ -761,9 +755,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict}
 
         Yields
         ------
@@ -778,9 +770,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict}
 
         Yields
         ------
@@ -795,9 +785,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict}
         y : array-like of shape (n_samples,)
             True labels.
 
@@ -913,6 +901,7 @@ class RFLSAClassifier(FLSAClassifier):
         )
 
 
+@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
 class FLSAClassifierCV(FLSAClassifier):
     """FLSA / RFLSA with ``n_support`` chosen by cross-validation along the path.
 
@@ -1062,9 +1051,7 @@ class FLSAClassifierCV(FLSAClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
-            Training examples, or the square training kernel for
-            ``kernel='precomputed'``.
+        {X_train}
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None

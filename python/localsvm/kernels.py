@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core
+from ._docstrings import fill
 from ._memory import memory_budget
 from ._multiclass import ovo_pairs
 
@@ -282,17 +283,22 @@ def _as_rows(A: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(A, dtype=np.float64)
 
 
+_SPEC_A_B = """\
+spec : KernelSpec
+    The kernel; not 'precomputed'.
+A : array-like of shape (n_a, n_features)
+    Row points.
+B : array-like of shape (n_b, n_features)
+    Column points."""
+
+
+@fill(spec_a_b=_SPEC_A_B)
 def kernel_matrix(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """Compute ``K[i, j] = k(A[i], B[j])`` in the Rust core, in parallel.
 
     Parameters
     ----------
-    spec : KernelSpec
-        The kernel; not 'precomputed'.
-    A : array-like of shape (n_a, n_features)
-        Row points.
-    B : array-like of shape (n_b, n_features)
-        Column points.
+    {spec_a_b}
 
     Returns
     -------
@@ -411,6 +417,7 @@ def decision_values_ovo(
     )
 
 
+@fill(spec_a_b=_SPEC_A_B)
 def kernel_matrix_numpy(
     spec: KernelSpec,
     A: np.ndarray,
@@ -426,12 +433,7 @@ def kernel_matrix_numpy(
 
     Parameters
     ----------
-    spec : KernelSpec
-        The kernel; not 'precomputed'.
-    A : array-like of shape (n_a, n_features)
-        Row points.
-    B : array-like of shape (n_b, n_features)
-        Column points.
+    {spec_a_b}
     sq_a, sq_b : ndarray of shape (n_a,) and (n_b,), optional
         The rows' squared norms when already known ('rbf' only).
 

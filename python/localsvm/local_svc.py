@@ -33,6 +33,7 @@ from ._base import (
     weighted_training_rows,
 )
 from ._compat import Interval, StrOptions, fit_context
+from ._docstrings import X_Y_CLASSES, fill
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, ovo_votes
 from .backends.base import (
     EMPTY,
@@ -150,6 +151,12 @@ def _solve_chunk(task, shared):
     return solve_local_batch(backend, batch)
 
 
+_X_LOCAL = """\
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Test examples; each gets its own local SVM."""
+
+
+@fill(X_y_classes=X_Y_CLASSES, X_local=_X_LOCAL)
 class LocalSVC(BaseSVMClassifier):
     """Localized SVM (SLSVM / HLSVM): one SVM per test example.
 
@@ -440,10 +447,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training examples.
-        y : array-like of shape (n_samples,)
-            Class labels.
+        {X_y_classes}
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example multipliers of ``C`` (of every box ``C·σ`` the
             example has), composed with ``class_weight``; None weighs every
@@ -613,8 +617,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Test examples; each gets its own local SVM.
+        {X_local}
 
         Returns
         -------
@@ -804,8 +807,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Test examples; each gets its own local SVM.
+        {X_local}
 
         Returns
         -------
@@ -839,8 +841,7 @@ class LocalSVC(BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Test examples; each gets its own local SVM.
+        {X_local}
 
         Returns
         -------

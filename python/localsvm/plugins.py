@@ -22,6 +22,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from ._docstrings import doc
 
 ENTRY_POINT_GROUP = "localsvm"
 DISABLE_AUTOLOAD_ENV = "LOCALSVM_DISABLE_PLUGIN_AUTOLOAD"
@@ -145,178 +146,138 @@ def engines() -> dict[str, Any]:
     return dict(_registry("localsvm_register_engines", "engine"))
 
 
-def list_backends() -> list[str]:
-    """List the names of the registered solver backends.
+_LIST_DOC = """List the names of the registered {what}.
 
     Returns
     -------
     list of str
-        The names, sorted; each is accepted as ``backend=``.
+        The names, sorted; each is accepted as {accepted}.
 
     Examples
     --------
-    >>> from localsvm import list_backends
-    >>> {"rust", "scipy"} <= set(list_backends())
-    True
+    >>> from localsvm import list_{kind}
+    {example}
     """
+
+_GET_DOC = """Return the {what} registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_{kind}`.
+
+    Returns
+    -------
+    {returns}
+
+    Raises
+    ------
+    ValueError
+        {raises}
+
+    Examples
+    --------
+    >>> from localsvm import get_{single}
+    {example}
+    """
+_UNKNOWN = "If nothing is registered under that name."
+# Per kind of plugin: (plural, what one is, what several are, the parameter that takes its name,
+# a list_* example, a get_* Returns section, a get_* example). Keep in step with the
+# tuple ``_docs`` unpacks.
+_KINDS: dict[str, tuple[str, ...]] = {
+    "backend": (
+        "backends",
+        "solver backend",
+        "solver backends",
+        "``backend=``",
+        '>>> {"rust", "scipy"} <= set(list_backends())\nTrue',
+        "SolverBackend\n    The backend object (anything with ``name``, ``priority``,\n"
+        "    ``capabilities``, ``check`` and ``solve``).",
+        ">>> get_backend(\"rust\")\n<RustBackend 'rust'>",
+    ),
+    "similarity": (
+        "similarities",
+        "similarity strategy",
+        "similarity strategies",
+        "``similarity=``",
+        ">>> list_similarities()[:2]\n['gaussian', 'knn']",
+        "object\n    An object with ``name``, ``parameters`` and ``compute``.",
+        ">>> get_similarity(\"gaussian\").name\n'gaussian'",
+    ),
+    "clustering": (
+        "clusterings",
+        "clustering strategy",
+        "clustering strategies",
+        "``clustering=``",
+        '>>> "magkmeans" in list_clusterings()\nTrue',
+        "object\n    An object with ``name`` and ``cluster``.",
+        ">>> get_clustering(\"magkmeans\").name\n'magkmeans'",
+    ),
+    "engine": (
+        "engines",
+        "execution engine",
+        "execution engines",
+        "``engine=`` and :func:`localsvm.use_engine`",
+        '>>> {"serial", "threads"} <= set(list_engines())\nTrue',
+        "object\n    An object with ``name`` and ``map``.",
+        ">>> get_engine(\"serial\").name\n'serial'",
+    ),
+}
+
+
+def _docs(template: str, single: str) -> Any:
+    """The docstring of ``list_<plural>`` or ``get_<single>`` for one kind of plugin."""
+    kind, one, many, accepted, listed, returns, got = _KINDS[single]
+    return doc(
+        template,
+        what=one if template is _GET_DOC else many,
+        kind=kind,
+        single=single,
+        accepted=accepted,
+        returns=returns,
+        raises=_UNKNOWN if single != "backend" else _NO_BACKEND,
+        example=got if template is _GET_DOC else listed,
+    )
+
+
+_NO_BACKEND = "If no backend has that name; the message lists the registered ones."
+
+
+@_docs(_LIST_DOC, "backend")
+def list_backends() -> list[str]:
     return sorted(backends())
 
 
+@_docs(_LIST_DOC, "similarity")
 def list_similarities() -> list[str]:
-    """List the names of the registered similarity strategies.
-
-    Returns
-    -------
-    list of str
-        The names, sorted; each is accepted as ``similarity=``.
-
-    Examples
-    --------
-    >>> from localsvm import list_similarities
-    >>> list_similarities()[:2]
-    ['gaussian', 'knn']
-    """
     return sorted(similarities())
 
 
+@_docs(_LIST_DOC, "clustering")
 def list_clusterings() -> list[str]:
-    """List the names of the registered clustering strategies.
-
-    Returns
-    -------
-    list of str
-        The names, sorted; each is accepted as ``clustering=``.
-
-    Examples
-    --------
-    >>> from localsvm import list_clusterings
-    >>> "magkmeans" in list_clusterings()
-    True
-    """
     return sorted(clusterings())
 
 
+@_docs(_LIST_DOC, "engine")
 def list_engines() -> list[str]:
-    """List the names of the registered execution engines.
-
-    Returns
-    -------
-    list of str
-        The names, sorted; each is accepted as ``engine=`` and :func:`localsvm.use_engine`.
-
-    Examples
-    --------
-    >>> from localsvm import list_engines
-    >>> {"serial", "threads"} <= set(list_engines())
-    True
-    """
     return sorted(engines())
 
 
+@_docs(_GET_DOC, "backend")
 def get_backend(name: str) -> Any:
-    """Return the solver backend registered as ``name``.
-
-    Parameters
-    ----------
-    name : str
-        A name from :func:`list_backends`.
-
-    Returns
-    -------
-    SolverBackend
-        The backend object (anything with ``name``, ``priority``,
-        ``capabilities``, ``check`` and ``solve``).
-
-    Raises
-    ------
-    ValueError
-        If no backend has that name; the message lists the registered ones.
-
-    Examples
-    --------
-    >>> from localsvm import get_backend
-    >>> get_backend("rust")
-    <RustBackend 'rust'>
-    """
     return _get("localsvm_register_backends", "backend", name)
 
 
+@_docs(_GET_DOC, "similarity")
 def get_similarity(name: str) -> Any:
-    """Return the similarity strategy registered as ``name``.
-
-    Parameters
-    ----------
-    name : str
-        A name from :func:`list_similarities`.
-
-    Returns
-    -------
-    object
-        An object with ``name``, ``parameters`` and ``compute``.
-
-    Raises
-    ------
-    ValueError
-        If nothing is registered under that name.
-
-    Examples
-    --------
-    >>> from localsvm import get_similarity
-    >>> get_similarity("gaussian").name
-    'gaussian'
-    """
     return _get("localsvm_register_similarities", "similarity", name)
 
 
+@_docs(_GET_DOC, "clustering")
 def get_clustering(name: str) -> Any:
-    """Return the clustering strategy registered as ``name``.
-
-    Parameters
-    ----------
-    name : str
-        A name from :func:`list_clusterings`.
-
-    Returns
-    -------
-    object
-        An object with ``name`` and ``cluster``.
-
-    Raises
-    ------
-    ValueError
-        If nothing is registered under that name.
-
-    Examples
-    --------
-    >>> from localsvm import get_clustering
-    >>> get_clustering("magkmeans").name
-    'magkmeans'
-    """
     return _get("localsvm_register_clusterings", "clustering", name)
 
 
+@_docs(_GET_DOC, "engine")
 def get_engine(name: str) -> Any:
-    """Return the execution engine registered as ``name``.
-
-    Parameters
-    ----------
-    name : str
-        A name from :func:`list_engines`.
-
-    Returns
-    -------
-    object
-        An object with ``name`` and ``map``.
-
-    Raises
-    ------
-    ValueError
-        If nothing is registered under that name.
-
-    Examples
-    --------
-    >>> from localsvm import get_engine
-    >>> get_engine("serial").name
-    'serial'
-    """
     return _get("localsvm_register_engines", "engine", name)

@@ -34,6 +34,7 @@ from ._base import (
     weighted_training_rows,
 )
 from ._compat import Interval, StrOptions, fit_context
+from ._docstrings import X_ROWS, X_Y_CLASSES, fill
 from ._memory import check_memory
 from ._regions import RegionModelsMixin, region_iterations
 from ._validation import prepare_input
@@ -144,6 +145,7 @@ def _nearest_cluster(
     return np.argmax(mean, axis=0)
 
 
+@fill(X_rows=X_ROWS, X_y_classes=X_Y_CLASSES)
 class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
@@ -443,10 +445,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training examples.
-        y : array-like of shape (n_samples,)
-            Class labels.
+        {X_y_classes}
         X_test : array-like of shape (n_test, n_features), default=None
             The test examples the profiles are measured against: required
             with ``transductive=True``, refused otherwise.
@@ -642,8 +641,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples.
+        {X_rows}
 
         Returns
         -------
@@ -678,10 +676,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training examples.
-        y : array-like of shape (n_samples,)
-            Class labels.
+        {X_y_classes}
         X_test : array-like of shape (n_test, n_features), default=None
             The examples to label; None labels the training examples.
 

@@ -50,6 +50,7 @@ from ._base import (
     restore_on_interrupt,
 )
 from ._compat import Interval, StrOptions, fit_context
+from ._docstrings import X_PREDICT, X_TRAIN, fill
 from ._validation import prepare_input
 from .backends.base import QPProblem, QPSolution, solve_checked
 from .kernels import KERNELS, core_rows, decision_values
@@ -286,6 +287,7 @@ _ATTR_DOC = """
 """
 
 
+@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
 class SVR(RegressorMixin, _BaseSingleDual):
     __doc__ = (
         """Epsilon-support vector regression on the Rust SMO core.
@@ -397,8 +399,7 @@ class SVR(RegressorMixin, _BaseSingleDual):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
-            Training examples, or their kernel for ``kernel='precomputed'``.
+        {X_train}
         y : array-like of shape (n_samples,)
             Targets, finite numbers.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -563,6 +564,7 @@ def fill_in_order(upper: np.ndarray, total: float) -> np.ndarray:
     return np.clip(total - before, 0.0, upper)
 
 
+@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
 class OneClassSVM(OutlierMixin, _BaseSingleDual):
     __doc__ = (
         """Unsupervised outlier detection by the one-class SVM on the Rust SMO core.
@@ -669,8 +671,7 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
-            Training examples, or their kernel for ``kernel='precomputed'``.
+        {X_train}
         y : Ignored
             Not used, present for API consistency.
         sample_weight : array-like of shape (n_samples,), default=None

@@ -17,11 +17,15 @@ Labels keep the source's values. ``DESCR`` cites the source.
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Callable
 from importlib import resources
 from numbers import Integral
 
 import numpy as np
 from sklearn.utils import Bunch
+
+from .._docstrings import render
 
 __all__ = [
     "DATASETS",
@@ -194,459 +198,211 @@ def _finish(out: Bunch, return_X_y: bool) -> Bunch | tuple[np.ndarray, np.ndarra
     return out
 
 
-def load_banana(
-    realization: int = 0, *, return_X_y: bool = False
-) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Banana (IDA): realization ``realization`` of 10, 400 train / 4900 test.
+_SPLIT_FIELDS = (
+    "``X, y`` (training rows, then test rows), ``X_train, y_train, X_test, y_test``, "
+    "``has_split`` (True)"
+)
+_LOADER_DOC = """Load {title}.
 
-    Two features, labels −1/+1.
-
+    {notes}
     Parameters
     ----------
-    realization : int, default=0
-        Which of the ten train/test splits to return (0–9).
+    {realization_param}
     return_X_y : bool, default=False
         Return ``(X, y)`` instead of the Bunch.
 
     Returns
     -------
     Bunch or tuple of ndarray
-        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
-        y_test``, ``has_split`` (True), ``realization``, ``name`` and ``DESCR``
-        (the source). With ``return_X_y=True``, ``(X, y)``.
+        {returns}
 
     Examples
     --------
-    >>> from localsvm.datasets import load_banana
-    >>> d = load_banana(realization=1)
-    >>> d.X_train.shape, d.X_test.shape, d.realization
-    ((400, 2), (4900, 2), 1)
+    >>> from localsvm.datasets import load_{short}
+    {example}
     """
-    return load_dataset("banana", realization=realization, return_X_y=return_X_y)
-
-
-def load_usps(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load the USPS digits: 7291 train / 2007 test, 256 pixels, 10 classes.
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
-        y_test``, ``has_split`` (True), ``name`` and ``DESCR`` (the source).
-        With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_usps
-    >>> d = load_usps()
-    >>> d.X_train.shape, d.X_test.shape, len(set(d.y_train))
-    ((7291, 256), (2007, 256), 10)
-    """
-    return load_dataset("usps", return_X_y=return_X_y)
-
-
-def load_ijcnn1(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load ijcnn1: 49990 train / 91701 test, 22 features, labels −1/+1.
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
-        y_test``, ``has_split`` (True), ``name`` and ``DESCR`` (the source).
-        With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_ijcnn1
-    >>> d = load_ijcnn1()
-    >>> d.X_train.shape, d.X_test.shape
-    ((49990, 22), (91701, 22))
-    """
-    return load_dataset("ijcnn1", return_X_y=return_X_y)
-
-
-def load_a9a(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load a9a (UCI Adult): 32561 train / 16281 test, 123 binary features.
-
-    Labels −1/+1.
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
-        y_test``, ``has_split`` (True), ``name`` and ``DESCR`` (the source).
-        With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_a9a
-    >>> d = load_a9a()
-    >>> d.X_train.shape, d.X_test.shape
-    ((32561, 123), (16281, 123))
-    """
-    return load_dataset("a9a", return_X_y=return_X_y)
-
-
-def load_iris(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Iris: 150 examples, 4 features, 3 classes (0–2), no standard split.
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``feature_names``, ``name`` and
-        ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_iris
-    >>> d = load_iris()
-    >>> d.X.shape, sorted(set(d.y.tolist()))
-    ((150, 4), [0, 1, 2])
-    """
-    return load_dataset("iris", return_X_y=return_X_y)
-
-
-def load_breast_w(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Wisconsin breast cancer (original): 699 examples, 9 features.
-
-    Labels 0 (benign) and 1 (malignant); no standard split.
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``feature_names``, ``name`` and
-        ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_breast_w
-    >>> d = load_breast_w()
-    >>> d.X.shape, sorted(set(d.y.tolist()))
-    ((699, 9), [0, 1])
-    """
-    return load_dataset("breast_w", return_X_y=return_X_y)
-
-
-def load_glass(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Glass: 205 examples, 9 features, 5 classes, no standard split.
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``feature_names``, ``name`` and
-        ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_glass
-    >>> d = load_glass()
-    >>> d.X.shape, sorted(set(d.y.tolist()))
-    ((205, 9), [1, 2, 3, 5, 7])
-    """
-    return load_dataset("glass", return_X_y=return_X_y)
-
-
-def load_yeast(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Yeast: 1479 examples, 8 features, 9 classes, no standard split.
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``feature_names``, ``name`` and
-        ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_yeast
-    >>> d = load_yeast()
-    >>> d.X.shape, len(set(d.y.tolist()))
-    ((1479, 8), 9)
-    """
-    return load_dataset("yeast", return_X_y=return_X_y)
-
-
-def load_splice(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Splice (IDA): 3175 examples, 60 features, labels −1/+1.
-
-    No split is stored.
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the
-        source). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_splice
-    >>> d = load_splice()
-    >>> d.X.shape, sorted(set(d.y.tolist()))
-    ((3175, 60), [-1, 1])
-    """
-    return load_dataset("splice", return_X_y=return_X_y)
-
-
-def load_image(
-    realization: int = 0, *, return_X_y: bool = False
-) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Image (IDA): realization ``realization`` of 10, 1300 train / 1010 test.
-
-    18 features, labels −1/+1.
-
-    Parameters
-    ----------
-    realization : int, default=0
-        Which of the ten train/test splits to return (0–9).
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
-        y_test``, ``has_split`` (True), ``realization``, ``points`` (the pool
-        the splits index), ``name`` and ``DESCR`` (the source). With
-        ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_image
-    >>> d = load_image()
-    >>> d.X_train.shape, d.X_test.shape
-    ((1300, 18), (1010, 18))
-    """
-    return load_dataset("image", realization=realization, return_X_y=return_X_y)
-
-
-def load_ringnorm(
-    realization: int = 0, *, return_X_y: bool = False
-) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Ringnorm (IDA): realization ``realization`` of 10, 400 train / 7000 test.
-
-    20 features, labels −1/+1. ``points`` holds the whole pool of 7400
-    points (its labels are in the union of a realization's ``y_train`` and
-    ``y_test``), for splits such as the FLSA paper's 3000 / 4400.
-
-    Parameters
-    ----------
-    realization : int, default=0
-        Which of the ten train/test splits to return (0–9).
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
-        y_test``, ``has_split`` (True), ``realization``, ``points``, ``name``
-        and ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_ringnorm
-    >>> d = load_ringnorm()
-    >>> d.X_train.shape, d.X_test.shape, d.points.shape
-    ((400, 20), (7000, 20), (7400, 20))
-    """
-    return load_dataset("ringnorm", realization=realization, return_X_y=return_X_y)
-
-
-def load_diabetis(
-    realization: int = 0, *, return_X_y: bool = False
-) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Diabetis (IDA): realization ``realization`` of 10, 468 train / 300 test.
-
-    8 features, labels −1/+1: the Pima Indians diabetes data as split by
-    the IDA benchmark collection. ``points`` holds the whole pool of 768
-    points.
-
-    Parameters
-    ----------
-    realization : int, default=0
-        Which of the ten train/test splits to return (0–9).
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X, y`` (training rows, then test rows), ``X_train, y_train, X_test,
-        y_test``, ``has_split`` (True), ``realization``, ``points``, ``name``
-        and ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_diabetis
-    >>> d = load_diabetis()
-    >>> d.X_train.shape, d.X_test.shape
-    ((468, 8), (300, 8))
-    """
-    return load_dataset("diabetis", realization=realization, return_X_y=return_X_y)
-
-
-def load_two_spirals(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Two spirals: 194 points, 2 features, labels −1/+1.
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the
-        source). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_two_spirals
-    >>> d = load_two_spirals()
-    >>> d.X.shape, sorted(set(d.y.tolist()))
-    ((194, 2), [-1, 1])
-    """
-    return load_dataset("two_spirals", return_X_y=return_X_y)
-
-
-def load_segmentation(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Image segmentation (StatLog 'segment').
-
-    2310 examples, 19 features, 7 classes (0–6);
-    no standard split, features as distributed (not scaled).
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the source
-        and its citation). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_segmentation
-    >>> load_segmentation().X.shape
-    (2310, 19)
-    """
-    return load_dataset("segmentation", return_X_y=return_X_y)
-
-
-def load_vehicle(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Vehicle silhouettes (StatLog).
-
-    846 examples, 18 features, 4 classes (1–4);
-    no standard split, features as distributed (not scaled).
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the source
-        and its citation). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_vehicle
-    >>> load_vehicle().X.shape
-    (846, 18)
-    """
-    return load_dataset("vehicle", return_X_y=return_X_y)
-
-
-def load_waveform(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Waveform, version 1 (21 features).
-
-    5000 examples, 21 features, 3 classes (0–2);
-    no standard split, features as distributed (not scaled).
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the source
-        and its citation). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_waveform
-    >>> load_waveform().X.shape
-    (5000, 21)
-    """
-    return load_dataset("waveform_21", return_X_y=return_X_y)
-
-
-def load_heart(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
-    """Load Heart disease (StatLog).
-
-    270 examples, 13 features, 2 classes (0 absent, 1 present);
-    no standard split, features as distributed (not scaled).
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of the Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``X``, ``y``, ``has_split`` (False), ``name`` and ``DESCR`` (the source
-        and its citation). With ``return_X_y=True``, ``(X, y)``.
-
-    Examples
-    --------
-    >>> from localsvm.datasets import load_heart
-    >>> load_heart().X.shape
-    (270, 13)
-    """
-    return load_dataset("heart_statlog", return_X_y=return_X_y)
+_REALIZATION_PARAM = """\
+realization : int, default=0
+    Which of the ten train/test splits to return (0–9)."""
+
+
+def _loader(
+    short: str,
+    title: str,
+    notes: str,
+    fields: str,
+    example: str,
+    *,
+    key: str = "",
+    realizations: bool = False,
+) -> Callable[..., Bunch | tuple[np.ndarray, np.ndarray]]:
+    """Make ``load_<short>``: :func:`load_dataset` for one set, with its own docstring."""
+    name = key or short
+    if realizations:
+
+        def load(
+            realization: int = 0, *, return_X_y: bool = False
+        ) -> Bunch | tuple[np.ndarray, np.ndarray]:
+            return load_dataset(name, realization=realization, return_X_y=return_X_y)
+
+    else:
+
+        def load(*, return_X_y: bool = False) -> Bunch | tuple[np.ndarray, np.ndarray]:
+            return load_dataset(name, return_X_y=return_X_y)
+
+    load.__name__ = load.__qualname__ = f"load_{short}"
+    load.__doc__ = render(
+        _LOADER_DOC,
+        title=title,
+        notes=notes + "\n\n" if notes else "",
+        realization_param=_REALIZATION_PARAM if realizations else "",
+        returns=textwrap.fill(
+            f"{fields}, ``name`` and ``DESCR`` (the source). With ``return_X_y=True``, ``(X, y)``.",
+            width=72,
+            break_on_hyphens=False,
+        ),
+        short=short,
+        example=example,
+    )
+    return load
+
+
+_IDA_FIELDS = _SPLIT_FIELDS + ", ``realization``"
+_POOL_FIELDS = _IDA_FIELDS + ", ``points`` (the pool the splits index)"
+_NO_SPLIT = "``X``, ``y``, ``has_split`` (False)"
+_NAMED = _NO_SPLIT + ", ``feature_names``"
+_SHAPES = ">>> d.X_train.shape, d.X_test.shape"
+_LABELS = ">>> d.X.shape, sorted(set(d.y.tolist()))"
+
+load_banana = _loader(
+    "banana",
+    "Banana (IDA): realization ``realization`` of 10, 400 train / 4900 test",
+    "Two features, labels −1/+1.",
+    _IDA_FIELDS,
+    ">>> d = load_banana(realization=1)\n>>> d.X_train.shape, d.X_test.shape, d.realization\n"
+    "((400, 2), (4900, 2), 1)",
+    realizations=True,
+)
+load_usps = _loader(
+    "usps",
+    "the USPS digits: 7291 train / 2007 test, 256 pixels, 10 classes",
+    "",
+    _SPLIT_FIELDS,
+    ">>> d = load_usps()\n>>> d.X_train.shape, d.X_test.shape, len(set(d.y_train))\n"
+    "((7291, 256), (2007, 256), 10)",
+)
+load_ijcnn1 = _loader(
+    "ijcnn1",
+    "ijcnn1: 49990 train / 91701 test, 22 features, labels −1/+1",
+    "",
+    _SPLIT_FIELDS,
+    f">>> d = load_ijcnn1()\n{_SHAPES}\n((49990, 22), (91701, 22))",
+)
+load_a9a = _loader(
+    "a9a",
+    "a9a (UCI Adult): 32561 train / 16281 test, 123 binary features",
+    "Labels −1/+1.",
+    _SPLIT_FIELDS,
+    f">>> d = load_a9a()\n{_SHAPES}\n((32561, 123), (16281, 123))",
+)
+load_iris = _loader(
+    "iris",
+    "Iris: 150 examples, 4 features, 3 classes (0–2), no standard split",
+    "",
+    _NAMED,
+    f">>> d = load_iris()\n{_LABELS}\n((150, 4), [0, 1, 2])",
+)
+load_breast_w = _loader(
+    "breast_w",
+    "Wisconsin breast cancer (original): 699 examples, 9 features",
+    "Labels 0 (benign) and 1 (malignant); no standard split.",
+    _NAMED,
+    f">>> d = load_breast_w()\n{_LABELS}\n((699, 9), [0, 1])",
+)
+load_glass = _loader(
+    "glass",
+    "Glass: 205 examples, 9 features, 5 classes, no standard split",
+    "",
+    _NAMED,
+    f">>> d = load_glass()\n{_LABELS}\n((205, 9), [1, 2, 3, 5, 7])",
+)
+load_yeast = _loader(
+    "yeast",
+    "Yeast: 1479 examples, 8 features, 9 classes, no standard split",
+    "",
+    _NAMED,
+    ">>> d = load_yeast()\n>>> d.X.shape, len(set(d.y.tolist()))\n((1479, 8), 9)",
+)
+load_splice = _loader(
+    "splice",
+    "Splice (IDA): 3175 examples, 60 features, labels −1/+1",
+    "No split is stored.",
+    _NO_SPLIT,
+    f">>> d = load_splice()\n{_LABELS}\n((3175, 60), [-1, 1])",
+)
+load_image = _loader(
+    "image",
+    "Image (IDA): realization ``realization`` of 10, 1300 train / 1010 test",
+    "18 features, labels −1/+1.",
+    _POOL_FIELDS,
+    f">>> d = load_image()\n{_SHAPES}\n((1300, 18), (1010, 18))",
+    realizations=True,
+)
+load_ringnorm = _loader(
+    "ringnorm",
+    "Ringnorm (IDA): realization ``realization`` of 10, 400 train / 7000 test",
+    "20 features, labels −1/+1. ``points`` holds the whole pool of 7400\n"
+    "points (its labels are in the union of a realization's ``y_train`` and\n"
+    "``y_test``), for splits such as the FLSA paper's 3000 / 4400.",
+    _POOL_FIELDS,
+    ">>> d = load_ringnorm()\n>>> d.X_train.shape, d.X_test.shape, d.points.shape\n"
+    "((400, 20), (7000, 20), (7400, 20))",
+    realizations=True,
+)
+load_diabetis = _loader(
+    "diabetis",
+    "Diabetis (IDA): realization ``realization`` of 10, 468 train / 300 test",
+    "8 features, labels −1/+1: the Pima Indians diabetes data as split by\n"
+    "the IDA benchmark collection. ``points`` holds the whole pool of 768\npoints.",
+    _POOL_FIELDS,
+    f">>> d = load_diabetis()\n{_SHAPES}\n((468, 8), (300, 8))",
+    realizations=True,
+)
+load_two_spirals = _loader(
+    "two_spirals",
+    "Two spirals: 194 points, 2 features, labels −1/+1",
+    "",
+    _NO_SPLIT,
+    f">>> d = load_two_spirals()\n{_LABELS}\n((194, 2), [-1, 1])",
+)
+_UNSCALED = "no standard split, features as distributed (not scaled)."
+load_segmentation = _loader(
+    "segmentation",
+    "Image segmentation (StatLog 'segment')",
+    f"2310 examples, 19 features, 7 classes (0–6);\n{_UNSCALED}",
+    _NO_SPLIT,
+    ">>> load_segmentation().X.shape\n(2310, 19)",
+)
+load_vehicle = _loader(
+    "vehicle",
+    "Vehicle silhouettes (StatLog)",
+    f"846 examples, 18 features, 4 classes (1–4);\n{_UNSCALED}",
+    _NO_SPLIT,
+    ">>> load_vehicle().X.shape\n(846, 18)",
+)
+load_waveform = _loader(
+    "waveform",
+    "Waveform, version 1 (21 features)",
+    f"5000 examples, 21 features, 3 classes (0–2);\n{_UNSCALED}",
+    _NO_SPLIT,
+    ">>> load_waveform().X.shape\n(5000, 21)",
+    key="waveform_21",
+)
+load_heart = _loader(
+    "heart",
+    "Heart disease (StatLog)",
+    f"270 examples, 13 features, 2 classes (0 absent, 1 present);\n{_UNSCALED}",
+    _NO_SPLIT,
+    ">>> load_heart().X.shape\n(270, 13)",
+    key="heart_statlog",
+)
