@@ -273,6 +273,10 @@ def test_bench_scale_on_small_sizes(capsys):
     obj = [float(v) for v in (glob[-3], exact[-3])]
     assert obj[1] == pytest.approx(obj[0], rel=1e-3)
     assert row(small, "localsvm CellSVC")[-3] == "—"
+    # Under the table: exact mode's fit time over the plain fit's, as printed.
+    note = next(ln for ln in small.splitlines() if ln.strip().startswith("exact mode"))
+    ratio = float(note.split("fit ")[1].split("×")[0])
+    assert ("not faster than" in note) == (ratio >= 1)
     accuracy = float(next(v for v in row(large, "localsvm CellSVC") if v.endswith("%"))[:-1])
     assert 70.0 < accuracy <= 100.0
 

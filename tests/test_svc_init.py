@@ -252,3 +252,18 @@ def test_ctrl_c_stops_the_blocked_gradient():
     ).stdout.split()
     assert out[0] == "latency", out
     assert float(out[1]) < 1.5, out
+
+
+def test_auto_settings_never_choose_cells(clustered):
+    """Exact mode runs only when asked for: every 'auto' setting (solver,
+    precision, cell_size, backend) left as is solves from zero, even where
+    the problem is large enough for cells, and ``init`` has no 'auto'."""
+    X, y = clustered
+    auto = SVC(C=1.0, cell_size=700).fit(X, y)
+    assert auto.init is None
+    assert not hasattr(auto, "init_time_") and not hasattr(auto, "n_cells_")
+    assert auto.solver_ in {"smo", "batched"}
+    plain = SVC(C=1.0, init=None).fit(X, y)
+    np.testing.assert_array_equal(auto.dual_coef_, plain.dual_coef_)
+    with pytest.raises(ValueError, match="init"):
+        SVC(init="auto").fit(X, y)
