@@ -21,8 +21,10 @@ from localsvm import (
 )
 from localsvm._multiclass import (
     assemble,
+    binary_tasks,
     decision_function,
     ovo_pairs,
+    ovo_to_libsvm,
     ovo_to_ovr,
     predict_index,
     vote_winner,
@@ -346,3 +348,23 @@ def test_onnx_export_breaks_ties_as_predict(tied_blobs, break_ties, labels):
     label, scores = session.run(None, {"X": X_test.astype(np.float32)})
     np.testing.assert_array_equal(label, clf.predict(X_test))
     np.testing.assert_allclose(scores, clf.decision_function(X_test), atol=1e-6)
+
+
+def test_grouped_and_ungrouped_layouts_agree():
+    """ovo_to_libsvm takes slices when the support vectors are grouped by
+    class and masks otherwise; both give LIBSVM's layout, and binary_tasks'
+    per-class rows are the rows each pair's mask selects."""
+    rng = np.random.default_rng(0)
+    n_classes, n_sv = 5, 40
+    sv_class = np.sort(rng.integers(0, n_classes, n_sv))
+    coef = rng.standard_normal((len(ovo_pairs(n_classes)), n_sv))
+    grouped = ovo_to_libsvm(coef, sv_class, n_classes)
+    perm = rng.permutation(n_sv)
+    shuffled = ovo_to_libsvm(coef[:, perm], sv_class[perm], n_classes)
+    np.testing.assert_array_equal(shuffled[:, np.argsort(perm)], grouped)
+    y_idx = rng.integers(0, n_classes, 200)
+    for (a, b), (rows, labels) in zip(
+        ovo_pairs(n_classes), binary_tasks(y_idx, ovo_pairs(n_classes)), strict=True
+    ):
+        np.testing.assert_array_equal(rows, np.flatnonzero((y_idx == a) | (y_idx == b)))
+        np.testing.assert_array_equal(labels, np.where(y_idx[rows] == a, 1.0, -1.0))

@@ -954,9 +954,7 @@ class SVMDualMixin:
         """
         for sol in solutions:
             if not (
-                np.all(np.isfinite(sol.alpha))
-                and np.isfinite(sol.rho)
-                and np.isfinite(sol.objective)
+                np.isfinite(sol.rho) and np.isfinite(sol.objective) and np.isfinite(sol.alpha).all()
             ):
                 raise ValueError(
                     "The dual coefficients, intercept or objective are not finite: the "

@@ -83,11 +83,20 @@ def binary_tasks(
     ``problems`` (:func:`problem_classes`) trains on, and their ``±1``
     labels (``+1`` for the problem's first class)."""
     tasks = []
+    # Each class's rows once (ascending), not one pass over y per pair: a
+    # pair's rows are the sorted union of its two classes'.
+    by_class: dict[int, np.ndarray] = {}
+
+    def members(c: int) -> np.ndarray:
+        if c not in by_class:
+            by_class[c] = np.flatnonzero(y_idx == c)
+        return by_class[c]
+
     for a, b in problems:
         if b < 0:
             rows = np.arange(y_idx.shape[0])
         else:
-            rows = np.flatnonzero((y_idx == a) | (y_idx == b))
+            rows = np.sort(np.concatenate((members(a), members(b))))
         tasks.append((rows, np.where(y_idx[rows] == a, 1.0, -1.0)))
     return tasks
 
@@ -209,6 +218,17 @@ def ovo_to_libsvm(coef: np.ndarray, sv_class: np.ndarray, n_classes: int) -> np.
     shape ``(n_classes − 1, n_SV)``.
     """
     dual = np.zeros((n_classes - 1, sv_class.shape[0]))
+    sv_class = np.asarray(sv_class)
+    if sv_class.size and np.all(sv_class[1:] >= sv_class[:-1]):
+        # Grouped by class in class order (as :func:`assemble` gives them):
+        # each class is one slice, no mask over every support vector per pair.
+        bounds = np.searchsorted(sv_class, np.arange(n_classes + 1), side="left")
+        for k, (a, b) in enumerate(ovo_pairs(n_classes)):
+            in_a = slice(bounds[a], bounds[a + 1])
+            in_b = slice(bounds[b], bounds[b + 1])
+            dual[b - 1, in_a] = coef[k, in_a]
+            dual[a, in_b] = coef[k, in_b]
+        return dual
     for k, (a, b) in enumerate(ovo_pairs(n_classes)):
         in_a = sv_class == a
         in_b = sv_class == b

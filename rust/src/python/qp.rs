@@ -6,7 +6,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use super::convert::{indices, kernel_kind, vec1, Kernel, SolverSettings, XArg};
-use super::runner::{detached, detached_with_progress};
+use super::runner::{detached, detached_small, INLINE_ROWS};
 use crate::runtime::control::Control;
 use crate::solver::gradient;
 use crate::solver::problem::{
@@ -281,7 +281,9 @@ pub(super) fn solve_qp<'py>(
     let upper = vec1(upper.as_array());
     // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
     // without the GIL too, so solves started from several threads overlap.
-    let sol = detached_with_progress(py, progress.as_ref(), move |ctl| {
+    let n_rows = rows.as_ref().map_or(y.len(), Vec::len);
+    let small = n_rows <= INLINE_ROWS && opts.threads <= 1;
+    let sol = detached_small(py, small, progress.as_ref(), move |ctl| {
         let opts = SolverOptions {
             control: ctl.clone(),
             ..opts

@@ -88,7 +88,44 @@ where
             }
         }
     });
-    match outcome? {
+    finish(outcome?)
+}
+
+/// Rows up to which a solve without a progress callback runs on the calling
+/// thread (GIL released) instead of a pool thread: a problem this small
+/// finishes in milliseconds, so waking a pool thread (and its spinning
+/// before it sleeps again) would cost more than the solve; fits of
+/// hundreds of one-vs-one problems pay that per problem. Signals are
+/// handled when it returns.
+pub(super) const INLINE_ROWS: usize = 2048;
+
+/// [`detached_with_progress`] for small work: when `inline` (and no
+/// `progress`), `work` runs on the calling thread with the GIL released;
+/// otherwise on a pool thread as there. A panic becomes `RuntimeError`
+/// either way.
+pub(super) fn detached_small<T, F>(
+    py: Python<'_>,
+    inline: bool,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: F,
+) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce(&Control) -> crate::Result<T> + Send,
+{
+    if !inline || progress.is_some() {
+        return detached_with_progress(py, progress, work);
+    }
+    let ctl = Control::new();
+    let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| work(&ctl))));
+    py.check_signals()?;
+    finish(out)
+}
+
+/// The worker's outcome as a Python result (a panic as `RuntimeError`, or
+/// as the crate's error it carries).
+fn finish<T>(outcome: std::thread::Result<crate::Result<T>>) -> PyResult<T> {
+    match outcome {
         Ok(result) => result.map_err(PyErr::from),
         Err(payload) => {
             // A failure that cannot travel as a `Result` (the column cache's
