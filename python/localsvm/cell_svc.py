@@ -21,7 +21,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils.validation import check_random_state
+from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
@@ -33,6 +33,7 @@ from ._base import (
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._multiclass import scores_index
+from ._outofcore import fit_chunked, fit_dask, input_kind, predict_chunked, predict_dask
 from ._regions import RegionModelsMixin, region_iterations
 from .cells import fit_cells
 from .parallel import effective_n_jobs, run_tasks
@@ -363,9 +364,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training examples.
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array or dataframe} of shape (n_samples, n_features)
+            Training examples: in memory, read in chunks (a NumPy memmap or
+            another 2-D array-like with row slicing), or a Dask collection
+            (fitted on its cluster's workers; see the class notes).
+        y : array-like or dask array or series of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example multipliers of ``C``, composed with ``class_weight``;
@@ -380,6 +383,13 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         self : CellSVC
             The fitted estimator.
         """
+        kind = input_kind(X)
+        if kind == "dask":
+            fit_dask(self, X, y)
+            return self
+        if kind == "chunked":
+            fit_chunked(self, X, y)
+            return self
         X, y, y_idx = self._fit_prologue(X, y)
         X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n, d = X.shape
@@ -525,6 +535,60 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         if self.routing == "hard" or self.partition_ is None:
             return self._region_predict(X, self._route(X))
         return scores_index(self._decision_valid(X))
+
+    def predict(self, X):
+        """Predict the class of each sample with its cell's SVM.
+
+        With ``routing='soft'`` a row near a border is labelled by the
+        weighted decision values of its two nearest cells' SVMs (see the
+        class description).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array or dataframe} of shape (n_samples, n_features)
+            Examples. A Dask collection gives a Dask array, computed block
+            by block on the workers; an array read in chunks (a memmap) is
+            labelled chunk by chunk.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The predicted labels, taken from ``classes_``.
+        """
+        kind = input_kind(X)
+        if kind is not None:
+            check_is_fitted(self)
+            if kind == "dask":
+                return predict_dask(self, X, "predict")
+            return predict_chunked(self, X, "predict")
+        return super().predict(X)
+
+    def decision_function(self, X):
+        """Evaluate the decision function of each row's cell SVM.
+
+        With ``routing='soft'`` a row near a border gets the weighted
+        decision values of its two nearest cells' SVMs.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array or dataframe} of shape (n_samples, n_features)
+            Examples; a Dask collection gives a Dask array (see
+            :meth:`predict`).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,) or (n_samples, n_classes)
+            Two classes: the decision value, positive for ``classes_[1]``.
+            More classes: per-class scores of the cell's model, −1 for
+            classes the cell lacks.
+        """
+        kind = input_kind(X)
+        if kind is not None:
+            check_is_fitted(self)
+            if kind == "dask":
+                return predict_dask(self, X, "decision")
+            return predict_chunked(self, X, "decision")
+        return super().decision_function(X)
 
     def assign(self, X) -> np.ndarray:
         """Assign each row of ``X`` to its cell.
