@@ -68,7 +68,7 @@ HIST_BINS = 256
 
 #: The Dask fit gathers the cells in waves; a wave's rows take at most this
 #: share of the workers' memory limits together.
-WAVE_MEMORY_SHARE = 0.25
+WAVE_MEMORY_SHARE = 0.2
 
 #: A cell's SVM may use at most this share of one worker's memory limit.
 CELL_MEMORY_SHARE = 0.5
@@ -240,10 +240,11 @@ def _block_route(X, router: _Router, with_labels: bool):
     return counts, gaps.reshape(k, HIST_BINS + 1)[:, :HIST_BINS], margins, labels
 
 
-def _block_members(X, router: _Router, offset: int):
-    """Pass 4 on one block: for each of its rows that trains a cell (a
-    member, or another cell's row within the cell's overlap gap), the cell
-    and the row (global index); sorted by cell, then row."""
+def _block_members(X, router: _Router):
+    """Pass 4 on one block: the rows of the block that train each cell (its
+    members, and the other cells' rows within its overlap gap), as
+    ``(bounds, rows)``: cell ``j``'s rows (block-local, ascending, int32)
+    are ``rows[bounds[j]:bounds[j + 1]]``; and the count per cell."""
     X = np.asarray(X)
     k = router.partition.n_cells
     thr = router.thresholds
@@ -255,13 +256,14 @@ def _block_members(X, router: _Router, offset: int):
         sel = (S - best[:, None]) <= thr[None, :]
         sel[np.arange(r), lab] = True
         i, j = np.nonzero(sel)
-        rows.append(i + (offset + start))
-        cells.append(j)
-    cells = np.concatenate(cells).astype(np.int32) if cells else np.empty(0, np.int32)
-    rows = np.concatenate(rows).astype(np.int64) if rows else np.empty(0, np.int64)
+        rows.append((i + start).astype(np.int32))
+        cells.append(j.astype(np.int32))
+    cells = np.concatenate(cells) if cells else np.empty(0, np.int32)
+    rows = np.concatenate(rows) if rows else np.empty(0, np.int32)
     order = np.argsort(cells, kind="stable")
-    cells, rows = cells[order], rows[order]
-    return np.bincount(cells, minlength=k), (cells, rows)
+    counts = np.bincount(cells, minlength=k)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return counts, (bounds, rows[order])
 
 
 def _block_assign(X, partition: CellPartition):
@@ -276,16 +278,15 @@ def _block_assign(X, partition: CellPartition):
     return out
 
 
-def _block_extract(X, y, entries, classes, offset: int, wave):
+def _block_extract(X, y, entries, classes, wave):
     """One block's rows of each cell of ``wave``: a tuple of
     ``(X rows, class indices)`` pieces, one per cell."""
     X = np.asarray(X)
     y_idx = np.searchsorted(classes, np.asarray(y)).astype(np.int32)
-    cells, rows = entries
+    bounds, rows = entries
     out = []
     for j in wave:
-        lo, hi = np.searchsorted(cells, [j, j + 1])
-        local = rows[lo:hi] - offset
+        local = rows[bounds[j] : bounds[j + 1]]
         out.append((X[local], y_idx[local]))
     return tuple(out) if len(out) != 1 else out[0]
 
@@ -504,9 +505,11 @@ def _cell_params(est, spec: KernelSpec, n_jobs: int, cache_share: float) -> dict
 
 def _cell_bytes(rows: int, d: int, cache_mib: float) -> float:
     """Bytes one cell's SVM needs: its rows (float64, twice: the gathered
-    pieces and the solver's copy), the labels and dual variables, the
-    kernel cache."""
-    return rows * (16.0 * d + 48.0) + cache_mib * (1 << 20)
+    pieces and the solver's copy), the labels and dual variables, and the
+    kernel cache (``cache_size``, or the whole float64 kernel matrix of the
+    cell when that is smaller)."""
+    cache = min(cache_mib * (1 << 20), 8.0 * rows * rows)
+    return rows * (16.0 * d + 48.0) + cache
 
 
 def _sample_rows(est, n: int, k: int, rng) -> np.ndarray:
@@ -644,19 +647,20 @@ def fit_chunked(est, X, y) -> None:
         _plan_overlap(est, plan, counts, gaps, margins)
         if used.size < kk:
             labels = np.searchsorted(used, labels)
-        cells, rows = [], []
+        kk = plan.partition.n_cells
+        itype = np.int32 if n < 2**31 else np.int64
+        per_block = []
         for s in starts:
-            _, (c, r) = _block_members(X[s : s + chunk], plan.router, s)
-            cells.append(c)
-            rows.append(r.astype(np.int32 if n < 2**31 else np.int64))
-        cells = np.concatenate(cells)
-        rows = np.concatenate(rows)
-        order = np.argsort(cells, kind="stable")
-        cells, rows = cells[order], rows[order]
-        del order
-        bounds = np.searchsorted(cells, np.arange(plan.partition.n_cells + 1))
-        del cells
-        rows_of = [rows[bounds[j] : bounds[j + 1]] for j in range(plan.partition.n_cells)]
+            _, (bounds, r) = _block_members(X[s : s + chunk], plan.router)
+            per_block.append((s, bounds, r))
+        rows_of = []
+        for j in range(kk):
+            rows_of.append(
+                np.concatenate(
+                    [(r[bd[j] : bd[j + 1]] + s).astype(itype) for s, bd, r in per_block]
+                )
+            )
+        del per_block
     timings["partition"] = time.perf_counter() - t0
     k = len(rows_of)
     at_once = max(1, min(k, n_jobs))
@@ -879,7 +883,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         # Pass 3: each block's rows of each cell (kept on the workers).
         router_f = futures.scatter(plan.router)
         memb = dask.delayed(_block_members, pure=True, nout=2)
-        mparts = [memb(xb[b], router_f, int(offsets[b])) for b in range(nblocks)]
+        mparts = [memb(xb[b], router_f) for b in range(nblocks)]
         entries = futures.compute([p[1] for p in mparts])
         per_block = np.stack(futures.gather(futures.compute([p[0] for p in mparts])))
         train_sizes = per_block.sum(axis=0)
@@ -922,7 +926,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         pieces = []
         for b in range(nblocks):
             ex = dask.delayed(_block_extract, pure=True, nout=w)(
-                xb[b], yb[b], entries[b], classes, int(offsets[b]), wave
+                xb[b], yb[b], entries[b], classes, wave
             )
             pieces.append([ex] if w == 1 else [ex[i] for i in range(w)])
         fits = [fit_cell(params, *[pieces[b][i] for b in range(nblocks)]) for i in range(w)]
@@ -937,7 +941,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
 
 def _all_rows(start: int, stop: int):
     """Every row of a block in the one cell."""
-    return (np.zeros(stop - start, np.int32), np.arange(start, stop, dtype=np.int64))
+    return (np.array([0, stop - start]), np.arange(stop - start, dtype=np.int32))
 
 
 def _tree(add, items: list, fan: int = 8):
