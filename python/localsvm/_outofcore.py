@@ -580,12 +580,34 @@ def _take_rows(X, rows: np.ndarray, chunk: int) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty((0, X.shape[1]))
 
 
+def _release_free_memory() -> None:
+    """Hand the C heap's free pages back to the system (glibc's
+    ``malloc_trim``; nothing elsewhere). A cell's temporaries lie between the
+    models kept before and after it: without this, the heap's resident size
+    keeps them."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            import ctypes
+
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM: Any = None
+
+
 def _chunked_cell(task, shared):
     """A :func:`~localsvm.run_tasks` task: one cell's SVM on rows read from
     the chunked array."""
     X, y_idx, chunk, params = shared
     rows = task
-    return _fit_cell_rows(_take_rows(X, rows, chunk), y_idx[rows], params)
+    out = _fit_cell_rows(_take_rows(X, rows, chunk), y_idx[rows], params)
+    _release_free_memory()
+    return out
 
 
 def fit_chunked(est, X, y) -> None:
@@ -656,9 +678,7 @@ def fit_chunked(est, X, y) -> None:
         rows_of = []
         for j in range(kk):
             rows_of.append(
-                np.concatenate(
-                    [(r[bd[j] : bd[j + 1]] + s).astype(itype) for s, bd, r in per_block]
-                )
+                np.concatenate([(r[bd[j] : bd[j + 1]] + s).astype(itype) for s, bd, r in per_block])
             )
         del per_block
     timings["partition"] = time.perf_counter() - t0
@@ -697,16 +717,17 @@ def predict_chunked(est, X, what: str) -> np.ndarray:
 
 
 def _dask_client():
-    """The current :class:`distributed.Client`, or a clear error."""
+    """The current :class:`distributed.Client` (an ``as_current`` block's,
+    else the one made last), or a clear error."""
     try:
-        from distributed import default_client
+        from distributed import Client
     except ImportError as err:  # pragma: no cover - dask without distributed
         raise ImportError(
             "CellSVC on Dask collections needs the 'distributed' package "
             "(pip install distributed, or localsvm-dask)"
         ) from err
     try:
-        return default_client()
+        return Client.current()
     except ValueError:
         raise ValueError(
             "CellSVC fits Dask collections on a Dask cluster: create a distributed.Client "
@@ -844,7 +865,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
 
     # Pass 1: checks, variance, labels, the sample.
     idx = _sample_rows(est, n, k, rng)
-    stat = dask.delayed(_block_stats, pure=True)
+    stat = dask.delayed(_block_stats, pure=False)
     tasks = []
     for b in range(nblocks):
         s, e = offsets[b], offsets[b + 1]
@@ -870,11 +891,11 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         log_lo, inv_step = _hist_range(plan.partition, sample)
         plan.router = _Router(plan.partition, log_lo, inv_step)
         router_f = futures.scatter(plan.router)
-        route = dask.delayed(_block_route, pure=True, nout=4)
+        route = dask.delayed(_block_route, pure=False, nout=4)
         parts = [route(xb[b], router_f, False) for b in range(nblocks)]
-        c_tot = _tree(dask.delayed(_add, pure=True), [p[0] for p in parts])
-        g_tot = _tree(dask.delayed(_add, pure=True), [p[1] for p in parts])
-        m_tot = _tree(dask.delayed(_add, pure=True), [p[2] for p in parts])
+        c_tot = _tree(dask.delayed(_add, pure=False), [p[0] for p in parts])
+        g_tot = _tree(dask.delayed(_add, pure=False), [p[1] for p in parts])
+        m_tot = _tree(dask.delayed(_add, pure=False), [p[2] for p in parts])
         counts, gaps, margins = futures.gather(futures.compute([c_tot, g_tot, m_tot]))
         futures.release()
         used = np.flatnonzero(counts > 0)
@@ -882,7 +903,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         del gaps
         # Pass 3: each block's rows of each cell (kept on the workers).
         router_f = futures.scatter(plan.router)
-        memb = dask.delayed(_block_members, pure=True, nout=2)
+        memb = dask.delayed(_block_members, pure=False, nout=2)
         mparts = [memb(xb[b], router_f) for b in range(nblocks)]
         entries = futures.compute([p[1] for p in mparts])
         per_block = np.stack(futures.gather(futures.compute([p[0] for p in mparts])))
@@ -920,12 +941,12 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
     if cur:
         waves.append(cur)
     results: list = [None] * k
-    fit_cell = dask.delayed(_fit_cell_pieces, pure=True)
+    fit_cell = dask.delayed(_fit_cell_pieces, pure=False)
     for wave in waves:
         w = len(wave)
         pieces = []
         for b in range(nblocks):
-            ex = dask.delayed(_block_extract, pure=True, nout=w)(
+            ex = dask.delayed(_block_extract, pure=False, nout=w)(
                 xb[b], yb[b], entries[b], classes, wave
             )
             pieces.append([ex] if w == 1 else [ex[i] for i in range(w)])
