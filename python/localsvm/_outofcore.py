@@ -52,8 +52,17 @@ from sklearn.utils.validation import check_random_state
 from ._memory import check_memory
 from .cells import SPLIT_FACTOR, SPLIT_ROUNDS, CellPartition, _sample_size
 from .kernels import KernelSpec
+from .svc import SVC
 
 __all__ = ["input_kind", "is_dask_collection"]
+
+#: ``routing='soft'``: the scale of the weights is this quantile of the
+#: training examples' margins ``s₂ − s₁`` between their two nearest cells.
+#: On the generated 200 000-row problem of ``bench scale`` hard routing gave
+#: 86.72 %, the 5 %, 10 % and 50 % quantiles 86.88, 86.92 and 86.98 %; on
+#: ijcnn1 (C = 1) 98.18 % against 98.18, 98.11 and 97.88 %: the 5 %
+#: quantile gains where blending helps and costs nothing where it does not.
+SOFT_QUANTILE = 0.05
 
 #: Rows of a chunked (memmap) array read at once: this many bytes of it.
 CHUNK_BYTES = 32 << 20
@@ -72,6 +81,15 @@ WAVE_MEMORY_SHARE = 0.2
 
 #: A cell's SVM may use at most this share of one worker's memory limit.
 CELL_MEMORY_SHARE = 0.5
+
+
+class _CellSVM(SVC):
+    """One cell's SVC: its unconverged solves are counted by the
+    :class:`CellSVC` that owns it (one warning for all cells), not warned
+    about cell by cell."""
+
+    def _warn_unconverged(self, converged, what, reasons=()) -> bool:
+        return not all(bool(c) for c in converged)
 
 
 def is_dask_collection(obj) -> bool:
@@ -294,8 +312,6 @@ def _block_extract(X, y, entries, classes, wave):
 def _fit_cell_rows(X: np.ndarray, y_idx: np.ndarray, params: dict):
     """One cell's SVM on its rows (None for a one-class cell), the class
     indices it holds and its size."""
-    from .cell_svm import _CellSVM
-
     held = np.unique(y_idx)
     if held.size < 2:
         return None, held, int(y_idx.shape[0])
@@ -483,8 +499,6 @@ def _plan_overlap(est, plan: _Plan, counts, gaps, margins) -> None:
 
 def _soft_quantile() -> float:
     """``routing='soft'``'s quantile of the margins (see ``CellSVC``)."""
-    from .cell_svm import SOFT_QUANTILE
-
     return SOFT_QUANTILE
 
 
