@@ -21,7 +21,7 @@ da = pytest.importorskip("dask.array")
 
 import _dask_tasks  # noqa: E402  (this folder is on sys.path under pytest)
 from conftest import run_in_child  # noqa: E402
-from localsvm import SVC, CellSVC, ProfileSVC  # noqa: E402
+from localsvm import SVC, SVR, CellSVC, IncrementalSVC, ProfileSVC  # noqa: E402
 from localsvm._outofcore import input_kind  # noqa: E402
 
 N, D, CHUNK = 4000, 6, 700
@@ -148,11 +148,13 @@ def test_blocks_mixing_dtypes(client):
 def test_other_estimators_refuse_dask_input(client):
     X, y = data(300)
     dX, dy = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
-    for est in (SVC(), ProfileSVC()):
+    for est in (SVC(), ProfileSVC(), SVR(), IncrementalSVC()):
+        fit = est.partial_fit if isinstance(est, IncrementalSVC) else est.fit
+        kw = {"classes": [0, 1]} if isinstance(est, IncrementalSVC) else {}
         with pytest.raises(TypeError, match="only CellSVC"):
-            est.fit(dX, dy)
+            fit(dX, dy, **kw)
         with pytest.raises(TypeError, match="only CellSVC"):
-            est.fit(X, dy)
+            fit(X, dy, **kw)
     fitted = SVC().fit(X, y)
     with pytest.raises(TypeError, match="only CellSVC"):
         fitted.predict(dX)
