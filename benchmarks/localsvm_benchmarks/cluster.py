@@ -34,13 +34,19 @@ import pickle
 import subprocess
 import sys
 import textwrap
-import time
 from typing import TextIO
 
 import numpy as np
 
+from .report import columns, print_table, timed
+
 #: Features of the generated rows.
 CLUSTER_FEATURES = 16
+#: The table of ``bench cluster``.
+COLUMNS = columns(
+    "rows >10d | fit s >8.1f | predict s >9.1f | accuracy >8.2f% | client MiB >10d | "
+    "workers MiB >13 | died >4d | moved MiB >9d | model MiB >9d | cells"
+)
 #: Kernel cache (MB) of each worker's cell SVM: a cell solve stays within a
 #: quarter of a 512 MiB worker.
 CLUSTER_CACHE_MB = 100.0
@@ -156,12 +162,7 @@ def run_cluster(
         ) as cluster,
         Client(cluster) as client,
     ):
-        header = (
-            f"{'rows':>10} {'fit s':>8} {'pred s':>8} {'acc %':>7} {'client MiB':>10} "
-            f"{'workers MiB':>16} {'died':>4} {'moved MiB':>9} {'model MiB':>9}"
-        )
-        out.write(header + "\n")
-        out.flush()
+        print_table(COLUMNS, [], out)
         Xt, yt = generated(n_test, TEST_SEED, chunk_rows)
         for n in sizes:
             X, y = generated(n, TRAIN_SEED, chunk_rows)
@@ -171,13 +172,8 @@ def run_cluster(
             clf = CellSVC(
                 cell_size=cell_size, overlap=overlap, cache_size=CLUSTER_CACHE_MB, random_state=0
             )
-            t0 = time.perf_counter()
-            clf.fit(X, y)
-            fit_s = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            pred = clf.predict(Xt)
-            acc = float((pred == yt).mean().compute())
-            pred_s = time.perf_counter() - t0
+            _, fit_s = timed(lambda clf=clf, X=X, y=y: clf.fit(X, y))
+            acc, pred_s = timed(lambda clf=clf: float((clf.predict(Xt) == yt).mean().compute()))
             facts = client.run(_worker_facts)
             died = len(pids - {f["pid"] for f in facts.values()})
             moved = sum(f["sent"] for f in facts.values()) - sent0
@@ -196,12 +192,19 @@ def run_cluster(
                 "cells": clf.n_cells_,
             }
             rows.append(row)
-            out.write(
-                f"{n:>10} {fit_s:>8.1f} {pred_s:>8.1f} {100 * acc:>7.2f} "
-                f"{_mib(row['client_peak']):>10} {peaks:>16} {died:>4} {_mib(moved):>9} "
-                f"{_mib(model):>9}   ({clf.n_cells_} cells)\n"
-            )
-            out.flush()
+            line = [
+                n,
+                fit_s,
+                pred_s,
+                100 * acc,
+                round(row["client_peak"] / 2**20),
+                peaks,
+                died,
+                round(moved / 2**20),
+                round(model / 2**20),
+                str(clf.n_cells_),
+            ]
+            print_table(COLUMNS, [line], out, head=False)
             if n <= compare_rows:
                 rows.append(
                     _in_memory(clf, fit_s, X, y, Xt, yt, n, workers, cell_size, overlap, out)
@@ -225,9 +228,7 @@ def _in_memory(dclf, dask_fit_s, X, y, Xt, yt, n, workers, cell_size, overlap, o
         random_state=0,
         n_jobs=workers,
     )
-    t0 = time.perf_counter()
-    clf.fit(Xm, ym)
-    fit_s = time.perf_counter() - t0
+    _, fit_s = timed(lambda: clf.fit(Xm, ym))
     acc = float((clf.predict(Xtm) == ytm).mean())
     same = float((dclf.predict(Xtm) == ytm).mean())
     out.write(
