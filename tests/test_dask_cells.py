@@ -122,6 +122,9 @@ def test_dask_dataframe_and_unknown_chunks(client):
     np.testing.assert_array_equal(
         got.predict(dd.from_pandas(pd.DataFrame(Xt), 2)).compute(), ref.predict(Xt)
     )
+    # Rows in memory, labels on the cluster: the same model.
+    mixed = CellSVC(**PARAMS).fit(X, da.from_array(y, CHUNK))
+    np.testing.assert_array_equal(mixed.decision_function(Xt), ref.decision_function(Xt))
     # A boolean mask leaves the row chunks unknown: they are computed.
     dX = da.from_array(X, chunks=(CHUNK, D))
     keep = dX[:, 0] > -100

@@ -850,8 +850,13 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
 
     if not is_dask_collection(y):
         y = da.from_array(np.asarray(y), chunks=-1)
-    X = _as_dask_array(X, "X")
     y = _as_dask_array(y, "y")
+    if not is_dask_collection(X):
+        # Labels on the cluster, rows in memory: the rows go out in the
+        # labels' chunks.
+        X = np.asarray(X)
+        X = da.from_array(X, chunks=(y.chunks[0], *((s,) for s in X.shape[1:])))
+    X = _as_dask_array(X, "X")
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-D X, got {X.ndim} dimensions")
     if y.ndim != 1 or y.shape[0] != X.shape[0]:

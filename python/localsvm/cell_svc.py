@@ -39,6 +39,7 @@ from ._outofcore import (
     fit_chunked,
     fit_dask,
     input_kind,
+    is_dask_collection,
     predict_chunked,
     predict_dask,
 )
@@ -419,7 +420,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             The fitted estimator.
         """
         kind = input_kind(X)
-        if kind == "dask":
+        if kind == "dask" or (kind is None and is_dask_collection(y)):
             fit_dask(self, X, y)
             return self
         if kind == "chunked":
