@@ -1017,7 +1017,15 @@ def predict_dask(est, X, what: str):
             f"{type(est).__name__} is expecting {est.n_features_in_} features as input."
         )
     X = X.rechunk({1: -1})
-    model = dask.delayed(_light(est), name=f"localsvm-cellsvc-{uuid.uuid4().hex}")
+    light = _light(est)
+    try:
+        from distributed import Client
+
+        # On a cluster: the model goes to every worker once, not through
+        # the scheduler inside the graph.
+        model = Client.current().scatter(light, broadcast=True, hash=False)
+    except (ImportError, ValueError):
+        model = dask.delayed(light, name=f"localsvm-cellsvc-{uuid.uuid4().hex}")
     n_classes = est.classes_.shape[0]
     if what == "predict" or n_classes == 2:
         dtype = est.classes_.dtype if what == "predict" else np.dtype(np.float64)
