@@ -804,11 +804,30 @@ class _Futures:
         """Drop this fit's hold on its futures (their results are used)."""
         self.held.clear()
 
+    def as_completed(self, futs):
+        """``(index, result)`` of ``futs`` as each finishes; each future is
+        dropped once its result is here, so that the workers free it."""
+        from distributed import as_completed
+
+        where = {f.key: i for i, f in enumerate(futs)}
+        keys = set(where)
+        self.held = [f for f in self.held if f.key not in keys]
+        pending = as_completed(futs, with_results=True)
+        self.held.append(pending)
+        del futs
+        for fut, result in pending:
+            yield where[fut.key], result
+            del fut
+        self.held.remove(pending)
+
     def cancel(self):
         """Cancel every future of this fit still pending or running."""
-        if self.held:
+        futs = []
+        for f in self.held:
+            futs.extend(f.futures if hasattr(f, "futures") else [f])
+        if futs:
             try:
-                self.client.cancel(self.held)
+                self.client.cancel(futs)
             except Exception:
                 pass
         self.held.clear()
@@ -970,9 +989,8 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
             )
             pieces.append([ex] if w == 1 else [ex[i] for i in range(w)])
         fits = [fit_cell(params, *[pieces[b][i] for b in range(nblocks)]) for i in range(w)]
-        got = futures.gather(futures.compute(fits))
-        for j, r in zip(wave, got, strict=True):
-            results[j] = r
+        for i, r in futures.as_completed(futures.compute(fits)):
+            results[wave[i]] = r
         report.log(2, "CellSVC fit (Dask): %d of %d cells", wave[-1] + 1, k)
     timings["svm"] = time.perf_counter() - t0
     futures.release()
