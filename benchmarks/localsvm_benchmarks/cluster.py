@@ -3,9 +3,9 @@
 A :class:`distributed.LocalCluster` of ``--workers`` single-threaded worker
 processes, each under ``--memory-limit`` (smaller than the data), generates
 the data on the workers: ``n × 16`` float32 standard normal rows in blocks of
-``--chunk-rows`` (``dask.array.random.default_rng(seed)``), labelled by a
+``--chunk-rows`` (``dask.array.random.default_rng``), labelled by a
 fixed nonlinear rule of the first eight features (:func:`rule`); the test
-rows come from another seed. ``CellSVC`` (RBF, ``C = 1``, ``gamma='scale'``,
+rows come from another generator state. ``CellSVC`` (RBF, ``C = 1``, ``gamma='scale'``,
 ``--cell-size``, ``--overlap``, ``cache_size=100`` per worker) is fitted on
 the Dask arrays: the sample for the cells drawn on the workers, every block
 routed where it lives, each cell's rows gathered to one worker and its SVM
@@ -50,8 +50,8 @@ COLUMNS = columns(
 #: Kernel cache (MB) of each worker's cell SVM: a cell solve stays within a
 #: quarter of a 512 MiB worker.
 CLUSTER_CACHE_MB = 100.0
-#: Seeds of the training and test rows.
-TRAIN_SEED, TEST_SEED = 12345, 67890
+#: Random states of the training and test rows.
+TRAIN_STATE, TEST_STATE = 12345, 67890
 
 
 def rule(X: np.ndarray) -> np.ndarray:
@@ -69,11 +69,11 @@ def rule(X: np.ndarray) -> np.ndarray:
     return (f > 0).astype(np.int8)
 
 
-def generated(n: int, seed: int, chunk_rows: int):
+def generated(n: int, state: int, chunk_rows: int):
     """Lazy Dask arrays ``X`` (``n × 16`` float32) and ``y`` (int8)."""
     import dask.array as da
 
-    rng = da.random.default_rng(seed)
+    rng = da.random.default_rng(state)
     X = rng.standard_normal(
         (n, CLUSTER_FEATURES), chunks=(chunk_rows, CLUSTER_FEATURES), dtype=np.float32
     )
@@ -163,9 +163,9 @@ def run_cluster(
         Client(cluster) as client,
     ):
         print_table(COLUMNS, [], out)
-        Xt, yt = generated(n_test, TEST_SEED, chunk_rows)
+        Xt, yt = generated(n_test, TEST_STATE, chunk_rows)
         for n in sizes:
-            X, y = generated(n, TRAIN_SEED, chunk_rows)
+            X, y = generated(n, TRAIN_STATE, chunk_rows)
             pids = set(client.run(_worker_reset).values())
             sent0 = sum(f["sent"] for f in client.run(_worker_facts).values())
             _reset_peak()
