@@ -804,27 +804,23 @@ class _Futures:
         """Drop this fit's hold on its futures (their results are used)."""
         self.held.clear()
 
-    def as_completed(self, futs):
-        """``(index, result)`` of ``futs`` as each finishes; each future is
-        dropped once its result is here, so that the workers free it."""
-        from distributed import as_completed
-
-        where = {f.key: i for i, f in enumerate(futs)}
-        keys = set(where)
-        self.held = [f for f in self.held if f.key not in keys]
-        pending = as_completed(futs, with_results=True)
-        self.held.append(pending)
-        del futs
-        for fut, result in pending:
-            yield where[fut.key], result
-            del fut
-        self.held.remove(pending)
+    def gather_in_order(self, futs, batch: int = 16):
+        """``(index, result)`` of ``futs``, gathered ``batch`` at a time in
+        submission order (the order the scheduler runs them in); each batch
+        is dropped once here, so that the workers free its results. A task
+        whose worker died is waited for while it runs again."""
+        for start in range(0, len(futs), batch):
+            part = futs[start : start + batch]
+            for i, result in enumerate(self.client.gather(part)):
+                yield start + i, result
+            ids = {id(f) for f in part}
+            self.held = [f for f in self.held if id(f) not in ids]
+            for i in range(start, min(start + batch, len(futs))):
+                futs[i] = None
 
     def cancel(self):
         """Cancel every future of this fit still pending or running."""
-        futs = []
-        for f in self.held:
-            futs.extend(f.futures if hasattr(f, "futures") else [f])
+        futs = [f for f in self.held if f is not None]
         if futs:
             try:
                 self.client.cancel(futs)
@@ -989,7 +985,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
             )
             pieces.append([ex] if w == 1 else [ex[i] for i in range(w)])
         fits = [fit_cell(params, *[pieces[b][i] for b in range(nblocks)]) for i in range(w)]
-        for i, r in futures.as_completed(futures.compute(fits)):
+        for i, r in futures.gather_in_order(futures.compute(fits)):
             results[wave[i]] = r
         report.log(2, "CellSVC fit (Dask): %d of %d cells", wave[-1] + 1, k)
     timings["svm"] = time.perf_counter() - t0
