@@ -328,11 +328,16 @@ def _fit_cell_pieces(params: dict, *pieces):
 
 
 def _predict_block(X, model, what: str):
-    """Predictions or decision values of one block of test rows."""
+    """Predictions or decision values of one block of test rows, a few
+    thousand rows at a time (routing holds a ``rows × n_cells`` float32
+    score matrix: ``SCORE_BLOCK_BYTES`` at most)."""
     X = np.asarray(X)
-    if what == "predict":
-        return model.predict(X)
-    return model.decision_function(X)
+    k = 1 if model.partition_ is None else model.partition_.n_cells
+    step = max(1, SCORE_BLOCK_BYTES // (4 * k))
+    call = model.predict if what == "predict" else model.decision_function
+    if X.shape[0] <= step:
+        return call(X)
+    return np.concatenate([call(X[s : s + step]) for s in range(0, X.shape[0], step)])
 
 
 def _add(*parts):
@@ -924,7 +929,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         # Pass 2: sizes, gap and margin histograms.
         log_lo, inv_step = _hist_range(plan.partition, sample)
         plan.router = _Router(plan.partition, log_lo, inv_step)
-        router_f = futures.scatter(plan.router)
+        router_f = dask.delayed(plan.router, name=f"localsvm-router-{uuid.uuid4().hex}")
         route = dask.delayed(_block_route, pure=False, nout=4)
         parts = [route(xb[b], router_f, False) for b in range(nblocks)]
         c_tot = _tree(dask.delayed(_add, pure=False), [p[0] for p in parts])
@@ -936,7 +941,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         _plan_overlap(est, plan, counts, gaps, margins)
         del gaps
         # Pass 3: each block's rows of each cell (kept on the workers).
-        router_f = futures.scatter(plan.router)
+        router_f = dask.delayed(plan.router, name=f"localsvm-router-{uuid.uuid4().hex}")
         memb = dask.delayed(_block_members, pure=False, nout=2)
         mparts = [memb(xb[b], router_f) for b in range(nblocks)]
         entries = futures.compute([p[1] for p in mparts])
@@ -985,8 +990,19 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
             )
             pieces.append([ex] if w == 1 else [ex[i] for i in range(w)])
         fits = [fit_cell(params, *[pieces[b][i] for b in range(nblocks)]) for i in range(w)]
-        for i, r in futures.gather_in_order(futures.compute(fits)):
-            results[wave[i]] = r
+        for attempt in range(2):
+            try:
+                for i, r in futures.gather_in_order(futures.compute(fits)):
+                    results[wave[i]] = r
+                break
+            except Exception as err:
+                # A worker that died can leave the scheduler without a key
+                # of this wave ("already forgotten"): the wave's tasks are
+                # deterministic, so they are submitted once more.
+                if attempt or "Cancelled" not in type(err).__name__:
+                    raise
+                if client.status != "running":
+                    raise
         report.log(2, "CellSVC fit (Dask): %d of %d cells", wave[-1] + 1, k)
     timings["svm"] = time.perf_counter() - t0
     futures.release()
@@ -1031,15 +1047,9 @@ def predict_dask(est, X, what: str):
             f"{type(est).__name__} is expecting {est.n_features_in_} features as input."
         )
     X = X.rechunk({1: -1})
-    light = _light(est)
-    try:
-        from distributed import Client
-
-        # On a cluster: the model goes to every worker once, not through
-        # the scheduler inside the graph.
-        model = Client.current().scatter(light, broadcast=True, hash=False)
-    except (ImportError, ValueError):
-        model = dask.delayed(light, name=f"localsvm-cellsvc-{uuid.uuid4().hex}")
+    # One key in the graph: each worker fetches the model once, and a worker
+    # that dies can get it again (scattered data could not be recovered).
+    model = dask.delayed(_light(est), name=f"localsvm-cellsvc-{uuid.uuid4().hex}")
     n_classes = est.classes_.shape[0]
     if what == "predict" or n_classes == 2:
         dtype = est.classes_.dtype if what == "predict" else np.dtype(np.float64)
