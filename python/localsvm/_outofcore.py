@@ -990,19 +990,8 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
             )
             pieces.append([ex] if w == 1 else [ex[i] for i in range(w)])
         fits = [fit_cell(params, *[pieces[b][i] for b in range(nblocks)]) for i in range(w)]
-        for attempt in range(2):
-            try:
-                for i, r in futures.gather_in_order(futures.compute(fits)):
-                    results[wave[i]] = r
-                break
-            except Exception as err:
-                # A worker that died can leave the scheduler without a key
-                # of this wave ("already forgotten"): the wave's tasks are
-                # deterministic, so they are submitted once more.
-                if attempt or "Cancelled" not in type(err).__name__:
-                    raise
-                if client.status != "running":
-                    raise
+        for i, r in futures.gather_in_order(futures.compute(fits)):
+            results[wave[i]] = r
         report.log(2, "CellSVC fit (Dask): %d of %d cells", wave[-1] + 1, k)
     timings["svm"] = time.perf_counter() - t0
     futures.release()
