@@ -36,3 +36,17 @@ def square_when_released(task: int, shared: str) -> int:
     if not Event(shared).wait(timeout=120):
         raise TimeoutError(f"the event {shared!r} was never set")
     return task * task
+
+
+def slow_block(x, delay: float):
+    """``x`` after ``delay`` seconds (a block that takes time to produce)."""
+    time.sleep(delay)
+    return x
+
+
+def cast_block_one(x, block_info=None):
+    """``x``, with its second block of rows cast to float32 (blocks that
+    mix dtypes under one declared dtype)."""
+    if block_info is not None and block_info[0]["chunk-location"][0] == 1:
+        return x.astype("float32")
+    return x

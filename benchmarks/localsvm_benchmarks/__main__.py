@@ -3,7 +3,7 @@
 
 Sections: ``svc`` (the default: SVC against scikit-learn, scikit-learn-intelex
 and ThunderSVM, the growth exponent and peak memory), ``local``, ``sparse``,
-``scale``, ``family``, ``online`` and ``engines``; ``--help`` says what each
+``scale``, ``family``, ``online``, ``engines`` and ``cluster``; ``--help`` says what each
 runs. Every section times with :func:`localsvm_benchmarks.report.timed` and
 prints with :func:`localsvm_benchmarks.report.print_table`.
 """
@@ -24,7 +24,7 @@ from localsvm._argtypes import sizes as _sizes
 #: :data:`localsvm_benchmarks.svc.CASES` and :data:`localsvm_benchmarks.svc.PEERS` by a test).
 BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26", "gen200k", "gen500k")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
-BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family", "online", "engines")
+BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family", "online", "engines", "cluster")
 
 
 def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
@@ -47,7 +47,9 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         "NuSVC against scikit-learn's; 'online': one pass of IncrementalSVC's partial_fit "
         "over ijcnn1 and a9a in chunks (--chunks) beside batch fits on the same rows; "
         "'engines': the threads engine against the dask engine (a Dask LocalCluster of "
-        "--workers processes) on the same work",
+        "--workers processes) on the same work; 'cluster': CellSVC on Dask arrays generated "
+        "on a LocalCluster whose workers each hold less than the data (--sizes, --workers, "
+        "--memory-limit), against the in-memory fit, and on a memmap (--memmap-rows)",
     )
     parser.add_argument(
         "--n-train",
@@ -103,9 +105,9 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
     parser.add_argument(
         "--sizes",
         type=_sizes,
-        default="50000,200000,1000000",
-        help="bench scale: comma-separated training sizes of the generated data "
-        "(default: 50000,200000,1000000)",
+        default=None,
+        help="bench scale and bench cluster: comma-separated training sizes of the generated "
+        "data (default: 50000,200000,1000000 for scale, 1000000,10000000 for cluster)",
     )
     parser.add_argument(
         "--max-global",
@@ -134,7 +136,44 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         "--workers",
         type=_positive_int,
         default=2,
-        help="bench engines: Dask worker processes, and n_jobs of the threads engine (default: 2)",
+        help="bench engines: Dask worker processes, and n_jobs of the threads engine; bench "
+        "cluster: single-threaded Dask worker processes (default: 2)",
+    )
+    parser.add_argument(
+        "--memory-limit",
+        default="512MiB",
+        help="bench cluster: each worker's memory limit (default: 512MiB)",
+    )
+    parser.add_argument(
+        "--chunk-rows",
+        type=_positive_int,
+        default=250_000,
+        help="bench cluster: rows per generated block (default: 250000)",
+    )
+    parser.add_argument(
+        "--cell-size",
+        type=_positive_int,
+        default=2000,
+        help="bench cluster: CellSVC's cell_size (default: 2000)",
+    )
+    parser.add_argument(
+        "--overlap",
+        type=float,
+        default=0.5,
+        help="bench cluster: CellSVC's overlap (default: 0.5)",
+    )
+    parser.add_argument(
+        "--compare-rows",
+        type=int,
+        default=1_000_000,
+        help="bench cluster: sizes up to this are also fitted in memory (default: 1000000)",
+    )
+    parser.add_argument(
+        "--memmap-rows",
+        type=int,
+        default=0,
+        help="bench cluster: rows of the float64 memmap fitted in a child process "
+        "(0 skips it; default: 0)",
     )
     return parser
 
@@ -187,11 +226,26 @@ def main(argv: Sequence[str] | None = None, prog: str = "localsvm bench") -> int
         if "dask" not in list_engines():
             parser.error(DASK_MISSING)
         run_engines(args.workers, args.repeat, profile_rows=args.n_train, out=sys.stdout)
+    elif args.section == "cluster":
+        from .cluster import run_cluster
+
+        run_cluster(
+            args.sizes if args.sizes is not None else [1_000_000, 10_000_000],
+            n_test=args.n_test or 1_000_000,
+            workers=args.workers,
+            memory_limit=args.memory_limit,
+            chunk_rows=args.chunk_rows,
+            cell_size=args.cell_size,
+            overlap=args.overlap,
+            compare_rows=args.compare_rows,
+            memmap_rows=args.memmap_rows,
+            out=sys.stdout,
+        )
     elif args.section == "scale":
         from .scale import run_scale
 
         run_scale(
-            args.sizes,
+            args.sizes if args.sizes is not None else [50_000, 200_000, 1_000_000],
             list(args.peers),
             ijcnn1=not args.no_ijcnn1,
             exact=not args.no_exact,

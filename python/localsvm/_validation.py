@@ -112,6 +112,21 @@ def densify(X, name: str = "X", who: str = "this estimator") -> np.ndarray:
     return np.ascontiguousarray(X.toarray(), dtype=np.float64)
 
 
+def reject_dask(X, name: str = "X", who: str = "this estimator") -> None:
+    """Refuse a Dask collection (never compute one into this process).
+
+    Only :class:`localsvm.CellSVC` fits and predicts on Dask collections,
+    where the data lives; every other estimator raises ``TypeError``.
+    """
+    if hasattr(X, "__dask_graph__") and callable(getattr(X, "__dask_graph__", None)):
+        raise TypeError(
+            f"{who} does not take a Dask collection as {name}: it would be computed into "
+            f"this process whole. Of localsvm's estimators only CellSVC fits and predicts on "
+            f"Dask arrays and dataframes (on the cluster's workers); for {who}, pass "
+            f"{name}.compute() if it fits in memory"
+        )
+
+
 def prepare_input(X, *, native: bool, name: str = "X", who: str = "this estimator"):
     """Sparse ``X`` made canonical (:func:`canonical_sparse`) and, unless
     ``native``, densified (:func:`densify`); anything else unchanged.
@@ -132,6 +147,7 @@ def prepare_input(X, *, native: bool, name: str = "X", who: str = "this estimato
     array-like or scipy.sparse.csr_matrix
         ``X``, canonical CSR, or its dense copy.
     """
+    reject_dask(X, name, who)
     if not sp.issparse(X):
         return X
     X = canonical_sparse(X, name)
@@ -144,6 +160,7 @@ def validate_training_data(estimator, X, y, *, precomputed: bool = False, sparse
     Sparse ``X`` stays canonical CSR with ``sparse`` (else it is densified
     under :data:`DENSIFY_LIMIT_BYTES`)."""
     X = prepare_input(X, native=sparse, who=type(estimator).__name__)
+    reject_dask(y, "y", type(estimator).__name__)
     X, y = validate_data(
         estimator, X, y, dtype=np.float64, order="C", accept_sparse="csr" if sparse else False
     )

@@ -21,7 +21,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils.validation import check_random_state
+from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
@@ -33,23 +33,25 @@ from ._base import (
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._multiclass import scores_index
+from ._outofcore import (
+    SOFT_QUANTILE,
+    _CellSVM,
+    fit_chunked,
+    fit_dask,
+    input_kind,
+    is_dask_collection,
+    predict_chunked,
+    predict_dask,
+)
 from ._regions import RegionModelsMixin, region_iterations
 from .cells import fit_cells
 from .parallel import effective_n_jobs, run_tasks
-from .svc import SVC
 
 __all__ = ["CellSVC"]
 
 #: ``cell_size='auto'``: training examples per cell before the overlap.
 AUTO_CELL_SIZE = 10000
 
-#: ``routing='soft'``: the scale of the weights is this quantile of the
-#: training examples' margins ``s₂ − s₁`` between their two nearest cells.
-#: On the generated 200 000-row problem of ``bench scale`` hard routing gave
-#: 86.72 %, the 5 %, 10 % and 50 % quantiles 86.88, 86.92 and 86.98 %; on
-#: ijcnn1 (C = 1) 98.18 % against 98.18, 98.11 and 97.88 %: the 5 %
-#: quantile gains where blending helps and costs nothing where it does not.
-SOFT_QUANTILE = 0.05
 
 #: ``routing='soft'``: a row whose nearest cell weighs more than
 #: ``1 − SOFT_NEGLIGIBLE`` takes that cell's value alone.
@@ -62,15 +64,6 @@ MARGIN_BLOCK = 1 << 16
 #: Bytes per stored routing score (float32): the ``n × n_cells`` scores of
 #: the training examples are kept while the cells' overlaps are chosen.
 SCORE_BYTES = 4
-
-
-class _CellSVM(SVC):
-    """One cell's SVC: its unconverged solves are counted by the
-    :class:`CellSVC` that owns it (one warning for all cells), not warned
-    about cell by cell."""
-
-    def _warn_unconverged(self, converged, what, reasons=()) -> bool:
-        return not all(bool(c) for c in converged)
 
 
 def _fit_cell(task, shared):
@@ -264,6 +257,50 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     the 108 cells the budget gave, 952 MiB, and that fit peaked 949 MiB
     above the resident size before it.
 
+    Data no single array holds. ``fit``, ``predict`` and
+    ``decision_function`` also take
+
+    * a Dask collection (``dask.array`` ``X`` and ``y``, or a
+      ``dask.dataframe`` and series; Dask and ``distributed`` are imported
+      only then). The fit runs on the cluster of the current
+      :class:`distributed.Client` and never gathers ``X`` to the client:
+      the kernel k-means sample (``sample_size`` rows, drawn as in memory)
+      is taken from the blocks on the workers; every block is checked
+      (dtype, finiteness: the block and row of the first NaN are named) and
+      routed where it lives, and the client receives per block only cell
+      counts and ``O(n_cells · 256)`` histograms of the routing gaps, from
+      which it sets each cell's overlap (met to about one histogram bin)
+      and ``routing_scale_``; each cell's rows are then gathered, in waves
+      that take at most a fifth of the workers' memory limits, to one
+      worker, which trains the cell's SVM and sends the model back. The
+      fitted model is what the client holds: the cells' support vectors,
+      at most ``(1 + overlap)·n`` rows of ``8·d`` bytes (with its dual
+      coefficients), and the sample. ``cell_labels_`` is then a lazy Dask
+      array. A cell whose solve needs more than half of a worker's memory
+      limit (``16·d + 48`` bytes per training row plus its kernel cache)
+      raises ``MemoryError`` before any cell is gathered. Row chunks of
+      unknown size are computed on the workers first (each block's length
+      comes back, not its values). ``predict`` and ``decision_function``
+      return Dask arrays, mapped block by block (the model travels to the
+      workers once). A task whose worker dies runs again elsewhere (every
+      task is deterministic: the model is the same); a cluster that goes
+      away raises ``RuntimeError`` and leaves the estimator as it was;
+      Ctrl-C cancels the fit's tasks (a cell solve already running on a
+      worker ends by itself).
+    * a NumPy memmap, or any 2-D array-like that is not an ndarray and
+      slices by rows (an h5py or zarr array): read in chunks of 32 MiB, in
+      the same passes. Besides the model, the fit then holds one chunk and
+      its routing scores (16 MiB), the sample's kernel matrix, about
+      ``8·(3 + overlap)·n`` bytes of bookkeeping (labels, each row's cell,
+      the cells' row lists) and per cell solved at once its rows and kernel
+      cache, all well below ``X`` itself for large ``n``.
+
+    Both take the same route through the data, so a Dask fit and a memmap
+    fit of the same rows give the same model. They differ from the
+    in-memory fit in two details: a cell beyond twice its share is cut by
+    kernel k-means of its sampled members (not of all its rows), and the
+    overlap and ``routing_scale_`` come from histograms.
+
     References
     ----------
     .. [1] C.-J. Hsieh, S. Si and I. S. Dhillon, "A Divide-and-Conquer
@@ -363,9 +400,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training examples.
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array or dataframe} of shape (n_samples, n_features)
+            Training examples: in memory, read in chunks (a NumPy memmap or
+            another 2-D array-like with row slicing), or a Dask collection
+            (fitted on its cluster's workers; see the class notes).
+        y : array-like or dask array or series of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example multipliers of ``C``, composed with ``class_weight``;
@@ -380,6 +419,13 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         self : CellSVC
             The fitted estimator.
         """
+        kind = input_kind(X)
+        if kind == "dask" or (kind is None and is_dask_collection(y)):
+            fit_dask(self, X, y)
+            return self
+        if kind == "chunked":
+            fit_chunked(self, X, y)
+            return self
         X, y, y_idx = self._fit_prologue(X, y)
         X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n, d = X.shape
@@ -525,6 +571,60 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         if self.routing == "hard" or self.partition_ is None:
             return self._region_predict(X, self._route(X))
         return scores_index(self._decision_valid(X))
+
+    def predict(self, X):
+        """Predict the class of each sample with its cell's SVM.
+
+        With ``routing='soft'`` a row near a border is labelled by the
+        weighted decision values of its two nearest cells' SVMs (see the
+        class description).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array or dataframe} of shape (n_samples, n_features)
+            Examples. A Dask collection gives a Dask array, computed block
+            by block on the workers; an array read in chunks (a memmap) is
+            labelled chunk by chunk.
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,)
+            The predicted labels, taken from ``classes_``.
+        """
+        kind = input_kind(X)
+        if kind is not None:
+            check_is_fitted(self)
+            if kind == "dask":
+                return predict_dask(self, X, "predict")
+            return predict_chunked(self, X, "predict")
+        return super().predict(X)
+
+    def decision_function(self, X):
+        """Evaluate the decision function of each row's cell SVM.
+
+        With ``routing='soft'`` a row near a border gets the weighted
+        decision values of its two nearest cells' SVMs.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array or dataframe} of shape (n_samples, n_features)
+            Examples; a Dask collection gives a Dask array (see
+            :meth:`predict`).
+
+        Returns
+        -------
+        ndarray or dask array of shape (n_samples,) or (n_samples, n_classes)
+            Two classes: the decision value, positive for ``classes_[1]``.
+            More classes: per-class scores of the cell's model, −1 for
+            classes the cell lacks.
+        """
+        kind = input_kind(X)
+        if kind is not None:
+            check_is_fitted(self)
+            if kind == "dask":
+                return predict_dask(self, X, "decision")
+            return predict_chunked(self, X, "decision")
+        return super().decision_function(X)
 
     def assign(self, X) -> np.ndarray:
         """Assign each row of ``X`` to its cell.

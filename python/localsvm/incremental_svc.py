@@ -40,7 +40,7 @@ from ._multiclass import (
     binary_tasks,
     problem_classes,
 )
-from ._validation import finite_sample_weight, prepare_input
+from ._validation import finite_sample_weight, prepare_input, reject_dask
 from .backends.base import QPProblem, SolverBackend
 from .backends.select import select_backend
 from .kernels import KernelSpec, decision_values
@@ -668,6 +668,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             self._check_classes(classes)
             return self._learn(X, self._encode(y, self.classes_), "partial_fit", assemble=False)
         X = prepare_input(X, native=False, who=type(self).__name__)
+        reject_dask(y, "y", type(self).__name__)
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", reset=first)
         check_classification_targets(y)
         if first:

@@ -51,7 +51,7 @@ from ._base import (
 )
 from ._compat import Interval, StrOptions, fit_context
 from ._docstrings import X_PREDICT, X_TRAIN, fill
-from ._validation import prepare_input
+from ._validation import prepare_input, reject_dask
 from .backends.base import QPProblem, QPSolution, solve_checked
 from .kernels import KERNELS, core_rows, decision_values
 from .parallel import effective_n_jobs
@@ -99,6 +99,7 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
             return X, np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
         native = self._sparse_native()
         X = prepare_input(X, native=native, who=type(self).__name__)
+        reject_dask(y, "y", type(self).__name__)
         accept = "csr" if native else False
         if not self._needs_y:
             X = validate_data(self, X, dtype=np.float64, order="C", accept_sparse=accept)

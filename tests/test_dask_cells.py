@@ -1,0 +1,357 @@
+"""``CellSVC`` on data no single array holds: Dask collections (fitted on the
+cluster's workers) and arrays read in chunks (a memmap), with their faults.
+
+Most tests run on one two-worker ``LocalCluster`` of threads in this process
+(``processes=False``); the worker-kill test starts worker processes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+import threading
+import time
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+import _dask_tasks  # noqa: E402  (this folder is on sys.path under pytest)
+from conftest import run_in_child  # noqa: E402
+from localsvm import SVC, SVR, CellSVC, IncrementalSVC, ProfileSVC  # noqa: E402
+from localsvm._outofcore import input_kind  # noqa: E402
+
+N, D, CHUNK = 4000, 6, 700
+PARAMS = dict(cell_size=400, overlap=0.5, sample_size=600, random_state=0)
+
+
+def rule(X):
+    return (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] > 0).astype(int)
+
+
+def data(n=N, seed=0, classes=2):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, D)
+    y = rule(X)
+    if classes == 3:
+        y = y + (X[:, 3] > 0.8)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as lc,
+        distributed.Client(lc) as c,
+    ):
+        yield c
+
+
+def _memmap(X):
+    path = os.path.join(tempfile.mkdtemp(), "X.f64")
+    mm = np.memmap(path, dtype=X.dtype, mode="w+", shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    return np.memmap(path, dtype=X.dtype, mode="r", shape=X.shape)
+
+
+def test_input_kinds():
+    X, _ = data(50)
+    assert input_kind(X) is None
+    assert input_kind(X.tolist()) is None
+    assert input_kind(_memmap(X)) == "chunked"
+    assert input_kind(da.from_array(X)) == "dask"
+
+
+def test_dask_fit_same_model_as_memmap_and_close_to_in_memory(client):
+    X, y = data()
+    Xt, yt = data(2000, seed=1)
+    dask_fit = CellSVC(**PARAMS).fit(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, CHUNK))
+    mm_fit = CellSVC(**PARAMS).fit(_memmap(X), y)
+    mem_fit = CellSVC(**PARAMS).fit(X, y)
+    # The Dask and chunked fits take the same route: one model.
+    np.testing.assert_array_equal(dask_fit.cell_train_sizes_, mm_fit.cell_train_sizes_)
+    np.testing.assert_array_equal(dask_fit.decision_function(Xt), mm_fit.decision_function(Xt))
+    # The in-memory fit draws the same sample; it cuts its cells on all rows.
+    np.testing.assert_array_equal(
+        mem_fit.partition_.representatives[: PARAMS["sample_size"]],
+        dask_fit.partition_.representatives[: PARAMS["sample_size"]],
+    )
+    assert abs(dask_fit.routing_scale_ - mem_fit.routing_scale_) < 0.25 * mem_fit.routing_scale_
+    acc_dask = np.mean(dask_fit.predict(Xt) == yt)
+    acc_mem = np.mean(mem_fit.predict(Xt) == yt)
+    assert acc_dask > 0.85
+    assert abs(acc_dask - acc_mem) < 0.02
+    # The overlap reaches about overlap · |cell| rows per cell.
+    extra = dask_fit.cell_train_sizes_ - dask_fit.cell_sizes_
+    np.testing.assert_allclose(extra.sum(), 0.5 * dask_fit.cell_sizes_.sum(), rtol=0.1)
+    # The training labels stay on the workers, as a Dask array.
+    assert isinstance(dask_fit.cell_labels_, da.Array)
+    np.testing.assert_array_equal(dask_fit.cell_labels_.compute(), mm_fit.cell_labels_)
+
+
+def test_dask_predict_is_a_blockwise_dask_array(client):
+    X, y = data(classes=3)
+    Xt, _ = data(1500, seed=2, classes=3)
+    clf = CellSVC(**PARAMS).fit(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, CHUNK))
+    dXt = da.from_array(Xt, chunks=(500, D))
+    pred = clf.predict(dXt)
+    dec = clf.decision_function(dXt)
+    assert isinstance(pred, da.Array) and isinstance(dec, da.Array)
+    assert pred.numblocks == (3,)
+    np.testing.assert_array_equal(pred.compute(), clf.predict(Xt))
+    np.testing.assert_array_equal(dec.compute(), clf.decision_function(Xt))
+    assert dec.compute().shape == (1500, 3)
+
+
+def test_dask_dataframe_and_unknown_chunks(client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = data()
+    Xt, _ = data(500, seed=3)
+    ref = CellSVC(**PARAMS).fit(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, CHUNK))
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=5)
+    labels = dd.from_pandas(pd.Series(y), npartitions=5)
+    got = CellSVC(**PARAMS).fit(frame, labels)
+    np.testing.assert_array_equal(got.decision_function(Xt), ref.decision_function(Xt))
+    np.testing.assert_array_equal(
+        got.predict(dd.from_pandas(pd.DataFrame(Xt), 2)).compute(), ref.predict(Xt)
+    )
+    # Rows in memory, labels on the cluster: the same model.
+    mixed = CellSVC(**PARAMS).fit(X, da.from_array(y, CHUNK))
+    np.testing.assert_array_equal(mixed.decision_function(Xt), ref.decision_function(Xt))
+    # A boolean mask leaves the row chunks unknown: they are computed.
+    dX = da.from_array(X, chunks=(CHUNK, D))
+    keep = dX[:, 0] > -100
+    masked = CellSVC(**PARAMS).fit(dX[keep], da.from_array(y, CHUNK)[keep])
+    np.testing.assert_array_equal(masked.decision_function(Xt), ref.decision_function(Xt))
+
+
+def test_nan_names_block_and_row(client):
+    X, y = data()
+    X[2 * CHUNK + 17, 3] = np.nan
+    with pytest.raises(ValueError, match=rf"block 2, row 17 .*row {2 * CHUNK + 17} of X"):
+        CellSVC(**PARAMS).fit(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, CHUNK))
+
+
+def test_blocks_mixing_dtypes(client):
+    X, y = data()
+    dX = da.from_array(X, chunks=(CHUNK, D)).map_blocks(
+        _dask_tasks.cast_block_one, dtype=np.float64
+    )
+    with pytest.raises(TypeError, match=r"block 1 of X .* float32 .* declares float64"):
+        CellSVC(**PARAMS).fit(dX, da.from_array(y, CHUNK))
+
+
+def test_other_estimators_refuse_dask_input(client):
+    X, y = data(300)
+    dX, dy = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
+    for est in (SVC(), ProfileSVC(), SVR(), IncrementalSVC()):
+        fit = est.partial_fit if isinstance(est, IncrementalSVC) else est.fit
+        kw = {"classes": [0, 1]} if isinstance(est, IncrementalSVC) else {}
+        with pytest.raises(TypeError, match="only CellSVC"):
+            fit(dX, dy, **kw)
+        with pytest.raises(TypeError, match="only CellSVC"):
+            fit(X, dy, **kw)
+    fitted = SVC().fit(X, y)
+    with pytest.raises(TypeError, match="only CellSVC"):
+        fitted.predict(dX)
+
+
+def test_fit_without_a_client_is_a_clear_error():
+    code = """
+import numpy as np, dask.array as da
+from localsvm import CellSVC
+X = np.random.RandomState(0).randn(300, 3)
+y = (X[:, 0] > 0).astype(int)
+CellSVC(cell_size=100).fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100))
+"""
+    got = run_in_child(code, timeout=300)
+    assert got["error"] == "ValueError", got
+    assert "create a distributed.Client" in got["message"]
+
+
+def test_cell_beyond_worker_memory():
+    X, y = data(3000)
+    quiet = {
+        f"distributed.worker.memory.{k}": False for k in ("target", "spill", "pause", "terminate")
+    }
+    with (
+        __import__("dask").config.set(quiet),
+        distributed.LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=False,
+            memory_limit="64MiB",
+            dashboard_address=None,
+        ) as lc,
+        distributed.Client(lc) as mc,
+        mc.as_current(),
+    ):
+        clf = CellSVC(cell_size=3000)
+        with pytest.raises(MemoryError, match=r"cell_size.*|memory_limit of 64 MiB") as err:
+            clf.fit(da.from_array(X, chunks=1000), da.from_array(y, chunks=1000))
+        assert "cell_size" in str(err.value) and "memory_limit of 64 MiB" in str(err.value)
+        assert not hasattr(clf, "cell_models_")
+
+
+def _slow(X, y, delay):
+    dX = da.from_array(X, chunks=(CHUNK, D)).map_blocks(
+        _dask_tasks.slow_block, delay, dtype=X.dtype
+    )
+    return dX, da.from_array(y, CHUNK)
+
+
+def test_cluster_lost_mid_fit_leaves_estimator_unchanged():
+    X, y = data()
+    lc = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    )
+    client = distributed.Client(lc)
+    try:
+        clf = CellSVC(**PARAMS)
+        dX, dy = _slow(X, y, 0.5)
+        threading.Timer(1.0, lc.close).start()
+        with (
+            client.as_current(),
+            pytest.raises(RuntimeError, match=r"went away during CellSVC\.fit"),
+        ):
+            clf.fit(dX, dy)
+        assert not hasattr(clf, "cell_models_") and not hasattr(clf, "classes_")
+    finally:
+        client.close()
+        lc.close()
+
+
+def test_ctrl_c_cancels_the_tasks(client):
+    X, y = data()
+    clf = CellSVC(**PARAMS)
+    dX, dy = _slow(X, y, 1.0)
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(dX, dy)
+    assert not hasattr(clf, "cell_models_")
+
+    # Within a few seconds no task is left to run (queued, waiting or running).
+    def pending(dask_scheduler):
+        active = ("processing", "waiting", "queued", "no-worker")
+        return [str(k) for k, t in dask_scheduler.tasks.items() if t.state in active]
+
+    for _ in range(50):
+        left = client.run_on_scheduler(pending)
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left
+
+
+def test_worker_killed_during_cell_solves_same_model():
+    X, y = data(6000)
+    Xt, _ = data(1000, seed=5)
+    params = dict(PARAMS, cell_size=300)
+    path = os.pathsep.join(
+        p for p in (os.path.dirname(__file__), os.environ.get("PYTHONPATH", "")) if p
+    )
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            env={"PYTHONPATH": path, "RAYON_NUM_THREADS": "1"},
+        ) as lc,
+        distributed.Client(lc) as client,
+    ):
+        dX, dy = da.from_array(X, chunks=(1000, D)), da.from_array(y, 1000)
+        ref = CellSVC(**params).fit(dX, dy)
+        clf = CellSVC(**params)
+        done: dict = {}
+
+        def run():
+            try:
+                done["m"] = clf.fit(dX, dy)
+            except BaseException as err:  # reported below
+                done["error"] = err
+
+        fit = threading.Thread(target=run)
+        fit.start()
+        killed = None
+        for _ in range(12000):
+            for addr, keys in client.processing().items():
+                if any("_fit_cell_pieces" in str(k) for k in keys):
+                    pid = client.run(os.getpid, workers=[addr])[addr]
+                    os.kill(pid, signal.SIGKILL)
+                    killed = addr
+                    break
+            if killed or not fit.is_alive():
+                break
+            time.sleep(0.005)
+        fit.join(timeout=300)
+        assert killed is not None, "no cell solve was seen running"
+        assert "m" in done, done
+        np.testing.assert_array_equal(clf.cell_train_sizes_, ref.cell_train_sizes_)
+        np.testing.assert_array_equal(clf.cell_n_iter_, ref.cell_n_iter_)
+        np.testing.assert_array_equal(clf.decision_function(Xt), ref.decision_function(Xt))
+
+
+def test_memmap_peak_memory_bound():
+    """A memmap is read in chunks: until the cells are solved the fit holds
+    far less than the data, and in all it adds no more than the documented
+    bound (the working set of one chunk, one cell and the bookkeeping, plus
+    the model it keeps)."""
+    code = r"""
+import os, tempfile, threading, time
+import numpy as np
+import localsvm._outofcore as ooc
+from localsvm import CellSVC
+ooc.CHUNK_BYTES = 1 << 20
+ooc.SCORE_BLOCK_BYTES = 1 << 20
+n, d = 200_000, 16
+def anon():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+path = os.path.join(tempfile.mkdtemp(), "X")
+X = np.memmap(path, dtype=np.float64, mode="w+", shape=(n, d))
+rng = np.random.default_rng(0)
+for s in range(0, n, 10_000):
+    X[s : s + 10_000] = rng.standard_normal((10_000, d))
+X.flush(); del X
+X = np.memmap(path, dtype=np.float64, mode="r", shape=(n, d))
+y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] > 0).astype(np.int8)
+# Warm up (the fit's lazy imports and first allocations are not the data's).
+CellSVC(cell_size=1000, sample_size=100, cache_size=4, n_jobs=1).fit(X[:3000], y[:3000])
+before = anon(); timeline = []; stop = threading.Event(); t0 = time.perf_counter()
+def watch():
+    while not stop.is_set():
+        timeline.append((time.perf_counter() - t0, anon() - before)); time.sleep(0.005)
+t = threading.Thread(target=watch); t.start()
+clf = CellSVC(cell_size=2000, overlap=0.5, sample_size=500, cache_size=4, n_jobs=1,
+              random_state=0).fit(X, y)
+stop.set(); t.join()
+split = clf.timings_["partition"]
+svs = sum(m.support_vectors_.nbytes + m.dual_coef_.nbytes for m in clf.cell_models_ if m)
+cell = int(clf.cell_train_sizes_.max()) * (16 * d + 48) + 4 * 2**20
+book = n * (8 + 8 + 8) + 2 * 4 * int(clf.cell_train_sizes_.sum())
+chunk = 6 * (1 << 20) + 4 * (1 << 20)
+kmeans = 3 * 8 * 500 * 500
+RESULT = dict(
+    grown=max(v for _, v in timeline),
+    partition=max([v for s, v in timeline if s < 0.9 * split] or [0]),
+    data=n * d * 8, svs=svs, bound=2.5 * svs + cell + book + chunk + kmeans,
+    acc=float(np.mean(clf.predict(X[:5000]) == y[:5000])),
+)
+os.remove(path)
+"""
+    got = run_in_child(code, timeout=900)
+    assert got["error"] is None, got
+    r = got["value"]
+    assert r["acc"] > 0.9
+    assert r["partition"] < r["data"] / 2, r
+    assert r["grown"] <= r["bound"], r
