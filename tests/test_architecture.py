@@ -40,6 +40,7 @@ ESTIMATOR_MODULES = (
     "cells.py",  # CellSVC's and SVC(init='cells')'s partition
     "_regions.py",  # per-region models shared by CellSVC and ProfileSVC
     "_multiclass.py",  # the one multiclass layer over binary models
+    "tuning.py",  # SVCCV and SVRCV
 )
 
 #: Every module that may import ``localsvm._core``, and why. A backend owns

@@ -36,6 +36,7 @@ from .plugins import (
 from .profile_svm import ProfileSVC
 from .svc import SVC, NuSVC
 from .svm_family import SVR, NuSVR, OneClassSVM
+from .tuning import SVCCV, SVRCV
 
 #: The version, written once: rust/Cargo.toml's, compiled into the core
 #: (maturin also writes it into the package metadata).
@@ -62,7 +63,9 @@ _check_build()
 
 __all__ = [
     "SVC",
+    "SVCCV",
     "SVR",
+    "SVRCV",
     "Capabilities",
     "CellSVC",
     "ClusterSVC",

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels import KERNELS, KernelSpec
+from ..kernels import KERNELS, KernelSpec, decision_values
 
 #: Relative tolerance for a warm start's box membership and ``yᵀα₀ = 0``.
 FEASIBILITY_TOL = 1e-9
@@ -556,6 +556,26 @@ class SolverBackend(ABC):
         """
         return solve_local_generic(self, batch)
 
+    def solve_c_path(self, path: CPath) -> CPathResult:
+        """Solve ``path``'s dual at each of its increasing ``C`` values.
+
+        The default solves one :class:`QPProblem` per value with
+        :meth:`solve`, each started from the previous solution
+        (:func:`solve_c_path_generic`); a backend may instead keep its
+        kernel values and gradient from one value to the next.
+
+        Parameters
+        ----------
+        path : CPath
+            The dual, its ``C`` values and the held-out rows.
+
+        Returns
+        -------
+        CPathResult
+            The held-out decision values and solver statistics per ``C``.
+        """
+        return solve_c_path_generic(self, path)
+
     def online_learner(self, kernel: KernelSpec, n_features: int):
         """Create the online learner for one binary LISVM problem.
 
@@ -834,3 +854,137 @@ def solve_local_batch(backend, batch: LocalBatch) -> LocalBatchResult:
     if method is None:
         return solve_local_generic(backend, batch)
     return method(batch)
+
+
+# ------------------------------------------------------------ C paths
+
+
+@dataclass
+class CPath:
+    """One dual solved along increasing values of ``C``, scored on held-out rows.
+
+    For each ``C`` in ``Cs`` the problem is the :class:`QPProblem` over the
+    examples ``X[rows]`` (which may repeat a row, as ε-SVR's ``2n``
+    variables do) with labels ``y``, linear term ``p`` (None: −1) and boxes
+    ``0 ≤ α_t ≤ C · weights[t]``; its decision values at the rows ``valid``
+    of ``X`` are ``Σ_t α_t y_t K(X[rows[t]], X[v]) − ρ``. As the boxes only
+    widen along the path, each solution is a feasible start for the next
+    (the α seeding of DeCoste & Wagstaff, "Alpha seeding for support vector
+    machines", KDD 2000). ``X`` holds features, or the square kernel matrix
+    of every row when ``kernel.name == 'precomputed'``; the remaining fields
+    are :class:`QPProblem`'s.
+    """
+
+    X: Any
+    rows: np.ndarray
+    y: np.ndarray
+    weights: np.ndarray
+    Cs: np.ndarray
+    valid: np.ndarray
+    kernel: KernelSpec = field(default_factory=KernelSpec)
+    p: np.ndarray | None = None
+    tol: float = 1e-3
+    max_iter: int = -1
+    cache_size: float = 200.0
+    shrinking: bool = True
+    precision: str = "auto"
+
+    def validate(self) -> None:
+        """Check shapes and values; raises ``ValueError`` naming the field."""
+        m = int(np.asarray(self.y).shape[0])
+        for name in ("rows", "weights", "p"):
+            v = getattr(self, name)
+            if v is not None and np.asarray(v).shape != (m,):
+                raise ValueError(f"{name} must have shape ({m},), got {np.asarray(v).shape}")
+        cs = np.asarray(self.Cs, dtype=np.float64)
+        if cs.ndim != 1 or cs.size == 0:
+            raise ValueError("Cs must list at least one value")
+        if not (np.all(np.isfinite(cs)) and np.all(cs > 0) and np.all(np.diff(cs) > 0)):
+            raise ValueError("Cs must be positive, finite and strictly increasing")
+        w = np.asarray(self.weights, dtype=np.float64)
+        if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+            raise ValueError("weights must be finite and non-negative")
+
+
+@dataclass
+class CPathResult:
+    """Per value of :attr:`CPath.Cs`: ``decision`` (shape ``(n_C,
+    n_valid)``, the held-out decision values), ``n_iter``, ``converged``
+    (False when the solve stopped at ``max_iter``) and ``error`` (None, or
+    why that solve failed: its decision values are then NaN)."""
+
+    decision: np.ndarray
+    n_iter: np.ndarray
+    converged: np.ndarray
+    error: list
+
+
+def solve_c_path_generic(backend, path: CPath) -> CPathResult:
+    """Solve a :class:`CPath` with any backend's ``solve``: one
+    :class:`QPProblem` per ``C``, started from the previous ``C``'s
+    solution (feasible, the boxes having widened), the held-out decision
+    values from the kernel between the held-out rows and the support
+    vectors."""
+    path.validate()
+    cs = np.asarray(path.Cs, dtype=np.float64)
+    rows = np.asarray(path.rows, dtype=np.intp)
+    valid = np.asarray(path.valid, dtype=np.intp)
+    y = np.asarray(path.y, dtype=np.float64)
+    weights = np.asarray(path.weights, dtype=np.float64)
+    n_c = cs.size
+    decision = np.full((n_c, valid.size), np.nan)
+    n_iter = np.zeros(n_c, dtype=np.int64)
+    converged = np.ones(n_c, dtype=bool)
+    errors: list = [None] * n_c
+    alpha = None
+    for k, c in enumerate(cs):
+        problem = QPProblem(
+            X=path.X,
+            rows=rows,
+            y=y,
+            upper=c * weights,
+            kernel=path.kernel,
+            p=path.p,
+            alpha0=alpha,
+            tol=float(path.tol),
+            max_iter=int(path.max_iter),
+            cache_size=float(path.cache_size),
+            shrinking=bool(path.shrinking),
+            precision=path.precision,
+        )
+        try:
+            sol = backend.solve(problem)
+        except (ValueError, ArithmeticError, MemoryError) as exc:
+            errors[k] = f"{type(exc).__name__}: {exc}"
+            alpha = None
+            continue
+        a = np.asarray(sol.alpha, dtype=np.float64)
+        coef = a * y
+        sv = np.flatnonzero(coef)
+        if path.kernel.precomputed:
+            cross = np.asarray(path.X[np.ix_(valid, rows[sv])], dtype=np.float64)
+            decision[k] = cross @ coef[sv] - float(sol.rho)
+        elif sv.size:
+            decision[k] = decision_values(
+                path.kernel,
+                path.X[valid],
+                path.X[rows[sv]],
+                coef[sv][None, :],
+                np.array([-float(sol.rho)]),
+                precision="float64",
+            )[:, 0]
+        else:
+            decision[k] = -float(sol.rho)
+        n_iter[k] = int(sol.n_iter)
+        converged[k] = bool(sol.converged)
+        alpha = a
+    return CPathResult(decision=decision, n_iter=n_iter, converged=converged, error=errors)
+
+
+def solve_c_path(backend, path: CPath) -> CPathResult:
+    """``backend.solve_c_path(path)``, or :func:`solve_c_path_generic` for a
+    backend that does not subclass :class:`SolverBackend` and lacks the method."""
+    method = getattr(backend, "solve_c_path", None)
+    if method is None:
+        return solve_c_path_generic(backend, path)
+    return method(path)

@@ -1,0 +1,940 @@
+"""Cross-validated choice of ``C`` and ``gamma`` (and ε) that shares its work:
+``SVCCV`` and ``SVRCV``.
+
+A grid search refits from scratch at every grid point and fold. Here each
+(γ, fold) pair is one task: the fold's dual is solved along the increasing
+``C`` values, each solve starting from the previous solution (which stays
+feasible, the boxes only widening: the α seeding of DeCoste & Wagstaff,
+"Alpha seeding for support vector machines", KDD 2000), with the kernel
+values and the gradient kept from one ``C`` to the next by backends that
+can (the Rust one: one call per task, the GIL released), and the held-out
+rows' decision values computed from the same solutions. The tasks run in
+``n_jobs`` threads; each is computed alone, so the results do not depend
+on how the threads interleave.
+
+The default grids follow the data's scale: ``gammas`` around
+γ_scale = 1 / (n_features · X.var()) (scikit-learn's ``gamma='scale'``),
+``Cs`` on the range where the RBF dual's boxes go from most examples at
+their bound to almost none (kernel values lie in [0, 1]).
+
+>>> from sklearn.datasets import make_classification
+>>> from localsvm.tuning import SVCCV
+>>> X, y = make_classification(n_samples=120, random_state=0)
+>>> search = SVCCV(Cs=3, gammas=3, cv=3).fit(X, y)
+>>> len(search.cv_results_["params"]), search.best_estimator_.C == search.C_
+(9, True)
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import KFold, StratifiedKFold, check_cv
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import BaseKernelEstimator, restore_on_interrupt
+from ._compat import Interval, StrOptions, fit_context
+from ._multiclass import binary_index, ovo_pairs, vote_winner
+from ._validation import encode_classes, prepare_input, validate_training_data
+from .backends import select_backend
+from .backends.base import CPath, QPProblem, solve_c_path
+from .kernels import KernelSpec, resolve_gamma
+from .parallel import run_tasks
+from .svc import SVC
+from .svm_family import SVR
+
+__all__ = ["SVCCV", "SVRCV"]
+
+#: Decades of the default ``Cs`` grid: 10⁻¹ … 10³.
+C_DECADES = (-1.0, 3.0)
+#: Decades of the default ``gammas`` grid around γ_scale: 10⁻² … 10^1.5.
+GAMMA_DECADES = (-2.0, 1.5)
+#: Decades of the default ``epsilons`` grid, times the targets' standard
+#: deviation: 10^-2.5 … 10^-0.5.
+EPSILON_DECADES = (-2.5, -0.5)
+
+
+def _grid(values, name: str, default) -> np.ndarray:
+    """A grid parameter as a 1-d float array: ``values`` itself, or for an
+    int that many points from ``default(k)``. Raises ``ValueError`` naming
+    ``name`` for an empty grid or a value that is not positive and finite."""
+    if isinstance(values, Integral) and not isinstance(values, bool):
+        if values < 1:
+            raise ValueError(f"{name} must be a positive number of grid points, got {values}")
+        return np.asarray(default(int(values)), dtype=np.float64)
+    arr = np.asarray(values, dtype=np.float64).ravel() if np.ndim(values) else None
+    if arr is None:
+        raise ValueError(f"{name} must be an int or a list of values, got {values!r}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must list at least one value")
+    bad = arr[~(np.isfinite(arr) & (arr > 0))]
+    if bad.size:
+        raise ValueError(f"{name} must hold positive finite values, got {bad[0]!r}")
+    return arr
+
+
+def _logspace(decades: tuple[float, float], k: int, scale: float = 1.0) -> np.ndarray:
+    """``k`` log-spaced points over ``decades`` (the middle one for ``k = 1``), times ``scale``."""
+    if k == 1:
+        return np.array([scale * 10.0 ** (0.5 * (decades[0] + decades[1]))])
+    return scale * np.logspace(decades[0], decades[1], k)
+
+
+class _DecidedClassifier(ClassifierMixin, BaseEstimator):
+    """A stand-in for a scorer: answers ``predict`` and ``decision_function``
+    with held-out values computed already (the ``X`` it is given must be
+    those held-out rows)."""
+
+    def __init__(self, classes=None, predicted=None, decision=None) -> None:
+        self.classes = classes
+        self.predicted = predicted
+        self.decision = decision
+
+    @property
+    def classes_(self):
+        return self.classes
+
+    def predict(self, X):
+        return self.predicted
+
+    def decision_function(self, X):
+        return self.decision
+
+
+class _DecidedRegressor(RegressorMixin, BaseEstimator):
+    """:class:`_DecidedClassifier` for regressors."""
+
+    def __init__(self, predicted=None) -> None:
+        self.predicted = predicted
+
+    def predict(self, X):
+        return self.predicted
+
+
+def _path_task(task, shared):
+    """Solve one (variant, fold) task (a variant is a γ, or for ε-SVR an
+    (ε, γ) pair): every binary problem of the fold along the increasing
+    ``Cs``; returns the held-out decision values per ``C`` (shape ``(n_C,
+    n_valid, n_problems)``, NaN for a problem the fold cannot pose),
+    iterations, convergence, errors and the seconds taken."""
+    v, f = task
+    X, folds, problems_of, variants, cs, settings, backend = shared
+    train, valid = folds[f]
+    start = time.perf_counter()
+    spec = variants[v][0]
+    problems = problems_of(train, v)
+    n_c = cs.size
+    decision = np.full((n_c, valid.size, len(problems)), np.nan)
+    n_iter = np.zeros(n_c, dtype=np.int64)
+    converged = np.ones(n_c, dtype=bool)
+    errors: list = [None] * n_c
+    if all(pr is None for pr in problems):
+        errors = ["ValueError: the training fold holds fewer than two classes"] * n_c
+    for k, problem in enumerate(problems):
+        if problem is None:
+            continue
+        rows, y, weights, p = problem
+        path = CPath(
+            X=X, rows=rows, y=y, weights=weights, p=p, Cs=cs, valid=valid, kernel=spec, **settings
+        )
+        try:
+            out = solve_c_path(backend, path)
+        except (ValueError, ArithmeticError, MemoryError) as exc:
+            errors = [errors[i] or f"{type(exc).__name__}: {exc}" for i in range(n_c)]
+            continue
+        decision[:, :, k] = out.decision
+        n_iter += np.asarray(out.n_iter, dtype=np.int64)
+        converged &= np.asarray(out.converged, dtype=bool)
+        errors = [errors[i] or out.error[i] for i in range(n_c)]
+    return decision, n_iter, converged, errors, time.perf_counter() - start
+
+
+class _BaseSVMCV(BaseKernelEstimator):
+    """The search shared by :class:`SVCCV` and :class:`SVRCV`."""
+
+    _parameter_constraints: ClassVar[dict] = {
+        "Cs": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "gammas": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "cv": ["cv_object"],
+        "scoring": [str, callable, None],
+        "n_jobs": [Integral, None],
+        "refit": ["boolean"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid"})],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "tol": [Interval(Real, 0.0, None, closed="neither")],
+        "cv_tol": [Interval(Real, 0.0, None, closed="neither"), None],
+        "cache_size": [Interval(Real, 0.0, None, closed="neither")],
+        "max_iter": [Interval(Integral, -1, None, closed="left")],
+        "shrinking": ["boolean"],
+        "error_score": [StrOptions({"raise"}), Real],
+        "backend": [str],
+    }
+
+    # -------------------------------------------------------------- helpers
+
+    def _c_grid(self) -> np.ndarray:
+        cs = _grid(self.Cs, "Cs", lambda k: _logspace(C_DECADES, k))
+        if np.unique(cs).size != cs.size:
+            raise ValueError("Cs must not repeat a value")
+        return cs
+
+    def _gamma_grid(self, X) -> np.ndarray:
+        if self.kernel == "linear":
+            return np.array([resolve_gamma("scale", X)])
+        g_scale = resolve_gamma("scale", X)
+        return _grid(self.gammas, "gammas", lambda k: _logspace(GAMMA_DECADES, k, g_scale))
+
+    def _spec(self, gamma: float) -> KernelSpec:
+        g = float(gamma) if self.kernel != "linear" else 1.0
+        return KernelSpec(self.kernel, gamma=g, coef0=float(self.coef0), degree=int(self.degree))
+
+    def _splits(self, X, y) -> list[tuple[np.ndarray, np.ndarray]]:
+        classifier = is_classifier(self)
+        cv = self.cv
+        if cv is None or (isinstance(cv, Integral) and not isinstance(cv, bool)):
+            k = 5 if cv is None else int(cv)
+            kw = {}
+            if self.random_state is not None:
+                kw = {"shuffle": True, "random_state": self.random_state}
+            cv = StratifiedKFold(k, **kw) if classifier else KFold(k, **kw)
+        splits = list(check_cv(cv, y, classifier=classifier).split(X, y))
+        return [(np.asarray(tr, dtype=np.intp), np.asarray(va, dtype=np.intp)) for tr, va in splits]
+
+    def _search(self, X, y, cs, variants, problems_of, score_fold, label):
+        """Score every (C, variant) candidate on every fold, fill
+        ``cv_results_`` and the ``best_*`` attributes; returns which
+        candidates stopped at ``max_iter`` on some fold (shape
+        ``(n_variants, n_C)``).
+
+        ``variants`` lists ``(KernelSpec, params)`` in ``cv_results_``'s
+        order after ``C`` (``params`` the candidate's other parameters);
+        ``problems_of(train, v)`` the fold's binary problems for variant
+        ``v``; ``score_fold(decision, valid)`` a held-out score."""
+        folds = self._splits(X, y)
+        self.n_splits_ = len(folds)
+        order = np.argsort(cs, kind="stable")
+        settings = dict(
+            tol=float(self.cv_tol if self.cv_tol is not None else self.tol),
+            max_iter=int(self.max_iter),
+            cache_size=float(self.cache_size),
+            shrinking=bool(self.shrinking),
+        )
+        probe = QPProblem(
+            X=X,
+            y=np.array([1.0, -1.0]),
+            upper=np.ones(2),
+            rows=np.array([0, 0]),
+            kernel=variants[0][0],
+        )
+        backend = select_backend(self.backend, probe)
+        n_v, n_f, n_c = len(variants), len(folds), cs.size
+        tasks = [(v, f) for v in range(n_v) for f in range(n_f)]
+        report = self._fit_report(len(tasks), X, y)
+        report.subtasks("variant-fold", len(tasks))
+        name = type(self).__name__
+        report.log(
+            1,
+            "%s: %d C values x %d %s, %d folds: %d tasks on backend %r",
+            name,
+            n_c,
+            n_v,
+            label,
+            n_f,
+            len(tasks),
+            backend.name,
+        )
+
+        def describe(out):
+            _, it, _, err, secs = out
+            bad = sum(e is not None for e in err)
+            return f"{int(it.sum())} iterations, {secs:.2f} s" + (f", {bad} failed" if bad else "")
+
+        shared = (X, folds, problems_of, variants, cs[order], settings, backend)
+        results = run_tasks(
+            _path_task,
+            tasks,
+            n_jobs=self.n_jobs,
+            thread_safe=backend.capabilities.thread_safe,
+            shared=shared,
+            **report.hooks(describe),
+        )
+        scores = np.full((n_v, n_f, n_c), np.nan)
+        fit_time = np.zeros((n_v, n_f, n_c))
+        score_time = np.zeros((n_v, n_f, n_c))
+        unconverged = np.zeros((n_v, n_c), dtype=bool)
+        failures: list[str] = []
+        for (v, f), (decision, _it, conv, errors, secs) in zip(tasks, results, strict=True):
+            valid = folds[f][1]
+            for j in range(n_c):
+                k = order[j]  # the j-th smallest C is the k-th given
+                t0 = time.perf_counter()
+                if errors[j] is not None:
+                    if self.error_score == "raise":
+                        raise ValueError(
+                            f"{name} failed for C={cs[k]:g}, {variants[v][1]} on fold {f}: "
+                            f"{errors[j]}"
+                        )
+                    failures.append(errors[j])
+                    scores[v, f, k] = self.error_score
+                else:
+                    scores[v, f, k] = score_fold(decision[j], valid)
+                score_time[v, f, k] = time.perf_counter() - t0
+                fit_time[v, f, k] = secs / n_c
+                unconverged[v, k] |= not conv[j]
+        if failures:
+            warnings.warn(
+                f"{len(failures)} of {scores.size} fits failed and were scored "
+                f"error_score={self.error_score!r}. The first reason: {failures[0]}",
+                FitFailedWarning,
+                stacklevel=3,
+            )
+        self._fill_results(scores, fit_time, score_time, cs, variants)
+        report.log(
+            1,
+            "%s: best %s, mean score %.4f",
+            name,
+            self.best_params_,
+            self.best_score_,
+        )
+        report.end(X, y)
+        return unconverged
+
+    def _fill_results(self, scores, fit_time, score_time, cs, variants) -> None:
+        """``cv_results_`` in ``GridSearchCV``'s layout over the grid ``{'C':
+        Cs, ...}``: the candidate of ``C`` number ``ic`` and variant ``v`` at
+        index ``ic · n_variants + v`` (ParameterGrid's order with the
+        parameters sorted by name, the last varying fastest)."""
+        n_v, n_f, n_c = scores.shape
+        params = []
+        split = np.empty((n_c * n_v, n_f))
+        times = np.empty((n_c * n_v, 4))
+        for ic in range(n_c):
+            for v in range(n_v):
+                idx = ic * n_v + v
+                params.append({"C": float(cs[ic]), **variants[v][1]})
+                split[idx] = scores[v, :, ic]
+                times[idx] = (
+                    fit_time[v, :, ic].mean(),
+                    fit_time[v, :, ic].std(),
+                    score_time[v, :, ic].mean(),
+                    score_time[v, :, ic].std(),
+                )
+        res: dict = {
+            "mean_fit_time": times[:, 0],
+            "std_fit_time": times[:, 1],
+            "mean_score_time": times[:, 2],
+            "std_score_time": times[:, 3],
+        }
+        for key in params[0]:
+            col = np.ma.MaskedArray(np.empty(len(params), dtype=object), mask=False)
+            for i, p in enumerate(params):
+                col[i] = p[key]
+            res[f"param_{key}"] = col
+        res["params"] = params
+        for k in range(n_f):
+            res[f"split{k}_test_score"] = split[:, k]
+        with np.errstate(invalid="ignore"):
+            mean = split.mean(axis=1)
+            std = split.std(axis=1)
+        res["mean_test_score"] = mean
+        res["std_test_score"] = std
+        # As GridSearchCV: a NaN mean ranks last; ties share the smallest rank.
+        key = np.where(np.isnan(mean), -np.inf, mean)
+        res["rank_test_score"] = rankdata(-key, method="min").astype(np.int32)
+        self.cv_results_ = res
+        if np.all(np.isnan(mean)):
+            raise ValueError(
+                f"every candidate of {type(self).__name__} failed on some fold: no score to "
+                "choose by (see the FitFailedWarning for the reason)"
+            )
+        self.best_index_ = int(np.argmin(res["rank_test_score"]))
+        self.best_params_ = dict(params[self.best_index_])
+        self.best_score_ = float(mean[self.best_index_])
+
+    def _finish(self, X, y, estimator, unconverged) -> None:
+        """Refit ``estimator`` on all the data (``refit=True``) and warn once
+        for every solve of the search and the refit that stopped at
+        ``max_iter``."""
+        refit_warned = False
+        if self.refit:
+            t0 = time.perf_counter()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                estimator.fit(X, y)
+            for w in caught:
+                if issubclass(w.category, ConvergenceWarning):
+                    refit_warned = True
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            self.refit_time_ = time.perf_counter() - t0
+            self.best_estimator_ = estimator
+        n_bad = int(unconverged.sum())
+        if n_bad or refit_warned:
+            what = f"{n_bad} of {unconverged.size} candidates stopped at max_iter={self.max_iter}"
+            what += " on some fold" + (", and so did the refit," if refit_warned else "")
+            warnings.warn(
+                f"{type(self).__name__}: {what} before reaching tol. Their scores may be "
+                "inaccurate; raise max_iter, or scale the features (StandardScaler).",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def _best(self, method: str):
+        check_is_fitted(self)
+        if not self.refit:
+            raise AttributeError(
+                f"{type(self).__name__} was fitted with refit=False: {method} needs the "
+                "model refitted on all the data"
+            )
+        return self.best_estimator_
+
+    def predict(self, X):
+        """Predict with the refitted best model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted classes or targets.
+        """
+        return self._best("predict").predict(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class SVCCV(ClassifierMixin, _BaseSVMCV):
+    """C-SVM classifier with ``C`` and ``gamma`` chosen by cross-validation.
+
+    Scores the grid ``Cs × gammas`` as
+    ``GridSearchCV(SVC(), {'C': Cs, 'gamma': gammas})`` would, but shares
+    the work: for each ``gamma`` and fold the dual is solved once along the
+    increasing ``Cs``, each solve warm-started from the previous one with
+    the kernel values and the gradient kept (DeCoste & Wagstaff, "Alpha
+    seeding for support vector machines", KDD 2000), and the held-out
+    rows are scored from the same solutions. The (γ, fold) tasks run in
+    ``n_jobs`` threads. The best candidate is then refitted on all the
+    data as a :class:`~localsvm.SVC`.
+
+    Parameters
+    ----------
+    Cs : int or array-like of float, default=10
+        The ``C`` values, or how many of them on the default grid
+        10⁻¹ … 10³ (log-spaced): with kernel values in [0, 1], ``C`` = 0.1
+        leaves most examples at their bound and ``C`` = 1000 almost none on
+        standardized data.
+    gammas : int or array-like of float, default=10
+        The ``gamma`` values, or how many on the default grid
+        γ_scale · 10⁻² … γ_scale · 10^1.5 (log-spaced), where γ_scale =
+        1 / (n_features · X.var()) is scikit-learn's ``gamma='scale'``: from
+        nearly linear models to nearly nearest-neighbour ones. Ignored for
+        ``kernel='linear'``.
+    cv : int, cross-validation generator or iterable, default=None
+        The splits: None for 5 folds, an int for that many
+        (``StratifiedKFold``, as ``GridSearchCV``), or any scikit-learn
+        splitter or list of ``(train, test)`` index pairs.
+    scoring : str, callable or None, default=None
+        A scikit-learn scorer; None is accuracy. Scorers that need
+        ``predict_proba`` are not available (the held-out rows are scored
+        from decision values).
+    n_jobs : int or None, default=None
+        Threads for the (γ, fold) tasks; None or -1 for all CPUs.
+    refit : bool, default=True
+        Refit the best candidate on all the data (``best_estimator_``);
+        ``predict`` and the other model methods need it.
+    random_state : int, RandomState or None, default=None
+        With an int ``cv``, shuffles the samples before splitting them into
+        folds (None: no shuffling, as ``GridSearchCV``).
+    verbose : int, default=0
+        Log each task's progress (``logging``, logger ``localsvm.tuning``).
+    kernel : {'rbf', 'linear', 'poly', 'sigmoid'}, default='rbf'
+        The kernel.
+    degree : int, default=3
+        Degree of 'poly'.
+    coef0 : float, default=0.0
+        Constant term of 'poly' and 'sigmoid'.
+    class_weight : dict, 'balanced' or None, default=None
+        Multipliers of ``C`` per class, as :class:`~localsvm.SVC`'s.
+    tol : float, default=1e-3
+        Stopping tolerance of the refit (and of the folds' solves unless
+        ``cv_tol`` is given).
+    cv_tol : float or None, default=None
+        Stopping tolerance of the folds' solves; None uses ``tol``.
+    cache_size : float, default=200
+        Megabytes of kernel values each running task may keep.
+    max_iter : int, default=-1
+        Iteration cap per solve; -1 for the solver's own safety cap.
+    shrinking : bool, default=True
+        Whether the solver may shrink.
+    error_score : 'raise' or float, default=np.nan
+        The score of a candidate whose solve fails on a fold (with a
+        ``FitFailedWarning``), or 'raise' to raise the error.
+    backend : str, default='auto'
+        The solver backend (:func:`localsvm.select_backend`).
+
+    Attributes
+    ----------
+    C_ : float
+        The chosen ``C``.
+    gamma_ : float
+        The chosen ``gamma`` (for the linear kernel: the refit's resolved
+        ``gamma='scale'``, which the linear kernel does not use).
+    best_score_ : float
+        The chosen candidate's mean held-out score.
+    best_params_ : dict
+        ``{'C': C_, 'gamma': gamma_}``.
+    best_index_ : int
+        The chosen candidate's index into ``cv_results_``.
+    cv_results_ : dict of ndarray
+        Per candidate, in ``GridSearchCV``'s layout (``params``,
+        ``param_C``, ``param_gamma``, ``split{k}_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``,
+        ``mean_fit_time``, ...; the fit time of a task is shared equally by
+        its ``C`` values).
+    best_estimator_ : SVC
+        The chosen candidate refitted on all the data (``refit=True``).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    n_splits_ : int
+        Number of folds.
+    refit_time_ : float
+        Seconds spent refitting.
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    See Also
+    --------
+    localsvm.SVC : The classifier refitted with the chosen parameters.
+    SVRCV : The same search for ε-SVR.
+
+    Notes
+    -----
+    Memory: each running task holds its fold's training rows and at most
+    ``cache_size`` megabytes of kernel values, plus the held-out decision
+    values of every ``C`` (``n_C · n_valid`` floats per binary problem).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from localsvm.tuning import SVCCV
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = SVCCV(Cs=[0.1, 1.0, 10.0], gammas=[0.1, 1.0], cv=3).fit(X, y)
+    >>> clf.best_params_ == {"C": clf.C_, "gamma": clf.gamma_}
+    True
+    >>> clf.score(X, y) > 0.9
+    True
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **_BaseSVMCV._parameter_constraints,
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    def __init__(
+        self,
+        *,
+        Cs=10,
+        gammas=10,
+        cv=None,
+        scoring=None,
+        n_jobs=None,
+        refit=True,
+        random_state=None,
+        verbose=0,
+        kernel="rbf",
+        degree=3,
+        coef0=0.0,
+        class_weight=None,
+        tol=1e-3,
+        cv_tol=None,
+        cache_size=200,
+        max_iter=-1,
+        shrinking=True,
+        error_score=np.nan,
+        backend="auto",
+    ):
+        self.Cs = Cs
+        self.gammas = gammas
+        self.cv = cv
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.random_state = random_state
+        self.verbose = verbose
+        self.kernel = kernel
+        self.degree = degree
+        self.coef0 = coef0
+        self.class_weight = class_weight
+        self.tol = tol
+        self.cv_tol = cv_tol
+        self.cache_size = cache_size
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.error_score = error_score
+        self.backend = backend
+
+    @restore_on_interrupt
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Score every candidate by cross-validation and refit the best.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training examples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : SVCCV
+            The fitted search.
+        """
+        X, y = validate_training_data(self, X, y, sparse=True)
+        y_idx = encode_classes(self, y)
+        classes = self.classes_
+        n_classes = classes.size
+        if isinstance(self.class_weight, dict):
+            unknown = sorted(set(self.class_weight) - set(classes.tolist()), key=str)
+            if unknown:
+                raise ValueError(
+                    f"class_weight names classes that are not in y: {unknown}; "
+                    f"the classes are {classes.tolist()}"
+                )
+        box = compute_class_weight(self.class_weight, classes=classes, y=y)[y_idx]
+        cs = self._c_grid()
+        gammas = self._gamma_grid(X)
+        variants = [
+            (self._spec(g), {"gamma": float(g) if self.kernel != "linear" else "scale"})
+            for g in gammas
+        ]
+        scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
+        pairs = ovo_pairs(n_classes)
+
+        def problems_of(train, v):
+            """The fold's one-vs-one problems, None for a pair it lacks."""
+            present = set(np.unique(y_idx[train]).tolist())
+            if len(present) < 2:
+                return [None] * len(pairs)
+            out = []
+            for a, b in pairs:
+                if a not in present or b not in present:
+                    out.append(None)
+                    continue
+                rows = train[(y_idx[train] == a) | (y_idx[train] == b)]
+                out.append((rows, np.where(y_idx[rows] == a, 1.0, -1.0), box[rows], None))
+            return out
+
+        def score_fold(decision, valid):
+            """Held-out score from the pairs' decision values ``(n_valid, n_pairs)``;
+            a pair the fold lacked abstains from the vote."""
+            abstain = np.isnan(decision)
+            if n_classes == 2:
+                public = -decision[:, 0]
+                pred = binary_index(public)
+            else:
+                public = None
+                pred = vote_winner(np.where(abstain, 0.0, decision), n_classes, abstain)
+            if scorer is None:
+                return float(np.mean(pred == y_idx[valid]))
+            stand_in = _DecidedClassifier(classes, classes[pred], public)
+            return float(scorer(stand_in, X[valid], y[valid]))
+
+        unconverged = self._search(X, y, cs, variants, problems_of, score_fold, "gammas")
+        self.C_ = float(self.best_params_["C"])
+        self.gamma_ = float(gammas[self.best_index_ % len(variants)])
+        estimator = SVC(
+            C=self.C_,
+            kernel=self.kernel,
+            degree=self.degree,
+            gamma=self.gamma_,
+            coef0=self.coef0,
+            class_weight=self.class_weight,
+            tol=self.tol,
+            cache_size=self.cache_size,
+            max_iter=self.max_iter,
+            shrinking=self.shrinking,
+            backend=self.backend,
+            n_jobs=self.n_jobs,
+        )
+        self._finish(X, y, estimator, unconverged)
+        return self
+
+    def decision_function(self, X):
+        """Decision values of the refitted best model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            As :meth:`localsvm.SVC.decision_function`.
+        """
+        return self._best("decision_function").decision_function(X)
+
+
+class SVRCV(RegressorMixin, _BaseSVMCV):
+    """ε-SVR with ``C``, ``gamma`` and ``epsilon`` chosen by cross-validation.
+
+    Scores the grid ``Cs × epsilons × gammas`` as
+    ``GridSearchCV(SVR(), {'C': Cs, 'epsilon': epsilons, 'gamma': gammas})``
+    would, sharing the work as :class:`SVCCV` does: for each (ε, γ) and fold
+    the ``2n``-variable ε-SVR dual is solved once along the increasing
+    ``Cs``, each solve warm-started from the previous one (DeCoste &
+    Wagstaff, "Alpha seeding for support vector machines", KDD 2000). The
+    best candidate is refitted on all the data as a :class:`~localsvm.SVR`.
+
+    Parameters
+    ----------
+    Cs : int or array-like of float, default=10
+        The ``C`` values, or how many on the default grid 10⁻¹ … 10³
+        (log-spaced), times the targets' standard deviation (the dual's
+        coefficients carry the targets' scale).
+    gammas : int or array-like of float, default=10
+        The ``gamma`` values, or how many on the default grid
+        γ_scale · 10⁻² … γ_scale · 10^1.5 (γ_scale = 1 / (n_features ·
+        X.var()), scikit-learn's ``gamma='scale'``). Ignored for
+        ``kernel='linear'``.
+    epsilons : int or array-like of float, default=3
+        The ``epsilon`` values, or how many on the default grid
+        10^-2.5 … 10^-0.5 times the targets' standard deviation (the tube's
+        width follows the targets' scale).
+    cv : int, cross-validation generator or iterable, default=None
+        The splits: None for 5 folds, an int for that many (``KFold``), or
+        any scikit-learn splitter or list of ``(train, test)`` index pairs.
+    scoring : str, callable or None, default=None
+        A scikit-learn scorer; None is R².
+    n_jobs : int or None, default=None
+        Threads for the (ε, γ, fold) tasks; None or -1 for all CPUs.
+    refit : bool, default=True
+        Refit the best candidate on all the data (``best_estimator_``).
+    random_state : int, RandomState or None, default=None
+        With an int ``cv``, shuffles the samples before splitting them
+        (None: no shuffling, as ``GridSearchCV``).
+    verbose : int, default=0
+        Log each task's progress (``logging``, logger ``localsvm.tuning``).
+    kernel : {'rbf', 'linear', 'poly', 'sigmoid'}, default='rbf'
+        The kernel.
+    degree : int, default=3
+        Degree of 'poly'.
+    coef0 : float, default=0.0
+        Constant term of 'poly' and 'sigmoid'.
+    tol : float, default=1e-3
+        Stopping tolerance of the refit (and of the folds' solves unless
+        ``cv_tol`` is given).
+    cv_tol : float or None, default=None
+        Stopping tolerance of the folds' solves; None uses ``tol``.
+    cache_size : float, default=200
+        Megabytes of kernel values each running task may keep.
+    max_iter : int, default=-1
+        Iteration cap per solve; -1 for the solver's own safety cap.
+    shrinking : bool, default=True
+        Whether the solver may shrink.
+    error_score : 'raise' or float, default=np.nan
+        The score of a candidate whose solve fails on a fold (with a
+        ``FitFailedWarning``), or 'raise' to raise the error.
+    backend : str, default='auto'
+        The solver backend (:func:`localsvm.select_backend`).
+
+    Attributes
+    ----------
+    C_ : float
+        The chosen ``C``.
+    gamma_ : float
+        The chosen ``gamma``.
+    epsilon_ : float
+        The chosen ``epsilon``.
+    best_score_ : float
+        The chosen candidate's mean held-out score.
+    best_params_ : dict
+        ``{'C': C_, 'epsilon': epsilon_, 'gamma': gamma_}``.
+    best_index_ : int
+        The chosen candidate's index into ``cv_results_``.
+    cv_results_ : dict of ndarray
+        Per candidate, in ``GridSearchCV``'s layout (see :class:`SVCCV`).
+    best_estimator_ : SVR
+        The chosen candidate refitted on all the data (``refit=True``).
+    n_splits_ : int
+        Number of folds.
+    refit_time_ : float
+        Seconds spent refitting.
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    See Also
+    --------
+    localsvm.SVR : The regressor refitted with the chosen parameters.
+    SVCCV : The same search for classification.
+
+    Notes
+    -----
+    Memory: as :class:`SVCCV`'s, with ``2 · n_train`` dual variables per
+    task.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from localsvm.tuning import SVRCV
+    >>> X, y = make_regression(n_samples=100, n_features=4, noise=1.0, random_state=0)
+    >>> reg = SVRCV(Cs=3, gammas=3, epsilons=2, cv=3).fit(X, y)
+    >>> sorted(reg.best_params_) == ["C", "epsilon", "gamma"]
+    True
+    >>> len(reg.cv_results_["params"])
+    18
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **_BaseSVMCV._parameter_constraints,
+        "epsilons": ["array-like", Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        Cs=10,
+        gammas=10,
+        epsilons=3,
+        cv=None,
+        scoring=None,
+        n_jobs=None,
+        refit=True,
+        random_state=None,
+        verbose=0,
+        kernel="rbf",
+        degree=3,
+        coef0=0.0,
+        tol=1e-3,
+        cv_tol=None,
+        cache_size=200,
+        max_iter=-1,
+        shrinking=True,
+        error_score=np.nan,
+        backend="auto",
+    ):
+        self.Cs = Cs
+        self.gammas = gammas
+        self.epsilons = epsilons
+        self.cv = cv
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.random_state = random_state
+        self.verbose = verbose
+        self.kernel = kernel
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.cv_tol = cv_tol
+        self.cache_size = cache_size
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.error_score = error_score
+        self.backend = backend
+
+    @restore_on_interrupt
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Score every candidate by cross-validation and refit the best.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training examples.
+        y : array-like of shape (n_samples,)
+            Targets, finite numbers.
+
+        Returns
+        -------
+        self : SVRCV
+            The fitted search.
+        """
+        X = prepare_input(X, native=True, who=type(self).__name__)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, order="C", accept_sparse="csr", y_numeric=True
+        )
+        y = np.asarray(y, dtype=np.float64)
+        scale = float(np.std(y)) or 1.0
+        cs = _grid(self.Cs, "Cs", lambda k: _logspace(C_DECADES, k, scale))
+        if np.unique(cs).size != cs.size:
+            raise ValueError("Cs must not repeat a value")
+        eps = _grid(self.epsilons, "epsilons", lambda k: _logspace(EPSILON_DECADES, k, scale))
+        gammas = self._gamma_grid(X)
+        variants = [
+            (
+                self._spec(g),
+                {"epsilon": float(e), "gamma": float(g) if self.kernel != "linear" else "scale"},
+                float(e),
+            )
+            for e in eps
+            for g in gammas
+        ]
+        scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
+
+        def problems_of(train, v):
+            e = variants[v][2]
+            m = train.size
+            yt = y[train]
+            return [
+                (
+                    np.concatenate([train, train]),
+                    np.concatenate([np.ones(m), -np.ones(m)]),
+                    np.ones(2 * m),
+                    np.concatenate([e - yt, e + yt]),
+                )
+            ]
+
+        def score_fold(decision, valid):
+            pred = decision[:, 0]
+            if scorer is None:
+                truth = y[valid]
+                ss = float(np.sum((truth - truth.mean()) ** 2))
+                res = float(np.sum((truth - pred) ** 2))
+                if ss == 0.0:
+                    return 1.0 if res == 0.0 else 0.0
+                return 1.0 - res / ss
+            return float(scorer(_DecidedRegressor(pred), X[valid], y[valid]))
+
+        unconverged = self._search(
+            X, y, cs, [v[:2] for v in variants], problems_of, score_fold, "(epsilon, gamma)"
+        )
+        best = variants[self.best_index_ % len(variants)]
+        self.C_ = float(self.best_params_["C"])
+        self.epsilon_ = best[2]
+        self.gamma_ = float(gammas[self.best_index_ % len(gammas)])
+        estimator = SVR(
+            C=self.C_,
+            epsilon=self.epsilon_,
+            kernel=self.kernel,
+            degree=self.degree,
+            gamma=self.gamma_,
+            coef0=self.coef0,
+            tol=self.tol,
+            cache_size=self.cache_size,
+            max_iter=self.max_iter,
+            shrinking=self.shrinking,
+            backend=self.backend,
+            n_jobs=self.n_jobs,
+        )
+        self._finish(X, y, estimator, unconverged)
+        return self
