@@ -254,3 +254,20 @@ def test_bench_tune_from_the_command_line(monkeypatch, capsys):
     assert "usps n=300: 300 train / 300 test (its own test split), 256 features" in out
     line = _table_line(out, "usps", "localsvm").split()
     assert line[1] == "300" and line[5] == "2×2"
+
+
+def test_svccv_route_scores_the_grid_like_grid_search():
+    if tune.load_cv_estimator("SVCCV")[0] is None:
+        pytest.skip("localsvm.SVCCV is not in this build")
+    out = io.StringIO()
+    res = tune.run_tune(["a9a"], [300], ["localsvm"], out=out, **{**TINY, "grid": (3, 2)})
+    rows = {r["route"]: r for r in res["classification"]}
+    ours, grid = rows["svccv"], rows["localsvm"]
+    Cs, gammas = tune.make_grid(tune.load_case("a9a", 300, 400)[0], (3, 2))
+    assert ours["C"] in Cs and min(abs(g - ours["gamma"]) for g in gammas) < 1e-12
+    # The same grid and folds: the best mean CV accuracy agrees up to the
+    # solvers' tolerance (a few held-out rows at most).
+    assert ours["cv_score"] == pytest.approx(grid["cv_score"], abs=0.01)
+    assert ours["grid"] == "3×2"
+    line = _table_line(out.getvalue(), "a9a", "localsvm")
+    assert any(v.endswith("×") for v in line.split())

@@ -313,7 +313,8 @@ def _available_routes(peers: Sequence[str], n: int, opts: dict, ctx: dict) -> li
     routes = []
     svccv_why = "" if ctx.get("SVCCV") is not None else ctx["SVCCV_why"]
     routes.append(("svccv", svccv_why))
-    for peer in ("localsvm", "sklearn", "sklearnex"):
+    # scikit-learn's search last: the slowest, the one to cut short.
+    for peer in ("localsvm", "sklearnex", "sklearn"):
         if peer not in peers:
             continue
         why = ""
@@ -327,7 +328,7 @@ def _available_routes(peers: Sequence[str], n: int, opts: dict, ctx: dict) -> li
     if "liquidsvm" in peers:
         routes.append(("svccv-own", svccv_why))
         routes.append(("liquidsvm", "" if ctx.get("liquidSVM") is not None else ctx["liquid_why"]))
-    return routes
+    return sorted(routes, key=lambda r: r[0] == "sklearn")
 
 
 def run_case(
@@ -380,6 +381,9 @@ def run_case(
         if route == "liquidsvm":
             fitted["model"].clean()
         del fitted
+    if rows:
+        print(file=out)
+        print_table(rows, out)
     return rows
 
 
@@ -428,8 +432,9 @@ def print_table(rows: list[dict], out: TextIO) -> None:
     print(
         "time s: search and refit (best of --repeat); × SVCCV: time over SVCCV's on the same "
         "grid (liquidSVM: over SVCCV's own grid); CV score: best mean accuracy over the folds; "
-        "ΔCV, Δacc pt: minus SVCCV's (points for accuracy); ~: liquidSVM's median over its "
-        "folds, each fold keeps its own model",
+        "ΔCV, Δacc pt: minus SVCCV's (points for accuracy); liquidSVM: its own folds, each "
+        "keeps its own model and its best validation accuracy (CV score: their mean), "
+        "~: the median of the folds' values",
         file=out,
         flush=True,
     )
@@ -696,8 +701,8 @@ def run_tune(
                 continue  # a size beyond the set's rows repeats the full set
             sizes_seen[name].add(rows_here)
             result["classification"] += run_case(name, n, peers, opts, ctx, out)
-    if result["classification"]:
-        print(file=out)
+    if len(sizes_seen) > 1 or sum(map(len, sizes_seen.values())) > 1:
+        print("\nAll cases:", file=out)
         print_table(result["classification"], out)
     if svr_rows:
         result["svr"] = run_svr(svr_rows, svr_grid, opts, ctx, out)
