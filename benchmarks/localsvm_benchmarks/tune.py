@@ -353,6 +353,17 @@ def run_case(
         if why:
             print(f"  skipping {ROUTE_NAMES[route]}: {why}", file=out, flush=True)
             continue
+        same = next((r for r in rows if r["route"] == "svccv"), None)
+        if route == "svccv-own" and same is not None and _default_grid_is(opts["grid"], ctx):
+            # The same estimator with the same folds: its default grid is
+            # this grid, so the fit above is that route's fit too.
+            rows.append({**same, "route": route, "grid": "own"})
+            print(
+                f"  {ROUTE_NAMES[route]}: the fit above (its default grid is this grid)",
+                file=out,
+                flush=True,
+            )
+            continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ConvergenceWarning of the grid's corners
             _route_fit(route, X[warm], y[warm], Cs[:2], gammas[:2], 2, ctx)
@@ -385,6 +396,21 @@ def run_case(
         print(file=out)
         print_table(rows, out)
     return rows
+
+
+def _default_grid_is(shape: Sequence[int], ctx: dict) -> bool:
+    """Whether SVCCV's default grid is the grid of ``shape`` points here."""
+    import localsvm.tuning as tuning
+
+    cls = ctx.get("SVCCV")
+    if cls is None:
+        return False
+    defaults = inspect.signature(cls.__init__).parameters
+    return (
+        (defaults["Cs"].default, defaults["gammas"].default) == tuple(shape)
+        and tuple(getattr(tuning, "C_DECADES", ())) == C_RANGE
+        and tuple(getattr(tuning, "GAMMA_DECADES", ())) == GAMMA_RANGE
+    )
 
 
 def _base(rows: list[dict], r: dict) -> dict | None:
