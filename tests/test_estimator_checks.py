@@ -6,7 +6,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from localsvm import (
     SVC,
+    SVCCV,
     SVR,
+    SVRCV,
     CellSVC,
     ClusterSVC,
     FLSAClassifier,
@@ -91,6 +93,9 @@ def expected_failures(estimator):
         ClusterSVC(kernel="linear"),
         ClusterSVC(kernel="precomputed"),
         ClusterSVC(n_columns=10, random_state=0, normalize=False),
+        SVCCV(Cs=2, gammas=2, cv=3),
+        SVCCV(Cs=2, gammas=2, cv=3, kernel_matrix="per_fold"),
+        SVRCV(Cs=2, gammas=2, epsilons=2, cv=3),
     ],
     expected_failed_checks=expected_failures,
 )

@@ -27,12 +27,14 @@ their bound to almost none (kernel values lie in [0, 1]).
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
@@ -43,12 +45,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import BaseKernelEstimator, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
+from ._memory import memory_budget
 from ._multiclass import binary_index, ovo_pairs, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends import select_backend
 from .backends.base import CPath, QPProblem, solve_c_path
-from .kernels import KernelSpec, resolve_gamma
-from .parallel import run_tasks
+from .engines import interrupt_epoch, interrupted_since
+from .kernels import KernelSpec, core_rows, resolve_gamma
+from .parallel import effective_n_jobs, run_tasks
 from .svc import SVC
 from .svm_family import SVR
 
@@ -120,6 +124,64 @@ class _DecidedRegressor(RegressorMixin, BaseEstimator):
         return self.predicted
 
 
+class _SharedKernels:
+    """The kernel matrix of every row, one per variant (γ), built from one
+    base matrix computed once (the squared distances for 'rbf', the inner
+    products otherwise) when a task first asks for it, and dropped once all
+    its folds are done: the kernel values a grid search computes again for
+    every fold and ``C`` are computed once per γ."""
+
+    def __init__(self, X, specs, n_folds: int) -> None:
+        G = X @ X.T
+        G = G.toarray() if sp.issparse(G) else np.asarray(G, dtype=np.float64)
+        if any(s.name == "rbf" for s in specs):
+            sq = np.diag(G).copy()
+            G *= -2.0
+            G += sq[:, None]
+            G += sq[None, :]
+            np.maximum(G, 0.0, out=G)
+            np.fill_diagonal(G, 0.0)
+        self.base = G
+        self.specs = specs
+        self.pending = dict.fromkeys(range(len(specs)), n_folds)
+        self.mats: dict[int, np.ndarray] = {}
+        self.locks = [threading.Lock() for _ in specs]
+        self.guard = threading.Lock()
+
+    @staticmethod
+    def bytes_needed(n: int, n_workers: int, block_factor: int) -> float:
+        """Peak bytes: the base matrix, a kernel matrix per worker and one
+        more, and each worker's float64 copy of a fold's block
+        (``block_factor`` times ``n²`` bytes at most: 4 for ε-SVR, whose
+        ``2n`` variables repeat each row)."""
+        return 8.0 * n * n * (2 + n_workers * (1 + block_factor))
+
+    def get(self, v: int) -> np.ndarray:
+        with self.locks[v]:
+            K = self.mats.get(v)
+            if K is None:
+                spec = self.specs[v]
+                K = np.multiply(self.base, -spec.gamma if spec.name == "rbf" else spec.gamma)
+                if spec.name == "rbf":
+                    np.exp(K, out=K)
+                elif spec.name == "poly":
+                    K += spec.coef0
+                    np.power(K, spec.degree, out=K)
+                elif spec.name == "sigmoid":
+                    K += spec.coef0
+                    np.tanh(K, out=K)
+                else:
+                    K = self.base
+                self.mats[v] = K
+            return K
+
+    def release(self, v: int) -> None:
+        with self.guard:
+            self.pending[v] -= 1
+            if self.pending[v] == 0:
+                self.mats.pop(v, None)
+
+
 def _path_task(task, shared):
     """Solve one (variant, fold) task (a variant is a γ, or for ε-SVR an
     (ε, γ) pair): every binary problem of the fold along the increasing
@@ -127,10 +189,14 @@ def _path_task(task, shared):
     n_valid, n_problems)``, NaN for a problem the fold cannot pose),
     iterations, convergence, errors and the seconds taken."""
     v, f = task
-    X, folds, problems_of, variants, cs, settings, backend = shared
+    X, folds, problems_of, variants, cs, settings, backend, kernels, epoch = shared
+    if interrupted_since(epoch):
+        raise KeyboardInterrupt
     train, valid = folds[f]
     start = time.perf_counter()
     spec = variants[v][0]
+    if kernels is not None:
+        X, spec = kernels.get(v), KernelSpec("precomputed")
     problems = problems_of(train, v)
     n_c = cs.size
     decision = np.full((n_c, valid.size, len(problems)), np.nan)
@@ -142,6 +208,8 @@ def _path_task(task, shared):
     for k, problem in enumerate(problems):
         if problem is None:
             continue
+        if interrupted_since(epoch):
+            raise KeyboardInterrupt
         rows, y, weights, p = problem
         path = CPath(
             X=X, rows=rows, y=y, weights=weights, p=p, Cs=cs, valid=valid, kernel=spec, **settings
@@ -155,6 +223,8 @@ def _path_task(task, shared):
         n_iter += np.asarray(out.n_iter, dtype=np.int64)
         converged &= np.asarray(out.converged, dtype=bool)
         errors = [errors[i] or out.error[i] for i in range(n_c)]
+    if kernels is not None:
+        kernels.release(v)
     return decision, n_iter, converged, errors, time.perf_counter() - start
 
 
@@ -180,7 +250,12 @@ class _BaseSVMCV(BaseKernelEstimator):
         "shrinking": ["boolean"],
         "error_score": [StrOptions({"raise"}), Real],
         "backend": [str],
+        "kernel_matrix": [StrOptions({"auto", "shared", "per_fold"})],
     }
+
+    #: A fold's block of the shared kernel matrix, copied by the solver, in
+    #: units of ``8 · n²`` bytes at most (ε-SVR's 2n variables: 4).
+    _block_factor: ClassVar[int] = 1
 
     # -------------------------------------------------------------- helpers
 
@@ -239,6 +314,8 @@ class _BaseSVMCV(BaseKernelEstimator):
             kernel=variants[0][0],
         )
         backend = select_backend(self.backend, probe)
+        if sp.issparse(X):
+            core_rows(X, cache=True)  # the core's copy, shared by the tasks
         n_v, n_f, n_c = len(variants), len(folds), cs.size
         tasks = [(v, f) for v in range(n_v) for f in range(n_f)]
         report = self._fit_report(len(tasks), X, y)
@@ -261,7 +338,33 @@ class _BaseSVMCV(BaseKernelEstimator):
             bad = sum(e is not None for e in err)
             return f"{int(it.sum())} iterations, {secs:.2f} s" + (f", {bad} failed" if bad else "")
 
-        shared = (X, folds, problems_of, variants, cs[order], settings, backend)
+        kernels = None
+        n_rows = X.shape[0]
+        workers = min(effective_n_jobs(self.n_jobs), len(tasks))
+        if self.kernel_matrix == "auto":
+            need = _SharedKernels.bytes_needed(n_rows, workers, self._block_factor)
+            share = need <= memory_budget()
+        else:
+            share = self.kernel_matrix == "shared"
+        if share:
+            kernels = _SharedKernels(X, [v[0] for v in variants], n_f)
+        report.log(
+            2,
+            "%s: kernel matrices %s",
+            name,
+            "shared across folds and C values" if share else "computed per fold",
+        )
+        shared = (
+            X,
+            folds,
+            problems_of,
+            variants,
+            cs[order],
+            settings,
+            backend,
+            kernels,
+            interrupt_epoch(),
+        )
         results = run_tasks(
             _path_task,
             tasks,
@@ -354,9 +457,9 @@ class _BaseSVMCV(BaseKernelEstimator):
         key = np.where(np.isnan(mean), -np.inf, mean)
         res["rank_test_score"] = rankdata(-key, method="min").astype(np.int32)
         self.cv_results_ = res
-        if np.all(np.isnan(mean)):
+        if np.all(np.isnan(split)):
             raise ValueError(
-                f"every candidate of {type(self).__name__} failed on some fold: no score to "
+                f"All the {split.size} fits of {type(self).__name__} failed: no score to "
                 "choose by (see the FitFailedWarning for the reason)"
             )
         self.best_index_ = int(np.argmin(res["rank_test_score"]))
@@ -489,6 +592,13 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         ``FitFailedWarning``), or 'raise' to raise the error.
     backend : str, default='auto'
         The solver backend (:func:`localsvm.select_backend`).
+    kernel_matrix : {'auto', 'shared', 'per_fold'}, default='auto'
+        'shared' computes one base matrix over all the rows (the squared
+        distances for 'rbf', the inner products otherwise) and from it, per
+        ``gamma``, the kernel matrix every fold and ``C`` value then reads;
+        'per_fold' computes kernel values per fold through the solver's
+        column cache (``cache_size``). 'auto' shares when the matrices fit
+        the memory budget (see Notes).
 
     Attributes
     ----------
@@ -527,9 +637,15 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
 
     Notes
     -----
-    Memory: each running task holds its fold's training rows and at most
-    ``cache_size`` megabytes of kernel values, plus the held-out decision
-    values of every ``C`` (``n_C · n_valid`` floats per binary problem).
+    Memory: with shared kernel matrices (``kernel_matrix='shared'``, or
+    'auto' when they fit), ``8 · n² · (2 + 2 · n_jobs)`` bytes at most for
+    ``n`` training rows: the base matrix, a kernel matrix per running task
+    and one more, and each task's float64 copy of its fold's block ('auto'
+    shares when this is at most half the available memory: about 800 MB
+    for 5 000 rows and 2 jobs). Otherwise each running task holds its
+    fold's training rows and at most ``cache_size`` megabytes of kernel
+    values. Either way a task keeps the held-out decision values of every
+    ``C`` (``n_C · n_valid`` floats per binary problem).
 
     Examples
     --------
@@ -570,6 +686,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         shrinking=True,
         error_score=np.nan,
         backend="auto",
+        kernel_matrix="auto",
     ):
         self.Cs = Cs
         self.gammas = gammas
@@ -590,6 +707,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         self.shrinking = shrinking
         self.error_score = error_score
         self.backend = backend
+        self.kernel_matrix = kernel_matrix
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
@@ -756,6 +874,13 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         ``FitFailedWarning``), or 'raise' to raise the error.
     backend : str, default='auto'
         The solver backend (:func:`localsvm.select_backend`).
+    kernel_matrix : {'auto', 'shared', 'per_fold'}, default='auto'
+        'shared' computes one base matrix over all the rows (the squared
+        distances for 'rbf', the inner products otherwise) and from it, per
+        ``gamma``, the kernel matrix every fold and ``C`` value then reads;
+        'per_fold' computes kernel values per fold through the solver's
+        column cache (``cache_size``). 'auto' shares when the matrices fit
+        the memory budget (see Notes).
 
     Attributes
     ----------
@@ -789,8 +914,10 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
 
     Notes
     -----
-    Memory: as :class:`SVCCV`'s, with ``2 · n_train`` dual variables per
-    task.
+    Memory: as :class:`SVCCV`'s (see its Notes), with ``2 · n_train``
+    dual variables per task: a shared kernel matrix's fold block copied by
+    the solver takes up to ``32 · n²`` bytes per running task, so the peak
+    is ``8 · n² · (2 + 5 · n_jobs)`` bytes.
 
     Examples
     --------
@@ -808,6 +935,8 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         **_BaseSVMCV._parameter_constraints,
         "epsilons": ["array-like", Interval(Integral, 1, None, closed="left")],
     }
+
+    _block_factor: ClassVar[int] = 4
 
     def __init__(
         self,
@@ -831,6 +960,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         shrinking=True,
         error_score=np.nan,
         backend="auto",
+        kernel_matrix="auto",
     ):
         self.Cs = Cs
         self.gammas = gammas
@@ -851,6 +981,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         self.shrinking = shrinking
         self.error_score = error_score
         self.backend = backend
+        self.kernel_matrix = kernel_matrix
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)

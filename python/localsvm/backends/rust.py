@@ -17,6 +17,8 @@ from ..hookspecs import hookimpl
 from ..kernels import core_rows
 from .base import (
     Capabilities,
+    CPath,
+    CPathResult,
     LocalBatch,
     LocalBatchResult,
     QPProblem,
@@ -104,6 +106,63 @@ class RustBackend(SolverBackend):
             start_seconds=float(out.start_seconds),
             r=float(out.r),
             solver=str(out.solver),
+        )
+
+    def solve_c_path(self, path: CPath) -> CPathResult:
+        """Solve the whole path in one call, on one Hessian and column cache.
+
+        Each ``C`` starts from the previous solution and its gradient (no
+        kernel work between two values), and the held-out rows' kernel
+        columns are computed once per support vector (or, with a
+        precomputed kernel, read from ``X``) in the Rust core's ``c_path``;
+        variables of weight 0 (pinned at 0) are left out.
+
+        Parameters
+        ----------
+        path : CPath
+            The dual, its ``C`` values and the held-out rows.
+
+        Returns
+        -------
+        CPathResult
+            The held-out decision values and solver statistics per ``C``.
+        """
+        path.validate()
+        f64 = np.float64
+        weights = np.asarray(path.weights, dtype=f64)
+        keep = np.flatnonzero(weights > 0)
+        cs = np.ascontiguousarray(path.Cs, dtype=f64)
+        valid = np.ascontiguousarray(path.valid, dtype=np.int64)
+        if keep.size == 0:
+            n_c = cs.size
+            return CPathResult(
+                decision=np.zeros((n_c, valid.size)),
+                n_iter=np.zeros(n_c, dtype=np.int64),
+                converged=np.ones(n_c, dtype=bool),
+                error=[None] * n_c,
+            )
+        p = None if path.p is None else np.ascontiguousarray(np.asarray(path.p)[keep], dtype=f64)
+        rows = np.ascontiguousarray(np.asarray(path.rows)[keep], dtype=np.int64)
+        cross = None
+        if path.kernel.precomputed:
+            cross = np.ascontiguousarray(np.asarray(path.X)[np.ix_(rows, valid)], dtype=f64)
+        out = _core.c_path(
+            core_rows(path.X),
+            rows,
+            valid,
+            np.ascontiguousarray(np.asarray(path.y)[keep], dtype=f64),
+            np.ascontiguousarray(weights[keep]),
+            cs,
+            kernel=path.kernel.core(),
+            settings=_settings(path),
+            p=p,
+            cross=cross,
+        )
+        return CPathResult(
+            decision=np.asarray(out.decision),
+            n_iter=np.asarray(out.n_iter, dtype=np.int64),
+            converged=np.asarray(out.converged, dtype=bool),
+            error=[None] * cs.size,
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:

@@ -21,6 +21,7 @@ mod local;
 mod predict;
 mod qp;
 mod runner;
+mod tune;
 
 use pyo3::prelude::*;
 
@@ -68,6 +69,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flsa::flsa_path, m)?)?;
     m.add_function(wrap_pyfunction!(flsa::flsa_staged, m)?)?;
     m.add_function(wrap_pyfunction!(flsa::flsa_staged_correct, m)?)?;
+    m.add_function(wrap_pyfunction!(tune::c_path, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
     m.add_function(wrap_pyfunction!(interrupt_all, m)?)?;
     m.add_function(wrap_pyfunction!(_raise_internal_panic, m)?)?;
@@ -75,6 +77,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<convert::Kernel>()?;
     m.add_class::<convert::SolverSettings>()?;
     m.add_class::<qp::QPResult>()?;
+    m.add_class::<tune::CPathResult>()?;
     m.add_class::<local::LocalResult>()?;
     m.add_class::<flsa::FLSAResult>()?;
     m.add_class::<incremental::LearnResult>()?;

@@ -9,6 +9,7 @@
 pub mod batched;
 pub mod boxqp;
 pub mod cache;
+pub mod cpath;
 pub mod gradient;
 pub mod problem;
 pub mod qmatrix;

@@ -1,0 +1,120 @@
+//! Binding of the regularisation path of cross-validation, `c_path`
+//! ([`crate::solver::cpath`]).
+
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::convert::{indices, into_matrix, kernel_kind, vec1, Kernel, SolverSettings, XArg};
+use super::runner::detached;
+use crate::solver::cpath::{HeldOutKernel, PathProblem, PathSettings};
+
+/// What `c_path` returns.
+#[pyclass(frozen, get_all, module = "localsvm._core")]
+pub(super) struct CPathResult {
+    /// Held-out decision values, one row per `C`.
+    decision: Py<PyArray2<f64>>,
+    /// Solver iterations per `C`.
+    n_iter: Py<PyArray1<u64>>,
+    /// False where the iteration cap stopped the solve.
+    converged: Py<PyArray1<bool>>,
+    /// The kernel path used: 'float32' or 'float64'.
+    precision: &'static str,
+}
+
+/// Solve one dual along increasing `C` on one Hessian and score the
+/// held-out rows; see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (
+    x, rows, valid, y, weights, cs, *, kernel = None, settings = None, p = None, cross = None
+))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn c_path<'py>(
+    py: Python<'py>,
+    x: XArg<'py>,
+    rows: PyReadonlyArray1<'py, i64>,
+    valid: PyReadonlyArray1<'py, i64>,
+    y: PyReadonlyArray1<'py, f64>,
+    weights: PyReadonlyArray1<'py, f64>,
+    cs: PyReadonlyArray1<'py, f64>,
+    kernel: Option<PyRef<'py, Kernel>>,
+    settings: Option<PyRef<'py, SolverSettings>>,
+    p: Option<PyReadonlyArray1<'py, f64>>,
+    cross: Option<PyReadonlyArray2<'py, f64>>,
+) -> PyResult<CPathResult> {
+    let kind = kernel_kind(kernel.as_deref(), "rbf")?;
+    let precomputed = matches!(kind, crate::kernel::KernelKind::Precomputed);
+    if precomputed != cross.is_some() {
+        return Err(PyValueError::new_err(
+            "cross (the kernel between the training and the held-out rows) is given with \
+             kernel='precomputed', and only then",
+        ));
+    }
+    let cross = match cross {
+        Some(c) => {
+            let (m, v) = c.as_array().dim();
+            if (m, v) != (rows.len(), valid.len()) {
+                return Err(PyValueError::new_err(format!(
+                    "cross must have shape (len(rows), len(valid)), got ({m}, {v})"
+                )));
+            }
+            Some(c.as_array().iter().copied().collect::<Vec<f64>>())
+        }
+        None => None,
+    };
+    let defaults = SolverSettings::default_values();
+    let settings = settings.as_deref().unwrap_or(&defaults);
+    let path_settings = PathSettings {
+        tol: settings.tol_value(),
+        max_iter: settings.iteration_cap(),
+        shrinking: settings.shrinking_value(),
+        cache_bytes: settings.cache_bytes(),
+        precision: settings.precision_value(),
+    };
+    let rows = indices(rows, "rows")?;
+    let valid = indices(valid, "valid")?;
+    let (n_rows, _) = x.dim();
+    if let Some(&bad) = rows.iter().chain(&valid).find(|&&i| i >= n_rows) {
+        return Err(PyValueError::new_err(format!(
+            "row index {bad} is out of range for the {n_rows} rows of x"
+        )));
+    }
+    let y = vec1(y.as_array());
+    let weights = vec1(weights.as_array());
+    let cs = vec1(cs.as_array());
+    let p = p.map_or_else(|| vec![-1.0; y.len()], |a| vec1(a.as_array()));
+    let n_c = cs.len();
+    let n_valid = valid.len();
+    let x = x.input()?;
+    let x = &x;
+    let out = detached(py, move |ctl| {
+        let train = x.source(kind, Some(&rows))?;
+        let held = match cross {
+            Some(block) => HeldOutKernel::Block(block),
+            None => {
+                let mut both = valid;
+                both.extend_from_slice(&rows);
+                HeldOutKernel::Rows(x.source(kind, Some(&both))?)
+            }
+        };
+        PathProblem {
+            train,
+            valid: held,
+            n_valid,
+            row_of: rows,
+            y,
+            p,
+            weights,
+            cs,
+        }
+        .solve(&path_settings, ctl)
+    })?;
+    Ok(CPathResult {
+        decision: into_matrix(py, out.decision, n_c, n_valid)?.unbind(),
+        n_iter: out.n_iter.into_pyarray(py).unbind(),
+        converged: out.converged.into_pyarray(py).unbind(),
+        precision: out.precision.map_or("float64", |p| p.name()),
+    })
+}

@@ -1,0 +1,465 @@
+//! One dual solved along increasing values of `C` on a single Hessian, and
+//! scored on held-out rows: the inner loop of a cross-validated choice of
+//! `C` (the Python `SVCCV`/`SVRCV`).
+//!
+//! For each `C` the problem is `min ½αᵀQα + pᵀα`, `0 ≤ α_t ≤ C·w_t`,
+//! `yᵀα = 0`. As `C` grows the boxes only widen, so the previous solution is
+//! a feasible start (the α seeding of DeCoste & Wagstaff, "Alpha seeding for
+//! support vector machines", KDD 2000), and its gradient `G = Qα + p` is
+//! still the gradient there: nothing is recomputed between two values. No
+//! variable is at its new upper bound, so `Ḡ = 0`. The Hessian, with its
+//! column cache, is made once for the path; the solver's shrinking leaves it
+//! permuted, which [`Tracked`] records so that each solve is posed in the
+//! matrix's current order instead of swapping it back.
+//!
+//! The held-out decision values `Σ_t α_t y_t K(x_t, v) − ρ` come from a
+//! second source over the held-out rows followed by the training rows: the
+//! kernel column of a support vector against the held-out rows is computed
+//! once for the path (kept while they fit in the cache budget).
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crate::error::{value_error, Result};
+use crate::kernel::KernelSource;
+use crate::precision::Precision;
+use crate::runtime::control::Control;
+use crate::runtime::team::Team;
+use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue};
+use crate::solver::smo::{self, GivenGradient};
+
+/// The solver settings of a path.
+#[derive(Clone, Debug)]
+pub struct PathSettings {
+    /// Stopping tolerance of every solve.
+    pub tol: f64,
+    /// Iteration cap per solve; `None`: `max(10⁷, 100·n)`.
+    pub max_iter: Option<u64>,
+    /// Shrinking heuristic.
+    pub shrinking: bool,
+    /// Bytes of training kernel columns cached, and at most as many of
+    /// held-out kernel columns.
+    pub cache_bytes: usize,
+    /// The kernel values' arithmetic.
+    pub precision: Precision,
+}
+
+/// Where the held-out kernel values come from.
+pub enum HeldOutKernel {
+    /// A source over the held-out rows, then the training rows in variable
+    /// order: a support vector's column is computed once for the path.
+    Rows(KernelSource),
+    /// The values themselves, `K(x_t, v)` at `[t · n_valid + v]` (row-major
+    /// `m × n_valid`), as from a precomputed kernel.
+    Block(Vec<f64>),
+}
+
+/// The problem of a path: the training source (one row per variable), the
+/// held-out kernel, labels, linear term, box weights and the increasing `C`
+/// values.
+pub struct PathProblem {
+    pub train: KernelSource,
+    pub valid: HeldOutKernel,
+    pub n_valid: usize,
+    /// Each variable's data row (variables on the same row share a held-out
+    /// column).
+    pub row_of: Vec<usize>,
+    pub y: Vec<f64>,
+    pub p: Vec<f64>,
+    pub weights: Vec<f64>,
+    pub cs: Vec<f64>,
+}
+
+/// Per `C`: the held-out decision values (row-major `n_C × n_valid`), the
+/// iterations and whether the solve converged.
+#[derive(Clone, Debug, Default)]
+pub struct PathResult {
+    pub decision: Vec<f64>,
+    pub n_iter: Vec<u64>,
+    pub converged: Vec<bool>,
+    pub precision: Option<Precision>,
+}
+
+impl PathProblem {
+    fn validate(&self) -> Result<()> {
+        let m = self.y.len();
+        if self.train.n() != m
+            || self.p.len() != m
+            || self.weights.len() != m
+            || self.row_of.len() != m
+        {
+            value_error!("the path's training rows, y, p and weights must have one entry each");
+        }
+        match &self.valid {
+            HeldOutKernel::Rows(src) if src.n() != self.n_valid + m => {
+                value_error!(
+                    "the held-out source must hold the held-out rows then the training rows"
+                );
+            }
+            HeldOutKernel::Block(v) if v.len() != self.n_valid * m => {
+                value_error!("the held-out kernel block must hold m × n_valid values");
+            }
+            HeldOutKernel::Block(v) if v.iter().any(|x| !x.is_finite()) => {
+                value_error!("the held-out kernel block contains NaN or infinity");
+            }
+            _ => {}
+        }
+        if self.y.iter().any(|&v| v != 1.0 && v != -1.0) {
+            value_error!("y must contain only -1 and +1");
+        }
+        if self.weights.iter().any(|&w| !(w.is_finite() && w > 0.0)) {
+            value_error!("the box weights must be positive and finite");
+        }
+        if self.cs.is_empty()
+            || self.cs.iter().any(|&c| !(c.is_finite() && c > 0.0))
+            || self.cs.windows(2).any(|w| w[1] <= w[0])
+        {
+            value_error!("Cs must be positive, finite and strictly increasing");
+        }
+        if self.p.iter().any(|v| !v.is_finite()) {
+            value_error!("p must be finite");
+        }
+        Ok(())
+    }
+
+    /// Solves the path; polls `ctl` between and within the solves.
+    pub fn solve(self, settings: &PathSettings, ctl: &Control) -> Result<PathResult> {
+        self.validate()?;
+        let path = self.train.precision(settings.precision, settings.tol)?;
+        if path != Precision::Float64 {
+            self.train.prepare_f32()?;
+            if let HeldOutKernel::Rows(src) = &self.valid {
+                src.prepare_f32()?;
+            }
+        }
+        let mut out = match path {
+            Precision::Float64 => self.run::<f64>(settings, ctl)?,
+            _ => self.run::<f32>(settings, ctl)?,
+        };
+        out.precision = Some(path);
+        Ok(out)
+    }
+
+    fn run<T: SourceValue>(self, settings: &PathSettings, ctl: &Control) -> Result<PathResult> {
+        let m = self.y.len();
+        let n_valid = self.n_valid;
+        let n_c = self.cs.len();
+        let max_iter = settings
+            .max_iter
+            .unwrap_or_else(|| 10_000_000u64.max(100 * m as u64));
+        let mut q = KernelQ::<T>::new(self.train, &self.y, settings.cache_bytes);
+        // perm[pos]: the variable at the matrix's position pos.
+        let mut perm: Vec<usize> = (0..m).collect();
+        let mut alpha = vec![0.0; m];
+        let mut grad = self.p.clone();
+        let mut started = false;
+        let mut held = HeldOut::<T>::new(&self.valid, n_valid, settings.cache_bytes);
+        let mut result = PathResult {
+            decision: vec![0.0; n_c * n_valid],
+            n_iter: vec![0; n_c],
+            converged: vec![true; n_c],
+            precision: None,
+        };
+        for (k, &c) in self.cs.iter().enumerate() {
+            ctl.check()?;
+            // The problem in the matrix's current order.
+            let at = |v: &[f64]| -> Vec<f64> { perm.iter().map(|&t| v[t]).collect() };
+            let y_q = at(&self.y);
+            let p_q = at(&self.p);
+            let upper_q: Vec<f64> = perm.iter().map(|&t| c * self.weights[t]).collect();
+            let alpha_q = at(&alpha);
+            let grad_q = at(&grad);
+            let order = perm.clone();
+            let res = {
+                let mut tracked = Tracked {
+                    inner: &mut q,
+                    perm: &mut perm,
+                    value: PhantomData,
+                };
+                if started {
+                    let zero = vec![0.0; m];
+                    let start = GivenGradient {
+                        grad: &grad_q,
+                        grad_bar: &zero,
+                    };
+                    smo::solve_from(
+                        &mut tracked,
+                        &p_q,
+                        &y_q,
+                        &upper_q,
+                        &alpha_q,
+                        Some(start),
+                        settings.tol,
+                        max_iter,
+                        settings.shrinking,
+                        ctl,
+                    )?
+                } else {
+                    smo::solve(
+                        &mut tracked,
+                        &p_q,
+                        &y_q,
+                        &upper_q,
+                        &alpha_q,
+                        settings.tol,
+                        max_iter,
+                        settings.shrinking,
+                        ctl,
+                    )?
+                }
+            };
+            started = true;
+            let finite = res.rho.is_finite() && res.alpha.iter().all(|a| a.is_finite());
+            if !finite {
+                value_error!(
+                    "the dual solution is not finite at C = {c}: the kernel values or C are too \
+                     large for float64 arithmetic; scale the features or lower C"
+                );
+            }
+            // Back to variable order (the result is in the order the solve
+            // started from).
+            for (pos, &t) in order.iter().enumerate() {
+                alpha[t] = res.alpha[pos];
+                grad[t] = res.gradient[pos];
+            }
+            result.n_iter[k] = res.n_iter;
+            result.converged[k] = res.converged;
+            let row = &mut result.decision[k * n_valid..(k + 1) * n_valid];
+            held.decision(&alpha, &self.y, &self.row_of, res.rho, row, ctl)?;
+        }
+        Ok(result)
+    }
+}
+
+/// The held-out kernel columns of the support vectors, kept while they fit.
+struct HeldOut<'a, T: SourceValue> {
+    source: &'a HeldOutKernel,
+    n_valid: usize,
+    ones: Vec<T>,
+    columns: HashMap<usize, Vec<T>>,
+    budget: usize,
+    scratch: Vec<T>,
+}
+
+impl<'a, T: SourceValue> HeldOut<'a, T> {
+    fn new(source: &'a HeldOutKernel, n_valid: usize, cache_bytes: usize) -> Self {
+        let n = match source {
+            HeldOutKernel::Rows(src) => src.n(),
+            HeldOutKernel::Block(_) => 0,
+        };
+        HeldOut {
+            source,
+            n_valid,
+            ones: vec![T::from_f64(1.0); n],
+            columns: HashMap::new(),
+            budget: cache_bytes / (std::mem::size_of::<T>() * n_valid.max(1)),
+            scratch: vec![T::default(); n_valid],
+        }
+    }
+
+    /// `out[v] = Σ_t α_t y_t K(x_t, v) − ρ`, summed in variable order.
+    fn decision(
+        &mut self,
+        alpha: &[f64],
+        y: &[f64],
+        row_of: &[usize],
+        rho: f64,
+        out: &mut [f64],
+        ctl: &Control,
+    ) -> Result<()> {
+        out.fill(-rho);
+        if self.n_valid == 0 {
+            return Ok(());
+        }
+        for (t, &a) in alpha.iter().enumerate() {
+            if a == 0.0 {
+                continue;
+            }
+            ctl.check()?;
+            let coef = a * y[t];
+            let src = match self.source {
+                HeldOutKernel::Block(block) => {
+                    let col = &block[t * self.n_valid..(t + 1) * self.n_valid];
+                    for (o, &kv) in out.iter_mut().zip(col) {
+                        *o += coef * kv;
+                    }
+                    continue;
+                }
+                HeldOutKernel::Rows(src) => src,
+            };
+            let row = row_of[t];
+            if !self.columns.contains_key(&row) {
+                let job = ColumnJob {
+                    i: self.n_valid + t,
+                    start: 0,
+                    end: self.n_valid,
+                    factor: T::from_f64(1.0),
+                    scale: &self.ones,
+                };
+                T::fill(src, job, &mut self.scratch);
+                if self.columns.len() < self.budget {
+                    self.columns.insert(row, self.scratch.clone());
+                }
+            }
+            let col = self.columns.get(&row).unwrap_or(&self.scratch);
+            for (o, &kv) in out.iter_mut().zip(col) {
+                *o += coef * kv.to_f64();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A [`QMatrix`] that records its permutation: `perm[pos]` is the variable
+/// at position `pos`, updated on every swap.
+struct Tracked<'q, T, Q> {
+    inner: &'q mut Q,
+    perm: &'q mut Vec<usize>,
+    value: PhantomData<T>,
+}
+
+impl<T: SourceValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, T, Q> {
+    fn n(&self) -> usize {
+        self.inner.n()
+    }
+
+    fn diag(&self) -> &[f64] {
+        self.inner.diag()
+    }
+
+    fn column(&mut self, i: usize, len: usize) -> &[T] {
+        self.inner.column(i, len)
+    }
+
+    fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]) {
+        self.inner.pair(i, j, len)
+    }
+
+    fn swap_index(&mut self, i: usize, j: usize) {
+        self.inner.swap_index(i, j);
+        self.perm.swap(i, j);
+    }
+
+    fn team(&self) -> Option<Arc<Team>> {
+        self.inner.team()
+    }
+
+    fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
+        self.inner.swap_indices(swaps);
+        for &(i, j) in swaps {
+            self.perm.swap(i, j);
+        }
+    }
+
+    fn add_columns(
+        &mut self,
+        cols: &[usize],
+        w: &[f64],
+        from: usize,
+        out: &mut [f64],
+        ctl: &Control,
+    ) -> Result<bool> {
+        self.inner.add_columns(cols, w, from, out, ctl)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{KernelKind, Rows};
+    use crate::solver::problem::{DualProblem, SolverOptions};
+
+    fn data(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
+        let mut x = Vec::with_capacity(n * d);
+        let mut y = Vec::with_capacity(n);
+        let mut s = 12345u64;
+        for i in 0..n {
+            for _ in 0..d {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                x.push(((s >> 33) as f64 / (1u64 << 31) as f64) - 0.5);
+            }
+            y.push(if (x[i * d] + 0.3 * x[i * d + 1]) > 0.0 {
+                1.0
+            } else {
+                -1.0
+            });
+        }
+        (x, y)
+    }
+
+    fn source(x: &[f64], d: usize, idx: &[usize]) -> KernelSource {
+        let mut v = Vec::new();
+        for &i in idx {
+            v.extend_from_slice(&x[i * d..(i + 1) * d]);
+        }
+        let rows = Rows::new(v, idx.len(), d).unwrap();
+        KernelSource::dense(KernelKind::Rbf { gamma: 2.0 }, rows).unwrap()
+    }
+
+    #[test]
+    fn path_matches_independent_solves() {
+        let (n, d) = (400, 3);
+        let (x, y) = data(n, d);
+        let train: Vec<usize> = (0..300).collect();
+        let valid: Vec<usize> = (300..n).collect();
+        let cs = vec![0.1, 1.0, 10.0, 100.0];
+        let mut all = valid.clone();
+        all.extend(&train);
+        let yt: Vec<f64> = train.iter().map(|&i| y[i]).collect();
+        let problem = PathProblem {
+            train: source(&x, d, &train),
+            valid: HeldOutKernel::Rows(source(&x, d, &all)),
+            n_valid: valid.len(),
+            row_of: train.clone(),
+            y: yt.clone(),
+            p: vec![-1.0; train.len()],
+            weights: vec![1.0; train.len()],
+            cs: cs.clone(),
+        };
+        let settings = PathSettings {
+            tol: 1e-6,
+            max_iter: None,
+            shrinking: true,
+            cache_bytes: 1 << 24,
+            precision: Precision::Float64,
+        };
+        let out = problem.solve(&settings, &Control::none()).unwrap();
+        for (k, &c) in cs.iter().enumerate() {
+            let sol = DualProblem {
+                source: source(&x, d, &train),
+                y: yt.clone(),
+                p: None,
+                upper: vec![c; train.len()],
+                alpha0: None,
+                active: None,
+                constraint: crate::solver::problem::Constraint::Equality,
+                start: Default::default(),
+                twins: None,
+            }
+            .solve_with(
+                &SolverOptions {
+                    tol: 1e-6,
+                    ..SolverOptions::default()
+                },
+                Precision::Float64,
+            )
+            .unwrap();
+            let src = source(&x, d, &all);
+            for v in 0..valid.len() {
+                let f: f64 = (0..train.len())
+                    .map(|t| sol.alpha[t] * yt[t] * src.eval(v, valid.len() + t))
+                    .sum::<f64>()
+                    - sol.rho;
+                let g = out.decision[k * valid.len() + v];
+                assert!(
+                    (f - g).abs() < 1e-3 * (1.0 + f.abs()),
+                    "C={c} v={v}: {f} vs {g}"
+                );
+            }
+            assert!(out.converged[k]);
+        }
+    }
+}

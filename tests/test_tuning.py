@@ -1,0 +1,266 @@
+"""SVCCV and SVRCV: the same choice as GridSearchCV, bad input, warnings,
+determinism, pickling and pipelines."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_classification, make_regression
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from localsvm import SVC, SVCCV, SVR, SVRCV, get_backend
+from localsvm.backends.base import CPath, solve_c_path_generic
+
+CS = [0.1, 1.0, 10.0, 100.0]
+GAMMAS = [0.01, 0.05, 0.2]
+
+
+@pytest.fixture(scope="module")
+def binary():
+    X, y = make_classification(n_samples=240, n_features=8, flip_y=0.05, random_state=0)
+    return X, y
+
+
+def _grid(est, grid, X, y, **kw):
+    return GridSearchCV(est, grid, **kw).fit(X, y)
+
+
+def test_binary_scores_match_grid_search(binary):
+    X, y = binary
+    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, tol=1e-6).fit(X, y)
+    ref = _grid(SVC(tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=5)
+    assert ours.cv_results_["params"] == ref.cv_results_["params"]
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+    )
+    np.testing.assert_array_equal(
+        ours.cv_results_["rank_test_score"], ref.cv_results_["rank_test_score"]
+    )
+    assert ours.best_params_ == ref.best_params_
+    assert ours.best_index_ == ref.best_index_
+    assert (ours.C_, ours.gamma_) == (ref.best_params_["C"], ref.best_params_["gamma"])
+    assert ours.best_score_ == pytest.approx(ref.best_score_)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    np.testing.assert_allclose(
+        ours.decision_function(X), ref.best_estimator_.decision_function(X), atol=1e-6
+    )
+
+
+def test_multiclass_and_scorer_match_grid_search():
+    X, y = load_iris(return_X_y=True)
+    for scoring in (None, "balanced_accuracy", "f1_macro"):
+        ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, scoring=scoring, tol=1e-6).fit(X, y)
+        ref = _grid(SVC(tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=5, scoring=scoring)
+        np.testing.assert_allclose(
+            ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+        )
+        assert ours.best_params_ == ref.best_params_
+    np.testing.assert_array_equal(ours.classes_, np.unique(y))
+
+
+def test_decision_function_scorer_matches_grid_search(binary):
+    X, y = binary
+    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, scoring="roc_auc", tol=1e-6).fit(X, y)
+    ref = _grid(SVC(tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=3, scoring="roc_auc")
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-4
+    )
+
+
+def test_svrcv_matches_grid_search():
+    X, y = make_regression(n_samples=150, n_features=5, noise=5.0, random_state=0)
+    eps = [0.1, 1.0, 5.0]
+    ours = SVRCV(Cs=CS, gammas=GAMMAS, epsilons=eps, cv=4, tol=1e-6).fit(X, y)
+    ref = _grid(SVR(tol=1e-6), {"C": CS, "epsilon": eps, "gamma": GAMMAS}, X, y, cv=4)
+    assert ours.cv_results_["params"] == ref.cv_results_["params"]
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-5
+    )
+    assert ours.best_params_ == ref.best_params_
+    assert ours.epsilon_ == ref.best_params_["epsilon"]
+    assert isinstance(ours.best_estimator_, SVR)
+
+
+def test_rust_path_matches_generic_path(binary):
+    X, y = binary
+    rows = np.arange(160)
+    lab = np.where(y[rows] == 1, 1.0, -1.0)
+    from localsvm import KernelSpec
+
+    path = CPath(
+        X=X,
+        rows=rows,
+        y=lab,
+        weights=np.ones(rows.size),
+        Cs=np.array(CS),
+        valid=np.arange(160, 240),
+        kernel=KernelSpec("rbf", gamma=0.05),
+        tol=1e-8,
+        precision="float64",
+    )
+    backend = get_backend("rust")
+    native = backend.solve_c_path(path)
+    generic = solve_c_path_generic(backend, path)
+    np.testing.assert_allclose(native.decision, generic.decision, atol=1e-5)
+    assert native.converged.all()
+
+
+def test_default_grids_follow_the_data_scale(binary):
+    X, y = binary
+    small = SVCCV(Cs=2, gammas=3, cv=3).fit(X, y)
+    big = SVCCV(Cs=2, gammas=3, cv=3).fit(X * 10.0, y)
+    g_small = np.unique(small.cv_results_["param_gamma"].astype(float))
+    g_big = np.unique(big.cv_results_["param_gamma"].astype(float))
+    np.testing.assert_allclose(g_small, 100.0 * g_big)
+    gs = 1.0 / (X.shape[1] * X.var())
+    np.testing.assert_allclose(g_small, gs * np.logspace(-2, 1.5, 3))
+    np.testing.assert_allclose(np.unique(small.cv_results_["param_C"].astype(float)), [0.1, 1e3])
+
+
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"Cs": []}, "Cs"),
+        ({"Cs": [1.0, 0.0]}, "Cs"),
+        ({"Cs": [1.0, np.inf]}, "Cs"),
+        ({"Cs": 0}, "Cs"),
+        ({"gammas": [-1.0]}, "gammas"),
+        ({"gammas": []}, "gammas"),
+        ({"Cs": [1.0, 1.0]}, "Cs"),
+    ],
+)
+def test_bad_grids_name_the_parameter(binary, params, name):
+    X, y = binary
+    with pytest.raises(ValueError, match=name):
+        SVCCV(cv=3, **params).fit(X, y)
+
+
+def test_bad_epsilons_name_the_parameter():
+    X, y = make_regression(n_samples=40, n_features=3, random_state=0)
+    with pytest.raises(ValueError, match="epsilons"):
+        SVRCV(Cs=2, gammas=2, epsilons=[0.0], cv=3).fit(X, y)
+
+
+def test_cv_larger_than_the_smallest_class_and_a_missing_class():
+    X, y = load_iris(return_X_y=True)
+    X, y = X[:103], y[:103]  # class 2 has 3 members
+    with pytest.warns(UserWarning, match="least populated class"):
+        search = SVCCV(Cs=[1.0, 10.0], gammas=[0.1], cv=5).fit(X, y)
+    # Folds without class 2 in training still score: its pairs abstain.
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    ref = GridSearchCV(SVC(), {"C": [1.0, 10.0], "gamma": [0.1]}, cv=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref.fit(X, y)
+    np.testing.assert_allclose(
+        search.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"]
+    )
+
+
+def test_a_fold_without_two_classes_scores_error_score(binary):
+    X, y = binary
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    n0 = int(np.sum(y == 0))
+    # Fold 0 trains on class 0 only.
+    folds = [
+        (np.arange(n0), np.arange(n0, y.size)),
+        (np.arange(0, y.size, 2), np.arange(1, y.size, 2)),
+    ]
+    with pytest.warns(FitFailedWarning, match="fewer than two classes"):
+        search = SVCCV(Cs=[1.0], gammas=[0.1], cv=folds, error_score=-1.0).fit(X, y)
+    assert search.cv_results_["split0_test_score"][0] == -1.0
+    with pytest.raises(ValueError, match="fewer than two classes"):
+        SVCCV(Cs=[1.0], gammas=[0.1], cv=folds, error_score="raise").fit(X, y)
+    with pytest.warns(FitFailedWarning):
+        nan = SVCCV(Cs=[1.0], gammas=[0.1], cv=folds).fit(X, y)
+    assert np.isnan(nan.best_score_)
+    assert nan.cv_results_["rank_test_score"][0] == 1
+
+
+def test_one_convergence_warning_per_search(binary):
+    X, y = binary
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SVCCV(Cs=CS, gammas=GAMMAS, cv=3, max_iter=2).fit(X, y)
+    conv = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(conv) == 1
+    assert "12 candidates" in str(conv[0].message) or "of 12 candidates" in str(conv[0].message)
+
+
+def test_results_are_deterministic_across_runs(binary):
+    X, y = binary
+    a = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, n_jobs=2, random_state=3).fit(X, y)
+    b = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, n_jobs=2, random_state=3).fit(X, y)
+    c = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, n_jobs=1, random_state=3).fit(X, y)
+    for k in range(5):
+        key = f"split{k}_test_score"
+        np.testing.assert_array_equal(a.cv_results_[key], b.cv_results_[key])
+        np.testing.assert_array_equal(a.cv_results_[key], c.cv_results_[key])
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    # random_state shuffles the folds of an int cv.
+    d = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, random_state=4).fit(X, y)
+    assert any(
+        not np.array_equal(
+            a.cv_results_[f"split{k}_test_score"], d.cv_results_[f"split{k}_test_score"]
+        )
+        for k in range(5)
+    )
+
+
+def test_pickle_pipeline_and_refit_false(binary):
+    X, y = binary
+    pipe = make_pipeline(StandardScaler(), SVCCV(Cs=3, gammas=3, cv=3)).fit(X, y)
+    clone = pickle.loads(pickle.dumps(pipe))
+    np.testing.assert_array_equal(clone.predict(X), pipe.predict(X))
+    assert pipe.score(X, y) > 0.8
+    bare = SVCCV(Cs=2, gammas=2, cv=3, refit=False).fit(X, y)
+    assert not hasattr(bare, "best_estimator_")
+    with pytest.raises(AttributeError, match="refit=False"):
+        bare.predict(X)
+
+
+def test_linear_kernel_ignores_gammas(binary):
+    X, y = binary
+    search = SVCCV(Cs=CS, gammas=[5.0, 6.0], kernel="linear", cv=3).fit(X, y)
+    assert len(search.cv_results_["params"]) == len(CS)
+    assert search.best_estimator_.kernel == "linear"
+
+
+def test_verbose_logs_progress(binary, caplog):
+    X, y = binary
+    with caplog.at_level(logging.INFO, logger="localsvm"):
+        SVCCV(Cs=2, gammas=2, cv=3, verbose=1).fit(X, y)
+    text = caplog.text
+    assert "SVCCV" in text and "best" in text
+
+
+def test_cv_results_layout(binary):
+    X, y = binary
+    search = SVCCV(Cs=[10.0, 1.0], gammas=[0.1, 0.01, 0.2], cv=KFold(3)).fit(X, y)
+    res = search.cv_results_
+    assert [p["C"] for p in res["params"]] == [10.0] * 3 + [1.0] * 3
+    assert [p["gamma"] for p in res["params"]] == [0.1, 0.01, 0.2] * 2
+    for key in ("mean_fit_time", "std_fit_time", "mean_score_time", "std_test_score"):
+        assert res[key].shape == (6,)
+    assert res["param_C"][0] == 10.0
+    assert search.n_splits_ == 3
+    assert search.best_params_ == res["params"][search.best_index_]
+
+
+def test_sparse_input_matches_dense(binary):
+    import scipy.sparse as sp
+
+    X, y = binary
+    dense = SVCCV(Cs=CS, gammas=GAMMAS, cv=StratifiedKFold(3)).fit(X, y)
+    sparse = SVCCV(Cs=CS, gammas=GAMMAS, cv=StratifiedKFold(3)).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(
+        dense.cv_results_["mean_test_score"], sparse.cv_results_["mean_test_score"], atol=0.02
+    )
