@@ -271,3 +271,42 @@ def test_svccv_route_scores_the_grid_like_grid_search():
     assert ours["grid"] == "3×2"
     line = _table_line(out.getvalue(), "a9a", "localsvm")
     assert any(v.endswith("×") for v in line.split())
+
+
+def test_an_interrupted_case_still_prints_what_finished(monkeypatch, capsys):
+    from localsvm.__main__ import main
+
+    monkeypatch.setattr(tune, "load_cv_estimator", lambda name: (None, f"no {name} here"))
+    fit = tune._route_fit
+
+    def stop_at_sklearn(route, *args):
+        if route == "sklearn":
+            raise KeyboardInterrupt
+        return fit(route, *args)
+
+    monkeypatch.setattr(tune, "_route_fit", stop_at_sklearn)
+    code = main(
+        [
+            "bench",
+            "tune",
+            "--datasets",
+            "a9a",
+            "--sizes",
+            "300",
+            "--grid",
+            "2,2",
+            "--folds",
+            "2",
+            "--n-test",
+            "300",
+            "--peers",
+            "localsvm,sklearn",
+            "--svr-rows",
+            "0",
+        ]
+    )
+    assert code == 130
+    captured = capsys.readouterr()
+    assert "interrupted: the table holds the 1 routes that finished" in captured.out
+    assert _table_line(captured.out, "a9a", "localsvm")
+    assert "bench tune: interrupted" in captured.err

@@ -293,7 +293,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "localsvm bench") -> int
 
 
 def _tune(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from .tune import TUNE_DATASETS, TUNE_PEERS, run_tune
+    from .tune import TUNE_DATASETS, TUNE_PEERS
 
     datasets = args.datasets or TUNE_DEFAULT_DATASETS.split(",")
     datasets = [d for d in datasets if d in TUNE_DATASETS]
@@ -313,6 +313,17 @@ def _tune(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error(f"--svr-rows must be 0 or at least 2 per fold, got {args.svr_rows}")
     if 0 < args.cells_rows < 2 * args.folds:
         parser.error(f"--cells-rows must be 0 or at least 2 per fold, got {args.cells_rows}")
+    try:
+        _run_tune(args, datasets, peers)
+    except KeyboardInterrupt:
+        print("bench tune: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _run_tune(args: argparse.Namespace, datasets: list[str], peers: list[str]) -> None:
+    from .tune import run_tune
+
     run_tune(
         datasets,
         args.sizes or list(TUNE_DEFAULT_SIZES),
@@ -329,7 +340,6 @@ def _tune(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         cells_subsample=args.cells_subsample,
         out=sys.stdout,
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -349,49 +349,59 @@ def run_case(
     )
     warm = _warmup_rows(y, 2)
     rows = []
-    for route, why in _available_routes(peers, X.shape[0], opts, ctx):
-        if why:
-            print(f"  skipping {ROUTE_NAMES[route]}: {why}", file=out, flush=True)
-            continue
-        same = next((r for r in rows if r["route"] == "svccv"), None)
-        if route == "svccv-own" and same is not None and _default_grid_is(opts["grid"], ctx):
-            # The same estimator with the same folds: its default grid is
-            # this grid, so the fit above is that route's fit too.
-            rows.append({**same, "route": route, "grid": "own"})
+    try:
+        for route, why in _available_routes(peers, X.shape[0], opts, ctx):
+            if why:
+                print(f"  skipping {ROUTE_NAMES[route]}: {why}", file=out, flush=True)
+                continue
+            same = next((r for r in rows if r["route"] == "svccv"), None)
+            if route == "svccv-own" and same is not None and _default_grid_is(opts["grid"], ctx):
+                # The same estimator with the same folds: its default grid is
+                # this grid, so the fit above is that route's fit too.
+                rows.append({**same, "route": route, "grid": "own"})
+                print(
+                    f"  {ROUTE_NAMES[route]}: the fit above (its default grid is this grid)",
+                    file=out,
+                    flush=True,
+                )
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # ConvergenceWarning of the grid's corners
+                _route_fit(route, X[warm], y[warm], Cs[:2], gammas[:2], 2, ctx)
+                fitted, seconds = best_time(
+                    lambda r=route: _route_fit(r, X, y, Cs, gammas, cv, ctx), opts["repeat"]
+                )
+            pred = _predict(route, fitted, Xt, yt)
+            row = {
+                "data": name,
+                "n": int(X.shape[0]),
+                "route": route,
+                "grid": "own"
+                if route in ("svccv-own", "liquidsvm")
+                else f"{len(Cs)}×{len(gammas)}",
+                "time_s": seconds,
+                "cv_score": fitted["cv_score"],
+                "accuracy": float(np.mean(pred == yt)),
+                "C": fitted["C"],
+                "gamma": fitted["gamma"],
+                "per_fold": fitted.get("per_fold", False),
+            }
+            rows.append(row)
             print(
-                f"  {ROUTE_NAMES[route]}: the fit above (its default grid is this grid)",
+                f"  {ROUTE_NAMES[route]}: {seconds:.2f} s, "
+                f"test accuracy {100 * row['accuracy']:.2f}%",
                 file=out,
                 flush=True,
             )
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # ConvergenceWarning of the grid's corners
-            _route_fit(route, X[warm], y[warm], Cs[:2], gammas[:2], 2, ctx)
-            fitted, seconds = best_time(
-                lambda r=route: _route_fit(r, X, y, Cs, gammas, cv, ctx), opts["repeat"]
-            )
-        pred = _predict(route, fitted, Xt, yt)
-        row = {
-            "data": name,
-            "n": int(X.shape[0]),
-            "route": route,
-            "grid": "own" if route in ("svccv-own", "liquidsvm") else f"{len(Cs)}×{len(gammas)}",
-            "time_s": seconds,
-            "cv_score": fitted["cv_score"],
-            "accuracy": float(np.mean(pred == yt)),
-            "C": fitted["C"],
-            "gamma": fitted["gamma"],
-            "per_fold": fitted.get("per_fold", False),
-        }
-        rows.append(row)
-        print(
-            f"  {ROUTE_NAMES[route]}: {seconds:.2f} s, test accuracy {100 * row['accuracy']:.2f}%",
-            file=out,
-            flush=True,
-        )
-        if route == "liquidsvm":
-            fitted["model"].clean()
-        del fitted
+            if route == "liquidsvm":
+                fitted["model"].clean()
+            del fitted
+    except KeyboardInterrupt:
+        # Stopped by hand (a long peer): what finished is still reported.
+        print(f"\n  interrupted: the table holds the {len(rows)} routes that finished", file=out)
+        if rows:
+            print_table(rows, out)
+        raise
     if rows:
         print(file=out)
         print_table(rows, out)
