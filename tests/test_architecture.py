@@ -31,12 +31,12 @@ RUST_SRC = Path(__file__).resolve().parents[1] / "rust" / "src"
 ESTIMATOR_MODULES = (
     "_base.py",  # the estimators' shared base class
     "svc.py",
-    "local.py",
-    "profile_svm.py",
+    "local_svc.py",
+    "profile_svc.py",
     "flsa.py",
-    "incremental.py",
-    "cluster_svm.py",
-    "cell_svm.py",
+    "incremental_svc.py",
+    "cluster_svc.py",
+    "cell_svc.py",
     "cells.py",  # CellSVC's and SVC(init='cells')'s partition
     "_regions.py",  # per-region models shared by CellSVC and ProfileSVC
     "_multiclass.py",  # the one multiclass layer over binary models

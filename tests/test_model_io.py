@@ -314,3 +314,32 @@ def test_libsvm_model_takes_rows_wider_than_its_largest_index(svmutil, tmp_path,
         load_libsvm_model(path, n_features=0)
     with pytest.raises(TypeError, match="n_features must be an int"):
         load_libsvm_model(path, n_features=16.0)
+
+
+def test_ten_classes_vote_ties_go_to_the_first_label_of_the_file(svmutil, tmp_path):
+    # Ten classes whose first appearances are not sorted, so svm-train's
+    # label line is not the sorted order; ties of votes then went to the
+    # smallest label here and to the first of the line in svm-predict.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 6))
+    y = rng.permutation(np.repeat(np.arange(10), 40))
+    model = svmutil.svm_train(y.tolist(), X.tolist(), "-c 1 -g 0.2 -q")
+    path = tmp_path / "ten.model"
+    svmutil.svm_save_model(str(path), model)
+    file_order = model.get_labels()
+    assert file_order != sorted(file_order)
+    X_test = rng.normal(size=(1000, 6))
+    labels, dec = _libsvm_predict(svmutil, model, X_test)
+    # LIBSVM's votes, to know that the check meets ties broken by the line.
+    votes = np.zeros((X_test.shape[0], 10))
+    pairs = [(i, j) for i in range(10) for j in range(i + 1, 10)]
+    for p, (i, j) in enumerate(pairs):
+        votes[np.flatnonzero(dec[:, p] > 0), i] += 1
+        votes[np.flatnonzero(dec[:, p] <= 0), j] += 1
+    top = votes == votes.max(axis=1, keepdims=True)
+    tied = top.sum(axis=1) > 1
+    smallest = np.array(file_order)[np.argmax(top * (-np.array(file_order) + 100), axis=1)]
+    assert np.sum(tied & (smallest != labels)) > 0
+    for n_features in (None, 6):
+        ours = load_libsvm_model(path, n_features=n_features)
+        np.testing.assert_array_equal(ours.predict(X_test), labels)

@@ -240,3 +240,26 @@ def test_landmark_routing_uses_the_representatives(banana, monkeypatch):
     with_svm = {j for j in clf.assign(Q).tolist() if clf.cluster_models_[j] is not None}
     assert seen[-1][1] == len(with_svm)
     assert np.mean(pred == banana.y_test[:80]) > 0.7
+
+
+def test_rbf_defaults_follow_the_data_size():
+    # A kernel SVM per cluster loses accuracy as clusters shrink: 'auto' takes
+    # one cluster per 10 000 examples for kernels other than the linear one,
+    # so on a few thousand examples the model is the global RBF SVM.
+    from sklearn.datasets import make_classification
+    from sklearn.preprocessing import StandardScaler
+
+    from localsvm import SVC
+    from localsvm.profile_svc import AUTO_CLUSTER_SIZE
+
+    X, y = make_classification(n_samples=1500, n_features=8, n_informative=5, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    model = ProfileSVC(kernel="rbf", random_state=0).fit(X[:1000], y[:1000])
+    assert model.n_clusters_ == 1
+    assert model.clustering_.n_iter == 0
+    ref = SVC(kernel="rbf").fit(X[:1000], y[:1000])
+    np.testing.assert_array_equal(model.predict(X[1000:]), ref.predict(X[1000:]))
+    assert ProfileSVC(kernel="linear")._count_clusters(1000) == 10
+    assert ProfileSVC(kernel="linear")._count_clusters(4) == 4
+    assert ProfileSVC(kernel="rbf")._count_clusters(AUTO_CLUSTER_SIZE + 1) == 2
+    assert ProfileSVC(kernel="rbf", n_clusters=3)._count_clusters(100) == 3

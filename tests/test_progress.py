@@ -379,7 +379,7 @@ def test_verbose_2_logs_steps(caplog):
         ClusterSVC(verbose=2).fit(X, y)
         IncrementalSVC(verbose=2).fit(X, y)
     names = {r.name for r in caplog.records}
-    assert {"localsvm.cluster_svm", "localsvm.incremental"} <= names
+    assert {"localsvm.cluster_svc", "localsvm.incremental_svc"} <= names
     assert any("backend" in r.getMessage() for r in caplog.records)
 
 
@@ -397,7 +397,7 @@ def test_local_svc_verbose_logs_predict(caplog):
     clf = LocalSVC(verbose=2).fit(X, y)
     with caplog.at_level(logging.INFO, logger="localsvm"):
         clf.predict(X[:30])
-    lines = [r.getMessage() for r in caplog.records if r.name == "localsvm.local"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "localsvm.local_svc"]
     assert any(m.startswith("LocalSVC predict:") for m in lines)
     assert any(m.startswith("chunk") for m in lines)
 

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from localsvm_experiments import EXPERIMENTS, load
+from localsvm_experiments.flsa import config
 
 from conftest import FullRunFigure, off_the_full_run, png_width
 
@@ -129,13 +130,8 @@ QUICK_ACCURACY = {
     "ringnorm/LS-SVM": 98.20,
 }
 
-#: Training / test examples per set in the quick protocol.
-QUICK_SIZES = {
-    "banana": (400, 1000),
-    "splice": (300, 600),
-    "image": (300, 500),
-    "ringnorm": (300, 1000),
-}
+#: Training / test examples per set in the quick protocol (the experiment's own).
+QUICK_SIZES = config(True, None, None).sizes
 
 
 def check_against_full_run(rows, text):

@@ -26,16 +26,13 @@ def test_registered():
 
 
 def test_table(quick_run):
-    text, rows, _ = quick_run
+    _, rows, _ = quick_run
     summary = [r for r in rows if r["section"] == "summary"]
     assert {(r["data"], r["method"]) for r in summary} == {
         (d, m) for d in DATASETS for m in methods()
     }
     for r in summary:
         assert 0.0 <= r["error"] <= 100.0 and r["n_sv"] > 0 and r["cpu"] >= 0.0
-    assert "Final table" in text and "What the paper" in text
-    assert "equivalent (or bigger)" in text and "comparable or fewer" not in text
-    assert "reprocess=0" in text
 
 
 def test_streams_record_curves(quick_run):
@@ -50,11 +47,9 @@ def test_cpu_time_printed_once_and_figures(quick_run):
     text, rows, out_dir = quick_run
     # The CPU time is the table's column; no block after the table repeats it.
     assert not [r for r in rows if r["section"] == "speed"]
-    assert "share of rebatch" not in text and "% of rebatch" not in text
     final = text[text.index("Final table") :]
     for r in (r for r in rows if r["section"] == "summary"):
         assert final.count(f"{r['data']:<9} {r['method']:<26} ") == 1, r
-    assert "PASS" not in text and "FAIL" not in text
     pytest.importorskip("matplotlib")
     for name in ("lisvm_banana.png", "lisvm_validation.png"):
         assert (out_dir / name).stat().st_size > 1000

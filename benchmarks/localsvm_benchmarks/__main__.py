@@ -3,7 +3,9 @@
 
 Sections: ``svc`` (the default: SVC against scikit-learn, scikit-learn-intelex
 and ThunderSVM, the growth exponent and peak memory), ``local``, ``sparse``,
-``scale``, ``family``, ``online`` and ``tune``; ``--help`` says what each runs.
+``scale``, ``family``, ``online``, ``engines`` and ``tune``; ``--help`` says
+what each runs. Every section times with :func:`localsvm_benchmarks.report.timed`
+and prints with :func:`localsvm_benchmarks.report.print_table`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from localsvm import list_engines
 from localsvm._argtypes import fold_count as _fold_count
 from localsvm._argtypes import names as _names
 from localsvm._argtypes import positive_int as _positive_int
@@ -22,7 +25,7 @@ from localsvm._argtypes import sizes as _sizes
 #: :data:`localsvm_benchmarks.svc.CASES` and :data:`localsvm_benchmarks.svc.PEERS` by a test).
 BENCH_DATASETS = ("ijcnn1", "a9a", "usps", "banana", "many26", "gen200k", "gen500k")
 BENCH_PEERS = ("localsvm", "sklearn", "sklearnex", "thundersvm")
-BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family", "online", "tune")
+BENCH_SECTIONS = ("svc", "local", "sparse", "scale", "family", "online", "engines", "tune")
 #: Peers only ``bench tune`` runs (kept in step with
 #: :data:`localsvm_benchmarks.tune.TUNE_PEERS` by a test).
 TUNE_ONLY_PEERS = ("liquidsvm",)
@@ -52,6 +55,8 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         "generated rows and on all of ijcnn1; 'family': SVR, NuSVR, OneClassSVM and "
         "NuSVC against scikit-learn's; 'online': one pass of IncrementalSVC's partial_fit "
         "over ijcnn1 and a9a in chunks (--chunks) beside batch fits on the same rows; "
+        "'engines': the threads engine against the dask engine (a Dask LocalCluster of "
+        "--workers processes) on the same work; "
         "'tune': the time to a tuned model (search + refit) of SVCCV against GridSearchCV "
         "over localsvm's, scikit-learn's and scikit-learn-intelex's SVC and liquidSVM's own "
         "tuning on a9a, ijcnn1 and USPS subsamples (--sizes), SVRCV against GridSearchCV "
@@ -64,7 +69,8 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         default=None,
         help="bench local: training rows, the first of the 100000; bench sparse and "
         "bench online: training rows per data set (default: all); bench family: rows of "
-        "every set (default: 10000, and all of ijcnn1's negative class for OneClassSVM)",
+        "every set (default: 10000, and all of ijcnn1's negative class for OneClassSVM); "
+        "bench engines: ijcnn1 rows of the ProfileSVC work (default: all)",
     )
     parser.add_argument(
         "--n-test",
@@ -142,6 +148,12 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         default=1000,
         help="bench online: rows of the strategy='rebatch' baseline, which retrains a "
         "batch SVM at every example (0 skips it; default: 1000)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=2,
+        help="bench engines: Dask worker processes, and n_jobs of the threads engine (default: 2)",
     )
     parser.add_argument(
         "--grid",
@@ -253,6 +265,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "localsvm bench") -> int
             rebatch_rows=args.rebatch_rows,
             out=sys.stdout,
         )
+    elif args.section == "engines":
+        from .engines import DASK_MISSING, run_engines
+
+        if "dask" not in list_engines():
+            parser.error(DASK_MISSING)
+        run_engines(args.workers, args.repeat, profile_rows=args.n_train, out=sys.stdout)
     elif args.section == "scale":
         from .scale import run_scale
 

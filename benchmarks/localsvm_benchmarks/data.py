@@ -1,9 +1,8 @@
 """The data the benchmarks generate or split, shared by ``bench``,
-``bench local`` and ``bench scale``, and their best-of-n timer."""
+``bench local`` and ``bench scale`` (their timer and table printer are in
+:mod:`localsvm_benchmarks.report`)."""
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
@@ -34,6 +33,23 @@ def generated(n: int, n_test: int = N_TEST) -> tuple[np.ndarray, ...]:
     return X[:n], y[:n], X[n:], y[n:]
 
 
+def many_classes(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of a synthetic 26-class problem (the size of UCI letter):
+    16 features from scikit-learn's ``make_classification`` (fixed seed),
+    one cluster per class."""
+    from sklearn.datasets import make_classification
+
+    return make_classification(
+        n,
+        16,
+        n_informative=12,
+        n_redundant=0,
+        n_classes=26,
+        n_clusters_per_class=1,
+        random_state=0,
+    )
+
+
 def local_split(n_train: int = LOCAL_N_TRAIN, n_test: int | None = None) -> tuple:
     """ijcnn1's 141 691 rows (its training and test sets joined), shuffled by
     ``numpy.random.default_rng(0)``; the first 100 000 are the training pool
@@ -53,13 +69,3 @@ def local_split(n_train: int = LOCAL_N_TRAIN, n_test: int | None = None) -> tupl
     tr = pool[:n_train]
     te = rest if n_test is None else rest[:n_test]
     return X[tr], y[tr], X[te], y[te]
-
-
-def best_time(fn, repeat: int = 1):
-    """``fn()``'s result and its best wall-clock time over ``repeat`` calls."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return out, best

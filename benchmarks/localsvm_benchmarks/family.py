@@ -28,7 +28,7 @@ from typing import TextIO
 
 import numpy as np
 
-from .data import best_time
+from .report import columns, print_table, timed
 
 COMMON = {"tol": 1e-3, "cache_size": 200}
 
@@ -132,27 +132,28 @@ def run_family(
             "left out",
             file=out,
         )
-    extra = f" {'sklearnex':>9} {'x':>6}" if skx is not None else ""
-    header = (
-        f"{'estimator':<12} {'data':<12} {'n':>6}  {'fit s':>8} {'sklearn':>8} {'x':>6}{extra}  "
-        f"{'predict s':>9} {'sklearn':>8} {'x':>6}{extra}  agreement"
+    intel = " | sklearnex >9.3f | x >6.1f" if skx is not None else ""
+    layout = (
+        f"estimator <12 | data <12 | n >6d | fit s >8.3f | sklearn >8.3f | x >6.1f{intel} | "
+        f"predict s >9.3f | sklearn >8.3f | x >6.1f{intel} | agreement"
     )
-    print(header, file=out)
+    table = columns(layout)
+    print_table(table, [], out, rule=False)
     for name, data, params, (X, y, Xt, _yt), kind in _cases(n_train, n_one_class):
         ours_cls, theirs_cls = getattr(localsvm, name), getattr(sk, name)
         # Untimed warm-up on a few hundred rows spread over the set (so a
         # rare class is there in its proportion, as ν-SVC needs).
         few = slice(None, None, max(1, X.shape[0] // 300))
         ours_cls(**params, **COMMON).fit(X[few], None if y is None else y[few])
-        ours, fit_o = best_time(lambda: ours_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
-        theirs, fit_t = best_time(lambda: theirs_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
-        pred_o, t_o = best_time(lambda: ours.predict(Xt), repeat)  # noqa: B023
-        pred_t, t_t = best_time(lambda: theirs.predict(Xt), repeat)  # noqa: B023
+        ours, fit_o = timed(lambda: ours_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
+        theirs, fit_t = timed(lambda: theirs_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
+        pred_o, t_o = timed(lambda: ours.predict(Xt), repeat)  # noqa: B023
+        pred_t, t_t = timed(lambda: theirs.predict(Xt), repeat)  # noqa: B023
         fit_x = pred_x = None
         if skx is not None and hasattr(skx, name):
             intel_cls = getattr(skx, name)
-            intel, fit_x = best_time(lambda: intel_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
-            _, pred_x = best_time(lambda: intel.predict(Xt), repeat)  # noqa: B023
+            intel, fit_x = timed(lambda: intel_cls(**params, **COMMON).fit(X, y), repeat)  # noqa: B023
+            _, pred_x = timed(lambda: intel.predict(Xt), repeat)  # noqa: B023
         if kind == "regression":
             agree = float(np.abs(pred_o - pred_t).max() / np.std(y))
             text = f"max|Δ|/std(y) = {agree:.2e}"
@@ -175,16 +176,13 @@ def run_family(
 
         def intel(seconds, ours_s):
             if skx is None:
-                return ""
+                return ()
             if seconds is None:
-                return f" {'-':>9} {'-':>6}"
-            return f" {seconds:>9.3f} {seconds / ours_s:>6.1f}"
+                return ("-", "-")
+            return (seconds, seconds / ours_s)
 
-        print(
-            f"{name:<12} {data:<12} {X.shape[0]:>6}  {fit_o:>8.3f} {fit_t:>8.3f} "
-            f"{fit_t / fit_o:>6.1f}{intel(fit_x, fit_o)}  {t_o:>9.3f} {t_t:>8.3f} "
-            f"{t_t / t_o:>6.1f}{intel(pred_x, t_o)}  {text}",
-            file=out,
-            flush=True,
-        )
+        fits = (fit_o, fit_t, fit_t / fit_o, *intel(fit_x, fit_o))
+        predicts = (t_o, t_t, t_t / t_o, *intel(pred_x, t_o))
+        line = (name, data, X.shape[0], *fits, *predicts, text)
+        print_table(table, [line], out, head=False)
     return rows

@@ -33,12 +33,13 @@ below a batch fit.
 from __future__ import annotations
 
 import sys
-import time
 import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
 import numpy as np
+
+from .report import Stopwatch, columns, print_table
 
 #: Data sets the online bench runs on.
 ONLINE_CASES = ("ijcnn1", "a9a")
@@ -81,42 +82,48 @@ def _scale_gamma(X: np.ndarray) -> float:
 def _stream(X, y, chunk: int, classes, **params):
     """One pass of partial_fit calls of ``chunk`` rows: the model, the
     per-call wall times, their rows, the wall and CPU totals."""
-    from localsvm.incremental import IncrementalSVC
+    from localsvm.incremental_svc import IncrementalSVC
 
     clf = IncrementalSVC(**params)
     n = X.shape[0]
     calls, cpus, rows = [], [], []
-    wall0, cpu0 = time.perf_counter(), time.process_time()
-    for start in range(0, n, chunk):
-        stop = min(start + chunk, n)
-        began, began_cpu = time.perf_counter(), time.process_time()
-        clf.partial_fit(X[start:stop], y[start:stop], classes=classes)
-        calls.append(time.perf_counter() - began)
-        cpus.append(time.process_time() - began_cpu)
-        rows.append(stop - start)
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    with Stopwatch() as total:
+        for start in range(0, n, chunk):
+            stop = min(start + chunk, n)
+            with Stopwatch() as call:
+                clf.partial_fit(X[start:stop], y[start:stop], classes=classes)
+            calls.append(call.seconds)
+            cpus.append(call.cpu_seconds)
+            rows.append(stop - start)
     rows = np.asarray(rows)
-    return clf, np.asarray(calls) / rows, np.asarray(cpus) / rows, wall, cpu
+    return clf, np.asarray(calls) / rows, np.asarray(cpus) / rows, total.seconds, total.cpu_seconds
 
 
 def _batch(make, X, y):
-    wall0, cpu0 = time.perf_counter(), time.process_time()
-    model = make().fit(X, y)
-    return model, time.perf_counter() - wall0, time.process_time() - cpu0
+    with Stopwatch() as clock:
+        model = make().fit(X, y)
+    return model, clock.seconds, clock.cpu_seconds
+
+
+#: The columns of the learners' table.
+COLUMNS = columns(
+    "data <7 | learner <34 | n >6 | wall s >8.2f | cpu s >8.2f | cpu/skl >7.2f | "
+    "med ms/ex >9.3f | p99 ms/ex >9.3f | p99 cpu >9.3f | acc % >7.2f | n_SV >6"
+)
 
 
 def _ms(values, q):
-    return f"{1e3 * np.quantile(values, q):>9.3f}" if values is not None else f"{'':>9}"
+    return None if values is None else 1e3 * float(np.quantile(values, q))
 
 
-def _row(out, rows, data, learner, n, wall, cpu, per, per_cpu, acc, n_sv, ref_cpu):
-    ratio = f"{cpu / ref_cpu:>7.2f}" if ref_cpu else f"{'':>7}"
-    print(
-        f"{data:<7} {learner:<34} {n:>6} {wall:>8.2f} {cpu:>8.2f} {ratio} "
-        f"{_ms(per, 0.5)} {_ms(per, 0.99)} {_ms(per_cpu, 0.99)} {100 * acc:>7.2f} {n_sv:>6}",
-        file=out,
-        flush=True,
-    )
+def _row(out, rows, data, learner, n, timing, model, test, ref_cpu, per=None, per_cpu=None):
+    """Score ``model`` on ``test``, print its row of :data:`COLUMNS` and
+    append it to ``rows``; ``timing`` is ``(wall, cpu)`` of the fit or pass."""
+    wall, cpu = timing
+    acc, n_sv = model.score(*test), int(model.support_.size)
+    ratio = cpu / ref_cpu if ref_cpu else None
+    line = (data, learner, n, wall, cpu, ratio, _ms(per, 0.5), _ms(per, 0.99))
+    print_table(COLUMNS, [(*line, _ms(per_cpu, 0.99), 100 * acc, n_sv)], out, head=False)
     rows.append(
         {
             "data": data,
@@ -124,10 +131,10 @@ def _row(out, rows, data, learner, n, wall, cpu, per, per_cpu, acc, n_sv, ref_cp
             "n": n,
             "wall": wall,
             "cpu": cpu,
-            "cpu_vs_sklearn": cpu / ref_cpu if ref_cpu else None,
-            "median_ms": None if per is None else 1e3 * float(np.median(per)),
-            "p99_ms": None if per is None else 1e3 * float(np.quantile(per, 0.99)),
-            "p99_cpu_ms": None if per_cpu is None else 1e3 * float(np.quantile(per_cpu, 0.99)),
+            "cpu_vs_sklearn": ratio,
+            "median_ms": _ms(per, 0.5),
+            "p99_ms": _ms(per, 0.99),
+            "p99_cpu_ms": _ms(per_cpu, 0.99),
             "accuracy": acc,
             "n_support": n_sv,
         }
@@ -168,7 +175,7 @@ def run_online(
     """
     import sklearn.svm as sk
 
-    from localsvm.incremental import IncrementalSVC
+    from localsvm.incremental_svc import IncrementalSVC
     from localsvm.svc import SVC
 
     out = sys.stdout if out is None else out
@@ -185,10 +192,6 @@ def run_online(
         f"SVCs with tol={COMMON['tol']}, cache_size={COMMON['cache_size']} MB",
         file=out,
     )
-    header = (
-        f"{'data':<7} {'learner':<34} {'n':>6} {'wall s':>8} {'cpu s':>8} {'cpu/skl':>7} "
-        f"{'med ms/ex':>9} {'p99 ms/ex':>9} {'p99 cpu':>9} {'acc %':>7} {'n_SV':>6}"
-    )
     for name in datasets:
         X, y, Xt, yt = _load(name, n_train, n_test)
         classes = np.unique(y)
@@ -198,61 +201,23 @@ def run_online(
             f"{X.shape[1]} features, gamma={params['gamma']:.6g}",
             file=out,
         )
-        print(header, file=out)
+        print_table(COLUMNS, [], out, rule=False)
         # Untimed warm-up (imports, first calls) on a few hundred rows.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             IncrementalSVC(**params).fit(X[:300], y[:300])
             SVC(**params, **COMMON).fit(X[:300], y[:300])
-        theirs, wall, cpu = _batch(lambda: sk.SVC(**params, **COMMON), X, y)  # noqa: B023
-        ref_cpu = cpu
-        _row(
-            out,
-            rows,
-            name,
-            "sklearn SVC.fit",
-            X.shape[0],
-            wall,
-            cpu,
-            None,
-            None,
-            theirs.score(Xt, yt),
-            int(theirs.support_.size),
-            ref_cpu,
-        )
+        n, test = X.shape[0], (Xt, yt)
+        theirs, wall, ref_cpu = _batch(lambda: sk.SVC(**params, **COMMON), X, y)  # noqa: B023
+        _row(out, rows, name, "sklearn SVC.fit", n, (wall, ref_cpu), theirs, test, ref_cpu)
         ours, wall, cpu = _batch(lambda: SVC(**params, **COMMON), X, y)  # noqa: B023
-        _row(
-            out,
-            rows,
-            name,
-            "localsvm SVC.fit",
-            X.shape[0],
-            wall,
-            cpu,
-            None,
-            None,
-            ours.score(Xt, yt),
-            int(ours.support_.size),
-            ref_cpu,
-        )
+        _row(out, rows, name, "localsvm SVC.fit", n, (wall, cpu), ours, test, ref_cpu)
         for chunk in chunks:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 clf, per, per_cpu, wall, cpu = _stream(X, y, int(chunk), classes, **params)
-            _row(
-                out,
-                rows,
-                name,
-                f"IncrementalSVC chunks of {chunk}",
-                X.shape[0],
-                wall,
-                cpu,
-                per,
-                per_cpu,
-                clf.score(Xt, yt),
-                int(clf.support_.size),
-                ref_cpu,
-            )
+            label = f"IncrementalSVC chunks of {chunk}"
+            _row(out, rows, name, label, n, (wall, cpu), clf, test, ref_cpu, per, per_cpu)
             if int(chunk) == 1:
                 curves[name] = _curve(per, per_cpu)
         if rebatch_rows:
@@ -264,37 +229,23 @@ def run_online(
                     clf, per, per_cpu, wall, cpu = _stream(
                         X[:m], y[:m], chunk, classes, strategy=strategy, **params
                     )
-                _row(
-                    out,
-                    rows,
-                    name,
-                    f"IncrementalSVC {strategy}, first {m}",
-                    m,
-                    wall,
-                    cpu,
-                    per,
-                    per_cpu,
-                    clf.score(Xt, yt),
-                    int(clf.support_.size),
-                    None,
-                )
+                label = f"IncrementalSVC {strategy}, first {m}"
+                _row(out, rows, name, label, m, (wall, cpu), clf, test, None, per, per_cpu)
         if name in curves:
             print(
                 "\none-row partial_fit calls against examples seen "
                 "(ms per call: wall clock; CPU time of the process):",
                 file=out,
             )
-            print(
-                f"{'examples seen':>15} {'median ms':>10} {'p99 ms':>8} {'max ms':>8} "
-                f"{'p99 cpu ms':>10}",
-                file=out,
+            table = columns(
+                "examples seen >15 | median ms >10.3f | p99 ms >8.3f | max ms >8.3f | "
+                "p99 cpu ms >10.3f"
             )
-            for w in curves[name]:
-                print(
-                    f"{w['start']:>6} - {w['end']:<6} {w['median_ms']:>10.3f} "
-                    f"{w['p99_ms']:>8.3f} {w['max_ms']:>8.3f} {w['p99_cpu_ms']:>10.3f}",
-                    file=out,
-                )
+            keys = ("median_ms", "p99_ms", "max_ms", "p99_cpu_ms")
+            windows = [
+                (f"{w['start']:>6} - {w['end']:<6}", *(w[k] for k in keys)) for w in curves[name]
+            ]
+            print_table(table, windows, out, rule=False)
     return {"rows": rows, "curve": curves}
 
 

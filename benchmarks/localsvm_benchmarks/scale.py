@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-import time
 from typing import Any, TextIO
 
 import numpy as np
@@ -37,6 +36,8 @@ import numpy as np
 from localsvm.kernels import KernelSpec, resolve_gamma
 
 from .data import N_TEST, generated, local_split
+from .report import columns, timed
+from .report import print_table as print_columns
 
 #: Default training sizes.
 SCALE_SIZES = (50_000, 200_000, 1_000_000)
@@ -117,7 +118,7 @@ def _reset_peak() -> int | None:
 
 
 def _methods(n: int, gamma: float, peers: list[str], opts: dict) -> list[tuple[str, Any]]:
-    from localsvm.cell_svm import CellSVC
+    from localsvm.cell_svc import CellSVC
     from localsvm.svc import SVC
 
     n_jobs = opts["n_jobs"]
@@ -189,12 +190,8 @@ def run_one(label: str, data: tuple, peers: list[str], opts: dict, out: TextIO) 
     rows = []
     for name, model in _methods(X.shape[0], gamma, peers, opts):
         before = _reset_peak()
-        start = time.perf_counter()
-        model.fit(X, y)
-        fit_s = time.perf_counter() - start
-        start = time.perf_counter()
-        pred = model.predict(Xt)
-        pred_s = time.perf_counter() - start
+        _, fit_s = timed(lambda m=model: m.fit(X, y))
+        pred, pred_s = timed(lambda m=model: m.predict(Xt))
         peak = _status("VmHWM:")
         row = {
             "data": label,
@@ -220,24 +217,30 @@ def print_table(rows: list[dict], out: TextIO) -> None:
     base = next((r for r in rows if r["method"] == "localsvm SVC"), None)
     if base is None:
         base = next(r for r in rows if r["method"].startswith("partition"))
-    head = (
-        f"  {'method':<34} {'fit s':>8} {'pred s':>7} {'total/ref':>9} {'accuracy':>9} "
-        f"{'Δacc pt':>8} {'dual objective':>15} {'kernel evals':>13} {'peak MB':>8}"
+    table = columns(
+        "method <34 | fit s >8.2f | pred s >7.2f | total/ref >9.3f | accuracy >8.2f% | "
+        "Δacc pt >+8.2f | dual objective >15.6g | kernel evals >13.3g | peak MB >8.0f"
     )
-    print(head, file=out)
-    print("  " + "-" * (len(head) - 2), file=out)
     ref_total = base["fit_s"] + base["predict_s"]
-    for r in rows:
-        total = r["fit_s"] + r["predict_s"]
-        obj = "—" if r["objective"] is None else f"{r['objective']:.6g}"
-        kev = "—" if r["kernel_evaluations"] is None else f"{r['kernel_evaluations']:.3g}"
-        peak = "—" if r["peak_mb"] is None else f"{r['peak_mb']:.0f}"
-        print(
-            f"  {r['method']:<34} {r['fit_s']:>8.2f} {r['predict_s']:>7.2f} "
-            f"{total / ref_total:>9.3f} {100 * r['accuracy']:>8.2f}% "
-            f"{100 * (r['accuracy'] - base['accuracy']):>+8.2f} {obj:>15} {kev:>13} {peak:>8}",
-            file=out,
+
+    def known(value):
+        return "—" if value is None else value
+
+    lines = [
+        (
+            r["method"],
+            r["fit_s"],
+            r["predict_s"],
+            (r["fit_s"] + r["predict_s"]) / ref_total,
+            100 * r["accuracy"],
+            100 * (r["accuracy"] - base["accuracy"]),
+            known(r["objective"]),
+            known(r["kernel_evaluations"]),
+            known(r["peak_mb"]),
         )
+        for r in rows
+    ]
+    print_columns(table, lines, out, indent="  ")
     print(
         f"  total/ref: fit + predict over {base['method']}'s; Δacc pt: accuracy minus its, "
         "in points; peak MB: resident memory added during fit and predict",

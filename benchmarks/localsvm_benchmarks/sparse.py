@@ -24,7 +24,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from typing import TextIO
 
@@ -33,6 +32,8 @@ import scipy.sparse as sp
 
 from localsvm import kernels
 from localsvm.kernels import dense_like
+
+from .report import columns, print_table, timed
 
 #: The data sets of the sparse benchmark and their SVC parameters.
 SPARSE_CASES = {"a9a": {"C": 1.0, "gamma": "scale"}, "ijcnn1": {"C": 1.0, "gamma": "scale"}}
@@ -87,12 +88,6 @@ def _sparse_rows_only(active: bool):
         kernels.DENSE_LIKE_DENSITY = old
 
 
-def _timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
-
-
 def compare(datasets: list[str], n_train: int | None, peers: list[str], out: TextIO) -> list[dict]:
     """Fit and predict times of localsvm on CSR, localsvm on dense arrays
     and scikit-learn on CSR; one row per (data set, implementation)."""
@@ -101,11 +96,11 @@ def compare(datasets: list[str], n_train: int | None, peers: list[str], out: Tex
     from localsvm.svc import SVC
 
     rows = []
-    head = (
-        f"{'data':<8} {'implementation':<18} {'n':>6} {'nnz':>9} {'fit s':>8} "
-        f"{'predict s':>10} {'accuracy':>9} {'SVs':>6} {'fit ×':>7} {'predict ×':>10}"
+    table = columns(
+        "data <8 | implementation <18 | n >6d | nnz >9d | fit s >8.2f | predict s >10.2f | "
+        "accuracy >8.2f% | SVs >6d | fit × >6.2f× | predict × >9.2f×"
     )
-    lines = [head, "-" * len(head)]
+    lines = []
     notes: list[str] = []
     for name in datasets:
         X, y, Xt, yt, Xd, Xtd = load_csr(name, n_train)
@@ -129,8 +124,8 @@ def compare(datasets: list[str], n_train: int | None, peers: list[str], out: Tex
             if label.split()[0] not in peers:
                 continue
             with _sparse_rows_only(rows_only):
-                model, fit_s = _timed(lambda m=make, a=A, t=y: m().fit(a, t))
-                pred, pred_s = _timed(lambda m=model, a=At: m.predict(a))
+                model, fit_s = timed(lambda m=make, a=A, t=y: m().fit(a, t))
+                pred, pred_s = timed(lambda m=model, a=At: m.predict(a))
             row = {
                 "data": name,
                 "implementation": label,
@@ -142,18 +137,18 @@ def compare(datasets: list[str], n_train: int | None, peers: list[str], out: Tex
                 "n_sv": len(model.support_),
             }
             rows.append(row)
+            ratios = (None, None)
             if base is None:
                 base = row
-                ratios = f"{'':>7} {'':>10}"
             else:
-                ratios = f"{fit_s / base['fit_s']:>6.2f}× {pred_s / base['predict_s']:>9.2f}×"
-            lines.append(
-                f"{name:<8} {label:<18} {row['n_train']:>6d} {row['nnz']:>9d} {fit_s:>8.2f} "
-                f"{pred_s:>10.2f} {100 * row['accuracy']:>8.2f}% {row['n_sv']:>6d} {ratios}"
-            )
+                ratios = (fit_s / base["fit_s"], pred_s / base["predict_s"])
+            line = (name, label, row["n_train"], row["nnz"], fit_s, pred_s)
+            lines.append((*line, 100 * row["accuracy"], row["n_sv"], *ratios))
             print(f"  {name}: {label} fit {fit_s:.2f} s, predict {pred_s:.2f} s", file=out)
     print(file=out)
-    print("\n".join(lines + notes), file=out)
+    print_table(table, lines, out)
+    if notes:
+        print("\n".join(notes), file=out)
     return rows
 
 
@@ -177,10 +172,8 @@ else:
     kw = dict(C=1.0, kernel='linear')
 before = status('VmRSS:')
 open('/proc/self/clear_refs', 'w').write('5')  # reset the peak to the current size
-import time
-t = time.perf_counter()
-m = SVC(cache_size=cache, **kw).fit(X, y)
-fit_s = time.perf_counter() - t
+from localsvm_benchmarks.report import timed
+m, fit_s = timed(lambda: SVC(cache_size=cache, **kw).fit(X, y))
 print(json.dumps({'before': before, 'peak': status('VmHWM:'), 'n': X.shape[0],
                   'd': X.shape[1], 'nnz': int(X.nnz), 'fit_s': fit_s,
                   'n_sv': int(m.support_.size), 'accuracy': float(m.score(X, y))}))
@@ -247,11 +240,11 @@ def memory(
     if not os.path.exists("/proc/self/clear_refs"):
         print("memory: skipped (needs Linux /proc)", file=out)
         return []
-    head = (
-        f"{'data':<8} {'cache MB':>9} {'nnz':>9} {'dense X MB':>11} {'fit peak +MB':>13} "
-        f"{'bound MB':>9} {'within':>7}"
+    table = columns(
+        "data <8 | cache MB >9.0f | nnz >9d | dense X MB >11.1f | fit peak +MB >13.1f | "
+        "bound MB >9.1f | within >7"
     )
-    print(head, file=out)
+    print_table(table, [], out, rule=False)
     rows = []
     for name in datasets:
         for cache in cache_sizes:
@@ -261,11 +254,8 @@ def memory(
             rows.append(
                 {"data": name, "cache_mb": cache, **m, "extra_mb": extra, "bound_mb": bound}
             )
-            print(
-                f"{name:<8} {cache:>9.0f} {m['nnz']:>9d} {m['n'] * m['d'] * 8 / 2**20:>11.1f} "
-                f"{extra:>13.1f} {bound:>9.1f} {'yes' if extra <= bound else 'NO':>7}",
-                file=out,
-            )
+            line = (name, cache, m["nnz"], m["n"] * m["d"] * 8 / 2**20, extra, bound)
+            print_table(table, [(*line, "yes" if extra <= bound else "NO")], out, head=False)
     return rows
 
 

@@ -43,7 +43,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -53,7 +52,9 @@ import numpy as np
 from localsvm._objective import libsvm_dual_objectives
 from localsvm.kernels import KernelSpec, resolve_gamma
 
-from .data import LOCAL_N_TRAIN, generated, local_split
+from .data import LOCAL_N_TRAIN, generated, local_split, many_classes
+from .report import Column, columns, timed
+from .report import print_table as print_columns
 
 COMMON = {"kernel": "rbf", "tol": 1e-3, "cache_size": 200}
 
@@ -83,17 +84,7 @@ def _many_classes() -> tuple:
     training and 5 000 for testing. One-vs-one makes 325 pairs over some
     thousands of support vectors, so prediction time is dominated by how the
     pairs share kernel values."""
-    from sklearn.datasets import make_classification
-
-    X, y = make_classification(
-        20_000,
-        16,
-        n_informative=12,
-        n_redundant=0,
-        n_classes=26,
-        n_clusters_per_class=1,
-        random_state=0,
-    )
+    X, y = many_classes(20_000)
     return X[:15_000], y[:15_000], X[15_000:], y[15_000:]
 
 
@@ -163,7 +154,7 @@ def sgemm_rate(order: int = SGEMM_ORDER, repeat: int = 3) -> float:
     a = rng.standard_normal((order, order), dtype=np.float32)
     b = rng.standard_normal((order, order), dtype=np.float32)
     a @ b
-    _, seconds = _best_time(lambda: a @ b, repeat)
+    _, seconds = timed(lambda: a @ b, repeat)
     return 2.0 * order**3 / seconds / 1e9
 
 
@@ -202,18 +193,8 @@ def panel_product_rate(
             np.matmul(piece, b, out=out[: piece.shape[0]])
 
     product()
-    _, seconds = _best_time(product, repeat)
+    _, seconds = timed(product, repeat)
     return 2.0 * n * d * columns / seconds / 1e9
-
-
-def _best_time(fn: Callable[[], Any], repeat: int) -> tuple[Any, float]:
-    best = float("inf")
-    out = None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return out, best
 
 
 def dual_objective(peer: str, model, X: np.ndarray, params: dict) -> float:
@@ -265,12 +246,12 @@ def run_case(case: Case, peers: list[str], repeat: int, out: TextIO) -> list[dic
         # implementation's timings alike.
         warm = np.concatenate([np.flatnonzero(y == c)[:100] for c in np.unique(y)])
         est.fit(X[warm], y[warm])
-        model, fit_s = _best_time(lambda e=est: e.fit(X, y), repeat)
-        pred, pred_s = _best_time(lambda m=model: m.predict(Xt), repeat)
+        model, fit_s = timed(lambda e=est: e.fit(X, y), repeat)
+        pred, pred_s = timed(lambda m=model: m.predict(Xt), repeat)
         counts = kernel_counts(model, y) if peer == "localsvm" else None
         f64 = {}
         if peer == "localsvm":
-            pred64, pred64_s = _best_time(lambda m=model: predict_float64(m, Xt), repeat)
+            pred64, pred64_s = timed(lambda m=model: predict_float64(m, Xt), repeat)
             f64 = {
                 "predict64_s": pred64_s,
                 "labels_changed_64": int(np.count_nonzero(pred64 != pred)),
@@ -322,19 +303,25 @@ def print_precision_table(rows: list[dict], out: TextIO) -> None:
     ours = [r for r in rows if "predict64_s" in r]
     if not ours:
         return
-    head = (
-        f"{'data':<8} {'fit precision':>13} {'predict s':>10} {'float64 s':>10} "
-        f"{'float64 ×':>10} {'labels changed':>15}"
+    table = columns(
+        "data <8 | fit precision >13 | predict s >10.3f | float64 s >10.3f | "
+        "float64 × >9.2f× | labels changed >15d"
     )
-    print(head, file=out)
-    print("-" * len(head), file=out)
-    for r in ours:
-        print(
-            f"{r['data']:<8} {r['precision']:>13} {r['predict_s']:>10.3f} "
-            f"{r['predict64_s']:>10.3f} {r['predict64_s'] / r['predict_s']:>9.2f}× "
-            f"{r['labels_changed_64']:>15d}",
-            file=out,
-        )
+    print_columns(
+        table,
+        [
+            (
+                r["data"],
+                r["precision"],
+                r["predict_s"],
+                r["predict64_s"],
+                r["predict64_s"] / r["predict_s"],
+                r["labels_changed_64"],
+            )
+            for r in ours
+        ],
+        out,
+    )
 
 
 def print_table(rows: list[dict], out: TextIO) -> None:
@@ -343,36 +330,42 @@ def print_table(rows: list[dict], out: TextIO) -> None:
     for localsvm, the kernel evaluations of one fit next to their floor
     ``n_SV · n`` (every support vector's column computed once) and the
     ratio of the two."""
-    head = (
-        f"{'data':<8} {'implementation':<12} {'fit s':>8} {'predict s':>10} {'accuracy':>9} "
-        f"{'objective':>14} {'SVs':>6} {'fit ×':>7} {'predict ×':>10} {'Δacc pt':>8} "
-        f"{'Δobj rel':>9} {'kernel evals':>13} {'floor n_SV·n':>13} {'evals/floor':>11}"
+    table = columns(
+        "data <8 | implementation <12 | fit s >8.2f | predict s >10.2f | accuracy >8.2f% | "
+        "objective >14.4f | SVs >6d | fit × >6.1f× | predict × >9.1f× | Δacc pt >+8.2f | "
+        "Δobj rel >9.1e | kernel evals >13.4g | floor n_SV·n >13.4g | evals/floor >10.2f×"
     )
-    print(head, file=out)
-    print("-" * len(head), file=out)
     ours = {r["data"]: r for r in rows if r["peer"] == "localsvm"}
+    lines = []
     for r in rows:
         base = ours.get(r["data"])
-        if base is None or r["peer"] == "localsvm":
-            ratios = f"{'':>7} {'':>10} {'':>8} {'':>9}"
-        else:
+        ratios: tuple = (None,) * 4
+        if base is not None and r["peer"] != "localsvm":
             d_obj = abs(r["objective"] - base["objective"]) / max(abs(base["objective"]), 1e-12)
             ratios = (
-                f"{r['fit_s'] / base['fit_s']:>6.1f}× {r['predict_s'] / base['predict_s']:>9.1f}× "
-                f"{100 * (r['accuracy'] - base['accuracy']):>+8.2f} {d_obj:>9.1e}"
+                r["fit_s"] / base["fit_s"],
+                r["predict_s"] / base["predict_s"],
+                100 * (r["accuracy"] - base["accuracy"]),
+                d_obj,
             )
         evals, floor = r.get("kernel_evals"), r.get("kernel_floor")
-        if evals is None or floor is None:
-            counts = f"{'':>13} {'':>13} {'':>11}"
-        else:
-            ratio = f"{evals / floor:>10.2f}×" if floor else f"{'':>11}"
-            counts = f"{evals:>13.4g} {floor:>13.4g} {ratio}"
-        print(
-            f"{r['data']:<8} {r['peer']:<12} {r['fit_s']:>8.2f} {r['predict_s']:>10.2f} "
-            f"{100 * r['accuracy']:>8.2f}% {r['objective']:>14.4f} {r['n_sv']:>6d} {ratios} "
-            f"{counts}",
-            file=out,
+        counts: tuple = (None,) * 3
+        if evals is not None and floor is not None:
+            counts = (evals, floor, evals / floor if floor else None)
+        lines.append(
+            (
+                r["data"],
+                r["peer"],
+                r["fit_s"],
+                r["predict_s"],
+                100 * r["accuracy"],
+                r["objective"],
+                r["n_sv"],
+                *ratios,
+                *counts,
+            )
         )
+    print_columns(table, lines, out)
 
 
 def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None:
@@ -394,24 +387,29 @@ def print_rate_table(rows: list[dict], sgemm_gflops: float, out: TextIO) -> None
         file=out,
     )
     print("(each product timed before and after the fits; the better rate kept)", file=out)
-    head = (
-        f"{'data':<8} {'n × d':>14} {'kernel evals':>13} {'evals/floor':>11} "
-        f"{'fit s':>8} {'GFlop/s':>8} {'of sgemm':>9} {'shape GFlop/s':>13} {'of shape':>9}"
+    table = columns(
+        "data <8 | n × d >14 | kernel evals >13.4g | evals/floor >10.2f× | fit s >8.2f | "
+        "GFlop/s >8.2f | of sgemm >8.1f% | shape GFlop/s >13.2f | of shape >8.1f%"
     )
-    print(head, file=out)
-    print("-" * len(head), file=out)
+    lines = []
     for r in ours:
         gflops = r["kernel_evals"] * 2 * r["n_features"] / r["fit_s"] / 1e9
         floor = r.get("kernel_floor") or 0
-        ratio = f"{r['kernel_evals'] / floor:>10.2f}×" if floor else f"{'':>11}"
-        size = f"{r['n_train']} × {r['n_features']}"
         panel = r.get("panel_gflops")
-        shape = f"{panel:>13.2f} {100 * gflops / panel:>8.1f}%" if panel else f"{'—':>13} {'—':>9}"
-        print(
-            f"{r['data']:<8} {size:>14} {r['kernel_evals']:>13.4g} {ratio} "
-            f"{r['fit_s']:>8.2f} {gflops:>8.2f} {100 * gflops / sgemm_gflops:>8.1f}% {shape}",
-            file=out,
+        lines.append(
+            (
+                r["data"],
+                f"{r['n_train']} × {r['n_features']}",
+                r["kernel_evals"],
+                r["kernel_evals"] / floor if floor else None,
+                r["fit_s"],
+                gflops,
+                100 * gflops / sgemm_gflops,
+                panel if panel else "—",
+                100 * gflops / panel if panel else "—",
+            )
         )
+    print_columns(table, lines, out)
 
 
 def scaling(peers: list[str], sizes: list[int], out: TextIO) -> dict[str, float]:
@@ -427,11 +425,14 @@ def scaling(peers: list[str], sizes: list[int], out: TextIO) -> dict[str, float]
             est, _ = make_estimator(peer, CASES["ijcnn1"].params)
             if est is None:
                 continue
-            _, t = _best_time(lambda e=est, i=idx: e.fit(X[i], y[i]), 1)
+            _, t = timed(lambda e=est, i=idx: e.fit(X[i], y[i]), 1)
             times.setdefault(peer, []).append(t)
-    print(f"{'n':>8} " + " ".join(f"{p:>12}" for p in times), file=out)
-    for k, n in enumerate(sizes):
-        print(f"{n:>8} " + " ".join(f"{times[p][k]:>11.2f}s" for p in times), file=out)
+    print_columns(
+        [Column("n", ">8d")] + [Column(p, ">11.2f", "s") for p in times],
+        [(n, *(times[p][k] for p in times)) for k, n in enumerate(sizes)],
+        out,
+        rule=False,
+    )
     if len(set(sizes)) < 2:
         # One size gives no slope: a fitted line through one point is noise.
         print("fitted exponent: needs two sizes or more in --scaling", file=out)
@@ -499,11 +500,10 @@ def memory(datasets: list[str], cache_sizes: list[float], out: TextIO) -> list[d
         print("memory: skipped (needs Linux /proc)", file=out)
         return []
     rows = []
-    head = (
-        f"{'data':<8} {'cache MB':>9} {'X MB':>7} {'fit peak +MB':>13} "
-        f"{'bound MB':>9} {'within':>7}"
+    table = columns(
+        "data <8 | cache MB >9.0f | X MB >7.1f | fit peak +MB >13.1f | bound MB >9.1f | within >7"
     )
-    print(head, file=out)
+    lines = []
     for name in datasets:
         for cache in cache_sizes:
             res = subprocess.run(
@@ -526,11 +526,8 @@ def memory(datasets: list[str], cache_sizes: list[float], out: TextIO) -> list[d
                     "bound_mb": bound,
                 }
             )
-            print(
-                f"{name:<8} {cache:>9.0f} {x_mb:>7.1f} {extra:>13.1f} {bound:>9.1f} "
-                f"{'yes' if extra <= bound else 'NO':>7}",
-                file=out,
-            )
+            lines.append((name, cache, x_mb, extra, bound, "yes" if extra <= bound else "NO"))
+    print_columns(table, lines, out, rule=False)
     return rows
 
 
@@ -623,7 +620,7 @@ def run_local(
     against the default landmarks. Prints the table and returns its rows."""
     from localsvm import _core
     from localsvm.plugins import get_plugin_manager
-    from localsvm.profile_svm import ProfileSVC
+    from localsvm.profile_svc import ProfileSVC
 
     out = sys.stdout if out is None else out
     get_plugin_manager()
@@ -660,12 +657,8 @@ def run_local(
                 models.append(("localsvm ProfileSVC", str(kappa), profile))
     rows = []
     for name, kappa, est in models:
-        start = time.perf_counter()
-        est.fit(X, y)
-        fit_s = time.perf_counter() - start
-        start = time.perf_counter()
-        pred = est.predict(Xt)
-        pred_s = time.perf_counter() - start
+        _, fit_s = timed(lambda e=est: e.fit(X, y))
+        pred, pred_s = timed(lambda e=est: e.predict(Xt))
         if hasattr(est, "cluster_models_"):
             n_sv = sum(0 if m is None else m.support_.size for m in est.cluster_models_)
             clustering = est.timings_["similarity"] + est.timings_["clustering"]
@@ -685,24 +678,30 @@ def run_local(
         )
         print(f"  {name} {kappa}: fit {fit_s:.2f} s, predict {pred_s:.2f} s", file=out, flush=True)
     print(file=out)
-    head = (
-        f"{'model':<20} {'κ':>3} {'fit s':>8} {'(clust. s)':>10} {'predict s':>10} "
-        f"{'total s':>8} {'accuracy':>9} {'SVs':>6} {'time / SVC':>11} {'Δacc pt':>8}"
+    table = columns(
+        "model <20 | κ >3 | fit s >8.2f | (clust. s) >10.2f | predict s >10.2f | "
+        "total s >8.2f | accuracy >8.2f% | SVs >6d | time / SVC >10.2f× | Δacc pt >+8.2f"
     )
-    print(head, file=out)
-    print("-" * len(head), file=out)
     base = rows[0]
     base_total = base["fit_s"] + base["predict_s"]
+    lines = []
     for r in rows:
         total = r["fit_s"] + r["predict_s"]
-        clust = "" if np.isnan(r["clustering_s"]) else f"{r['clustering_s']:.2f}"
-        print(
-            f"{r['model']:<20} {r['kappa']:>3} {r['fit_s']:>8.2f} {clust:>10} "
-            f"{r['predict_s']:>10.2f} {total:>8.2f} {100 * r['accuracy']:>8.2f}% "
-            f"{r['n_sv']:>6d} {total / base_total:>10.2f}× "
-            f"{100 * (r['accuracy'] - base['accuracy']):>+8.2f}",
-            file=out,
+        lines.append(
+            (
+                r["model"],
+                r["kappa"],
+                r["fit_s"],
+                None if np.isnan(r["clustering_s"]) else r["clustering_s"],
+                r["predict_s"],
+                total,
+                100 * r["accuracy"],
+                r["n_sv"],
+                total / base_total,
+                100 * (r["accuracy"] - base["accuracy"]),
+            )
         )
+    print_columns(table, lines, out)
     print(
         "time / SVC: fit + predict over localsvm SVC's; Δacc pt: accuracy minus localsvm "
         "SVC's, in points; clust. s: the similarity profiles and the clustering, part of fit",

@@ -66,7 +66,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .data import N_TEST, best_time, generated
+from .data import N_TEST, generated
+from .report import columns, timed
+from .report import print_table as print_columns
 
 #: Data sets of the classification tables.
 TUNE_DATASETS = ("a9a", "ijcnn1", "usps")
@@ -368,7 +370,7 @@ def run_case(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # ConvergenceWarning of the grid's corners
                 _route_fit(route, X[warm], y[warm], Cs[:2], gammas[:2], 2, ctx)
-                fitted, seconds = best_time(
+                fitted, seconds = timed(
                     lambda r=route: _route_fit(r, X, y, Cs, gammas, cv, ctx), opts["repeat"]
                 )
             pred = _predict(route, fitted, Xt, yt)
@@ -435,36 +437,42 @@ def _base(rows: list[dict], r: dict) -> dict | None:
     )
 
 
-def _fmt(value: float | None, spec: str, width: int) -> str:
-    return f"{'—':>{width}}" if value is None else f"{value:>{width}{spec}}"
+#: The classification table's layout.
+TABLE = columns(
+    "data <7 | rows >6d | route <27 | grid >5 | time s >8.2f | × SVCCV >7.1f× | "
+    "CV score >9.4f | ΔCV >+8.4f | test acc >8.2f% | Δacc pt >+8.2f | C >9 | gamma >10"
+)
+
+
+def _param(r: dict, key: str) -> str:
+    if r[key] is None:
+        return "per task" if r["per_fold"] else "—"
+    return ("~" if r["per_fold"] else "") + f"{r[key]:.4g}"
 
 
 def print_table(rows: list[dict], out: TextIO) -> None:
     """The classification table: one line per data set, size and route."""
-    head = (
-        f"{'data':<7} {'rows':>6} {'route':<27} {'grid':>5} {'time s':>8} {'× SVCCV':>8} "
-        f"{'CV score':>9} {'ΔCV':>8} {'test acc':>9} {'Δacc pt':>8} {'C':>9} {'gamma':>10}"
-    )
-    print(head, file=out)
-    print("-" * len(head), file=out)
+    lines = []
     for r in rows:
         base = _base(rows, r)
-        ratio = f"{r['time_s'] / base['time_s']:>7.1f}×" if base else f"{'':>8}"
-        d_cv = (
-            f"{r['cv_score'] - base['cv_score']:>+8.4f}"
-            if base and r["cv_score"] is not None and base["cv_score"] is not None
-            else f"{'':>8}"
+        both = base is not None and r["cv_score"] is not None and base["cv_score"] is not None
+        lines.append(
+            (
+                r["data"],
+                r["n"],
+                ROUTE_NAMES[r["route"]],
+                r["grid"],
+                r["time_s"],
+                r["time_s"] / base["time_s"] if base else None,
+                "—" if r["cv_score"] is None else r["cv_score"],
+                r["cv_score"] - base["cv_score"] if both else None,
+                100 * r["accuracy"],
+                100 * (r["accuracy"] - base["accuracy"]) if base else None,
+                _param(r, "C"),
+                _param(r, "gamma"),
+            )
         )
-        d_acc = f"{100 * (r['accuracy'] - base['accuracy']):>+8.2f}" if base else f"{'':>8}"
-        mark = "~" if r["per_fold"] and r["C"] is not None else ""
-        c_txt = "per task" if r["per_fold"] and r["C"] is None else _fmt(r["C"], ".4g", 0)
-        g_txt = "per task" if r["per_fold"] and r["gamma"] is None else _fmt(r["gamma"], ".4g", 0)
-        print(
-            f"{r['data']:<7} {r['n']:>6} {ROUTE_NAMES[r['route']]:<27} {r['grid']:>5} "
-            f"{r['time_s']:>8.2f} {ratio} {_fmt(r['cv_score'], '.4f', 9)} {d_cv} "
-            f"{100 * r['accuracy']:>8.2f}% {d_acc} {mark + c_txt:>9} {mark + g_txt:>10}",
-            file=out,
-        )
+    print_columns(TABLE, lines, out)
     print(
         "time s: search and refit (best of --repeat); × SVCCV: time over SVCCV's on the same "
         "grid (liquidSVM: over SVCCV's own grid); CV score: best mean accuracy over the folds; "
@@ -477,6 +485,13 @@ def print_table(rows: list[dict], out: TextIO) -> None:
 
 
 # ------------------------------------------------------------------ SVR
+
+
+#: The SVR table's layout.
+SVR_TABLE = columns(
+    "route <27 | time s >8.2f | × SVRCV >7.1f× | CV R² >8.4f | ΔCV >+8.4f | test R² >8.4f | "
+    "ΔR² >+8.4f | C >9.4g | gamma >10.4g | epsilon >9.4g"
+)
 
 
 def regression_data(n: int, n_test: int | None = None) -> tuple[np.ndarray, ...]:
@@ -535,32 +550,29 @@ def run_svr(n: int, shape: Sequence[int], opts: dict, ctx: dict, out: TextIO) ->
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fn(X[warm], y[warm], 2, small)
-            (model, score, chosen), seconds = best_time(
-                lambda f=fn: f(X, y, cv, full), opts["repeat"]
-            )
+            (model, score, chosen), seconds = timed(lambda f=fn: f(X, y, cv, full), opts["repeat"])
         r2 = float(r2_score(yt, model.predict(Xt)))
         rows.append(
             {"route": name, "time_s": seconds, "cv_score": score, "r2": r2, "chosen": chosen}
         )
         print(f"  {name}: {seconds:.2f} s, test R² {r2:.4f}", file=out, flush=True)
-    head = (
-        f"{'route':<27} {'time s':>8} {'× SVRCV':>8} {'CV R²':>8} {'ΔCV':>8} {'test R²':>8} "
-        f"{'ΔR²':>8} {'C':>9} {'gamma':>10} {'epsilon':>9}"
-    )
-    print(head, file=out)
-    print("-" * len(head), file=out)
     base = next((r for r in rows if r["route"] == "SVRCV"), None)
+    lines = []
     for r in rows:
         other = base is not None and r is not base
-        ratio = f"{r['time_s'] / base['time_s']:>7.1f}×" if other else f"{'':>8}"
-        d_cv = f"{r['cv_score'] - base['cv_score']:>+8.4f}" if other else f"{'':>8}"
-        d_r2 = f"{r['r2'] - base['r2']:>+8.4f}" if other else f"{'':>8}"
-        c, g, e = (float(v) for v in r["chosen"])
-        print(
-            f"{r['route']:<27} {r['time_s']:>8.2f} {ratio} {r['cv_score']:>8.4f} {d_cv} "
-            f"{r['r2']:>8.4f} {d_r2} {c:>9.4g} {g:>10.4g} {e:>9.4g}",
-            file=out,
+        lines.append(
+            (
+                r["route"],
+                r["time_s"],
+                r["time_s"] / base["time_s"] if other else None,
+                r["cv_score"],
+                r["cv_score"] - base["cv_score"] if other else None,
+                r["r2"],
+                r["r2"] - base["r2"] if other else None,
+                *(float(v) for v in r["chosen"]),
+            )
         )
+    print_columns(SVR_TABLE, lines, out)
     print(
         "time s: search and refit; × SVRCV: time over SVRCV's; ΔCV, ΔR²: minus SVRCV's",
         file=out,
@@ -570,6 +582,13 @@ def run_svr(n: int, shape: Sequence[int], opts: dict, ctx: dict, out: TextIO) ->
 
 
 # ------------------------------------------------------------------ CellSVC
+
+
+#: The CellSVC table's layout.
+CELLS_TABLE = columns(
+    "route <27 | search s >9.2f | fit s >8.2f | total s >8.2f | test acc >8.2f% | C >9.4g | "
+    "gamma >10.4g"
+)
 
 
 def cellsvc_tunes() -> bool:
@@ -644,21 +663,19 @@ def run_cells(
         )
         print(f"  SVCCV + SVC: {search_s:.2f} + {fit_s:.2f} s", file=out, flush=True)
     if rows:
-        head = (
-            f"{'route':<27} {'search s':>9} {'fit s':>8} {'total s':>8} {'test acc':>9} "
-            f"{'C':>9} {'gamma':>10}"
-        )
-        print(head, file=out)
-        print("-" * len(head), file=out)
-        for r in rows:
-            total = r["fit_s"] + (r["search_s"] or 0.0)
-            print(
-                f"{r['route']:<27} {_fmt(r['search_s'], '.2f', 9)} {r['fit_s']:>8.2f} "
-                f"{total:>8.2f} {100 * r['accuracy']:>8.2f}% {_fmt(r['C'], '.4g', 9)} "
-                f"{_fmt(r['gamma'], '.4g', 10)}",
-                file=out,
-                flush=True,
+        lines = [
+            (
+                r["route"],
+                r["search_s"],
+                r["fit_s"],
+                r["fit_s"] + (r["search_s"] or 0.0),
+                100 * r["accuracy"],
+                r["C"],
+                r["gamma"],
             )
+            for r in rows
+        ]
+        print_columns(CELLS_TABLE, lines, out)
     return rows
 
 

@@ -31,13 +31,20 @@ Var X)`` (scikit-learn's 'scale'); the paper's RBF width σ corresponds to
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from localsvm_benchmarks.report import (
+    Stopwatch,
+    add_experiment_options,
+    columns,
+    print_table,
+    timed,
+)
 from scipy.linalg import solve
 from sklearn.model_selection import StratifiedKFold
 
@@ -142,33 +149,26 @@ class Config:
     sizes: dict[str, tuple[int, int]]
 
 
+#: Per data set, the quick run's and the full run's (training, test) sizes and
+#: the longest path cross-validated.
+PLAN = {
+    "banana": (((400, 1000), 40), ((400, 4900), 150)),
+    "splice": (((300, 600), 60), ((1000, 2175), 700)),
+    "image": (((300, 500), 60), ((1300, 1010), 500)),
+    "ringnorm": (((300, 1000), 40), ((3000, 4400), 150)),
+}
+
+
 def config(quick: bool, realizations: int | None, folds: int | None) -> Config:
-    if quick:
-        return Config(
-            realizations=realizations or 1,
-            folds=folds or 3,
-            gamma_factors=(1.0,),
-            C_grid=(1.0, 10.0),
-            max_path={"banana": 40, "splice": 60, "image": 60, "ringnorm": 40},
-            sizes={
-                "banana": (400, 1000),
-                "splice": (300, 600),
-                "image": (300, 500),
-                "ringnorm": (300, 1000),
-            },
-        )
+    """The run's protocol: :data:`PLAN`'s sizes and paths, and the grids."""
+    plan = {name: runs[0 if quick else 1] for name, runs in PLAN.items()}
     return Config(
-        realizations=realizations or 3,
-        folds=folds or 5,
-        gamma_factors=(0.25, 1.0, 4.0),
-        C_grid=(0.1, 1.0, 10.0, 100.0),
-        max_path={"banana": 150, "splice": 700, "image": 500, "ringnorm": 150},
-        sizes={
-            "banana": (400, 4900),
-            "splice": (1000, 2175),
-            "image": (1300, 1010),
-            "ringnorm": (3000, 4400),
-        },
+        realizations=realizations or (1 if quick else 3),
+        folds=folds or (3 if quick else 5),
+        gamma_factors=(1.0,) if quick else (0.25, 1.0, 4.0),
+        C_grid=(1.0, 10.0) if quick else (0.1, 1.0, 10.0, 100.0),
+        max_path={name: path for name, (_, path) in plan.items()},
+        sizes={name: sizes for name, (sizes, _) in plan.items()},
     )
 
 
@@ -251,6 +251,18 @@ def tune_flsa(split: Split, selection: str, cfg: Config, max_path: int, seed: in
     """Test accuracy and support vectors of the model CV picks."""
     est = cv_flsa(split, selection, cfg, max_path, seed)
     return est.score(split.X_test, split.y_test), int(est.support_.size)
+
+
+def tune(method: str, split: Split, cfg: Config, max_path: int, seed: int):
+    """Tune ``method`` (one of :data:`METHODS`) on ``split``'s training set
+    and score it on its test set: ``(accuracy, support vectors)``."""
+    if method == "FLSA":
+        return tune_flsa(split, "greedy", cfg, max_path, seed)
+    if method == "RFLSA":
+        return tune_flsa(split, "random", cfg, max_path, seed)
+    if method == "SVM":
+        return tune_svm(split, cfg, seed)
+    return tune_lssvm(split, cfg, seed)
 
 
 def _cv_tasks(split: Split, cfg: Config, seed: int):
@@ -337,12 +349,11 @@ def accuracy_table(cfg: Config, out: TextIO, datasets: tuple[str, ...] = DATASET
         file=out,
     )
     print(f"Paper: {PAPER_SOURCE}.", file=out)
-    header = f"{'data set':<10} {'train/test':>10} {'method':<7} {'acc (ours)':>15} "
-    header += (
-        f"{'acc (paper)':>11} {'Δ acc':>6} {'#SV (ours)':>17} {'#SV (paper)':>11} {'time s':>7}"
+    table = columns(
+        "data set <10 | train/test >10 | method <7 | acc (ours) >15 | acc (paper) >11 | "
+        "Δ acc >6 | #SV (ours) >17 | #SV (paper) >11 | time s >7.1f"
     )
-    print(header, file=out)
-    print("-" * len(header), file=out)
+    print_table(table, [], out)
     for name in datasets:
         results: dict[str, tuple[list[float], list[float], float]] = {
             m: ([], [], 0.0) for m in METHODS
@@ -350,20 +361,13 @@ def accuracy_table(cfg: Config, out: TextIO, datasets: tuple[str, ...] = DATASET
         for r in range(cfg.realizations):
             split = load_split(name, r, cfg.sizes[name])
             for m in METHODS:
-                t0 = time.perf_counter()
-                if m == "FLSA":
-                    acc, nsv = tune_flsa(split, "greedy", cfg, cfg.max_path[name], r)
-                elif m == "RFLSA":
-                    acc, nsv = tune_flsa(split, "random", cfg, cfg.max_path[name], r)
-                elif m == "SVM":
-                    acc, nsv = tune_svm(split, cfg, r)
-                else:
-                    acc, nsv = tune_lssvm(split, cfg, r)
+                (acc, nsv), seconds = timed(partial(tune, m, split, cfg, cfg.max_path[name], r))
                 accs, nsvs, secs = results[m]
                 accs.append(acc)
                 nsvs.append(nsv)
-                results[m] = (accs, nsvs, secs + time.perf_counter() - t0)
+                results[m] = (accs, nsvs, secs + seconds)
         n_tr, n_te = cfg.sizes[name]
+        lines = []
         for m in METHODS:
             accs, nsvs, secs = results[m]
             p_acc, p_sv = PAPER[name][m]
@@ -378,12 +382,20 @@ def accuracy_table(cfg: Config, out: TextIO, datasets: tuple[str, ...] = DATASET
             }
             rows.append(row)
             diff = "—" if p_acc is None else f"{100 * np.mean(accs) - p_acc:+.2f}"
-            print(
-                f"{name:<10} {f'{n_tr}/{n_te}':>10} {m:<7} {_fmt(accs, 100):>15} "
-                f"{_paper(p_acc):>11} {diff:>6} {_fmt(nsvs, digits=1):>17} {_paper(p_sv):>11} "
-                f"{secs / cfg.realizations:>7.1f}",
-                file=out,
+            lines.append(
+                (
+                    name,
+                    f"{n_tr}/{n_te}",
+                    m,
+                    _fmt(accs, 100),
+                    _paper(p_acc),
+                    diff,
+                    _fmt(nsvs, digits=1),
+                    _paper(p_sv),
+                    secs / cfg.realizations,
+                )
             )
+        print_table(table, lines, out, head=False)
         print(f"  protocol ({name}): {NOTES[name]}", file=out)
     skipped = [d for d in DATASETS if d not in datasets]
     not_selected = f"; not selected in this run: {', '.join(skipped)}" if skipped else ""
@@ -473,7 +485,8 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
         "each model scored on the test set; gamma fixed at 'scale'.",
         file=out,
     )
-    print(f"{'data set':<8} {'method':<26} {'ours':>8} {'paper':>8}", file=out)
+    table = columns("data set <8 | method <26 | ours >8.3f | paper >8")
+    print_table(table, [], out, rule=False)
     for name in ("banana", "splice"):
         sizes = {"banana": (400, 4900), "splice": (1000, 2175)}[name]
         if quick:
@@ -489,32 +502,32 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
         cases.append(("SVM (grid of C)", "svm"))
         cases.append(("LS-SVM (grid of C; direct)", "lssvm"))
         for label, what in cases:
-            t0 = time.perf_counter()
-            if what == "svm":
-                for C in C_grid:
-                    SVC(C=float(C), gamma=g).fit(X, y).score(split.X_test, split.y_test)
-            elif what == "lssvm":
-                classes, t = _signs(y)
-                spec = KernelSpec("rbf", gamma=g)
-                K = kernel_matrix(spec, X, X)
-                Kt = kernel_matrix(spec, split.X_test, X)
-                for C in C_grid:
-                    alpha, b = lssvm_fit(K, t, float(C))
-                    np.mean(classes[((Kt @ alpha + b) > 0).astype(int)] == split.y_test)
-            else:
-                sel, m = what
-                est = RFLSAClassifier(
-                    n_support=m or n,
-                    selection=sel,
-                    dictionary_size=m,
-                    gamma=g,
-                    random_state=0,
-                )
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", FLSARankWarning)
-                    est.fit(X, y)
-                est.path_score(split.X_test, split.y_test)
-            secs = time.perf_counter() - t0
+            with Stopwatch() as clock:
+                if what == "svm":
+                    for C in C_grid:
+                        SVC(C=float(C), gamma=g).fit(X, y).score(split.X_test, split.y_test)
+                elif what == "lssvm":
+                    classes, t = _signs(y)
+                    spec = KernelSpec("rbf", gamma=g)
+                    K = kernel_matrix(spec, X, X)
+                    Kt = kernel_matrix(spec, split.X_test, X)
+                    for C in C_grid:
+                        alpha, b = lssvm_fit(K, t, float(C))
+                        np.mean(classes[((Kt @ alpha + b) > 0).astype(int)] == split.y_test)
+                else:
+                    sel, m = what
+                    est = RFLSAClassifier(
+                        n_support=m or n,
+                        selection=sel,
+                        dictionary_size=m,
+                        gamma=g,
+                        random_state=0,
+                    )
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", FLSARankWarning)
+                        est.fit(X, y)
+                    est.path_score(split.X_test, split.y_test)
+            secs = clock.seconds
             if what == "lssvm":
                 papers = PAPER_TIMES[name]
                 paper_text = (
@@ -526,7 +539,7 @@ def tuning_times(quick: bool, out: TextIO) -> list[dict]:
                 paper = PAPER_TIMES[name].get(label.replace(f"dict {n} (all)", "dict 240 (all)"))
                 paper_text = _paper(paper, 3)
             rows.append({"dataset": name, "method": label, "seconds": secs, "paper": paper})
-            print(f"{name:<8} {label:<26} {secs:>8.3f} {paper_text:>8}", file=out)
+            print_table(table, [(name, label, secs, paper_text)], out, head=False)
     print(
         "(paper: CPU seconds on the authors' 2013 machine. FLSA / RFLSA: its tables' rows for "
         "a dictionary of 60 columns and of 240 columns, not their totals; its 240-column row "
@@ -563,17 +576,12 @@ def bench(quick: bool, out: TextIO) -> dict:
     def grid() -> list[float]:
         return [SVC(C=C, gamma=g).fit(X, y).score(Xv, yv) for C in BENCH_C]
 
-    def timed(fn):
-        t0 = time.perf_counter()
-        res = fn()
-        return time.perf_counter() - t0, res
-
     # One untimed run of each (imports, first allocations), then alternate.
     path_scores, grid_scores = path(), grid()
     t_path, t_grid = [], []
     for _ in range(repeat):
-        t_path.append(timed(path)[0])
-        t_grid.append(timed(grid)[0])
+        t_path.append(timed(path)[1])
+        t_grid.append(timed(grid)[1])
     med_path, med_grid = float(np.median(t_path)), float(np.median(t_grid))
     ratio = med_path / med_grid
     paired = np.array(t_path) / np.array(t_grid)
@@ -617,34 +625,16 @@ def bench(quick: bool, out: TextIO) -> dict:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--quick", action="store_true", help="small sets and grids: a smoke run of seconds"
-    )
-    parser.add_argument(
-        "--realizations",
-        type=_argtypes.positive_int,
-        default=None,
-        help="realizations per set (3; 1 with --quick)",
-    )
-    parser.add_argument(
-        "--folds",
-        type=_argtypes.fold_count,
-        default=None,
-        help="cross-validation folds (5; 3 with --quick)",
-    )
-    parser.add_argument(
-        "--out", default="./localsvm-figures", help="folder for the images (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--bench",
-        action="store_true",
-        help="also time RFLSA's whole path vs an 8-C SVC grid on Ringnorm",
-    )
-    parser.add_argument(
-        "--datasets",
-        type=_argtypes.names("data set", DATASETS),
-        default=",".join(DATASETS),
-        help=f"comma-separated data sets of the accuracy table, from: {', '.join(DATASETS)}",
+    """Options of ``reproduce flsa``."""
+    add_experiment_options(
+        parser,
+        quick="small sets and grids: a smoke run of seconds",
+        repetitions="realizations per set (3; 1 with --quick)",
+        folds="cross-validation folds (5; 3 with --quick)",
+        figures="./localsvm-figures",
+        timing="also time RFLSA's whole path vs an 8-C SVC grid on Ringnorm",
+        datasets=DATASETS,
+        datasets_help="comma-separated data sets of the accuracy table",
     )
     parser.add_argument(
         "--tuning",
@@ -657,7 +647,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> dict:
-    cfg = config(args.quick, args.realizations, args.folds)
+    cfg = config(args.quick, args.repetitions, args.folds)
     result: dict = {}
     title = (
         "Xia, Qian, Liu & Xing, 'Efficient Model Selection for Sparse Least-Square SVMs', "
@@ -672,6 +662,6 @@ def run(args: argparse.Namespace, out: TextIO) -> dict:
     result["spirals"] = spirals(args.quick, Path(args.out), out)
     if getattr(args, "tuning", False):
         result["tuning"] = tuning_times(args.quick, out)
-    if getattr(args, "bench", False):
+    if getattr(args, "timing", False):
         result["bench"] = bench(args.quick, out)
     return result

@@ -21,18 +21,24 @@ and neighbourhoods grow one example at a time up to 50 neighbours.
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
-from localsvm_benchmarks.data import best_time
+from localsvm_benchmarks.report import (
+    Stopwatch,
+    add_experiment_options,
+    columns,
+    save_figure,
+    timed,
+)
+from localsvm_benchmarks.report import print_table as print_columns
 from sklearn.exceptions import ConvergenceWarning
 
 from localsvm import _argtypes
 from localsvm.datasets import load_dataset
-from localsvm.incremental import IncrementalSVC
+from localsvm.incremental_svc import IncrementalSVC
 from localsvm.kernels import kernel_matrix
 from localsvm.svc import SVC
 
@@ -108,9 +114,9 @@ def stream(
     curves: dict[str, list] = {"n_seen": [], "error": [], "n_sv": [], "xi": [], "w2": []}
     cpu = 0.0
     for start in range(0, X.shape[0], every):
-        t0 = time.process_time()
-        model.partial_fit(X[start : start + every], y[start : start + every], classes=classes)
-        cpu += time.process_time() - t0
+        with Stopwatch() as clock:
+            model.partial_fit(X[start : start + every], y[start : start + every], classes=classes)
+        cpu += clock.cpu_seconds
         curves["n_seen"].append(model.n_seen_)
         curves["error"].append(1.0 - model.score(Xv, yv))
         curves["n_sv"].append(model.support_.size)
@@ -129,39 +135,27 @@ def run_dataset(name: str, realizations, n_train, every, out: TextIO) -> list[di
         Xv, yv = d.X_test[:n_val], d.y_test[:n_val]
         params = PARAMS[name]
         for method in methods():
+            extra = {}
             if method == "batch SVM":
-                t0 = time.process_time()
-                svc = SVC(**params).fit(X, y)
-                cpu = time.process_time() - t0
-                err = 1.0 - svc.score(Xv, yv)
-                rows.append(
-                    dict(
-                        section="table",
-                        data=name,
-                        method=method,
-                        realization=r,
-                        error=err,
-                        n_sv=int(svc.support_.size),
-                        cpu=cpu,
-                        curves=None,
-                    )
-                )
-                continue
-            curves, model, cpu = stream(method, params, X, y, Xv, yv, every)
-            h = model.history_
+                with Stopwatch() as clock:
+                    model = SVC(**params).fit(X, y)
+                cpu, curves, err = clock.cpu_seconds, None, 1.0 - model.score(Xv, yv)
+            else:
+                curves, model, cpu = stream(method, params, X, y, Xv, yv, every)
+                err, h = float(curves["error"][-1]), model.history_
+                updated = h["neighbourhood"][h["updated"]]
+                extra["mean_neighbourhood"] = float(updated.mean()) if updated.size else 0.0
             rows.append(
                 dict(
                     section="table",
                     data=name,
                     method=method,
                     realization=r,
-                    error=float(curves["error"][-1]),
+                    error=err,
                     n_sv=int(model.support_.size),
                     cpu=cpu,
                     curves=curves,
-                    mean_neighbourhood=float(h["neighbourhood"][h["updated"]].mean())
-                    if h["updated"].any()
-                    else 0.0,
+                    **extra,
                 )
             )
     return rows
@@ -182,11 +176,11 @@ def print_table(rows: list[dict], out: TextIO) -> list[dict]:
     """One table: mean ± std over realizations of the final validation error,
     #SV and CPU time per data set and method, the paper's figure (lost from
     the text we have: '—') and our error minus the batch SVM's."""
-    _say(
-        out,
-        f"{'data':<9} {'method':<26} {'val. error % (ours)':>19} {'paper':>6} "
-        f"{'Δ vs batch':>10} {'#SV':>14} {'CPU s':>13}",
+    table = columns(
+        "data <9 | method <26 | val. error % (ours) >19 | paper >6 | Δ vs batch >+10.2f | "
+        "#SV >14 | CPU s >13"
     )
+    print_columns(table, [], out, rule=False)
     summary = []
     for name in dict.fromkeys(r["data"] for r in rows):
         batch = [r["error"] for r in rows if r["data"] == name and r["method"] == "batch SVM"]
@@ -198,12 +192,9 @@ def print_table(rows: list[dict], out: TextIO) -> list[dict]:
             e = 100 * np.array([r["error"] for r in sel])
             s = np.array([r["n_sv"] for r in sel], dtype=float)
             c = np.array([r["cpu"] for r in sel])
-            _say(
-                out,
-                f"{name:<9} {method:<26} {e.mean():>11.2f} ± {_std(e):<5.2f} {'—':>6} "
-                f"{e.mean() - batch_err:>+10.2f} {s.mean():>7.1f} ± {_std(s):<5.1f} "
-                f"{c.mean():>6.2f} ± {_std(c):<4.2f}",
-            )
+            line = (name, method, f"{e.mean():>11.2f} ± {_std(e):<5.2f}", "—")
+            spreads = (f"{s.mean():>7.1f} ± {_std(s):<5.1f}", f"{c.mean():>6.2f} ± {_std(c):<4.2f}")
+            print_columns(table, [(*line, e.mean() - batch_err, *spreads)], out, head=False)
             summary.append(
                 dict(
                     section="summary",
@@ -263,10 +254,7 @@ def figures(rows: list[dict], figdir: Path, out: TextIO) -> list[Path]:
             ax.set_title(f"({'abcd'[k]}) Banana")
             ax.legend(fontsize=8)
         fig.suptitle("LISVM on Banana (Figure 2 of the paper)")
-        fig.tight_layout()
-        path = figdir / "lisvm_banana.png"
-        fig.savefig(path, dpi=100)
-        saved.append(path)
+        saved.append(save_figure(fig, figdir / "lisvm_banana.png"))
     others = [n for n in ("ringnorm", "diabetis") if n in names]
     if others:
         fig = Figure(figsize=(11, 4))
@@ -280,10 +268,7 @@ def figures(rows: list[dict], figdir: Path, out: TextIO) -> list[Path]:
             ax.set_title(name.capitalize())
             ax.legend(fontsize=8)
         fig.suptitle("Validation error along the stream (Figure 3 of the paper)")
-        fig.tight_layout()
-        path = figdir / "lisvm_validation.png"
-        fig.savefig(path, dpi=100)
-        saved.append(path)
+        saved.append(save_figure(fig, figdir / "lisvm_validation.png"))
     for p in saved:
         _say(out, f"figure saved: {p}")
     return saved
@@ -308,22 +293,24 @@ def bench_banana(out: TextIO) -> list[dict]:
     rows = []
     for method in methods(paper_update=False):
         if method == "batch SVM":
-            model, secs = best_time(lambda: SVC(**params).fit(d.X_train, d.y_train), repeat=3)
+            model, secs = timed(lambda: SVC(**params).fit(d.X_train, d.y_train), repeat=3)
         else:
-            model, secs = best_time(
+            model, secs = timed(
                 lambda m=method: _model(m, params).fit(d.X_train, d.y_train), repeat=3
             )
         err = 100 * (1.0 - model.score(Xv, yv))
         rows.append(dict(section="bench-banana", method=method, seconds=secs, error=err))
     by = {r["method"]: r for r in rows}
     reb, batch = by["rebatch"], by["batch SVM"]
-    _say(out, f"{'method':<13} {'seconds':>9} {'% of rebatch':>13} {'val. error %':>13}")
-    for r in rows:
-        _say(
-            out,
-            f"{r['method']:<13} {r['seconds']:>9.3f} {100 * r['seconds'] / reb['seconds']:>12.1f}% "
-            f"{r['error']:>13.2f}",
-        )
+    print_columns(
+        columns("method <13 | seconds >9.3f | % of rebatch >12.1f% | val. error % >13.2f"),
+        [
+            (r["method"], r["seconds"], 100 * r["seconds"] / reb["seconds"], r["error"])
+            for r in rows
+        ],
+        out,
+        rule=False,
+    )
     for eta in THRESHOLDS:
         r = by[f"LISVM {eta:g}"]
         _say(
@@ -345,10 +332,10 @@ def bench_ijcnn1(out: TextIO, n_rows: int | None = None) -> list[dict]:
     d = load_dataset("ijcnn1")
     X, y = d.X_train[:n_rows], d.y_train[:n_rows]
     n = X.shape[0]
-    lisvm, t_lisvm = best_time(lambda: IncrementalSVC(**IJCNN1_LISVM).fit(X, y))
+    lisvm, t_lisvm = timed(lambda: IncrementalSVC(**IJCNN1_LISVM).fit(X, y))
     kw = {"C": 1.0, "gamma": "scale", "tol": 1e-3, "cache_size": 200}
-    sk, t_sk = best_time(lambda: SklearnSVC(kernel="rbf", **kw).fit(X, y))
-    batch, t_batch = best_time(lambda: SVC(kernel="rbf", **kw).fit(X, y))
+    sk, t_sk = timed(lambda: SklearnSVC(kernel="rbf", **kw).fit(X, y))
+    batch, t_batch = timed(lambda: SVC(kernel="rbf", **kw).fit(X, y))
     rows = []
     for name, model, secs in (
         ("LISVM stream", lisvm, t_lisvm),
@@ -366,21 +353,22 @@ def bench_ijcnn1(out: TextIO, n_rows: int | None = None) -> list[dict]:
             )
         )
     _say(out, f"ijcnn1: {n} training rows, {d.X_test.shape[0]} test rows; {IJCNN1_LISVM}")
-    _say(out, f"{'method':<17} {'seconds':>9} {'test acc. %':>12} {'#SV':>7}")
-    for r in rows:
-        _say(
-            out,
-            f"{r['method']:<17} {r['seconds']:>9.2f} {r['accuracy']:>12.2f} {r['n_sv']:>7}",
-        )
+    print_columns(
+        columns("method <17 | seconds >9.2f | test acc. % >12.2f | #SV >7"),
+        [(r["method"], r["seconds"], r["accuracy"], r["n_sv"]) for r in rows],
+        out,
+        rule=False,
+    )
     h = lisvm.history_
-    _say(out, f"{'examples seen':>13} {'ms / example':>13} {'ms / update':>12} {'#SV':>7}")
+    marks = columns("examples seen >13 | ms / example >13.3f | ms / update >12.3f | #SV >7")
+    print_columns(marks, [], out, rule=False)
     for mark in [m for m in IJCNN1_MARKS if m <= n] or [n]:
         sel = (h["n_seen"] >= mark - 500) & (h["n_seen"] < mark)
         up = sel & h["updated"]
         per_up = 1000 * float(h["time"][up].mean()) if np.any(up) else 0.0
         per_ex = 1000 * float(h["time"][sel].mean())
         nsv = int(h["n_support"][sel][-1])
-        _say(out, f"{mark:>13} {per_ex:>13.3f} {per_up:>12.3f} {nsv:>7}")
+        print_columns(marks, [(mark, per_ex, per_up, nsv)], out, head=False)
         rows.append(
             dict(section="bench-ijcnn1-marks", n_seen=mark, ms_per_example=per_ex, n_sv=nsv)
         )
@@ -398,16 +386,15 @@ def bench_ijcnn1(out: TextIO, n_rows: int | None = None) -> list[dict]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``reproduce lisvm``."""
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="one realization, the first 80 examples of each stream (a smoke run)",
-    )
-    parser.add_argument(
-        "--realizations",
-        type=_argtypes.positive_int,
-        default=5,
-        help="IDA realizations per data set (5)",
+    add_experiment_options(
+        parser,
+        quick="one realization, the first 80 examples of each stream (a smoke run)",
+        repetitions="IDA realizations per data set (5)",
+        repetitions_default=5,
+        figures="localsvm-figures",
+        timing="time the streams instead (wall clock): the Banana stream against "
+        "rebatch and the batch SVM, and one pass over ijcnn1 against scikit-learn's SVC.fit "
+        "(with --quick: the first 2000 ijcnn1 rows)",
     )
     parser.add_argument(
         "--every",
@@ -415,21 +402,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=10,
         help="examples between two evaluations (10)",
     )
-    parser.add_argument(
-        "--out", default="localsvm-figures", help="folder for the images (localsvm-figures)"
-    )
-    parser.add_argument(
-        "--bench",
-        action="store_true",
-        help="time the streams instead (wall clock): the Banana stream against "
-        "rebatch and the batch SVM, and one pass over ijcnn1 against scikit-learn's SVC.fit "
-        "(with --quick: the first 2000 ijcnn1 rows)",
-    )
 
 
 def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
     """Run the experiment; returns every row it printed."""
-    if getattr(args, "bench", False):
+    if getattr(args, "timing", False):
         _say(out, "LISVM speed (wall-clock seconds, one process)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -441,7 +418,7 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
         realizations, n_train, every = [0], 80, 20
         _say(out, "--quick: one realization, 80 examples per stream; not the paper's protocol")
     else:
-        realizations, n_train, every = list(range(args.realizations)), None, args.every
+        realizations, n_train, every = list(range(args.repetitions)), None, args.every
     _say(
         out,
         "L. Ralaivola and F. d'Alché-Buc, 'Incremental Support Vector Machine Learning: a Local "

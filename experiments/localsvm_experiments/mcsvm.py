@@ -37,19 +37,18 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
+from localsvm_benchmarks import report
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.multiclass import OutputCodeClassifier
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from localsvm import _argtypes
-from localsvm.cluster_svm import ClusterSVC
+from localsvm.cluster_svc import ClusterSVC
 from localsvm.datasets import load_dataset, load_usps
 from localsvm.parallel import run_tasks
 from localsvm.svc import SVC
@@ -196,27 +195,19 @@ def mean_std(a: np.ndarray) -> tuple[str, float]:
     return f"{a.mean():.2f} ± {std:.2f}", std
 
 
-def timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float, float]:
-    """``fn(*args)``, its wall seconds and its CPU seconds (all threads)."""
-    c0, t0 = time.process_time(), time.perf_counter()
-    out = fn(*args)
-    return out, time.perf_counter() - t0, time.process_time() - c0
-
-
 def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
     rows = []
     print(
         f"\nTable 1: test accuracy (%), Gaussian kernel, C and gamma by {cfg.folds}-fold CV; "
-        f"mean ± std over {cfg.realizations} realization(s) of a stratified 70/30 split.",
+        f"mean ± std over {cfg.realizations} realization(s) of a stratified 70/30 split.\n"
+        f"Paper: {PAPER_SOURCE}.",
         file=out,
     )
-    print(f"Paper: {PAPER_SOURCE}.", file=out)
-    header = (
-        f"{'data':<9} {'train/test':>10} {'method':<10} {'ours':>13} {'paper':>6} {'diff':>6} "
-        f"{'C, gamma·d (last)':>18} {'fit s':>7} {'predict s':>9}"
+    table = report.columns(
+        "data <9 | train/test >10 | method <10 | ours >13 | paper >6.2f | diff >+6.2f | "
+        "C, gamma·d (last) >18 | fit s >7.3f | predict s >9.3f"
     )
-    print(header, file=out)
-    print("-" * len(header), file=out)
+    report.print_table(table, [], out)
     for name in names:
         accs: dict[str, list[float]] = {m: [] for m in METHODS}
         times: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
@@ -229,8 +220,8 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
                 C, g = cross_validate(m, split, cfg, r)
                 chosen[m] = (C, g * split.X_train.shape[1])
                 model = make_model(m, C, g, r, np.unique(split.y_train).size)
-                _, fit_s, _ = timed(model.fit, split.X_train, split.y_train)
-                pred, pred_s, _ = timed(model.predict, split.X_test)
+                _, fit_s = report.timed(lambda e=model, s=split: e.fit(s.X_train, s.y_train))
+                pred, pred_s = report.timed(lambda e=model, s=split: e.predict(s.X_test))
                 accs[m].append(float(np.mean(pred == split.y_test)))
                 times[m].append((fit_s, pred_s))
         for m in METHODS:
@@ -252,12 +243,8 @@ def table1(cfg: Config, names: list[str], out: TextIO) -> list[dict]:
                 "predict_s": float(pred_s),
             }
             rows.append(row)
-            print(
-                f"{name:<9} {f'{sizes[0]}/{sizes[1]}':>10} {m:<10} {acc:>13} "
-                f"{paper:>6.2f} {a.mean() - paper:>+6.2f} {f'{C:g}, {gd:g}':>18} "
-                f"{fit_s:>7.3f} {pred_s:>9.3f}",
-                file=out,
-            )
+            line = (name, f"{sizes[0]}/{sizes[1]}", m, acc, paper, a.mean() - paper)
+            report.print_table(table, [(*line, f"{C:g}, {gd:g}", fit_s, pred_s)], out, head=False)
         print(f"  protocol ({name}): {NOTE.format(folds=cfg.folds)}", file=out)
     unselected = [k for k in DATASETS if k not in names]
     print(
@@ -298,12 +285,11 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
         "brackets) at each method's CV-chosen (C, gamma), realization 0.",
         file=out,
     )
-    header = (
-        f"{'data':<9} {'method':<6} {'C, gamma·d':>12} {'accuracy':>9} {'fit s':>16} "
-        f"{'predict s':>16} {'fit+predict vs OvR':>19}"
+    table = report.columns(
+        "data <9 | method <6 | C, gamma·d >12 | accuracy >8.2f% | fit s >16 | predict s >16 | "
+        "fit+predict vs OvR >18.2fx"
     )
-    print(header, file=out)
-    print("-" * len(header), file=out)
+    report.print_table(table, [], out)
     for name in ("segment", "waveform"):
         split = load_split(name, 0, cfg)
         base = None
@@ -312,9 +298,19 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
             runs: list[tuple[float, float, float, float, float]] = []
             for _ in range(repeat):
                 model = make_model(m, C, g, 0, np.unique(split.y_train).size)
-                _, fw, fc = timed(model.fit, split.X_train, split.y_train)
-                pred, pw, pc = timed(model.predict, split.X_test)
-                runs.append((fw, fc, pw, pc, float(np.mean(pred == split.y_test))))
+                with report.Stopwatch() as fit:
+                    model.fit(split.X_train, split.y_train)
+                with report.Stopwatch() as predict:
+                    pred = model.predict(split.X_test)
+                runs.append(
+                    (
+                        fit.seconds,
+                        fit.cpu_seconds,
+                        predict.seconds,
+                        predict.cpu_seconds,
+                        float(np.mean(pred == split.y_test)),
+                    )
+                )
             fw, fc, pw, pc, acc = min(runs, key=lambda t: t[0] + t[2])
             if base is None:
                 base = fw + pw
@@ -335,11 +331,8 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
                     "ratio_to_ovr": ratio,
                 }
             )
-            print(
-                f"{name:<9} {m:<6} {f'{C:g}, {gd:g}':>12} {100 * acc:>8.2f}% "
-                f"{f'{fw:.3f} ({fc:.3f})':>16} {f'{pw:.3f} ({pc:.3f})':>16} {ratio:>18.2f}x",
-                file=out,
-            )
+            line = (name, m, f"{C:g}, {gd:g}", 100 * acc, f"{fw:.3f} ({fc:.3f})")
+            report.print_table(table, [(*line, f"{pw:.3f} ({pc:.3f})", ratio)], out, head=False)
     u = load_usps()
     X_tr, y_tr, X_te, y_te = u.X_train, u.y_train, u.X_test, u.y_test
     n_columns = 1000
@@ -349,10 +342,11 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
     fits: list[tuple[float, float, ClusterSVC]] = []
     for _ in range(repeat):
         usps_model = ClusterSVC(C=1.0, gamma="scale", n_columns=n_columns, random_state=0)
-        _, fw, fc = timed(usps_model.fit, X_tr, y_tr)
-        fits.append((fw, fc, usps_model))
+        with report.Stopwatch() as fit:
+            usps_model.fit(X_tr, y_tr)
+        fits.append((fit.seconds, fit.cpu_seconds, usps_model))
     fw, fc, usps_model = min(fits, key=lambda t: t[0])
-    pred, pw, pc = timed(usps_model.predict, X_te)
+    pred, pw = report.timed(lambda: usps_model.predict(X_te))
     acc = float(np.mean(pred == y_te))
     print(
         f"\nUSPS {y_tr.size} / {y_te.size}, 10 classes, ClusterSVC(n_columns={n_columns}, C=1, "
@@ -379,38 +373,23 @@ def bench(cfg: Config, quick: bool, repeat: int, out: TextIO) -> list[dict]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="240 training / 300 test examples per set, 3 folds, a 2-point grid; USPS "
+    """Options of ``reproduce mcsvm``."""
+    report.add_experiment_options(
+        parser,
+        quick="240 training / 300 test examples per set, 3 folds, a 2-point grid; USPS "
         "subsampled: a smoke run",
-    )
-    parser.add_argument(
-        "--realizations", type=_argtypes.positive_int, default=None, help="splits per set (3)"
-    )
-    parser.add_argument("--folds", type=_argtypes.fold_count, default=None, help="CV folds (5)")
-    parser.add_argument(
-        "--datasets",
-        type=_argtypes.names("data set", tuple(DATASETS)),
-        default=",".join(DATASETS),
-        help=f"comma-separated Table 1 data sets, from: {', '.join(DATASETS)} (default: all)",
-    )
-    parser.add_argument(
-        "--bench",
-        action="store_true",
-        help="also time the methods (segment, waveform, USPS)",
+        repetitions="splits per set (3)",
+        folds="CV folds (5)",
+        datasets=tuple(DATASETS),
+        datasets_help="comma-separated Table 1 data sets",
+        timing="also time the methods (segment, waveform, USPS)",
+        repeat="timed runs per measurement (3)",
     )
     parser.add_argument("--skip-table", action="store_true", help="skip Table 1")
-    parser.add_argument(
-        "--repeat",
-        type=_argtypes.positive_int,
-        default=None,
-        help="timed runs per measurement (3)",
-    )
 
 
 def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
-    cfg = config(args.quick, args.realizations, args.folds)
+    cfg = config(args.quick, args.repetitions, args.folds)
     names = args.datasets
     if isinstance(names, str):  # a Namespace built by hand, not by the parser
         names = _argtypes.names("data set", tuple(DATASETS))(names)
@@ -422,7 +401,7 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
     rows: list[dict] = []
     if not args.skip_table:
         rows += table1(cfg, names, out)
-    if args.bench:
+    if args.timing:
         repeat = args.repeat or (1 if args.quick else 3)
         rows += bench(cfg, args.quick, repeat, out)
     return rows

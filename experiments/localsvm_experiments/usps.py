@@ -32,10 +32,10 @@ split, so there is no spread to show.
 from __future__ import annotations
 
 import argparse
-import time
 from typing import TextIO
 
 import numpy as np
+from localsvm_benchmarks.report import add_experiment_options, columns, print_table, timed
 
 from localsvm.datasets import load_usps
 from localsvm.svc import SVC
@@ -101,10 +101,9 @@ def median_sq_distance(X: np.ndarray, n: int = 300) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``reproduce usps``."""
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="the first 1000 training and 500 test digits: a smoke run, not the report's protocol",
+    add_experiment_options(
+        parser,
+        quick="the first 1000 training and 500 test digits: a smoke run, not the report's protocol",
     )
 
 
@@ -125,22 +124,20 @@ def run(args: argparse.Namespace, out: TextIO) -> list[dict]:
         "split (no spread to report).",
         file=out,
     )
-    header = f"{'case':<44} {'paper %':>8} {'ours %':>8} {'diff':>7} {'#SV':>6} {'fit s':>7}"
-    print(f"\nTest error (%)\n{header}", file=out)
+    table = columns("case <44 | paper % >8.2f | ours % >8.2f | diff >+7.2f | #SV >6 | fit s >7.2f")
+    print("\nTest error (%)", file=out)
+    print_table(table, [], out, rule=False)
     rows = []
     for label, paper, params, multiclass, which in CASES:
         A, B = inputs[which]
-        t0 = time.perf_counter()
-        model = SVC(multiclass=multiclass, **params).fit(A, y_tr)
-        secs = time.perf_counter() - t0
+        model, secs = timed(
+            lambda A=A, p=params, mc=multiclass: SVC(multiclass=mc, **p).fit(A, y_tr)
+        )
         err = 100.0 * float(np.mean(model.predict(B) != y_te))
         n_sv = int(model.support_.size)
-        diff = "—" if paper is None else f"{err - paper:+.2f}"
-        print(
-            f"{label:<44} {'—' if paper is None else f'{paper:.2f}':>8} {err:>8.2f} {diff:>7} "
-            f"{n_sv:>6} {secs:>7.2f}",
-            file=out,
-        )
+        diff = "—" if paper is None else err - paper
+        line = (label, "—" if paper is None else paper, err, diff, n_sv, secs)
+        print_table(table, [line], out, head=False)
         rows.append(
             {
                 "section": "usps",

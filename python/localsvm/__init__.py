@@ -10,16 +10,18 @@ clustering strategies and execution engines are pluggy plugins (see
 True
 """
 
+import sys as _sys
+
 from . import datasets
 from ._core import __version__ as _core_version
 from .backends import Capabilities, QPProblem, QPSolution, SolverBackend, select_backend
-from .cell_svm import CellSVC
-from .cluster_svm import ClusterSVC
+from .cell_svc import CellSVC
+from .cluster_svc import ClusterSVC
 from .flsa import FLSAClassifier, FLSAClassifierCV, FLSAPath, FLSARankWarning, RFLSAClassifier
 from .hookspecs import hookimpl
-from .incremental import IncrementalSVC
+from .incremental_svc import IncrementalSVC
 from .kernels import KernelSpec
-from .local import LocalSVC
+from .local_svc import LocalSVC
 from .model_io import load_libsvm_model, save_libsvm_model
 from .parallel import run_tasks, set_default_engine, use_engine
 from .plugins import (
@@ -33,10 +35,33 @@ from .plugins import (
     list_engines,
     list_similarities,
 )
-from .profile_svm import ProfileSVC
+from .profile_svc import ProfileSVC
 from .svc import SVC, NuSVC
 from .svm_family import SVR, NuSVR, OneClassSVM
 from .tuning import SVCCV, SVRCV
+
+#: Each estimator's module is its class's name in snake case
+#: (``ProfileSVC`` in :mod:`localsvm.profile_svc`). The older module paths
+#: stay importable as the same module objects, so ``from
+#: localsvm.profile_svm import ProfileSVC`` and models pickled under those
+#: paths keep working.
+RENAMED_MODULES = {
+    "local": "local_svc",
+    "profile_svm": "profile_svc",
+    "incremental": "incremental_svc",
+    "cluster_svm": "cluster_svc",
+    "cell_svm": "cell_svc",
+}
+
+
+def _alias_renamed_modules() -> None:
+    for old, new in RENAMED_MODULES.items():
+        module = _sys.modules[f"{__name__}.{new}"]
+        _sys.modules.setdefault(f"{__name__}.{old}", module)
+        globals().setdefault(old, module)
+
+
+_alias_renamed_modules()
 
 #: The version, written once: rust/Cargo.toml's, compiled into the core
 #: (maturin also writes it into the package metadata).

@@ -24,12 +24,17 @@ def names(kind: str, valid: Sequence[str]) -> Callable[[str], list[str]]:
     return parse
 
 
+def _whole(text: str, expected: str = "a whole number") -> int:
+    """``int(text)``, or an argparse error that says what was expected."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+
 def positive_int(text: str) -> int:
     """An argparse type: an integer ≥ 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -41,10 +46,7 @@ def sizes(text: str) -> list[int]:
     for part in (v.strip() for v in text.split(",")):
         if not part:
             continue
-        try:
-            size = int(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected whole numbers, got {part!r}") from None
+        size = _whole(part, "whole numbers")
         if size < 2:
             raise argparse.ArgumentTypeError(f"a subsample needs at least 2 rows, got {size}")
         sizes.append(size)

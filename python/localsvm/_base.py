@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._compat import CallbackSupportMixin, Hidden, Interval, StrOptions
@@ -46,6 +47,7 @@ from ._validation import (
 from .backends.base import QPProblem, SolverBackend
 from .backends.select import select_backend
 from .kernels import KERNELS, KernelSpec, make_spec
+from .plugins import get_backend
 
 #: Kernel names without ``'precomputed'``, for estimators that need features.
 FEATURE_KERNELS: frozenset[str] = frozenset(KERNELS) - {"precomputed"}
@@ -149,6 +151,167 @@ def positive_weights(sample_weight, n_samples: int, y_idx: np.ndarray | None = N
             "Invalid input - all samples with positive weights belong to the same class."
         )
     return np.where(keep, sw, 0.0)
+
+
+def class_weights(estimator, y) -> np.ndarray:
+    """Set and return ``estimator.class_weight_``: its ``class_weight``
+    parameter (None: no parameter or no weights) as one factor of ``C`` per
+    class of ``estimator.classes_``, scikit-learn's rule ('balanced' is
+    ``n_samples / (n_classes · bincount(y))`` on the ``y`` given). A dict
+    that names a class not in ``y`` is a ``ValueError`` naming it.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        With ``classes_`` set.
+    y : ndarray of shape (n_samples,)
+        The training labels.
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+        The factors.
+    """
+    class_weight = getattr(estimator, "class_weight", None)
+    classes = estimator.classes_
+    if isinstance(class_weight, dict):
+        unknown = sorted(set(class_weight) - set(classes.tolist()), key=str)
+        if unknown:
+            raise ValueError(
+                f"class_weight names classes that are not in y: {unknown}; "
+                f"the classes are {classes.tolist()}"
+            )
+    estimator.class_weight_ = compute_class_weight(class_weight, classes=classes, y=y)
+    return estimator.class_weight_
+
+
+def weighted_training_rows(estimator, X, y, y_idx, sample_weight):
+    """Each training example's factor of ``C`` (``class_weight`` times
+    ``sample_weight``, as scikit-learn's SVC composes them) and the examples
+    that keep a positive one: what every classifier that takes weights
+    does with them, in one place.
+
+    ``class_weight_`` is set on the whole training set (:func:`class_weights`;
+    'balanced' counts every example given, whatever its ``sample_weight``).
+    As in LIBSVM and scikit-learn, an example whose factor is 0 or negative is
+    left out of the problem: it is dropped here, before anything is computed
+    from the rows (a scale such as ``gamma='scale'``, a partition, a
+    clustering). ``ValueError`` when no example is left, when those left
+    hold one class, or when a class of ``classes_`` loses every example.
+    With ``kernel='precomputed'`` the square training kernel loses the
+    dropped examples' rows and columns.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A classifier with ``classes_`` set and, optionally, a
+        ``class_weight`` parameter.
+    X : ndarray or sparse matrix of shape (n_samples, ...)
+        The training examples.
+    y : ndarray of shape (n_samples,)
+        Their labels.
+    y_idx : ndarray of shape (n_samples,)
+        Their indices into ``classes_``.
+    sample_weight : array-like of shape (n_samples,), scalar or None
+        The per-example weights; None weighs every example 1.
+
+    Returns
+    -------
+    X, y, y_idx : the rows kept
+    weights : ndarray of shape (n_kept,)
+        Each kept example's factor of ``C``, positive (all ones without
+        weights).
+    kept : ndarray of shape (n_kept,)
+        The kept examples' indices in the rows given.
+    """
+    n = _num_samples(X)
+    cw = class_weights(estimator, y)
+    w = cw[y_idx] * positive_weights(sample_weight, n, y_idx)
+    keep = w > 0
+    if not np.any(keep):
+        raise ValueError(
+            "Invalid input: every sample has zero weight (class_weight · sample_weight)"
+        )
+    if not np.all(keep):
+        left = np.bincount(y_idx[keep], minlength=estimator.classes_.shape[0])
+        if np.count_nonzero(left) < 2:
+            raise ValueError(
+                "Invalid input: all samples with positive weight (class_weight · "
+                "sample_weight) belong to one class; at least two classes need positive weight"
+            )
+        if np.any(left == 0):
+            lost = estimator.classes_[left == 0].tolist()
+            raise ValueError(
+                f"Invalid input: classes {lost} have no sample of positive weight "
+                "(class_weight · sample_weight); give them positive weight or leave them out of y"
+            )
+        kept = np.flatnonzero(keep)
+        if getattr(estimator, "kernel", None) == "precomputed":
+            X = np.ascontiguousarray(X[np.ix_(kept, kept)])
+        else:
+            X = X[kept]
+        y, y_idx, w = y[kept], y_idx[kept], w[kept]
+        return X, y, y_idx, np.ascontiguousarray(w, dtype=np.float64), kept
+    return X, y, y_idx, np.ascontiguousarray(w, dtype=np.float64), np.arange(n)
+
+
+def equal_weight_rows(
+    estimator, X, y, y_idx, sample_weight, why: str, instead: str, *, unit: bool = False
+):
+    """What an estimator whose algorithm cannot weigh its examples does
+    with ``sample_weight``: the examples of weight ``<= 0`` are dropped (as
+    :func:`weighted_training_rows` does), and the others must share one
+    weight, which changes nothing (with ``unit``, the weight 1: where a
+    common weight would scale ``C``); other weights are refused.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        A classifier with ``classes_`` set.
+    X, y, y_idx, sample_weight
+        As for :func:`weighted_training_rows`.
+    why : str
+        Why the algorithm cannot weigh examples, for the message.
+    instead : str
+        The estimators to use instead, for the message.
+    unit : bool, default=False
+        Require the weight 1 of the examples kept.
+
+    Returns
+    -------
+    X, y, y_idx : the rows kept
+    """
+    if sample_weight is None:
+        return X, y, y_idx
+    n = _num_samples(X)
+    w = positive_weights(sample_weight, n, y_idx)
+    positive = w[w > 0]
+    if positive.size and not np.all(positive == (1.0 if unit else positive[0])):
+        allowed = "keep them (weight 1)" if unit else "weigh all the others alike"
+        raise ValueError(
+            f"{type(estimator).__name__} cannot weigh its examples: {why}. sample_weight "
+            f"may only leave examples out (weight 0) or {allowed}; use "
+            f"{instead}, which take sample_weight and class_weight"
+        )
+    if np.all(w > 0):
+        return X, y, y_idx
+    kept = np.flatnonzero(w > 0)
+    left = np.bincount(y_idx[kept], minlength=estimator.classes_.shape[0])
+    if np.any(left == 0):
+        lost = estimator.classes_[left == 0].tolist()
+        raise ValueError(
+            f"Invalid input: classes {lost} have no sample of positive weight; give them "
+            "positive weight or leave them out of y"
+        )
+    if getattr(estimator, "kernel", None) == "precomputed":
+        X = np.ascontiguousarray(X[np.ix_(kept, kept)])
+    else:
+        X = X[kept]
+    return X, y[kept], y_idx[kept]
+
+
+#: The constraint of a ``class_weight`` parameter.
+CLASS_WEIGHT_CONSTRAINT = [StrOptions({"balanced"}), dict, None]
 
 
 def restore_on_interrupt(method: Callable) -> Callable:
@@ -751,6 +914,34 @@ class SVMDualMixin:
     def _select_backend(self, problem: QPProblem) -> SolverBackend:
         """The backend named by ``backend`` (or chosen by 'auto') for ``problem``."""
         return select_backend(self.backend, problem)
+
+    def _backend_sparse(self) -> bool:
+        """Whether the backend that ``backend`` names computes on sparse rows
+        ('auto' picks the Rust one, which does; an unknown name is False and
+        left to fit's backend choice to report)."""
+        if self.backend == "auto":
+            return True
+        try:
+            return bool(getattr(get_backend(self.backend).capabilities, "sparse", False))
+        except ValueError:
+            return False
+
+    def _store_support_vectors(self, X, support: np.ndarray, spec: KernelSpec, coef) -> None:
+        """Set ``support_vectors_`` to the rows ``support`` of ``X`` (CSR when
+        ``X`` is sparse, as scikit-learn; empty for a precomputed kernel) and,
+        for the linear kernel, ``_linear_w`` to each model's weight vector
+        ``w = coef @ support_vectors_`` (prediction is then one matrix
+        product instead of a kernel expansion); else ``_linear_w`` is None."""
+        if spec.precomputed:
+            self.support_vectors_ = np.empty((0, 0))
+        elif sp.issparse(X):
+            self.support_vectors_ = sp.csr_matrix(X[support])
+        else:
+            self.support_vectors_ = X[support]
+        self._linear_w = None
+        if spec.name == "linear":
+            sv = self.support_vectors_
+            self._linear_w = np.asarray((sv.T @ coef.T).T) if sp.issparse(sv) else coef @ sv
 
     def _check_finite(self, solutions) -> None:
         """Refuse a solution with a non-finite coefficient, bias or objective:

@@ -277,10 +277,21 @@ def ovo_to_ovr(dec: np.ndarray, n_classes: int, abstain: np.ndarray | None = Non
     return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
 
 
-def vote_winner(dec: np.ndarray, n_classes: int, abstain: np.ndarray | None = None) -> np.ndarray:
+def vote_winner(
+    dec: np.ndarray,
+    n_classes: int,
+    abstain: np.ndarray | None = None,
+    order: np.ndarray | None = None,
+) -> np.ndarray:
     """Class index with the most one-vs-one votes (:func:`ovo_votes`); ties
-    go to the lowest index (LIBSVM's rule)."""
-    return np.argmax(ovo_votes(dec, n_classes, abstain), axis=1)
+    go to the class that comes first in ``order`` (class indices; None:
+    ``0, 1, …``, the lowest index). LIBSVM's rule is the first class of its
+    model's ``label`` line, which is ``order`` for a model read from its file."""
+    votes = ovo_votes(dec, n_classes, abstain)
+    if order is None:
+        return np.argmax(votes, axis=1)
+    order = np.asarray(order, dtype=np.intp)
+    return order[np.argmax(votes[:, order], axis=1)]
 
 
 def binary_index(decision: np.ndarray) -> np.ndarray:
@@ -327,14 +338,16 @@ def predict_index(
     multiclass: str,
     break_ties: bool = False,
     shape: str = "ovr",
+    vote_order: np.ndarray | None = None,
 ) -> np.ndarray:
     """Predicted class indices from the binary models' values ``dec``.
 
     Two classes and one-vs-one without ``break_ties``: the vote
-    (:func:`vote_winner`). One-vs-one with ``break_ties``: the largest
-    :func:`ovo_to_ovr` score. One-vs-rest: the largest value. Ties go to the
-    lowest class index. ``break_ties`` with ``shape='ovo'`` raises
-    ``ValueError``, as scikit-learn.
+    (:func:`vote_winner`; its ties go to the first class of ``vote_order``).
+    One-vs-one with ``break_ties``: the largest :func:`ovo_to_ovr` score.
+    One-vs-rest: the largest value. Other ties go to the lowest class
+    index. ``break_ties`` with ``shape='ovo'`` raises ``ValueError``, as
+    scikit-learn.
     """
     check_break_ties(break_ties, shape)
     if n_classes == 2:
@@ -343,7 +356,7 @@ def predict_index(
         return np.argmax(dec, axis=1)
     if break_ties:
         return np.argmax(ovo_to_ovr(dec, n_classes), axis=1)
-    return vote_winner(dec, n_classes)
+    return vote_winner(dec, n_classes, order=vote_order)
 
 
 class BinaryModelsMixin:
@@ -372,5 +385,7 @@ class BinaryModelsMixin:
             self.multiclass,
             self.break_ties,
             self.decision_function_shape,
+            # A model read from a LIBSVM file breaks vote ties as LIBSVM does.
+            getattr(self, "_vote_order", None),
         )
         return self.classes_[idx]

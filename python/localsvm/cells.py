@@ -227,7 +227,7 @@ class CellPartition:
         """
         from concurrent.futures import ThreadPoolExecutor
 
-        from threadpoolctl import threadpool_limits
+        from .parallel import one_blas_thread
 
         prepared = self._prepared()
         m = self.representatives.shape[0]
@@ -244,7 +244,7 @@ class CellPartition:
             for start in starts:
                 one(start)
             return out
-        with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(n_jobs) as pool:
+        with one_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
             list(pool.map(one, starts))
         return out
 

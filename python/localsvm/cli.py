@@ -46,13 +46,16 @@ PICKLE_MAGIC = b"localsvm-model"
 #: ``--model`` names and the estimators they pick.
 MODELS = {
     "svc": ("localsvm.svc", "SVC"),
-    "lsvm": ("localsvm.local", "LocalSVC"),
-    "psvm": ("localsvm.profile_svm", "ProfileSVC"),
+    "lsvm": ("localsvm.local_svc", "LocalSVC"),
+    "psvm": ("localsvm.profile_svc", "ProfileSVC"),
     "flsa": ("localsvm.flsa", "FLSAClassifier"),
     "rflsa": ("localsvm.flsa", "RFLSAClassifier"),
-    "lisvm": ("localsvm.incremental", "IncrementalSVC"),
-    "mcsvm": ("localsvm.cluster_svm", "ClusterSVC"),
+    "lisvm": ("localsvm.incremental_svc", "IncrementalSVC"),
+    "mcsvm": ("localsvm.cluster_svc", "ClusterSVC"),
 }
+
+#: ``--model`` also takes the class names, in any case (``--model ProfileSVC``).
+MODEL_CLASSES = {cls.lower(): name for name, (_, cls) in MODELS.items()}
 
 KERNEL_TYPES = {0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}
 
@@ -93,7 +96,9 @@ options (as LIBSVM's svm-train):
         error and squared correlation coefficient), writes no model
 -q : quiet mode (no output)
 localsvm options:
---model NAME : svc (default; the type of -s), lsvm, psvm, flsa, rflsa, lisvm or mcsvm
+--model NAME : svc (default; the type of -s), lsvm (LocalSVC), psvm (ProfileSVC),
+        flsa (FLSAClassifier), rflsa (RFLSAClassifier), lisvm (IncrementalSVC) or
+        mcsvm (ClusterSVC); the class name works too
 --format FMT : svmlight or csv (default: csv for a .csv file, else svmlight)
 --label-column N : CSV column of the labels, 0-based, negative from the end (default -1)
 --max-dense-mb MB : largest dense data matrix to build (default 2048)
@@ -120,6 +125,19 @@ class CLIError(Exception):
 
 
 # ------------------------------------------------------------------ data
+
+
+#: svm-train's options that set one estimator parameter: flag → (parameter, type).
+PARAM_FLAGS: dict[str, tuple[str, type]] = {
+    "-d": ("degree", int),
+    "-g": ("gamma", float),
+    "-r": ("coef0", float),
+    "-c": ("C", float),
+    "-n": ("nu", float),
+    "-p": ("epsilon", float),
+    "-e": ("tol", float),
+    "-m": ("cache_size", float),
+}
 
 
 def _dense_limit(n_rows: int, n_cols: int, max_mb: float, path: str) -> None:
@@ -358,7 +376,8 @@ def _parse_train(argv: Sequence[str]) -> dict:
             opts["progress"] = True
             i += 1
         elif a == "--model":
-            opts["model"] = value(a, str)
+            name = value(a, str)
+            opts["model"] = MODEL_CLASSES.get(name.lower(), name)
             if opts["model"] not in MODELS:
                 raise CLIError(f"--model must be one of {', '.join(MODELS)}, got {opts['model']!r}")
         elif a == "--format":
@@ -383,22 +402,9 @@ def _parse_train(argv: Sequence[str]) -> dict:
                     f"-t must be 0, 1, 2 or 3 (4, precomputed, is not supported), got {t}"
                 )
             opts["params"]["kernel"] = KERNEL_TYPES[t]
-        elif a == "-d":
-            opts["params"]["degree"] = value(a, int)
-        elif a == "-g":
-            opts["params"]["gamma"] = value(a, float)
-        elif a == "-r":
-            opts["params"]["coef0"] = value(a, float)
-        elif a == "-c":
-            opts["params"]["C"] = value(a, float)
-        elif a == "-n":
-            opts["params"]["nu"] = value(a, float)
-        elif a == "-p":
-            opts["params"]["epsilon"] = value(a, float)
-        elif a == "-e":
-            opts["params"]["tol"] = value(a, float)
-        elif a == "-m":
-            opts["params"]["cache_size"] = value(a, float)
+        elif a in PARAM_FLAGS:
+            param, kind = PARAM_FLAGS[a]
+            opts["params"][param] = value(a, kind)
         elif a == "-h":
             h = value(a, int)
             if h not in (0, 1):

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .hookspecs import hookimpl
+from .hookspecs import register_builtins
 
 __all__ = ["Engine", "JoblibEngine", "SerialEngine", "ThreadEngine", "interrupt_running"]
 
@@ -260,15 +260,6 @@ def joblib_backend_chosen() -> bool:
     return not isinstance(backend, BACKENDS["loky"])
 
 
-@hookimpl
-def localsvm_register_engines(register):
-    """Register the built-in engines.
-
-    Parameters
-    ----------
-    register : callable
-        Called once per engine; it rejects a name that is already taken.
-    """
-    register(SerialEngine())
-    register(ThreadEngine())
-    register(JoblibEngine())
+localsvm_register_engines = register_builtins(
+    "localsvm_register_engines", SerialEngine, ThreadEngine, JoblibEngine
+)

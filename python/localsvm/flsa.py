@@ -69,7 +69,7 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._base import BaseKernelClassifier, restore_on_interrupt
+from ._base import BaseKernelClassifier, equal_weight_rows, restore_on_interrupt
 from ._compat import Interval, RealNotInt, StrOptions, fit_context
 from ._memory import check_memory, memory_budget
 from ._multiclass import binary_index
@@ -78,6 +78,15 @@ from .kernels import kernel_matrix as _kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
 
 GRAM_AUTO_BYTES = 1 << 30
+
+#: Why the FLSA estimators refuse unequal ``sample_weight`` (the messages').
+WEIGHTS_WHY = (
+    "the forward selection fits unweighted least squares: its orthonormal basis of "
+    "kernel columns and its pruning test are computed on the columns as they are, where "
+    "a weighted fit needs every column's rows scaled by sqrt(sample_weight)"
+)
+#: The estimators that take weights, for the messages.
+WEIGHTS_INSTEAD = "SVC or CellSVC (CellSVC for large data)"
 """``gram="auto"`` holds the candidate block when it needs at most this many
 bytes (1 GiB), else evaluates columns on the fly."""
 
@@ -333,6 +342,20 @@ class FLSAClassifier(BaseKernelClassifier):
     gram_ : {'precomputed', 'on_the_fly'}
         How the candidate columns were held during the fit.
 
+    Notes
+    -----
+    Weights: the model minimises the squared training error
+    ``Σ_i (f(x_i) − y_i)²`` (Xia et al. [1]_), every example counting once,
+    and takes no ``class_weight``. A weighted error ``Σ_i w_i (f(x_i) −
+    y_i)²`` is still a least-squares problem (each row of the kernel columns
+    and of the targets scaled by ``√w_i``), but the forward selection
+    orthonormalises and prunes the columns as they are, in the Rust core, so
+    it is not offered: ``fit`` takes ``sample_weight`` only to leave examples
+    out (weight 0) or to weigh all of them alike, and refuses other weights
+    with a ``ValueError`` naming :class:`localsvm.SVC` and
+    :class:`localsvm.CellSVC`, which take both ``sample_weight`` and
+    ``class_weight``.
+
     References
     ----------
     .. [1] X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
@@ -400,9 +423,15 @@ class FLSAClassifier(BaseKernelClassifier):
 
     # ------------------------------------------------------------------ fit
 
-    def _validate_xy(self, X, y):
+    def _validate_xy(self, X, y, sample_weight=None):
         self._check_kernel_callable()
-        return validate_training_data(self, X, y, precomputed=self._precomputed)
+        X, y = validate_training_data(self, X, y, precomputed=self._precomputed)
+        if sample_weight is not None:
+            y_idx = encode_classes(self, y)
+            X, y, _ = equal_weight_rows(
+                self, X, y, y_idx, sample_weight, WEIGHTS_WHY, WEIGHTS_INSTEAD
+            )
+        return X, y
 
     def _fit_paths(self, X, y, n_terms: int, *, warn: bool = True, report=None) -> None:
         """Validated data in, ``path_`` and the private state out; the
@@ -510,7 +539,7 @@ class FLSAClassifier(BaseKernelClassifier):
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the path up to ``n_support`` support vectors.
 
         The active model (``support_``, ``dual_coef_``, ...) is the one with
@@ -523,13 +552,17 @@ class FLSAClassifier(BaseKernelClassifier):
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Only leaves examples out: those of weight ``<= 0`` are dropped,
+            and the others must share one weight (``ValueError`` otherwise;
+            see Notes).
 
         Returns
         -------
         self : FLSAClassifier
             The fitted estimator.
         """
-        X, y = self._validate_xy(X, y)
+        X, y = self._validate_xy(X, y, sample_weight)
         report = self._fit_report(1 if np.unique(y).size == 2 else np.unique(y).size, X, y)
         self._fit_paths(X, y, self.n_support, report=report)
         self._activate(self.n_support)
@@ -1009,7 +1042,7 @@ class FLSAClassifierCV(FLSAClassifier):
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Choose ``n_support`` by cross-validation, then fit on all the data.
 
         Every ``k ≤ n_support`` is scored on each fold; the path fitted on all
@@ -1022,13 +1055,15 @@ class FLSAClassifierCV(FLSAClassifier):
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Only leaves examples out, as in :meth:`FLSAClassifier.fit`.
 
         Returns
         -------
         self : FLSAClassifierCV
             The fitted estimator.
         """
-        X, y = self._validate_xy(X, y)
+        X, y = self._validate_xy(X, y, sample_weight)
         folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
         _check_fold_dictionary(self.dictionary_size, X.shape[0], folds)
         params = {k: v for k, v in self.get_params().items() if k not in ("cv", "verbose")}

@@ -29,6 +29,38 @@ hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
+def register_builtins(hook: str, *makers: Callable[[], Any]) -> Callable[[Any], None]:
+    """A hook implementation of ``hook`` that registers one object made by
+    each of ``makers``: what a localsvm module assigns to ``hook``'s name
+    to offer its built-in backends, strategies or engines.
+
+    Parameters
+    ----------
+    hook : str
+        The hook's name, such as ``"localsvm_register_backends"``.
+    *makers : callable
+        Each called with no argument; the object it returns is registered.
+
+    Returns
+    -------
+    callable
+        ``register -> None``, marked with :data:`hookimpl`.
+    """
+
+    def implementation(register: Callable[[Any], Any]) -> None:
+        for make in makers:
+            register(make())
+
+    implementation.__name__ = implementation.__qualname__ = hook
+    names = ", ".join(make.__name__ for make in makers)
+    implementation.__doc__ = (
+        f"Register the built-in {names}.\n\n"
+        "Parameters\n----------\nregister : callable\n"
+        "    Called once per object; it rejects a name that is already taken.\n"
+    )
+    return hookimpl(implementation)
+
+
 @hookspec
 def localsvm_register_backends(register: Callable[[Any], Any]) -> None:
     """Register solver backends.

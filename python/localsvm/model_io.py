@@ -515,10 +515,11 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     not estimate probabilities).
 
     A classifier's ``classes_`` are the labels sorted; its predictions
-    equal LIBSVM's with the same file, except that when one-vs-one votes
-    tie, LIBSVM picks the label that comes first on the file's ``label``
-    line and localsvm the smallest label (the same when the line is sorted,
-    as in files localsvm writes). A regression predicts LIBSVM's values and
+    equal LIBSVM's with the same file, ties included: when one-vs-one votes
+    tie, the label that comes first on the file's ``label`` line wins, as
+    in LIBSVM's ``svm-predict`` (``svm-train`` writes the labels in their
+    order of first appearance in the training data; a model fitted by
+    localsvm gives ties to the smallest label). A regression predicts LIBSVM's values and
     a one-class model LIBSVM's labels (``offset_`` is the file's ``rho``).
     The file does not hold the training indices or the training
     parameters: ``support_`` is ``0 … n_SV − 1``, ``C``, ``nu`` and
@@ -770,6 +771,8 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     sv_class = sv_class[regroup]
 
     model.classes_ = labels_arr[order]
+    # LIBSVM gives a tie of votes to the first label of the file's line.
+    model._vote_order = rank.copy()
     model.support_vectors_ = sv
     model.support_ = np.arange(total_sv, dtype=np.int32)
     model.n_support_ = np.bincount(sv_class, minlength=n_classes).astype(np.int32)

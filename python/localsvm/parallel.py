@@ -47,6 +47,7 @@ __all__ = [
     "effective_n_jobs",
     "get_default_engine",
     "interrupt_running",
+    "one_blas_thread",
     "run_tasks",
     "set_default_engine",
     "use_engine",
@@ -156,6 +157,62 @@ def use_engine(name: str) -> Iterator[None]:
         yield
     finally:
         stack.pop()
+
+
+_blas_lock = threading.Lock()
+_blas_holders = 0
+_blas_limiter = None
+
+
+def _release_blas_control() -> None:
+    """Let the next thread that sets a limit set it: threadpoolctl lets only
+    one thread (the first that set a limit, until released) change the
+    process-wide thread count of a pthreads OpenBLAS, and silently ignores
+    the others."""
+    from threadpoolctl import OpenBLASController
+
+    clear = getattr(OpenBLASController, "clear_controlling_thread", None)
+    if clear is not None:
+        clear(force=True)
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the block with the BLAS libraries limited to one thread.
+
+    The limit (threadpoolctl's) is process-wide, and OpenBLAS rounds its
+    products and factorisations differently on 1 and 2 threads (by 1e-13 on
+    a product, up to 1e-10 on ClusterSVC's hyperplanes), so one ``with
+    threadpool_limits(1)`` per fit is not enough when fits run in several
+    threads at once: the first to leave restores the original thread count
+    while the others still compute, and a thread other than the one that
+    first set a limit cannot set one at all (threadpoolctl ignores it). Here
+    the blocks of every thread share one limit, set when the first block
+    begins and restored when the last one ends, whichever threads these
+    are. A result computed inside therefore does not depend on what else
+    the process runs.
+
+    >>> with one_blas_thread():
+    ...     pass
+    """
+    global _blas_holders, _blas_limiter
+    from threadpoolctl import threadpool_limits
+
+    with _blas_lock:
+        if _blas_holders == 0:
+            _release_blas_control()
+            _blas_limiter = threadpool_limits(1, user_api="blas")
+        _blas_holders += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_holders -= 1
+            if _blas_holders == 0 and _blas_limiter is not None:
+                _release_blas_control()
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
+                _release_blas_control()
 
 
 def effective_n_jobs(n_jobs: int | None) -> int:

@@ -17,7 +17,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
@@ -28,8 +27,10 @@ from sklearn.utils.validation import (
 )
 
 from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
     BaseSVMClassifier,
     box_constant,
+    class_weights,
     numeric_input,
     positive_weights,
     read_only_coef,
@@ -48,7 +49,6 @@ from ._validation import encode_classes
 from .backends.base import QPProblem, QPSolution
 from .kernels import KERNELS, core_rows, decision_values, decision_values_ovo
 from .parallel import effective_n_jobs, run_tasks
-from .plugins import get_backend
 
 #: The warning of an explicit ``probability`` (scikit-learn 1.9's wording).
 PROBABILITY_DEPRECATION = (
@@ -525,7 +525,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         "probability": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "verbose": ["verbose"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
-        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
         "random_state": ["random_state"],
@@ -551,12 +551,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         """
         if callable(self.kernel) or self.kernel == "precomputed":
             return False
-        if self.backend == "auto":
-            return True
-        try:
-            return bool(getattr(get_backend(self.backend).capabilities, "sparse", False))
-        except ValueError:
-            return False  # an unknown name: fit's backend choice says so
+        return self._backend_sparse()
 
     def __init__(
         self,
@@ -645,14 +640,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         n = _num_samples(X)
         n_classes = self.classes_.shape[0]
         sw = positive_weights(sample_weight, n, y_idx)
-        if isinstance(self.class_weight, dict):
-            unknown = sorted(set(self.class_weight) - set(self.classes_.tolist()), key=str)
-            if unknown:
-                raise ValueError(
-                    f"class_weight names classes that are not in y: {unknown}; "
-                    f"the classes are {self.classes_.tolist()}"
-                )
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+        class_weights(self, y)
         upper = self._box(y_idx, sw)
         del sw  # n floats not needed past the boxes
         self._check_box(upper, y_idx)
@@ -1024,23 +1012,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
                 (s.message or "no reason given" for s in solutions if not s.converged),
             )
         )
-        if self._spec.precomputed:
-            self.support_vectors_ = np.empty((0, 0))
-        elif sp.issparse(X):
-            # As scikit-learn: the support vectors of a sparse fit are CSR.
-            self.support_vectors_ = sp.csr_matrix(X[support])
-        else:
-            self.support_vectors_ = X[support]
-        # Linear kernel: each model is one weight vector w = Σ y_i α_i x_i, so
-        # prediction is a matrix product instead of a kernel expansion.
-        self._linear_w = None
-        if self._spec.name == "linear":
-            sv = self.support_vectors_
-            self._linear_w = (
-                np.asarray((sv.T @ self._model_coef.T).T)
-                if sp.issparse(sv)
-                else self._model_coef @ sv
-            )
+        self._store_support_vectors(X, support, self._spec, self._model_coef)
         self.shape_fit_ = X.shape
 
         # As scikit-learn: a sparse fit's dual coefficients are CSR.

@@ -54,7 +54,6 @@ from ._validation import prepare_input
 from .backends.base import QPProblem, QPSolution
 from .kernels import KERNELS, core_rows, decision_values
 from .parallel import effective_n_jobs
-from .plugins import get_backend
 
 
 def _describe(sol: QPSolution) -> str:
@@ -76,14 +75,7 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
     }
 
     def _sparse_native(self) -> bool:
-        if self.kernel == "precomputed":
-            return False
-        if self.backend == "auto":
-            return True
-        try:
-            return bool(getattr(get_backend(self.backend).capabilities, "sparse", False))
-        except ValueError:
-            return False
+        return self.kernel != "precomputed" and self._backend_sparse()
 
     # Subclasses: the problem, and the per-example coefficients from a solution.
     def _dual(self, X, y, sw) -> QPProblem:  # pragma: no cover - abstract
@@ -156,16 +148,11 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         self.support_ = support.astype(np.int32)
         self.n_support_ = np.array([support.size], dtype=np.int32)
         dual = coef[support][None, :]
+        self._store_support_vectors(X, support, spec, dual)
         if callable(self.kernel):
             # The training examples as given (a list stays a list): what the
             # callable receives at prediction.
             self.support_vectors_ = _safe_indexing(features, support)
-        elif spec.precomputed:
-            self.support_vectors_ = np.empty((0, 0))
-        elif sp.issparse(X):
-            self.support_vectors_ = sp.csr_matrix(X[support])
-        else:
-            self.support_vectors_ = X[support]
         self._dual_dense = dual
         self.dual_coef_ = sp.csr_matrix(dual) if sp.issparse(X) else dual
         self._rho = float(sol.rho)
@@ -175,12 +162,8 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         self.fit_status_ = int(
             self._warn_unconverged([sol.converged], "dual problems", [sol.message or ""])
         )
-        self._linear_w = None
-        if spec.name == "linear":
-            sv = self.support_vectors_
-            self._linear_w = (
-                np.asarray((sv.T @ dual.T).T) if sp.issparse(sv) else dual @ sv
-            ).reshape(1, -1)
+        if self._linear_w is not None:
+            self._linear_w = self._linear_w.reshape(1, -1)
         self.shape_fit_ = getattr(features, "shape", (n,))
         report.log(
             1,

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+from localsvm_benchmarks.report import save_figure
 
 from localsvm.datasets import load_banana
-from localsvm.profile_svm import ProfileSVC
+from localsvm.profile_svc import ProfileSVC
 
 from .protocol import BANANA_PARAMS, RUNTIME_METHODS, SPIRALS_PARAMS, Config
 from .report import say
@@ -64,9 +65,7 @@ def plot_runtime(
     right.set_ylabel("s")
     right.set_title("PSVM: clustering vs the rest")
     right.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     say(out, f"saved {path}")
 
 
@@ -273,10 +272,7 @@ def run_boundary(cfg: Config, figdir: Path, out: TextIO) -> list[dict]:
         "one linear SVM per cluster, fitted inductively) on two synthetic sets",
         fontsize=10,
     )
-    fig.tight_layout()
-    path = figdir / "lsvm_psvm_boundary.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
+    path = save_figure(fig, figdir / "lsvm_psvm_boundary.png", dpi=150)
     say(out, f"{line}; image {path}")
     return rows
 
@@ -360,9 +356,6 @@ def run_clusters(figdir: Path, out: TextIO) -> list[dict]:
         ax.set_ylabel("x₂")
         ax.legend(fontsize=8, title="marker: class")
     fig.suptitle("k-means against MagKmeans (Figure 2 of Cheng, Tan & Jin, SDM 2007)")
-    fig.tight_layout()
-    path = figdir / "lsvm_magkmeans.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=170)
+    path = save_figure(fig, figdir / "lsvm_magkmeans.png", dpi=170)
     say(out, f"{line}; image {path}")
     return rows

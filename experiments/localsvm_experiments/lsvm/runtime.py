@@ -3,12 +3,11 @@ speed comparison (PSVM against a tuned SVC) on the same data."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
+from localsvm_benchmarks.report import Column, print_table, timed
 from sklearn.model_selection import StratifiedKFold
 
 from .data import RuntimeData, median_sq_distance, runtime_data
@@ -74,25 +73,25 @@ def run_runtime(cfg: Config, n_jobs: int | None, figdir: Path, out: TextIO) -> l
         times[size], accs[size] = {}, {}
         for method in RUNTIME_METHODS:
             details: dict[str, Any] = {}
-            start = time.perf_counter()
-            pred = fit_predict(
-                method, params[method], data.X, data.y, Xt, n_jobs=n_jobs, details=details
+            pred, times[size][method] = timed(
+                lambda method=method, Xt=Xt, details=details: fit_predict(
+                    method, params[method], data.X, data.y, Xt, n_jobs=n_jobs, details=details
+                )
             )
-            times[size][method] = time.perf_counter() - start
             accs[size][method] = 100.0 * float(np.mean(pred == yt))
             if method == "PSVM":
                 times[size]["PSVM clustering"] = details["clustering"]
             if method == "SLSVM":
                 slsvm_predict[size] = details["predict"]
         rows.append({"section": "runtime", "n_test": size, **times[size]})
-    header = f"  {'n_test':>6}" + "".join(f"{c:>16}" for c in columns)
-    say(out, header)
-    for size in cfg.runtime_sizes:
-        say(out, f"  {size:>6}" + "".join(f"{times[size][c]:>16.3f}" for c in columns))
+    layout = [Column("n_test", ">6")] + [Column(c, ">15.3f") for c in columns]
+    lines = [(size, *(times[size][c] for c in columns)) for size in cfg.runtime_sizes]
+    print_table(layout, lines, out, indent="  ", rule=False)
     say(out, "Test accuracy (%):")
-    say(out, f"  {'n_test':>6}" + "".join(f"{c:>16}" for c in RUNTIME_METHODS))
+    layout = [Column("n_test", ">6")] + [Column(c, ">15.2f") for c in RUNTIME_METHODS]
+    lines = [(size, *(accs[size][c] for c in RUNTIME_METHODS)) for size in cfg.runtime_sizes]
+    print_table(layout, lines, out, indent="  ", rule=False)
     for size in cfg.runtime_sizes:
-        say(out, f"  {size:>6}" + "".join(f"{accs[size][c]:>16.2f}" for c in RUNTIME_METHODS))
         rows.append({"section": "runtime-accuracy", "n_test": size, **accs[size]})
     first, last = cfg.runtime_sizes[0], cfg.runtime_sizes[-1]
     rows.append(paper_statements(times, first, last, out))
@@ -167,17 +166,6 @@ def paper_statements(
         "svm_sklearn": times[last]["SVM (sklearn)"],
         "psvm_over_slsvm": ratio,
     }
-
-
-def _best_time(fn: Callable[[], np.ndarray], repeat: int) -> tuple[float, np.ndarray]:
-    """The shortest of ``repeat`` timed calls of ``fn`` and the last result."""
-    best, pred = np.inf, None
-    for _ in range(max(1, repeat)):
-        start = time.perf_counter()
-        pred = fn()
-        best = min(best, time.perf_counter() - start)
-    assert pred is not None
-    return best, pred
 
 
 def run_speed(
@@ -286,7 +274,7 @@ def run_speed(
     }
     measured: dict[str, tuple[float, float]] = {}
     for label, (method, params) in runs.items():
-        seconds, pred = _best_time(
+        pred, seconds = timed(
             lambda method=method, params=params: fit_predict(
                 method, params, X, y, Xt, m=m, n_jobs=n_jobs, random_state=0
             ),

@@ -3,12 +3,12 @@ beside the paper's figures."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
 import numpy as np
+from localsvm_benchmarks.report import Stopwatch, columns, print_table
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
 from .data import load_binary, max_scaler, median_sq_distance
@@ -107,16 +107,15 @@ def run_table(cfg: Config, datasets: Sequence[str], n_jobs: int | None, out: Tex
         + "; ".join(f"{meth} {grid_text(grid)}" for meth, grid in grids(cfg, 10**9).items())
         + ".",
     )
-    header = (
-        f"{'data':<8} {'method':<6} {'paper':>7} {'ours (mean ± std)':>18} {'diff':>7}  "
+    table = columns(
+        "data <8 | method <6 | paper >7.2f | ours (mean ± std) >18 | diff >+7.2f | "
         "chosen most often by CV"
     )
-    say(out, header)
-    say(out, "-" * len(header))
+    print_table(table, [], out)
     rows: list[dict] = []
     for name in datasets:
         d = load_binary(name)
-        start = time.perf_counter()
+        clock = Stopwatch()
         accs: dict[str, list[float]] = {meth: [] for meth in METHODS}
         chosen: dict[str, list[str]] = {meth: [] for meth in METHODS}
         cv_time = dict.fromkeys(METHODS, 0.0)
@@ -146,7 +145,7 @@ def run_table(cfg: Config, datasets: Sequence[str], n_jobs: int | None, out: Tex
                 )
                 accs[method].append(100.0 * float(np.mean(pred == y_te)))
                 chosen[method].append(describe(cv.best))
-        seconds = time.perf_counter() - start
+        seconds = clock.elapsed
         for method in METHODS:
             a = np.asarray(accs[method])
             mean = float(a.mean())
@@ -168,11 +167,9 @@ def run_table(cfg: Config, datasets: Sequence[str], n_jobs: int | None, out: Tex
                     "cv_seconds": cv_time[method],
                 }
             )
-            say(
-                out,
-                f"{d.name:<8} {method:<6} {paper:>7.2f} {mean:>9.2f} ± {std:>5.2f} "
-                f"{mean - paper:>+7.2f}  {top} ({count}/{a.size})",
-            )
+            ours = f"{mean:>9.2f} ± {std:>5.2f}"
+            line = (d.name, method, paper, ours, mean - paper, f"{top} ({count}/{a.size})")
+            print_table(table, [line], out, head=False)
         n_pos = int(np.sum(d.y == 1))
         folds = ", ".join(str(f) for f in sorted(folds_used))
         fewer = (

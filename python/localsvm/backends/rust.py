@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core
-from ..hookspecs import hookimpl
+from ..hookspecs import register_builtins
 from ..kernels import core_rows
 from .base import (
     Capabilities,
@@ -264,13 +264,4 @@ class RustBackend(SolverBackend):
         )
 
 
-@hookimpl
-def localsvm_register_backends(register):
-    """Register the Rust backend.
-
-    Parameters
-    ----------
-    register : callable
-        Called once per backend; it rejects a name that is already taken.
-    """
-    register(RustBackend())
+localsvm_register_backends = register_builtins("localsvm_register_backends", RustBackend)

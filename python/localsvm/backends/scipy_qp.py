@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
-from ..hookspecs import hookimpl
+from ..hookspecs import register_builtins
 from .base import Capabilities, QPProblem, QPSolution, SolverBackend
 from .dense import finish, reduce_problem
 
@@ -88,13 +88,4 @@ class ScipyBackend(SolverBackend):
         )
 
 
-@hookimpl
-def localsvm_register_backends(register):
-    """Register the scipy backend.
-
-    Parameters
-    ----------
-    register : callable
-        Called once per backend; it rejects a name that is already taken.
-    """
-    register(ScipyBackend())
+localsvm_register_backends = register_builtins("localsvm_register_backends", ScipyBackend)

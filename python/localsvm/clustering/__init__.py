@@ -45,7 +45,7 @@ of each class in each cluster:
 
 from __future__ import annotations
 
-from ..hookspecs import hookimpl
+from ..hookspecs import register_builtins
 from ..plugins import get_clustering
 from .base import ClusteringResult, ClusteringStrategy, check_n_clusters
 from .kmeans import KMeansClustering
@@ -69,15 +69,9 @@ __all__ = [
 ]
 
 
-@hookimpl
-def localsvm_register_clusterings(register):
-    """Register the built-in clustering strategies.
-
-    Parameters
-    ----------
-    register : callable
-        Called once per strategy.
-    """
-    register(KMeansClustering())
-    register(MagKmeansClustering())
-    register(MagKmeansGreedyClustering())
+localsvm_register_clusterings = register_builtins(
+    "localsvm_register_clusterings",
+    KMeansClustering,
+    MagKmeansClustering,
+    MagKmeansGreedyClustering,
+)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import Interval, StrOptions
-from ..hookspecs import hookimpl
+from ..hookspecs import register_builtins
 from ..kernels import KernelSpec, kernel_matrix
 from ..plugins import get_similarity
 from .base import SimilarityStrategy
@@ -202,14 +202,6 @@ class KNNSimilarity:
         return sigma
 
 
-@hookimpl
-def localsvm_register_similarities(register):
-    """Register the built-in similarity strategies.
-
-    Parameters
-    ----------
-    register : callable
-        Called once per strategy; it rejects a name that is already taken.
-    """
-    register(GaussianSimilarity())
-    register(KNNSimilarity())
+localsvm_register_similarities = register_builtins(
+    "localsvm_register_similarities", GaussianSimilarity, KNNSimilarity
+)

@@ -32,7 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
+from ._base import FEATURE_KERNELS, BaseSVMClassifier, equal_weight_rows, restore_on_interrupt
 from ._compat import Interval, StrOptions, fit_context
 from ._multiclass import (
     BinaryModelsMixin,
@@ -40,7 +40,7 @@ from ._multiclass import (
     binary_tasks,
     problem_classes,
 )
-from ._validation import prepare_input
+from ._validation import finite_sample_weight, prepare_input
 from .backends.base import QPProblem, SolverBackend
 from .backends.select import select_backend
 from .kernels import KernelSpec, decision_values
@@ -414,7 +414,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         Binary learners updated at once (threads) during a ``partial_fit``
         call. None or -1: all CPUs.
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.incremental``): 0
+        Logging through :mod:`logging` (logger ``localsvm.incremental_svc``): 0
         logs nothing; 1 one line per binary model per batch (updates,
         solves, time) and a summary; 2 also the batch's size. Records are
         emitted at level INFO; without any logging configuration they go
@@ -462,6 +462,14 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
     ``sklearn.callback.ProgressBar()``). ``fit`` and each ``partial_fit``
     call (one batch of a stream) is one task with one subtask per binary
     model.
+
+    Weights: the online learner keeps one box ``C`` for every example it
+    stores (its local re-optimisations, its bias and its stopping test all
+    read that one bound), so it takes no ``class_weight``, and
+    ``sample_weight`` only leaves examples out (weight 0: the example is not
+    learnt) or keeps them (weight 1); other weights raise a ``ValueError``
+    naming :class:`localsvm.SVC` and :class:`localsvm.CellSVC`, which take
+    per-example boxes ``C · class_weight · sample_weight``.
 
     References
     ----------
@@ -552,7 +560,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Learn every row of ``X`` in order, starting from a fresh model.
 
         The same as one :meth:`partial_fit` call on a new estimator, with the
@@ -564,6 +572,8 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             The training rows, learnt in the order given.
         y : array-like of shape (n_samples,)
             Their labels; at least two classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            0 leaves a row out, 1 learns it; no other weights (see Notes).
 
         Returns
         -------
@@ -571,11 +581,12 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             The fitted estimator.
         """
         self._reset()
-        X, _, idx = self._fit_prologue(X, y)
+        X, y, idx = self._fit_prologue(X, y)
+        X, _, idx = self._equal_weight_rows(X, y, idx, sample_weight)
         self._start(X, self.classes_)
         return self._learn(X, idx, "fit")
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn the rows of ``X`` in order, one example at a time.
 
         Parameters
@@ -589,6 +600,9 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             Every class the stream can hold. Required on the first call
             unless ``y`` already holds at least two classes; later calls may
             omit it, or must repeat the same classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            0 leaves a row out (it is not learnt, nor counted in
+            ``n_seen_``), 1 learns it; no other weights (see Notes).
 
         Returns
         -------
@@ -604,7 +618,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         as it was before the call.
         """
         try:
-            if self._plain_quiet_batch(X, y):
+            if sample_weight is None and self._plain_quiet_batch(X, y):
                 # A later batch of plain arrays, no callbacks: nothing for
                 # scikit-learn's fit context to do (the parameters of a
                 # fitted model are not validated again, no callback to set
@@ -612,13 +626,13 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
                 self._check_classes(classes)
                 idx = self._encode(y, self.classes_)
                 return self._learn(X, idx, "partial_fit", assemble=False)
-            return self._partial_fit_in_context(X, y, classes)
+            return self._partial_fit_in_context(X, y, classes, sample_weight)
         except KeyboardInterrupt:
             self._discard_model()
             raise
 
-    def _partial_fit_in_context(self, X, y, classes):
-        return self._partial_fit(X, y, classes)
+    def _partial_fit_in_context(self, X, y, classes, sample_weight=None):
+        return self._partial_fit(X, y, classes, sample_weight)
 
     # scikit-learn's fit context recognises partial_fit by the method's name
     # (a fitted model's parameters are not validated again).
@@ -634,9 +648,23 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             if name not in params:
                 delattr(self, name)
 
-    def _partial_fit(self, X, y, classes):
+    def _equal_weight_rows(self, X, y, idx, sample_weight):
+        """The rows of positive ``sample_weight``; weights other than 0 and 1
+        refused (see the Notes)."""
+        return equal_weight_rows(
+            self,
+            X,
+            y,
+            idx,
+            sample_weight,
+            "the online learner keeps one box C for every example it stores",
+            "SVC or CellSVC (CellSVC for large data)",
+            unit=True,
+        )
+
+    def _partial_fit(self, X, y, classes, sample_weight=None):
         first = not hasattr(self, "_learners")
-        if not first and self._plain_batch(X, y):
+        if sample_weight is None and not first and self._plain_batch(X, y):
             # A later batch of plain arrays: the checks below would only
             # repeat what the Rust core and _encode check anyway (finite
             # values, labels among classes_), at a cost that dominates a
@@ -662,10 +690,25 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
                     )
             idx = self._encode(y, known)
             self.classes_ = known
+            X, y, idx = self._weighted_batch(X, y, idx, sample_weight)
             self._start(X, known)
             return self._learn(X, idx, "partial_fit")
         self._check_classes(classes)
-        return self._learn(X, self._encode(y, self.classes_), "partial_fit", assemble=False)
+        X, y, idx = self._weighted_batch(X, y, self._encode(y, self.classes_), sample_weight)
+        return self._learn(X, idx, "partial_fit", assemble=False)
+
+    def _weighted_batch(self, X, y, idx, sample_weight):
+        """A batch's rows of positive ``sample_weight`` (every row of a batch
+        may go: a stream's batch need not hold every class)."""
+        if sample_weight is None:
+            return X, y, idx
+        w = finite_sample_weight(sample_weight, X.shape[0])
+        keep = w > 0
+        if np.all(keep):
+            self._equal_weight_rows(X, y, idx, None if np.all(w == 1.0) else w)
+            return X, y, idx
+        self._equal_weight_rows(X[keep], y[keep], idx[keep], w[keep])
+        return X[keep], y[keep], idx[keep]
 
     def _check_classes(self, classes) -> None:
         """``ValueError`` unless ``classes`` (None: not given) are the classes

@@ -25,7 +25,13 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
+from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    FEATURE_KERNELS,
+    BaseSVMClassifier,
+    restore_on_interrupt,
+    weighted_training_rows,
+)
 from ._compat import Interval, StrOptions, fit_context
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, ovo_votes
 from .backends.base import EMPTY, SOLVED, LocalBatch, QPProblem, solve_local_batch
@@ -97,9 +103,11 @@ def _prepare_chunk(chunk, shared):
     primal solver's models give the decisions: ``spec`` is None) and
     per-class similarity sums of one chunk of queries (a
     :func:`~localsvm.run_tasks` task, so that both cores share this work too)."""
-    similarity, X_fit, X, sim_kwargs, spec, classes = shared
+    similarity, X_fit, X, sim_kwargs, spec, classes, weights = shared
     Xc = X[chunk]
     sigma_t = np.ascontiguousarray(compute_similarity(similarity, X_fit, Xc, **sim_kwargs).T)
+    if weights is not None:
+        sigma_t *= weights  # each training example's box C·w_i·σ
     cross = None if spec is None else kernel_matrix(spec, Xc, X_fit)
     # einsum's own loop (each class's indicator row against each query's
     # row): a BLAS product would wake BLAS threads that then spin on the
@@ -145,10 +153,13 @@ class LocalSVC(BaseSVMClassifier):
         s.t. Σ α_i y_i = 0,  0 ≤ α_i ≤ C·σ(x_s, x_i),
 
     with a linear kernel by default (the paper's choice), and predicts
-    ``x_s`` with that model. :meth:`fit` validates and stores the
-    data (and the training kernel matrix, computed once); prediction solves
-    one QP per test example (per class pair), in parallel over chunks of test
-    examples with the GIL released. Fit also solves the global SVM (boxes
+    ``x_s`` with that model. With weights (``class_weight``,
+    ``sample_weight``) the boxes are ``C·w_i·σ(x_s, x_i)``, ``w_i`` the
+    example's weight, in every local problem and in the global one.
+    :meth:`fit` validates and stores the data (and the training kernel
+    matrix, computed once); prediction solves one QP per test example (per
+    class pair), in parallel over chunks of test examples with the GIL
+    released. Fit also solves the global SVM (boxes
     ``C``) once per class pair; with ``warm_start`` every test example's
     solver starts from that solution moved into its own boxes. A test
     example's result therefore depends on that example alone, never on the
@@ -178,7 +189,8 @@ class LocalSVC(BaseSVMClassifier):
         Training examples with ``σ < similarity_threshold`` are left out of a
         test example's problem: their box is below ``C·similarity_threshold``,
         so they can move the local model only that much. 0 keeps every
-        example with ``σ > 0``.
+        example with ``σ > 0``. With weights the test is on ``w_i·σ``, the
+        box's factor.
     kernel : {'linear', 'poly', 'rbf', 'sigmoid'}, default='linear'
         Kernel of the local SVMs; the paper uses linear ones.
     degree : int, default=3
@@ -235,10 +247,17 @@ class LocalSVC(BaseSVMClassifier):
         its problem). A local problem whose Hessian fits its share has every
         kernel column computed once; a larger one recomputes columns. See
         Notes for the peak memory of prediction.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies ``C`` per class, as in :class:`localsvm.SVC`: the boxes of
+        class ``c``'s examples are ``C · class_weight[c] · σ`` (times their
+        ``sample_weight``). 'balanced' is ``n_samples / (n_classes ·
+        bincount(y))`` on the training set (``class_weight_``). The
+        fallback vote of a test example without neighbours weighs each
+        training example by ``w_i·σ`` too.
     n_jobs : int or None, default=None
         Chunks solved at once (threads); None or -1: all CPUs.
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.local``) at
+        Logging through :mod:`logging` (logger ``localsvm.local_svc``) at
         predict, where the local problems are solved: 0 logs nothing; 1 one
         line per block of test examples (local problems, iterations, time);
         2 also one line per chunk, and one for ``fit``. Records are
@@ -259,7 +278,9 @@ class LocalSVC(BaseSVMClassifier):
     y_fit_ : ndarray of shape (n_samples,)
         Index into ``classes_`` of each training label.
     class_counts_ : ndarray of shape (n_classes,)
-        Training examples per class.
+        Training examples per class (of positive weight).
+    class_weight_ : ndarray of shape (n_classes,)
+        The factor of ``C`` of each class (``class_weight`` resolved).
     solver_ : str
         The solver of the local problems, 'primal' or 'dual' (``solver``
         resolved).
@@ -353,6 +374,7 @@ class LocalSVC(BaseSVMClassifier):
         "solver": [StrOptions({"auto", "primal", "dual"})],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
@@ -376,6 +398,7 @@ class LocalSVC(BaseSVMClassifier):
         backend="auto",
         chunk_size=None,
         cache_size=200,
+        class_weight=None,
         n_jobs=None,
         verbose=0,
     ):
@@ -397,6 +420,7 @@ class LocalSVC(BaseSVMClassifier):
         self.backend = backend
         self.chunk_size = chunk_size
         self.cache_size = cache_size
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -404,7 +428,7 @@ class LocalSVC(BaseSVMClassifier):
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Validate and store the training data; the work happens at predict.
 
         Parameters
@@ -413,6 +437,13 @@ class LocalSVC(BaseSVMClassifier):
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-example multipliers of ``C`` (of every box ``C·σ`` the
+            example has), composed with ``class_weight``; None weighs every
+            example 1. As in LIBSVM, an example of weight ``<= 0`` is left
+            out before anything is computed (``bandwidth='scale'``, the
+            neighbours of the 'knn' similarity and ``gamma='scale'``
+            included).
 
         Returns
         -------
@@ -420,6 +451,8 @@ class LocalSVC(BaseSVMClassifier):
             The fitted estimator.
         """
         X, y, y_idx = self._fit_prologue(X, y)
+        X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
+        self._weights = None if np.all(weights == 1.0) else weights
         # The strategy validates its own parameters (k > n, bandwidth ≤ 0, an
         # unknown name) now rather than at the first predict.
         self._sim_kwargs = similarity_kwargs(get_similarity(self.similarity), self, X)
@@ -484,10 +517,13 @@ class LocalSVC(BaseSVMClassifier):
                 spec = KernelSpec("precomputed")
             else:
                 kin, spec = X[rows], self._spec
+            upper = np.full(rows.size, float(self.C))
+            if self._weights is not None:
+                upper *= self._weights[rows]
             problem = QPProblem(
                 X=kin,
                 y=labels,
-                upper=np.full(rows.size, float(self.C)),
+                upper=upper,
                 kernel=spec,
                 tol=float(self.tol),
                 # Only a start for the local problems: a capped solve is a
@@ -498,7 +534,7 @@ class LocalSVC(BaseSVMClassifier):
             )
             sol = backend.solve(problem)
             self._check_finite([sol])
-            start = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, float(self.C))
+            start = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, upper)
             n_iter.append(int(sol.n_iter))
             start_primal = None
             if primal:
@@ -531,6 +567,8 @@ class LocalSVC(BaseSVMClassifier):
                 part = idx[start : start + block]
                 sigma = compute_similarity(self.similarity, Xp, Xp[part], **self._sim_kwargs)
                 sigma_t = np.ascontiguousarray(sigma.T)
+                if self._weights is not None:
+                    sigma_t *= self._weights[pair.rows]
                 chunks = self._chunks(part.size)
                 sigmas = [sigma_t[chunk] for chunk in chunks]
                 # The decision values at the anchors are not used: they come
@@ -623,7 +661,15 @@ class LocalSVC(BaseSVMClassifier):
                 chunks,
                 n_jobs=self.n_jobs,
                 engine="threads",
-                shared=(self.similarity, self.X_fit_, Xb, self._sim_kwargs, spec, classes),
+                shared=(
+                    self.similarity,
+                    self.X_fit_,
+                    Xb,
+                    self._sim_kwargs,
+                    spec,
+                    classes,
+                    getattr(self, "_weights", None),
+                ),
             )
             sigmas = [sig for sig, _, _ in prepared]
             crosses = [crs for _, crs, _ in prepared]

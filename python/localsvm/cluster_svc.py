@@ -20,15 +20,19 @@ from scipy.linalg import LinAlgError, cholesky, solve_triangular
 from scipy.linalg.blas import dsyrk
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
-from ._base import BaseSVMClassifier, restore_on_interrupt
+from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    BaseSVMClassifier,
+    restore_on_interrupt,
+    weighted_training_rows,
+)
 from ._compat import Interval, fit_context
 from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, kernel_matrix
-from .parallel import effective_n_jobs, run_tasks
+from .parallel import effective_n_jobs, one_blas_thread, run_tasks
 
 __all__ = ["ClusterSVC"]
 
@@ -65,17 +69,26 @@ def _poll(epoch: tuple[int, int] | None) -> None:
         raise KeyboardInterrupt
 
 
-def _gram_lower(F: np.ndarray, rows: np.ndarray, epoch: tuple[int, int] | None) -> np.ndarray:
+def _gram_lower(
+    F: np.ndarray,
+    rows: np.ndarray,
+    epoch: tuple[int, int] | None,
+    scale: np.ndarray | None = None,
+) -> np.ndarray:
     """The lower triangle of ``PᵀP`` for ``P = F[rows]`` (Fortran order, the
     upper triangle zero), accumulated by ``dsyrk`` over chunks of rows of
     about :data:`CHUNK_FLOPS` each, polling for Ctrl-C between them. One
-    BLAS call on the whole ``P`` ran for seconds without a check."""
+    BLAS call on the whole ``P`` ran for seconds without a check. With
+    ``scale`` (one factor per row of ``F``), ``P``'s rows are multiplied by
+    theirs: ``PᵀWP`` for ``W = diag(scale²)``."""
     dim = F.shape[1]
     M = np.zeros((dim, dim), order="F")
     step = max(1, int(CHUNK_FLOPS // max(dim * dim, 1)))
     for s in range(0, rows.size, step):
         _poll(epoch)
-        M = dsyrk(1.0, F[rows[s : s + step]], beta=1.0, c=M, trans=1, lower=1, overwrite_c=1)
+        part = rows[s : s + step]
+        P = F[part] if scale is None else F[part] * scale[part, None]
+        M = dsyrk(1.0, P, beta=1.0, c=M, trans=1, lower=1, overwrite_c=1)
     return M
 
 
@@ -112,7 +125,7 @@ def solve_box_qp(
     backend,
     Q: np.ndarray,
     L: np.ndarray,
-    C: float,
+    C: float | np.ndarray,
     *,
     tol: float = 1e-3,
     max_iter: int = -1,
@@ -121,6 +134,7 @@ def solve_box_qp(
 ) -> tuple[np.ndarray, np.ndarray, QPSolution]:
     """Solve one class's dual ``min ½ αᵀHα − eᵀα, 0 ≤ α ≤ C`` with
     ``H = Q (L Lᵀ)⁻¹ Qᵀ`` through ``backend``, on a growing working set.
+    ``C`` is one bound for every row of ``Q``, or one per row (positive).
 
     ``Q`` holds the rows ``[x_j e]`` (or ``[K(x_j, R) e]``) of the other
     classes' examples, ``L`` the lower Cholesky factor of ``PᵀP + εI``. With
@@ -146,6 +160,7 @@ def solve_box_qp(
     ``objective`` that of the whole QP.
     """
     m, dim = Q.shape
+    upper = np.broadcast_to(np.asarray(C, dtype=np.float64), (m,))
     step = max(1, int(step or WORKING_SET_STEP))
     # ‖z_j‖² = ‖L⁻¹ q_j‖² ≈ ‖G L⁻¹ q_j‖² for a Gaussian G with E[GᵀG] = I.
     sketch = np.random.default_rng(0).standard_normal((dim, SKETCH_SIZE)) / np.sqrt(SKETCH_SIZE)
@@ -179,7 +194,7 @@ def solve_box_qp(
         problem = QPProblem(
             X=H,
             y=np.ones(S.size),
-            upper=np.full(S.size, C),
+            upper=np.ascontiguousarray(upper[S]),
             kernel=precomputed,
             alpha0=alpha[S],
             equality=False,
@@ -188,7 +203,7 @@ def solve_box_qp(
             cache_size=CACHE_BYTES / 2**20,
         )
         sol = backend.solve(problem)
-        alpha[S] = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, C)
+        alpha[S] = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, upper[S])
         n_iter += int(sol.n_iter)
         objective = float(sol.objective)
         v = Z_S.T @ alpha[S]
@@ -228,6 +243,8 @@ class _ClassProblem:
     classes: np.ndarray
     ridge: float
     C: float
+    #: Each example's factor of ``C`` (class_weight · sample_weight); None: all 1.
+    weights: np.ndarray | None
     tol: float
     max_iter: int
     backend: object
@@ -248,7 +265,8 @@ def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
     F = shared.F
     dim = F.shape[1]
     own = shared.y_idx == i
-    M = _gram_lower(F, np.flatnonzero(own), shared.epoch)
+    w = shared.weights
+    M = _gram_lower(F, np.flatnonzero(own), shared.epoch, None if w is None else np.sqrt(w))
     M[np.diag_indices_from(M)] += shared.ridge * max(np.trace(M) / dim, 1e-12)
     try:
         L = _cholesky_lower(M, shared.epoch)
@@ -262,7 +280,7 @@ def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
         shared.backend,
         F[~own],
         L,
-        shared.C,
+        shared.C if w is None else shared.C * w[~own],
         tol=shared.tol,
         max_iter=shared.max_iter,
         epoch=shared.epoch,
@@ -282,6 +300,10 @@ class ClusterSVC(BaseSVMClassifier):
     whose dual is the box-constrained QP
 
         max_α  eᵀα − ½ αᵀ Q (PᵀP + εI)⁻¹ Qᵀ α,   0 ≤ α ≤ C,
+
+    (with weights, see ``class_weight`` and :meth:`fit`: each own example's
+    term of ``‖P u‖²`` and each other example's slack count ``w_i`` times,
+    so ``PᵀP`` becomes ``PᵀWP`` and the box ``C·w_j``),
 
     with no equality constraint, and ``u = −(PᵀP + εI)⁻¹ Qᵀ α``. With the
     Cholesky factor ``L Lᵀ = PᵀP + εI`` the Hessian is ``H = Z Zᵀ``,
@@ -357,12 +379,21 @@ class ClusterSVC(BaseSVMClassifier):
     backend : str, default='auto'
         Name of a registered solver backend that solves box-only duals
         (``localsvm.list_backends()``); 'auto' picks the Rust one.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies the weight of each class's examples, as in
+        :class:`localsvm.SVC`: ``w_i = class_weight[y_i] · sample_weight_i``
+        scales both the example's term of its own hyperplane's
+        ``½‖P u‖²`` and its slack in every other class's problem (the box
+        ``C · w_i``), which is what repeating the example ``w_i`` times
+        does for an integer ``w_i``. 'balanced' is
+        ``n_samples / (n_classes · bincount(y))`` (``class_weight_``).
     n_jobs : int or None, default=None
-        Classes solved at once (threads); None or -1: all CPUs. Each class's
-        solve uses one BLAS thread, so the model is bitwise the same for
-        every ``n_jobs``.
+        Classes solved at once (threads); None or -1: all CPUs. The fit's
+        products and factorisations run on one BLAS thread (a limit shared
+        by the fits of every thread), so the model is bitwise the same for
+        every ``n_jobs`` and whatever else the process runs.
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.cluster_svm``): 0
+        Logging through :mod:`logging` (logger ``localsvm.cluster_svc``): 0
         logs nothing; 1 one line per class's solve (iterations,
         convergence, non-zero multipliers, time) and a summary; 2 also the
         fit's steps. Records are emitted at level INFO; without any logging
@@ -376,6 +407,8 @@ class ClusterSVC(BaseSVMClassifier):
         ``w_i`` of each hyperplane; ``kernel='linear'`` only.
     intercept_ : ndarray of shape (n_classes,)
         ``b_i`` of each hyperplane.
+    class_weight_ : ndarray of shape (n_classes,)
+        The factor of each class's weight (``class_weight`` resolved).
     expansion_coef_ : ndarray of shape (n_classes, n_columns)
         ``ψ_i`` of each hyperplane over the kernel columns ``columns_``;
         the kernel form only (``kernel != 'linear'``).
@@ -461,6 +494,7 @@ class ClusterSVC(BaseSVMClassifier):
         "ridge": [Interval(Real, 0.0, None, closed="neither")],
         "normalize": ["boolean"],
         "random_state": ["random_state"],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
@@ -478,6 +512,7 @@ class ClusterSVC(BaseSVMClassifier):
         max_iter=-1,
         random_state=None,
         backend="auto",
+        class_weight=None,
         n_jobs=None,
         verbose=0,
     ):
@@ -492,6 +527,7 @@ class ClusterSVC(BaseSVMClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
         self.backend = backend
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -530,7 +566,7 @@ class ClusterSVC(BaseSVMClassifier):
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit one hyperplane per class.
 
         Parameters
@@ -540,6 +576,12 @@ class ClusterSVC(BaseSVMClassifier):
             ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
             Class labels; a class may have a single example.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-example weights, composed with ``class_weight`` (see there);
+            None weighs every example 1. As in LIBSVM, an example of weight
+            ``<= 0`` is left out before anything is computed
+            (``gamma='scale'`` and the kernel columns included; with
+            ``kernel='precomputed'`` its row and column of ``X``).
 
         Returns
         -------
@@ -547,6 +589,7 @@ class ClusterSVC(BaseSVMClassifier):
             The fitted estimator.
         """
         X, y, y_idx = self._fit_prologue(X, y)
+        X, y, y_idx, weights, kept = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n = X.shape[0]
         n_classes = self.classes_.shape[0]
         spec = self._resolve_kernel(X)
@@ -563,47 +606,49 @@ class ClusterSVC(BaseSVMClassifier):
         workers = max(1, min(effective_n_jobs(self.n_jobs), n_classes))
         self._check_memory(n, dim, n_other, workers)
 
-        # [A e] for every training example: features, or kernel columns,
-        # by blocks of rows: one copy of a 20000 x 6000 kernel into F ran
-        # for seconds without seeing Ctrl-C (and held a second copy).
-        F = np.empty((n, dim))
-        Xc = None if self._linear_form or spec.precomputed else X[columns]
-        block = max(1, FILL_VALUES // dim)
-        for s in range(0, n, block):
-            rows = slice(s, min(s + block, n))
-            if Xc is not None:
-                F[rows, :-1] = kernel_matrix(spec, X[rows], Xc)
-            elif self._linear_form:
-                F[rows, :-1] = X[rows]
-            else:
-                F[rows, :-1] = X[rows, columns]
-        F[:, -1] = 1.0
+        # Every product and factorisation of the fit on one BLAS thread,
+        # whatever n_jobs and whatever else the process runs: OpenBLAS
+        # rounds its products and factorisations differently on 1 and 2
+        # threads (n_jobs=1 and 2 differed by 4e-11), and classes in parallel
+        # do not oversubscribe the cores. The limit is shared by the fits of
+        # every thread (one_blas_thread), so concurrent fits equal lone ones.
+        with one_blas_thread():
+            # [A e] for every training example: features, or kernel columns,
+            # by blocks of rows: one copy of a 20000 x 6000 kernel into F ran
+            # for seconds without seeing Ctrl-C (and held a second copy).
+            F = np.empty((n, dim))
+            Xc = None if self._linear_form or spec.precomputed else X[columns]
+            block = max(1, FILL_VALUES // dim)
+            for s in range(0, n, block):
+                rows = slice(s, min(s + block, n))
+                if Xc is not None:
+                    F[rows, :-1] = kernel_matrix(spec, X[rows], Xc)
+                elif self._linear_form:
+                    F[rows, :-1] = X[rows]
+                else:
+                    F[rows, :-1] = X[rows, columns]
+            F[:, -1] = 1.0
 
-        # What the backend must accept: box-only QPs with a precomputed
-        # Hessian, up to one variable per example of the other classes.
-        probe = QPProblem(
-            X=np.empty((0, 0)),
-            y=np.ones(n_other),
-            upper=np.full(n_other, float(self.C)),
-            kernel=KernelSpec("precomputed"),
-            equality=False,
-        )
-        backend = self._select_backend(probe)
-        report.log(
-            2,
-            "ClusterSVC fit: %d samples, %d classes, rows [A e] of width %d, backend %r",
-            n,
-            n_classes,
-            dim,
-            backend.name,
-        )
-        report.subtasks("class", n_classes)
+            # What the backend must accept: box-only QPs with a precomputed
+            # Hessian, up to one variable per example of the other classes.
+            probe = QPProblem(
+                X=np.empty((0, 0)),
+                y=np.ones(n_other),
+                upper=np.full(n_other, float(self.C)),
+                kernel=KernelSpec("precomputed"),
+                equality=False,
+            )
+            backend = self._select_backend(probe)
+            report.log(
+                2,
+                "ClusterSVC fit: %d samples, %d classes, rows [A e] of width %d, backend %r",
+                n,
+                n_classes,
+                dim,
+                backend.name,
+            )
+            report.subtasks("class", n_classes)
 
-        # One BLAS thread per class's solve, whatever n_jobs: classes in
-        # parallel do not oversubscribe the cores, and the result does not
-        # depend on n_jobs (OpenBLAS's products and factorisations round
-        # differently on 1 and 2 threads: n_jobs=1 and 2 differed by 4e-11).
-        with threadpool_limits(1, user_api="blas"):
             fits: list[_ClassFit] = run_tasks(
                 _fit_class,
                 range(n_classes),
@@ -615,6 +660,7 @@ class ClusterSVC(BaseSVMClassifier):
                     classes=self.classes_,
                     ridge=float(self.ridge),
                     C=float(self.C),
+                    weights=None if np.all(weights == 1.0) else weights,
                     tol=float(self.tol),
                     max_iter=int(self.max_iter),
                     backend=backend,
@@ -622,19 +668,21 @@ class ClusterSVC(BaseSVMClassifier):
                 ),
                 **report.hooks(_describe_class_fit),
             )
-        self.backend_ = backend.name
-        U = np.array([f.u for f in fits])
-        self.intercept_ = U[:, -1].copy()
-        W = U[:, :-1]
-        if self._linear_form:
-            self._coef = W.copy()
-            norms = np.linalg.norm(W, axis=1)
-        else:
-            self.expansion_coef_ = W.copy()
-            self.columns_ = columns
-            self.column_vectors_ = np.empty((0, 0)) if spec.precomputed else X[columns]
-            K_rr = F[columns, :-1]
-            norms = np.sqrt(np.maximum(np.einsum("ij,ij->i", W @ K_rr, W), 0.0))
+            self.backend_ = backend.name
+            U = np.array([f.u for f in fits])
+            self.intercept_ = U[:, -1].copy()
+            W = U[:, :-1]
+            if self._linear_form:
+                self._coef = W.copy()
+                norms = np.linalg.norm(W, axis=1)
+            else:
+                self.expansion_coef_ = W.copy()
+                # Indices of the training rows given (a precomputed test
+                # kernel has a column for every one of them).
+                self.columns_ = kept[columns]
+                self.column_vectors_ = np.empty((0, 0)) if spec.precomputed else X[columns]
+                K_rr = F[columns, :-1]
+                norms = np.sqrt(np.maximum(np.einsum("ij,ij->i", W @ K_rr, W), 0.0))
         self.w_norm_ = norms
         self.dual_coef_ = [f.alpha for f in fits]
         self.n_support_ = np.array([np.count_nonzero(f.alpha) for f in fits], dtype=np.int32)
@@ -656,13 +704,16 @@ class ClusterSVC(BaseSVMClassifier):
     def _hyperplane_values(self, X) -> np.ndarray:
         """``f_i(x)`` of every hyperplane, shape ``(n_samples, n_classes)``."""
         X = self._predict_prologue(X)
-        if self._linear_form:
-            return X @ self._coef.T + self.intercept_
-        if self._spec.precomputed:
-            K = X[:, self.columns_]
-        else:
-            K = kernel_matrix(self._spec, X, self.column_vectors_)
-        return K @ self.expansion_coef_.T + self.intercept_
+        # One BLAS thread, as at fit: the products round the same whatever
+        # else the process runs (OpenBLAS's differ by 1e-13 on 1 and 2 threads).
+        with one_blas_thread():
+            if self._linear_form:
+                return X @ self._coef.T + self.intercept_
+            if self._spec.precomputed:
+                K = X[:, self.columns_]
+            else:
+                K = kernel_matrix(self._spec, X, self.column_vectors_)
+            return K @ self.expansion_coef_.T + self.intercept_
 
     def distances(self, X) -> np.ndarray:
         """Compute the distance of each example to each class's hyperplane.

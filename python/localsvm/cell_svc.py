@@ -23,7 +23,13 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils.validation import check_random_state
 
-from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
+from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    FEATURE_KERNELS,
+    BaseSVMClassifier,
+    restore_on_interrupt,
+    weighted_training_rows,
+)
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._multiclass import scores_index
@@ -72,8 +78,8 @@ def _fit_cell(task, shared):
     a :func:`~localsvm.run_tasks` task, module-level so it pickles."""
     if task is None:
         return None
-    X, y_idx, params = shared
-    return _CellSVM(**params).fit(X[task], y_idx[task])
+    X, y_idx, weights, params = shared
+    return _CellSVM(**params).fit(X[task], y_idx[task], sample_weight=weights[task])
 
 
 def _describe_cell(model) -> str:
@@ -182,6 +188,14 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     cache_size : float, default=200
         Megabytes of kernel cache of all the cell SVMs trained at once,
         together.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies ``C`` per class, as in :class:`localsvm.SVC`: an example
+        of class ``c`` has the box ``C · class_weight[c]`` (times its
+        ``sample_weight``) in every cell SVM that trains on it. 'balanced' is
+        ``n_samples / (n_classes · bincount(y))`` computed once on the whole
+        training set, not per cell, so an imbalanced problem gets the same
+        weights as with :class:`localsvm.SVC` however the cells divide it
+        (``class_weight_``).
     backend : str, default='auto'
         A registered solver backend for the cells' SVMs.
     random_state : int, RandomState instance or None, default=None
@@ -190,13 +204,16 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         CPUs for the fit and prediction: cells solved at once (and a cell's
         binary solve on two threads when there are CPUs to spare).
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.cell_svm``): 1 one
+        Logging through :mod:`logging` (logger ``localsvm.cell_svc``): 1 one
         line per cell; 2 also the fit's steps.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         The class labels, sorted.
+    class_weight_ : ndarray of shape (n_classes,)
+        The factor of ``C`` of each class (``class_weight`` resolved on the
+        whole training set).
     n_features_in_ : int
         Number of features seen during fit.
     kernel_spec_ : KernelSpec
@@ -277,6 +294,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         "routing": [StrOptions({"soft", "hard"})],
         "random_state": ["random_state"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
@@ -295,6 +313,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         tol=1e-3,
         max_iter=-1,
         cache_size=200,
+        class_weight=None,
         backend="auto",
         random_state=None,
         n_jobs=None,
@@ -313,6 +332,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.cache_size = cache_size
+        self.class_weight = class_weight
         self.backend = backend
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -338,7 +358,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Partition the training data into cells and train one SVM per cell.
 
         Parameters
@@ -347,6 +367,13 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-example multipliers of ``C``, composed with ``class_weight``;
+            None weighs every example 1. An example's weight follows it into
+            every cell SVM that trains on it (its own cell, and the cells
+            whose overlap takes it). As in LIBSVM, an example of weight
+            ``<= 0`` is left out before anything is computed (``gamma='scale'``
+            and the partition included).
 
         Returns
         -------
@@ -354,6 +381,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             The fitted estimator.
         """
         X, y, y_idx = self._fit_prologue(X, y)
+        X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n, d = X.shape
         k = self._count_cells(n)
         spec = self._resolve_kernel(X)
@@ -423,7 +451,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             _fit_cell,
             tasks,
             n_jobs=at_once,
-            shared=(X, y_idx, params),
+            shared=(X, y_idx, weights, params),
             **report.hooks(_describe_cell),
         )
         timings["svm"] = time.perf_counter() - start

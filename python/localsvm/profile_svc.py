@@ -18,6 +18,7 @@ routed by its similarities to a bounded set of cluster representatives.
 
 from __future__ import annotations
 
+import math
 import time
 from numbers import Integral, Real
 from typing import ClassVar
@@ -25,12 +26,18 @@ from typing import ClassVar
 import numpy as np
 from sklearn.utils.validation import check_random_state, validate_data
 
-from ._base import FEATURE_KERNELS, BaseSVMClassifier, restore_on_interrupt
+from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    FEATURE_KERNELS,
+    BaseSVMClassifier,
+    restore_on_interrupt,
+    weighted_training_rows,
+)
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._regions import RegionModelsMixin, region_iterations
 from ._validation import prepare_input
-from .clustering.base import check_n_clusters
+from .clustering.base import ClusteringResult, check_n_clusters
 from .kernels import resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import get_clustering
@@ -55,6 +62,14 @@ PROFILE_AUTO_BYTES = 256 << 20
 #: many landmarks: the clustering's passes cost ``O(n · landmarks · κ)``.
 AUTO_MAX_LANDMARKS = 256
 
+#: ``n_clusters='auto'`` with the linear kernel: the paper's local linear
+#: models, 10 clusters (at most ``n``).
+AUTO_LINEAR_CLUSTERS = 10
+
+#: ``n_clusters='auto'`` with any other kernel: one cluster per this many
+#: training examples (see the parameter's measurements).
+AUTO_CLUSTER_SIZE = 10_000
+
 #: Each non-empty cluster is represented at prediction by its landmarks,
 #: topped up with randomly drawn members to at least this many (or all its
 #: members when it has fewer).
@@ -75,8 +90,10 @@ def _fit_cluster(members, shared):
     a :func:`~localsvm.run_tasks` task, module-level so it pickles."""
     if members is None:
         return None
-    X, y_idx, params = shared
-    return SVC(n_jobs=1, **params).fit(X[members], y_idx[members])
+    X, y_idx, weights, params = shared
+    return SVC(n_jobs=1, **params).fit(
+        X[members], y_idx[members], sample_weight=None if weights is None else weights[members]
+    )
 
 
 def _describe_cluster(model) -> str:
@@ -87,6 +104,20 @@ def _describe_cluster(model) -> str:
         f"{int(np.sum(model.n_iter_))} iterations, "
         f"{'converged' if model.fit_status_ == 0 else 'stopped before tol'}, "
         f"{model.support_.size} support vectors"
+    )
+
+
+def _one_cluster(profiles: np.ndarray) -> ClusteringResult:
+    """The partition of every row into one cluster, as a strategy would
+    return it (its centre the mean profile; no iteration)."""
+    center = profiles.mean(axis=0, keepdims=True)
+    cohesion = float(((profiles - center) ** 2).sum())
+    return ClusteringResult(
+        labels=np.zeros(profiles.shape[0], dtype=np.intp),
+        centers=center,
+        n_iter=0,
+        objective=cohesion,
+        cohesion=cohesion,
     )
 
 
@@ -162,8 +193,18 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     ----------
     C : float, default=1.0
         Regularisation of each cluster's SVM; must be positive.
-    n_clusters : int, default=10
+    n_clusters : int or 'auto', default='auto'
         Number of clusters κ; at most the number of training examples.
+        'auto' follows the kernel and the data's size: 10 clusters (at most
+        ``n``) for the linear kernel, whose per-cluster models need the
+        clusters for their nonlinearity (the paper's setting); for any other
+        kernel ``ceil(n / 10000)``, one cluster per 10 000 training examples
+        (one SVM, a plain :class:`localsvm.SVC`, up to 10 000), since a
+        kernel SVM per cluster needs no clusters for its nonlinearity, and
+        with the default ``C`` its accuracy fell as the clusters shrank on
+        standardized data (``localsvm bench local`` compares the global RBF
+        SVM with several κ). The number used is ``n_clusters_``; before
+        this release the default was 10 for every kernel.
     R : float or None, default=None
         Weight of the class-imbalance term; None lets the strategy choose
         (MagKmeans: the profiles' diameter / κ, the paper's choice). Ignored
@@ -225,10 +266,17 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     cache_size : float, default=200
         Megabytes of kernel cache of all the cluster SVMs trained at once,
         together: each gets ``cache_size / min(n_jobs, n_clusters)``.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies ``C`` per class, as in :class:`localsvm.SVC`: an example
+        of class ``c`` has the box ``C · class_weight[c]`` (times its
+        ``sample_weight``) in its cluster's SVM. 'balanced' is
+        ``n_samples / (n_classes · bincount(y))`` computed once on the whole
+        training set, not per cluster (``class_weight_``). The clustering
+        itself counts every example once.
     n_jobs : int or None, default=None
         Cluster SVMs trained at once.
     verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.profile_svm``): 0
+        Logging through :mod:`logging` (logger ``localsvm.profile_svc``): 0
         logs nothing; 1 one line per cluster SVM (iterations, support
         vectors, time); 2 also the fit's steps (similarity, clustering).
         Records are emitted at level INFO; without any logging
@@ -245,6 +293,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         Number of features seen during fit.
     cluster_labels_ : ndarray of shape (n_samples,)
         The cluster of each training example.
+    n_clusters_ : int
+        The number of clusters κ used (``n_clusters`` with 'auto' resolved).
     cluster_sizes_ : ndarray of shape (n_clusters,)
         Training examples in each cluster.
     cluster_classes_ : list of ndarray
@@ -256,6 +306,9 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         What the strategy returned (objective, iterations, ...).
     references_ : ndarray
         The reference points of the profiles.
+    class_weight_ : ndarray of shape (n_classes,)
+        The factor of ``C`` of each class (``class_weight`` resolved on the
+        whole training set).
     gamma_ : float
         The kernel coefficient every cluster's SVM uses (``gamma`` resolved
         on the whole training set).
@@ -320,7 +373,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     _parameter_constraints: ClassVar[dict] = {
         **BaseSVMClassifier._parameter_constraints,
         "kernel": [StrOptions(set(FEATURE_KERNELS)), callable],
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "R": [Interval(Real, 0.0, None, closed="left"), None],
         "clustering": [str],
         "clustering_params": [dict, None],
@@ -329,13 +382,14 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
         self,
         *,
         C=1.0,
-        n_clusters=10,
+        n_clusters="auto",
         R=None,
         clustering="magkmeans",
         clustering_params=None,
@@ -354,6 +408,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         backend="auto",
         random_state=None,
         cache_size=200,
+        class_weight=None,
         n_jobs=None,
         verbose=0,
     ):
@@ -377,12 +432,13 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         self.backend = backend
         self.random_state = random_state
         self.cache_size = cache_size
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.verbose = verbose
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_test=None):
+    def fit(self, X, y, X_test=None, sample_weight=None):
         """Cluster the training profiles and train one SVM per cluster.
 
         Parameters
@@ -394,6 +450,13 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         X_test : array-like of shape (n_test, n_features), default=None
             The test examples the profiles are measured against: required
             with ``transductive=True``, refused otherwise.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-example multipliers of ``C``, composed with ``class_weight``;
+            None weighs every example 1. An example's weight follows it
+            into its cluster's SVM; the clustering counts every example
+            once. As in LIBSVM, an example of weight ``<= 0`` is left out
+            before anything is computed (profiles, clustering and
+            ``gamma='scale'`` included).
 
         Returns
         -------
@@ -401,8 +464,10 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
             The fitted estimator.
         """
         X, y, y_idx = self._fit_prologue(X, y)
+        X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n = X.shape[0]
-        kappa = check_n_clusters(self.n_clusters, n)
+        kappa = check_n_clusters(self._count_clusters(n), n)
+        self.n_clusters_ = kappa
         rng = check_random_state(self.random_state)
         landmarks = None  # indices of the references in X, when a sample
         if self.transductive:
@@ -461,9 +526,15 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         if self.R is not None:
             params["R"] = float(self.R)
         start = time.perf_counter()
+        seed = rng.randint(np.iinfo(np.int32).max)
         try:
-            result = strategy.cluster(
-                profiles, y_idx, kappa, random_state=rng.randint(np.iinfo(np.int32).max), **params
+            # One cluster is every example, whatever the strategy: nothing
+            # to iterate (MagKmeans' diameter estimate and LPs cost more than
+            # the SVM itself on a few thousand examples).
+            result = (
+                _one_cluster(profiles)
+                if kappa == 1
+                else strategy.cluster(profiles, y_idx, kappa, random_state=seed, **params)
             )
         except TypeError as err:
             raise ValueError(
@@ -527,7 +598,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
             _fit_cluster,
             tasks,
             n_jobs=self.n_jobs,
-            shared=(X, y_idx, svm_params),
+            shared=(X, y_idx, None if np.all(weights == 1.0) else weights, svm_params),
             **report.hooks(_describe_cluster),
         )
         timings["svm"] = time.perf_counter() - start
@@ -537,6 +608,15 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         report.log(1, "ProfileSVC fit: %d cluster SVMs, %.3f s", kappa, timings["svm"])
         report.end(X, y)
         return self
+
+    def _count_clusters(self, n: int) -> int:
+        """``n_clusters`` with 'auto' resolved for ``n`` training examples
+        (see the parameter)."""
+        if self.n_clusters != "auto":
+            return self.n_clusters
+        if self.kernel == "linear":
+            return min(AUTO_LINEAR_CLUSTERS, n)
+        return max(1, math.ceil(n / AUTO_CLUSTER_SIZE))
 
     @staticmethod
     def _representatives(landmarks, labels, kappa, rng) -> np.ndarray:
@@ -575,6 +655,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     def _assign_valid(self, X: np.ndarray) -> np.ndarray:
         reps = self.representatives_
         kappa = self.cluster_sizes_.shape[0]
+        if kappa == 1:
+            return np.zeros(X.shape[0], dtype=np.intp)
         block = max(1, BLOCK_BYTES // (8 * reps.shape[0]))
         out = np.empty(X.shape[0], dtype=np.intp)
         for start in range(0, X.shape[0], block):
