@@ -310,3 +310,26 @@ def test_an_interrupted_case_still_prints_what_finished(monkeypatch, capsys):
     assert "interrupted: the table holds the 1 routes that finished" in captured.out
     assert _table_line(captured.out, "a9a", "localsvm")
     assert "bench tune: interrupted" in captured.err
+
+
+def test_cells_part_tunes_on_a_subsample_then_fits_every_row():
+    if tune.load_cv_estimator("SVCCV")[0] is None:
+        pytest.skip("localsvm.SVCCV is not in this build")
+    out = io.StringIO()
+    res = tune.run_tune(
+        ["a9a"],
+        [300],
+        [],
+        grid=(2, 2),
+        n_folds=2,
+        svr_rows=0,
+        cells_rows=800,
+        cells_subsample=300,
+        n_test=400,
+        out=out,
+    )
+    row = next(r for r in res["cells"] if r["route"].startswith("SVCCV"))
+    assert row["route"] == "SVCCV on 300 + SVC"
+    assert row["C"] in (0.1, 1000.0) and row["gamma"] > 0
+    assert 0.5 < row["accuracy"] <= 1.0 and row["search_s"] > 0 and row["fit_s"] > 0
+    assert "SVCCV on 300 + SVC" in out.getvalue()

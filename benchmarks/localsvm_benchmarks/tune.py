@@ -59,7 +59,6 @@ import inspect
 import os
 import sys
 import sysconfig
-import time
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
@@ -614,9 +613,9 @@ def run_cells(
     )
     rows = []
     if cellsvc_tunes():
-        start = time.perf_counter()
-        model = CellSVC(tune=True, n_jobs=N_JOBS, random_state=0).fit(X, y)
-        seconds = time.perf_counter() - start
+        model, seconds = timed(
+            lambda: CellSVC(tune=True, n_jobs=N_JOBS, random_state=0).fit(X, y), opts["repeat"]
+        )
         rows.append(
             {
                 "route": "CellSVC(tune=True)",
@@ -637,7 +636,6 @@ def run_cells(
         rows_sub = np.sort(np.random.default_rng(0).choice(n, min(subsample, n), replace=False))
         Xs, ys = X[rows_sub], y[rows_sub]
         Cs, gammas = make_grid(Xs, opts["grid"])
-        start = time.perf_counter()
         kw = _cv_kwargs(
             cls,
             Cs=Cs,
@@ -646,11 +644,13 @@ def run_cells(
             n_jobs=N_JOBS,
             random_state=0,
         )
-        cv_model = cls(**kw).fit(Xs, ys)
-        search_s = time.perf_counter() - start
-        start = time.perf_counter()
-        model = SVC(C=cv_model.C_, gamma=cv_model.gamma_, cache_size=2000, n_jobs=N_JOBS).fit(X, y)
-        fit_s = time.perf_counter() - start
+        cv_model, search_s = timed(lambda: cls(**kw).fit(Xs, ys), opts["repeat"])
+        model, fit_s = timed(
+            lambda: SVC(C=cv_model.C_, gamma=cv_model.gamma_, cache_size=2000, n_jobs=N_JOBS).fit(
+                X, y
+            ),
+            opts["repeat"],
+        )
         rows.append(
             {
                 "route": f"SVCCV on {Xs.shape[0]} + SVC",
