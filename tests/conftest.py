@@ -6,6 +6,7 @@ import contextlib
 import io
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,9 +97,44 @@ print("CHILD-RESULT " + json.dumps(out))
 """
 
 
+#: The saved command outputs that the documentation pages include.
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+def saved_output(name: str) -> str:
+    """``docs/results/NAME.txt`` below its two header lines (the command, then
+    when it ran), as ``docs/results/generate.py`` saved it."""
+    lines = (RESULTS / f"{name}.txt").read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("$ ") and lines[1].startswith("# ran "), name
+    return "\n".join(lines[2:])
+
+
+def saved_figures(names: list[str], pattern: str, key: str) -> dict[str, tuple[float, float]]:
+    """The figures of saved full runs: every line of ``docs/results/NAME.txt``
+    (for each of ``names``) that matches the regular expression ``pattern``
+    gives ``{key.format(**groups): (mean, std)}``, from its groups ``mean``
+    and ``std`` (0 where the pattern has no ``std``). A row seen twice is an
+    error: each figure has one source."""
+    import re
+
+    rx = re.compile(pattern)
+    out: dict[str, tuple[float, float]] = {}
+    for name in names:
+        for line in saved_output(name).splitlines():
+            m = rx.match(line)
+            if not m:
+                continue
+            k = key.format(**m.groupdict())
+            assert k not in out, f"{k} appears twice in {names}"
+            std = m.groupdict().get("std")
+            out[k] = (float(m["mean"]), float(std) if std else 0.0)
+    assert out, f"no line of {names} matches {pattern!r}"
+    return out
+
+
 @dataclass(frozen=True)
 class FullRunFigure:
-    """One figure of a reproduction's full run, as the README prints it, and
+    """One figure of a reproduction's full run, as its saved output prints it, and
     what the quick protocol printed for the same row.
 
     ``full`` and ``full_std`` are the full run's mean and sample standard

@@ -296,7 +296,7 @@ def test_bad_kernel_name_offers_a_callable_where_one_is_taken(iris, est):
 
 
 def test_profile_svc_takes_a_callable_kernel(iris):
-    # Each cluster's SVM is an SVC with the callable, as the README says.
+    # Each cluster's SVM is an SVC with the callable, as the user guide says.
     X, y = iris
     named = ProfileSVC(kernel="linear", n_clusters=2, random_state=0)
     called = ProfileSVC(kernel=linear_kernel, n_clusters=2, random_state=0)
@@ -386,3 +386,23 @@ def test_sklearn_user_code_runs_unchanged(overrides):
         diff = np.abs(ours["proba"] - theirs["proba"])
         assert diff.max() < 0.15
         assert diff.mean() < 0.03
+
+
+@pytest.mark.parametrize("name", ["SVC", "NuSVC"])
+def test_prob_ab_are_empty_without_probability_and_deprecated_as_sklearn(name):
+    import sklearn.svm
+
+    import localsvm
+
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    ours = getattr(localsvm, name)().fit(X, y)
+    theirs = getattr(sklearn.svm, name)().fit(X, y)
+    for attr in ("probA_", "probB_"):
+        with pytest.warns(FutureWarning, match=f"`{attr}` was deprecated") as caught:
+            got = getattr(ours, attr)
+        with pytest.warns(FutureWarning, match=f"`{attr}` was deprecated") as caught_sk:
+            want = getattr(theirs, attr)
+        assert str(caught[0].message) == str(caught_sk[0].message)
+        assert got.shape == want.shape == (0,) and got.dtype == want.dtype
+    with pytest.raises(NotFittedError):
+        _ = getattr(localsvm, name)().probA_

@@ -175,7 +175,7 @@ def test_solve_qp_rejects_bad_input(change, message):
 def test_solve_qp_rejects_bad_options(kwargs, message):
     X, y, u = _args()
     with pytest.raises(ValueError, match=message):
-        _core.solve_qp(X, y, u, kernel=_core.Kernel("rbf", 1.0), **kwargs)
+        _core.solve_qp(X, y, u, kernel=_core.Kernel("rbf", 1.0), options=_core.QPOptions(**kwargs))
 
 
 @pytest.mark.parametrize(
@@ -224,8 +224,10 @@ def test_solver_settings_pickle_compare_and_apply():
     assert out.n_iter == 7 and not out.converged
     with pytest.raises(TypeError):
         _core.solve_qp(X, y, u, settings={"tol": 1e-5})
-    with pytest.raises(ValueError, match="constraint must be"):
-        _core.solve_qp(X, y, u, constraint="equal")
+    with pytest.raises(TypeError, match="constraint"):
+        _core.QPOptions(constraint="equal")
+    with pytest.raises(TypeError):
+        _core.solve_qp(X, y, u, options={"constraint": _core.QPConstraint.BOX})
 
 
 def test_kernel_pickles_and_compares():

@@ -148,12 +148,27 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _repository_files() -> list[str]:
-    """The Rust sources, the READMEs, the plugins and the tests (this file
-    names the patterns, so it is left out)."""
-    patterns = ("rust/src/**/*.rs", "README.md", "plugins/*/README.md", "plugins/**/*.py")
+    """The Rust sources, the READMEs, the documentation site (its pages, saved
+    outputs and scripts), the plugins and the tests (this file names the
+    patterns, so it is left out)."""
+    patterns = (
+        "rust/src/**/*.rs",
+        "README.md",
+        "plugins/*/README.md",
+        "plugins/**/*.py",
+        "docs/**/*.md",
+        "docs/**/*.rst",
+        "docs/**/*.py",
+        "docs/**/*.sh",
+        "docs/results/*.txt",
+    )
     files = [p for pattern in patterns for p in ROOT.glob(pattern)]
     files += [p for p in (ROOT / "tests").rglob("*.py") if p.name != Path(__file__).name]
-    return sorted(p.relative_to(ROOT).as_posix() for p in files if "build" not in p.parts)
+    return sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in files
+        if "build" not in p.parts and "_build" not in p.parts and "generated" not in p.parts
+    )
 
 
 @pytest.mark.parametrize("relpath", _repository_files())

@@ -249,8 +249,10 @@ def test_bad_data_is_a_clear_error(small):
     # The core's own checks, without the estimator in front.
     with pytest.raises(ValueError, match="candidates"):
         _core.flsa_path(X, np.ones(80), np.array([80]))
-    with pytest.raises(ValueError, match="selection"):
-        _core.flsa_path(X, np.ones(80), np.arange(3), selection="best")
+    with pytest.raises(TypeError, match="selection"):
+        _core.FLSAOptions(selection="best")
+    with pytest.raises(ValueError, match="max_terms"):
+        _core.FLSAOptions(max_terms=-1)
     with pytest.raises(ValueError, match="y has"):
         _core.flsa_path(X, np.ones(79), np.arange(3))
 
@@ -270,7 +272,11 @@ def test_core_releases_the_gil():
     cand = np.arange(800)
     assert runs_detached(
         lambda: _core.flsa_path(
-            X, y, cand, kernel=_core.Kernel("rbf", 0.1), max_terms=30, gram="on_the_fly"
+            X,
+            y,
+            cand,
+            kernel=_core.Kernel("rbf", 0.1),
+            options=_core.FLSAOptions(max_terms=30, gram=_core.FLSAGram.ON_THE_FLY),
         )
     )
 

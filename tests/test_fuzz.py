@@ -377,7 +377,7 @@ def test_incremental_svc_bounds_each_subproblem_solve():
     # but with C = 1e300 SMO raises the multipliers one step per iteration
     # and never reaches tol: each solve must stop at the local batch's cap
     # max(1e5, 1000·w) (w ≤ max_neighbors + 1), not LIBSVM's 1e7.
-    from localsvm._core import IncrementalLearner, Kernel
+    from localsvm._core import IncrementalLearner, Kernel, LearnOptions
 
     X, y = _probe_stream(False)
     labels = np.where(y == 1, 1.0, -1.0)
@@ -391,8 +391,7 @@ def test_incremental_svc_bounds_each_subproblem_solve():
             labels[i : i + 1],
             np.zeros(1, dtype=np.int64),
             np.array([i], dtype=np.int64),
-            c=1e300,
-            threshold=0.01,
+            options=LearnOptions(1e300, 0.01),
         )
         assert lr.n_iter - before <= res.solves * cap, (i, lr.n_iter - before, res.solves)
         unconverged += res.unconverged

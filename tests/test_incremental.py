@@ -550,7 +550,7 @@ def test_decision_values_are_the_float64_expansion(banana0):
 def test_the_learner_takes_the_solver_settings(banana0):
     # The core's learner takes the typed settings of solve_qp and
     # solve_local: each setting reaches the subproblems.
-    from localsvm._core import IncrementalLearner, Kernel, SolverSettings
+    from localsvm._core import IncrementalLearner, Kernel, LearnOptions, SolverSettings
 
     X, y = banana0.X_train[:150], np.where(banana0.y_train[:150] > 0, 1.0, -1.0)
     cls = np.zeros(150, dtype=np.int64)
@@ -559,7 +559,7 @@ def test_the_learner_takes_the_solver_settings(banana0):
     def learn(kernel=None, **settings):
         lr = IncrementalLearner(2, kernel or Kernel("rbf", gamma=1.0))
         s = SolverSettings(**settings) if settings else None
-        res = lr.learn(X, y, cls, seen, c=10.0, threshold=0.01, settings=s)
+        res = lr.learn(X, y, cls, seen, options=LearnOptions(10.0, 0.01), settings=s)
         return lr, res
 
     default, res = learn()
@@ -584,7 +584,7 @@ def test_the_learner_takes_the_solver_settings(banana0):
         learn(Kernel("poly", gamma=1e-100, degree=3), precision="float32")
     with pytest.raises(TypeError):
         IncrementalLearner(2, Kernel("rbf", gamma=1.0)).learn(
-            X, y, cls, seen, c=1.0, threshold=0.01, settings={"tol": 1e-3}
+            X, y, cls, seen, options=LearnOptions(1.0, 0.01), settings={"tol": 1e-3}
         )
 
 
@@ -593,7 +593,7 @@ def test_auto_precision_follows_the_batch_rule(banana0):
     # do (kernel/precision.rs): float64 where float32 cannot hold the kernel
     # values (a linear kernel on rows of norm ~1e20 has values ~1e40, beyond
     # float32's range) or cannot resolve tol; float32 otherwise.
-    from localsvm._core import IncrementalLearner, Kernel, SolverSettings
+    from localsvm._core import IncrementalLearner, Kernel, LearnOptions, SolverSettings
 
     X, y = banana0.X_train[:120], np.where(banana0.y_train[:120] > 0, 1.0, -1.0)
     cls = np.zeros(120, dtype=np.int64)
@@ -604,7 +604,9 @@ def test_auto_precision_follows_the_batch_rule(banana0):
         s = SolverSettings(**settings)
         for a in range(0, 120, chunk):
             b = a + chunk
-            lr.learn(Xs[a:b], y[a:b], cls[a:b], seen[a:b], c=c, threshold=0.01, settings=s)
+            lr.learn(
+                Xs[a:b], y[a:b], cls[a:b], seen[a:b], options=LearnOptions(c, 0.01), settings=s
+            )
         return lr
 
     big = X * 1e20

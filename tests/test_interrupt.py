@@ -84,10 +84,27 @@ CHILD = textwrap.dedent(
             C=100.0, kernel="rbf", n_clusters=2, n_landmarks=200, n_jobs=2, random_state=0
         )
         job = fit(est, X, y)
+    elif case == "svccv":
+        X, y = noisy(6000, 50)
+        est = localsvm.SVCCV(Cs=[10.0, 100.0, 1000.0], gammas=3, cv=3, n_jobs=2)
+        job = fit(est, X, y)
     elif case == "cells":
         X, y = noisy(20000, 50)
         est = localsvm.CellSVC(C=100.0, n_cells=2, n_jobs=2, random_state=0)
         job = fit(est, X, y)
+    elif case == "nusvc":
+        X, y = noisy(20000, 50)
+        est = localsvm.NuSVC(nu=0.3, n_jobs=1)
+        job = fit(est, X, y)
+    elif case in ("svr", "nusvr"):
+        X, _ = noisy(20000, 50)
+        y = rng.normal(size=X.shape[0])
+        est = localsvm.SVR(C=100.0) if case == "svr" else localsvm.NuSVR(C=100.0)
+        job = fit(est, X, y)
+    elif case == "oneclass":
+        X, _ = noisy(40000, 50)
+        est = localsvm.OneClassSVM(nu=0.5)
+        job = lambda: est.fit(X)
     else:
         raise SystemExit(f"unknown case {case}")
 
@@ -129,7 +146,14 @@ CHILD = textwrap.dedent(
         again.set_params(max_neighbors=20)
     if case == "profile":
         again.set_params(n_landmarks="auto")  # 200 would exceed iris' 150 rows
-    out["score_after"] = float(again.fit(Xi, yi).score(Xi, yi))
+    if case == "svccv":
+        again.set_params(Cs=[1.0, 10.0], gammas=2)
+    if case == "oneclass":
+        # No score: the refit's decision values are finite, one per row.
+        d = again.fit(Xi).decision_function(Xi)
+        out["score_after"] = float(d.shape == (yi.size,) and np.all(np.isfinite(d)))
+    else:
+        out["score_after"] = float(again.fit(Xi, yi).score(Xi, yi))
     print("RESULT " + json.dumps(out), flush=True)
     """
 )
@@ -152,6 +176,7 @@ def _run_child(case: str) -> dict:
 CASES = {
     "cells": [],
     "svc_binary": [],
+    "svccv": [],
     "svc_multiclass": [],
     "flsa": [],
     "local_predict": [
@@ -166,6 +191,10 @@ CASES = {
     "cluster": [],
     "cluster_linear": [],
     "profile": [],
+    "nusvc": [],
+    "svr": [],
+    "nusvr": [],
+    "oneclass": [],
 }
 
 

@@ -287,20 +287,20 @@ def test_rust_batch_rejects_bad_arrays():
 
     X = np.zeros((3, 2))
     y = np.array([1.0, -1.0, 1.0])
+    dual = _core.LocalOptions(1.0)
     with pytest.raises(ValueError, match="sigma must have shape"):
-        _core.solve_local(X, y, np.ones((2, 4)), np.ones((2, 4)), c=1.0)
+        _core.solve_local(X, y, np.ones((2, 4)), np.ones((2, 4)), options=dual)
     with pytest.raises(ValueError, match="cross must have the shape of sigma"):
-        _core.solve_local(X, y, np.ones((2, 3)), np.ones((3, 3)), c=1.0)
-    with pytest.raises(ValueError, match=r"cross .* is needed unless primal=True"):
-        _core.solve_local(X, y, np.ones((2, 3)), None, c=1.0)
-    with pytest.raises(ValueError, match=r"queries .* need primal=True"):
-        _core.solve_local(X, y, np.ones((2, 3)), None, c=1.0, queries=np.ones((2, 2)))
+        _core.solve_local(X, y, np.ones((2, 3)), np.ones((3, 3)), options=dual)
+    with pytest.raises(ValueError, match=r"cross .* is needed unless the primal solver"):
+        _core.solve_local(X, y, np.ones((2, 3)), None, options=dual)
+    primal = _core.LocalOptions(1.0, primal=_core.LocalPrimal(queries=np.ones((2, 3))))
     with pytest.raises(ValueError, match=r"queries must have shape \(2, 2\)"):
-        _core.solve_local(X, y, np.ones((2, 3)), None, c=1.0, primal=True, queries=np.ones((2, 3)))
+        _core.solve_local(X, y, np.ones((2, 3)), None, options=primal)
     with pytest.raises(ValueError, match="C must be a positive"):
-        _core.solve_local(X, y, np.ones((2, 3)), np.ones((2, 3)), c=-1.0)
+        _core.solve_local(X, y, np.ones((2, 3)), np.ones((2, 3)), options=_core.LocalOptions(-1.0))
     with pytest.raises(ValueError, match="similarities must be finite"):
-        _core.solve_local(X, y, np.full((2, 3), np.nan), np.ones((2, 3)), c=1.0)
+        _core.solve_local(X, y, np.full((2, 3), np.nan), np.ones((2, 3)), options=dual)
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,8 @@ def test_core_kernel_matrix_too_large_is_a_memory_error():
 def test_core_flsa_block_too_large_names_on_the_fly():
     _expect_memory_error(
         "from localsvm import _core\n"
-        "_core.flsa_path(X, np.where(y == 1, 1.0, -1.0), np.arange(n), gram='precomputed')",
+        "_core.flsa_path(X, np.where(y == 1, 1.0, -1.0), np.arange(n),\n"
+        "                options=_core.FLSAOptions(gram=_core.FLSAGram.PRECOMPUTED))",
         "30000 × 30000 kernel matrix",
         "gram='on_the_fly'",
     )

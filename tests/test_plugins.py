@@ -240,3 +240,53 @@ def test_registry_follows_plugins_that_come_and_go():
         # cache still holds the old set when the new plugin arrives.
         del mod, engine
     assert not any(name.startswith("short-lived") for name in localsvm.list_engines())
+
+
+class BrokenBackend(localsvm.SolverBackend):
+    """A third-party backend whose ``solve`` breaks the contract: it returns
+    ``answer(rust_solution)`` instead of the solution."""
+
+    priority = -1
+    capabilities = localsvm.Capabilities(
+        warm_start=True,
+        subset=True,
+        box_only=True,
+        equality_per_label=True,
+        equality_start=True,
+    )
+
+    def __init__(self, name, answer):
+        self.name = name
+        self.answer = answer
+
+    def solve(self, problem: QPProblem):
+        return self.answer(localsvm.get_backend("rust").solve(problem))
+
+
+def _short_alpha(sol):
+    sol.alpha = sol.alpha[:-1]
+    return sol
+
+
+def _text_rho(sol):
+    sol.rho = "0.5"
+    return sol
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (lambda sol: None, r"backend 'broken' returned NoneType from solve\(\)"),
+        (lambda sol: (sol.alpha, sol.rho), r"backend 'broken' returned tuple from solve\(\)"),
+        (_short_alpha, r"backend 'broken' returned alpha of shape \(\d+,\); expected \(\d+,\)"),
+        (_text_rho, r"backend 'broken' returned rho of type str"),
+    ],
+)
+@pytest.mark.parametrize("make", ["SVC", "NuSVC", "SVR", "OneClassSVM", "LocalSVC"])
+def test_a_backend_that_breaks_the_solve_contract_is_named(plugin, answer, message, make):
+    plugin(localsvm_register_backends=lambda register: register(BrokenBackend("broken", answer)))
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    est = getattr(localsvm, make)(backend="broken")
+    with pytest.raises(TypeError, match=message):
+        est.fit(X) if make == "OneClassSVM" else est.fit(X, y)

@@ -12,7 +12,7 @@ import pytest
 from localsvm_experiments import EXPERIMENTS, load
 from localsvm_experiments.flsa import config
 
-from conftest import FullRunFigure, off_the_full_run, png_width
+from conftest import FullRunFigure, off_the_full_run, png_width, saved_figures
 
 
 def test_flsa_is_registered():
@@ -85,28 +85,15 @@ def test_command_line_help():
     assert "--quick" in proc.stdout and "--realizations" in proc.stdout
 
 
-#: Test accuracy (%) per data set / method of the full runs in the README
-#: (``reproduce flsa``: 3 realizations at the paper's sizes, 5-fold CV):
-#: (mean, sample std), as printed by the runs of 2026-12-02 (banana, splice
-#: and image in one run, ringnorm in another).
-FULL_ACCURACY = {
-    "banana/FLSA": (87.54, 0.72),
-    "banana/RFLSA": (88.52, 0.41),
-    "banana/SVM": (88.30, 1.00),
-    "banana/LS-SVM": (88.88, 0.25),
-    "splice/FLSA": (87.72, 0.89),
-    "splice/RFLSA": (88.21, 0.97),
-    "splice/SVM": (88.80, 1.03),
-    "splice/LS-SVM": (89.21, 0.39),
-    "image/FLSA": (97.16, 0.90),
-    "image/RFLSA": (97.10, 0.45),
-    "image/SVM": (96.93, 0.65),
-    "image/LS-SVM": (97.52, 0.55),
-    "ringnorm/FLSA": (98.54, 0.09),
-    "ringnorm/RFLSA": (98.60, 0.26),
-    "ringnorm/SVM": (98.33, 0.11),
-    "ringnorm/LS-SVM": (98.61, 0.23),
-}
+#: Test accuracy (%) per data set / method of the full runs whose saved
+#: outputs the reproduction page includes (``reproduce flsa``: 3 realizations
+#: at the paper's sizes, 5-fold CV; banana, splice and image in one run,
+#: ringnorm in another): (mean, sample std).
+FULL_ACCURACY = saved_figures(
+    ["flsa-banana-splice-image", "flsa-ringnorm"],
+    r"^(?P<data>\w+)\s+\d+/\d+ (?P<method>\S+)\s+(?P<mean>[\d.]+) ± (?P<std>[\d.]+)\s",
+    "{data}/{method}",
+)
 
 #: The same rows printed by the ``--quick`` run of 2026-12-01 (1 realization,
 #: 3 folds, small sets and grids): they measure the quick protocol's gap to

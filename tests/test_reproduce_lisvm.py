@@ -11,7 +11,7 @@ import pytest
 from localsvm_experiments import EXPERIMENTS
 from localsvm_experiments.lisvm import DATASETS, methods, print_table
 
-from conftest import FullRunFigure, off_the_full_run, png_width, run_reproduce
+from conftest import FullRunFigure, off_the_full_run, png_width, run_reproduce, saved_figures
 
 
 @pytest.fixture(scope="module")
@@ -72,35 +72,16 @@ def test_table_spread_is_the_sample_standard_deviation():
     assert summary[0]["error_std"] == pytest.approx(100 * np.std([0.1, 0.2], ddof=1))
 
 
-#: Final validation error (%) per data set / method of the full run in the
-#: README (``reproduce lisvm`` of 2026-12-01: 5 realizations, the whole
-#: training set streamed): (mean, sample std).
-FULL_ERROR = {
-    "banana/LISVM 0.1 reprocess=0": (12.61, 1.81),
-    "banana/LISVM 0.1": (11.28, 0.66),
-    "banana/LISVM 0.01 reprocess=0": (11.48, 0.90),
-    "banana/LISVM 0.01": (11.18, 0.71),
-    "banana/LISVM 0.001 reprocess=0": (11.46, 0.70),
-    "banana/LISVM 0.001": (11.13, 0.65),
-    "banana/rebatch": (11.17, 0.66),
-    "banana/batch SVM": (11.17, 0.66),
-    "ringnorm/LISVM 0.1 reprocess=0": (2.23, 0.22),
-    "ringnorm/LISVM 0.1": (1.83, 0.23),
-    "ringnorm/LISVM 0.01 reprocess=0": (2.14, 0.35),
-    "ringnorm/LISVM 0.01": (1.86, 0.24),
-    "ringnorm/LISVM 0.001 reprocess=0": (2.10, 0.31),
-    "ringnorm/LISVM 0.001": (1.84, 0.21),
-    "ringnorm/rebatch": (1.83, 0.20),
-    "ringnorm/batch SVM": (1.92, 0.20),
-    "diabetis/LISVM 0.1 reprocess=0": (27.00, 1.27),
-    "diabetis/LISVM 0.1": (25.30, 2.05),
-    "diabetis/LISVM 0.01 reprocess=0": (26.80, 1.79),
-    "diabetis/LISVM 0.01": (25.60, 2.10),
-    "diabetis/LISVM 0.001 reprocess=0": (26.60, 1.19),
-    "diabetis/LISVM 0.001": (25.30, 2.31),
-    "diabetis/rebatch": (25.50, 2.52),
-    "diabetis/batch SVM": (25.90, 2.07),
-}
+#: Final validation error (%) per data set / method of the full run whose
+#: saved output the reproduction page includes (``docs/results/lisvm.txt``:
+#: ``reproduce lisvm``, 5 realizations, the whole training set streamed):
+#: (mean, sample std).
+FULL_ERROR = saved_figures(
+    ["lisvm"],
+    r"^(?P<data>banana|ringnorm|diabetis)\s+(?P<method>\S.*?)\s{2,}"
+    r"(?P<mean>[\d.]+) ± (?P<std>[\d.]+)\s",
+    "{data}/{method}",
+)
 
 #: The same rows printed by the ``--quick`` run of 2026-12-01 (realization 0,
 #: 80 examples per stream): they measure the quick protocol's gap to the full

@@ -12,7 +12,14 @@ import pytest
 from localsvm_experiments import EXPERIMENTS, load
 from localsvm_experiments.lsvm import DATASETS, METHODS, load_binary
 
-from conftest import FullRunFigure, off_the_full_run, png_width, run_reproduce
+from conftest import (
+    FullRunFigure,
+    off_the_full_run,
+    png_width,
+    run_reproduce,
+    saved_figures,
+    saved_output,
+)
 
 
 @pytest.fixture(scope="module")
@@ -156,32 +163,16 @@ def test_yeast_groups_match_uci_counts():
     assert int(np.sum(d.y == 1)) == 44 + 51 + 163
 
 
-#: Mean accuracy (%) per data set / method of the full runs in the README
-#: (``reproduce lsvm --datasets breast``, ``yeast`` and ``iris,glass
-#: --skip-figure`` of 2026-12-01/02: 10 splits of 1/5 train, 4/5 test, 10-fold
-#: CV over the full grids): (mean, sample std).
-FULL_TABLE1 = {
-    "breast/SVM": (95.79, 0.77),
-    "breast/KNN": (95.45, 0.93),
-    "breast/HLSVM": (94.79, 1.21),
-    "breast/SLSVM": (95.23, 1.18),
-    "breast/PSVM": (94.34, 1.39),
-    "glass/SVM": (91.59, 3.16),
-    "glass/KNN": (91.28, 2.97),
-    "glass/HLSVM": (91.40, 2.87),
-    "glass/SLSVM": (91.04, 2.05),
-    "glass/PSVM": (91.71, 3.69),
-    "iris/SVM": (95.75, 1.54),
-    "iris/KNN": (95.33, 1.81),
-    "iris/HLSVM": (95.58, 1.47),
-    "iris/SLSVM": (95.25, 1.42),
-    "iris/PSVM": (92.83, 5.37),
-    "yeast/SVM": (92.62, 0.49),
-    "yeast/KNN": (90.32, 0.74),
-    "yeast/HLSVM": (90.58, 0.84),
-    "yeast/SLSVM": (92.45, 0.45),
-    "yeast/PSVM": (92.01, 0.68),
-}
+#: Mean accuracy (%) per data set / method of the full runs whose saved
+#: outputs the reproduction page includes (``reproduce lsvm --datasets
+#: breast``, ``yeast`` and ``iris,glass --skip-figure``: 10 splits of 1/5
+#: train, 4/5 test, 10-fold CV over the full grids): (mean, sample std).
+FULL_TABLE1 = saved_figures(
+    ["lsvm-breast", "lsvm-yeast", "lsvm-iris-glass"],
+    r"^(?P<data>breast|glass|iris|yeast)\s+(?P<method>\S+)\s+[\d.]+\s+"
+    r"(?P<mean>[\d.]+) ±\s+(?P<std>[\d.]+)\s",
+    "{data}/{method}",
+)
 
 #: The same rows printed by the ``--quick`` run of 2026-12-01 (the first 2 of
 #: the 10 splits, 3 folds, the quick grids): they measure the quick
@@ -212,18 +203,22 @@ QUICK_TABLE1 = {
 #: Test examples per split (4/5 of each set), the same in both protocols.
 TEST_SIZES = {"breast": 560, "glass": 164, "iris": 120, "yeast": 1184}
 
+
+def _runtime_accuracy_at_600() -> dict[str, float]:
+    """Figure 4's test-accuracy row at 600 test examples in the saved full
+    run ``docs/results/lsvm-runtime.txt``: {method: accuracy %}."""
+    lines = saved_output("lsvm-runtime").splitlines()
+    at = lines.index("Test accuracy (%):")
+    methods = re.split(r"\s{2,}", lines[at + 1].strip())[1:]  # after "n_test"
+    row = next(line.split() for line in lines[at + 2 :] if line.split()[0] == "600")
+    return dict(zip(methods, map(float, row[1:]), strict=True))
+
+
 #: Figure-4 test accuracy (%) at 600 test examples, the size both protocols
-#: run: the full run of 2026-12-02 (``reproduce lsvm --skip-table --runtime``,
-#: 300 + 300 training examples, one draw, so no spread) and the quick run of
+#: run: the saved full run (``reproduce lsvm --skip-table --runtime``, 300 +
+#: 300 training examples, one draw, so no spread) and the quick run of
 #: 2026-12-01 (150 + 150), whose gap the tolerance allows for.
-FULL_RUNTIME_ACCURACY = {
-    "SVM": 89.83,
-    "SVM (sklearn)": 89.83,
-    "KNN": 60.83,
-    "HLSVM": 88.17,
-    "SLSVM": 91.17,
-    "PSVM": 86.00,
-}
+FULL_RUNTIME_ACCURACY = _runtime_accuracy_at_600()
 QUICK_RUNTIME_ACCURACY = {
     "SVM": 83.67,
     "SVM (sklearn)": 83.67,

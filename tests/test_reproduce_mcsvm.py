@@ -11,7 +11,7 @@ import pytest
 from localsvm_experiments import EXPERIMENTS, load
 from localsvm_experiments.mcsvm import DATASETS, METHODS
 
-from conftest import FullRunFigure, off_the_full_run, run_reproduce
+from conftest import FullRunFigure, off_the_full_run, run_reproduce, saved_figures
 
 
 @pytest.fixture(scope="module")
@@ -75,34 +75,16 @@ def test_command_line_help():
     assert "--quick" in proc.stdout and "--bench" in proc.stdout
 
 
-#: Test accuracy (%) per data set / method of the full runs in the README:
-#: (mean, sample std). Segment and heart/vehicle: ``reproduce mcsvm
-#: --datasets segment`` (2026-12-01) and ``--datasets heart,vehicle``
-#: (2026-12-02), 3 realizations of a stratified 70/30 split, 5-fold CV over
-#: the 6 × 4 grid. Waveform: ``--datasets waveform`` (2026-12-02), the same
-#: protocol.
-FULL_TABLE1 = {
-    "segment/MCSVM full": (96.01, 0.83),
-    "segment/MCSVM": (95.96, 1.13),
-    "segment/OvR": (97.02, 0.98),
-    "segment/OvO": (96.54, 0.38),
-    "segment/ECOC": (97.21, 0.65),
-    "heart/MCSVM full": (81.48, 1.23),
-    "heart/MCSVM": (81.48, 1.23),
-    "heart/OvR": (83.13, 2.85),
-    "heart/OvO": (83.13, 2.85),
-    "heart/ECOC": (83.13, 2.85),
-    "vehicle/MCSVM full": (82.68, 1.42),
-    "vehicle/MCSVM": (82.02, 0.82),
-    "vehicle/OvR": (84.38, 1.59),
-    "vehicle/OvO": (85.30, 0.45),
-    "vehicle/ECOC": (84.25, 3.94),
-    "waveform/MCSVM full": (86.31, 0.89),
-    "waveform/MCSVM": (86.60, 0.82),
-    "waveform/OvR": (86.71, 1.07),
-    "waveform/OvO": (86.87, 0.83),
-    "waveform/ECOC": (86.73, 0.97),
-}
+#: Test accuracy (%) per data set / method of the full runs whose saved
+#: outputs the reproduction page includes: (mean, sample std). ``reproduce
+#: mcsvm --datasets segment``, ``--datasets waveform`` and ``--datasets
+#: heart,vehicle``, 3 realizations of a stratified 70/30 split each, 5-fold CV
+#: over the 6 × 4 grid.
+FULL_TABLE1 = saved_figures(
+    ["mcsvm-segment", "mcsvm-waveform", "mcsvm-heart-vehicle"],
+    r"^(?P<data>\w+)\s+\d+/\d+ (?P<method>\S.*?)\s+(?P<mean>[\d.]+) ± (?P<std>[\d.]+)\s",
+    "{data}/{method}",
+)
 
 #: The same rows printed by the ``--quick`` run of 2026-12-01 (one
 #: realization, 240 training examples, 3 folds, a 2 × 1 grid): they measure

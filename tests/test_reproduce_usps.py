@@ -11,19 +11,19 @@ import pytest
 from localsvm_experiments import EXPERIMENTS
 from localsvm_experiments.usps import CASES, smooth
 
-from conftest import FullRunFigure, off_the_full_run, run_reproduce
+from conftest import FullRunFigure, off_the_full_run, run_reproduce, saved_figures
 
-#: Test error (%) per case of the full run in the README (``reproduce usps``
-#: of 2026-12-01: all 7291 training / 2007 test digits, the data set's one
-#: split, so no spread).
+#: Test error (%) per case of the full run whose saved output the
+#: reproduction page includes (``docs/results/usps.txt``: ``reproduce usps``,
+#: all 7291 training / 2007 test digits, the data set's one split, so no
+#: spread).
 FULL = {
-    "RBF 1/250, C = 10, ovr, σ = 2 3×3": 4.78,
-    "RBF 1/250, C = 10, ovr, σ = 2 5×5": 5.63,
-    "RBF 1/250, C = 10, ovr, σ = 2 whole": 6.98,
-    "poly (x·y)³, C = 10, ovr, σ = 2 3×3": 4.83,
-    "poly (x·y)³, C = 10, ovr, σ = 2 5×5": 5.48,
-    "poly (x·y)³, C = 10, ovr, σ = 2 whole": 5.83,
-    "RBF, C = 10, one-vs-one, gamma='scale', raw": 4.73,
+    case: mean
+    for case, (mean, _) in saved_figures(
+        ["usps"],
+        r"^(?P<case>\S.*?)\s{2,}(?:—|[\d.]+)\s+(?P<mean>[\d.]+)\s+(?:—|[+-][\d.]+)\s+\d+\s+[\d.]+$",
+        "{case}",
+    ).items()
 }
 
 #: The same cases printed by the ``--quick`` run of 2026-12-01 (the first 1000

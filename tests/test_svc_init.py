@@ -130,7 +130,8 @@ def test_blocked_gradient_equals_the_column_gradient():
     want_g = Q @ alpha - 1.0
     at_upper = alpha >= upper
     want_gbar = Q[:, at_upper] @ upper[at_upper]
-    g, gbar, path = _core.dual_gradient(X, y, upper, alpha, kernel=spec.core(), precision="float64")
+    f64 = _core.SolverSettings(precision="float64")
+    g, gbar, path = _core.dual_gradient(X, y, upper, alpha, kernel=spec.core(), settings=f64)
     assert path == "float64"
     scale = np.abs(want_g).max()
     np.testing.assert_allclose(g, want_g, rtol=0, atol=1e-10 * scale)
@@ -139,7 +140,7 @@ def test_blocked_gradient_equals_the_column_gradient():
     Xbig = np.vstack([rng.normal(size=(40, d)), X])
     rows = np.arange(40, 40 + n, dtype=np.int64)
     g2, _, _ = _core.dual_gradient(
-        Xbig, y, upper, alpha, kernel=spec.core(), rows=rows, precision="float64"
+        Xbig, y, upper, alpha, kernel=spec.core(), settings=f64, options=_core.QPOptions(rows=rows)
     )
     np.testing.assert_allclose(g2, want_g, rtol=0, atol=1e-10 * scale)
     g3, gbar3, path3 = _core.dual_gradient(
@@ -151,10 +152,14 @@ def test_blocked_gradient_equals_the_column_gradient():
     # The solve from the blocked gradient, from the supplied one and from
     # the column fill: the same iterations and solution.
     settings = _core.SolverSettings(precision="float64", tol=1e-6)
-    common = dict(kernel=spec.core(), alpha0=alpha, settings=settings)
-    columns = _core.solve_qp(X, y, upper, **common)
-    blocked = _core.solve_qp(X, y, upper, **common, start="blocked")
-    given = _core.solve_qp(X, y, upper, **common, start=(g, gbar))
+    common = dict(kernel=spec.core(), settings=settings)
+    columns = _core.solve_qp(X, y, upper, **common, options=_core.QPOptions(alpha0=alpha))
+    blocked = _core.solve_qp(
+        X, y, upper, **common, options=_core.QPOptions(alpha0=alpha, start="blocked")
+    )
+    given = _core.solve_qp(
+        X, y, upper, **common, options=_core.QPOptions(alpha0=alpha, start=(g, gbar))
+    )
     assert blocked.start_evaluations == n * np.count_nonzero(alpha)
     assert columns.start_evaluations == 0 and given.start_evaluations == 0
     for sol in (blocked, given):
@@ -175,22 +180,28 @@ def test_supplied_gradient_is_checked():
     upper = np.ones(n)
     alpha = _feasible_start(y, upper, rng)
     g, gbar, _ = _core.dual_gradient(X, y, upper, alpha)
+
+    def solve(**options):
+        return _core.solve_qp(X, y, upper, options=_core.QPOptions(**options))
+
     with pytest.raises(ValueError, match="gradient"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, start=(g[:-1], gbar))
+        solve(alpha0=alpha, start=(g[:-1], gbar))
     with pytest.raises(ValueError, match="gradient_upper"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, start=(g, np.ones(n + 1)))
+        solve(alpha0=alpha, start=(g, np.ones(n + 1)))
     bad = g.copy()
     bad[3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, start=(bad, gbar))
+        solve(alpha0=alpha, start=(bad, gbar))
     with pytest.raises(TypeError, match="pair"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, start=g)
+        solve(alpha0=alpha, start=g)
     with pytest.raises(ValueError, match="'blocked'"):
-        _core.solve_qp(X, y, upper, alpha0=alpha, start="columns")
+        solve(alpha0=alpha, start="columns")
     with pytest.raises(ValueError, match="equality"):
-        _core.solve_qp(X, y, upper, constraint="box", start="blocked")
+        solve(constraint=_core.QPConstraint.BOX, start="blocked")
     with pytest.raises(ValueError, match="alpha"):
         _core.dual_gradient(X, y, upper, alpha[:-1])
+    with pytest.raises(ValueError, match="alpha0"):
+        _core.dual_gradient(X, y, upper, alpha, options=_core.QPOptions(alpha0=alpha))
     # Through the backend interface.
     problem = QPProblem(X=X, y=y, upper=upper, alpha0=alpha, start_gradient=(g[:-1], gbar))
     with pytest.raises(ValueError, match="start_gradient"):

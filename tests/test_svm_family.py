@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn import svm
 from sklearn.datasets import load_iris, make_blobs, make_friedman1, make_regression
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.preprocessing import StandardScaler
 
@@ -451,3 +452,178 @@ def test_verbose_fit_reports_the_solve(Est, caplog):
     with caplog.at_level(logging.INFO, logger="localsvm"):
         Est(verbose=2).fit(X, y)
     assert any(f"{Est.__name__} fit:" in r.getMessage() for r in caplog.records)
+
+
+# ---------------------------------------------------------------- nu-SVC margin
+
+
+def _libsvm_nu_labels(X, y, nu, kernel, gamma, tol):
+    """Training labels of libsvm-official's nu-SVC (the C library itself)."""
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    t = {"linear": 0, "rbf": 2}[kernel]
+    labels = [1.0 if v == y.max() else -1.0 for v in y]
+    rows = [[float(v) for v in row] for row in X]
+    param = svmutil.svm_parameter(f"-s 1 -t {t} -n {nu} -g {gamma} -e {tol} -q")
+    model = svmutil.svm_train(svmutil.svm_problem(labels, rows), param)
+    pred = np.array(svmutil.svm_predict(labels, rows, model, "-q")[0])
+    return np.where(pred > 0, y.max(), y.min())
+
+
+def _nu_sets():
+    rng = np.random.RandomState(1)
+    X = rng.randn(120, 2)
+    yield "overlap", X, (rng.rand(120) > 0.5).astype(int)
+    X = rng.randn(120, 2)
+    yield "separable", X, (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int)
+    X = rng.randn(60, 2)
+    y = (rng.rand(60) > 0.5).astype(int)
+    X[y == 1] += 1e-6  # near-duplicates with opposite labels
+    yield "near-duplicates", X, y
+    X = rng.randn(80, 3) * 1e3
+    yield "large", X, (X[:, 0] > 0).astype(int)
+    X = np.array([[0, 421.5], [-797.2, 0], [-663, 365.8], [0, 0], [0, -415], [266.2, 999]])
+    yield "six", X, np.array([0, 1, 1, 1, 0, 0])
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_nusvc_refuses_or_agrees_with_libsvm_on_a_grid_of_nu(kernel):
+    # Near r = 0 the coefficients alpha / r are not determined (LIBSVM
+    # returns them anyway, of size 1/r and with arbitrary labels): a
+    # ValueError, or LIBSVM's labels. tol is tight enough for both solvers'
+    # labels to be settled on the points inside the margin.
+    refused = agreed = 0
+    for name, X, y in _nu_sets():
+        gamma = 1.0 / (X.shape[1] * X.var())
+        for nu in (1e-6, 1e-3, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0):
+            try:
+                ours = NuSVC(nu=nu, kernel=kernel, gamma=gamma, tol=1e-5).fit(X, y)
+            except ValueError as exc:
+                assert "nu" in str(exc), (name, nu, str(exc))
+                refused += 1
+                continue
+            assert np.all(np.isfinite(ours.dual_coef_)), (name, nu)
+            theirs = _libsvm_nu_labels(X, y, nu, kernel, gamma, 1e-5)
+            agreement = np.mean(ours.predict(X) == theirs)
+            assert agreement >= 0.99, (name, nu, agreement)
+            agreed += 1
+    assert refused and agreed  # both outcomes occur on this grid
+
+
+def test_nusvc_tiny_nu_is_refused_not_divided_by_zero():
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 4)
+    y = X[:, 0] + 0.5 * X[:, 1] > 0
+    with pytest.raises(ValueError, match="margin variable r"):
+        NuSVC(nu=1e-200).fit(X, y)
+
+
+def test_nusvc_degenerate_margin_is_refused():
+    # LIBSVM returns dual coefficients of about 3e9 here; the margin r is
+    # at the rounding of kernel values of size 1e6.
+    X = np.array([[0, 421.5], [-797.2, 0], [-663, 365.8], [0, 0], [0, -415], [266.2, 999]])
+    y = np.array([0, 1, 1, 1, 0, 0])
+    with pytest.raises(ValueError, match="margin variable r"):
+        NuSVC(kernel="linear", nu=0.1).fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["linear", "poly", "rbf", "sigmoid", "precomputed"])
+def test_nu_margin_floor_follows_the_kernel_value_scale(name):
+    from localsvm.svc import kernel_value_scale
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 3) * 50.0
+    spec = KernelSpec(name, gamma=0.01, coef0=1.0, degree=2)
+    rows = np.arange(3, 25)
+    S = float((X[rows] ** 2).sum(axis=1).max())
+    want = {
+        "linear": S,
+        "poly": (0.01 * S + 1.0) ** 2,
+        "rbf": max(1.0, 0.02 * S),
+        "sigmoid": max(1.0, 0.01 * S + 1.0),
+    }
+    if name == "precomputed":
+        K = X @ X.T
+        assert kernel_value_scale(spec, K, rows) == np.abs(K[np.ix_(rows, rows)]).max()
+    else:
+        np.testing.assert_allclose(kernel_value_scale(spec, X, rows), want[name], rtol=1e-12)
+        sparse = kernel_value_scale(spec, sp.csr_matrix(X), rows)
+        np.testing.assert_allclose(sparse, want[name], rtol=1e-12)
+
+
+def test_nusvc_at_the_feasibility_limit_is_refused():
+    # nu = 2 · min(n_i, n_j) / n: every sample of the smaller class at its
+    # bound, the margin unbounded above (LIBSVM's intercept is NaN).
+    X, _ = make_blobs(n_samples=40, centers=2, random_state=0)
+    y = np.r_[np.zeros(10), np.ones(30)]
+    with pytest.raises(ValueError, match="largest nu"):
+        NuSVC(nu=0.5).fit(X, y)
+    NuSVC(nu=0.45).fit(X, y)
+
+
+# ------------------------------------------------------------- non-finite C
+
+
+def test_svr_hard_margin_matches_libsvm():
+    X, y = make_regression(n_samples=80, n_features=3, noise=5, random_state=0)
+    y = y / y.std()
+    ours = SVR(C=np.inf, tol=1e-5).fit(X, y)
+    theirs = svm.SVR(C=np.inf, tol=1e-5).fit(X, y)
+    assert np.abs(ours.predict(X) - theirs.predict(X)).max() <= 1e-2 * y.std()
+
+
+@pytest.mark.parametrize("C", [np.inf, np.nan, -np.inf])
+def test_nusvr_refuses_non_finite_C(C):
+    # nu-SVR's coefficients sum to C * nu * n: LIBSVM's model at C = inf is
+    # not finite (scikit-learn raises after the fit).
+    X, y = make_regression(n_samples=30, n_features=3, random_state=0)
+    with pytest.raises(ValueError, match="'C' parameter of NuSVR"):
+        NuSVR(C=C).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["SVC", "SVR", "NuSVR", "CellSVC", "LocalSVC", "ProfileSVC", "IncrementalSVC", "ClusterSVC"],
+)
+@pytest.mark.parametrize("C", [np.nan, -np.inf])
+def test_nan_and_negative_infinite_C_are_refused_by_every_estimator(name, C):
+    import localsvm
+
+    X, y = make_blobs(n_samples=30, centers=2, random_state=0)
+    with pytest.raises(ValueError, match=f"'C' parameter of {name}"):
+        getattr(localsvm, name)(C=C).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "name", ["CellSVC", "LocalSVC", "ProfileSVC", "IncrementalSVC", "ClusterSVC"]
+)
+def test_estimators_without_a_hard_margin_refuse_infinite_C(name):
+    import localsvm
+
+    X, y = make_blobs(n_samples=30, centers=2, random_state=0)
+    with pytest.raises(ValueError, match=f"'C' parameter of {name}"):
+        getattr(localsvm, name)(C=np.inf).fit(X, y)
+
+
+def test_hard_margin_with_a_cap_of_yours_keeps_the_capped_solve():
+    X, y = make_blobs(n_samples=40, centers=2, cluster_std=3.0, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        est = SVC(C=np.inf, max_iter=1000).fit(X, y)
+    assert est.fit_status_ == 1 and np.all(np.isfinite(est.dual_coef_))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("Est", "kw", "model"),
+    [
+        (SVC, {"kernel": "linear"}, "separates the classes"),
+        (SVR, {"kernel": "linear", "epsilon": 0.01}, "fits every target within epsilon"),
+    ],
+)
+def test_hard_margin_without_a_model_is_refused(Est, kw, model):
+    # LIBSVM never stops on these (its coefficients grow without bound); the
+    # solver's safety cap (10^7 iterations) does, and the fit refuses.
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 2)
+    y = (rng.rand(40) > 0.5).astype(int) if Est is SVC else X[:, 0] + rng.randn(40)
+    with pytest.raises(ValueError, match=f"C=inf .* no model {model}"):
+        Est(C=np.inf, **kw).fit(X, y)

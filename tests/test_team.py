@@ -30,7 +30,8 @@ def solve_calls(monkeypatch):
 
     def spy(*args, **kwargs):
         out = real(*args, **kwargs)
-        calls.append((kwargs.get("threads", 1), out.threads))
+        options = kwargs.get("options")
+        calls.append((1 if options is None else options.threads, out.threads))
         return out
 
     monkeypatch.setattr(_core, "solve_qp", spy)
@@ -58,8 +59,8 @@ def test_float64_path_is_identical_too(data):
         kernel=_core.Kernel("rbf", 0.2),
         settings=_core.SolverSettings(precision="float64", cache_size=8.0),
     )
-    a = _core.solve_qp(X, labels, np.ones(N), threads=1, **kw)
-    b = _core.solve_qp(X, labels, np.ones(N), threads=2, **kw)
+    a = _core.solve_qp(X, labels, np.ones(N), options=_core.QPOptions(threads=1), **kw)
+    b = _core.solve_qp(X, labels, np.ones(N), options=_core.QPOptions(threads=2), **kw)
     assert (a.threads, b.threads) == (1, 2)
     np.testing.assert_array_equal(a.alpha, b.alpha)
     assert (a.n_iter, a.rho) == (b.n_iter, b.rho)
@@ -69,11 +70,17 @@ def test_small_and_sparse_problems_stay_on_one_thread(data):
     X, y = data
     labels = np.where(y == 1, 1.0, -1.0)
     small = _core.solve_qp(
-        X[:500], labels[:500], np.ones(500), kernel=_core.Kernel("rbf", 0.2), threads=2
+        X[:500],
+        labels[:500],
+        np.ones(500),
+        kernel=_core.Kernel("rbf", 0.2),
+        options=_core.QPOptions(threads=2),
     )
     assert small.threads == 1
     Xs = core_rows(sp.csr_matrix(np.where(np.abs(X) > 1.0, X, 0.0)), keep_sparse=True)
-    sparse = _core.solve_qp(Xs, labels, np.ones(N), kernel=_core.Kernel("rbf", 0.2), threads=2)
+    sparse = _core.solve_qp(
+        Xs, labels, np.ones(N), kernel=_core.Kernel("rbf", 0.2), options=_core.QPOptions(threads=2)
+    )
     assert sparse.threads == 1
 
 
@@ -91,7 +98,7 @@ def test_parallel_binary_problems_do_not_oversubscribe(data, solve_calls):
 def test_thread_counts_are_validated():
     X = np.eye(2)
     with pytest.raises(ValueError, match="threads"):
-        _core.solve_qp(X, np.array([1.0, -1.0]), np.ones(2), threads=0)
+        _core.QPOptions(threads=0)
     with pytest.raises(ValueError, match="n_threads"):
         QPProblem(X=X, y=np.array([1.0, -1.0]), upper=np.ones(2), n_threads=0).validate()
     with pytest.raises(TypeError, match="n_threads"):

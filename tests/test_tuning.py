@@ -34,7 +34,7 @@ def _grid(est, grid, X, y, **kw):
 
 def test_binary_scores_match_grid_search(binary):
     X, y = binary
-    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, tol=1e-6).fit(X, y)
+    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, tol=1e-6, cv_tol=1e-6).fit(X, y)
     ref = _grid(SVC(tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=5)
     assert ours.cv_results_["params"] == ref.cv_results_["params"]
     np.testing.assert_allclose(
@@ -56,7 +56,7 @@ def test_binary_scores_match_grid_search(binary):
 def test_multiclass_and_scorer_match_grid_search():
     X, y = load_iris(return_X_y=True)
     for scoring in (None, "balanced_accuracy", "f1_macro"):
-        ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, scoring=scoring, tol=1e-6).fit(X, y)
+        ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, scoring=scoring, tol=1e-6, cv_tol=1e-6).fit(X, y)
         ref = _grid(SVC(tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=5, scoring=scoring)
         np.testing.assert_allclose(
             ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
@@ -67,7 +67,7 @@ def test_multiclass_and_scorer_match_grid_search():
 
 def test_decision_function_scorer_matches_grid_search(binary):
     X, y = binary
-    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, scoring="roc_auc", tol=1e-6).fit(X, y)
+    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, scoring="roc_auc", tol=1e-6, cv_tol=1e-6).fit(X, y)
     ref = _grid(SVC(tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=3, scoring="roc_auc")
     np.testing.assert_allclose(
         ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-4
@@ -77,7 +77,7 @@ def test_decision_function_scorer_matches_grid_search(binary):
 def test_svrcv_matches_grid_search():
     X, y = make_regression(n_samples=150, n_features=5, noise=5.0, random_state=0)
     eps = [0.1, 1.0, 5.0]
-    ours = SVRCV(Cs=CS, gammas=GAMMAS, epsilons=eps, cv=4, tol=1e-6).fit(X, y)
+    ours = SVRCV(Cs=CS, gammas=GAMMAS, epsilons=eps, cv=4, tol=1e-6, cv_tol=1e-6).fit(X, y)
     ref = _grid(SVR(tol=1e-6), {"C": CS, "epsilon": eps, "gamma": GAMMAS}, X, y, cv=4)
     assert ours.cv_results_["params"] == ref.cv_results_["params"]
     np.testing.assert_allclose(
@@ -264,3 +264,40 @@ def test_sparse_input_matches_dense(binary):
     np.testing.assert_allclose(
         dense.cv_results_["mean_test_score"], sparse.cv_results_["mean_test_score"], atol=0.02
     )
+
+
+def test_class_weight_matches_grid_search(binary):
+    X, y = binary
+    cw = {0: 1.0, 1: 3.0}
+    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, class_weight=cw, tol=1e-6, cv_tol=1e-6).fit(X, y)
+    ref = _grid(SVC(class_weight=cw, tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=3)
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+    )
+    np.testing.assert_allclose(ours.class_weight_, [1.0, 3.0])
+    with pytest.raises(ValueError, match="class_weight"):
+        SVCCV(Cs=2, gammas=2, cv=3, class_weight={7: 1.0}).fit(X, y)
+
+
+def test_shared_and_per_fold_kernels_agree(binary):
+    X, y = binary
+    a = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, kernel_matrix="shared", tol=1e-6, cv_tol=1e-6).fit(X, y)
+    b = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, kernel_matrix="per_fold", tol=1e-6, cv_tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(
+        a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"], atol=1e-9
+    )
+    for kernel in ("poly", "sigmoid"):
+        a = SVCCV(Cs=[1.0], gammas=[0.05], kernel=kernel, cv=3, kernel_matrix="shared").fit(X, y)
+        b = SVCCV(Cs=[1.0], gammas=[0.05], kernel=kernel, cv=3, kernel_matrix="per_fold").fit(X, y)
+        np.testing.assert_allclose(
+            a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"], atol=0.02
+        )
+
+
+def test_default_cv_tolerance_keeps_the_grid_choice(binary):
+    X, y = binary
+    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5).fit(X, y)
+    ref = _grid(SVC(), {"C": CS, "gamma": GAMMAS}, X, y, cv=5)
+    grid_scores = ref.cv_results_["mean_test_score"]
+    assert grid_scores[ours.best_index_] >= grid_scores.max() - 0.01
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], grid_scores, atol=0.02)

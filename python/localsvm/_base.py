@@ -964,6 +964,37 @@ class SVMDualMixin:
                     "Scale the features (e.g. StandardScaler) or lower gamma."
                 )
 
+    def _check_hard_margin(self, solutions, model: str) -> None:
+        """With ``C = inf`` (the box :data:`HARD_MARGIN_C`) and no
+        ``max_iter`` of the user's, refuse a solve that ran out of
+        iterations: that is how the dual behaves when no model of the hard
+        margin exists (its coefficients grow without bound, the objective
+        falls without bound), and the capped solution is not a model of the
+        data. LIBSVM itself never stops there.
+
+        Parameters
+        ----------
+        solutions : iterable of QPSolution
+            The solves of one fit.
+        model : str
+            What a hard-margin model does, for the message ("separates the
+            classes").
+        """
+        C = getattr(self, "C", 1.0)
+        if not (isinstance(C, Real) and math.isinf(C)) or self.max_iter != -1:
+            return
+        stopped = [s for s in solutions if not s.converged]
+        if stopped:
+            largest = max(float(np.max(s.alpha, initial=0.0)) for s in stopped)
+            raise ValueError(
+                f"C=inf (the hard margin) has no model here: {len(stopped)} dual "
+                "problem(s) ran out of the solver's iterations while their dual "
+                f"coefficients grew to {largest:.3g}, as they do without bound when no "
+                f"model {model} (or when one does only with a margin too thin for the "
+                "solver to reach). Use a finite C (or set max_iter to keep a capped "
+                "solve, with a ConvergenceWarning)"
+            )
+
     def _warn_unconverged(
         self, converged: Iterable[bool], what: str, reasons: Iterable[str] = ()
     ) -> bool:

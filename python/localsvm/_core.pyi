@@ -6,22 +6,33 @@ the parameter that avoids it, instead of aborting the interpreter.
 """
 
 from collections.abc import Callable
-from typing import Any, final
+from typing import Any, ClassVar, final
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "CPathResult",
     "CsrMatrix",
+    "FLSAGram",
+    "FLSAOptions",
     "FLSAResult",
+    "FLSASelection",
     "IncrementalLearner",
     "Kernel",
+    "LearnOptions",
     "LearnResult",
+    "LocalOptions",
+    "LocalPrimal",
     "LocalResult",
+    "QPConstraint",
+    "QPOptions",
     "QPResult",
+    "QPSolver",
     "SolverSettings",
     "__version__",
     "_raise_internal_panic",
+    "c_path",
     "decision_values",
     "decision_values_ovo",
     "dual_gradient",
@@ -189,6 +200,73 @@ class QPResult:
     def batched_rounds(self) -> int:
         """Batched working-set rounds run (0 for SMO alone)."""
 
+@final
+class QPConstraint:
+    """The constraint of :func:`solve_qp` besides the boxes (see there)."""
+
+    BOX: ClassVar[QPConstraint]
+    ZERO: ClassVar[QPConstraint]
+    START: ClassVar[QPConstraint]
+    PER_LABEL: ClassVar[QPConstraint]
+    def __int__(self) -> int: ...
+
+@final
+class QPSolver:
+    """The solver of :func:`solve_qp`: SMO alone, or batched rounds first (see there)."""
+
+    AUTO: ClassVar[QPSolver]
+    SMO: ClassVar[QPSolver]
+    BATCHED: ClassVar[QPSolver]
+    def __int__(self) -> int: ...
+
+@final
+class QPOptions:
+    """What :func:`solve_qp` solves besides ``x``, ``y`` and ``upper``, and
+    how (see there for each): the linear term ``p``, the start ``alpha0``,
+    the ``active`` variables, the ``rows`` of ``x``, the ``constraint``, the
+    ``start`` gradient, the ``threads`` and the ``solver``. Checked here:
+    ``threads`` below 1 raises ``ValueError``; a ``start`` that is not None,
+    ``'blocked'`` or a pair of float64 arrays raises ``ValueError`` (another
+    string) or ``TypeError``. :func:`dual_gradient` reads its ``p`` and
+    ``rows``."""
+
+    def __new__(
+        cls,
+        *,
+        p: npt.NDArray[np.float64] | None = None,
+        alpha0: npt.NDArray[np.float64] | None = None,
+        active: npt.NDArray[np.int64] | None = None,
+        rows: npt.NDArray[np.int64] | None = None,
+        constraint: QPConstraint = ...,
+        start: str | tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
+        threads: int = 1,
+        solver: QPSolver = ...,
+    ) -> QPOptions: ...
+    @property
+    def p(self) -> npt.NDArray[np.float64] | None:
+        """The linear term (None: −1)."""
+    @property
+    def alpha0(self) -> npt.NDArray[np.float64] | None:
+        """The feasible start (None: 0)."""
+    @property
+    def active(self) -> npt.NDArray[np.int64] | None:
+        """The variables optimised (None: all)."""
+    @property
+    def rows(self) -> npt.NDArray[np.int64] | None:
+        """The examples of ``x`` (None: all)."""
+    @property
+    def constraint(self) -> QPConstraint:
+        """The constraint besides the boxes."""
+    @property
+    def start(self) -> str | tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+        """How the start gradient is computed, or the gradient given."""
+    @property
+    def threads(self) -> int:
+        """Threads the solve may use."""
+    @property
+    def solver(self) -> QPSolver:
+        """SMO alone or batched rounds first."""
+
 def solve_qp(
     x: npt.NDArray[np.float64] | CsrMatrix,
     y: npt.NDArray[np.float64],
@@ -196,25 +274,22 @@ def solve_qp(
     *,
     kernel: Kernel | None = None,
     settings: SolverSettings | None = None,
-    p: npt.NDArray[np.float64] | None = None,
-    alpha0: npt.NDArray[np.float64] | None = None,
-    active: npt.NDArray[np.int64] | None = None,
-    rows: npt.NDArray[np.int64] | None = None,
-    constraint: str = "zero",
-    start: str | tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
+    options: QPOptions | None = None,
     progress: Callable[[int, float], object] | None = None,
-    threads: int = 1,
-    solver: str = "auto",
 ) -> QPResult:
     """Solve ``min ½αᵀQα + pᵀα`` s.t. ``0 ≤ α ≤ upper`` and ``constraint``,
     with ``Q_ij = y_i y_j K(x_i, x_j)``.
 
-    ``constraint``: ``'box'`` is the box alone; ``'zero'`` is ``yᵀα = 0``;
-    ``'start'`` keeps ``yᵀα`` at its value at ``alpha0`` (the one-class
-    dual); ``'per_label'`` keeps ``Σ_{y=+1} α`` and ``Σ_{y=−1} α`` each at
-    its value at ``alpha0`` and solves by LIBSVM's ν-solver (pairs from one
-    label set; ``QPResult.r`` is the margin variable). ``rows`` may repeat
-    an index (ε-SVR's doubled variables).
+    ``options`` (:class:`QPOptions`; None: ``QPOptions()``) holds ``p``,
+    ``alpha0``, ``active``, ``rows``, ``constraint``, ``start``, ``threads``
+    and ``solver``, the names below.
+
+    ``constraint`` (:class:`QPConstraint`): ``BOX`` is the box alone; ``ZERO``
+    is ``yᵀα = 0``; ``START`` keeps ``yᵀα`` at its value at ``alpha0`` (the
+    one-class dual); ``PER_LABEL`` keeps ``Σ_{y=+1} α`` and ``Σ_{y=−1} α``
+    each at its value at ``alpha0`` and solves by LIBSVM's ν-solver (pairs
+    from one label set; ``QPResult.r`` is the margin variable). ``rows`` may
+    repeat an index (ε-SVR's doubled variables).
 
     ``x`` holds features (a dense array, or a :class:`CsrMatrix`, which is
     always solved in float64 whatever ``settings.precision`` says), or the square
@@ -254,8 +329,8 @@ def solve_qp(
     is computed as on one thread, so ``alpha``, ``rho`` and ``n_iter`` are
     identical; sparse rows and smaller problems always use one thread.
 
-    ``solver`` (``'auto'``, ``'smo'`` or ``'batched'``, else ``ValueError``):
-    ``'batched'`` starts the C-SVC dual (``constraint='zero'``, from zero,
+    ``solver`` (:class:`QPSolver`: ``AUTO``, ``SMO`` or ``BATCHED``):
+    ``BATCHED`` starts the C-SVC dual (``constraint=ZERO``, from zero,
     no ``start``) with rounds on batched working sets (Wen, Shi, Li, He &
     Chen, "ThunderSVM: A Fast SVM Library on GPUs and CPUs", JMLR 19, 2018;
     rust/src/batched.rs): 1024 variables per round, their kernel columns in
@@ -265,7 +340,7 @@ def solve_qp(
     many as the budget holds; fewer variables per round when it holds less
     than 1024 columns) counts inside ``cache_size``. It needs dense rows, a
     kernel function and the float32 path (``ValueError`` otherwise).
-    ``'auto'`` takes it for at least 100 000 variables where it can run and
+    ``AUTO`` takes it for at least 100 000 variables where it can run and
     ``max_iter`` is -1; ``QPResult.solver`` reports what ran.
 
     The solver needs the gradient ``G = Qα₀ + p`` at its start and ``Ḡ =
@@ -275,7 +350,7 @@ def solve_qp(
     products over the support vectors of ``alpha0``, in parallel, in the
     solve's precision), for large warm starts; ``start=(G, Ḡ)`` hands over
     values the caller computed (one value per example of the problem,
-    finite, only without ``active``). Either needs ``constraint='zero'``;
+    finite, only without ``active``). Either needs ``constraint=ZERO``;
     wrong lengths or non-finite values raise ``ValueError``, any other
     ``start`` ``TypeError``. ``QPResult.start_evaluations`` and
     ``start_seconds`` report the blocked computation's cost.
@@ -288,10 +363,8 @@ def dual_gradient(
     alpha: npt.NDArray[np.float64],
     *,
     kernel: Kernel | None = None,
-    p: npt.NDArray[np.float64] | None = None,
-    rows: npt.NDArray[np.int64] | None = None,
-    precision: str = "auto",
-    tol: float = 1e-3,
+    settings: SolverSettings | None = None,
+    options: QPOptions | None = None,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], str]:
     """``(G, Ḡ, path)`` of the dual of :func:`solve_qp` at ``alpha``.
 
@@ -300,10 +373,11 @@ def dual_gradient(
     (``α_j > 0``) evaluated at every example with the blocked, parallel
     loops of :func:`decision_values` (each kernel value computed once for
     both), without the GIL and stopping on Ctrl-C. ``path`` is the kernel
-    arithmetic, chosen from ``precision`` and ``tol`` as :func:`solve_qp`
-    chooses it ('float32': sums in float32 blocks of 256; sparse rows and
-    precomputed kernels always 'float64'). ``x`` and ``rows`` as in
-    :func:`solve_qp`.
+    arithmetic, chosen from ``settings.precision`` and ``settings.tol`` as
+    :func:`solve_qp` chooses it ('float32': sums in float32 blocks of 256;
+    sparse rows and precomputed kernels always 'float64'). ``x``, and the
+    ``p`` and ``rows`` of ``options``, as in :func:`solve_qp`; options with
+    ``alpha0`` or ``active`` raise ``ValueError``.
     """
 
 def kernel_matrix(
@@ -382,8 +456,108 @@ class LocalResult:
         """The kernel path of the local problems: ``'float32'`` or ``'float64'``."""
     @property
     def primal(self) -> npt.NDArray[np.float64] | None:
-        """With ``primal=True``, each query's ``(w, b)``, shape ``(n_queries, d + 1)``
+        """With the primal solver, each query's ``(w, b)``, shape ``(n_queries, d + 1)``
         (zeros where no SVM was solved); else None."""
+
+@final
+class LocalPrimal:
+    """The primal solver of :func:`solve_local` (see there) and what it
+    starts from: ``start`` (one ``(w, b)``), ``anchors`` (an ``(index,
+    solutions)`` pair) and the ``queries``' features."""
+
+    def __new__(
+        cls,
+        *,
+        start: npt.NDArray[np.float64] | None = None,
+        anchors: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | None = None,
+        queries: npt.NDArray[np.float64] | None = None,
+    ) -> LocalPrimal: ...
+    @property
+    def start(self) -> npt.NDArray[np.float64] | None:
+        """The ``(w, b)`` every query may start from."""
+    @property
+    def anchors(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+        """Anchor examples and their local models."""
+    @property
+    def queries(self) -> npt.NDArray[np.float64] | None:
+        """The queries' features."""
+
+@final
+class LocalOptions:
+    """What :func:`solve_local` solves besides the data (see there): ``c``,
+    the ``threshold`` on ``sigma``, ``warm_start``, the dual ``start`` and
+    the ``primal`` solver (a :class:`LocalPrimal`, or None)."""
+
+    def __new__(
+        cls,
+        c: float,
+        *,
+        threshold: float = 1e-6,
+        warm_start: bool = True,
+        start: npt.NDArray[np.float64] | None = None,
+        primal: LocalPrimal | None = None,
+    ) -> LocalOptions: ...
+    @property
+    def c(self) -> float:
+        """The box scale."""
+    @property
+    def threshold(self) -> float:
+        """The smallest ``sigma`` of an example in a query's problem."""
+    @property
+    def warm_start(self) -> bool:
+        """Whether queries start from ``start``."""
+    @property
+    def start(self) -> npt.NDArray[np.float64] | None:
+        """One ``α_i`` per training example."""
+    @property
+    def primal(self) -> LocalPrimal | None:
+        """The primal solver's settings, None for the dual solver."""
+
+@final
+class CPathResult:
+    """What :func:`c_path` returns."""
+
+    @property
+    def decision(self) -> npt.NDArray[np.float64]:
+        """Held-out decision values, one row per ``C``."""
+    @property
+    def n_iter(self) -> npt.NDArray[np.uint64]:
+        """Solver iterations per ``C``."""
+    @property
+    def converged(self) -> npt.NDArray[np.bool_]:
+        """False where the iteration cap stopped the solve."""
+    @property
+    def precision(self) -> str:
+        """The kernel path used: ``'float32'`` or ``'float64'``."""
+
+def c_path(
+    x: npt.NDArray[np.float64] | CsrMatrix,
+    rows: npt.NDArray[np.int64],
+    valid: npt.NDArray[np.int64],
+    y: npt.NDArray[np.float64],
+    weights: npt.NDArray[np.float64],
+    cs: npt.NDArray[np.float64],
+    *,
+    kernel: Kernel | None = None,
+    settings: SolverSettings | None = None,
+    p: npt.NDArray[np.float64] | None = None,
+    cross: npt.NDArray[np.float64] | None = None,
+) -> CPathResult:
+    """One C-SVC (or, with ``p``, ε-SVR) dual solved along the increasing
+    ``cs`` on a single Hessian, and scored on held-out rows.
+
+    The variables are the rows ``rows`` of ``x`` (a row may repeat), with
+    labels ``y`` (±1), linear term ``p`` (None: −1) and boxes
+    ``0 ≤ α_t ≤ c · weights[t]`` (weights positive); ``yᵀα = 0``. Each ``c``
+    starts from the previous solution and its gradient (the boxes only
+    widen: DeCoste & Wagstaff, "Alpha seeding for support vector machines",
+    KDD 2000). Returns, per ``c``, the decision values
+    ``Σ_t α_t y_t K(x_t, x_v) − ρ`` at the rows ``valid`` of ``x``, the
+    iterations and the convergence flag. With ``Kernel('precomputed')``,
+    ``x`` is the square kernel matrix and ``cross`` (shape ``(len(rows),
+    len(valid))``) the held-out kernel values; ``cross`` is given then
+    only. Runs without the GIL; Ctrl-C stops it.
+    """
 
 def solve_local(
     x: npt.NDArray[np.float64],
@@ -391,19 +565,16 @@ def solve_local(
     sigma: npt.NDArray[np.float64],
     cross: npt.NDArray[np.float64] | None,
     *,
-    c: float,
+    options: LocalOptions,
     kernel: Kernel | None = None,
     settings: SolverSettings | None = None,
-    threshold: float = 1e-6,
-    warm_start: bool = True,
-    start: npt.NDArray[np.float64] | None = None,
-    primal: bool = False,
-    start_primal: npt.NDArray[np.float64] | None = None,
-    anchors: npt.NDArray[np.int64] | None = None,
-    anchor_solutions: npt.NDArray[np.float64] | None = None,
-    queries: npt.NDArray[np.float64] | None = None,
 ) -> LocalResult:
     """One localized SVM per query, each solved on its own.
+
+    ``options`` (:class:`LocalOptions`) holds ``c``, ``threshold``,
+    ``warm_start``, ``start`` and ``primal`` (a :class:`LocalPrimal` with
+    ``start_primal``, ``anchors`` and ``queries`` as its ``start``,
+    ``anchors`` and ``queries``; None for the dual solver), the names below.
 
     The localized SVM of H. Cheng, P.-N. Tan and R. Jin, "Localized Support
     Vector Machine and Its Efficient Algorithm", SIAM SDM 2007, eq. 3.6.
@@ -430,18 +601,18 @@ def solve_local(
     since the problems are solved one after another. An input-sized
     allocation that fails raises ``MemoryError``.
 
-    ``primal=True`` (``Kernel('linear')`` only, ``x`` the features) solves each
+    ``primal`` given (``Kernel('linear')`` only, ``x`` the features) solves each
     query in the primal by Newton's method on a Huber-smoothed hinge of width
     ``0.45·tol`` (``settings.tol``), in float64, and accepts its multipliers
     only when they pass SMO's stopping test for ``tol``; a query that does not within 300 Newton
     steps is finished by SMO from there, and ``n_iter`` counts both; both
     compute in float64 (``settings.precision`` is not used).
     With ``warm_start`` a query starts from ``start_primal`` (``(w, b)``,
-    ``d + 1`` values), or from the row of ``anchor_solutions`` (shape
-    ``(len(anchors), d + 1)``, local models of the training examples
-    ``anchors``) of the anchor with the largest ``sigma[s, anchor]`` (the
+    ``d + 1`` values), or, with ``anchors=(index, solutions)``, from the row
+    of ``solutions`` (shape ``(len(index), d + 1)``, local models of the
+    training examples ``index``) of the anchor with the largest ``sigma[s, anchor]`` (the
     first of equals) when that is positive. ``LocalResult.primal`` then holds
-    each query's ``(w, b)``. With ``primal=True`` and ``queries`` (the queries'
+    each query's ``(w, b)``. With the primal solver and ``queries`` (the queries'
     features, shape ``(n_queries, d)``) each decision value is ``w·x_s + b``
     from the query's model, and ``cross`` may be None: the kernel rows are then
     not needed at all.
@@ -498,25 +669,67 @@ class FLSAResult:
     def exhausted(self) -> bool:
         """True when the rank, not ``max_terms``, ended the pass."""
 
+@final
+class FLSASelection:
+    """How :func:`flsa_path` picks the next column (see there)."""
+
+    GREEDY: ClassVar[FLSASelection]
+    IN_ORDER: ClassVar[FLSASelection]
+    def __int__(self) -> int: ...
+
+@final
+class FLSAGram:
+    """How :func:`flsa_path` holds the candidates' kernel columns (see there)."""
+
+    PRECOMPUTED: ClassVar[FLSAGram]
+    ON_THE_FLY: ClassVar[FLSAGram]
+    def __int__(self) -> int: ...
+
+@final
+class FLSAOptions:
+    """The settings of one :func:`flsa_path` pass (see there): at most
+    ``max_terms`` columns (a negative count raises ``ValueError``), the
+    pruning ``tol``, the ``selection`` and the ``gram``."""
+
+    def __new__(
+        cls,
+        *,
+        max_terms: int = 10,
+        tol: float = 1e-6,
+        selection: FLSASelection = ...,
+        gram: FLSAGram = ...,
+    ) -> FLSAOptions: ...
+    @property
+    def max_terms(self) -> int:
+        """Columns to select at most."""
+    @property
+    def tol(self) -> float:
+        """Relative residue norm at or under which a column is pruned."""
+    @property
+    def selection(self) -> FLSASelection:
+        """How the next column is picked."""
+    @property
+    def gram(self) -> FLSAGram:
+        """How the candidate columns are held."""
+
 def flsa_path(
     x: npt.NDArray[np.float64],
     y: npt.NDArray[np.float64],
     candidates: npt.NDArray[np.int64],
     *,
     kernel: Kernel | None = None,
-    max_terms: int = 10,
-    tol: float = 1e-6,
-    selection: str = "greedy",
-    gram: str = "precomputed",
+    options: FLSAOptions | None = None,
 ) -> FLSAResult:
     """One forward least-squares pass over the kernel columns ``K(x, x[c])``
     for ``c`` in ``candidates`` (rust/src/flsa.rs).
 
-    ``selection='greedy'`` takes the column with the largest error reduction
-    (FLSA), ``'in_order'`` the candidates in the given order (RFLSA); columns
-    dependent on the selected ones (relative residue norm ≤ ``tol``) are
-    pruned. ``gram='precomputed'`` holds the ``n × len(candidates)`` block of
-    columns (8 bytes each), ``'on_the_fly'`` evaluates columns when needed.
+    ``options`` (:class:`FLSAOptions`; None: ``FLSAOptions()``):
+    ``selection=FLSASelection.GREEDY`` takes the column with the largest
+    error reduction (FLSA), ``IN_ORDER`` the candidates in the given order
+    (RFLSA); columns dependent on the selected ones (relative residue norm ≤
+    ``tol``) are pruned. ``gram=FLSAGram.PRECOMPUTED`` holds the ``n ×
+    len(candidates)`` block of columns (8 bytes each), ``ON_THE_FLY``
+    evaluates columns when needed.
     For ``Kernel('precomputed')``, ``x`` is the square training kernel.
     Returns the selected rows of ``x`` in order, the upper-triangular ``r``
     (constant column first) and ``z = Uᵀy``, so the model with ``k`` columns
@@ -568,6 +781,51 @@ class LearnResult:
         """Subproblems stopped by the iteration cap."""
 
 @final
+class LearnOptions:
+    """The settings of LISVM's updates that :meth:`IncrementalLearner.learn`
+    takes besides the SMO settings (see there): the box ``c``, the stopping
+    ``threshold``, the band ``epsilon``, the neighbourhood's cap
+    ``max_neighbors`` and growth ``neighbor_step``, the ``max_support``
+    budget, ``rebatch`` and the ``reprocess`` count."""
+
+    def __new__(
+        cls,
+        c: float,
+        threshold: float,
+        *,
+        epsilon: float = 0.5,
+        max_neighbors: int = 50,
+        neighbor_step: int = 1,
+        max_support: int | None = None,
+        rebatch: bool = False,
+        reprocess: int = 1,
+    ) -> LearnOptions: ...
+    @property
+    def c(self) -> float:
+        """The box."""
+    @property
+    def threshold(self) -> float:
+        """The stopping threshold of a neighbourhood's growth."""
+    @property
+    def epsilon(self) -> float:
+        """The band's width: examples with ``y f ≤ 1 + epsilon`` are candidates."""
+    @property
+    def max_neighbors(self) -> int:
+        """The largest working set of an update."""
+    @property
+    def neighbor_step(self) -> int:
+        """Neighbours added between two solves."""
+    @property
+    def max_support(self) -> int | None:
+        """The budget of kept support vectors (None: no budget)."""
+    @property
+    def rebatch(self) -> bool:
+        """Solve the batch SVM over every kept example instead."""
+    @property
+    def reprocess(self) -> int:
+        """Subproblems over the most violating examples after each update."""
+
+@final
 class IncrementalLearner:
     """One binary online SVM (labels ±1) learnt by LISVM, one example at a
     time: the kept examples, their multipliers ``alpha``, ``g_i = Σ_j α_j y_j
@@ -586,19 +844,15 @@ class IncrementalLearner:
         cls: npt.NDArray[np.int64],
         seen: npt.NDArray[np.int64],
         *,
-        c: float,
-        threshold: float,
-        epsilon: float = 0.5,
-        max_neighbors: int = 50,
-        neighbor_step: int = 1,
-        max_support: int | None = None,
-        rebatch: bool = False,
+        options: LearnOptions,
         settings: SolverSettings | None = None,
-        reprocess: int = 1,
     ) -> LearnResult:
         """Learn the rows of ``x`` in order (labels ``y`` ±1; ``cls`` and
         ``seen``, each example's class index and stream position, are kept
-        with it). A well-classified example (``y f ≥ 1``) changes nothing;
+        with it), with the update's settings ``options``
+        (:class:`LearnOptions`: ``c``, ``threshold``, ``epsilon``,
+        ``max_neighbors``, ``neighbor_step``, ``max_support``, ``rebatch``
+        and ``reprocess``). A well-classified example (``y f ≥ 1``) changes nothing;
         otherwise a working set grows from it and its nearest neighbours
         among the band (``y f ≤ 1 + epsilon``) and the support vectors, each
         set re-optimised by SMO with the other multipliers fixed, until

@@ -29,7 +29,7 @@ from ._base import (
 )
 from ._compat import Interval, fit_context
 from ._memory import memory_budget
-from .backends.base import QPProblem, QPSolution
+from .backends.base import QPProblem, QPSolution, solve_checked
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, one_blas_thread, run_tasks
@@ -202,7 +202,7 @@ def solve_box_qp(
             max_iter=-1 if max_iter < 0 else max_iter - n_iter,
             cache_size=CACHE_BYTES / 2**20,
         )
-        sol = backend.solve(problem)
+        sol = solve_checked(backend, problem)
         alpha[S] = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, upper[S])
         n_iter += int(sol.n_iter)
         objective = float(sol.objective)

@@ -205,12 +205,25 @@ def _resolve_dictionary(dictionary_size, n: int) -> int:
     return max(1, round(float(dictionary_size) * n))
 
 
+#: The core's column selection for each ``selection`` of the estimators.
+_SELECTIONS = {"greedy": _core.FLSASelection.GREEDY, "in_order": _core.FLSASelection.IN_ORDER}
+
+#: The core's holding of the candidate columns for each resolved ``gram``.
+_GRAMS = {"precomputed": _core.FLSAGram.PRECOMPUTED, "on_the_fly": _core.FLSAGram.ON_THE_FLY}
+
+
 def _forward_path(positive: int, shared) -> FLSAPath:
     """The forward pass for one target (class ``positive`` against the rest);
     a :func:`~localsvm.run_tasks` task, module-level so it pickles."""
-    X, y_idx, cand, kwargs = shared
+    X, y_idx, cand, kernel, settings = shared
     target = np.where(y_idx == positive, 1.0, -1.0)
-    res = _core.flsa_path(X, target, cand, **kwargs)
+    options = _core.FLSAOptions(
+        max_terms=settings["max_terms"],
+        tol=settings["tol"],
+        selection=_SELECTIONS[settings["selection"]],
+        gram=_GRAMS[settings["gram"]],
+    )
+    res = _core.flsa_path(X, target, cand, kernel=kernel, options=options)
     return FLSAPath(
         support=res.selected.astype(np.intp),
         R=res.r,
@@ -493,8 +506,7 @@ class FLSAClassifier(BaseKernelClassifier):
         # One path per target: class 1 against class 0 for two classes, else
         # each class against the rest. The data travels once per batch.
         positives = [1] if n_classes == 2 else list(range(n_classes))
-        kwargs = dict(
-            kernel=spec.core(),
+        settings = dict(
             max_terms=int(n_terms),
             tol=float(self.tol),
             selection="greedy" if selection == "greedy" else "in_order",
@@ -518,7 +530,7 @@ class FLSAClassifier(BaseKernelClassifier):
             _forward_path,
             positives,
             n_jobs=self.n_jobs,
-            shared=(X, y_idx, cand, kwargs),
+            shared=(X, y_idx, cand, spec.core(), settings),
             **hooks,
         )
         short = [len(p) for p in self.path_ if len(p) < n_terms]

@@ -12,7 +12,7 @@ equality constraint kept), until the slack criterion ``‖ξ‖² / t`` falls un
 ``threshold``. See :class:`IncrementalSVC`.
 
 The update itself is written once, in the Rust core
-(``rust/src/incremental.rs``, ``localsvm._core.IncrementalLearner``); a
+(``rust/src/incremental/``, ``localsvm._core.IncrementalLearner``); a
 backend provides it through ``online_learner`` (``capabilities.online``).
 This module validates the stream, drives one learner per binary problem and
 assembles the fitted attributes.
@@ -91,6 +91,9 @@ class _Context:
     #: The backend's solver settings (tol, max_iter, this learner's share of
     #: cache_size), from ``backend.online_settings``.
     settings: object
+    #: The backend's update options (the fields above), from
+    #: ``backend.online_options``.
+    options: object
     backend: SolverBackend
 
 
@@ -176,14 +179,7 @@ class _Binary:
             np.ascontiguousarray(labels, dtype=np.float64),
             np.ascontiguousarray(cls, dtype=np.int64),
             np.ascontiguousarray(seen, dtype=np.int64),
-            c=ctx.C,
-            threshold=ctx.threshold,
-            epsilon=ctx.epsilon,
-            max_neighbors=ctx.max_neighbors,
-            neighbor_step=ctx.neighbor_step,
-            reprocess=ctx.reprocess,
-            max_support=ctx.max_support,
-            rebatch=ctx.rebatch,
+            options=ctx.options,
             settings=ctx.settings,
         )
         stats.capped += res.capped
@@ -789,8 +785,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
 
     def _new_context(self) -> _Context:
         backend = self._online_backend()
-        return _Context(
-            spec=self._spec,
+        update = dict(
             C=float(self.C),
             threshold=float(self.threshold),
             epsilon=float(self.epsilon),
@@ -801,11 +796,16 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             max_support=None
             if self.max_support is None or self.strategy == "rebatch"
             else int(self.max_support),
+        )
+        return _Context(
+            spec=self._spec,
+            **update,
             settings=backend.online_settings(
                 tol=float(self.tol),
                 max_iter=int(self.max_iter),
                 cache_size=float(self.cache_size) / max(len(getattr(self, "_learners", ())), 1),
             ),
+            options=backend.online_options(**update),
             backend=backend,
         )
 

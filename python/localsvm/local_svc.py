@@ -34,7 +34,14 @@ from ._base import (
 )
 from ._compat import Interval, StrOptions, fit_context
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, ovo_votes
-from .backends.base import EMPTY, SOLVED, LocalBatch, QPProblem, solve_local_batch
+from .backends.base import (
+    EMPTY,
+    SOLVED,
+    LocalBatch,
+    QPProblem,
+    solve_checked,
+    solve_local_batch,
+)
 from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import backends as registered_backends
@@ -532,7 +539,7 @@ class LocalSVC(BaseSVMClassifier):
                 shrinking=bool(self.shrinking),
                 cache_size=float(self.cache_size),
             )
-            sol = backend.solve(problem)
+            sol = solve_checked(backend, problem)
             self._check_finite([sol])
             start = np.clip(np.asarray(sol.alpha, dtype=np.float64), 0.0, upper)
             n_iter.append(int(sol.n_iter))

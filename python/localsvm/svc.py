@@ -46,7 +46,7 @@ from ._multiclass import (
 )
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import encode_classes
-from .backends.base import QPProblem, QPSolution
+from .backends.base import QPProblem, QPSolution, solve_checked
 from .kernels import KERNELS, core_rows, decision_values, decision_values_ovo
 from .parallel import effective_n_jobs, run_tasks
 
@@ -108,23 +108,103 @@ def nu_start(labels: np.ndarray, upper: np.ndarray, nu: float) -> np.ndarray:
     return start
 
 
-def _rescale_nu(sol: QPSolution) -> QPSolution:
+#: Unit roundoff of the kernel values of each precision.
+_ROUNDOFF = {"float32": float(np.finfo(np.float32).eps), "float64": float(np.finfo(np.float64).eps)}
+
+
+def kernel_value_scale(spec, X, rows: np.ndarray | None = None) -> float:
+    """The scale ``s`` of a problem's kernel values, as the Rust core
+    bounds their rounding (about ``ε · s``): ``S = max‖x‖²`` for 'linear',
+    ``(γS + |coef0|)^degree`` for 'poly', ``max(1, 2γS)`` for 'rbf',
+    ``max(1, γS + |coef0|)`` for 'sigmoid', ``max|K|`` for 'precomputed'.
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel.
+    X : {ndarray, sparse matrix}
+        Features, or the square kernel matrix for 'precomputed'.
+    rows : ndarray of int or None, default=None
+        The problem's rows of ``X`` (None: all).
+
+    Returns
+    -------
+    float
+        ``s`` (0.0 for a problem without rows).
+    """
+    idx = np.arange(X.shape[0]) if rows is None else np.asarray(rows, dtype=np.intp)
+    if idx.size == 0:
+        return 0.0
+    if spec.precomputed:
+        # Block by block: never a copy of the whole sub-matrix.
+        return max(
+            float(np.abs(X[idx[b : b + 1024]][:, idx]).max()) for b in range(0, idx.size, 1024)
+        )
+    with np.errstate(over="ignore"):
+        if sp.issparse(X):
+            sub = X[idx]
+            S = float(np.asarray(sub.multiply(sub).sum(axis=1)).max())
+        else:
+            S = max(
+                float(np.einsum("ij,ij->i", X[idx[b : b + 4096]], X[idx[b : b + 4096]]).max())
+                for b in range(0, idx.size, 4096)
+            )
+        g, c0 = float(spec.gamma), abs(float(spec.coef0))
+        if spec.name == "linear":
+            return S
+        if spec.name == "poly":
+            return float((g * S + c0) ** int(spec.degree))
+        if spec.name == "rbf":
+            return max(1.0, 2.0 * g * S)
+        return max(1.0, g * S + c0)
+
+
+def _rescale_nu(sol: QPSolution, nu: float, floor: float) -> QPSolution:
     """A ν-SVC solution in C-SVC form (LIBSVM): ``α``, ``ρ`` divided by the
-    margin variable ``r``, the objective by ``r²``."""
+    margin variable ``r``, the objective by ``r²``.
+
+    ``r`` is ``‖w‖² / Σα`` of the ν solution (twice its objective over the
+    coefficients' sum, at an optimum with free support vectors), the margin
+    by which the classes' reduced convex hulls stand apart; it is known only
+    up to ``floor``, the solve's tolerance plus the rounding of a gradient
+    entry (``ε · s · Σα``, with ``s`` the kernel-value scale of
+    :func:`kernel_value_scale`). Where ``|r| ≤ floor`` the hulls meet within
+    that uncertainty: ``w`` is indistinguishable from 0, ``α / r`` is as
+    large as ``1 / floor`` and of arbitrary size, and the labels of the
+    points on the margin are arbitrary. LIBSVM divides all the same and
+    returns such a model; here it raises ``ValueError`` instead.
+    """
     r = float(getattr(sol, "r", 0.0))
-    # r is positive at the exact optimum of a problem with two separable-
-    # enough classes; on overlapping or repeated points it may be within
-    # tol of 0 on either side, where LIBSVM divides all the same.
-    if not (np.isfinite(r) and r != 0.0):
+    # A kernel that is not positive semi-definite ('sigmoid', some callables
+    # or precomputed matrices) may give a non-convex dual whose r is well
+    # below 0: LIBSVM divides by it, and so does this (the model is LIBSVM's).
+    if not (np.isfinite(r) and abs(r) > floor):
         raise ValueError(
-            f"The nu-SVC solution has a zero margin variable (r = {r!r}): its dual "
-            "coefficients are not finite. The classes overlap completely for this nu; "
-            "change nu or the kernel"
+            f"The nu-SVC margin variable r = {r:.3g} is within its uncertainty "
+            f"{floor:.3g} of 0 (tol plus the rounding of the kernel values), so the decision "
+            "function is 0 within that uncertainty and the dual coefficients alpha / r "
+            f"are not determined: for nu={nu!r} the two classes' reduced convex hulls "
+            "meet (a larger nu shrinks them), or nu is so small that every gradient is "
+            "below tol. Raise nu, lower tol, or change the kernel"
         )
     sol.alpha = np.asarray(sol.alpha) / r
     sol.rho = sol.rho / r
-    sol.objective = sol.objective / (r * r)
+    sol.objective = sol.objective / r / r
     return sol
+
+
+def _nu_floor(sol: QPSolution, problem: QPProblem) -> float:
+    """The uncertainty of a ν-SVC solve's ``r`` (see :func:`_rescale_nu`)."""
+    precision = getattr(sol, "precision", "float64")
+    eps = _ROUNDOFF.get(precision, _ROUNDOFF["float64"])
+    if problem.kernel.name == "rbf" and precision == "float64" and not sp.issparse(problem.X):
+        # Dense float64 RBF values come from ‖x − z‖² directly: each is off
+        # by at most about ε · γ‖x − z‖² · exp(−γ‖x − z‖²) ≤ ε.
+        scale = 1.0
+    else:
+        scale = kernel_value_scale(problem.kernel, problem.X, problem.rows)
+    total = float(np.abs(np.asarray(sol.alpha, dtype=np.float64)).sum())
+    return float(problem.tol) + eps * scale * total
 
 
 def describe_solution(sol: QPSolution) -> str:
@@ -139,8 +219,11 @@ def describe_solution(sol: QPSolution) -> str:
 def _solve_pair(task, shared) -> QPSolution:
     """Solve one binary problem of a fit with the chosen backend (a
     :func:`~localsvm.run_tasks` task: module-level, so it pickles)."""
-    sol = shared[3].solve(_pair_problem(task, shared))
-    return _rescale_nu(sol) if "nu" in shared[2] else sol
+    problem = _pair_problem(task, shared)
+    sol = solve_checked(shared[3], problem)
+    if "nu" not in shared[2]:
+        return sol
+    return _rescale_nu(sol, shared[2]["nu"], _nu_floor(sol, problem))
 
 
 def _solve_pair_from(task, shared) -> QPSolution:
@@ -152,7 +235,7 @@ def _solve_pair_from(task, shared) -> QPSolution:
     if alpha0 is not None:
         problem.alpha0 = alpha0
         problem.start_gradient = "blocked"
-    return shared[3].solve(problem)
+    return solve_checked(shared[3], problem)
 
 
 #: ``cell_size='auto'``: rows per cell of ``init='cells'``.
@@ -184,9 +267,11 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         Regularisation; must be positive. ``np.inf`` is the hard margin (no
         training error allowed), solved with the finite box 1e150, far above
         any dual coefficient of a separable problem (the solver's clipping
-        and gradient bookkeeping need finite boxes); on data that no model
-        separates the solver then stops at ``max_iter`` with a
-        ``ConvergenceWarning``.
+        and gradient bookkeeping need finite boxes). On data that no model
+        separates the coefficients grow without bound: with ``max_iter=-1``
+        the fit raises ``ValueError`` when the solver's safety cap stops it
+        (LIBSVM never stops there), with a ``max_iter`` of yours it keeps
+        the capped solve with a ``ConvergenceWarning``.
     kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'} or callable, \
             default='rbf'
         The kernel; 'precomputed' takes kernel values instead of features
@@ -391,10 +476,11 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     precision_ : {'float32', 'float64'}
         The arithmetic the binary problems were solved in ('float64' when any
         was).
-    probA_, probB_ : ndarray of shape (n_models,)
+    probA_, probB_ : ndarray of shape (n_models,) or (0,)
         The sigmoid ``1 / (1 + exp(A·f + B))`` of each binary model's
-        decision value ``f`` (positive for the model's first class); only
-        with ``probability=True``.
+        decision value ``f`` (positive for the model's first class) with
+        ``probability=True``; empty arrays otherwise, as scikit-learn's.
+        Deprecated, as there: reading them gives a ``FutureWarning``.
     solver_ : {'smo', 'batched', 'mixed'}
         How the binary problems were solved (see ``solver``): 'batched' when
         every one started with batched rounds, 'smo' when none did, 'mixed'
@@ -707,6 +793,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
                 **report.hooks(describe_solution),
             )
         self._check_finite(solutions)
+        self._check_hard_margin(solutions, "separates the classes")
         self.backend_ = backend.name
         used = {getattr(s, "precision", "float64") for s in solutions}
         self.precision_ = "float32" if used == {"float32"} else "float64"
@@ -1174,21 +1261,40 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
+    def _platt(self, name: str) -> np.ndarray:
+        """``probA_``/``probB_``: scikit-learn 1.9's deprecated attributes,
+        with its ``FutureWarning``; an empty array when fitted without
+        ``probability=True``, as there."""
+        check_is_fitted(self)
+        warnings.warn(
+            f"Attribute `{name}_` was deprecated in version 1.9 and will be removed in 1.11 "
+            "as the `probability=True` option for SVC and NuSVC was deprecated and will be "
+            "removed in 1.11.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        value = getattr(self, f"_{name}", None)
+        return np.empty(0, dtype=np.float64) if value is None else value.copy()
+
     @property
     def probA_(self) -> np.ndarray:
-        """Slope ``A`` of each binary model's sigmoid (``probability=True``)."""
-        check_is_fitted(self)
-        if getattr(self, "_probA", None) is None:
-            raise AttributeError("probA_ is only available when fitted with probability=True")
-        return self._probA.copy()
+        """Slope ``A`` of each binary model's sigmoid (``probability=True``).
+
+        Empty, shape (0,), without ``probability=True``, as scikit-learn's.
+        Deprecated as in scikit-learn 1.9: reading it gives a
+        ``FutureWarning``.
+        """
+        return self._platt("probA")
 
     @property
     def probB_(self) -> np.ndarray:
-        """Offset ``B`` of each binary model's sigmoid (``probability=True``)."""
-        check_is_fitted(self)
-        if getattr(self, "_probB", None) is None:
-            raise AttributeError("probB_ is only available when fitted with probability=True")
-        return self._probB.copy()
+        """Offset ``B`` of each binary model's sigmoid (``probability=True``).
+
+        Empty, shape (0,), without ``probability=True``, as scikit-learn's.
+        Deprecated as in scikit-learn 1.9: reading it gives a
+        ``FutureWarning``.
+        """
+        return self._platt("probB")
 
     @property
     def coef_(self) -> np.ndarray:
@@ -1223,7 +1329,14 @@ class NuSVC(SVC):
     two classes are one-vs-one, with :class:`SVC`'s voting and tie rules.
     ``nu`` must be feasible for every pair of classes: ``nu · (n_i + n_j) / 2
     <= min(n_i, n_j)`` (sums of the sample weights), else
-    ``ValueError('specified nu is infeasible')``. As LIBSVM's, the solver
+    ``ValueError('specified nu is infeasible')``; the limit itself, where
+    the smaller class is all bounded support vectors and the decision
+    function is not determined, is refused too. A solution whose margin
+    variable ``r`` is within its uncertainty of 0 (``tol`` plus the rounding
+    of the kernel values, ``ε · s · Σα`` with ``s`` the kernel-value scale)
+    raises ``ValueError`` instead of dividing by it: there the two classes'
+    reduced convex hulls meet and ``α / r`` is of arbitrary size, which
+    LIBSVM returns all the same. As LIBSVM's, the solver
     ignores ``class_weight`` (the attribute ``class_weight_`` is still set);
     ``sample_weight`` sets each sample's box.
 
@@ -1342,12 +1455,25 @@ class NuSVC(SVC):
         return sw.astype(np.float64, copy=True)
 
     def _check_box(self, upper: np.ndarray, y_idx: np.ndarray) -> None:
-        """LIBSVM's feasibility test of ``nu`` over every pair of classes."""
+        """LIBSVM's feasibility test of ``nu`` over every pair of classes,
+        its limit included: at ``nu · (n_i + n_j) / 2 = min(n_i, n_j)``
+        (to rounding) every sample of the smaller class is at its bound, the
+        margin ``r`` is not bounded above and the decision function not
+        determined (LIBSVM's intercept is then NaN)."""
         sums = np.bincount(y_idx, weights=upper, minlength=self.classes_.shape[0])
         for i in range(sums.size):
             for j in range(i + 1, sums.size):
-                if self.nu * (sums[i] + sums[j]) / 2 > min(sums[i], sums[j]):
+                need, have = self.nu * (sums[i] + sums[j]) / 2, min(sums[i], sums[j])
+                if need > have:
                     raise ValueError("specified nu is infeasible")
+                if need >= have * (1.0 - 1e-12):
+                    raise ValueError(
+                        f"specified nu is infeasible: nu={self.nu!r} is the largest nu "
+                        f"classes {self.classes_[i]!r} and {self.classes_[j]!r} allow "
+                        "(2 · min(n_i, n_j) / (n_i + n_j), in sample weights), where every "
+                        "sample of the smaller class is a bounded support vector and the "
+                        "margin, hence the decision function, is not determined; lower nu"
+                    )
 
     def _formulation(self) -> dict:
         return {"nu": float(self.nu)}

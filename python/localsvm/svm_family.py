@@ -51,7 +51,7 @@ from ._base import (
 )
 from ._compat import Interval, StrOptions, fit_context
 from ._validation import prepare_input
-from .backends.base import QPProblem, QPSolution
+from .backends.base import QPProblem, QPSolution, solve_checked
 from .kernels import KERNELS, core_rows, decision_values
 from .parallel import effective_n_jobs
 
@@ -138,9 +138,10 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
             core_rows(X, cache=True)
         start = time.perf_counter()
         report.task_begin(0)
-        sol = backend.solve(problem)
+        sol = solve_checked(backend, problem)
         report.task_end(0, sol, _describe)
         self._check_finite([sol])
+        self._check_hard_margin([sol], "fits every target within epsilon")
         self.backend_ = backend.name
         self.precision_ = getattr(sol, "precision", "float64")
         coef = self._coefficients(sol, n)
@@ -231,7 +232,14 @@ default='rbf'
         Stopping tolerance on the maximal KKT violation.""",
     "C": """    C : float, default=1.0
         Penalty parameter; ``np.inf`` for no limit (the finite box 1e150,
-        as :class:`SVC`).""",
+        as :class:`SVC`): where no function fits every target within
+        ``epsilon`` the coefficients grow without bound, and with
+        ``max_iter=-1`` the fit then raises ``ValueError`` instead of
+        returning the capped solve.""",
+    "C_finite": """    C : float, default=1.0
+        Penalty parameter, positive and finite: ν-SVR's dual coefficients
+        sum to ``C · nu · n``, so ``C = inf`` has no model (LIBSVM's is not
+        finite) and is refused, as NaN is.""",
     "epsilon": """    epsilon : float, default=0.1
         Width of the tube within which errors are not penalised; ``>= 0``.""",
     "nu": """    nu : float, default=0.5
@@ -437,7 +445,7 @@ class NuSVR(RegressorMixin, _BaseSingleDual):
 """
         + _params_doc(
             "nu",
-            "C",
+            "C_finite",
             "kernel",
             "degree",
             "gamma",
@@ -473,7 +481,7 @@ class NuSVR(RegressorMixin, _BaseSingleDual):
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseSingleDual._parameter_constraints,
-        "C": [Interval(Real, 0.0, None, closed="right")],
+        "C": [Interval(Real, 0.0, None, closed="neither")],
         "nu": [Interval(Real, 0.0, 1.0, closed="right")],
     }
 

@@ -8,9 +8,14 @@ feasible, the boxes only widening: the α seeding of DeCoste & Wagstaff,
 "Alpha seeding for support vector machines", KDD 2000), with the kernel
 values and the gradient kept from one ``C`` to the next by backends that
 can (the Rust one: one call per task, the GIL released), and the held-out
-rows' decision values computed from the same solutions. The tasks run in
+rows' decision values computed from the same solutions. When they fit the
+memory budget, the kernel values themselves are computed once: one matrix
+of squared distances (or inner products) over all the rows, and from it one
+kernel matrix per γ that every fold and ``C`` reads. The tasks run in
 ``n_jobs`` threads; each is computed alone, so the results do not depend
-on how the threads interleave.
+on how the threads interleave. Every candidate is scored on every fold (no
+candidate is dropped early); the folds' solves stop at ``10 · tol`` unless
+``cv_tol`` says otherwise.
 
 The default grids follow the data's scale: ``gammas`` around
 γ_scale = 1 / (n_features · X.var()) (scikit-learn's ``gamma='scale'``),
@@ -40,10 +45,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_clas
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import BaseKernelEstimator, restore_on_interrupt
+from ._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    BaseKernelEstimator,
+    class_weights,
+    restore_on_interrupt,
+)
 from ._compat import Interval, StrOptions, fit_context
 from ._memory import memory_budget
 from ._multiclass import binary_index, ovo_pairs, vote_winner
@@ -131,19 +140,30 @@ class _SharedKernels:
     its folds are done: the kernel values a grid search computes again for
     every fold and ``C`` are computed once per γ."""
 
-    def __init__(self, X, specs, n_folds: int) -> None:
-        G = X @ X.T
-        G = G.toarray() if sp.issparse(G) else np.asarray(G, dtype=np.float64)
-        if any(s.name == "rbf" for s in specs):
-            sq = np.diag(G).copy()
-            G *= -2.0
-            G += sq[:, None]
-            G += sq[None, :]
-            np.maximum(G, 0.0, out=G)
-            np.fill_diagonal(G, 0.0)
+    def __init__(self, X, specs, uses: list[int], epoch) -> None:
+        n = X.shape[0]
+        rbf = any(s.name == "rbf" for s in specs)
+        XT = X.T.tocsc() if sp.issparse(X) else X.T
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else None
+        if sq is None:
+            sq = np.einsum("ij,ij->i", X, X)
+        G = np.empty((n, n))
+        # Row blocks, so that Ctrl-C is seen between them.
+        for lo, hi in _blocks(n):
+            block = X[lo:hi] @ XT
+            G[lo:hi] = block.toarray() if sp.issparse(block) else block
+            if rbf:
+                g = G[lo:hi]
+                g *= -2.0
+                g += sq[lo:hi, None]
+                g += sq[None, :]
+                np.maximum(g, 0.0, out=g)
+                g[np.arange(hi - lo), np.arange(lo, hi)] = 0.0
         self.base = G
+        self.epoch = epoch
         self.specs = specs
-        self.pending = dict.fromkeys(range(len(specs)), n_folds)
+        # The tasks still to read each matrix.
+        self.pending = dict(enumerate(uses))
         self.mats: dict[int, np.ndarray] = {}
         self.locks = [threading.Lock() for _ in specs]
         self.guard = threading.Lock()
@@ -157,29 +177,63 @@ class _SharedKernels:
         return 8.0 * n * n * (2 + n_workers * (1 + block_factor))
 
     def get(self, v: int) -> np.ndarray:
-        with self.locks[v]:
-            K = self.mats.get(v)
-            if K is None:
-                spec = self.specs[v]
-                K = np.multiply(self.base, -spec.gamma if spec.name == "rbf" else spec.gamma)
-                if spec.name == "rbf":
-                    np.exp(K, out=K)
-                elif spec.name == "poly":
-                    K += spec.coef0
-                    np.power(K, spec.degree, out=K)
-                elif spec.name == "sigmoid":
-                    K += spec.coef0
-                    np.tanh(K, out=K)
-                else:
-                    K = self.base
-                self.mats[v] = K
+        """The kernel matrix of variant ``v``, built if no task has yet. A
+        task that finds another building it builds the next variant's
+        meanwhile instead of waiting idle."""
+        if not self.locks[v].acquire(blocking=False):
+            if v + 1 < len(self.specs) and self.locks[v + 1].acquire(blocking=False):
+                try:
+                    self._build(v + 1)
+                finally:
+                    self.locks[v + 1].release()
+            self.locks[v].acquire()
+        try:
+            return self._build(v)
+        finally:
+            self.locks[v].release()
+
+    def _build(self, v: int) -> np.ndarray:
+        """Variant ``v``'s matrix, built unless it is (its lock held)."""
+        K = self.mats.get(v)
+        if K is not None:
             return K
+        spec = self.specs[v]
+        if spec.name == "linear":
+            K = self.base
+        else:
+            K = np.empty_like(self.base)
+            for lo, hi in _blocks(K.shape[0]):
+                if interrupted_since(self.epoch):
+                    raise KeyboardInterrupt
+                k = np.multiply(
+                    self.base[lo:hi],
+                    -spec.gamma if spec.name == "rbf" else spec.gamma,
+                    out=K[lo:hi],
+                )
+                if spec.name == "rbf":
+                    np.exp(k, out=k)
+                elif spec.name == "poly":
+                    k += spec.coef0
+                    np.power(k, spec.degree, out=k)
+                else:
+                    k += spec.coef0
+                    np.tanh(k, out=k)
+        with self.guard:
+            if self.pending[v] > 0:
+                self.mats[v] = K
+        return K
 
     def release(self, v: int) -> None:
         with self.guard:
             self.pending[v] -= 1
             if self.pending[v] == 0:
                 self.mats.pop(v, None)
+
+
+def _blocks(n: int, cells: int = 1 << 21):
+    """Row ranges of an ``n × n`` matrix of about ``cells`` entries each."""
+    step = max(1, cells // max(n, 1))
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
 
 def _path_task(task, shared):
@@ -189,14 +243,14 @@ def _path_task(task, shared):
     n_valid, n_problems)``, NaN for a problem the fold cannot pose),
     iterations, convergence, errors and the seconds taken."""
     v, f = task
-    X, folds, problems_of, variants, cs, settings, backend, kernels, epoch = shared
+    X, folds, problems_of, variants, cs, settings, backend, kernels, kernel_of, epoch = shared
     if interrupted_since(epoch):
         raise KeyboardInterrupt
     train, valid = folds[f]
     start = time.perf_counter()
     spec = variants[v][0]
     if kernels is not None:
-        X, spec = kernels.get(v), KernelSpec("precomputed")
+        X, spec = kernels.get(kernel_of[v]), KernelSpec("precomputed")
     problems = problems_of(train, v)
     n_c = cs.size
     decision = np.full((n_c, valid.size, len(problems)), np.nan)
@@ -224,7 +278,7 @@ def _path_task(task, shared):
         converged &= np.asarray(out.converged, dtype=bool)
         errors = [errors[i] or out.error[i] for i in range(n_c)]
     if kernels is not None:
-        kernels.release(v)
+        kernels.release(kernel_of[v])
     return decision, n_iter, converged, errors, time.perf_counter() - start
 
 
@@ -301,7 +355,7 @@ class _BaseSVMCV(BaseKernelEstimator):
         self.n_splits_ = len(folds)
         order = np.argsort(cs, kind="stable")
         settings = dict(
-            tol=float(self.cv_tol if self.cv_tol is not None else self.tol),
+            tol=float(self.cv_tol if self.cv_tol is not None else 10.0 * self.tol),
             max_iter=int(self.max_iter),
             cache_size=float(self.cache_size),
             shrinking=bool(self.shrinking),
@@ -317,7 +371,17 @@ class _BaseSVMCV(BaseKernelEstimator):
         if sp.issparse(X):
             core_rows(X, cache=True)  # the core's copy, shared by the tasks
         n_v, n_f, n_c = len(variants), len(folds), cs.size
-        tasks = [(v, f) for v in range(n_v) for f in range(n_f)]
+        # Variants with the same kernel (ε-SVR's epsilons at one γ) share
+        # its matrix: their tasks run one after another.
+        specs: list[KernelSpec] = []
+        kernel_of = []
+        for spec, _ in variants:
+            if spec not in specs:
+                specs.append(spec)
+            kernel_of.append(specs.index(spec))
+        tasks = sorted(
+            ((v, f) for v in range(n_v) for f in range(n_f)), key=lambda t: (kernel_of[t[0]], t)
+        )
         report = self._fit_report(len(tasks), X, y)
         report.subtasks("variant-fold", len(tasks))
         name = type(self).__name__
@@ -346,8 +410,10 @@ class _BaseSVMCV(BaseKernelEstimator):
             share = need <= memory_budget()
         else:
             share = self.kernel_matrix == "shared"
+        epoch = interrupt_epoch()
         if share:
-            kernels = _SharedKernels(X, [v[0] for v in variants], n_f)
+            uses = [n_f * kernel_of.count(k) for k in range(len(specs))]
+            kernels = _SharedKernels(X, specs, uses, epoch)
         report.log(
             2,
             "%s: kernel matrices %s",
@@ -363,7 +429,8 @@ class _BaseSVMCV(BaseKernelEstimator):
             settings,
             backend,
             kernels,
-            interrupt_epoch(),
+            kernel_of,
+            epoch,
         )
         results = run_tasks(
             _path_task,
@@ -378,7 +445,8 @@ class _BaseSVMCV(BaseKernelEstimator):
         score_time = np.zeros((n_v, n_f, n_c))
         unconverged = np.zeros((n_v, n_c), dtype=bool)
         failures: list[str] = []
-        for (v, f), (decision, _it, conv, errors, secs) in zip(tasks, results, strict=True):
+        iters = np.zeros((n_v, n_c), dtype=np.int64)
+        for (v, f), (decision, it, conv, errors, secs) in zip(tasks, results, strict=True):
             valid = folds[f][1]
             for j in range(n_c):
                 k = order[j]  # the j-th smallest C is the k-th given
@@ -396,6 +464,7 @@ class _BaseSVMCV(BaseKernelEstimator):
                 score_time[v, f, k] = time.perf_counter() - t0
                 fit_time[v, f, k] = secs / n_c
                 unconverged[v, k] |= not conv[j]
+                iters[v, k] += int(it[j])
         if failures:
             warnings.warn(
                 f"{len(failures)} of {scores.size} fits failed and were scored "
@@ -404,6 +473,8 @@ class _BaseSVMCV(BaseKernelEstimator):
                 stacklevel=3,
             )
         self._fill_results(scores, fit_time, score_time, cs, variants)
+        # In cv_results_' order: candidate (C number ic, variant v) at ic · n_v + v.
+        self.n_iter_ = iters.T.reshape(-1)
         report.log(
             1,
             "%s: best %s, mean score %.4f",
@@ -577,10 +648,14 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     class_weight : dict, 'balanced' or None, default=None
         Multipliers of ``C`` per class, as :class:`~localsvm.SVC`'s.
     tol : float, default=1e-3
-        Stopping tolerance of the refit (and of the folds' solves unless
-        ``cv_tol`` is given).
+        Stopping tolerance of the refit.
     cv_tol : float or None, default=None
-        Stopping tolerance of the folds' solves; None uses ``tol``.
+        Stopping tolerance of the folds' solves; None uses ``10 · tol``.
+        The folds are judged by their held-out predictions, which a looser
+        tolerance moves only for points within about ``cv_tol`` of the
+        decision boundary (the KKT violation bounds the error of the
+        decision values); give ``cv_tol=tol`` for the scores of
+        ``GridSearchCV`` at the refit's tolerance.
     cache_size : float, default=200
         Megabytes of kernel values each running task may keep.
     max_iter : int, default=-1
@@ -623,8 +698,13 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         The chosen candidate refitted on all the data (``refit=True``).
     classes_ : ndarray of shape (n_classes,)
         The class labels.
+    class_weight_ : ndarray of shape (n_classes,)
+        The factor of ``C`` per class (from ``class_weight``).
     n_splits_ : int
         Number of folds.
+    n_iter_ : ndarray of shape (n_candidates,)
+        Solver iterations per candidate, summed over the folds (in
+        ``cv_results_``'s order).
     refit_time_ : float
         Seconds spent refitting.
     n_features_in_ : int
@@ -661,7 +741,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseSVMCV._parameter_constraints,
-        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
@@ -730,14 +810,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         y_idx = encode_classes(self, y)
         classes = self.classes_
         n_classes = classes.size
-        if isinstance(self.class_weight, dict):
-            unknown = sorted(set(self.class_weight) - set(classes.tolist()), key=str)
-            if unknown:
-                raise ValueError(
-                    f"class_weight names classes that are not in y: {unknown}; "
-                    f"the classes are {classes.tolist()}"
-                )
-        box = compute_class_weight(self.class_weight, classes=classes, y=y)[y_idx]
+        box = class_weights(self, y)[y_idx]
         cs = self._c_grid()
         gammas = self._gamma_grid(X)
         variants = [
@@ -813,7 +886,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
 
 
 class SVRCV(RegressorMixin, _BaseSVMCV):
-    """ε-SVR with ``C``, ``gamma`` and ``epsilon`` chosen by cross-validation.
+    """Epsilon-SVR with ``C``, ``gamma`` and ``epsilon`` chosen by cross-validation.
 
     Scores the grid ``Cs × epsilons × gammas`` as
     ``GridSearchCV(SVR(), {'C': Cs, 'epsilon': epsilons, 'gamma': gammas})``
@@ -859,10 +932,14 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
     coef0 : float, default=0.0
         Constant term of 'poly' and 'sigmoid'.
     tol : float, default=1e-3
-        Stopping tolerance of the refit (and of the folds' solves unless
-        ``cv_tol`` is given).
+        Stopping tolerance of the refit.
     cv_tol : float or None, default=None
-        Stopping tolerance of the folds' solves; None uses ``tol``.
+        Stopping tolerance of the folds' solves; None uses ``10 · tol``.
+        The folds are judged by their held-out predictions, which a looser
+        tolerance moves only for points within about ``cv_tol`` of the
+        decision boundary (the KKT violation bounds the error of the
+        decision values); give ``cv_tol=tol`` for the scores of
+        ``GridSearchCV`` at the refit's tolerance.
     cache_size : float, default=200
         Megabytes of kernel values each running task may keep.
     max_iter : int, default=-1
@@ -902,6 +979,9 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         The chosen candidate refitted on all the data (``refit=True``).
     n_splits_ : int
         Number of folds.
+    n_iter_ : ndarray of shape (n_candidates,)
+        Solver iterations per candidate, summed over the folds (in
+        ``cv_results_``'s order).
     refit_time_ : float
         Seconds spent refitting.
     n_features_in_ : int

@@ -47,6 +47,9 @@ pub use kernel::precision;
 #[cfg(feature = "python")]
 mod python;
 
+#[cfg(test)]
+mod testing;
+
 pub use error::{Error, Result};
 pub use kernel::{KernelKind, KernelSource, Rows, TrainingData};
 pub use precision::Precision;

@@ -75,6 +75,15 @@ pub fn decision_values_controlled(
     decision_core(kind, test, sv, &layout, intercept, precision, ctl)
 }
 
+/// The one-vs-one pairs over class-grouped support vectors: class `c` owns
+/// the `class_counts[c]` rows after those of classes `0..c`; each entry
+/// `(a, b)` of `pairs` is a model over classes `a` and `b`.
+#[derive(Clone, Copy, Debug)]
+pub struct OvoPairs<'a> {
+    pub class_counts: &'a [usize],
+    pub pairs: &'a [(usize, usize)],
+}
+
 /// Decision values of one-vs-one pairs, row-major `m × k` for `m` test rows
 /// and the `k` pairs, and the path that computed them.
 ///
@@ -90,19 +99,17 @@ pub fn decision_values_controlled(
 /// one kernel evaluation per (test row, support vector) plus one
 /// multiply-add per (test row, pair, support vector of the pair). Polls
 /// `ctl` as [`decision_values_controlled`] does.
-#[allow(clippy::too_many_arguments)]
 pub fn decision_values_pairs_controlled(
     kind: KernelKind,
     test: &Rows,
     sv: &Rows,
-    class_counts: &[usize],
-    pairs: &[(usize, usize)],
+    ovo: &OvoPairs<'_>,
     coef: &[f64],
     intercept: &[f64],
     precision: Precision,
     ctl: &Control,
 ) -> Result<(Vec<f64>, Precision)> {
-    let layout = pair_layout(class_counts, pairs, coef, intercept.len(), sv.n())?;
+    let layout = pair_layout(ovo, coef, intercept.len(), sv.n())?;
     decision_core(kind, test, sv, &layout, intercept, precision, ctl)
 }
 
@@ -125,18 +132,16 @@ pub fn decision_values_sparse(
 
 /// [`decision_values_pairs_controlled`] for sparse test rows and support
 /// vectors, computed as [`decision_values_sparse`] computes its values.
-#[allow(clippy::too_many_arguments)]
 pub fn decision_values_pairs_sparse(
     kind: KernelKind,
     test: &CsrRows,
     sv: &CsrRows,
-    class_counts: &[usize],
-    pairs: &[(usize, usize)],
+    ovo: &OvoPairs<'_>,
     coef: &[f64],
     intercept: &[f64],
     ctl: &Control,
 ) -> Result<Vec<f64>> {
-    let layout = pair_layout(class_counts, pairs, coef, intercept.len(), sv.n())?;
+    let layout = pair_layout(ovo, coef, intercept.len(), sv.n())?;
     decision_sparse_core(kind, test, sv, &layout, intercept, ctl)
 }
 
@@ -253,12 +258,15 @@ fn full_layout(coef: &[f64], k: usize, s: usize) -> Result<Layout<'_>> {
 /// The layout of one-vs-one pairs over class-grouped support vectors (see
 /// [`decision_values_pairs_controlled`]), `n_sv` of them in all.
 fn pair_layout<'a>(
-    class_counts: &[usize],
-    pairs: &[(usize, usize)],
+    ovo: &OvoPairs<'_>,
     coef: &'a [f64],
     k: usize,
     n_sv: usize,
 ) -> Result<Layout<'a>> {
+    let OvoPairs {
+        class_counts,
+        pairs,
+    } = *ovo;
     if pairs.len() != k {
         shape_error!(
             "there are {} pairs but {k} intercepts; give one intercept per pair",
@@ -525,22 +533,53 @@ simd::multiversion! {
     }
 }
 
-/// `Σ a_i b_i` in `f64` over 16 independent lanes (so it vectorises), with
-/// fused multiply-adds where the processor has them.
+/// Lanes of [`dot_lanes`].
+const DOT_LANES: usize = 16;
+
+/// A float type's `a·b + c`, fused when `FMA` ([`simd::fmadd`],
+/// [`simd::fmadd64`]).
+trait MulAdd: Copy + Default {
+    fn mul_add<const FMA: bool>(a: Self, b: Self, c: Self) -> Self;
+}
+
+impl MulAdd for f32 {
+    #[inline(always)]
+    fn mul_add<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+        simd::fmadd::<FMA>(a, b, c)
+    }
+}
+
+impl MulAdd for f64 {
+    #[inline(always)]
+    fn mul_add<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
+        simd::fmadd64::<FMA>(a, b, c)
+    }
+}
+
+/// `Σ a_i b_i` over [`DOT_LANES`] independent lanes (so it vectorises),
+/// each step a [`MulAdd`]: the lanes' sums and the remainder's, for the
+/// caller to add up in its own order.
 #[inline(always)]
-fn dot64<const FMA: bool>(a: &[f64], b: &[f64]) -> f64 {
-    const L: usize = 16;
-    let mut acc = [0.0f64; L];
-    let (ca, cb) = (a.chunks_exact(L), b.chunks_exact(L));
-    let mut tail = 0.0f64;
+fn dot_lanes<const FMA: bool, T: MulAdd>(a: &[T], b: &[T]) -> ([T; DOT_LANES], T) {
+    let mut acc = [T::default(); DOT_LANES];
+    let (ca, cb) = (a.chunks_exact(DOT_LANES), b.chunks_exact(DOT_LANES));
+    let mut tail = T::default();
     for (&x, &y) in ca.remainder().iter().zip(cb.remainder()) {
-        tail = simd::fmadd64::<FMA>(x, y, tail);
+        tail = T::mul_add::<FMA>(x, y, tail);
     }
     for (x, y) in ca.zip(cb) {
-        for l in 0..L {
-            acc[l] = simd::fmadd64::<FMA>(x[l], y[l], acc[l]);
+        for l in 0..DOT_LANES {
+            acc[l] = T::mul_add::<FMA>(x[l], y[l], acc[l]);
         }
     }
+    (acc, tail)
+}
+
+/// `Σ a_i b_i` in `f64` ([`dot_lanes`], lanes summed pairwise), with fused
+/// multiply-adds where the processor has them.
+#[inline(always)]
+fn dot64<const FMA: bool>(a: &[f64], b: &[f64]) -> f64 {
+    let (acc, tail) = dot_lanes::<FMA, f64>(a, b);
     simd::sum_lanes(acc) + tail
 }
 
@@ -620,21 +659,10 @@ simd::multiversion! {
     }
 }
 
-/// `Σ a_i b_i` in `f32` over 16 independent lanes (so it vectorises).
+/// `Σ a_i b_i` in `f32` ([`dot_lanes`], lanes summed in order).
 #[inline(always)]
 fn dot32<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
-    const L: usize = 16;
-    let mut acc = [0.0f32; L];
-    let (ca, cb) = (a.chunks_exact(L), b.chunks_exact(L));
-    let mut tail = 0.0f32;
-    for (&x, &y) in ca.remainder().iter().zip(cb.remainder()) {
-        tail = simd::fmadd::<FMA>(x, y, tail);
-    }
-    for (x, y) in ca.zip(cb) {
-        for l in 0..L {
-            acc[l] = simd::fmadd::<FMA>(x[l], y[l], acc[l]);
-        }
-    }
+    let (acc, tail) = dot_lanes::<FMA, f32>(a, b);
     acc.iter().sum::<f32>() + tail
 }
 
@@ -817,8 +845,10 @@ mod tests {
                     kind,
                     x,
                     &sv,
-                    &counts,
-                    &pairs,
+                    &OvoPairs {
+                        class_counts: &counts,
+                        pairs: &pairs,
+                    },
                     &coef,
                     &intercept,
                     Precision::Float64,
@@ -946,19 +976,7 @@ mod tests {
             }
         }
         let intercept: Vec<f64> = (0..k).map(|p| wiggle(p + 9000)).collect();
-        let kinds = [
-            KernelKind::Linear,
-            KernelKind::Rbf { gamma: 0.7 },
-            KernelKind::Poly {
-                gamma: 0.5,
-                coef0: 1.0,
-                degree: 3,
-            },
-            KernelKind::Sigmoid {
-                gamma: 0.3,
-                coef0: -0.2,
-            },
-        ];
+        let kinds = crate::testing::KINDS;
         for kind in kinds {
             for precision in [Precision::Float32, Precision::Float64] {
                 let ctl = Control::none();
@@ -967,7 +985,17 @@ mod tests {
                 )
                 .unwrap();
                 let (got, p2) = decision_values_pairs_controlled(
-                    kind, &test, &sv, &counts, &pairs, &compact, &intercept, precision, &ctl,
+                    kind,
+                    &test,
+                    &sv,
+                    &OvoPairs {
+                        class_counts: &counts,
+                        pairs: &pairs,
+                    },
+                    &compact,
+                    &intercept,
+                    precision,
+                    &ctl,
                 )
                 .unwrap();
                 assert_eq!(p1, p2);
@@ -991,8 +1019,10 @@ mod tests {
                 KernelKind::Linear,
                 &test,
                 &sv,
-                counts,
-                pairs,
+                &OvoPairs {
+                    class_counts: counts,
+                    pairs,
+                },
                 coef,
                 b,
                 Precision::Auto,
@@ -1046,19 +1076,7 @@ mod tests {
         let compact = &compact[..n_coef];
         let dense_coef: Vec<f64> = (0..k * s).map(|i| wiggle(i + 3)).collect();
         let ctl = Control::none();
-        for kind in [
-            KernelKind::Linear,
-            KernelKind::Rbf { gamma: 0.7 },
-            KernelKind::Poly {
-                gamma: 0.5,
-                coef0: 1.0,
-                degree: 3,
-            },
-            KernelKind::Sigmoid {
-                gamma: 0.3,
-                coef0: -0.2,
-            },
-        ] {
+        for kind in crate::testing::KINDS {
             let (want, _) = decision_values_controlled(
                 kind,
                 &test,
@@ -1075,8 +1093,10 @@ mod tests {
                 kind,
                 &test,
                 &sv,
-                &counts,
-                &pairs,
+                &OvoPairs {
+                    class_counts: &counts,
+                    pairs: &pairs,
+                },
                 compact,
                 &intercept,
                 Precision::Float64,
@@ -1084,7 +1104,16 @@ mod tests {
             )
             .unwrap();
             let got_p = decision_values_pairs_sparse(
-                kind, &test_s, &sv_s, &counts, &pairs, compact, &intercept, &ctl,
+                kind,
+                &test_s,
+                &sv_s,
+                &OvoPairs {
+                    class_counts: &counts,
+                    pairs: &pairs,
+                },
+                compact,
+                &intercept,
+                &ctl,
             )
             .unwrap();
             for (g, w) in got.iter().zip(&want).chain(got_p.iter().zip(&want_p)) {

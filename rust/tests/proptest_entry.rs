@@ -157,16 +157,12 @@ proptest! {
         let Some(kind) = kind_of(&k) else { return Ok(()) };
         let Some(source) = source(kind, x, n, d) else { return Ok(()) };
         let problem = DualProblem {
-            source,
-            y,
-            p,
-            upper,
-            alpha0,
-            active,
-            constraint: if equality { Constraint::Equality } else { Constraint::BoxOnly },
-            start: Default::default(),
-            twins: None,
-        };
+p,
+alpha0,
+active,
+constraint: if equality { Constraint::Equality } else { Constraint::BoxOnly },
+..DualProblem::new(source, y, upper)
+};
         let opts = SolverOptions {
             tol,
             max_iter: Some(max_iter),
@@ -192,17 +188,7 @@ proptest! {
         let Ok(rows) = Rows::new(x, n, 2) else { return Ok(()) };
         let Ok(source) = KernelSource::dense(kind, rows) else { return Ok(()) };
         let y: Vec<f64> = signs[..n].iter().map(|&s| if s { 1.0 } else { -1.0 }).collect();
-        let problem = DualProblem {
-            source,
-            y,
-            p: None,
-            upper: vec![c; n],
-            alpha0: None,
-            active: None,
-            constraint: Constraint::Equality,
-            start: Default::default(),
-            twins: None,
-        };
+        let problem = DualProblem::new(source, y, vec![c; n]);
         let opts = SolverOptions { max_iter: Some(2000), ..SolverOptions::default() };
         if let Ok(sol) = problem.solve(&opts) {
             prop_assert!(sol.alpha.iter().all(|a| a.is_finite() && *a >= 0.0 && *a <= c));

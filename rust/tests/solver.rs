@@ -273,15 +273,9 @@ fn box_only_matches_the_closed_form() {
     let rows = Rows::new(vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], 3, 3).unwrap();
     let source = KernelSource::dense(KernelKind::Linear, rows).unwrap();
     let sol = DualProblem {
-        source,
-        y: vec![1.0, -1.0, 1.0],
         p: Some(vec![-1.0, 2.0, -0.5]),
-        upper: vec![0.5, 1.0, 1.0],
-        alpha0: None,
-        active: None,
         constraint: Constraint::BoxOnly,
-        start: Default::default(),
-        twins: None,
+        ..DualProblem::new(source, vec![1.0, -1.0, 1.0], vec![0.5, 1.0, 1.0])
     }
     .solve(&opts(1e-9))
     .unwrap();

@@ -632,6 +632,57 @@ class SolverBackend(ABC):
         """
         raise self._no_online_learner()
 
+    def online_options(
+        self,
+        *,
+        C: float,
+        threshold: float,
+        epsilon: float,
+        max_neighbors: int,
+        neighbor_step: int,
+        reprocess: int,
+        max_support: int | None,
+        rebatch: bool,
+    ):
+        """The update options the online learner's ``learn`` takes.
+
+        Backends with ``capabilities.online`` return the object their
+        learner's ``learn`` accepts as ``options`` (for the Rust core's
+        learner, a ``localsvm._core.LearnOptions``). The default has none
+        and raises.
+
+        Parameters
+        ----------
+        C : float
+            The upper bound of every multiplier.
+        threshold : float
+            The η that stops the growth of a working set.
+        epsilon : float
+            Width of the band of examples kept and reconsidered.
+        max_neighbors : int
+            Most neighbours added to a working set.
+        neighbor_step : int
+            Neighbours added at each growth step.
+        reprocess : int
+            Subproblems over the strongest KKT violators after each update.
+        max_support : int or None
+            Support-vector budget per binary learner; None for none.
+        rebatch : bool
+            Retrain on all the examples seen at each new one
+            (``strategy='rebatch'``) instead of the local update.
+
+        Returns
+        -------
+        object
+            The options.
+
+        Raises
+        ------
+        UnsupportedProblemError
+            The backend has no online learner.
+        """
+        raise self._no_online_learner()
+
     def _no_online_learner(self) -> UnsupportedProblemError:
         return UnsupportedProblemError(
             f"backend {self.name!r} has no online learner (capabilities.online is False)"
@@ -838,7 +889,7 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
             shrinking=bool(batch.shrinking),
             cache_size=float(getattr(batch, "cache_size", 200.0)),
         )
-        sol = backend.solve(problem)
+        sol = solve_checked(backend, problem)
         alpha = np.asarray(sol.alpha)
         res.decision[s] = float(alpha * ys @ cross[s, active]) - sol.rho
         res.n_iter[s] = sol.n_iter
@@ -847,13 +898,106 @@ def solve_local_generic(backend, batch: LocalBatch) -> LocalBatchResult:
     return res
 
 
+def _backend_name(backend) -> str:
+    return str(getattr(backend, "name", "") or type(backend).__name__)
+
+
+def solve_checked(backend, problem: QPProblem) -> QPSolution:
+    """``backend.solve(problem)``, its answer checked where it is received.
+
+    Every caller in localsvm solves through this function, so a plugin
+    backend that breaks the :meth:`SolverBackend.solve` contract is named at
+    once, not by an error deep inside an estimator.
+
+    Parameters
+    ----------
+    backend : SolverBackend
+        Any object with ``name`` and ``solve``.
+    problem : QPProblem
+        The problem.
+
+    Returns
+    -------
+    QPSolution
+        The backend's answer (a :class:`QPSolution`, or any object with its
+        fields), unchanged.
+
+    Raises
+    ------
+    TypeError
+        Naming the backend: the answer is not a solution (``None``, say;
+        the message gives its type), lacks one of ``alpha``, ``rho``,
+        ``objective``, ``n_iter`` or ``converged``, or its ``alpha`` is not
+        a numeric array of shape ``(problem.n,)``, or ``rho``/``objective``
+        are not numbers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import QPProblem, get_backend
+    >>> from localsvm.backends.base import solve_checked
+    >>> problem = QPProblem(X=np.eye(2), y=np.array([1.0, -1.0]), upper=np.ones(2))
+    >>> solve_checked(get_backend("rust"), problem).alpha.shape
+    (2,)
+    """
+    sol = backend.solve(problem)
+    who = f"backend {_backend_name(backend)!r}"
+    if sol is None or isinstance(sol, (str, bytes, tuple, list, dict, np.ndarray)):
+        raise TypeError(
+            f"{who} returned {type(sol).__name__} from solve(); expected a QPSolution "
+            "(alpha, rho, objective, n_iter, converged, backend)"
+        )
+    fields = ("alpha", "rho", "objective", "n_iter", "converged")
+    missing = [f for f in fields if not hasattr(sol, f)]
+    if missing:
+        raise TypeError(
+            f"{who} returned {type(sol).__name__} from solve(), which lacks "
+            f"{', '.join(missing)}; expected a QPSolution"
+        )
+    try:
+        alpha = np.asarray(sol.alpha)
+    except Exception as exc:  # an object numpy cannot read as an array
+        raise TypeError(f"{who} returned an alpha numpy cannot read: {exc}") from exc
+    if alpha.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{who} returned alpha of dtype {alpha.dtype} ({type(sol.alpha).__name__}); "
+            "expected real numbers"
+        )
+    if alpha.shape != (problem.n,):
+        raise TypeError(
+            f"{who} returned alpha of shape {alpha.shape}; expected ({problem.n},), one "
+            "coefficient per variable of the problem"
+        )
+    for field_name in ("rho", "objective"):
+        value = getattr(sol, field_name)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise TypeError(
+                f"{who} returned {field_name} of type {type(value).__name__}; expected a "
+                "real number"
+            )
+    return sol
+
+
 def solve_local_batch(backend, batch: LocalBatch) -> LocalBatchResult:
     """``backend.solve_local(batch)``, or :func:`solve_local_generic` for a
     backend that does not subclass :class:`SolverBackend` and lacks the method."""
     method = getattr(backend, "solve_local", None)
     if method is None:
         return solve_local_generic(backend, batch)
-    return method(batch)
+    res = method(batch)
+    fields = ("decision", "status", "n_iter", "n_active", "n_support", "converged")
+    if res is None or not all(hasattr(res, f) for f in fields):
+        raise TypeError(
+            f"backend {_backend_name(backend)!r} returned {type(res).__name__} from "
+            "solve_local(); expected a LocalBatchResult"
+        )
+    shape = np.shape(res.decision)
+    if shape != (batch.n_queries,):
+        raise TypeError(
+            f"backend {_backend_name(backend)!r} returned decision values of shape "
+            f"{shape} from solve_local(); expected ({batch.n_queries},), one per query"
+        )
+    return res
 
 
 # ------------------------------------------------------------ C paths

@@ -39,6 +39,22 @@ def _settings(problem) -> _core.SolverSettings:
     )
 
 
+#: ``solve_qp``'s constraint for each ``QPProblem.equality_kind`` (and the box).
+_CONSTRAINTS = {
+    "box": _core.QPConstraint.BOX,
+    "zero": _core.QPConstraint.ZERO,
+    "start": _core.QPConstraint.START,
+    "per_label": _core.QPConstraint.PER_LABEL,
+}
+
+#: ``solve_qp``'s solver for each ``QPProblem.solver``.
+_SOLVERS = {
+    "auto": _core.QPSolver.AUTO,
+    "smo": _core.QPSolver.SMO,
+    "batched": _core.QPSolver.BATCHED,
+}
+
+
 def _start(start):
     """``solve_qp``'s ``start`` for ``QPProblem.start_gradient``: None,
     ``'blocked'`` or the ``(G, Ḡ)`` pair as float64 arrays."""
@@ -69,12 +85,7 @@ class RustBackend(SolverBackend):
     def solve(self, problem: QPProblem) -> QPSolution:
         f64 = np.float64
         constraint = str(getattr(problem, "equality_kind", "zero")) if problem.equality else "box"
-        out = _core.solve_qp(
-            core_rows(problem.X),
-            np.ascontiguousarray(problem.y, dtype=f64),
-            np.ascontiguousarray(problem.upper, dtype=f64),
-            kernel=problem.kernel.core(),
-            settings=_settings(problem),
+        options = _core.QPOptions(
             p=None if problem.p is None else np.ascontiguousarray(problem.p, dtype=f64),
             alpha0=None
             if problem.alpha0 is None
@@ -85,11 +96,19 @@ class RustBackend(SolverBackend):
             rows=None
             if problem.rows is None
             else np.ascontiguousarray(problem.rows, dtype=np.int64),
-            constraint=constraint,
+            constraint=_CONSTRAINTS[constraint],
             start=_start(problem.start_gradient),
-            progress=problem.progress,
             threads=int(problem.n_threads),
-            solver=str(getattr(problem, "solver", "auto")),
+            solver=_SOLVERS[str(getattr(problem, "solver", "auto"))],
+        )
+        out = _core.solve_qp(
+            core_rows(problem.X),
+            np.ascontiguousarray(problem.y, dtype=f64),
+            np.ascontiguousarray(problem.upper, dtype=f64),
+            kernel=problem.kernel.core(),
+            settings=_settings(problem),
+            options=options,
+            progress=problem.progress,
         )
         converged = bool(out.converged)
         return QPSolution(
@@ -190,26 +209,36 @@ class RustBackend(SolverBackend):
         cross = None
         if queries is None or batch.cross is not None:
             cross, queries = np.ascontiguousarray(kernel_rows(batch), dtype=f64), None
+        primal_options = None
+        if primal:
+            primal_options = _core.LocalPrimal(
+                start=(
+                    None if start_primal is None else np.ascontiguousarray(start_primal, dtype=f64)
+                ),
+                anchors=(
+                    None
+                    if anchors is None
+                    else (
+                        np.ascontiguousarray(anchors, dtype=np.int64),
+                        np.ascontiguousarray(solutions, dtype=f64),
+                    )
+                ),
+                queries=None if queries is None else np.ascontiguousarray(queries, dtype=f64),
+            )
         out = _core.solve_local(
             np.ascontiguousarray(batch.X, dtype=f64),
             np.ascontiguousarray(batch.y, dtype=f64),
             np.ascontiguousarray(batch.sigma, dtype=f64),
             cross,
-            c=float(batch.C),
+            options=_core.LocalOptions(
+                float(batch.C),
+                threshold=float(batch.threshold),
+                warm_start=bool(batch.warm_start),
+                start=None if start is None else np.ascontiguousarray(start, dtype=f64),
+                primal=primal_options,
+            ),
             kernel=batch.kernel.core(),
             settings=_settings(batch),
-            threshold=float(batch.threshold),
-            warm_start=bool(batch.warm_start),
-            start=None if start is None else np.ascontiguousarray(start, dtype=f64),
-            primal=primal,
-            start_primal=(
-                None if start_primal is None else np.ascontiguousarray(start_primal, dtype=f64)
-            ),
-            anchors=None if anchors is None else np.ascontiguousarray(anchors, dtype=np.int64),
-            anchor_solutions=(
-                None if solutions is None else np.ascontiguousarray(solutions, dtype=f64)
-            ),
-            queries=None if queries is None else np.ascontiguousarray(queries, dtype=f64),
         )
         return LocalBatchResult(
             decision=np.asarray(out.decision),
@@ -261,6 +290,36 @@ class RustBackend(SolverBackend):
         """
         return _core.SolverSettings(
             tol=float(tol), max_iter=int(max_iter), cache_size=float(cache_size)
+        )
+
+    def online_options(
+        self,
+        *,
+        C,
+        threshold,
+        epsilon,
+        max_neighbors,
+        neighbor_step,
+        reprocess,
+        max_support,
+        rebatch,
+    ):
+        """The core learner's update options (see :meth:`SolverBackend.online_options`).
+
+        Returns
+        -------
+        localsvm._core.LearnOptions
+            The options, checked.
+        """
+        return _core.LearnOptions(
+            C,
+            threshold,
+            epsilon=epsilon,
+            max_neighbors=max_neighbors,
+            neighbor_step=neighbor_step,
+            reprocess=reprocess,
+            max_support=max_support,
+            rebatch=rebatch,
         )
 
 

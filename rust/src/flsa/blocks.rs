@@ -468,15 +468,12 @@ simd::multiversion! {
     /// The staged decision values of points `p0..p0+w` (`w ≤ POINTS`), into
     /// `out` (`w` rows of `stages` values): `u` is scratch of `stages` rows.
     fn staged_tile, fn staged_tile_impl(
-        phi: &[f64],
-        m: usize,
+        path: &Staged<'_>,
         p0: usize,
-        r: &[f64],
-        dim: usize,
-        z: &[f64],
         u: &mut [[f64; POINTS]],
         out: &mut [f64],
     ) {
+        let Staged { phi, m, r, dim, z } = *path;
         let stages = u.len();
         let w = out.len() / stages;
         u[0] = [1.0; POINTS];
@@ -504,6 +501,22 @@ simd::multiversion! {
     }
 }
 
+/// A path's factor and coordinates, and the kernel of `m` points with its
+/// support vectors: what [`staged_decisions`] and [`staged_correct`] read.
+#[derive(Clone, Copy, Debug)]
+pub struct Staged<'a> {
+    /// `phi[(j−1)·m + p]`: the kernel of point `p` with the `j`-th support
+    /// vector.
+    pub phi: &'a [f64],
+    /// Points.
+    pub m: usize,
+    /// The row-major `dim × dim` factor `R`.
+    pub r: &'a [f64],
+    pub dim: usize,
+    /// The coordinates `z = Uᵀy`.
+    pub z: &'a [f64],
+}
+
 /// The decision values of the models with `0..stages` columns of a path at
 /// `m` points: `out[p·stages + k] = Σ_{j≤k} z_j u_j(x_p)` with
 /// `u(x) = R⁻ᵀ [1, φ(x)]`, where `phi[(j−1)·m + p]` is the kernel of point `p`
@@ -511,15 +524,8 @@ simd::multiversion! {
 /// factor (`stages ≤ dim`). Equal, up to rounding, to
 /// `cumsum(z ⊙ solve_triangular(R, [1, φ]ᵀ, trans='T'))`. Runs in parallel
 /// over tiles of points when the work is large; polls `ctl` per tile.
-pub fn staged_decisions(
-    phi: &[f64],
-    m: usize,
-    r: &[f64],
-    dim: usize,
-    z: &[f64],
-    stages: usize,
-    ctl: &Control,
-) -> Result<Vec<f64>> {
+pub fn staged_decisions(path: &Staged<'_>, stages: usize, ctl: &Control) -> Result<Vec<f64>> {
+    let Staged { phi, m, r, dim, z } = *path;
     if r.len() != dim.saturating_mul(dim) {
         shape_error!("R has {} values, expected {dim} × {dim}", r.len());
     }
@@ -551,7 +557,7 @@ pub fn staged_decisions(
     }
     let body = |u: &mut Vec<[f64; POINTS]>, (tile, o): (usize, &mut [f64])| {
         if !ctl.is_cancelled() {
-            staged_tile(phi, m, tile * POINTS, r, dim, z, u, o);
+            staged_tile(path, tile * POINTS, u, o);
         }
     };
     let init = || vec![[0.0f64; POINTS]; stages];
@@ -577,17 +583,13 @@ pub fn staged_decisions(
 /// the Python package's `binary_index`) decides it. The decision values
 /// are those of [`staged_decisions`], computed a tile at a time and counted
 /// while in cache, never stored.
-#[allow(clippy::too_many_arguments)]
 pub fn staged_correct(
-    phi: &[f64],
-    m: usize,
-    r: &[f64],
-    dim: usize,
-    z: &[f64],
+    path: &Staged<'_>,
     stages: usize,
     target: &[f64],
     ctl: &Control,
 ) -> Result<Vec<u64>> {
+    let Staged { phi, m, .. } = *path;
     if target.len() != m {
         shape_error!(
             "target has {} values but there are {m} points",
@@ -602,7 +604,12 @@ pub fn staged_correct(
             phi.len()
         );
     }
-    staged_decisions(&[], 0, r, dim, z, stages, ctl)?;
+    let no_points = Staged {
+        phi: &[],
+        m: 0,
+        ..*path
+    };
+    staged_decisions(&no_points, stages, ctl)?;
     let what = format!("a tile of the decision values of {stages} models");
     let hint = "use a smaller n_support";
     let tile_len = checked_len::<f64>(POINTS, stages, &what, hint)?;
@@ -615,7 +622,7 @@ pub fn staged_correct(
         let p0 = tile * POINTS;
         let w = POINTS.min(m - p0);
         let out = &mut out[..w * stages];
-        staged_tile(phi, m, p0, r, dim, z, u, out);
+        staged_tile(path, p0, u, out);
         for (l, row) in out.chunks_exact(stages).enumerate() {
             let t = target[p0 + l];
             if t == 1.0 {
@@ -736,7 +743,14 @@ mod tests {
             .collect();
         for stages in [1, 4, 7, dim] {
             let sub = &phi[..(stages - 1) * m];
-            let out = staged_decisions(sub, m, &r, dim, &z, stages, &Control::none()).unwrap();
+            let path = Staged {
+                phi: sub,
+                m,
+                r: &r,
+                dim,
+                z: &z,
+            };
+            let out = staged_decisions(&path, stages, &Control::none()).unwrap();
             for p in 0..m {
                 // Plain forward substitution, then the running sum.
                 let mut u = vec![0.0; stages];
@@ -751,9 +765,16 @@ mod tests {
             }
         }
         let ctl = Control::none();
-        let all = staged_decisions(&phi, m, &r, dim, &z, dim, &ctl).unwrap();
+        let path = Staged {
+            phi: &phi,
+            m,
+            r: &r,
+            dim,
+            z: &z,
+        };
+        let all = staged_decisions(&path, dim, &ctl).unwrap();
         let target: Vec<f64> = (0..m).map(|p| [1.0, -1.0, 0.0][p % 3]).collect();
-        let counts = staged_correct(&phi, m, &r, dim, &z, dim, &target, &ctl).unwrap();
+        let counts = staged_correct(&path, dim, &target, &ctl).unwrap();
         for (k, &c) in counts.iter().enumerate() {
             let want = (0..m)
                 .filter(|&p| {
@@ -763,11 +784,27 @@ mod tests {
                 .count();
             assert_eq!(c as usize, want, "stage {k}");
         }
-        assert!(staged_correct(&phi, m, &r, dim, &z, dim, &target[1..], &ctl).is_err());
-        assert!(staged_decisions(&phi, m, &r, dim, &z, dim + 1, &ctl).is_err());
-        assert!(staged_decisions(&phi[1..], m, &r, dim, &z, dim, &ctl).is_err());
+        assert!(staged_correct(&path, dim, &target[1..], &ctl).is_err());
+        assert!(staged_decisions(&path, dim + 1, &ctl).is_err());
+        assert!(staged_decisions(
+            &Staged {
+                phi: &phi[1..],
+                ..path
+            },
+            dim,
+            &ctl
+        )
+        .is_err());
         let mut singular = r.clone();
         singular[2 * dim + 2] = 0.0;
-        assert!(staged_decisions(&phi, m, &singular, dim, &z, dim, &ctl).is_err());
+        assert!(staged_decisions(
+            &Staged {
+                r: &singular,
+                ..path
+            },
+            dim,
+            &ctl
+        )
+        .is_err());
     }
 }

@@ -102,17 +102,6 @@ pub enum Gram {
     OnTheFly,
 }
 
-impl Gram {
-    /// From the names `"precomputed"` and `"on_the_fly"`.
-    pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "precomputed" => Ok(Gram::Precomputed),
-            "on_the_fly" => Ok(Gram::OnTheFly),
-            other => value_error!("gram must be 'precomputed' or 'on_the_fly', got {other:?}"),
-        }
-    }
-}
-
 impl Candidates {
     /// The columns `K(X, x_c)` for `c` in `idx` of the caller's training
     /// data, held as `gram` says. For a precomputed kernel they are copied
@@ -270,17 +259,6 @@ pub enum Selection {
     Greedy,
     /// The next candidate in the given order (RFLSA, with a random order).
     InOrder,
-}
-
-impl Selection {
-    /// From the names `"greedy"` and `"in_order"`.
-    pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "greedy" => Ok(Selection::Greedy),
-            "in_order" => Ok(Selection::InOrder),
-            other => value_error!("selection must be 'greedy' or 'in_order', got {other:?}"),
-        }
-    }
 }
 
 /// Settings of one forward pass.
@@ -936,10 +914,6 @@ mod tests {
             }
         }
         assert!(Candidates::new(&k, vec![30], Gram::Precomputed).is_err());
-        assert_eq!(Selection::from_name("in_order"), Ok(Selection::InOrder));
-        assert!(Selection::from_name("best").is_err());
-        assert_eq!(Gram::from_name("on_the_fly"), Ok(Gram::OnTheFly));
-        assert!(Gram::from_name("lazy").is_err());
     }
 
     #[test]

@@ -71,7 +71,6 @@ fn uses_difference(kind: KernelKind, q: &Query) -> bool {
 /// `outs[r][t − start] = factors[r] · scale[t] · K(q_r, x_t)`. The panel is
 /// read once for all `R` queries.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn fill_difference<const FMA: bool, const R: usize, const T: usize>(
     kind: KernelKind,
     panel: &Panel,
@@ -184,16 +183,14 @@ simd::multiversion! {
     pub(super) fn fill_two, fn fill_two_impl(
         kind: KernelKind,
         panel: &Panel,
-        q0: &Query,
-        q1: &Query,
-        f0: f32,
-        f1: f32,
+        queries: [&Query; 2],
+        factors: [f32; 2],
         scale: &[f32],
         start: usize,
         end: usize,
-        out0: &mut [f32],
-        out1: &mut [f32],
+        outs: [&mut [f32]; 2],
     ) {
+        let ([q0, q1], [f0, f1], [out0, out1]) = (queries, factors, outs);
         if uses_difference(kind, q0) && uses_difference(kind, q1) {
             fill_difference::<FMA, 2, TILE>(
                 kind,
@@ -219,7 +216,6 @@ simd::multiversion! {
 /// [`fill_one`]'s, bit for bit. For the vectorised loops of other modules
 /// (inlined into their instruction-set builds).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn fill_four_impl<const FMA: bool>(
     kind: KernelKind,
     panel: &Panel,

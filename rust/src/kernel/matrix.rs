@@ -286,18 +286,7 @@ impl<'b> KernelRowsAgainst<'b> {
                 out.len()
             );
         }
-        blocks::fill_range(
-            self.kind,
-            a,
-            self.b,
-            &self.panels,
-            self.narrow.as_ref(),
-            prepared,
-            c0,
-            c1,
-            out,
-            stride,
-        );
+        blocks::fill_range(self, a, prepared, c0, c1, out, stride);
         Ok(())
     }
 
@@ -439,7 +428,8 @@ mod tests {
         }
     }
 
-    const KINDS: [KernelKind; 5] = [
+    /// Kernels of every kind (also for the tests of [`super::blocks`]).
+    pub(super) const KINDS: [KernelKind; 5] = [
         KernelKind::Linear,
         KernelKind::Poly {
             gamma: 0.3,

@@ -144,19 +144,7 @@ mod tests {
             ptr.push(vals.len() as i64);
         }
         let csr = std::sync::Arc::new(CsrRows::from_parts(&vals, &idx, &ptr, n, d).unwrap());
-        for kind in [
-            KernelKind::Linear,
-            KernelKind::Rbf { gamma: 0.7 },
-            KernelKind::Poly {
-                gamma: 0.5,
-                coef0: 1.0,
-                degree: 2,
-            },
-            KernelKind::Sigmoid {
-                gamma: 0.2,
-                coef0: 0.1,
-            },
-        ] {
+        for kind in crate::testing::KINDS {
             let mut dense = KernelSource::dense(kind, rows(&data, d)).unwrap();
             let mut sparse = KernelSource::sparse(kind, &csr, None).unwrap();
             let swaps = [(1, 7), (0, 4)];

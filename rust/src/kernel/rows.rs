@@ -3,25 +3,11 @@
 use super::kinds::KernelKind;
 use crate::error::{checked_len, shape_error, try_with_capacity, value_error, Result};
 
-/// `Σ term(a_k, b_k)` with four independent accumulators, so the compiler
-/// can vectorise it.
+/// `Σ term(a_k, b_k)` with four independent accumulators
+/// ([`crate::numeric::lanes4`]), added up pairwise.
 #[inline(always)]
 fn sum4(a: &[f64], b: &[f64], term: impl Fn(f64, f64) -> f64) -> f64 {
-    debug_assert_eq!(a.len(), b.len());
-    let mut acc = [0.0f64; 4];
-    let chunks_a = a.chunks_exact(4);
-    let chunks_b = b.chunks_exact(4);
-    let tail: f64 = chunks_a
-        .remainder()
-        .iter()
-        .zip(chunks_b.remainder())
-        .map(|(&x, &y)| term(x, y))
-        .sum();
-    for (ca, cb) in chunks_a.zip(chunks_b) {
-        for l in 0..4 {
-            acc[l] += term(ca[l], cb[l]);
-        }
-    }
+    let (acc, tail) = crate::numeric::lanes4(a, b, term);
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 

@@ -361,7 +361,6 @@ impl KernelSource {
 
     /// [`KernelSource::fill`] for two columns `i` and `j` at once (one pass
     /// over the data).
-    #[allow(clippy::too_many_arguments)]
     pub fn fill_pair(
         &self,
         (i, j): (usize, usize),
@@ -384,11 +383,18 @@ impl KernelSource {
                         .for_each(|(c, (a, b))| {
                             let s = start + c * PARALLEL_CHUNK;
                             let e = s + a.len();
-                            fill_two(*kind, panel, &qi, &qj, fi, fj, scale, s, e, a, b);
+                            fill_two(*kind, panel, [&qi, &qj], [fi, fj], scale, s, e, [a, b]);
                         });
                 } else {
                     fill_two(
-                        *kind, panel, &qi, &qj, fi, fj, scale, start, end, out_i, out_j,
+                        *kind,
+                        panel,
+                        [&qi, &qj],
+                        [fi, fj],
+                        scale,
+                        start,
+                        end,
+                        [out_i, out_j],
                     );
                 }
             }

@@ -24,7 +24,7 @@ use crate::local::primal::{solve_primal, FeatureMajor, PrimalOutcome};
 use crate::precision::QValue;
 use crate::precision::{resolve, Magnitudes, Precision};
 use crate::runtime::control::Control;
-use crate::solver::qmatrix::{KernelQ, QMatrix, SourceValue};
+use crate::solver::qmatrix::{forward_qmatrix, KernelQ, QMatrix, SourceValue};
 use crate::solver::smo;
 
 /// The training kernel that every local problem is gathered from.
@@ -569,17 +569,13 @@ fn solve_one<T: SourceValue>(
     };
     // SMO on the batch's own Hessian, not through `DualProblem` (whose
     // Hessian and cache live for one solve): see the `problem` module.
-    let res = smo::solve(
-        &mut tracked,
-        &p,
-        y,
-        upper,
-        start,
-        opts.tol,
+    let stop = smo::Stopping {
+        tol: opts.tol,
         max_iter,
-        opts.shrinking,
-        &opts.control,
-    );
+        shrinking: opts.shrinking,
+        ctl: &opts.control,
+    };
+    let res = smo::solve(&mut tracked, &p, y, upper, start, &stop);
     let undo: Vec<(usize, usize)> = tracked.swaps.iter().rev().copied().collect();
     tracked.q.swap_indices(&undo);
     res
@@ -592,21 +588,7 @@ struct Tracked<'q, Q> {
 }
 
 impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
-    fn n(&self) -> usize {
-        self.q.n()
-    }
-
-    fn diag(&self) -> &[f64] {
-        self.q.diag()
-    }
-
-    fn column(&mut self, i: usize, len: usize) -> &[T] {
-        self.q.column(i, len)
-    }
-
-    fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]) {
-        self.q.pair(i, j, len)
-    }
+    forward_qmatrix!(q: n, diag, column, pair, add_columns);
 
     fn swap_index(&mut self, i: usize, j: usize) {
         self.swaps.push((i, j));
@@ -616,17 +598,6 @@ impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
     fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
         self.swaps.extend_from_slice(swaps);
         self.q.swap_indices(swaps);
-    }
-
-    fn add_columns(
-        &mut self,
-        cols: &[usize],
-        w: &[f64],
-        from: usize,
-        out: &mut [f64],
-        ctl: &Control,
-    ) -> Result<bool> {
-        self.q.add_columns(cols, w, from, out, ctl)
     }
 }
 
@@ -877,17 +848,11 @@ mod tests {
                 .iter()
                 .map(|&v| if v >= 1e-6 { 10.0 * v } else { 0.0 })
                 .collect();
-            let sol = DualProblem {
-                source: KernelSource::dense(KernelKind::Linear, x.clone()).unwrap(),
-                y: y.clone(),
-                p: None,
+            let sol = DualProblem::new(
+                KernelSource::dense(KernelKind::Linear, x.clone()).unwrap(),
+                y.clone(),
                 upper,
-                alpha0: None,
-                active: None,
-                constraint: crate::solver::problem::Constraint::Equality,
-                start: Default::default(),
-                twins: None,
-            }
+            )
             .solve(&SolverOptions {
                 tol: 1e-6,
                 ..SolverOptions::default()

@@ -874,7 +874,6 @@ fn certify(x: &FeatureMajor, y: &[f64], c: &[f64], alpha: &[f64]) -> (f64, f64, 
 /// close to the solution (a neighbour's local solution), so the wide first
 /// stage, which would move it away, is skipped. At most `max_steps`
 /// Newton steps are taken. `control` is polled every step.
-#[allow(clippy::too_many_arguments)]
 pub fn solve_primal(
     x: &FeatureMajor,
     y: &[f64],
@@ -957,13 +956,8 @@ mod tests {
     use super::*;
 
     fn problem(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-        let mut s = seed;
-        let mut next = move || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        };
+        let mut u = crate::testing::uniform(seed);
+        let mut next = move || u() * 2.0 - 1.0;
         let mut x = vec![0.0; n * d];
         let mut y = vec![0.0; n];
         for i in 0..n {

@@ -138,15 +138,6 @@ pub fn invert(l: &[f64], m: usize, stride: usize, out: &mut [f64]) {
 #[inline]
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let (ac, at) = a.as_chunks::<4>();
-    let (bc, bt) = b.as_chunks::<4>();
-    let mut acc = [0.0f64; 4];
-    for (x, y) in ac.iter().zip(bc) {
-        for l in 0..4 {
-            acc[l] += x[l] * y[l];
-        }
-    }
-    let tail: f64 = at.iter().zip(bt).map(|(x, y)| x * y).sum();
+    let (acc, tail) = super::lanes4(&a[..n], &b[..n], |x, y| x * y);
     (acc[0] + acc[2]) + (acc[1] + acc[3]) + tail
 }

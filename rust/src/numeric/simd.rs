@@ -68,21 +68,17 @@ macro_rules! multiversion {
         $(-> $ret:ty)? $body:block
     ) => {
         #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
         $ivis fn $imp<const FMA: bool>($($arg: $ty),*) $(-> $ret)? $body
 
         $(#[$meta])*
-        #[allow(clippy::too_many_arguments)]
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-                #[allow(clippy::too_many_arguments)]
                 fn wide($($arg: $ty),*) $(-> $ret)? {
                     $imp::<true>($($arg),*)
                 }
                 #[target_feature(enable = "avx2,fma")]
-                #[allow(clippy::too_many_arguments)]
                 fn narrow($($arg: $ty),*) $(-> $ret)? {
                     $imp::<true>($($arg),*)
                 }

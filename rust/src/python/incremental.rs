@@ -10,7 +10,7 @@ use super::convert::{counts_u64, into_matrix, vec1, Flat, Kernel, SolverSettings
 use super::runner::detached;
 use std::time::{Duration, Instant};
 
-use crate::incremental::{LearnerState, OnlineLearner, OnlineOptions, StepRecord};
+use crate::incremental::{Batch, LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::runtime::control::Control;
 
 /// What `IncrementalLearner.learn` returns: one entry per example, in the
@@ -81,6 +81,51 @@ where
     }
 }
 
+/// The settings of LISVM's updates that `IncrementalLearner.learn` takes
+/// besides the SMO settings; see `_core.pyi`.
+#[pyclass(frozen, get_all, module = "localsvm._core")]
+pub(super) struct LearnOptions {
+    c: f64,
+    threshold: f64,
+    epsilon: f64,
+    max_neighbors: usize,
+    neighbor_step: usize,
+    max_support: Option<usize>,
+    rebatch: bool,
+    reprocess: usize,
+}
+
+#[pymethods]
+impl LearnOptions {
+    #[new]
+    #[pyo3(signature = (
+        c, threshold, *, epsilon = 0.5, max_neighbors = 50, neighbor_step = 1,
+        max_support = None, rebatch = false, reprocess = 1
+    ), text_signature = "(c, threshold, *, epsilon=0.5, max_neighbors=50, neighbor_step=1, \
+        max_support=None, rebatch=False, reprocess=1)")]
+    fn new(
+        c: f64,
+        threshold: f64,
+        epsilon: f64,
+        max_neighbors: usize,
+        neighbor_step: usize,
+        max_support: Option<usize>,
+        rebatch: bool,
+        reprocess: usize,
+    ) -> Self {
+        LearnOptions {
+            c,
+            threshold,
+            epsilon,
+            max_neighbors,
+            neighbor_step,
+            max_support,
+            rebatch,
+            reprocess,
+        }
+    }
+}
+
 /// One binary online SVM learnt by LISVM; see `_core.pyi`.
 #[pyclass(module = "localsvm._core")]
 pub(super) struct IncrementalLearner {
@@ -112,13 +157,7 @@ impl IncrementalLearner {
     }
 
     /// Learn the rows of `x` in order; see `_core.pyi`.
-    #[pyo3(signature = (
-        x, y, cls, seen, *, c, threshold, epsilon = 0.5, max_neighbors = 50,
-        neighbor_step = 1, max_support = None, rebatch = false, settings = None, reprocess = 1
-    ), text_signature = "(self, x, y, cls, seen, *, c, threshold, epsilon=0.5, \
-        max_neighbors=50, neighbor_step=1, max_support=None, rebatch=False, settings=None, \
-        reprocess=1)")]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (x, y, cls, seen, *, options, settings = None))]
     fn learn<'py>(
         &mut self,
         py: Python<'py>,
@@ -126,26 +165,20 @@ impl IncrementalLearner {
         y: PyReadonlyArray1<'py, f64>,
         cls: PyReadonlyArray1<'py, i64>,
         seen: PyReadonlyArray1<'py, i64>,
-        c: f64,
-        threshold: f64,
-        epsilon: f64,
-        max_neighbors: usize,
-        neighbor_step: usize,
-        max_support: Option<usize>,
-        rebatch: bool,
+        options: PyRef<'py, LearnOptions>,
         settings: Option<PyRef<'py, SolverSettings>>,
-        reprocess: usize,
     ) -> PyResult<LearnResult> {
         let defaults = SolverSettings::default_values();
         let settings = settings.as_deref().unwrap_or(&defaults);
+        let rebatch = options.rebatch;
         let opts = OnlineOptions {
-            c,
-            threshold,
-            epsilon,
-            max_neighbors,
-            neighbor_step,
-            reprocess,
-            max_support,
+            c: options.c,
+            threshold: options.threshold,
+            epsilon: options.epsilon,
+            max_neighbors: options.max_neighbors,
+            neighbor_step: options.neighbor_step,
+            reprocess: options.reprocess,
+            max_support: options.max_support,
             rebatch,
             tol: settings.tol_value(),
             max_iter: settings.iteration_cap(),
@@ -178,7 +211,13 @@ impl IncrementalLearner {
             })?
         } else {
             inline(py, move |poll| {
-                inner.learn_polled(x.as_slice(), &y, &cls, &seen, &opts, poll)
+                let batch = Batch {
+                    x: x.as_slice(),
+                    y: &y,
+                    cls: &cls,
+                    seen: &seen,
+                };
+                inner.learn_polled(batch, &opts, poll)
             })?
         };
         let st = &rep.steps;

@@ -1,6 +1,6 @@
 //! Binding of the localized SVM, `solve_local` ([`crate::local`]).
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -34,35 +34,91 @@ pub(super) struct LocalResult {
     primal: Option<Py<PyArray2<f64>>>,
 }
 
+/// Anchor examples and their `(w, b)`: `(index, solutions)`.
+type AnchorsArg = (Py<PyArray1<i64>>, Py<PyArray2<f64>>);
+
+/// The primal solver of `solve_local` and what it starts from; see
+/// `_core.pyi`.
+#[pyclass(frozen, module = "localsvm._core")]
+pub(super) struct LocalPrimal {
+    #[pyo3(get)]
+    start: Option<Py<PyArray1<f64>>>,
+    #[pyo3(get)]
+    anchors: Option<AnchorsArg>,
+    #[pyo3(get)]
+    queries: Option<Py<PyArray2<f64>>>,
+}
+
+#[pymethods]
+impl LocalPrimal {
+    #[new]
+    #[pyo3(signature = (*, start = None, anchors = None, queries = None))]
+    fn new(
+        start: Option<Py<PyArray1<f64>>>,
+        anchors: Option<AnchorsArg>,
+        queries: Option<Py<PyArray2<f64>>>,
+    ) -> Self {
+        LocalPrimal {
+            start,
+            anchors,
+            queries,
+        }
+    }
+}
+
+/// What `solve_local` solves besides the data, checked once; see
+/// `_core.pyi`.
+#[pyclass(frozen, name = "LocalOptions", module = "localsvm._core")]
+pub(super) struct LocalSolve {
+    #[pyo3(get)]
+    c: f64,
+    #[pyo3(get)]
+    threshold: f64,
+    #[pyo3(get)]
+    warm_start: bool,
+    #[pyo3(get)]
+    start: Option<Py<PyArray1<f64>>>,
+    #[pyo3(get)]
+    primal: Option<Py<LocalPrimal>>,
+}
+
+#[pymethods]
+impl LocalSolve {
+    #[new]
+    #[pyo3(signature = (c, *, threshold = 1e-6, warm_start = true, start = None, primal = None))]
+    fn new(
+        c: f64,
+        threshold: f64,
+        warm_start: bool,
+        start: Option<Py<PyArray1<f64>>>,
+        primal: Option<Py<LocalPrimal>>,
+    ) -> Self {
+        LocalSolve {
+            c,
+            threshold,
+            warm_start,
+            start,
+            primal,
+        }
+    }
+}
+
 /// One localized SVM per query (row of `sigma`); see `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (
-    x, y, sigma, cross, *, c, kernel = None, settings = None,
-    threshold = 1e-6, warm_start = true, start = None, primal = false, start_primal = None,
-    anchors = None, anchor_solutions = None, queries = None
-), text_signature = "(x, y, sigma, cross, *, c, kernel=None, settings=None, threshold=1e-06, \
-    warm_start=True, start=None, primal=False, start_primal=None, \
-    anchors=None, anchor_solutions=None, queries=None)")]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, y, sigma, cross, *, options, kernel = None, settings = None))]
 pub(super) fn solve_local<'py>(
     py: Python<'py>,
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
     sigma: PyReadonlyArray2<'py, f64>,
     cross: Option<PyReadonlyArray2<'py, f64>>,
-    c: f64,
+    options: PyRef<'py, LocalSolve>,
     kernel: Option<PyRef<'py, Kernel>>,
     settings: Option<PyRef<'py, SolverSettings>>,
-    threshold: f64,
-    warm_start: bool,
-    start: Option<PyReadonlyArray1<'py, f64>>,
-    primal: bool,
-    start_primal: Option<PyReadonlyArray1<'py, f64>>,
-    anchors: Option<PyReadonlyArray1<'py, i64>>,
-    anchor_solutions: Option<PyReadonlyArray2<'py, f64>>,
-    queries: Option<PyReadonlyArray2<'py, f64>>,
 ) -> PyResult<LocalResult> {
     let kind = kernel_kind(kernel.as_deref(), "linear")?;
+    let primal_options = options.primal.as_ref().map(|p| p.get());
+    let primal = primal_options.is_some();
     if primal && !matches!(kind, KernelKind::Linear) {
         return Err(PyValueError::new_err(format!(
             "the primal local solver needs kernel='linear', got kernel={:?}",
@@ -72,15 +128,26 @@ pub(super) fn solve_local<'py>(
     let defaults = SolverSettings::default_values();
     let settings = settings.as_deref().unwrap_or(&defaults);
     let opts = LocalOptions {
-        c,
-        threshold,
+        c: options.c,
+        threshold: options.threshold,
         tol: settings.tol_value(),
         max_iter: settings.iteration_cap(),
         shrinking: settings.shrinking_value(),
-        warm_start,
+        warm_start: options.warm_start,
         precision: settings.precision_value(),
         control: Control::none(),
         cache_bytes: settings.cache_bytes(),
+    };
+    let read1 = |a: Option<&Py<PyArray1<f64>>>| a.map(|a| a.bind(py).try_readonly()).transpose();
+    let start = read1(options.start.as_ref())?;
+    let start_primal = read1(primal_options.and_then(|p| p.start.as_ref()))?;
+    let queries = primal_options
+        .and_then(|p| p.queries.as_ref())
+        .map(|q| q.bind(py).try_readonly())
+        .transpose()?;
+    let anchors = match primal_options.and_then(|p| p.anchors.as_ref()) {
+        Some((i, s)) => Some((i.bind(py).try_readonly()?, s.bind(py).try_readonly()?)),
+        None => None,
     };
     let (n, d) = x.as_array().dim();
     let sigma = sigma.as_array();
@@ -95,11 +162,6 @@ pub(super) fn solve_local<'py>(
         cross.as_ref().map(|c| c.as_array()),
     );
     let queries = match queries {
-        Some(_) if !primal => {
-            return Err(PyValueError::new_err(
-                "queries (the decision values from each query's primal model) need primal=True",
-            ))
-        }
         Some(q) if q.dim() != (sigma.dim().0, d) => {
             return Err(PyValueError::new_err(format!(
                 "queries must have shape ({}, {d}), got {:?}",
@@ -123,7 +185,7 @@ pub(super) fn solve_local<'py>(
         None if queries.is_none() => {
             return Err(PyValueError::new_err(
                 "cross (the kernel between the queries and the training examples) is needed \
-                 unless primal=True and queries are given",
+                 unless the primal solver is given queries",
             ))
         }
         None => None,
@@ -131,9 +193,9 @@ pub(super) fn solve_local<'py>(
     let y = vec1(y.as_array());
     let start = start.map(|s| vec1(s.as_array()));
     let start_primal = start_primal.map(|s| vec1(s.as_array()));
-    let anchors = match (anchors, anchor_solutions) {
-        (None, None) => None,
-        (Some(idx), Some(sol)) => {
+    let anchors = match anchors {
+        None => None,
+        Some((idx, sol)) => {
             let index = idx
                 .as_array()
                 .iter()
@@ -143,18 +205,13 @@ pub(super) fn solve_local<'py>(
             let sol = sol.as_array();
             if sol.dim() != (index.len(), d + 1) {
                 return Err(PyValueError::new_err(format!(
-                    "anchor_solutions must have shape ({}, {}), got {:?}",
+                    "anchors' solutions must have shape ({}, {}), got {:?}",
                     index.len(),
                     d + 1,
                     sol.dim()
                 )));
             }
             Some((index, sol.iter().copied().collect::<Vec<f64>>()))
-        }
-        _ => {
-            return Err(PyValueError::new_err(
-                "anchors and anchor_solutions must be given together",
-            ))
         }
     };
     let (x, sigma) = (Flat::new(x.as_array())?, Flat::new(sigma)?);

@@ -77,10 +77,19 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<convert::Kernel>()?;
     m.add_class::<convert::SolverSettings>()?;
     m.add_class::<qp::QPResult>()?;
+    m.add_class::<qp::QPOptions>()?;
+    m.add_class::<qp::QPConstraint>()?;
+    m.add_class::<qp::QPSolver>()?;
+    m.add_class::<local::LocalSolve>()?;
+    m.add_class::<local::LocalPrimal>()?;
+    m.add_class::<flsa::FLSAOptions>()?;
+    m.add_class::<flsa::FLSASelection>()?;
+    m.add_class::<flsa::FLSAGram>()?;
     m.add_class::<tune::CPathResult>()?;
     m.add_class::<local::LocalResult>()?;
     m.add_class::<flsa::FLSAResult>()?;
     m.add_class::<incremental::LearnResult>()?;
+    m.add_class::<incremental::LearnOptions>()?;
     m.add_class::<incremental::IncrementalLearner>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -78,9 +78,7 @@ pub(super) fn decision_values<'py>(
 #[pyo3(signature = (
     x, sv, n_support, pairs, coef, intercept, *, kernel = None, precision = "auto"
 ))]
-#[allow(clippy::too_many_arguments)]
 pub(super) fn decision_values_ovo<'py>(
-    py: Python<'py>,
     x: XArg<'py>,
     sv: XArg<'py>,
     n_support: PyReadonlyArray1<'py, i64>,
@@ -90,6 +88,9 @@ pub(super) fn decision_values_ovo<'py>(
     kernel: Option<PyRef<'py, Kernel>>,
     precision: &str,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    // Python's token from an argument: the binding takes the 8 arguments
+    // Python passes and no more.
+    let py = coef.py();
     let (kind, precision) = expansion_kind(kernel.as_deref(), precision, &x, &sv)?;
     let counts = indices(n_support, "n_support")?;
     let pairs = pairs.as_array();
@@ -111,18 +112,22 @@ pub(super) fn decision_values_ovo<'py>(
     let pairs: Vec<(usize, usize)> = flat.chunks_exact(2).map(|p| (p[0], p[1])).collect();
     let coef = vec1(coef.as_array());
     let intercept = vec1(intercept.as_array());
-    let (counts, pairs, coef, intercept) = (&counts, &pairs, &coef, &intercept);
+    let ovo = predict::OvoPairs {
+        class_counts: &counts,
+        pairs: &pairs,
+    };
+    let (ovo, coef, intercept) = (&ovo, &coef, &intercept);
     expansion(
         py,
         &x,
         &sv,
         intercept.len(),
         move |x, sv, ctl| {
-            predict::decision_values_pairs_sparse(kind, x, sv, counts, pairs, coef, intercept, ctl)
+            predict::decision_values_pairs_sparse(kind, x, sv, ovo, coef, intercept, ctl)
         },
         move |x, sv, ctl| {
             predict::decision_values_pairs_controlled(
-                kind, x, sv, counts, pairs, coef, intercept, precision, ctl,
+                kind, x, sv, ovo, coef, intercept, precision, ctl,
             )
             .map(|(v, _)| v)
         },

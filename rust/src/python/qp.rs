@@ -1,13 +1,12 @@
 //! Bindings of the dual QP: `solve_qp` (the one entry point,
 //! [`crate::solver::problem`]) and `dual_gradient` ([`crate::solver::gradient`]).
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use super::convert::{indices, kernel_kind, vec1, Kernel, SolverSettings, XArg};
 use super::runner::{detached, detached_with_progress};
-use crate::precision::Precision;
 use crate::runtime::control::Control;
 use crate::solver::gradient;
 use crate::solver::problem::{
@@ -47,16 +46,187 @@ pub(super) struct QPResult {
     batched_rounds: u64,
 }
 
+/// `solve_qp`'s constraint besides the boxes; see `_core.pyi`.
+#[pyclass(eq, eq_int, frozen, from_py_object, module = "localsvm._core")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum QPConstraint {
+    /// The boxes alone.
+    #[pyo3(name = "BOX")]
+    Box,
+    /// `yᵀα = 0`.
+    #[pyo3(name = "ZERO")]
+    Zero,
+    /// `yᵀα` kept at its value at the start.
+    #[pyo3(name = "START")]
+    Start,
+    /// `Σ_{y=+1} α` and `Σ_{y=−1} α` each kept at its value at the start.
+    #[pyo3(name = "PER_LABEL")]
+    PerLabel,
+}
+
+impl From<QPConstraint> for Constraint {
+    fn from(c: QPConstraint) -> Self {
+        match c {
+            QPConstraint::Box => Constraint::BoxOnly,
+            QPConstraint::Zero => Constraint::Equality,
+            QPConstraint::Start => Constraint::EqualityAtStart,
+            QPConstraint::PerLabel => Constraint::PerLabel,
+        }
+    }
+}
+
+/// `solve_qp`'s solver: SMO alone, or batched rounds first; see `_core.pyi`.
+#[pyclass(eq, eq_int, frozen, from_py_object, module = "localsvm._core")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum QPSolver {
+    /// Batched rounds where they pay.
+    #[pyo3(name = "AUTO")]
+    Auto,
+    /// SMO alone.
+    #[pyo3(name = "SMO")]
+    Smo,
+    /// Batched rounds whenever they apply.
+    #[pyo3(name = "BATCHED")]
+    Batched,
+}
+
+impl From<QPSolver> for SolverChoice {
+    fn from(s: QPSolver) -> Self {
+        match s {
+            QPSolver::Auto => SolverChoice::Auto,
+            QPSolver::Smo => SolverChoice::Smo,
+            QPSolver::Batched => SolverChoice::Batched,
+        }
+    }
+}
+
+/// `solve_qp`'s start gradient, as given.
+enum StartArg {
+    Columns,
+    Blocked,
+    Given(Py<PyArray1<f64>>, Py<PyArray1<f64>>),
+}
+
+/// What `solve_qp` solves besides `x`, `y` and `upper`, and how, checked
+/// once; see `_core.pyi`.
+#[pyclass(frozen, module = "localsvm._core")]
+pub(super) struct QPOptions {
+    #[pyo3(get)]
+    p: Option<Py<PyArray1<f64>>>,
+    #[pyo3(get)]
+    alpha0: Option<Py<PyArray1<f64>>>,
+    #[pyo3(get)]
+    active: Option<Py<PyArray1<i64>>>,
+    #[pyo3(get)]
+    rows: Option<Py<PyArray1<i64>>>,
+    #[pyo3(get)]
+    constraint: QPConstraint,
+    start: StartArg,
+    #[pyo3(get)]
+    threads: usize,
+    #[pyo3(get)]
+    solver: QPSolver,
+}
+
+#[pymethods]
+impl QPOptions {
+    #[new]
+    #[pyo3(signature = (
+        *, p = None, alpha0 = None, active = None, rows = None,
+        constraint = QPConstraint::Zero, start = None, threads = 1, solver = QPSolver::Auto
+    ), text_signature = "(*, p=None, alpha0=None, active=None, rows=None, \
+        constraint=QPConstraint.ZERO, start=None, threads=1, solver=QPSolver.AUTO)")]
+    fn new(
+        p: Option<Bound<'_, PyArray1<f64>>>,
+        alpha0: Option<Bound<'_, PyArray1<f64>>>,
+        active: Option<Bound<'_, PyArray1<i64>>>,
+        rows: Option<Bound<'_, PyArray1<i64>>>,
+        constraint: QPConstraint,
+        start: Option<Bound<'_, PyAny>>,
+        threads: i64,
+        solver: QPSolver,
+    ) -> PyResult<Self> {
+        let threads = usize::try_from(threads)
+            .ok()
+            .filter(|&t| t >= 1)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "threads must be a positive number of threads, got {threads}"
+                ))
+            })?;
+        Ok(QPOptions {
+            p: p.map(Bound::unbind),
+            alpha0: alpha0.map(Bound::unbind),
+            active: active.map(Bound::unbind),
+            rows: rows.map(Bound::unbind),
+            constraint,
+            start: start_arg(start.as_ref())?,
+            threads,
+            solver,
+        })
+    }
+
+    /// `None`, `'blocked'` or the `(gradient, gradient_upper)` pair.
+    #[getter]
+    fn start<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match &self.start {
+            StartArg::Columns => py.None().into_bound(py),
+            StartArg::Blocked => "blocked".into_pyobject(py)?.into_any(),
+            StartArg::Given(g, gb) => (g.clone_ref(py), gb.clone_ref(py))
+                .into_pyobject(py)?
+                .into_any(),
+        })
+    }
+}
+
+impl QPOptions {
+    fn default_values() -> Self {
+        QPOptions {
+            p: None,
+            alpha0: None,
+            active: None,
+            rows: None,
+            constraint: QPConstraint::Zero,
+            start: StartArg::Columns,
+            threads: 1,
+            solver: QPSolver::Auto,
+        }
+    }
+
+    /// `rows` and `active`, checked, and `p` copied, as the solvers take them.
+    fn terms(&self, py: Python<'_>) -> PyResult<Terms> {
+        let idx = |a: &Option<Py<PyArray1<i64>>>, name| {
+            a.as_ref()
+                .map(|a| indices(a.bind(py).try_readonly()?, name))
+                .transpose()
+        };
+        Ok(Terms {
+            rows: idx(&self.rows, "rows")?,
+            active: idx(&self.active, "active")?,
+            p: floats(py, &self.p)?,
+            alpha0: floats(py, &self.alpha0)?,
+        })
+    }
+}
+
+/// The arrays of a [`QPOptions`], detached from Python.
+struct Terms {
+    rows: Option<Vec<usize>>,
+    active: Option<Vec<usize>>,
+    p: Option<Vec<f64>>,
+    alpha0: Option<Vec<f64>>,
+}
+
+fn floats(py: Python<'_>, a: &Option<Py<PyArray1<f64>>>) -> PyResult<Option<Vec<f64>>> {
+    Ok(match a {
+        Some(a) => Some(vec1(a.bind(py).try_readonly()?.as_array())),
+        None => None,
+    })
+}
+
 /// Solve `min ½αᵀQα + pᵀα, 0 ≤ α ≤ upper [, yᵀα = 0]`; see `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (
-    x, y, upper, *, kernel = None, settings = None, p = None, alpha0 = None, active = None,
-    rows = None, constraint = "zero", start = None, progress = None, threads = 1,
-    solver = "auto"
-), text_signature = "(x, y, upper, *, kernel=None, settings=None, p=None, alpha0=None, \
-    active=None, rows=None, constraint='zero', start=None, progress=None, threads=1, \
-    solver='auto')")]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, y, upper, *, kernel = None, settings = None, options = None, progress = None))]
 pub(super) fn solve_qp<'py>(
     py: Python<'py>,
     x: XArg<'py>,
@@ -64,31 +234,9 @@ pub(super) fn solve_qp<'py>(
     upper: PyReadonlyArray1<'py, f64>,
     kernel: Option<PyRef<'py, Kernel>>,
     settings: Option<PyRef<'py, SolverSettings>>,
-    p: Option<PyReadonlyArray1<'py, f64>>,
-    alpha0: Option<PyReadonlyArray1<'py, f64>>,
-    active: Option<PyReadonlyArray1<'py, i64>>,
-    rows: Option<PyReadonlyArray1<'py, i64>>,
-    constraint: &str,
-    start: Option<Bound<'py, PyAny>>,
+    options: Option<PyRef<'py, QPOptions>>,
     progress: Option<Bound<'py, PyAny>>,
-    threads: i64,
-    solver: &str,
 ) -> PyResult<QPResult> {
-    let solver = match solver {
-        "auto" => SolverChoice::Auto,
-        "smo" => SolverChoice::Smo,
-        "batched" => SolverChoice::Batched,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "solver must be 'auto', 'smo' or 'batched', got {other:?}"
-            )))
-        }
-    };
-    if threads < 1 {
-        return Err(PyValueError::new_err(format!(
-            "threads must be a positive number of threads, got {threads}"
-        )));
-    }
     if let Some(f) = &progress {
         if !f.is_callable() {
             return Err(PyTypeError::new_err(format!(
@@ -100,36 +248,37 @@ pub(super) fn solve_qp<'py>(
     let kind = kernel_kind(kernel.as_deref(), "rbf")?;
     let defaults = SolverSettings::default_values();
     let settings = settings.as_deref().unwrap_or(&defaults);
+    let default_options = QPOptions::default_values();
+    let options = options.as_deref().unwrap_or(&default_options);
     let precision = settings.precision_value();
     let opts = SolverOptions {
         tol: settings.tol_value(),
         max_iter: settings.iteration_cap(),
         shrinking: settings.shrinking_value(),
         cache_bytes: settings.cache_bytes(),
-        threads: usize::try_from(threads).unwrap_or(usize::MAX),
+        threads: options.threads,
         control: Control::none(),
-        solver,
+        solver: options.solver.into(),
     };
-    let constraint = match constraint {
-        "box" => Constraint::BoxOnly,
-        "zero" => Constraint::Equality,
-        "start" => Constraint::EqualityAtStart,
-        "per_label" => Constraint::PerLabel,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "constraint must be 'box', 'zero', 'start' or 'per_label', got {other:?}"
-            )))
-        }
+    let constraint = options.constraint.into();
+    let start = match &options.start {
+        StartArg::Columns => StartGradientMode::Columns,
+        StartArg::Blocked => StartGradientMode::Blocked,
+        StartArg::Given(g, gb) => StartGradientMode::Given {
+            grad: vec1(g.bind(py).try_readonly()?.as_array()),
+            grad_bar: vec1(gb.bind(py).try_readonly()?.as_array()),
+        },
     };
-    let start = start_gradient(start.as_ref())?;
+    let Terms {
+        rows,
+        active,
+        p,
+        alpha0,
+    } = options.terms(py)?;
     let x = x.input()?;
     let x = &x;
-    let rows = rows.map(|r| indices(r, "rows")).transpose()?;
-    let active = active.map(|a| indices(a, "active")).transpose()?;
     let y = vec1(y.as_array());
-    let p = p.map(|a| vec1(a.as_array()));
     let upper = vec1(upper.as_array());
-    let alpha0 = alpha0.map(|a| vec1(a.as_array()));
     // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
     // without the GIL too, so solves started from several threads overlap.
     let sol = detached_with_progress(py, progress.as_ref(), move |ctl| {
@@ -174,25 +323,22 @@ pub(super) fn solve_qp<'py>(
     })
 }
 
-/// `solve_qp`'s `start`: None (the gradient from kernel columns),
+/// `QPOptions`'s `start`: None (the gradient from kernel columns),
 /// `'blocked'` (blocked products), or a `(gradient, gradient_upper)` pair.
-fn start_gradient(start: Option<&Bound<'_, PyAny>>) -> PyResult<StartGradientMode> {
+fn start_arg(start: Option<&Bound<'_, PyAny>>) -> PyResult<StartArg> {
     let Some(start) = start.filter(|s| !s.is_none()) else {
-        return Ok(StartGradientMode::Columns);
+        return Ok(StartArg::Columns);
     };
     if let Ok(name) = start.extract::<String>() {
         return match name.as_str() {
-            "blocked" => Ok(StartGradientMode::Blocked),
+            "blocked" => Ok(StartArg::Blocked),
             other => Err(PyValueError::new_err(format!(
                 "start must be None, 'blocked' or a (gradient, gradient_upper) pair, got {other:?}"
             ))),
         };
     }
-    match start.extract::<(PyReadonlyArray1<'_, f64>, PyReadonlyArray1<'_, f64>)>() {
-        Ok((g, gb)) => Ok(StartGradientMode::Given {
-            grad: vec1(g.as_array()),
-            grad_bar: vec1(gb.as_array()),
-        }),
+    match start.extract::<(Bound<'_, PyArray1<f64>>, Bound<'_, PyArray1<f64>>)>() {
+        Ok((g, gb)) => Ok(StartArg::Given(g.unbind(), gb.unbind())),
         Err(_) => Err(PyTypeError::new_err(format!(
             "start must be None, 'blocked' or a (gradient, gradient_upper) pair of float64 \
              arrays, got {}",
@@ -211,11 +357,7 @@ type GradientOut<'py> = (
 /// `G = Qα + p` and `Ḡ = Σ_{α_j ≥ U_j} U_j Q_j` of the dual at `alpha`, by
 /// blocked products over its support vectors; see `_core.pyi`.
 #[pyfunction]
-#[pyo3(signature = (
-    x, y, upper, alpha, *, kernel = None, p = None,
-    rows = None, precision = "auto", tol = 1e-3
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, y, upper, alpha, *, kernel = None, settings = None, options = None))]
 pub(super) fn dual_gradient<'py>(
     py: Python<'py>,
     x: XArg<'py>,
@@ -223,25 +365,27 @@ pub(super) fn dual_gradient<'py>(
     upper: PyReadonlyArray1<'py, f64>,
     alpha: PyReadonlyArray1<'py, f64>,
     kernel: Option<PyRef<'py, Kernel>>,
-    p: Option<PyReadonlyArray1<'py, f64>>,
-    rows: Option<PyReadonlyArray1<'py, i64>>,
-    precision: &str,
-    tol: f64,
+    settings: Option<PyRef<'py, SolverSettings>>,
+    options: Option<PyRef<'py, QPOptions>>,
 ) -> PyResult<GradientOut<'py>> {
     let kind = kernel_kind(kernel.as_deref(), "rbf")?;
-    let precision = Precision::from_name(precision)?;
-    if !(tol.is_finite() && tol > 0.0) {
-        return Err(PyValueError::new_err(format!(
-            "tol must be a positive finite number, got {tol}"
-        )));
+    let defaults = SolverSettings::default_values();
+    let settings = settings.as_deref().unwrap_or(&defaults);
+    let (precision, tol) = (settings.precision_value(), settings.tol_value());
+    let default_options = QPOptions::default_values();
+    let options = options.as_deref().unwrap_or(&default_options);
+    if options.alpha0.is_some() || options.active.is_some() {
+        return Err(PyValueError::new_err(
+            "dual_gradient reads p and rows of its options; alpha (not options.alpha0) is the \
+             point, and every variable counts (no options.active)",
+        ));
     }
+    let Terms { rows, p, .. } = options.terms(py)?;
     let x = x.input()?;
     let x = &x;
-    let rows = rows.map(|r| indices(r, "rows")).transpose()?;
     let y = vec1(y.as_array());
     let upper = vec1(upper.as_array());
     let alpha = vec1(alpha.as_array());
-    let p = p.map(|a| vec1(a.as_array()));
     let (g, path) = detached(py, move |ctl| {
         let source = x.source(kind, rows.as_deref())?;
         let p = p.unwrap_or_else(|| vec![-1.0; source.n()]);

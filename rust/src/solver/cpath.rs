@@ -27,7 +27,7 @@ use crate::precision::Precision;
 use crate::runtime::control::Control;
 use crate::runtime::team::Team;
 use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue};
-use crate::solver::smo::{self, GivenGradient};
+use crate::solver::smo::{self, GivenGradient, Stopping};
 
 /// The solver settings of a path.
 #[derive(Clone, Debug)]
@@ -155,6 +155,12 @@ impl PathProblem {
         let mut grad = self.p.clone();
         let mut started = false;
         let mut held = HeldOut::<T>::new(&self.valid, n_valid, settings.cache_bytes);
+        let stop = Stopping {
+            tol: settings.tol,
+            max_iter,
+            shrinking: settings.shrinking,
+            ctl,
+        };
         let mut result = PathResult {
             decision: vec![0.0; n_c * n_valid],
             n_iter: vec![0; n_c],
@@ -190,23 +196,10 @@ impl PathProblem {
                         &upper_q,
                         &alpha_q,
                         Some(start),
-                        settings.tol,
-                        max_iter,
-                        settings.shrinking,
-                        ctl,
+                        &stop,
                     )?
                 } else {
-                    smo::solve(
-                        &mut tracked,
-                        &p_q,
-                        &y_q,
-                        &upper_q,
-                        &alpha_q,
-                        settings.tol,
-                        max_iter,
-                        settings.shrinking,
-                        ctl,
-                    )?
+                    smo::solve(&mut tracked, &p_q, &y_q, &upper_q, &alpha_q, &stop)?
                 }
             };
             started = true;

@@ -162,28 +162,12 @@ fn expansions_by_values(
 mod tests {
     use super::*;
     use crate::kernel::{KernelKind, Rows};
-    use crate::solver::problem::{Constraint, DualProblem, SolverOptions};
+    use crate::solver::problem::{DualProblem, SolverOptions};
     use crate::solver::qmatrix::KernelQ;
     use crate::solver::smo;
 
     fn blobs(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
-        let mut state = 5u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 11) as f64) / ((1u64 << 53) as f64)
-        };
-        let mut x = Vec::with_capacity(n * d);
-        let mut y = Vec::with_capacity(n);
-        for i in 0..n {
-            let label = if i % 2 == 0 { 1.0 } else { -1.0 };
-            for _ in 0..d {
-                x.push(0.3 * label + 2.0 * (next() - 0.5));
-            }
-            y.push(label);
-        }
-        (x, y)
+        crate::testing::two_classes(n, d, 5, 2, |_| 0.3)
     }
 
     /// A feasible start with multipliers at both bounds and in between.
@@ -220,32 +204,30 @@ mod tests {
             },
         ] {
             let source = KernelSource::dense(kind, Rows::new(x.clone(), n, d).unwrap()).unwrap();
-            let got = dual_gradient(
-                &source,
-                &y,
-                &p,
-                &upper,
-                &alpha,
-                Precision::Float64,
-                &Control::none(),
-            )
-            .unwrap();
+            let gradient_over = |src: &KernelSource| {
+                dual_gradient(
+                    src,
+                    &y,
+                    &p,
+                    &upper,
+                    &alpha,
+                    Precision::Float64,
+                    &Control::none(),
+                )
+                .unwrap()
+            };
+            let got = gradient_over(&source);
             let n_sv = alpha.iter().filter(|&&a| a > 0.0).count();
             assert_eq!(got.kernel_evaluations, (n * n_sv) as u64);
             // The column-by-column fill: SMO's own start, no iterations.
             let mut q = KernelQ::<f64>::new(source.clone(), &y, 1 << 20);
-            let want = smo::solve(
-                &mut q,
-                &p,
-                &y,
-                &upper,
-                &alpha,
-                1e-3,
-                0,
-                false,
-                &Control::none(),
-            )
-            .unwrap();
+            let stop = smo::Stopping {
+                tol: 1e-3,
+                max_iter: 0,
+                shrinking: false,
+                ctl: &Control::none(),
+            };
+            let want = smo::solve(&mut q, &p, &y, &upper, &alpha, &stop).unwrap();
             let scale = want.gradient.iter().fold(1.0f64, |m, g| m.max(g.abs()));
             for (g, w) in got.grad.iter().zip(&want.gradient) {
                 assert!((g - w).abs() <= 1e-12 * scale, "{kind:?}: {g} vs {w}");
@@ -266,16 +248,7 @@ mod tests {
                 }
             }
             let pre = KernelSource::precomputed(k, n).unwrap();
-            let by_values = dual_gradient(
-                &pre,
-                &y,
-                &p,
-                &upper,
-                &alpha,
-                Precision::Float64,
-                &Control::none(),
-            )
-            .unwrap();
+            let by_values = gradient_over(&pre);
             for (g, w) in by_values.grad.iter().zip(&got.grad) {
                 assert!((g - w).abs() <= 1e-12 * scale);
             }
@@ -298,15 +271,9 @@ mod tests {
             )
             .unwrap();
             let problem = DualProblem {
-                source,
-                y: y.clone(),
-                p: None,
-                upper: upper.clone(),
                 alpha0: Some(alpha.clone()),
-                active: None,
-                constraint: Constraint::Equality,
                 start: mode,
-                twins: None,
+                ..DualProblem::new(source, y.clone(), upper.clone())
             };
             problem
                 .solve_with(
@@ -376,7 +343,6 @@ mod tests {
         assert!(nan.contains("NaN"), "{nan}");
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn solve_err(
         x: &[f64],
         y: &[f64],
@@ -393,15 +359,9 @@ mod tests {
         )
         .unwrap();
         let problem = DualProblem {
-            source,
-            y: y.to_vec(),
-            p: None,
-            upper: upper.to_vec(),
             alpha0: Some(alpha.to_vec()),
-            active: None,
-            constraint: Constraint::Equality,
             start: crate::solver::problem::StartGradientMode::Given { grad, grad_bar },
-            twins: None,
+            ..DualProblem::new(source, y.to_vec(), upper.to_vec())
         };
         problem
             .solve_with(&SolverOptions::default(), Precision::Float64)

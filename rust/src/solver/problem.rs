@@ -225,6 +225,24 @@ pub struct Solution {
 const FEASIBILITY_TOL: f64 = 1e-9;
 
 impl DualProblem {
+    /// The C-SVC dual over `source` with labels `y` and boxes `upper`:
+    /// `p = −1`, from `α = 0`, every variable optimised, `yᵀα = 0`, the
+    /// start's gradient from columns, each variable its own row. Set the
+    /// other fields with struct update syntax.
+    pub fn new(source: KernelSource, y: Vec<f64>, upper: Vec<f64>) -> Self {
+        DualProblem {
+            source,
+            y,
+            p: None,
+            upper,
+            alpha0: None,
+            active: None,
+            constraint: Constraint::Equality,
+            start: StartGradientMode::Columns,
+            twins: None,
+        }
+    }
+
     /// Checks shapes and values; every message names the argument at fault.
     pub fn validate(&self) -> Result<()> {
         let n = self.source.n();
@@ -662,13 +680,16 @@ impl SubProblem<'_> {
                         Some(g) => (g.grad.clone(), Some(g.grad_bar.clone())),
                         None => (self.p.to_vec(), None),
                     };
+                    let start = batched::Start {
+                        alpha: self.alpha.to_vec(),
+                        grad,
+                        grad_bar,
+                    };
                     batched::presolve(
                         &mut source,
                         self.y,
                         self.upper,
-                        self.alpha.to_vec(),
-                        grad,
-                        grad_bar,
+                        start,
                         &settings,
                         team.as_ref(),
                         &opts.control,
@@ -733,19 +754,15 @@ impl SubProblem<'_> {
     ) -> Result<(smo::SmoResult, f64)> {
         let (p, y, upper, alpha) = (self.p, self.y, self.upper, self.alpha);
         let mut r = 0.0;
+        let stop = smo::Stopping {
+            tol: opts.tol,
+            max_iter: self.max_iter,
+            shrinking: opts.shrinking,
+            ctl: &opts.control,
+        };
         let result = match self.constraint {
             Constraint::PerLabel => {
-                let (result, margin) = smo::solve_nu(
-                    q,
-                    p,
-                    y,
-                    upper,
-                    alpha,
-                    opts.tol,
-                    self.max_iter,
-                    opts.shrinking,
-                    &opts.control,
-                )?;
+                let (result, margin) = smo::solve_nu(q, p, y, upper, alpha, &stop)?;
                 r = margin;
                 result
             }
@@ -759,10 +776,7 @@ impl SubProblem<'_> {
                     grad: &g.grad,
                     grad_bar: &g.grad_bar,
                 }),
-                opts.tol,
-                self.max_iter,
-                opts.shrinking,
-                &opts.control,
+                &stop,
             )?,
             Constraint::BoxOnly => {
                 boxqp::solve(q, p, upper, alpha, opts.tol, self.max_iter, &opts.control)?
@@ -797,28 +811,7 @@ mod tests {
 
     /// `n` points of `d` features in two overlapping noisy clusters.
     fn wide_blobs(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
-        let mut state = 11u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 11) as f64) / ((1u64 << 53) as f64)
-        };
-        let mut x = Vec::with_capacity(n * d);
-        let mut y = Vec::with_capacity(n);
-        for i in 0..n {
-            let label = if i % 3 == 0 { 1.0 } else { -1.0 };
-            for f in 0..d {
-                let centre = if f % 2 == 0 {
-                    0.4 * label
-                } else {
-                    -0.2 * label
-                };
-                x.push(centre + 2.0 * (next() - 0.5));
-            }
-            y.push(label);
-        }
-        (x, y)
+        crate::testing::two_classes(n, d, 11, 3, |f| if f % 2 == 0 { 0.4 } else { -0.2 })
     }
 
     /// Solves `wide_blobs(n, 2)` under `constraint` from `alpha0` (linear
@@ -829,15 +822,10 @@ mod tests {
         let rows = Rows::new(x, n, 2).unwrap();
         let source = KernelSource::dense(KernelKind::Rbf { gamma: 0.5 }, rows).unwrap();
         let problem = DualProblem {
-            source,
-            y,
             p: Some(vec![0.0; n]),
-            upper: vec![1.0; n],
             alpha0: Some(alpha0),
-            active: None,
             constraint,
-            start: StartGradientMode::Columns,
-            twins: None,
+            ..DualProblem::new(source, y, vec![1.0; n])
         };
         let opts = SolverOptions {
             tol: 1e-6,
@@ -900,17 +888,7 @@ mod tests {
             let solve = |threads: usize| {
                 let rows = Rows::new(x.clone(), n, d).unwrap();
                 let source = KernelSource::dense(KernelKind::Rbf { gamma: 0.5 }, rows).unwrap();
-                let problem = DualProblem {
-                    source,
-                    y: y.clone(),
-                    p: None,
-                    upper: upper.clone(),
-                    alpha0: None,
-                    active: None,
-                    constraint: Constraint::Equality,
-                    start: StartGradientMode::Columns,
-                    twins: None,
-                };
+                let problem = DualProblem::new(source, y.clone(), upper.clone());
                 let opts = SolverOptions {
                     cache_bytes: 40 * n * 8,
                     threads,
@@ -974,15 +952,11 @@ mod tests {
                         let source =
                             KernelSource::dense(KernelKind::Rbf { gamma: 0.5 }, rows).unwrap();
                         let problem = DualProblem {
-                            source,
-                            y: y.clone(),
                             p: Some(p.clone()),
-                            upper: vec![1.0; 2 * n],
                             alpha0: alpha0.clone(),
-                            active: None,
                             constraint,
-                            start: StartGradientMode::Columns,
                             twins,
+                            ..DualProblem::new(source, y.clone(), vec![1.0; 2 * n])
                         };
                         // A cache of a few dozen columns: columns are
                         // computed again through the shrinking. SMO alone
@@ -1022,19 +996,16 @@ mod tests {
         let (x, y) = wide_blobs(4, 2);
         for bad in [vec![0, 1, 2], vec![0, 2, 2, 3], vec![0, 0, 1, 3]] {
             let problem = DualProblem {
-                source: KernelSource::dense(
-                    KernelKind::Rbf { gamma: 0.5 },
-                    Rows::new(x.clone(), 4, 2).unwrap(),
-                )
-                .unwrap(),
-                y: y.clone(),
-                p: None,
-                upper: vec![1.0; 4],
-                alpha0: None,
-                active: None,
-                constraint: Constraint::Equality,
-                start: StartGradientMode::Columns,
                 twins: Some(bad),
+                ..DualProblem::new(
+                    KernelSource::dense(
+                        KernelKind::Rbf { gamma: 0.5 },
+                        Rows::new(x.clone(), 4, 2).unwrap(),
+                    )
+                    .unwrap(),
+                    y.clone(),
+                    vec![1.0; 4],
+                )
             };
             assert!(problem.validate().is_err());
         }

@@ -73,6 +73,59 @@ pub trait QMatrix<T: QValue = f32> {
     }
 }
 
+/// Inside an `impl<T: QValue, …> QMatrix<T> for Wrapper`: the named
+/// [`QMatrix`] methods passed on to the wrapped matrix in field `$q`, for
+/// wrappers that watch some calls and pass the others on.
+macro_rules! forward_qmatrix {
+    ($q:ident: $($method:ident),* $(,)?) => {
+        $($crate::solver::qmatrix::forward_qmatrix!(@one $q $method);)*
+    };
+    (@one $q:ident n) => {
+        fn n(&self) -> usize {
+            self.$q.n()
+        }
+    };
+    (@one $q:ident diag) => {
+        fn diag(&self) -> &[f64] {
+            self.$q.diag()
+        }
+    };
+    (@one $q:ident column) => {
+        fn column(&mut self, i: usize, len: usize) -> &[T] {
+            self.$q.column(i, len)
+        }
+    };
+    (@one $q:ident pair) => {
+        fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]) {
+            self.$q.pair(i, j, len)
+        }
+    };
+    (@one $q:ident swap_index) => {
+        fn swap_index(&mut self, i: usize, j: usize) {
+            self.$q.swap_index(i, j)
+        }
+    };
+    (@one $q:ident swap_indices) => {
+        fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
+            self.$q.swap_indices(swaps)
+        }
+    };
+    (@one $q:ident add_columns) => {
+        fn add_columns(
+            &mut self,
+            cols: &[usize],
+            w: &[f64],
+            from: usize,
+            out: &mut [f64],
+            ctl: &$crate::runtime::control::Control,
+        ) -> $crate::error::Result<bool> {
+            self.$q.add_columns(cols, w, from, out, ctl)
+        }
+    };
+}
+
+pub(crate) use forward_qmatrix;
+
 /// A dense symmetric `n × n` Hessian held whole, column after column (the
 /// first `n²` values of `cols`), for small working-set problems solved by
 /// SMO: the online learner's neighbourhoods and the batched rounds'

@@ -51,6 +51,12 @@ pub const TAU: f64 = 1e-12;
 /// (Lower in this crate's unit tests, so small problems exercise the split.)
 pub const TEAM_SCAN_MIN: usize = if cfg!(test) { 256 } else { 8192 };
 
+/// The team that shares the scans over `active` variables: `team` when it
+/// runs and the scans are long enough ([`TEAM_SCAN_MIN`]), else none.
+fn scan_team(team: Option<&Team>, active: usize) -> Option<&Team> {
+    team.filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
+}
+
 /// Iterations between shrinking passes, at most (LIBSVM's 1000; lower in
 /// this crate's unit tests, so small problems shrink often).
 pub const SHRINK_PERIOD: usize = if cfg!(test) { 100 } else { 1000 };
@@ -298,11 +304,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             qd_i: st.qd[i],
             tau: TAU,
         };
-        match self
-            .team
-            .as_deref()
-            .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
-        {
+        match scan_team(self.team.as_deref(), active) {
             Some(team) => wss::best_partner_team(team, &search),
             None => wss::best_partner(&search),
         }
@@ -389,11 +391,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
                     qd_i: [st.qd[ip], st.qd[jn]],
                     tau: TAU,
                 };
-                match self
-                    .team
-                    .as_deref()
-                    .filter(|t| active >= TEAM_SCAN_MIN && t.engaged())
-                {
+                match scan_team(self.team.as_deref(), active) {
                     Some(team) => wss::best_partners_nu_team(team, &search),
                     None => wss::best_partners_nu(&search),
                 }
@@ -598,10 +596,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             dj,
         };
         let (g, y, up) = (&mut st.grad[..active], &st.y[..active], &st.up[..active]);
-        let team = self
-            .team
-            .as_deref()
-            .filter(|t| active >= TEAM_SCAN_MIN && t.engaged());
+        let team = scan_team(self.team.as_deref(), active);
         if self.nu {
             self.next_up_nu = Some(match team {
                 Some(team) => wss::update_and_max_up_nu_team(team, g, step, y, up),
@@ -759,19 +754,26 @@ fn clip_same_to(a: f64, b: f64, sum: f64, c: f64) -> (f64, f64) {
 /// after at most `max_iter` pair updates, with `converged = false` if that
 /// limit stopped it, or with [`crate::Error::Interrupted`] soon after `ctl`
 /// is cancelled (it is polled once per iteration and per kernel column).
-#[allow(clippy::too_many_arguments)]
 pub fn solve<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
     y: &[f64],
     upper: &[f64],
     alpha: &[f64],
-    tol: f64,
-    max_iter: u64,
-    shrinking: bool,
-    ctl: &Control,
+    stop: &Stopping<'_>,
 ) -> Result<SmoResult> {
-    solve_from(q, p, y, upper, alpha, None, tol, max_iter, shrinking, ctl)
+    solve_from(q, p, y, upper, alpha, None, stop)
+}
+
+/// When SMO stops, and what it polls: the tolerance `tol` on the maximal
+/// KKT violation, the cap `max_iter` on pair updates, whether it shrinks,
+/// and the control `ctl` polled once per iteration and per kernel column.
+#[derive(Clone, Copy)]
+pub struct Stopping<'a> {
+    pub tol: f64,
+    pub max_iter: u64,
+    pub shrinking: bool,
+    pub ctl: &'a Control,
 }
 
 /// The gradient at a start point, computed by the caller (for instance by
@@ -789,7 +791,6 @@ pub struct GivenGradient<'a> {
 /// error otherwise); that it is the gradient at `alpha` is the caller's
 /// promise: the solver updates it incrementally and only rebuilds the
 /// gradient of shrunk variables from `grad_bar`.
-#[allow(clippy::too_many_arguments)]
 pub fn solve_from<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
@@ -797,14 +798,9 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
     upper: &[f64],
     alpha: &[f64],
     start: Option<GivenGradient<'_>>,
-    tol: f64,
-    max_iter: u64,
-    shrinking: bool,
-    ctl: &Control,
+    stop: &Stopping<'_>,
 ) -> Result<SmoResult> {
-    let (result, _) = run(
-        q, p, y, upper, alpha, start, tol, max_iter, shrinking, ctl, false,
-    )?;
+    let (result, _) = run(q, p, y, upper, alpha, start, stop, false)?;
     Ok(result)
 }
 
@@ -813,24 +809,17 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
 /// over `y = +1` and over `y = −1` each held at their start values. The
 /// arguments are those of [`solve`]; returns the result (its `rho` is the
 /// ν-dual's `ρ`) and the margin variable `r`.
-#[allow(clippy::too_many_arguments)]
 pub fn solve_nu<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
     y: &[f64],
     upper: &[f64],
     alpha: &[f64],
-    tol: f64,
-    max_iter: u64,
-    shrinking: bool,
-    ctl: &Control,
+    stop: &Stopping<'_>,
 ) -> Result<(SmoResult, f64)> {
-    run(
-        q, p, y, upper, alpha, None, tol, max_iter, shrinking, ctl, true,
-    )
+    run(q, p, y, upper, alpha, None, stop, true)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
     p: &[f64],
@@ -838,12 +827,15 @@ fn run<T: QValue, Q: QMatrix<T>>(
     upper: &[f64],
     alpha: &[f64],
     start: Option<GivenGradient<'_>>,
-    tol: f64,
-    max_iter: u64,
-    shrinking: bool,
-    ctl: &Control,
+    stop: &Stopping<'_>,
     nu: bool,
 ) -> Result<(SmoResult, f64)> {
+    let Stopping {
+        tol,
+        max_iter,
+        shrinking,
+        ctl,
+    } = *stop;
     let n = q.n();
     if let Some(g) = &start {
         for (name, v) in [("gradient", g.grad), ("gradient_upper", g.grad_bar)] {
@@ -1007,24 +999,7 @@ mod tests {
     }
 
     impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Counting<Q> {
-        fn n(&self) -> usize {
-            self.q.n()
-        }
-        fn diag(&self) -> &[f64] {
-            self.q.diag()
-        }
-        fn column(&mut self, i: usize, len: usize) -> &[T] {
-            self.q.column(i, len)
-        }
-        fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]) {
-            self.q.pair(i, j, len)
-        }
-        fn swap_index(&mut self, i: usize, j: usize) {
-            self.q.swap_index(i, j);
-        }
-        fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
-            self.q.swap_indices(swaps);
-        }
+        crate::solver::qmatrix::forward_qmatrix!(q: n, diag, column, pair, swap_index, swap_indices);
         fn add_columns(
             &mut self,
             cols: &[usize],
@@ -1046,22 +1021,7 @@ mod tests {
     /// Overlapping classes in 3-D: many multipliers end at the bound, and
     /// shrinking leaves few variables active while some still cross it.
     fn overlapping(n: usize) -> (Vec<f64>, Vec<f64>) {
-        let mut state = 17u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 11) as f64) / ((1u64 << 53) as f64)
-        };
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        for i in 0..n {
-            let label = if i % 2 == 0 { 1.0 } else { -1.0 };
-            for _ in 0..3 {
-                x.push(0.4 * label + 2.0 * (next() - 0.5));
-            }
-            y.push(label);
-        }
-        (x, y)
+        crate::testing::two_classes(n, 3, 17, 2, |_| 0.4)
     }
 
     #[test]
@@ -1078,18 +1038,13 @@ mod tests {
         let dense = || KernelSource::dense(kind, Rows::new(x.clone(), n, 3).unwrap()).unwrap();
         let tol = 1e-6;
         let solve = |q: &mut Counting<KernelQ<f64>>, shrinking| {
-            solve(
-                q,
-                &p,
-                &y,
-                &upper,
-                &alpha,
+            let stop = Stopping {
                 tol,
-                10_000_000,
+                max_iter: 10_000_000,
                 shrinking,
-                &Control::none(),
-            )
-            .unwrap()
+                ctl: &Control::none(),
+            };
+            solve(q, &p, &y, &upper, &alpha, &stop).unwrap()
         };
         let mut reference = Counting {
             q: KernelQ::<f64>::new(dense(), &y, 1 << 24),

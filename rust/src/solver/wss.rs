@@ -576,15 +576,9 @@ mod tests {
         let qi = vec![1.0, 0.2, -0.4, 0.1];
         let low = vec![1.0, 1.0, 1.0, 0.0];
         let p = best_partner(&PartnerSearch {
-            y: &y,
-            g: &g,
-            qd: &qd,
-            low: &low,
-            qi: &qi,
             gmax: 1.0,
             yi: 1.0,
-            qd_i: 1.0,
-            tau: 1e-12,
+            ..search([&y, &g, &qd, &low], &qi)
         });
         // t=1: diff 1.5, quad 1.6 → 1.406; t=2: diff 0.8, quad 1.2 → 0.533.
         assert_eq!(p.j, Some(1));
@@ -603,17 +597,7 @@ mod tests {
             let qj: Vec<f32> = (0..n).map(|t| 0.5 - ((t * 7) % 4) as f32 / 8.0).collect();
             let low = masks(n, 6);
             let up = masks(n, 4);
-            let search = PartnerSearch {
-                y: &y,
-                g: &g,
-                qd: &qd,
-                low: &low,
-                qi: &qi,
-                gmax: 0.7,
-                yi: -1.0,
-                qd_i: 1.0,
-                tau: 1e-12,
-            };
+            let search = search([&y, &g, &qd, &low], &qi);
             let (one, two) = (best_partner(&search), best_partner_team(&team, &search));
             assert_eq!((one.gmax2, one.j), (two.gmax2, two.j), "n = {n}");
             let step = GradientStep {
@@ -640,21 +624,27 @@ mod tests {
             .map(|t| ((t * 13) % 11) as f32 / 11.0 - 0.5)
             .collect();
         let low = masks(n, 6);
-        let search = PartnerSearch {
-            y: &y,
-            g: &g,
-            qd: &qd,
-            low: &low,
-            qi: &qi,
-            gmax: 0.7,
-            yi: -1.0,
-            qd_i: 1.0,
-            tau: 1e-12,
-        };
+        let search = search([&y, &g, &qd, &low], &qi);
         let p = best_partner(&search);
         let (g2, best) = partner_scalar(&search, 0);
         assert_eq!(p.gmax2, g2);
         assert_eq!(p.j, Some(best.index));
+    }
+
+    /// The search over `[y, g, qd, low]` and the column `qi`, from
+    /// `gmax = 0.7` for `y_i = −1` and `Q_ii = 1`.
+    fn search<'a>([y, g, qd, low]: [&'a [f64]; 4], qi: &'a [f32]) -> PartnerSearch<'a> {
+        PartnerSearch {
+            y,
+            g,
+            qd,
+            low,
+            qi,
+            gmax: 0.7,
+            yi: -1.0,
+            qd_i: 1.0,
+            tau: 1e-12,
+        }
     }
 
     /// The masks of label set `c` (0: y = +1, 1: y = −1) within `mask`.
@@ -697,15 +687,10 @@ mod tests {
                 for c in 0..2 {
                     let low_c = of_label(&low, &y, c);
                     let want = best_partner(&PartnerSearch {
-                        y: &y,
-                        g: &g,
-                        qd: &qd,
-                        low: &low_c,
-                        qi: search.q[c],
                         gmax: gmax[c],
                         yi: if c == 0 { 1.0 } else { -1.0 },
                         qd_i: search.qd_i[c],
-                        tau: 1e-12,
+                        ..self::search([&y, &g, &qd, &low_c], search.q[c])
                     });
                     for got in [one[c], two[c]] {
                         assert_eq!(

@@ -22,6 +22,7 @@
 //! differences, as [`super::kernel_matrix`] does, with the same values.
 
 use super::tiles::{finish, integer_max, sums_row, Panels, LANES};
+use super::KernelRowsAgainst;
 use crate::error::{try_with_capacity, Result};
 use crate::kernel::kinds::KernelKind;
 use crate::kernel::rows::Rows;
@@ -330,17 +331,16 @@ multiversion! {
     /// `prepared` and the columns `t` in `c0..c1` (`c0` a multiple of
     /// [`NARROW_LANES`]).
     pub(super) fn fill_range, fn fill_range_impl(
-        kind: KernelKind,
+        against: &KernelRowsAgainst<'_>,
         a: &Rows,
-        b: &Rows,
-        panels: &Panels,
-        narrow_panels: Option<&Narrow>,
         prepared: &Prepared,
         c0: usize,
         c1: usize,
         out: &mut [f64],
         stride: usize,
     ) {
+        let (kind, b, panels) = (against.kind, against.b, &against.panels);
+        let narrow_panels = against.narrow.as_ref();
         debug_assert!(c0.is_multiple_of(NARROW_LANES) && c0 <= c1);
         let len = c1 - c0;
         if len == 0 {
@@ -353,11 +353,19 @@ multiversion! {
         let mut q0 = p0;
         while q0 < p1 {
             let q1 = (q0 + PANELS).min(p1);
+            let pass = Pass {
+                panels,
+                p0,
+                q0,
+                q1,
+                len,
+                stride,
+            };
             for group in &prepared.groups {
-                group_sums::<FMA, GROUP>(group, panels, p0, q0, q1, len, out, stride);
+                group_sums::<FMA, GROUP>(group, &pass, out);
             }
             for pack in &prepared.packs {
-                pack_sums::<FMA>(pack, panels, p0, q0, q1, len, out, stride);
+                pack_sums::<FMA>(pack, &pass, out);
             }
             if let Some(narrow) = narrow_panels {
                 // `q0` is even: `c0` is a multiple of two panels.
@@ -403,22 +411,25 @@ fn axpy<const FMA: bool>(sums: &mut [f64; LANES], x: f64, col: &[f64; LANES]) {
     }
 }
 
-/// The dot products of a group's rows with the panels `q0..q1` of the
-/// range of panels from `p0` (`len` columns), into `out[row·stride ..]`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn group_sums<const FMA: bool, const R: usize>(
-    group: &Group<R>,
-    panels: &Panels,
+/// The panels `q0..q1` of a range of panels from `p0` (`len` columns in
+/// all), and the rows' stride in the output: what one pass of
+/// [`group_sums`] and [`pack_sums`] covers.
+#[derive(Clone, Copy)]
+struct Pass<'a> {
+    panels: &'a Panels,
     p0: usize,
     q0: usize,
     q1: usize,
     len: usize,
-    out: &mut [f64],
     stride: usize,
-) {
-    for p in q0..q1 {
-        let panel = panels.panel(p);
+}
+
+/// The dot products of a group's rows with the panels of `pass`, into
+/// `out[row·stride ..]`.
+#[inline(always)]
+fn group_sums<const FMA: bool, const R: usize>(group: &Group<R>, pass: &Pass<'_>, out: &mut [f64]) {
+    for p in pass.q0..pass.q1 {
+        let panel = pass.panels.panel(p);
         let mut acc = [[0.0f64; LANES]; R];
         for (&k, v) in group.features.iter().zip(&group.values) {
             let col: [f64; LANES] = panel[k];
@@ -426,10 +437,10 @@ fn group_sums<const FMA: bool, const R: usize>(
                 axpy::<FMA>(sums, x, &col);
             }
         }
-        let at = (p - p0) * LANES;
-        let width = LANES.min(len - at);
+        let at = (p - pass.p0) * LANES;
+        let width = LANES.min(pass.len - at);
         for (r, sums) in acc.iter().enumerate() {
-            store(&mut out[group.rows[r] * stride + at..], sums, width);
+            store(&mut out[group.rows[r] * pass.stride + at..], sums, width);
         }
     }
 }
@@ -482,30 +493,19 @@ fn axpy32<const FMA: bool>(sums: &mut [f32; NARROW_LANES], x: f32, col: &[f32; N
     }
 }
 
-/// The dot products of a pack's rows with the panels `q0..q1` (at most
-/// [`PANELS`]) of the range of panels from `p0` (`len` columns), into
-/// `out[row·stride ..]`.
+/// The dot products of a pack's rows with the panels of `pass` (at most
+/// [`PANELS`]), into `out[row·stride ..]`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn pack_sums<const FMA: bool>(
-    pack: &Pack,
-    panels: &Panels,
-    p0: usize,
-    q0: usize,
-    q1: usize,
-    len: usize,
-    out: &mut [f64],
-    stride: usize,
-) {
+fn pack_sums<const FMA: bool>(pack: &Pack, pass: &Pass<'_>, out: &mut [f64]) {
     const { assert!(PANELS == 2 && PACK == 4) };
     // Named accumulators: as an array of arrays the compiler packs them
     // across rows and panels, with shuffles or scalar code.
     let z = [0.0f64; LANES];
     let (mut a0, mut a1, mut a2, mut a3) = (z, z, z, z);
     let (mut b0, mut b1, mut b2, mut b3) = (z, z, z, z);
-    let pa = panels.panel(q0);
-    if q1 - q0 == 2 {
-        let pb = panels.panel(q0 + 1);
+    let pa = pass.panels.panel(pass.q0);
+    if pass.q1 - pass.q0 == 2 {
+        let pb = pass.panels.panel(pass.q0 + 1);
         for &[(k0, x0), (k1, x1), (k2, x2), (k3, x3)] in &pack.steps {
             axpy::<FMA>(&mut a0, x0, &pa[k0]);
             axpy::<FMA>(&mut b0, x0, &pb[k0]);
@@ -526,10 +526,10 @@ fn pack_sums<const FMA: bool>(
     }
     let acc = [[a0, b0], [a1, b1], [a2, b2], [a3, b3]];
     for (m, sums) in acc.iter().enumerate().take(pack.count) {
-        for (q, lanes) in sums.iter().enumerate().take(q1 - q0) {
-            let at = (q0 + q - p0) * LANES;
-            let width = LANES.min(len - at);
-            store(&mut out[pack.rows[m] * stride + at..], lanes, width);
+        for (q, lanes) in sums.iter().enumerate().take(pass.q1 - pass.q0) {
+            let at = (pass.q0 + q - pass.p0) * LANES;
+            let width = LANES.min(pass.len - at);
+            store(&mut out[pack.rows[m] * pass.stride + at..], lanes, width);
         }
     }
 }
@@ -537,7 +537,7 @@ fn pack_sums<const FMA: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::matrix::tests::uniform;
+    use crate::kernel::matrix::tests::{uniform, KINDS};
     use crate::kernel::matrix::KernelRowsAgainst;
     use crate::kernel::rows::kernel_value;
 
@@ -567,20 +567,6 @@ mod tests {
         }
         out
     }
-
-    const KINDS: [KernelKind; 4] = [
-        KernelKind::Linear,
-        KernelKind::Poly {
-            gamma: 0.3,
-            coef0: 1.0,
-            degree: 3,
-        },
-        KernelKind::Rbf { gamma: 0.7 },
-        KernelKind::Sigmoid {
-            gamma: 0.05,
-            coef0: -0.2,
-        },
-    ];
 
     #[test]
     fn ranges_match_the_scalar_formula_and_each_row_alone() {
