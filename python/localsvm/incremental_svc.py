@@ -91,9 +91,6 @@ class _Context:
     #: The backend's solver settings (tol, max_iter, this learner's share of
     #: cache_size), from ``backend.online_settings``.
     settings: object
-    #: The backend's update options (the fields above), from
-    #: ``backend.online_options``.
-    options: object
     backend: SolverBackend
 
 
@@ -179,7 +176,16 @@ class _Binary:
             np.ascontiguousarray(labels, dtype=np.float64),
             np.ascontiguousarray(cls, dtype=np.int64),
             np.ascontiguousarray(seen, dtype=np.int64),
-            options=ctx.options,
+            options=ctx.backend.online_options(
+                C=ctx.C,
+                threshold=ctx.threshold,
+                epsilon=ctx.epsilon,
+                max_neighbors=ctx.max_neighbors,
+                neighbor_step=ctx.neighbor_step,
+                reprocess=ctx.reprocess,
+                max_support=ctx.max_support,
+                rebatch=ctx.rebatch,
+            ),
             settings=ctx.settings,
         )
         stats.capped += res.capped
@@ -786,7 +792,8 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
 
     def _new_context(self) -> _Context:
         backend = self._online_backend()
-        update = dict(
+        return _Context(
+            spec=self._spec,
             C=float(self.C),
             threshold=float(self.threshold),
             epsilon=float(self.epsilon),
@@ -797,16 +804,11 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             max_support=None
             if self.max_support is None or self.strategy == "rebatch"
             else int(self.max_support),
-        )
-        return _Context(
-            spec=self._spec,
-            **update,
             settings=backend.online_settings(
                 tol=float(self.tol),
                 max_iter=int(self.max_iter),
                 cache_size=float(self.cache_size) / max(len(getattr(self, "_learners", ())), 1),
             ),
-            options=backend.online_options(**update),
             backend=backend,
         )
 
