@@ -54,6 +54,7 @@ from ._base import (
     restore_on_interrupt,
 )
 from ._compat import Interval, StrOptions, fit_context
+from ._docstrings import fill
 from ._memory import memory_budget
 from ._multiclass import binary_index, ovo_pairs, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
@@ -595,6 +596,49 @@ class _BaseSVMCV(BaseKernelEstimator):
         return tags
 
 
+# The parameters of the kernel and of the solves, the same in SVCCV and SVRCV.
+_KERNEL_PARAMS = """\
+verbose : int, default=0
+    Log each task's progress (``logging``, logger ``localsvm.tuning``).
+kernel : {'rbf', 'linear', 'poly', 'sigmoid'}, default='rbf'
+    The kernel.
+degree : int, default=3
+    Degree of 'poly'.
+coef0 : float, default=0.0
+    Constant term of 'poly' and 'sigmoid'.
+"""
+_SOLVE_PARAMS = """\
+tol : float, default=1e-3
+    Stopping tolerance of the refit.
+cv_tol : float or None, default=None
+    Stopping tolerance of the folds' solves; None uses ``10 · tol``.
+    The folds are judged by their held-out predictions, which a looser
+    tolerance moves only for points within about ``cv_tol`` of the
+    decision boundary (the KKT violation bounds the error of the
+    decision values); give ``cv_tol=tol`` for the scores of
+    ``GridSearchCV`` at the refit's tolerance.
+cache_size : float, default=200
+    Megabytes of kernel values each running task may keep.
+max_iter : int, default=-1
+    Iteration cap per solve; -1 for the solver's own safety cap.
+shrinking : bool, default=True
+    Whether the solver may shrink.
+error_score : 'raise' or float, default=np.nan
+    The score of a candidate whose solve fails on a fold (with a
+    ``FitFailedWarning``), or 'raise' to raise the error.
+backend : str, default='auto'
+    The solver backend (:func:`localsvm.select_backend`).
+kernel_matrix : {'auto', 'shared', 'per_fold'}, default='auto'
+    'shared' computes one base matrix over all the rows (the squared
+    distances for 'rbf', the inner products otherwise) and from it, per
+    ``gamma``, the kernel matrix every fold and ``C`` value then reads;
+    'per_fold' computes kernel values per fold through the solver's
+    column cache (``cache_size``). 'auto' shares when the matrices fit
+    the memory budget (see Notes).
+"""
+
+
+@fill(kernel_params=_KERNEL_PARAMS, solve_params=_SOLVE_PARAMS)
 class SVCCV(ClassifierMixin, _BaseSVMCV):
     """C-SVM classifier with ``C`` and ``gamma`` chosen by cross-validation.
 
@@ -637,43 +681,10 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     random_state : int, RandomState or None, default=None
         With an int ``cv``, shuffles the samples before splitting them into
         folds (None: no shuffling, as ``GridSearchCV``).
-    verbose : int, default=0
-        Log each task's progress (``logging``, logger ``localsvm.tuning``).
-    kernel : {'rbf', 'linear', 'poly', 'sigmoid'}, default='rbf'
-        The kernel.
-    degree : int, default=3
-        Degree of 'poly'.
-    coef0 : float, default=0.0
-        Constant term of 'poly' and 'sigmoid'.
+    {kernel_params}
     class_weight : dict, 'balanced' or None, default=None
         Multipliers of ``C`` per class, as :class:`~localsvm.SVC`'s.
-    tol : float, default=1e-3
-        Stopping tolerance of the refit.
-    cv_tol : float or None, default=None
-        Stopping tolerance of the folds' solves; None uses ``10 · tol``.
-        The folds are judged by their held-out predictions, which a looser
-        tolerance moves only for points within about ``cv_tol`` of the
-        decision boundary (the KKT violation bounds the error of the
-        decision values); give ``cv_tol=tol`` for the scores of
-        ``GridSearchCV`` at the refit's tolerance.
-    cache_size : float, default=200
-        Megabytes of kernel values each running task may keep.
-    max_iter : int, default=-1
-        Iteration cap per solve; -1 for the solver's own safety cap.
-    shrinking : bool, default=True
-        Whether the solver may shrink.
-    error_score : 'raise' or float, default=np.nan
-        The score of a candidate whose solve fails on a fold (with a
-        ``FitFailedWarning``), or 'raise' to raise the error.
-    backend : str, default='auto'
-        The solver backend (:func:`localsvm.select_backend`).
-    kernel_matrix : {'auto', 'shared', 'per_fold'}, default='auto'
-        'shared' computes one base matrix over all the rows (the squared
-        distances for 'rbf', the inner products otherwise) and from it, per
-        ``gamma``, the kernel matrix every fold and ``C`` value then reads;
-        'per_fold' computes kernel values per fold through the solver's
-        column cache (``cache_size``). 'auto' shares when the matrices fit
-        the memory budget (see Notes).
+    {solve_params}
 
     Attributes
     ----------
@@ -885,6 +896,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         return self._best("decision_function").decision_function(X)
 
 
+@fill(kernel_params=_KERNEL_PARAMS, solve_params=_SOLVE_PARAMS)
 class SVRCV(RegressorMixin, _BaseSVMCV):
     """Epsilon-SVR with ``C``, ``gamma`` and ``epsilon`` chosen by cross-validation.
 
@@ -923,41 +935,8 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
     random_state : int, RandomState or None, default=None
         With an int ``cv``, shuffles the samples before splitting them
         (None: no shuffling, as ``GridSearchCV``).
-    verbose : int, default=0
-        Log each task's progress (``logging``, logger ``localsvm.tuning``).
-    kernel : {'rbf', 'linear', 'poly', 'sigmoid'}, default='rbf'
-        The kernel.
-    degree : int, default=3
-        Degree of 'poly'.
-    coef0 : float, default=0.0
-        Constant term of 'poly' and 'sigmoid'.
-    tol : float, default=1e-3
-        Stopping tolerance of the refit.
-    cv_tol : float or None, default=None
-        Stopping tolerance of the folds' solves; None uses ``10 · tol``.
-        The folds are judged by their held-out predictions, which a looser
-        tolerance moves only for points within about ``cv_tol`` of the
-        decision boundary (the KKT violation bounds the error of the
-        decision values); give ``cv_tol=tol`` for the scores of
-        ``GridSearchCV`` at the refit's tolerance.
-    cache_size : float, default=200
-        Megabytes of kernel values each running task may keep.
-    max_iter : int, default=-1
-        Iteration cap per solve; -1 for the solver's own safety cap.
-    shrinking : bool, default=True
-        Whether the solver may shrink.
-    error_score : 'raise' or float, default=np.nan
-        The score of a candidate whose solve fails on a fold (with a
-        ``FitFailedWarning``), or 'raise' to raise the error.
-    backend : str, default='auto'
-        The solver backend (:func:`localsvm.select_backend`).
-    kernel_matrix : {'auto', 'shared', 'per_fold'}, default='auto'
-        'shared' computes one base matrix over all the rows (the squared
-        distances for 'rbf', the inner products otherwise) and from it, per
-        ``gamma``, the kernel matrix every fold and ``C`` value then reads;
-        'per_fold' computes kernel values per fold through the solver's
-        column cache (``cache_size``). 'auto' shares when the matrices fit
-        the memory budget (see Notes).
+    {kernel_params}
+    {solve_params}
 
     Attributes
     ----------
