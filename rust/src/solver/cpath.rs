@@ -19,13 +19,11 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::Arc;
 
 use crate::error::{value_error, Result};
 use crate::kernel::KernelSource;
 use crate::precision::Precision;
 use crate::runtime::control::Control;
-use crate::runtime::team::Team;
 use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue};
 use crate::solver::smo::{self, GivenGradient, Stopping};
 
@@ -313,29 +311,11 @@ struct Tracked<'q, T, Q> {
 }
 
 impl<T: SourceValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, T, Q> {
-    fn n(&self) -> usize {
-        self.inner.n()
-    }
-
-    fn diag(&self) -> &[f64] {
-        self.inner.diag()
-    }
-
-    fn column(&mut self, i: usize, len: usize) -> &[T] {
-        self.inner.column(i, len)
-    }
-
-    fn pair(&mut self, i: usize, j: usize, len: usize) -> (&[T], &[T]) {
-        self.inner.pair(i, j, len)
-    }
+    crate::solver::qmatrix::forward_qmatrix!(inner: n, diag, column, pair, team, add_columns);
 
     fn swap_index(&mut self, i: usize, j: usize) {
         self.inner.swap_index(i, j);
         self.perm.swap(i, j);
-    }
-
-    fn team(&self) -> Option<Arc<Team>> {
-        self.inner.team()
     }
 
     fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
@@ -343,17 +323,6 @@ impl<T: SourceValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, T, Q> {
         for &(i, j) in swaps {
             self.perm.swap(i, j);
         }
-    }
-
-    fn add_columns(
-        &mut self,
-        cols: &[usize],
-        w: &[f64],
-        from: usize,
-        out: &mut [f64],
-        ctl: &Control,
-    ) -> Result<bool> {
-        self.inner.add_columns(cols, w, from, out, ctl)
     }
 }
 

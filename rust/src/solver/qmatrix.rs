@@ -110,6 +110,11 @@ macro_rules! forward_qmatrix {
             self.$q.swap_indices(swaps)
         }
     };
+    (@one $q:ident team) => {
+        fn team(&self) -> Option<std::sync::Arc<$crate::runtime::team::Team>> {
+            self.$q.team()
+        }
+    };
     (@one $q:ident add_columns) => {
         fn add_columns(
             &mut self,
