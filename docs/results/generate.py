@@ -148,7 +148,11 @@ def run(name: str) -> Path:
     """Run the command called ``name`` and write ``docs/results/NAME.txt``."""
     argv = COMMANDS[name][0]
     env = dict(os.environ)
-    paths = [str(ROOT / p) for p in ("python", "benchmarks", "experiments")]
+    # The checkout's sources, except a localsvm without its compiled core (a
+    # fresh clone whose package is installed, as in CI): then the installed one.
+    built = any((ROOT / "python" / "localsvm").glob("_core*.so"))
+    folders = ("python", "benchmarks", "experiments") if built else ("benchmarks", "experiments")
+    paths = [str(ROOT / p) for p in folders]
     env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
     env.setdefault("COLUMNS", "200")
     # ``python`` in a shell session is this interpreter.
