@@ -2,7 +2,8 @@
 //! ([`crate::solver::cpath`]).
 
 use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -26,13 +27,15 @@ pub(super) struct CPathResult {
 
 /// One fold of a cross-validation path: the training rows (the dual's
 /// variables), the held-out rows, the linear term and, with a precomputed
-/// kernel, the held-out kernel block; checked and copied once.
+/// kernel, the held-out kernel block; checked once (the block is read
+/// into the core by `c_path`, its one copy).
 #[pyclass(frozen, module = "localsvm._core")]
 pub(super) struct CPathFold {
     rows: Vec<usize>,
     valid: Vec<usize>,
     p: Option<Vec<f64>>,
-    cross: Option<Vec<f64>>,
+    /// The caller's array, shape-checked here and copied once, by `c_path`.
+    cross: Option<Py<PyArray2<f64>>>,
 }
 
 #[pymethods]
@@ -56,23 +59,19 @@ impl CPathFold {
                 )));
             }
         }
-        let cross = match cross {
-            Some(c) => {
-                let (m, v) = c.as_array().dim();
-                if (m, v) != (rows.len(), valid.len()) {
-                    return Err(PyValueError::new_err(format!(
-                        "cross must have shape (len(rows), len(valid)), got ({m}, {v})"
-                    )));
-                }
-                Some(c.as_array().iter().copied().collect::<Vec<f64>>())
+        if let Some(c) = &cross {
+            let (m, v) = c.as_array().dim();
+            if (m, v) != (rows.len(), valid.len()) {
+                return Err(PyValueError::new_err(format!(
+                    "cross must have shape (len(rows), len(valid)), got ({m}, {v})"
+                )));
             }
-            None => None,
-        };
+        }
         Ok(CPathFold {
             rows,
             valid,
             p: p.map(|a| vec1(a.as_array())),
-            cross,
+            cross: cross.map(|c| (*c).clone().unbind()),
         })
     }
 }
@@ -99,7 +98,18 @@ pub(super) fn c_path<'py>(
              kernel='precomputed', and only then",
         ));
     }
-    let cross = fold.cross.clone();
+    let cross = match &fold.cross {
+        Some(c) => Some(
+            c.bind(py)
+                .try_readonly()
+                .map_err(|e| PyValueError::new_err(format!("cross cannot be read: {e}")))?
+                .as_array()
+                .iter()
+                .copied()
+                .collect::<Vec<f64>>(),
+        ),
+        None => None,
+    };
     let defaults = SolverSettings::default_values();
     let settings = settings.as_deref().unwrap_or(&defaults);
     let path_settings = PathSettings {
