@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -30,7 +31,7 @@ from ._base import (
     restore_on_interrupt,
     weighted_training_rows,
 )
-from ._compat import Interval, StrOptions, fit_context
+from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._multiclass import scores_index
 from ._outofcore import (
@@ -46,6 +47,7 @@ from ._outofcore import (
 from ._regions import RegionModelsMixin, region_iterations
 from .cells import fit_cells
 from .parallel import effective_n_jobs, run_tasks
+from .tuning import SVCCV, _grid
 
 __all__ = ["CellSVC"]
 
@@ -65,6 +67,13 @@ MARGIN_BLOCK = 1 << 16
 #: the training examples are kept while the cells' overlaps are chosen.
 SCORE_BYTES = 4
 
+#: ``tune_size='auto'``: a cell's search runs on at most this many of its
+#: training rows. The search's kernel values and SMO work grow with the
+#: square of its rows (and the solves near the grid's largest ``C`` are the
+#: slowest), so a fixed number of rows keeps each cell's search a bounded
+#: multiple of its own fit, however large the cells are.
+AUTO_TUNE_SIZE = 2000
+
 
 def _fit_cell(task, shared):
     """Fit one cell's SVM on its training rows (None for a one-class cell);
@@ -73,6 +82,63 @@ def _fit_cell(task, shared):
         return None
     X, y_idx, weights, params = shared
     return _CellSVM(**params).fit(X[task], y_idx[task], sample_weight=weights[task])
+
+
+def _tune_cell(task, shared):
+    """Choose one cell's ``(C, gamma)`` by cross-validation on (a random
+    subsample of) its training rows, then fit its SVM there; a
+    :func:`~localsvm.run_tasks` task, module-level so it pickles.
+
+    ``task`` is None (a one-class cell) or ``(rows, seed)``; returns the
+    model and ``(C, gamma, best mean CV score, tuned, search seconds)``,
+    with the untuned ``C`` and ``gamma`` and a NaN score for a cell whose
+    tuning rows hold a class with fewer examples than there are folds."""
+    if task is None:
+        return None, (np.nan, np.nan, np.nan, False, 0.0)
+    rows, seed = task
+    X, y_idx, weights, params, search = shared
+    rs = np.random.RandomState(seed)
+    size = search["tune_size"]
+    sub = rows
+    if size is not None and rows.size > size:
+        sub = np.sort(rs.choice(rows, size, replace=False))
+    cv = search["cv"]
+    n_splits = int(cv) if isinstance(cv, Integral) else int(cv.get_n_splits(X[sub], y_idx[sub]))
+    held = np.unique(y_idx[rows])
+    counts = np.bincount(y_idx[sub], minlength=int(held.max()) + 1)[held]
+    C, gamma, score, tuned, seconds = params["C"], params["gamma"], np.nan, False, 0.0
+    if counts.min() >= n_splits:
+        start = time.perf_counter()
+        cv_search = SVCCV(
+            Cs=search["Cs"],
+            gammas=search["gammas"],
+            cv=cv,
+            refit=False,
+            random_state=rs.randint(np.iinfo(np.int32).max),
+            kernel=params["kernel"],
+            degree=params["degree"],
+            coef0=params["coef0"],
+            tol=params["tol"],
+            cache_size=params["cache_size"],
+            max_iter=params["max_iter"],
+            backend=params["backend"],
+            n_jobs=params["n_jobs"],
+        )._fit_weighted(X[sub], y_idx[sub], weights[sub])
+        seconds = time.perf_counter() - start
+        C, gamma, score, tuned = cv_search.C_, cv_search.gamma_, cv_search.best_score_, True
+    model = _CellSVM(**{**params, "C": C, "gamma": gamma}).fit(
+        X[rows], y_idx[rows], sample_weight=weights[rows]
+    )
+    return model, (float(C), float(gamma), float(score), tuned, seconds)
+
+
+def _describe_tuned(out) -> str:
+    """A log line's account of one tuned cell."""
+    model, (C, gamma, score, tuned, seconds) = out
+    if model is None:
+        return _describe_cell(model)
+    how = f"CV score {score:.4f} in {seconds:.2f} s" if tuned else "not tuned (rare class)"
+    return f"C={C:.4g}, gamma={gamma:.4g}, {how}; {_describe_cell(model)}"
 
 
 def _describe_cell(model) -> str:
@@ -329,6 +395,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         "overlap": [Interval(Real, 0.0, None, closed="left")],
         "sample_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "routing": [StrOptions({"soft", "hard"})],
+        "tune": ["boolean"],
+        "Cs": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "gammas": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split", "get_n_splits"])],
+        "tune_size": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
@@ -347,6 +418,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         overlap=1.0,
         sample_size="auto",
         routing="soft",
+        tune=False,
+        Cs=5,
+        gammas=5,
+        cv=3,
+        tune_size="auto",
         tol=1e-3,
         max_iter=-1,
         cache_size=200,
@@ -366,6 +442,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         self.overlap = overlap
         self.sample_size = sample_size
         self.routing = routing
+        self.tune = tune
+        self.Cs = Cs
+        self.gammas = gammas
+        self.cv = cv
+        self.tune_size = tune_size
         self.tol = tol
         self.max_iter = max_iter
         self.cache_size = cache_size
@@ -420,6 +501,14 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             The fitted estimator.
         """
         kind = input_kind(X)
+        if self.tune and (kind is not None or is_dask_collection(y)):
+            raise ValueError(
+                "CellSVC(tune=True) tunes each cell on training rows held in memory, and "
+                f"X is {'a Dask collection' if kind == 'dask' else 'read in chunks'}: pass "
+                "tune=False with C and gamma chosen by localsvm.SVCCV on a subsample that "
+                "fits in memory (CellSVC(C=search.C_, gamma=search.gamma_)), or fit "
+                "CellSVC(tune=True) on an in-memory array"
+            )
         if kind == "dask" or (kind is None and is_dask_collection(y)):
             fit_dask(self, X, y)
             return self
@@ -428,6 +517,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             return self
         X, y, y_idx = self._fit_prologue(X, y)
         X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
+        search = self._search_settings() if self.tune else None
         n, d = X.shape
         k = self._count_cells(n)
         spec = self._resolve_kernel(X)
@@ -493,14 +583,40 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         tasks = [r if self.cell_classes_[j].size >= 2 else None for j, r in enumerate(rows)]
         start = time.perf_counter()
         report.subtasks("cell", k)
-        self.cell_models_ = run_tasks(
-            _fit_cell,
-            tasks,
-            n_jobs=at_once,
-            shared=(X, y_idx, weights, params),
-            **report.hooks(_describe_cell),
-        )
+        if search is None:
+            self.cell_models_ = run_tasks(
+                _fit_cell,
+                tasks,
+                n_jobs=at_once,
+                shared=(X, y_idx, weights, params),
+                **report.hooks(_describe_cell),
+            )
+            fitted = np.array([m is not None for m in self.cell_models_])
+            chosen = [
+                (params["C"], spec.gamma, np.nan, False, 0.0) if f else (np.nan,) * 3 + (False, 0.0)
+                for f in fitted
+            ]
+        else:
+            # One seed per cell, drawn before any cell runs: the subsample
+            # and folds of a cell do not depend on n_jobs or on timing.
+            seeds = rng.randint(np.iinfo(np.int32).max, size=k)
+            out = run_tasks(
+                _tune_cell,
+                [None if t is None else (t, int(seeds[j])) for j, t in enumerate(tasks)],
+                n_jobs=at_once,
+                shared=(X, y_idx, weights, params, search),
+                **report.hooks(_describe_tuned),
+            )
+            self.cell_models_ = [model for model, _ in out]
+            chosen = [info for _, info in out]
         timings["svm"] = time.perf_counter() - start
+        self.cell_C_ = np.array([c[0] for c in chosen], dtype=np.float64)
+        self.cell_gamma_ = np.array([c[1] for c in chosen], dtype=np.float64)
+        self.cell_cv_score_ = np.array([c[2] for c in chosen], dtype=np.float64)
+        self.cell_tuned_ = np.array([c[3] for c in chosen], dtype=bool)
+        if search is not None:
+            timings["tune"] = float(sum(c[4] for c in chosen))
+            self._warn_untuned(spec, search)
         self.timings_ = timings
         self.cell_n_iter_ = region_iterations(self.cell_models_)
         self.n_iter_ = int(self.cell_n_iter_.sum())
@@ -509,6 +625,37 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         report.log(1, "CellSVC fit: %d cell SVMs, %.3f s", k, timings["svm"])
         report.end(X, y)
         return self
+
+    def _search_settings(self) -> dict:
+        """The per-cell search's grid, folds and subsample size, the grids
+        checked as :class:`localsvm.SVCCV` checks them (before any work)."""
+        Cs = self.Cs
+        if not isinstance(Cs, Integral):
+            Cs = SVCCV(Cs=Cs)._c_grid()
+        gammas = self.gammas
+        if not isinstance(gammas, Integral):
+            gammas = _grid(gammas, "gammas", None)
+        size = self.tune_size
+        if size == "auto":
+            size = AUTO_TUNE_SIZE
+        return {"Cs": Cs, "gammas": gammas, "cv": self.cv, "tune_size": size}
+
+    def _warn_untuned(self, spec, search) -> None:
+        """One warning naming the cells with two classes that were fitted
+        at the untuned ``C`` and ``gamma``."""
+        fitted = np.array([m is not None for m in self.cell_models_])
+        untuned = np.flatnonzero(fitted & ~self.cell_tuned_)
+        if untuned.size == 0:
+            return
+        warnings.warn(
+            f"CellSVC(tune=True): {untuned.size} of {fitted.sum()} cell SVMs (cells "
+            f"{untuned[:5].tolist()}{' ...' if untuned.size > 5 else ''}) were fitted at "
+            f"C={self.C:g}, gamma={spec.gamma:.6g} without tuning: their tuning rows hold a "
+            f"class with fewer examples than cv={search['cv']!r} has folds. cell_tuned_ marks "
+            "the tuned cells; a smaller cv, a larger tune_size or larger cells tune them.",
+            UserWarning,
+            stacklevel=3,
+        )
 
     def _cell_rows(self, labels, scores, k) -> list[np.ndarray]:
         """Each cell's training rows: its members, then the
