@@ -549,6 +549,7 @@ def _attributes(est, plan: _Plan, results, train_sizes, timings, labels) -> dict
     held = [r[1] for r in results]
     n_iter = region_iterations(models)
     stopped = [m is not None and m.fit_status_ != 0 for m in models]
+    fitted = np.array([m is not None for m in models], dtype=bool)
     return {
         "classes_": plan.classes,
         "n_features_in_": plan.d,
@@ -560,6 +561,10 @@ def _attributes(est, plan: _Plan, results, train_sizes, timings, labels) -> dict
         "cell_train_sizes_": np.asarray(train_sizes, dtype=np.int64),
         "cell_classes_": held,
         "cell_models_": models,
+        "cell_C_": np.where(fitted, float(est.C), np.nan),
+        "cell_gamma_": np.where(fitted, float(plan.spec.gamma), np.nan),
+        "cell_cv_score_": np.full(k, np.nan),
+        "cell_tuned_": np.zeros(k, dtype=bool),
         "routing_scale_": plan.routing_scale,
         "cell_n_iter_": n_iter,
         "n_iter_": int(n_iter.sum()),

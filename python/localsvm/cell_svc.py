@@ -176,7 +176,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
        Steinwart & Thomann [2]_). The cells are solved through
        :func:`localsvm.run_tasks`, so an engine (Dask, say) can spread them.
        A cell whose training rows hold one class has no SVM and predicts
-       that class.
+       that class. With ``tune=True`` each cell first chooses its own ``C``
+       and ``gamma`` (below).
 
     Predict: a test example goes to its cell by the same rule as the
     training examples, and the cell's SVM labels it; with
@@ -191,6 +192,29 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
     More than two classes: each cell's SVM is a one-vs-one
     :class:`localsvm.SVC` over the classes its training rows hold.
+
+    Tuning (``tune=True``): every cell picks its own ``(C, gamma)`` by
+    cross-validation, as liquidSVM does by default (Steinwart & Thomann
+    [2]_): :class:`localsvm.SVCCV`'s search, which solves each (γ, fold)
+    along the increasing ``Cs`` with warm starts, runs on up to
+    ``tune_size`` of the cell's training rows (members and overlap, a
+    random subsample beyond that) with the weights the whole training set
+    gave them, and the cell's SVM is then trained on all its rows at the
+    winner. An int ``gammas`` is a grid around the cell's own γ_scale =
+    1 / (n_features · var) of those rows, not the whole set's: a cell sees
+    only its region, whose spread can be far from the whole data's, and a
+    cell is tuned exactly as ``SVCCV`` would tune it on its rows. The
+    defaults (5 × 5 candidates, 3 folds, 2000 rows) are smaller than
+    ``SVCCV``'s (10 × 10, 5 folds, all rows) because the search runs once
+    per cell: its cost grows with the square of its rows and linearly with
+    candidates and folds, so on large data the cells' searches together
+    stay near the cost of the cells' fits instead of a multiple of it. A
+    cell whose tuning rows hold a class with fewer examples than the
+    number of folds cannot be cross-validated: it is trained at ``C`` and
+    the resolved ``gamma`` (the values of ``tune=False``), marked False in
+    ``cell_tuned_``, and one ``UserWarning`` names those cells. ``C``
+    chosen on a subsample is used unchanged on the cell's whole rows, as
+    in the usual workflow of tuning on a subsample.
 
     Parameters
     ----------
@@ -239,6 +263,29 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         blended (wider blending helped on some data and cost accuracy on
         others, e.g. ijcnn1). Rows deep inside their cell
         (``w > 1 − 10⁻⁴``) cost one cell's SVM; the others two.
+    tune : bool, default=False
+        Choose ``C`` and ``gamma`` per cell by cross-validation (see
+        Tuning above); ``C`` and ``gamma`` are then the values of the cells
+        that cannot be tuned. In-memory data only: a Dask collection or an
+        array read in chunks raises ``ValueError`` (tune with
+        :class:`localsvm.SVCCV` on a subsample there).
+    Cs : int or array-like of float, default=5
+        ``tune=True``: the ``C`` values, or how many on
+        :class:`localsvm.SVCCV`'s default grid 10⁻¹ … 10³ (log-spaced);
+        positive, finite, not repeated.
+    gammas : int or array-like of float, default=5
+        ``tune=True``: the ``gamma`` values, or how many on the grid
+        γ_scale · 10⁻² … γ_scale · 10^1.5 around each cell's own γ_scale;
+        positive and finite. Ignored for ``kernel='linear'``.
+    cv : int or cross-validation splitter, default=3
+        ``tune=True``: the folds of each cell's search: an int for that
+        many (``StratifiedKFold``, shuffled by a seed drawn per cell from
+        ``random_state``), or a scikit-learn splitter (with ``split`` and
+        ``get_n_splits``), applied to each cell's tuning rows.
+    tune_size : int, 'auto' or None, default='auto'
+        ``tune=True``: training rows of a cell its search runs on (a random
+        subsample when the cell has more); 'auto' is 2000, None all of
+        them.
     tol : float, default=1e-3
         SMO's stopping tolerance for each cell's SVM.
     max_iter : int, default=-1
@@ -304,8 +351,24 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     fit_status_ : int
         0 if every cell's solves reached ``tol``, 1 if any stopped at
         ``max_iter``.
+    cell_C_ : ndarray of shape (n_cells_,)
+        The ``C`` of each cell's SVM: chosen by its search with
+        ``tune=True``, else ``C``; NaN for a cell without an SVM.
+    cell_gamma_ : ndarray of shape (n_cells_,)
+        The ``gamma`` of each cell's SVM (chosen, or the resolved
+        ``gamma``); NaN for a cell without an SVM.
+    cell_cv_score_ : ndarray of shape (n_cells_,)
+        Each tuned cell's best mean held-out accuracy over its folds; NaN
+        for a cell that was not tuned.
+    cell_tuned_ : ndarray of shape (n_cells_,) of bool
+        Whether each cell's ``C`` and ``gamma`` come from its search (False
+        everywhere with ``tune=False``; with ``tune=True`` False for a
+        one-class cell and a cell with too few examples of a class for
+        ``cv``).
     timings_ : dict
-        Seconds spent in 'partition' and 'svm' during fit.
+        Seconds spent in 'partition' and 'svm' (the cells' searches and
+        fits) during fit; with ``tune=True`` also 'tune', the cells'
+        search seconds summed (cells that ran at once overlap).
 
     Notes
     -----
@@ -383,6 +446,15 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     >>> clf = CellSVC(cell_size=1000, random_state=0).fit(X, y)
     >>> clf.n_cells_, bool(clf.score(X, y) > 0.9)
     (3, True)
+
+    Each cell choosing its own ``C`` and ``gamma``:
+
+    >>> tuned = CellSVC(cell_size=1000, tune=True, Cs=3, gammas=3, random_state=0)
+    >>> tuned = tuned.fit(X, y)
+    >>> tuned.cell_C_.shape, bool(tuned.cell_tuned_.all())
+    ((3,), True)
+    >>> bool(tuned.score(X, y) > 0.9)
+    True
     """
 
     _region_attributes = ("cell_models_", "cell_classes_")
