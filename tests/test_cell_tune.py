@@ -244,13 +244,23 @@ def test_sample_weight_reaches_each_cells_search(regions):
         assert weighted.cell_C_[j] == ref.C_
 
 
-def test_out_of_core_input_asks_for_the_alternative(regions, tmp_path):
-    (X, y), _ = regions
-    mm = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", shape=X.shape)
-    mm[:] = X
-    mm.flush()
-    with pytest.raises(ValueError, match=r"tune=True.*read in chunks.*SVCCV"):
-        CellSVC(n_cells=2, tune=True).fit(np.load(tmp_path / "X.npy", mmap_mode="r"), y)
-    plain = CellSVC(n_cells=2, random_state=0).fit(np.load(tmp_path / "X.npy", mmap_mode="r"), y)
+def test_a_memmap_tunes_each_cell_as_in_memory_rows_do(regions, tmp_path):
+    (X, y), (Xt, yt) = regions
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    folds = StratifiedKFold(3)
+    kw = dict(n_cells=2, overlap=0.0, tune=True, Cs=3, gammas=3, cv=folds, tune_size=None)
+    clf = CellSVC(random_state=0, **kw).fit(np.load(path, mmap_mode="r"), y)
+    assert clf.cell_tuned_.all()
+    assert clf.timings_["tune"] > 0
+    members = clf.assign(X)
+    for j in range(2):
+        rows = np.flatnonzero(members == j)
+        ref = SVCCV(Cs=3, gammas=3, cv=folds, refit=False).fit(X[rows], y[rows])
+        assert clf.cell_C_[j] == ref.C_
+        assert clf.cell_gamma_[j] == ref.gamma_
+        assert clf.cell_cv_score_[j] == ref.best_score_
+    assert clf.score(Xt, yt) > 0.85
+    plain = CellSVC(n_cells=2, random_state=0).fit(np.load(path, mmap_mode="r"), y)
     assert not plain.cell_tuned_.any()
-    assert np.isfinite(plain.cell_C_).all()
+    np.testing.assert_array_equal(plain.cell_C_, [1.0, 1.0])

@@ -35,6 +35,7 @@ from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._multiclass import scores_index
 from ._outofcore import (
+    NO_CHOICE,
     SOFT_QUANTILE,
     _CellSVM,
     fit_chunked,
@@ -43,6 +44,7 @@ from ._outofcore import (
     is_dask_collection,
     predict_chunked,
     predict_dask,
+    tune_cell,
 )
 from ._regions import RegionModelsMixin, region_iterations
 from .cells import fit_cells
@@ -85,51 +87,15 @@ def _fit_cell(task, shared):
 
 
 def _tune_cell(task, shared):
-    """Choose one cell's ``(C, gamma)`` by cross-validation on (a random
-    subsample of) its training rows, then fit its SVM there; a
-    :func:`~localsvm.run_tasks` task, module-level so it pickles.
-
-    ``task`` is None (a one-class cell) or ``(rows, seed)``; returns the
-    model and ``(C, gamma, best mean CV score, tuned, search seconds)``,
-    with the untuned ``C`` and ``gamma`` and a NaN score for a cell whose
-    tuning rows hold a class with fewer examples than there are folds."""
+    """One cell of ``CellSVC(tune=True)``: its ``(C, gamma)`` chosen on its
+    training rows, then its SVM (:func:`tune_cell`); a
+    :func:`~localsvm.run_tasks` task, module-level so it pickles. ``task``
+    is None (a one-class cell) or ``(rows, seed)``."""
     if task is None:
-        return None, (np.nan, np.nan, np.nan, False, 0.0)
+        return None, NO_CHOICE
     rows, seed = task
     X, y_idx, weights, params, search = shared
-    rs = np.random.RandomState(seed)
-    size = search["tune_size"]
-    sub = rows
-    if size is not None and rows.size > size:
-        sub = np.sort(rs.choice(rows, size, replace=False))
-    cv = search["cv"]
-    n_splits = int(cv) if isinstance(cv, Integral) else int(cv.get_n_splits(X[sub], y_idx[sub]))
-    held = np.unique(y_idx[rows])
-    counts = np.bincount(y_idx[sub], minlength=int(held.max()) + 1)[held]
-    C, gamma, score, tuned, seconds = params["C"], params["gamma"], np.nan, False, 0.0
-    if counts.min() >= n_splits:
-        start = time.perf_counter()
-        cv_search = SVCCV(
-            Cs=search["Cs"],
-            gammas=search["gammas"],
-            cv=cv,
-            refit=False,
-            random_state=rs.randint(np.iinfo(np.int32).max),
-            kernel=params["kernel"],
-            degree=params["degree"],
-            coef0=params["coef0"],
-            tol=params["tol"],
-            cache_size=params["cache_size"],
-            max_iter=params["max_iter"],
-            backend=params["backend"],
-            n_jobs=params["n_jobs"],
-        )._fit_weighted(X[sub], y_idx[sub], weights[sub])
-        seconds = time.perf_counter() - start
-        C, gamma, score, tuned = cv_search.C_, cv_search.gamma_, cv_search.best_score_, True
-    model = _CellSVM(**{**params, "C": C, "gamma": gamma}).fit(
-        X[rows], y_idx[rows], sample_weight=weights[rows]
-    )
-    return model, (float(C), float(gamma), float(score), tuned, seconds)
+    return tune_cell(X[rows], y_idx[rows], weights[rows], params, search, seed)
 
 
 def _describe_tuned(out) -> str:
@@ -266,9 +232,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     tune : bool, default=False
         Choose ``C`` and ``gamma`` per cell by cross-validation (see
         Tuning above); ``C`` and ``gamma`` are then the values of the cells
-        that cannot be tuned. In-memory data only: a Dask collection or an
-        array read in chunks raises ``ValueError`` (tune with
-        :class:`localsvm.SVCCV` on a subsample there).
+        that cannot be tuned. On a Dask collection each cell's search runs
+        on the worker that trains the cell, on the rows gathered there.
     Cs : int or array-like of float, default=5
         ``tune=True``: the ``C`` values, or how many on
         :class:`localsvm.SVCCV`'s default grid 10⁻¹ … 10³ (log-spaced);
@@ -573,23 +538,19 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             The fitted estimator.
         """
         kind = input_kind(X)
-        if self.tune and (kind is not None or is_dask_collection(y)):
-            raise ValueError(
-                "CellSVC(tune=True) tunes each cell on training rows held in memory, and "
-                f"X is {'a Dask collection' if kind == 'dask' else 'read in chunks'}: pass "
-                "tune=False with C and gamma chosen by localsvm.SVCCV on a subsample that "
-                "fits in memory (CellSVC(C=search.C_, gamma=search.gamma_)), or fit "
-                "CellSVC(tune=True) on an in-memory array"
-            )
+        search = self._search_settings() if self.tune else None
         if kind == "dask" or (kind is None and is_dask_collection(y)):
             fit_dask(self, X, y)
+            if search is not None:
+                self._warn_untuned(self.kernel_spec_, search)
             return self
         if kind == "chunked":
             fit_chunked(self, X, y)
+            if search is not None:
+                self._warn_untuned(self.kernel_spec_, search)
             return self
         X, y, y_idx = self._fit_prologue(X, y)
         X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
-        search = self._search_settings() if self.tune else None
         n, d = X.shape
         k = self._count_cells(n)
         spec = self._resolve_kernel(X)
@@ -665,8 +626,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             )
             fitted = np.array([m is not None for m in self.cell_models_])
             chosen = [
-                (params["C"], spec.gamma, np.nan, False, 0.0) if f else (np.nan,) * 3 + (False, 0.0)
-                for f in fitted
+                (params["C"], spec.gamma, np.nan, False, 0.0) if f else NO_CHOICE for f in fitted
             ]
         else:
             # One seed per cell, drawn before any cell runs: the subsample
