@@ -349,7 +349,12 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     ``cache_size + 4·n·n_cells + 8·(1 + overlap)·n·d`` bytes besides ``X``
     (``O(n²/cell_size)`` through the scores): at ``n = 10⁶``, ``d = 20`` and
     the 108 cells the budget gave, 952 MiB, and that fit peaked 949 MiB
-    above the resident size before it.
+    above the resident size before it. With ``tune=True`` each cell being
+    fitted also holds its search's kernel values, as :class:`localsvm.SVCCV`
+    does for ``m = tune_size`` rows: shared kernel matrices of
+    ``8 · m² · (2 + 2 · j)`` bytes for ``j`` threads per cell (128 MiB at
+    2000 rows and one thread) when they fit half of the available memory,
+    else per-fold kernel caches within the cell's share of ``cache_size``.
 
     Data no single array holds. ``fit``, ``predict`` and
     ``decision_function`` also take
