@@ -143,10 +143,11 @@ def test_a_cell_with_a_rare_class_falls_back_and_says_so():
     X = np.vstack([rng.normal(-10, 1, (200, 2)), rng.normal(10, 1, (200, 2))])
     y = np.concatenate([rng.integers(0, 2, 200), np.zeros(200, dtype=int)])
     y[200:202] = 1  # two examples of class 1 on the right: fewer than 3 folds
-    with pytest.warns(UserWarning, match=r"1 of 2 cell SVMs .* without tuning.*cv=3"):
+    with pytest.warns(UserWarning, match=r"1 of 2 cell SVMs .* without tuning.*cv=3") as rec:
         clf = CellSVC(n_cells=2, overlap=0.0, tune=True, Cs=2, gammas=2, C=2.0, random_state=0).fit(
             X, y
         )
+    assert rec[0].filename == __file__  # the warning points at the caller's fit
     right = int(clf.assign(X[200:201])[0])
     assert not clf.cell_tuned_[right] and clf.cell_tuned_[1 - right]
     assert clf.cell_C_[right] == 2.0

@@ -691,7 +691,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             f"class with fewer examples than cv={search['cv']!r} has folds. cell_tuned_ marks "
             "the tuned cells; a smaller cv, a larger tune_size or larger cells tune them.",
             UserWarning,
-            stacklevel=3,
+            # Past fit's two wrappers (interrupt restore, parameter checks).
+            stacklevel=5,
         )
 
     def _cell_rows(self, labels, scores, k) -> list[np.ndarray]:
