@@ -265,3 +265,28 @@ def test_a_memmap_tunes_each_cell_as_in_memory_rows_do(regions, tmp_path):
     plain = CellSVC(n_cells=2, random_state=0).fit(np.load(path, mmap_mode="r"), y)
     assert not plain.cell_tuned_.any()
     np.testing.assert_array_equal(plain.cell_C_, [1.0, 1.0])
+
+
+def test_three_classes_tune_each_cells_one_vs_one_svms():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=900,
+        n_features=5,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=3,
+        random_state=0,
+    )
+    labels = np.array(["a", "b", "c"])[y]
+    folds = StratifiedKFold(3)
+    clf = CellSVC(
+        n_cells=2, overlap=0.0, tune=True, Cs=3, gammas=3, cv=folds, tune_size=None, random_state=0
+    ).fit(X, labels)
+    for j in range(2):
+        rows = np.flatnonzero(clf.cell_labels_ == j)
+        ref = SVCCV(Cs=3, gammas=3, cv=folds, refit=False).fit(X[rows], labels[rows])
+        assert clf.cell_C_[j] == ref.C_ and clf.cell_gamma_[j] == ref.gamma_
+        assert clf.cell_cv_score_[j] == ref.best_score_
+    assert set(clf.predict(X)) <= {"a", "b", "c"}
+    assert clf.score(X, labels) > 0.8
