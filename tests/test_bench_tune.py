@@ -333,3 +333,28 @@ def test_cells_part_tunes_on_a_subsample_then_fits_every_row():
     assert row["C"] in (0.1, 1000.0) and row["gamma"] > 0
     assert 0.5 < row["accuracy"] <= 1.0 and row["search_s"] > 0 and row["fit_s"] > 0
     assert "SVCCV on 300 + SVC" in out.getvalue()
+
+
+def test_cells_part_runs_cellsvc_tuned_and_untuned():
+    if not tune.cellsvc_tunes():
+        pytest.skip("CellSVC has no tune parameter in this build")
+    out = io.StringIO()
+    res = tune.run_tune(
+        ["a9a"],
+        [300],
+        [],
+        grid=(2, 2),
+        n_folds=2,
+        svr_rows=0,
+        cells_rows=800,
+        cells_subsample=300,
+        n_test=400,
+        out=out,
+    )
+    by_route = {r["route"]: r for r in res["cells"]}
+    plain, tuned = by_route["CellSVC(tune=False)"], by_route["CellSVC(tune=True)"]
+    assert plain["C"] == 1.0 and plain["n_tuned"] == 0
+    assert tuned["n_tuned"] == tuned["n_cells"] == 1
+    assert 0.1 <= tuned["C"] <= 1000.0 and tuned["gamma"] > 0
+    assert 0.5 < tuned["accuracy"] <= 1.0 and tuned["fit_s"] > 0
+    assert "per cell gamma:" in out.getvalue()

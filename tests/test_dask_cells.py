@@ -95,6 +95,22 @@ def test_dask_fit_same_model_as_memmap_and_close_to_in_memory(client):
     np.testing.assert_array_equal(dask_fit.cell_labels_.compute(), mm_fit.cell_labels_)
 
 
+def test_dask_tuned_cells_match_the_memmap_fit(client):
+    """CellSVC(tune=True) on a Dask collection: each cell's search runs on
+    the worker that trains it, with the seeds the memmap fit draws."""
+    X, y = data()
+    Xt, yt = data(1000, seed=1)
+    kw = dict(PARAMS, tune=True, Cs=2, gammas=2, cv=2, tune_size=300)
+    dask_fit = CellSVC(**kw).fit(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, CHUNK))
+    mm_fit = CellSVC(**kw).fit(_memmap(X), y)
+    assert dask_fit.cell_tuned_.all()
+    np.testing.assert_array_equal(dask_fit.cell_C_, mm_fit.cell_C_)
+    np.testing.assert_array_equal(dask_fit.cell_gamma_, mm_fit.cell_gamma_)
+    np.testing.assert_array_equal(dask_fit.cell_cv_score_, mm_fit.cell_cv_score_)
+    np.testing.assert_array_equal(dask_fit.decision_function(Xt), mm_fit.decision_function(Xt))
+    assert np.mean(dask_fit.predict(Xt) == yt) > 0.8
+
+
 def test_dask_predict_is_a_blockwise_dask_array(client):
     X, y = data(classes=3)
     Xt, _ = data(1500, seed=2, classes=3)

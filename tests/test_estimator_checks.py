@@ -135,6 +135,7 @@ def expected_failures(estimator):
         CellSVC(),
         CellSVC(n_cells=2, random_state=0),
         CellSVC(kernel="linear", n_cells=3, routing="hard", random_state=0),
+        CellSVC(n_cells=2, tune=True, Cs=2, gammas=2, cv=2, random_state=0),
         FLSAClassifier(),
         FLSAClassifier(kernel="precomputed"),
         RFLSAClassifier(dictionary_size=0.5),

@@ -251,8 +251,9 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         type=int,
         default=0,
         help="bench tune: training rows of bench scale's generated problem for "
-        "CellSVC(tune=True) against SVCCV on a subsample and one SVC on every row (slow: "
-        "try 200000; default: 0, skipped)",
+        "CellSVC(tune=True), whose cells each choose C and gamma, and CellSVC(tune=False) "
+        "against SVCCV on a subsample and one SVC on every row (slow: try 200000; "
+        "default: 0, skipped)",
     )
     parser.add_argument(
         "--cells-subsample",

@@ -17,7 +17,7 @@ methods), so nothing else is needed.
 from __future__ import annotations
 
 from sklearn.base import _fit_context as fit_context
-from sklearn.utils._param_validation import Hidden, Interval, RealNotInt, StrOptions
+from sklearn.utils._param_validation import HasMethods, Hidden, Interval, RealNotInt, StrOptions
 
 try:
     from sklearn.callback import CallbackSupportMixin
@@ -27,4 +27,12 @@ except ImportError:  # scikit-learn < 1.9: no callback API, fits report nothing
         """Stand-in for scikit-learn < 1.9, which has no callback API."""
 
 
-__all__ = ["CallbackSupportMixin", "Hidden", "Interval", "RealNotInt", "StrOptions", "fit_context"]
+__all__ = [
+    "CallbackSupportMixin",
+    "HasMethods",
+    "Hidden",
+    "Interval",
+    "RealNotInt",
+    "StrOptions",
+    "fit_context",
+]

@@ -43,6 +43,7 @@ import math
 import time
 import uuid
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,57 @@ class _CellSVM(SVC):
 
     def _warn_unconverged(self, converged, what, reasons=()) -> bool:
         return not all(bool(c) for c in converged)
+
+
+#: What :func:`tune_cell` reports for a cell without an SVM.
+NO_CHOICE = (np.nan, np.nan, np.nan, False, 0.0)
+
+
+def tune_cell(X, y_idx, weights, params: dict, search: dict | None, seed: int):
+    """One cell's SVM on its rows ``X`` (class indices ``y_idx``, factors of
+    ``C`` ``weights`` or None), with ``search`` (``CellSVC(tune=True)``)
+    its ``(C, gamma)`` chosen first by :class:`localsvm.SVCCV`'s search on
+    up to ``search['tune_size']`` of the rows (a random subsample drawn by
+    ``seed``, which also seeds the folds). Returns the model and ``(C,
+    gamma, best mean CV score, tuned, search seconds)``; a cell whose tuning
+    rows hold a class with fewer examples than there are folds is fitted at
+    ``params``' values, not tuned, with a NaN score."""
+    from .tuning import SVCCV
+
+    C, gamma, score, tuned, seconds = params["C"], params["gamma"], np.nan, False, 0.0
+    if search is not None:
+        rs = np.random.RandomState(seed)
+        size = search["tune_size"]
+        sub = np.arange(y_idx.shape[0])
+        if size is not None and sub.size > size:
+            sub = np.sort(rs.choice(sub.size, size, replace=False))
+        Xs, ys = X[sub], y_idx[sub]
+        cv = search["cv"]
+        n_splits = int(cv) if isinstance(cv, Integral) else int(cv.get_n_splits(Xs, ys))
+        held = np.unique(y_idx)
+        counts = np.bincount(ys, minlength=int(held.max()) + 1)[held]
+        if counts.min() >= n_splits:
+            start = time.perf_counter()
+            cv_search = SVCCV(
+                Cs=search["Cs"],
+                gammas=search["gammas"],
+                cv=cv,
+                refit=False,
+                random_state=rs.randint(np.iinfo(np.int32).max),
+                kernel=params["kernel"],
+                degree=params["degree"],
+                coef0=params["coef0"],
+                tol=params["tol"],
+                cache_size=params["cache_size"],
+                max_iter=params["max_iter"],
+                backend=params["backend"],
+                n_jobs=params["n_jobs"],
+            )._fit_weighted(Xs, ys, None if weights is None else weights[sub])
+            seconds = time.perf_counter() - start
+            C, gamma, score = cv_search.C_, cv_search.gamma_, cv_search.best_score_
+            tuned = True
+    model = _CellSVM(**{**params, "C": C, "gamma": gamma}).fit(X, y_idx, sample_weight=weights)
+    return model, (float(C), float(gamma), float(score), tuned, seconds)
 
 
 def is_dask_collection(obj) -> bool:
@@ -311,13 +363,17 @@ def _block_extract(X, y, entries, classes, wave):
 
 def _fit_cell_rows(X: np.ndarray, y_idx: np.ndarray, params: dict):
     """One cell's SVM on its rows (None for a one-class cell), the class
-    indices it holds and its size."""
+    indices it holds, its size and what :func:`tune_cell` reports.
+    ``params`` may hold ``'_tune'``: ``(search settings, seed)`` of
+    ``CellSVC(tune=True)``."""
     held = np.unique(y_idx)
     if held.size < 2:
-        return None, held, int(y_idx.shape[0])
+        return None, held, int(y_idx.shape[0]), NO_CHOICE
+    params = dict(params)
+    search, seed = params.pop("_tune", (None, 0))
     X = np.ascontiguousarray(X, dtype=np.float64)
-    model = _CellSVM(**params).fit(X, y_idx.astype(np.intp))
-    return model, held, int(y_idx.shape[0])
+    model, chosen = tune_cell(X, y_idx.astype(np.intp), None, params, search, seed)
+    return model, held, int(y_idx.shape[0]), chosen
 
 
 def _fit_cell_pieces(params: dict, *pieces):
@@ -507,6 +563,16 @@ def _soft_quantile() -> float:
     return SOFT_QUANTILE
 
 
+def _cell_tuning(est, rng, k: int) -> list:
+    """Per cell, ``(search settings, seed)`` for ``CellSVC(tune=True)``
+    (the seeds drawn before any cell runs, so nothing depends on the order
+    the cells finish in), or None."""
+    if not est.tune:
+        return [None] * k
+    search = est._search_settings()
+    return [(search, int(s)) for s in rng.randint(np.iinfo(np.int32).max, size=k)]
+
+
 def _cell_params(est, spec: KernelSpec, n_jobs: int, cache_share: float) -> dict:
     return dict(
         C=est.C,
@@ -549,6 +615,9 @@ def _attributes(est, plan: _Plan, results, train_sizes, timings, labels) -> dict
     held = [r[1] for r in results]
     n_iter = region_iterations(models)
     stopped = [m is not None and m.fit_status_ != 0 for m in models]
+    chosen = [r[3] for r in results]
+    if est.tune:
+        timings["tune"] = float(sum(c[4] for c in chosen))
     return {
         "classes_": plan.classes,
         "n_features_in_": plan.d,
@@ -560,6 +629,10 @@ def _attributes(est, plan: _Plan, results, train_sizes, timings, labels) -> dict
         "cell_train_sizes_": np.asarray(train_sizes, dtype=np.int64),
         "cell_classes_": held,
         "cell_models_": models,
+        "cell_C_": np.array([c[0] for c in chosen], dtype=np.float64),
+        "cell_gamma_": np.array([c[1] for c in chosen], dtype=np.float64),
+        "cell_cv_score_": np.array([c[2] for c in chosen], dtype=np.float64),
+        "cell_tuned_": np.array([c[3] for c in chosen], dtype=bool),
         "routing_scale_": plan.routing_scale,
         "cell_n_iter_": n_iter,
         "n_iter_": int(n_iter.sum()),
@@ -623,7 +696,9 @@ def _chunked_cell(task, shared):
     """A :func:`~localsvm.run_tasks` task: one cell's SVM on rows read from
     the chunked array."""
     X, y_idx, chunk, params = shared
-    rows = task
+    rows, tune = task
+    if tune is not None:
+        params = {**params, "_tune": tune}
     out = _fit_cell_rows(_take_rows(X, rows, chunk), y_idx[rows], params)
     _release_free_memory()
     return out
@@ -710,8 +785,9 @@ def fit_chunked(est, X, y) -> None:
         "use a smaller cell_size (or more n_cells), a smaller overlap, or fewer n_jobs",
     )
     params = _cell_params(est, plan.spec, max(1, n_jobs // at_once), est.cache_size / at_once)
+    tasks = list(zip(rows_of, _cell_tuning(est, rng, k), strict=True))
     t0 = time.perf_counter()
-    results = run_tasks(_chunked_cell, rows_of, n_jobs=at_once, shared=(X, y_idx, chunk, params))
+    results = run_tasks(_chunked_cell, tasks, n_jobs=at_once, shared=(X, y_idx, chunk, params))
     timings["svm"] = time.perf_counter() - t0
     train_sizes = [r.size for r in rows_of]
     attrs = _attributes(est, plan, results, train_sizes, timings, labels)
@@ -965,6 +1041,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
             f"or workers with more memory"
         )
     params = _cell_params(est, plan.spec, 1, float(est.cache_size))
+    tuning = _cell_tuning(est, rng, k)
     classes = plan.classes
     t0 = time.perf_counter()
     per_row = X.dtype.itemsize * d + 4
@@ -989,7 +1066,13 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
                 xb[b], yb[b], entries[b], classes, wave
             )
             pieces.append([ex] if w == 1 else [ex[i] for i in range(w)])
-        fits = [fit_cell(params, *[pieces[b][i] for b in range(nblocks)]) for i in range(w)]
+        fits = [
+            fit_cell(
+                params if tuning[j] is None else {**params, "_tune": tuning[j]},
+                *[pieces[b][i] for b in range(nblocks)],
+            )
+            for i, j in enumerate(wave)
+        ]
         for i, r in futures.gather_in_order(futures.compute(fits)):
             results[wave[i]] = r
         report.log(2, "CellSVC fit (Dask): %d of %d cells", wave[-1] + 1, k)

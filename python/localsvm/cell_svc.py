@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -30,10 +31,11 @@ from ._base import (
     restore_on_interrupt,
     weighted_training_rows,
 )
-from ._compat import Interval, StrOptions, fit_context
+from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._multiclass import scores_index
 from ._outofcore import (
+    NO_CHOICE,
     SOFT_QUANTILE,
     _CellSVM,
     fit_chunked,
@@ -42,10 +44,12 @@ from ._outofcore import (
     is_dask_collection,
     predict_chunked,
     predict_dask,
+    tune_cell,
 )
 from ._regions import RegionModelsMixin, region_iterations
 from .cells import fit_cells
 from .parallel import effective_n_jobs, run_tasks
+from .tuning import SVCCV, _grid
 
 __all__ = ["CellSVC"]
 
@@ -65,6 +69,13 @@ MARGIN_BLOCK = 1 << 16
 #: the training examples are kept while the cells' overlaps are chosen.
 SCORE_BYTES = 4
 
+#: ``tune_size='auto'``: a cell's search runs on at most this many of its
+#: training rows. The search's kernel values and SMO work grow with the
+#: square of its rows (and the solves near the grid's largest ``C`` are the
+#: slowest), so a fixed number of rows keeps each cell's search a bounded
+#: multiple of its own fit, however large the cells are.
+AUTO_TUNE_SIZE = 2000
+
 
 def _fit_cell(task, shared):
     """Fit one cell's SVM on its training rows (None for a one-class cell);
@@ -73,6 +84,27 @@ def _fit_cell(task, shared):
         return None
     X, y_idx, weights, params = shared
     return _CellSVM(**params).fit(X[task], y_idx[task], sample_weight=weights[task])
+
+
+def _tune_cell(task, shared):
+    """One cell of ``CellSVC(tune=True)``: its ``(C, gamma)`` chosen on its
+    training rows, then its SVM (:func:`tune_cell`); a
+    :func:`~localsvm.run_tasks` task, module-level so it pickles. ``task``
+    is None (a one-class cell) or ``(rows, seed)``."""
+    if task is None:
+        return None, NO_CHOICE
+    rows, seed = task
+    X, y_idx, weights, params, search = shared
+    return tune_cell(X[rows], y_idx[rows], weights[rows], params, search, seed)
+
+
+def _describe_tuned(out) -> str:
+    """A log line's account of one tuned cell."""
+    model, (C, gamma, score, tuned, seconds) = out
+    if model is None:
+        return _describe_cell(model)
+    how = f"CV score {score:.4f} in {seconds:.2f} s" if tuned else "not tuned (rare class)"
+    return f"C={C:.4g}, gamma={gamma:.4g}, {how}; {_describe_cell(model)}"
 
 
 def _describe_cell(model) -> str:
@@ -110,7 +142,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
        Steinwart & Thomann [2]_). The cells are solved through
        :func:`localsvm.run_tasks`, so an engine (Dask, say) can spread them.
        A cell whose training rows hold one class has no SVM and predicts
-       that class.
+       that class. With ``tune=True`` each cell first chooses its own ``C``
+       and ``gamma`` (below).
 
     Predict: a test example goes to its cell by the same rule as the
     training examples, and the cell's SVM labels it; with
@@ -125,6 +158,29 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
     More than two classes: each cell's SVM is a one-vs-one
     :class:`localsvm.SVC` over the classes its training rows hold.
+
+    Tuning (``tune=True``): every cell picks its own ``(C, gamma)`` by
+    cross-validation, as liquidSVM does by default (Steinwart & Thomann
+    [2]_): :class:`localsvm.SVCCV`'s search, which solves each (γ, fold)
+    along the increasing ``Cs`` with warm starts, runs on up to
+    ``tune_size`` of the cell's training rows (members and overlap, a
+    random subsample beyond that) with the weights the whole training set
+    gave them, and the cell's SVM is then trained on all its rows at the
+    winner. An int ``gammas`` is a grid around the cell's own γ_scale =
+    1 / (n_features · var) of those rows, not the whole set's: a cell sees
+    only its region, whose spread can be far from the whole data's, and a
+    cell is tuned exactly as ``SVCCV`` would tune it on its rows. The
+    defaults (5 × 5 candidates, 3 folds, 2000 rows) are smaller than
+    ``SVCCV``'s (10 × 10, 5 folds, all rows) because the search runs once
+    per cell: its cost grows with the square of its rows and linearly with
+    candidates and folds, so on large data the cells' searches together
+    stay near the cost of the cells' fits instead of a multiple of it. A
+    cell whose tuning rows hold a class with fewer examples than the
+    number of folds cannot be cross-validated: it is trained at ``C`` and
+    the resolved ``gamma`` (the values of ``tune=False``), marked False in
+    ``cell_tuned_``, and one ``UserWarning`` names those cells. ``C``
+    chosen on a subsample is used unchanged on the cell's whole rows, as
+    in the usual workflow of tuning on a subsample.
 
     Parameters
     ----------
@@ -173,6 +229,28 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         blended (wider blending helped on some data and cost accuracy on
         others, e.g. ijcnn1). Rows deep inside their cell
         (``w > 1 − 10⁻⁴``) cost one cell's SVM; the others two.
+    tune : bool, default=False
+        Choose ``C`` and ``gamma`` per cell by cross-validation (see
+        Tuning above); ``C`` and ``gamma`` are then the values of the cells
+        that cannot be tuned. On a Dask collection each cell's search runs
+        on the worker that trains the cell, on the rows gathered there.
+    Cs : int or array-like of float, default=5
+        ``tune=True``: the ``C`` values, or how many on
+        :class:`localsvm.SVCCV`'s default grid 10⁻¹ … 10³ (log-spaced);
+        positive, finite, not repeated.
+    gammas : int or array-like of float, default=5
+        ``tune=True``: the ``gamma`` values, or how many on the grid
+        γ_scale · 10⁻² … γ_scale · 10^1.5 around each cell's own γ_scale;
+        positive and finite. Ignored for ``kernel='linear'``.
+    cv : int or cross-validation splitter, default=3
+        ``tune=True``: the folds of each cell's search: an int for that
+        many (``StratifiedKFold``, shuffled by a seed drawn per cell from
+        ``random_state``), or a scikit-learn splitter (with ``split`` and
+        ``get_n_splits``), applied to each cell's tuning rows.
+    tune_size : int, 'auto' or None, default='auto'
+        ``tune=True``: training rows of a cell its search runs on (a random
+        subsample when the cell has more); 'auto' is 2000, None all of
+        them.
     tol : float, default=1e-3
         SMO's stopping tolerance for each cell's SVM.
     max_iter : int, default=-1
@@ -238,8 +316,24 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     fit_status_ : int
         0 if every cell's solves reached ``tol``, 1 if any stopped at
         ``max_iter``.
+    cell_C_ : ndarray of shape (n_cells_,)
+        The ``C`` of each cell's SVM: chosen by its search with
+        ``tune=True``, else ``C``; NaN for a cell without an SVM.
+    cell_gamma_ : ndarray of shape (n_cells_,)
+        The ``gamma`` of each cell's SVM (chosen, or the resolved
+        ``gamma``); NaN for a cell without an SVM.
+    cell_cv_score_ : ndarray of shape (n_cells_,)
+        Each tuned cell's best mean held-out accuracy over its folds; NaN
+        for a cell that was not tuned.
+    cell_tuned_ : ndarray of shape (n_cells_,) of bool
+        Whether each cell's ``C`` and ``gamma`` come from its search (False
+        everywhere with ``tune=False``; with ``tune=True`` False for a
+        one-class cell and a cell with too few examples of a class for
+        ``cv``).
     timings_ : dict
-        Seconds spent in 'partition' and 'svm' during fit.
+        Seconds spent in 'partition' and 'svm' (the cells' searches and
+        fits) during fit; with ``tune=True`` also 'tune', the cells'
+        search seconds summed (cells that ran at once overlap).
 
     Notes
     -----
@@ -255,7 +349,12 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     ``cache_size + 4·n·n_cells + 8·(1 + overlap)·n·d`` bytes besides ``X``
     (``O(n²/cell_size)`` through the scores): at ``n = 10⁶``, ``d = 20`` and
     the 108 cells the budget gave, 952 MiB, and that fit peaked 949 MiB
-    above the resident size before it.
+    above the resident size before it. With ``tune=True`` each cell being
+    fitted also holds its search's kernel values, as :class:`localsvm.SVCCV`
+    does for ``m = tune_size`` rows: shared kernel matrices of
+    ``8 · m² · (2 + 2 · j)`` bytes for ``j`` threads per cell (128 MiB at
+    2000 rows and one thread) when they fit half of the available memory,
+    else per-fold kernel caches within the cell's share of ``cache_size``.
 
     Data no single array holds. ``fit``, ``predict`` and
     ``decision_function`` also take
@@ -317,6 +416,15 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     >>> clf = CellSVC(cell_size=1000, random_state=0).fit(X, y)
     >>> clf.n_cells_, bool(clf.score(X, y) > 0.9)
     (3, True)
+
+    Each cell choosing its own ``C`` and ``gamma``:
+
+    >>> tuned = CellSVC(cell_size=1000, tune=True, Cs=3, gammas=3, random_state=0)
+    >>> tuned = tuned.fit(X, y)
+    >>> tuned.cell_C_.shape, bool(tuned.cell_tuned_.all())
+    ((3,), True)
+    >>> bool(tuned.score(X, y) > 0.9)
+    True
     """
 
     _region_attributes = ("cell_models_", "cell_classes_")
@@ -329,6 +437,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         "overlap": [Interval(Real, 0.0, None, closed="left")],
         "sample_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "routing": [StrOptions({"soft", "hard"})],
+        "tune": ["boolean"],
+        "Cs": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "gammas": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split", "get_n_splits"])],
+        "tune_size": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
@@ -347,6 +460,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         overlap=1.0,
         sample_size="auto",
         routing="soft",
+        tune=False,
+        Cs=5,
+        gammas=5,
+        cv=3,
+        tune_size="auto",
         tol=1e-3,
         max_iter=-1,
         cache_size=200,
@@ -366,6 +484,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         self.overlap = overlap
         self.sample_size = sample_size
         self.routing = routing
+        self.tune = tune
+        self.Cs = Cs
+        self.gammas = gammas
+        self.cv = cv
+        self.tune_size = tune_size
         self.tol = tol
         self.max_iter = max_iter
         self.cache_size = cache_size
@@ -420,11 +543,16 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             The fitted estimator.
         """
         kind = input_kind(X)
+        search = self._search_settings() if self.tune else None
         if kind == "dask" or (kind is None and is_dask_collection(y)):
             fit_dask(self, X, y)
+            if search is not None:
+                self._warn_untuned(self.kernel_spec_, search)
             return self
         if kind == "chunked":
             fit_chunked(self, X, y)
+            if search is not None:
+                self._warn_untuned(self.kernel_spec_, search)
             return self
         X, y, y_idx = self._fit_prologue(X, y)
         X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
@@ -493,14 +621,39 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         tasks = [r if self.cell_classes_[j].size >= 2 else None for j, r in enumerate(rows)]
         start = time.perf_counter()
         report.subtasks("cell", k)
-        self.cell_models_ = run_tasks(
-            _fit_cell,
-            tasks,
-            n_jobs=at_once,
-            shared=(X, y_idx, weights, params),
-            **report.hooks(_describe_cell),
-        )
+        if search is None:
+            self.cell_models_ = run_tasks(
+                _fit_cell,
+                tasks,
+                n_jobs=at_once,
+                shared=(X, y_idx, weights, params),
+                **report.hooks(_describe_cell),
+            )
+            fitted = np.array([m is not None for m in self.cell_models_])
+            chosen = [
+                (params["C"], spec.gamma, np.nan, False, 0.0) if f else NO_CHOICE for f in fitted
+            ]
+        else:
+            # One seed per cell, drawn before any cell runs: the subsample
+            # and folds of a cell do not depend on n_jobs or on timing.
+            seeds = rng.randint(np.iinfo(np.int32).max, size=k)
+            out = run_tasks(
+                _tune_cell,
+                [None if t is None else (t, int(seeds[j])) for j, t in enumerate(tasks)],
+                n_jobs=at_once,
+                shared=(X, y_idx, weights, params, search),
+                **report.hooks(_describe_tuned),
+            )
+            self.cell_models_ = [model for model, _ in out]
+            chosen = [info for _, info in out]
         timings["svm"] = time.perf_counter() - start
+        self.cell_C_ = np.array([c[0] for c in chosen], dtype=np.float64)
+        self.cell_gamma_ = np.array([c[1] for c in chosen], dtype=np.float64)
+        self.cell_cv_score_ = np.array([c[2] for c in chosen], dtype=np.float64)
+        self.cell_tuned_ = np.array([c[3] for c in chosen], dtype=bool)
+        if search is not None:
+            timings["tune"] = float(sum(c[4] for c in chosen))
+            self._warn_untuned(spec, search)
         self.timings_ = timings
         self.cell_n_iter_ = region_iterations(self.cell_models_)
         self.n_iter_ = int(self.cell_n_iter_.sum())
@@ -509,6 +662,38 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         report.log(1, "CellSVC fit: %d cell SVMs, %.3f s", k, timings["svm"])
         report.end(X, y)
         return self
+
+    def _search_settings(self) -> dict:
+        """The per-cell search's grid, folds and subsample size, the grids
+        checked as :class:`localsvm.SVCCV` checks them (before any work)."""
+        Cs = self.Cs
+        if not isinstance(Cs, Integral):
+            Cs = SVCCV(Cs=Cs)._c_grid()
+        gammas = self.gammas
+        if not isinstance(gammas, Integral):
+            gammas = _grid(gammas, "gammas", None)
+        size = self.tune_size
+        if size == "auto":
+            size = AUTO_TUNE_SIZE
+        return {"Cs": Cs, "gammas": gammas, "cv": self.cv, "tune_size": size}
+
+    def _warn_untuned(self, spec, search) -> None:
+        """One warning naming the cells with two classes that were fitted
+        at the untuned ``C`` and ``gamma``."""
+        fitted = np.array([m is not None for m in self.cell_models_])
+        untuned = np.flatnonzero(fitted & ~self.cell_tuned_)
+        if untuned.size == 0:
+            return
+        warnings.warn(
+            f"CellSVC(tune=True): {untuned.size} of {fitted.sum()} cell SVMs (cells "
+            f"{untuned[:5].tolist()}{' ...' if untuned.size > 5 else ''}) were fitted at "
+            f"C={self.C:g}, gamma={spec.gamma:.6g} without tuning: their tuning rows hold a "
+            f"class with fewer examples than cv={search['cv']!r} has folds. cell_tuned_ marks "
+            "the tuned cells; a smaller cv, a larger tune_size or larger cells tune them.",
+            UserWarning,
+            # Past fit's two wrappers (interrupt restore, parameter checks).
+            stacklevel=5,
+        )
 
     def _cell_rows(self, labels, scores, k) -> list[np.ndarray]:
         """Each cell's training rows: its members, then the

@@ -817,11 +817,22 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         self : SVCCV
             The fitted search.
         """
+        return self._fit_weighted(X, y)
+
+    def _fit_weighted(self, X, y, box_weights=None):
+        """:meth:`fit`, with ``box_weights`` (positive, one per row, or
+        None) multiplying each example's box beside ``class_weight``: the
+        search :class:`localsvm.CellSVC` runs on each cell's rows with the
+        weights the whole training set gave them (with ``refit=False``: the
+        refit does not see them). The caller validates the parameters
+        (``fit`` does it through ``fit_context``)."""
         X, y = validate_training_data(self, X, y, sparse=True)
         y_idx = encode_classes(self, y)
         classes = self.classes_
         n_classes = classes.size
         box = class_weights(self, y)[y_idx]
+        if box_weights is not None:
+            box = box * np.asarray(box_weights, dtype=np.float64)
         cs = self._c_grid()
         gammas = self._gamma_grid(X)
         variants = [
