@@ -37,7 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._compat import CallbackSupportMixin, Hidden, Interval, StrOptions
+from ._compat import CallbackSupportMixin, Hidden, Interval, StrOptions, fit_context
 from ._validation import (
     encode_classes,
     finite_sample_weight,
@@ -314,6 +314,28 @@ def equal_weight_rows(
 CLASS_WEIGHT_CONSTRAINT = [StrOptions({"balanced"}), dict, None]
 
 
+def store_params(estimator, arguments: dict) -> None:
+    """Keep each argument of an estimator's ``__init__`` as the attribute of
+    its name, unchanged: scikit-learn's convention, which ``get_params``,
+    ``set_params`` and ``clone`` rely on (validation happens in ``fit``).
+
+    The ``__init__`` still lists every parameter explicitly in its signature;
+    this only writes the ``self.name = name`` lines once.
+
+    Parameters
+    ----------
+    estimator : object
+        The estimator being constructed.
+    arguments : dict
+        ``locals()`` at the top of its ``__init__``: the parameters by name
+        (``self``, and the ``__class__`` cell of a method using ``super()``,
+        are skipped).
+    """
+    for name, value in arguments.items():
+        if name != "self" and not name.startswith("__"):
+            setattr(estimator, name, value)
+
+
 def restore_on_interrupt(method: Callable) -> Callable:
     """Make a fitting method leave the estimator as it was before the call
     when it is interrupted (``KeyboardInterrupt``, e.g. Ctrl-C).
@@ -346,6 +368,24 @@ def restore_on_interrupt(method: Callable) -> Callable:
             raise
 
     return wrapper
+
+
+def fit_method(method: Callable) -> Callable:
+    """The decorators of every estimator's ``fit``: scikit-learn's
+    ``_fit_context`` (parameters validated once, nested estimators' skipped,
+    the callbacks' guard) inside :func:`restore_on_interrupt`.
+
+    Parameters
+    ----------
+    method : callable
+        An estimator's ``fit(self, X, y, ...)``.
+
+    Returns
+    -------
+    callable
+        The wrapped method.
+    """
+    return restore_on_interrupt(fit_context(prefer_skip_nested_validation=True)(method))
 
 
 #: The package's logger; each module logs to its child (``localsvm.svc``, ...).

@@ -24,10 +24,11 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     BaseSVMClassifier,
-    restore_on_interrupt,
+    fit_method,
+    store_params,
     weighted_training_rows,
 )
-from ._compat import Interval, fit_context
+from ._compat import Interval
 from ._docstrings import X_PREDICT, X_TRAIN, fill
 from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution, solve_checked
@@ -518,21 +519,7 @@ class ClusterSVC(BaseSVMClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.n_columns = n_columns
-        self.ridge = ridge
-        self.normalize = normalize
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.class_weight = class_weight
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
 
@@ -566,8 +553,7 @@ class ClusterSVC(BaseSVMClassifier):
             f"{2 * limit / 2**30:.1f} GiB of memory available; {fix}"
         )
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit one hyperplane per class.
 

@@ -69,8 +69,13 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._base import BaseKernelClassifier, equal_weight_rows, restore_on_interrupt
-from ._compat import Interval, RealNotInt, StrOptions, fit_context
+from ._base import (
+    BaseKernelClassifier,
+    equal_weight_rows,
+    fit_method,
+    store_params,
+)
+from ._compat import Interval, RealNotInt, StrOptions
 from ._docstrings import X_PREDICT, X_TRAIN, fill
 from ._memory import check_memory, memory_budget
 from ._multiclass import binary_index
@@ -423,18 +428,7 @@ class FLSAClassifier(BaseKernelClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.n_support = n_support
-        self.selection = selection
-        self.dictionary_size = dictionary_size
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.gram = gram
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
 
@@ -551,8 +545,7 @@ class FLSAClassifier(BaseKernelClassifier):
         self.n_pruned_ = np.array([p.n_pruned for p in self.path_])
         self.shape_fit_ = X.shape
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit the path up to ``n_support`` support vectors.
 
@@ -885,20 +878,7 @@ class RFLSAClassifier(FLSAClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        super().__init__(
-            n_support=n_support,
-            selection=selection,
-            dictionary_size=dictionary_size,
-            kernel=kernel,
-            degree=degree,
-            gamma=gamma,
-            coef0=coef0,
-            tol=tol,
-            gram=gram,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-        )
+        store_params(self, locals())
 
 
 @fill(X_train=X_TRAIN, X_predict=X_PREDICT)
@@ -996,21 +976,7 @@ class FLSAClassifierCV(FLSAClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        super().__init__(
-            n_support=n_support,
-            selection=selection,
-            dictionary_size=dictionary_size,
-            kernel=kernel,
-            degree=degree,
-            gamma=gamma,
-            coef0=coef0,
-            tol=tol,
-            gram=gram,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-        )
-        self.cv = cv
+        store_params(self, locals())
 
     def _warn_if_chance(self, y, K: int) -> None:
         """Warn when no ``k`` validates better than predicting the majority
@@ -1041,8 +1007,7 @@ class FLSAClassifierCV(FLSAClassifier):
                 stacklevel=3,
             )
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Choose ``n_support`` by cross-validation, then fit on all the data.
 

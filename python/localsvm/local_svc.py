@@ -29,10 +29,11 @@ from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     FEATURE_KERNELS,
     BaseSVMClassifier,
-    restore_on_interrupt,
+    fit_method,
+    store_params,
     weighted_training_rows,
 )
-from ._compat import Interval, StrOptions, fit_context
+from ._compat import Interval, StrOptions
 from ._docstrings import X_Y_CLASSES, fill
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, ovo_votes
 from .backends.base import (
@@ -416,32 +417,11 @@ class LocalSVC(BaseSVMClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.C = C
-        self.similarity = similarity
-        self.bandwidth = bandwidth
-        self.k = k
-        self.similarity_params = similarity_params
-        self.similarity_threshold = similarity_threshold
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.shrinking = shrinking
-        self.warm_start = warm_start
-        self.solver = solver
-        self.backend = backend
-        self.chunk_size = chunk_size
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Validate and store the training data; the work happens at predict.
 

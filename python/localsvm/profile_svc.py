@@ -30,10 +30,11 @@ from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     FEATURE_KERNELS,
     BaseSVMClassifier,
-    restore_on_interrupt,
+    fit_method,
+    store_params,
     weighted_training_rows,
 )
-from ._compat import Interval, StrOptions, fit_context
+from ._compat import Interval, StrOptions
 from ._docstrings import X_ROWS, X_Y_CLASSES, fill
 from ._memory import check_memory
 from ._regions import RegionModelsMixin, region_iterations
@@ -414,32 +415,9 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.C = C
-        self.n_clusters = n_clusters
-        self.R = R
-        self.clustering = clustering
-        self.clustering_params = clustering_params
-        self.similarity = similarity
-        self.bandwidth = bandwidth
-        self.k = k
-        self.similarity_params = similarity_params
-        self.transductive = transductive
-        self.n_landmarks = n_landmarks
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.backend = backend
-        self.random_state = random_state
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, X_test=None, sample_weight=None):
         """Cluster the training profiles and train one SVM per cluster.
 

@@ -31,12 +31,13 @@ from ._base import (
     BaseSVMClassifier,
     box_constant,
     class_weights,
+    fit_method,
     numeric_input,
     positive_weights,
     read_only_coef,
-    restore_on_interrupt,
+    store_params,
 )
-from ._compat import Hidden, Interval, StrOptions, fit_context
+from ._compat import Hidden, Interval, StrOptions
 from ._multiclass import (
     BinaryModelsMixin,
     assemble,
@@ -680,29 +681,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         cell_levels=1,
         solver="auto",
     ):
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.shrinking = shrinking
-        self.probability = probability
-        self.tol = tol
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.random_state = random_state
-        self.multiclass = multiclass
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.precision = precision
-        self.init = init
-        self.cell_size = cell_size
-        self.cell_levels = cell_levels
-        self.solver = solver
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
 
@@ -712,8 +691,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         """(row indices, ±1 labels) of each binary problem."""
         return binary_tasks(y_idx, problem_classes(n_classes, self.multiclass))
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit one SVM per binary problem.
 
@@ -1445,24 +1423,7 @@ class NuSVC(SVC):
         n_jobs=None,
         precision="auto",
     ):
-        self.nu = nu
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.shrinking = shrinking
-        self.probability = probability
-        self.tol = tol
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.random_state = random_state
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.precision = precision
+        store_params(self, locals())
 
     def _box(self, y_idx: np.ndarray, sw: np.ndarray) -> np.ndarray:
         """The sample weights (LIBSVM's ν-SVC boxes; no ``C``, no class weight)."""
