@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ._docstrings import fill
 from .hookspecs import register_builtins
 
 __all__ = ["Engine", "JoblibEngine", "SerialEngine", "ThreadEngine", "interrupt_running"]
@@ -69,7 +70,20 @@ def interrupt_running() -> None:
     interrupt_all()
 
 
+#: The parameters every engine's ``map`` takes.
+_MAP_PARAMS = """\
+Parameters
+----------
+fn : callable
+    Called once per task.
+tasks : sequence
+    The tasks.
+n_jobs : int
+    Workers to use at most (already resolved, ≥ 1)."""
+
+
 @runtime_checkable
+@fill(map_params=_MAP_PARAMS)
 class Engine(Protocol):
     """The interface of an execution engine.
 
@@ -94,14 +108,7 @@ class Engine(Protocol):
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
         """Compute ``[fn(t) for t in tasks]``, possibly in parallel.
 
-        Parameters
-        ----------
-        fn : callable
-            Called once per task.
-        tasks : sequence
-            The tasks.
-        n_jobs : int
-            Workers to use at most (already resolved, ≥ 1).
+        {map_params}
 
         Returns
         -------
@@ -114,6 +121,7 @@ class Engine(Protocol):
 _NOTHING = object()
 
 
+@fill(map_params=_MAP_PARAMS)
 class _BuiltinEngine:
     """The built-in engines' ``map``: each task's arguments, ``(task,)`` or
     ``(task, shared)``, go to ``_run``, which calls ``fn`` on them (shared
@@ -132,14 +140,7 @@ class _BuiltinEngine:
     ) -> list[Any]:
         """Compute ``[fn(t) for t in tasks]``, or ``fn(t, shared)`` with ``shared``.
 
-        Parameters
-        ----------
-        fn : callable
-            Called once per task.
-        tasks : sequence
-            The tasks.
-        n_jobs : int
-            Workers to use at most (already resolved, ≥ 1).
+        {map_params}
         shared : object, optional
             Data every task reads, passed to ``fn`` as its second argument.
 
