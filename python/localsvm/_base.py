@@ -38,6 +38,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._compat import CallbackSupportMixin, Hidden, Interval, StrOptions, fit_context
+from ._docstrings import fill
 from ._validation import (
     encode_classes,
     finite_sample_weight,
@@ -407,6 +408,17 @@ def _enable_verbose_logging() -> None:
             LOGGER.addHandler(handler)
 
 
+#: The parameters of :meth:`FitReport.begin` and :meth:`FitReport.end`.
+_TASK_PARAMS = """\
+Parameters
+----------
+X, y : array-like or None, default=None
+    The task's training data.
+metadata : dict or None, default=None
+    Extra facts about the task (e.g. iterations)."""
+
+
+@fill(task_params=_TASK_PARAMS)
 class FitReport:
     """One node of a fit's task tree, reported to scikit-learn callbacks and,
     with ``verbose``, to the estimator module's logger.
@@ -462,12 +474,7 @@ class FitReport:
     def begin(self, X=None, y=None, metadata=None) -> None:
         """Call the callbacks' ``on_fit_task_begin`` for this task.
 
-        Parameters
-        ----------
-        X, y : array-like or None, default=None
-            The task's training data.
-        metadata : dict or None, default=None
-            Extra facts about the task (e.g. iterations).
+        {task_params}
         """
         if self.context is not None:
             with self._lock:
@@ -478,12 +485,7 @@ class FitReport:
     def end(self, X=None, y=None, metadata=None) -> bool:
         """Call the callbacks' ``on_fit_task_end`` for this task.
 
-        Parameters
-        ----------
-        X, y : array-like or None, default=None
-            The task's training data.
-        metadata : dict or None, default=None
-            Extra facts about the task (e.g. iterations).
+        {task_params}
 
         Returns
         -------
