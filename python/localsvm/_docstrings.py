@@ -46,6 +46,23 @@ X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, 
     ``kernel='precomputed'``."""
 
 
+def parameters(part: str) -> str:
+    """The numpydoc ``Parameters`` section whose entries are ``part``."""
+    return f"Parameters\n----------\n{part}"
+
+
+#: The ``X`` parts of the estimators that take ``kernel='precomputed'``, as
+#: ``fill`` takes them: ``{X_train}`` and ``{X_predict}`` alone, and
+#: ``{X_train_parameters}`` and ``{X_predict_parameters}`` with the section
+#: header (the whole Parameters section of ``predict``-like methods).
+X_PARTS = {
+    "X_train": X_TRAIN,
+    "X_predict": X_PREDICT,
+    "X_train_parameters": parameters(X_TRAIN),
+    "X_predict_parameters": parameters(X_PREDICT),
+}
+
+
 def render(template: str, /, **parts: str) -> str:
     """Fill the ``{name}`` fields of ``template`` named in ``parts``."""
 

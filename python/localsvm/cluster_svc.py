@@ -29,7 +29,7 @@ from ._base import (
     weighted_training_rows,
 )
 from ._compat import Interval
-from ._docstrings import X_PREDICT, X_TRAIN, fill
+from ._docstrings import X_PARTS, fill
 from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution, solve_checked
 from .engines import interrupt_epoch, interrupted_since
@@ -290,7 +290,7 @@ def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
     return _ClassFit(u=u, alpha=alpha, solution=sol)
 
 
-@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
+@fill(**X_PARTS)
 class ClusterSVC(BaseSVMClassifier):
     """Multiclass cluster SVM (MCSVM): one hyperplane per class, nearest wins.
 
@@ -557,9 +557,7 @@ class ClusterSVC(BaseSVMClassifier):
     def fit(self, X, y, sample_weight=None):
         """Fit one hyperplane per class.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : array-like of shape (n_samples,)
             Class labels; a class may have a single example.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -704,9 +702,7 @@ class ClusterSVC(BaseSVMClassifier):
     def distances(self, X) -> np.ndarray:
         """Compute the distance of each example to each class's hyperplane.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Returns
         -------
@@ -732,9 +728,7 @@ class ClusterSVC(BaseSVMClassifier):
     def decision_function(self, X):
         """Score each class by minus the distance to its hyperplane.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Returns
         -------
@@ -751,9 +745,7 @@ class ClusterSVC(BaseSVMClassifier):
     def predict(self, X):
         """Predict the class of the nearest hyperplane for each example.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Returns
         -------

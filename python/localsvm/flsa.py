@@ -76,7 +76,7 @@ from ._base import (
     store_params,
 )
 from ._compat import Interval, RealNotInt, StrOptions
-from ._docstrings import X_PREDICT, X_TRAIN, fill
+from ._docstrings import X_PARTS, fill
 from ._memory import check_memory, memory_budget
 from ._multiclass import binary_index
 from ._validation import encode_classes, validate_training_data
@@ -282,7 +282,7 @@ def _check_fold_dictionary(dictionary_size, n: int, folds) -> None:
         )
 
 
-@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
+@fill(**X_PARTS)
 class FLSAClassifier(BaseKernelClassifier):
     """Forward least-squares approximation SVM (FLSA-SVM).
 
@@ -552,9 +552,7 @@ class FLSAClassifier(BaseKernelClassifier):
         The active model (``support_``, ``dual_coef_``, ...) is the one with
         ``n_support`` of them.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -648,9 +646,7 @@ class FLSAClassifier(BaseKernelClassifier):
     def decision_function(self, X):
         """Evaluate the decision function of the active model.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Returns
         -------
@@ -665,9 +661,7 @@ class FLSAClassifier(BaseKernelClassifier):
     def predict(self, X):
         """Predict the class of each sample with the active model.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Returns
         -------
@@ -689,9 +683,7 @@ class FLSAClassifier(BaseKernelClassifier):
         With ``u(x) = [1, K(x, S)] R⁻¹`` (a triangular solve), the model
         with ``k`` columns is ``Σ_{j≤k} z_j u_j(x)``: a cumulative sum.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
         max_n_support : int or None, default=None
             Largest number of support vectors evaluated; None goes to the
             end of the longest path.
@@ -746,9 +738,7 @@ class FLSAClassifier(BaseKernelClassifier):
         As scikit-learn's ``staged_*`` methods, one model of the path at a
         time.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Yields
         ------
@@ -761,9 +751,7 @@ class FLSAClassifier(BaseKernelClassifier):
     def staged_predict(self, X) -> Iterator[np.ndarray]:
         """Yield the predicted labels for ``n_support = 1, 2, …``.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Yields
         ------
@@ -776,9 +764,7 @@ class FLSAClassifier(BaseKernelClassifier):
     def path_score(self, X, y) -> np.ndarray:
         """Score every model along the path on ``(X, y)``.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
         y : array-like of shape (n_samples,)
             True labels.
 
@@ -881,7 +867,7 @@ class RFLSAClassifier(FLSAClassifier):
         store_params(self, locals())
 
 
-@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
+@fill(**X_PARTS)
 class FLSAClassifierCV(FLSAClassifier):
     """FLSA / RFLSA with ``n_support`` chosen by cross-validation along the path.
 
@@ -1014,9 +1000,7 @@ class FLSAClassifierCV(FLSAClassifier):
         Every ``k ≤ n_support`` is scored on each fold; the path fitted on all
         the data is then activated at the best ``k``.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None

@@ -53,7 +53,7 @@ from ._base import (
     store_params,
 )
 from ._compat import Interval, StrOptions
-from ._docstrings import X_PREDICT, X_TRAIN, fill
+from ._docstrings import X_PARTS, fill
 from ._validation import prepare_input, reject_dask
 from .backends.base import QPProblem, QPSolution, solve_checked
 from .kernels import KERNELS, core_rows, decision_values
@@ -310,8 +310,7 @@ def _documented(*, attributes: str = "", **entries: str):
             f"Parameters\n----------\n{textwrap.dedent(params)}\n\n"
             f"Attributes\n----------\n{textwrap.dedent(attrs)}"
         )
-        parts = {"X_train": X_TRAIN, "X_predict": X_PREDICT, "X_scored": _X_SCORED}
-        return fill(sections=sections, **parts)(cls)
+        return fill(sections=sections, X_scored=_X_SCORED, **X_PARTS)(cls)
 
     return decorate
 
@@ -387,9 +386,7 @@ class SVR(RegressorMixin, _BaseSingleDual):
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : array-like of shape (n_samples,)
             Targets, finite numbers.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -588,9 +585,7 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
     def fit(self, X, y=None, sample_weight=None):
         """Detect the soft boundary of the set of samples ``X``.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : Ignored
             Not used, present for API consistency.
         sample_weight : array-like of shape (n_samples,), default=None
