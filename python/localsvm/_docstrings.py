@@ -46,10 +46,28 @@ X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, 
     ``kernel='precomputed'``."""
 
 
+# The first and last of a classifier's usual attributes.
+CLASSES = """\
+classes_ : ndarray of shape (n_classes,)
+    The class labels, sorted."""
+N_FEATURES_IN = """\
+n_features_in_ : int
+    Number of features seen during fit."""
+
+
 def parameters(part: str) -> str:
     """The numpydoc ``Parameters`` section whose entries are ``part``."""
     return f"Parameters\n----------\n{part}"
 
+
+def attributes(*parts: str) -> str:
+    """The numpydoc ``Attributes`` section whose entries are ``parts``."""
+    return "Attributes\n----------\n" + "\n".join(parts)
+
+
+#: The Attributes section's start of a classifier with no other attribute to
+#: put between these two.
+CLASSIFIER_ATTRIBUTES = attributes(CLASSES, N_FEATURES_IN)
 
 #: The ``X`` parts of the estimators that take ``kernel='precomputed'``, as
 #: ``fill`` takes them: ``{X_train}`` and ``{X_predict}`` alone, and

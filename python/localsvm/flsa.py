@@ -76,7 +76,7 @@ from ._base import (
     store_params,
 )
 from ._compat import Interval, RealNotInt, StrOptions
-from ._docstrings import X_PARTS, fill
+from ._docstrings import CLASSIFIER_ATTRIBUTES, X_PARTS, fill
 from ._memory import check_memory, memory_budget
 from ._multiclass import binary_index
 from ._validation import encode_classes, validate_training_data
@@ -282,7 +282,7 @@ def _check_fold_dictionary(dictionary_size, n: int, folds) -> None:
         )
 
 
-@fill(**X_PARTS)
+@fill(**X_PARTS, classifier_attributes=CLASSIFIER_ATTRIBUTES)
 class FLSAClassifier(BaseKernelClassifier):
     """Forward least-squares approximation SVM (FLSA-SVM).
 
@@ -337,12 +337,7 @@ class FLSAClassifier(BaseKernelClassifier):
         time); 2 also the fit's steps. Records are emitted at level INFO;
         without any logging configuration they go to stderr.
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels, sorted.
-    n_features_in_ : int
-        Number of features seen during fit.
+    {classifier_attributes}
     path_ : list of FLSAPath
         One per binary model (one for two classes, else one per class,
         one-vs-rest).

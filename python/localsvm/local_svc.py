@@ -48,6 +48,7 @@ from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import backends as registered_backends
 from .similarity import (
+    bandwidth_parts,
     compute_similarity,
     get_similarity,
     similarity_kwargs,
@@ -157,7 +158,11 @@ X : {array-like, sparse matrix} of shape (n_samples, n_features)
     Test examples; each gets its own local SVM."""
 
 
-@fill(X_y_classes=X_Y_CLASSES, X_local=_X_LOCAL)
+@fill(
+    X_y_classes=X_Y_CLASSES,
+    X_local=_X_LOCAL,
+    **bandwidth_parts("exp(−‖x_s − x_i‖² / λ)"),
+)
 class LocalSVC(BaseSVMClassifier):
     """Localized SVM (SLSVM / HLSVM): one SVM per test example.
 
@@ -188,14 +193,7 @@ class LocalSVC(BaseSVMClassifier):
         A registered similarity strategy (``localsvm.list_similarities()``):
         'gaussian' (SLSVM, uses ``bandwidth``) or 'knn' (HLSVM, uses ``k``;
         the SVM-KNN of Zhang et al. [2]_).
-    bandwidth : float or 'scale', default='scale'
-        The width λ of the Gaussian similarity ``exp(−‖x_s − x_i‖² / λ)``;
-        a number must be > 0. 'scale' (the default since this release;
-        1.0 before) is ``n_features · X.var()`` on the training data, the
-        ``1 / gamma`` of ``gamma='scale'``, so the similarity follows the
-        data's scale (a fixed 1.0 on standardized data with 20 features
-        makes every similarity about ``e⁻⁴⁰``); the number used is
-        ``bandwidth_``.
+    {bandwidth}
     k : int, default=10
         Neighbours of the 'knn' similarity; at most the training set's size.
     similarity_params : dict, default=None
@@ -279,15 +277,7 @@ class LocalSVC(BaseSVMClassifier):
         emitted at level INFO; without any logging configuration they go
         to stderr.
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels, sorted.
-    bandwidth_ : float
-        The Gaussian similarity's width λ in use (``bandwidth`` with 'scale'
-        resolved on the training data).
-    n_features_in_ : int
-        Number of features seen during fit.
+    {bandwidth_attributes}
     X_fit_ : ndarray of shape (n_samples, n_features)
         The training examples, kept for prediction.
     y_fit_ : ndarray of shape (n_samples,)

@@ -44,6 +44,7 @@ from .kernels import resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import get_clustering
 from .similarity import (
+    bandwidth_parts,
     compute_similarity,
     get_similarity,
     similarity_kwargs,
@@ -146,7 +147,11 @@ def _nearest_cluster(
     return np.argmax(mean, axis=0)
 
 
-@fill(X_rows=X_ROWS, X_y_classes=X_Y_CLASSES)
+@fill(
+    X_rows=X_ROWS,
+    X_y_classes=X_Y_CLASSES,
+    **bandwidth_parts("exp(−‖x − r‖² / λ)"),
+)
 class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
@@ -220,14 +225,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     similarity : str, default='gaussian'
         The registered similarity strategy that builds the profiles
         (``localsvm.list_similarities()``), as in :class:`localsvm.LocalSVC`.
-    bandwidth : float or 'scale', default='scale'
-        The width λ of the Gaussian similarity ``exp(−‖x − r‖² / λ)``;
-        a number must be > 0. 'scale' (the default since this release;
-        1.0 before) is ``n_features · X.var()`` on the training data, the
-        ``1 / gamma`` of ``gamma='scale'``, so the similarity follows the
-        data's scale (a fixed 1.0 on standardized data with 20 features
-        makes every similarity about ``e⁻⁴⁰``); the number used is
-        ``bandwidth_``.
+    {bandwidth}
     k : int, default=10
         Neighbours of the 'knn' similarity.
     similarity_params : dict or None, default=None
@@ -285,15 +283,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         Records are emitted at level INFO; without any logging
         configuration they go to stderr.
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels, sorted.
-    bandwidth_ : float
-        The Gaussian similarity's width λ in use (``bandwidth`` with 'scale'
-        resolved on the training data).
-    n_features_in_ : int
-        Number of features seen during fit.
+    {bandwidth_attributes}
     cluster_labels_ : ndarray of shape (n_samples,)
         The cluster of each training example.
     n_clusters_ : int

@@ -38,6 +38,7 @@ from ._base import (
     store_params,
 )
 from ._compat import Hidden, Interval, StrOptions
+from ._docstrings import CLASSIFIER_ATTRIBUTES, fill
 from ._multiclass import (
     BinaryModelsMixin,
     assemble,
@@ -253,6 +254,7 @@ def _cells_partition():
     return partition_cells
 
 
+@fill(classifier_attributes=CLASSIFIER_ATTRIBUTES)
 class SVC(BinaryModelsMixin, BaseSVMClassifier):
     """C-support vector classification, solved by a pluggable QP backend.
 
@@ -437,12 +439,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         -1 (there one blocked pass over the data is much cheaper than the
         columns one at a time), else 'smo'. ``solver_`` reports the choice.
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels, sorted.
-    n_features_in_ : int
-        Number of features seen during fit.
+    {classifier_attributes}
     support_ : ndarray of shape (n_SV,)
         Indices of support vectors, grouped by class.
     support_vectors_ : {ndarray, scipy.sparse.csr_matrix} of shape (n_SV, n_features)
