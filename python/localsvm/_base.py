@@ -314,6 +314,13 @@ def equal_weight_rows(
 #: The constraint of a ``class_weight`` parameter.
 CLASS_WEIGHT_CONSTRAINT = [StrOptions({"balanced"}), dict, None]
 
+#: The constraints of ``cache_size`` (megabytes of kernel rows) and
+#: ``class_weight``, parameters of most classifiers.
+CACHE_CLASS_WEIGHT_CONSTRAINTS = {
+    "cache_size": [Interval(Real, 0, None, closed="neither")],
+    "class_weight": CLASS_WEIGHT_CONSTRAINT,
+}
+
 
 def store_params(estimator, arguments: dict) -> None:
     """Keep each argument of an estimator's ``__init__`` as the attribute of

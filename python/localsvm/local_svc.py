@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ._base import (
-    CLASS_WEIGHT_CONSTRAINT,
+    CACHE_CLASS_WEIGHT_CONSTRAINTS,
     FEATURE_KERNELS,
     BaseSVMClassifier,
     fit_method,
@@ -378,8 +378,7 @@ class LocalSVC(BaseSVMClassifier):
         "warm_start": ["boolean"],
         "solver": [StrOptions({"auto", "primal", "dual"})],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
-        "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        **CACHE_CLASS_WEIGHT_CONSTRAINTS,
     }
 
     def __init__(

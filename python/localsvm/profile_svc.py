@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.utils.validation import check_random_state, validate_data
 
 from ._base import (
-    CLASS_WEIGHT_CONSTRAINT,
+    CACHE_CLASS_WEIGHT_CONSTRAINTS,
     FEATURE_KERNELS,
     BaseSVMClassifier,
     fit_method,
@@ -374,8 +374,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         "transductive": ["boolean"],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
-        "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        **CACHE_CLASS_WEIGHT_CONSTRAINTS,
     }
 
     def __init__(

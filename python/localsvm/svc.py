@@ -27,7 +27,7 @@ from sklearn.utils.validation import (
 )
 
 from ._base import (
-    CLASS_WEIGHT_CONSTRAINT,
+    CACHE_CLASS_WEIGHT_CONSTRAINTS,
     BaseSVMClassifier,
     box_constant,
     class_weights,
@@ -622,8 +622,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         "shrinking": ["boolean"],
         "probability": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "verbose": ["verbose"],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
-        "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        **CACHE_CLASS_WEIGHT_CONSTRAINTS,
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
         "random_state": ["random_state"],
