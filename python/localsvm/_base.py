@@ -955,6 +955,12 @@ class BaseKernelClassifier(ClassifierMixin, BaseKernelEstimator):
         y_idx = encode_classes(self, y)
         return X, y, y_idx
 
+    def _weighted_fit_prologue(self, X, y, sample_weight):
+        """:meth:`_fit_prologue`, then the examples of positive weight:
+        ``X, y, y_idx, weights, kept`` as :func:`weighted_training_rows`."""
+        X, y, y_idx = self._fit_prologue(X, y)
+        return weighted_training_rows(self, X, y, y_idx, sample_weight)
+
 
 class SVMDualMixin:
     """The backend choice, the finiteness check and the convergence warning

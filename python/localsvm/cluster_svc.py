@@ -26,7 +26,6 @@ from ._base import (
     BaseSVMClassifier,
     fit_method,
     store_params,
-    weighted_training_rows,
 )
 from ._compat import Interval
 from ._docstrings import X_PARTS, fill
@@ -572,8 +571,7 @@ class ClusterSVC(BaseSVMClassifier):
         self : ClusterSVC
             The fitted estimator.
         """
-        X, y, y_idx = self._fit_prologue(X, y)
-        X, y, y_idx, weights, kept = weighted_training_rows(self, X, y, y_idx, sample_weight)
+        X, y, y_idx, weights, kept = self._weighted_fit_prologue(X, y, sample_weight)
         n = X.shape[0]
         n_classes = self.classes_.shape[0]
         spec = self._resolve_kernel(X)

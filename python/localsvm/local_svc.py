@@ -31,7 +31,6 @@ from ._base import (
     BaseSVMClassifier,
     fit_method,
     store_params,
-    weighted_training_rows,
 )
 from ._compat import Interval, StrOptions
 from ._docstrings import X_Y_CLASSES, fill
@@ -430,8 +429,7 @@ class LocalSVC(BaseSVMClassifier):
         self : LocalSVC
             The fitted estimator.
         """
-        X, y, y_idx = self._fit_prologue(X, y)
-        X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
+        X, y, y_idx, weights, _ = self._weighted_fit_prologue(X, y, sample_weight)
         self._weights = None if np.all(weights == 1.0) else weights
         # The strategy validates its own parameters (k > n, bandwidth ≤ 0, an
         # unknown name) now rather than at the first predict.

@@ -32,7 +32,6 @@ from ._base import (
     BaseSVMClassifier,
     fit_method,
     store_params,
-    weighted_training_rows,
 )
 from ._compat import Interval, StrOptions
 from ._docstrings import X_ROWS, X_Y_CLASSES, fill
@@ -429,8 +428,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         self : ProfileSVC
             The fitted estimator.
         """
-        X, y, y_idx = self._fit_prologue(X, y)
-        X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
+        X, y, y_idx, weights, _ = self._weighted_fit_prologue(X, y, sample_weight)
         n = X.shape[0]
         kappa = check_n_clusters(self._count_clusters(n), n)
         self.n_clusters_ = kappa
