@@ -38,7 +38,7 @@ from ._base import (
     store_params,
 )
 from ._compat import Hidden, Interval, StrOptions
-from ._docstrings import CLASSIFIER_ATTRIBUTES, fill
+from ._docstrings import CLASSIFIER_ATTRIBUTES, X_PARTS, fill
 from ._multiclass import (
     BinaryModelsMixin,
     assemble,
@@ -254,7 +254,14 @@ def _cells_partition():
     return partition_cells
 
 
-@fill(classifier_attributes=CLASSIFIER_ATTRIBUTES)
+#: What ``probA_`` and ``probB_`` say of themselves besides their meaning.
+_PLATT_NOTE = """\
+Empty, shape (0,), without ``probability=True``, as scikit-learn's.
+Deprecated as in scikit-learn 1.9: reading it gives a
+``FutureWarning``."""
+
+
+@fill(**X_PARTS, classifier_attributes=CLASSIFIER_ATTRIBUTES)
 class SVC(BinaryModelsMixin, BaseSVMClassifier):
     """C-support vector classification, solved by a pluggable QP backend.
 
@@ -1156,11 +1163,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     def decision_function(self, X):
         """Signed distances to the decision boundaries.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict_parameters}
 
         Returns
         -------
@@ -1174,11 +1177,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     def predict(self, X):
         """Predict the class of each sample.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict_parameters}
 
         Returns
         -------
@@ -1193,17 +1192,14 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         return True
 
     @available_if(_check_proba)
+    @fill(**X_PARTS)
     def predict_proba(self, X):
         """Class probabilities (fitted with ``probability=True``).
 
         Platt's sigmoid of each binary model's decision value, coupled over
         the class pairs (see the ``probability`` parameter).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict_parameters}
 
         Returns
         -------
@@ -1232,14 +1228,11 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         return couple_pairwise(r, n_classes)
 
     @available_if(_check_proba)
+    @fill(**X_PARTS)
     def predict_log_proba(self, X):
         """Logarithms of the class probabilities of :meth:`predict_proba`.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict_parameters}
 
         Returns
         -------
@@ -1265,22 +1258,20 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         return np.empty(0, dtype=np.float64) if value is None else value.copy()
 
     @property
+    @fill(platt_note=_PLATT_NOTE)
     def probA_(self) -> np.ndarray:
         """Slope ``A`` of each binary model's sigmoid (``probability=True``).
 
-        Empty, shape (0,), without ``probability=True``, as scikit-learn's.
-        Deprecated as in scikit-learn 1.9: reading it gives a
-        ``FutureWarning``.
+        {platt_note}
         """
         return self._platt("probA")
 
     @property
+    @fill(platt_note=_PLATT_NOTE)
     def probB_(self) -> np.ndarray:
         """Offset ``B`` of each binary model's sigmoid (``probability=True``).
 
-        Empty, shape (0,), without ``probability=True``, as scikit-learn's.
-        Deprecated as in scikit-learn 1.9: reading it gives a
-        ``FutureWarning``.
+        {platt_note}
         """
         return self._platt("probB")
 
