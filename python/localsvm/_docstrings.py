@@ -78,6 +78,14 @@ X_PARTS = {
     "X_predict": X_PREDICT,
     "X_train_parameters": parameters(X_TRAIN),
     "X_predict_parameters": parameters(X_PREDICT),
+    # The Parameters and Returns sections of a classifier's ``predict``.
+    "predict_sections": parameters(X_PREDICT)
+    + """
+
+Returns
+-------
+ndarray of shape (n_samples,)
+    The predicted labels, taken from ``classes_``.""",
 }
 
 

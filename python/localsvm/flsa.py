@@ -656,12 +656,7 @@ class FLSAClassifier(BaseKernelClassifier):
     def predict(self, X):
         """Predict the class of each sample with the active model.
 
-        {X_predict_parameters}
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predicted labels, taken from ``classes_``.
+        {predict_sections}
         """
         return self._labels(self.decision_function(X))
 

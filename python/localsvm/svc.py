@@ -1177,12 +1177,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     def predict(self, X):
         """Predict the class of each sample.
 
-        {X_predict_parameters}
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predicted labels, taken from ``classes_``.
+        {predict_sections}
         """
         return self._multiclass_predict(X)
 
