@@ -119,6 +119,41 @@ class FLSARankWarning(UserWarning):
     """
 
 
+#: Docstring text shared by the FLSA classes: the papers, and the kernel and
+#: selection parameters as RFLSA and the cross-validated estimator state them.
+_FLSA_PARTS = {
+    "references": """\
+References
+----------
+.. [1] X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
+   Machines", Mathematical Problems in Engineering 2013, Article ID
+   602341.
+.. [2] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
+   for Sparse Least-Square SVMs", Mathematical Problems in Engineering
+   2013, Article ID 712437.""",
+    "reference_contexts": """\
+References
+----------
+.. [1] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
+   for Sparse Least-Square SVMs", Mathematical Problems in Engineering
+   2013, Article ID 712437.""",
+    "column_params": """\
+kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+    The kernel whose columns are selected.
+degree : int, default=3
+    Degree of the 'poly' kernel.
+gamma : {'scale', 'auto'} or float, default='scale'
+    Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels.
+coef0 : float, default=0.0
+    Constant term of the 'poly' and 'sigmoid' kernels.
+tol : float, default=1e-6
+    Relative residue norm under which a candidate is pruned.
+gram : {'auto', 'precomputed', 'on_the_fly'}, default='auto'
+    Whether greedy selection holds the candidate columns.""",
+}
+
+
+@fill(**_FLSA_PARTS)
 @dataclass(frozen=True)
 class FLSAPath:
     """One binary model's forward pass.
@@ -143,14 +178,7 @@ class FLSAPath:
     exhausted : bool
         True when the rank (or the dictionary), not ``n_support``, ended it.
 
-    References
-    ----------
-    .. [1] X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
-       Machines", Mathematical Problems in Engineering 2013, Article ID
-       602341.
-    .. [2] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
-       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
-       2013, Article ID 712437.
+    {references}
 
     Examples
     --------
@@ -282,7 +310,7 @@ def _check_fold_dictionary(dictionary_size, n: int, folds) -> None:
         )
 
 
-@fill(**X_PARTS, classifier_attributes=CLASSIFIER_ATTRIBUTES)
+@fill(**X_PARTS, **_FLSA_PARTS, classifier_attributes=CLASSIFIER_ATTRIBUTES)
 class FLSAClassifier(BaseKernelClassifier):
     """Forward least-squares approximation SVM (FLSA-SVM).
 
@@ -371,14 +399,7 @@ class FLSAClassifier(BaseKernelClassifier):
     :class:`localsvm.CellSVC`, which take both ``sample_weight`` and
     ``class_weight``.
 
-    References
-    ----------
-    .. [1] X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
-       Machines", Mathematical Problems in Engineering 2013, Article ID
-       602341.
-    .. [2] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
-       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
-       2013, Article ID 712437.
+    {references}
 
     Examples
     --------
@@ -781,6 +802,7 @@ class FLSAClassifier(BaseKernelClassifier):
         return correct.mean(axis=1)
 
 
+@fill(**_FLSA_PARTS)
 class RFLSAClassifier(FLSAClassifier):
     """Reduced FLSA-SVM: :class:`FLSAClassifier` with ``selection='random'``.
 
@@ -800,18 +822,7 @@ class RFLSAClassifier(FLSAClassifier):
         How columns are chosen, as in :class:`FLSAClassifier`.
     dictionary_size : int, float or None, default=None
         Candidate columns: a number, a fraction of ``n`` or None for all.
-    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
-        The kernel whose columns are selected.
-    degree : int, default=3
-        Degree of the 'poly' kernel.
-    gamma : {'scale', 'auto'} or float, default='scale'
-        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels.
-    coef0 : float, default=0.0
-        Constant term of the 'poly' and 'sigmoid' kernels.
-    tol : float, default=1e-6
-        Relative residue norm under which a candidate is pruned.
-    gram : {'auto', 'precomputed', 'on_the_fly'}, default='auto'
-        Whether greedy selection holds the candidate columns.
+    {column_params}
     random_state : int, RandomState instance or None, default=None
         Draws the dictionary and its order.
     n_jobs : int or None, default=None
@@ -822,11 +833,7 @@ class RFLSAClassifier(FLSAClassifier):
         time); 2 also the fit's steps. Records are emitted at level INFO;
         without any logging configuration they go to stderr.
 
-    References
-    ----------
-    .. [1] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
-       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
-       2013, Article ID 712437.
+    {reference_contexts}
 
     Examples
     --------
@@ -857,7 +864,7 @@ class RFLSAClassifier(FLSAClassifier):
         store_params(self, locals())
 
 
-@fill(**X_PARTS)
+@fill(**X_PARTS, **_FLSA_PARTS)
 class FLSAClassifierCV(FLSAClassifier):
     """FLSA / RFLSA with ``n_support`` chosen by cross-validation along the path.
 
@@ -876,18 +883,7 @@ class FLSAClassifierCV(FLSAClassifier):
         Candidate columns: a number, a fraction of ``n`` or None for all.
         A number must not exceed the smallest cross-validation training fold
         (``ValueError`` otherwise); a fraction is taken of each fold's size.
-    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
-        The kernel whose columns are selected.
-    degree : int, default=3
-        Degree of the 'poly' kernel.
-    gamma : {'scale', 'auto'} or float, default='scale'
-        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels.
-    coef0 : float, default=0.0
-        Constant term of the 'poly' and 'sigmoid' kernels.
-    tol : float, default=1e-6
-        Relative residue norm under which a candidate is pruned.
-    gram : {'auto', 'precomputed', 'on_the_fly'}, default='auto'
-        Whether greedy selection holds the candidate columns.
+    {column_params}
     cv : int, cross-validation generator or iterable, default=5
         As scikit-learn's ``cv``: an int for stratified k-fold, a splitter or
         an iterable of (train, validation) index arrays.
@@ -914,11 +910,7 @@ class FLSAClassifierCV(FLSAClassifier):
         As in :class:`FLSAClassifier`, for the model at ``best_n_support_``
         (``path_`` runs up to ``n_support``).
 
-    References
-    ----------
-    .. [1] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
-       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
-       2013, Article ID 712437.
+    {reference_contexts}
 
     Examples
     --------
