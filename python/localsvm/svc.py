@@ -48,7 +48,7 @@ from ._multiclass import (
 )
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import encode_classes
-from .backends.base import QPProblem, QPSolution, solve_checked
+from .backends.base import QPProblem, QPSolution, smo_settings, solve_checked
 from .kernels import KERNELS, core_rows, decision_values, decision_values_ovo
 from .parallel import effective_n_jobs, run_tasks
 
@@ -747,15 +747,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         report = self._fit_report(len(tasks), X, y)
         pairs = report.subtasks("binary-problem", len(tasks), iterative=len(tasks) == 1)
 
-        settings = dict(
-            kernel=spec,
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            cache_size=float(self.cache_size),
-            shrinking=bool(self.shrinking),
-            precision=self.precision,
-            solver=self.solver,
-        )
+        settings = dict(kernel=spec, **smo_settings(self), solver=self.solver)
         settings.update(self._formulation())
         settings["n_threads"] = self._threads_per_problem(len(tasks))
         if len(tasks) == 1:

@@ -55,7 +55,7 @@ from ._base import (
 from ._compat import Interval, StrOptions
 from ._docstrings import X_PARTS, fill
 from ._validation import prepare_input, reject_dask
-from .backends.base import QPProblem, QPSolution, solve_checked
+from .backends.base import QPProblem, QPSolution, smo_settings, solve_checked
 from .kernels import KERNELS, core_rows, decision_values
 from .parallel import effective_n_jobs
 
@@ -131,11 +131,8 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         tasks = report.subtasks("dual-problem", 1, iterative=True)
         problem = self._dual(X, y, sw)
         problem.kernel = spec
-        problem.tol = float(self.tol)
-        problem.max_iter = int(self.max_iter)
-        problem.cache_size = float(self.cache_size)
-        problem.shrinking = bool(self.shrinking)
-        problem.precision = self.precision
+        for name, value in smo_settings(self).items():
+            setattr(problem, name, value)
         problem.n_threads = 2 if effective_n_jobs(self.n_jobs) >= 2 else 1
         problem.progress = tasks[0].solver_progress(float(self.tol), problem.n)
         backend = self._select_backend(problem)

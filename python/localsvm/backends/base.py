@@ -1079,6 +1079,30 @@ class CPathResult:
     error: list
 
 
+def smo_settings(source) -> dict[str, Any]:
+    """The solver settings that ``source`` (an estimator or a :class:`CPath`)
+    holds under :class:`QPProblem`'s names, as the problem takes them:
+    ``tol``, ``max_iter``, ``cache_size``, ``shrinking`` and ``precision``.
+
+    Parameters
+    ----------
+    source : object
+        Anything with those five attributes.
+
+    Returns
+    -------
+    dict
+        The settings, as ``QPProblem`` keyword arguments.
+    """
+    return {
+        "tol": float(source.tol),
+        "max_iter": int(source.max_iter),
+        "cache_size": float(source.cache_size),
+        "shrinking": bool(source.shrinking),
+        "precision": source.precision,
+    }
+
+
 def solve_c_path_generic(backend, path: CPath) -> CPathResult:
     """Solve a :class:`CPath` with any backend's ``solve``: one
     :class:`QPProblem` per ``C``, started from the previous ``C``'s
@@ -1106,11 +1130,7 @@ def solve_c_path_generic(backend, path: CPath) -> CPathResult:
             kernel=path.kernel,
             p=path.p,
             alpha0=alpha,
-            tol=float(path.tol),
-            max_iter=int(path.max_iter),
-            cache_size=float(path.cache_size),
-            shrinking=bool(path.shrinking),
-            precision=path.precision,
+            **smo_settings(path),
         )
         try:
             sol = backend.solve(problem)
