@@ -120,7 +120,8 @@ class FLSARankWarning(UserWarning):
 
 
 #: Docstring text shared by the FLSA classes: the papers, and the kernel and
-#: selection parameters as RFLSA and the cross-validated estimator state them.
+#: selection parameters as RFLSA and the cross-validated estimator state them,
+#: and ``verbose`` as FLSA and RFLSA state it.
 _FLSA_PARTS = {
     "references": """\
 References
@@ -137,6 +138,12 @@ References
 .. [1] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
    for Sparse Least-Square SVMs", Mathematical Problems in Engineering
    2013, Article ID 712437.""",
+    "verbose": """\
+verbose : int, default=0
+    Logging through :mod:`logging` (logger ``localsvm.flsa``): 0 logs
+    nothing; 1 one line per forward pass (support vectors,
+    time); 2 also the fit's steps. Records are emitted at level INFO;
+    without any logging configuration they go to stderr.""",
     "column_params": """\
 kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
     The kernel whose columns are selected.
@@ -359,11 +366,7 @@ class FLSAClassifier(BaseKernelClassifier):
         Draws the dictionary (and its order for 'random').
     n_jobs : int or None, default=None
         One-vs-rest models fitted at once (threads; the core releases the GIL).
-    verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.flsa``): 0 logs
-        nothing; 1 one line per forward pass (support vectors,
-        time); 2 also the fit's steps. Records are emitted at level INFO;
-        without any logging configuration they go to stderr.
+    {verbose}
 
     {classifier_attributes}
     path_ : list of FLSAPath
@@ -827,11 +830,7 @@ class RFLSAClassifier(FLSAClassifier):
         Draws the dictionary and its order.
     n_jobs : int or None, default=None
         One-vs-rest models fitted at once (threads).
-    verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.flsa``): 0 logs
-        nothing; 1 one line per forward pass (support vectors,
-        time); 2 also the fit's steps. Records are emitted at level INFO;
-        without any logging configuration they go to stderr.
+    {verbose}
 
     {reference_contexts}
 
