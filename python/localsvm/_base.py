@@ -37,7 +37,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._compat import CallbackSupportMixin, Hidden, Interval, StrOptions
+from ._compat import CallbackSupportMixin, Hidden, Interval, StrOptions, fit_context
+from ._docstrings import fill
 from ._validation import (
     encode_classes,
     finite_sample_weight,
@@ -313,6 +314,35 @@ def equal_weight_rows(
 #: The constraint of a ``class_weight`` parameter.
 CLASS_WEIGHT_CONSTRAINT = [StrOptions({"balanced"}), dict, None]
 
+#: The constraints of ``cache_size`` (megabytes of kernel rows) and
+#: ``class_weight``, parameters of most classifiers.
+CACHE_CLASS_WEIGHT_CONSTRAINTS = {
+    "cache_size": [Interval(Real, 0, None, closed="neither")],
+    "class_weight": CLASS_WEIGHT_CONSTRAINT,
+}
+
+
+def store_params(estimator, arguments: dict) -> None:
+    """Keep each argument of an estimator's ``__init__`` as the attribute of
+    its name, unchanged: scikit-learn's convention, which ``get_params``,
+    ``set_params`` and ``clone`` rely on (validation happens in ``fit``).
+
+    The ``__init__`` still lists every parameter explicitly in its signature;
+    this only writes the ``self.name = name`` lines once.
+
+    Parameters
+    ----------
+    estimator : object
+        The estimator being constructed.
+    arguments : dict
+        ``locals()`` at the top of its ``__init__``: the parameters by name
+        (``self``, and the ``__class__`` cell of a method using ``super()``,
+        are skipped).
+    """
+    for name, value in arguments.items():
+        if name != "self" and not name.startswith("__"):
+            setattr(estimator, name, value)
+
 
 def restore_on_interrupt(method: Callable) -> Callable:
     """Make a fitting method leave the estimator as it was before the call
@@ -348,6 +378,24 @@ def restore_on_interrupt(method: Callable) -> Callable:
     return wrapper
 
 
+def fit_method(method: Callable) -> Callable:
+    """The decorators of every estimator's ``fit``: scikit-learn's
+    ``_fit_context`` (parameters validated once, nested estimators' skipped,
+    the callbacks' guard) inside :func:`restore_on_interrupt`.
+
+    Parameters
+    ----------
+    method : callable
+        An estimator's ``fit(self, X, y, ...)``.
+
+    Returns
+    -------
+    callable
+        The wrapped method.
+    """
+    return restore_on_interrupt(fit_context(prefer_skip_nested_validation=True)(method))
+
+
 #: The package's logger; each module logs to its child (``localsvm.svc``, ...).
 LOGGER = logging.getLogger("localsvm")
 _handler_lock = threading.Lock()
@@ -367,6 +415,17 @@ def _enable_verbose_logging() -> None:
             LOGGER.addHandler(handler)
 
 
+#: The parameters of :meth:`FitReport.begin` and :meth:`FitReport.end`.
+_TASK_PARAMS = """\
+Parameters
+----------
+X, y : array-like or None, default=None
+    The task's training data.
+metadata : dict or None, default=None
+    Extra facts about the task (e.g. iterations)."""
+
+
+@fill(task_params=_TASK_PARAMS)
 class FitReport:
     """One node of a fit's task tree, reported to scikit-learn callbacks and,
     with ``verbose``, to the estimator module's logger.
@@ -422,12 +481,7 @@ class FitReport:
     def begin(self, X=None, y=None, metadata=None) -> None:
         """Call the callbacks' ``on_fit_task_begin`` for this task.
 
-        Parameters
-        ----------
-        X, y : array-like or None, default=None
-            The task's training data.
-        metadata : dict or None, default=None
-            Extra facts about the task (e.g. iterations).
+        {task_params}
         """
         if self.context is not None:
             with self._lock:
@@ -438,12 +492,7 @@ class FitReport:
     def end(self, X=None, y=None, metadata=None) -> bool:
         """Call the callbacks' ``on_fit_task_end`` for this task.
 
-        Parameters
-        ----------
-        X, y : array-like or None, default=None
-            The task's training data.
-        metadata : dict or None, default=None
-            Extra facts about the task (e.g. iterations).
+        {task_params}
 
         Returns
         -------
@@ -905,6 +954,12 @@ class BaseKernelClassifier(ClassifierMixin, BaseKernelEstimator):
         )
         y_idx = encode_classes(self, y)
         return X, y, y_idx
+
+    def _weighted_fit_prologue(self, X, y, sample_weight):
+        """:meth:`_fit_prologue`, then the examples of positive weight:
+        ``X, y, y_idx, weights, kept`` as :func:`weighted_training_rows`."""
+        X, y, y_idx = self._fit_prologue(X, y)
+        return weighted_training_rows(self, X, y, y_idx, sample_weight)
 
 
 class SVMDualMixin:

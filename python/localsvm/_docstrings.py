@@ -46,6 +46,49 @@ X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, 
     ``kernel='precomputed'``."""
 
 
+# The first and last of a classifier's usual attributes.
+CLASSES = """\
+classes_ : ndarray of shape (n_classes,)
+    The class labels, sorted."""
+N_FEATURES_IN = """\
+n_features_in_ : int
+    Number of features seen during fit."""
+
+
+def parameters(part: str) -> str:
+    """The numpydoc ``Parameters`` section whose entries are ``part``."""
+    return f"Parameters\n----------\n{part}"
+
+
+def attributes(*parts: str) -> str:
+    """The numpydoc ``Attributes`` section whose entries are ``parts``."""
+    return "Attributes\n----------\n" + "\n".join(parts)
+
+
+#: The Attributes section's start of a classifier with no other attribute to
+#: put between these two.
+CLASSIFIER_ATTRIBUTES = attributes(CLASSES, N_FEATURES_IN)
+
+#: The ``X`` parts of the estimators that take ``kernel='precomputed'``, as
+#: ``fill`` takes them: ``{X_train}`` and ``{X_predict}`` alone, and
+#: ``{X_train_parameters}`` and ``{X_predict_parameters}`` with the section
+#: header (the whole Parameters section of ``predict``-like methods).
+X_PARTS = {
+    "X_train": X_TRAIN,
+    "X_predict": X_PREDICT,
+    "X_train_parameters": parameters(X_TRAIN),
+    "X_predict_parameters": parameters(X_PREDICT),
+    # The Parameters and Returns sections of a classifier's ``predict``.
+    "predict_sections": parameters(X_PREDICT)
+    + """
+
+Returns
+-------
+ndarray of shape (n_samples,)
+    The predicted labels, taken from ``classes_``.""",
+}
+
+
 def render(template: str, /, **parts: str) -> str:
     """Fill the ``{name}`` fields of ``template`` named in ``parts``."""
 

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from ._docstrings import fill
 from ._memory import GIB, available_memory, memory_budget
 
 #: The largest dense copy of sparse input an estimator without native sparse
@@ -74,6 +75,15 @@ def canonical_sparse(X, name: str = "X") -> sp.csr_matrix:
     return csr
 
 
+#: The ``name`` and ``who`` parameters, which only word the error messages.
+_NAME_WHO = """\
+name : str, default='X'
+    The parameter's name, for the error messages.
+who : str, default='this estimator'
+    The estimator, for the error messages."""
+
+
+@fill(name_who=_NAME_WHO)
 def densify(X, name: str = "X", who: str = "this estimator") -> np.ndarray:
     """The dense float64 copy of the canonical sparse ``X``, when it fits.
 
@@ -81,10 +91,7 @@ def densify(X, name: str = "X", who: str = "this estimator") -> np.ndarray:
     ----------
     X : scipy.sparse.csr_matrix
         From :func:`canonical_sparse`.
-    name : str, default='X'
-        The parameter's name, for the message.
-    who : str, default='this estimator'
-        The estimator, for the message.
+    {name_who}
 
     Returns
     -------
@@ -127,6 +134,7 @@ def reject_dask(X, name: str = "X", who: str = "this estimator") -> None:
         )
 
 
+@fill(name_who=_NAME_WHO)
 def prepare_input(X, *, native: bool, name: str = "X", who: str = "this estimator"):
     """Sparse ``X`` made canonical (:func:`canonical_sparse`) and, unless
     ``native``, densified (:func:`densify`); anything else unchanged.
@@ -137,10 +145,7 @@ def prepare_input(X, *, native: bool, name: str = "X", who: str = "this estimato
         The input.
     native : bool
         Whether the caller computes on sparse rows.
-    name : str, default='X'
-        The parameter's name, for the messages.
-    who : str, default='this estimator'
-        The estimator, for the messages.
+    {name_who}
 
     Returns
     -------

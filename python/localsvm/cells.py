@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._docstrings import fill
 from .kernels import KernelSpec, kernel_matrix
 
 __all__ = ["CellPartition", "fit_cells", "kernel_kmeans", "partition_cells"]
@@ -131,6 +132,26 @@ def _fill_empty(labels: np.ndarray, dist: np.ndarray, k: int) -> np.ndarray:
     return labels
 
 
+#: ``X`` and ``n_jobs`` of the methods that score rows against the cells.
+_ROWS_PARAMS = """\
+X : ndarray of shape (n, n_features)
+    The examples.
+n_jobs : int, default=1
+    Threads computing blocks of rows at once."""
+
+#: The first parameters of the functions that partition ``X`` into cells.
+_CELLS_PARAMS = """\
+X : ndarray of shape (n, n_features)
+    The examples.
+n_cells : int
+    Number of cells aimed at, in ``[1, n]``.
+spec : KernelSpec
+    The kernel (not 'precomputed').
+random_state : int, RandomState instance or None, default=None
+    Seeds the samples and the clustering."""
+
+
+@fill(rows_params=_ROWS_PARAMS)
 @dataclass
 class CellPartition:
     """Cells in kernel space, represented by sampled members.
@@ -212,10 +233,7 @@ class CellPartition:
 
         Parameters
         ----------
-        X : ndarray of shape (n, n_features)
-            The examples.
-        n_jobs : int, default=1
-            Threads computing blocks of rows at once.
+        {rows_params}
         by_cell : bool, default=False
             Return the transpose, ``(n_cells, len(X))`` and C-ordered (one
             cell's scores contiguous), without a second copy.
@@ -342,10 +360,7 @@ class CellPartition:
 
         Parameters
         ----------
-        X : ndarray of shape (n, n_features)
-            The examples.
-        n_jobs : int, default=1
-            Threads computing blocks of rows at once.
+        {rows_params}
 
         Returns
         -------
@@ -405,6 +420,52 @@ class CellPartition:
         return cls(spec, reps, labels, within)
 
 
+def cut_large_cells(
+    partition: CellPartition,
+    X: np.ndarray,
+    labels: np.ndarray,
+    budget: int,
+    random_state,
+    n_jobs: int = 1,
+) -> CellPartition:
+    """Cut the cells that hold more than ``SPLIT_FACTOR * budget`` rows of
+    ``X``, by kernel k-means of their own members
+    (:meth:`CellPartition.split`), for at most ``SPLIT_ROUNDS`` rounds; only
+    the cut cells' members are routed again, among their parts.
+
+    Parameters
+    ----------
+    partition : CellPartition
+        The cells.
+    X : ndarray of shape (n, n_features)
+        The rows routed to them.
+    labels : ndarray of shape (n,)
+        Each row's cell; updated in place as cells are cut.
+    budget : int
+        The rows a cell is meant to hold.
+    random_state : RandomState instance
+        Seeds the clustering of the cut cells.
+    n_jobs : int, default=1
+        Threads routing blocks of rows at once.
+
+    Returns
+    -------
+    CellPartition
+        The partition after the cuts: ``partition`` itself when no cell was cut.
+    """
+    for _ in range(SPLIT_ROUNDS):
+        sizes = np.bincount(labels, minlength=partition.n_cells)
+        large = np.flatnonzero(sizes > SPLIT_FACTOR * budget)
+        if large.size == 0:
+            break
+        partition, parts_of = partition.split(X, labels, large, budget, random_state=random_state)
+        for c, ids in parts_of.items():
+            members = np.flatnonzero(labels == c)
+            labels[members] = ids[partition.restrict(ids).assign(X[members], n_jobs)]
+    return partition
+
+
+@fill(cells_params=_CELLS_PARAMS)
 def fit_cells(
     X: np.ndarray,
     n_cells: int,
@@ -428,14 +489,7 @@ def fit_cells(
 
     Parameters
     ----------
-    X : ndarray of shape (n, n_features)
-        The examples.
-    n_cells : int
-        Number of cells aimed at, in ``[1, n]``.
-    spec : KernelSpec
-        The kernel (not 'precomputed').
-    random_state : int, RandomState instance or None, default=None
-        Seeds the samples and the clustering.
+    {cells_params}
     sample_size : int or None, default=None
         Examples clustered (see :meth:`CellPartition.fit`).
     n_jobs : int, default=1
@@ -454,19 +508,9 @@ def fit_cells(
     partition = CellPartition.fit(X, n_cells, spec=spec, random_state=rng, sample_size=sample_size)
     scores = partition.scores(X, n_jobs, by_cell=True)
     labels = np.argmin(scores, axis=0)
-    budget = math.ceil(n / n_cells)
-    cut = False
-    for _ in range(SPLIT_ROUNDS):
-        sizes = np.bincount(labels, minlength=partition.n_cells)
-        large = np.flatnonzero(sizes > SPLIT_FACTOR * budget)
-        if large.size == 0:
-            break
-        partition, parts_of = partition.split(X, labels, large, budget, random_state=rng)
-        for c, ids in parts_of.items():
-            members = np.flatnonzero(labels == c)
-            labels[members] = ids[partition.restrict(ids).assign(X[members], n_jobs)]
-        cut = True
-    if cut:
+    before = partition
+    partition = cut_large_cells(partition, X, labels, math.ceil(n / n_cells), rng, n_jobs)
+    if partition is not before:
         scores = partition.scores(X, n_jobs, by_cell=True)
         labels = np.argmin(scores, axis=0)
     used = np.unique(labels)
@@ -477,20 +521,14 @@ def fit_cells(
     return partition, scores
 
 
+@fill(cells_params=_CELLS_PARAMS)
 def partition_cells(X: np.ndarray, n_cells: int, *, spec: KernelSpec, random_state=None):
     """The cell of every row of ``X`` after two-step kernel k-means held to
     its budget (:func:`fit_cells`).
 
     Parameters
     ----------
-    X : ndarray of shape (n, n_features)
-        The examples.
-    n_cells : int
-        Number of cells aimed at, in ``[1, n]``.
-    spec : KernelSpec
-        The kernel (not 'precomputed').
-    random_state : int, RandomState instance or None, default=None
-        Seeds the samples and the clustering.
+    {cells_params}
 
     Returns
     -------

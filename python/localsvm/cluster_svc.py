@@ -24,11 +24,11 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     BaseSVMClassifier,
-    restore_on_interrupt,
-    weighted_training_rows,
+    fit_method,
+    store_params,
 )
-from ._compat import Interval, fit_context
-from ._docstrings import X_PREDICT, X_TRAIN, fill
+from ._compat import Interval
+from ._docstrings import X_PARTS, fill
 from ._memory import memory_budget
 from .backends.base import QPProblem, QPSolution, solve_checked
 from .engines import interrupt_epoch, interrupted_since
@@ -289,7 +289,7 @@ def _fit_class(i: int, shared: _ClassProblem) -> _ClassFit:
     return _ClassFit(u=u, alpha=alpha, solution=sol)
 
 
-@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
+@fill(**X_PARTS)
 class ClusterSVC(BaseSVMClassifier):
     """Multiclass cluster SVM (MCSVM): one hyperplane per class, nearest wins.
 
@@ -518,21 +518,7 @@ class ClusterSVC(BaseSVMClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.n_columns = n_columns
-        self.ridge = ridge
-        self.normalize = normalize
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.class_weight = class_weight
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
 
@@ -566,14 +552,11 @@ class ClusterSVC(BaseSVMClassifier):
             f"{2 * limit / 2**30:.1f} GiB of memory available; {fix}"
         )
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit one hyperplane per class.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : array-like of shape (n_samples,)
             Class labels; a class may have a single example.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -588,8 +571,7 @@ class ClusterSVC(BaseSVMClassifier):
         self : ClusterSVC
             The fitted estimator.
         """
-        X, y, y_idx = self._fit_prologue(X, y)
-        X, y, y_idx, weights, kept = weighted_training_rows(self, X, y, y_idx, sample_weight)
+        X, y, y_idx, weights, kept = self._weighted_fit_prologue(X, y, sample_weight)
         n = X.shape[0]
         n_classes = self.classes_.shape[0]
         spec = self._resolve_kernel(X)
@@ -718,9 +700,7 @@ class ClusterSVC(BaseSVMClassifier):
     def distances(self, X) -> np.ndarray:
         """Compute the distance of each example to each class's hyperplane.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Returns
         -------
@@ -746,9 +726,7 @@ class ClusterSVC(BaseSVMClassifier):
     def decision_function(self, X):
         """Score each class by minus the distance to its hyperplane.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Returns
         -------
@@ -765,9 +743,7 @@ class ClusterSVC(BaseSVMClassifier):
     def predict(self, X):
         """Predict the class of the nearest hyperplane for each example.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Returns
         -------

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ._docstrings import fill
 from .hookspecs import register_builtins
 
 __all__ = ["Engine", "JoblibEngine", "SerialEngine", "ThreadEngine", "interrupt_running"]
@@ -69,7 +70,20 @@ def interrupt_running() -> None:
     interrupt_all()
 
 
+#: The parameters every engine's ``map`` takes.
+_MAP_PARAMS = """\
+Parameters
+----------
+fn : callable
+    Called once per task.
+tasks : sequence
+    The tasks.
+n_jobs : int
+    Workers to use at most (already resolved, ≥ 1)."""
+
+
 @runtime_checkable
+@fill(map_params=_MAP_PARAMS)
 class Engine(Protocol):
     """The interface of an execution engine.
 
@@ -94,14 +108,7 @@ class Engine(Protocol):
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], *, n_jobs: int) -> list[Any]:
         """Compute ``[fn(t) for t in tasks]``, possibly in parallel.
 
-        Parameters
-        ----------
-        fn : callable
-            Called once per task.
-        tasks : sequence
-            The tasks.
-        n_jobs : int
-            Workers to use at most (already resolved, ≥ 1).
+        {map_params}
 
         Returns
         -------
@@ -114,17 +121,13 @@ class Engine(Protocol):
 _NOTHING = object()
 
 
-def _bind(fn: Callable[..., Any], shared: Any) -> Callable[[Any], Any]:
-    """``fn`` itself, or ``task -> fn(task, shared)`` when data is shared."""
-    if shared is _NOTHING:
-        return fn
-    return lambda task: fn(task, shared)
+@fill(map_params=_MAP_PARAMS)
+class _BuiltinEngine:
+    """The built-in engines' ``map``: each task's arguments, ``(task,)`` or
+    ``(task, shared)``, go to ``_run``, which calls ``fn`` on them (shared
+    data is passed as an argument, never bound into a closure, so that
+    joblib can memory-map it for its processes)."""
 
-
-class SerialEngine:
-    """Runs the tasks one after another in the calling thread."""
-
-    name = "serial"
     accepts_shared = True
 
     def map(
@@ -135,11 +138,34 @@ class SerialEngine:
         n_jobs: int,
         shared: Any = _NOTHING,
     ) -> list[Any]:
-        call = _bind(fn, shared)
-        return [call(t) for t in tasks]
+        """Compute ``[fn(t) for t in tasks]``, or ``fn(t, shared)`` with ``shared``.
+
+        {map_params}
+        shared : object, optional
+            Data every task reads, passed to ``fn`` as its second argument.
+
+        Returns
+        -------
+        list
+            The results, in task order.
+        """
+        args = [(t,) if shared is _NOTHING else (t, shared) for t in tasks]
+        return self._run(fn, args, n_jobs)
+
+    def _run(self, fn: Callable[..., Any], args: list[tuple], n_jobs: int) -> list[Any]:
+        raise NotImplementedError  # pragma: no cover - each engine defines it
 
 
-class ThreadEngine:
+class SerialEngine(_BuiltinEngine):
+    """Runs the tasks one after another in the calling thread."""
+
+    name = "serial"
+
+    def _run(self, fn, args, n_jobs):
+        return [fn(*a) for a in args]
+
+
+class ThreadEngine(_BuiltinEngine):
     """Runs the tasks on ``n_jobs`` threads; shared data is not copied.
 
     When the waiting thread is interrupted (Ctrl-C), the tasks not started
@@ -152,24 +178,15 @@ class ThreadEngine:
     """
 
     name = "threads"
-    accepts_shared = True
 
-    def map(
-        self,
-        fn: Callable[..., Any],
-        tasks: Sequence[Any],
-        *,
-        n_jobs: int,
-        shared: Any = _NOTHING,
-    ) -> list[Any]:
-        call = _bind(fn, shared)
-        workers = max(1, min(n_jobs, len(tasks)))
+    def _run(self, fn, args, n_jobs):
+        workers = max(1, min(n_jobs, len(args)))
         if workers == 1:
-            return [call(t) for t in tasks]
-        results: list[Any] = [None] * len(tasks)
+            return [fn(*a) for a in args]
+        results: list[Any] = [None] * len(args)
         errors: dict[int, BaseException] = {}
         pending = queue.SimpleQueue()
-        for i in range(len(tasks)):
+        for i in range(len(args)):
             pending.put(i)
         stop = threading.Event()
 
@@ -180,7 +197,7 @@ class ThreadEngine:
                 except queue.Empty:
                     return
                 try:
-                    results[i] = call(tasks[i])
+                    results[i] = fn(*args[i])
                 except BaseException as exc:  # handed to the waiting thread
                     errors[i] = exc
                     stop.set()
@@ -207,7 +224,7 @@ class ThreadEngine:
         return results
 
 
-class JoblibEngine:
+class JoblibEngine(_BuiltinEngine):
     """Runs the tasks through :class:`joblib.Parallel`, under the caller's
     joblib configuration.
 
@@ -224,23 +241,13 @@ class JoblibEngine:
     """
 
     name = "joblib"
-    accepts_shared = True
     in_process = False
 
-    def map(
-        self,
-        fn: Callable[..., Any],
-        tasks: Sequence[Any],
-        *,
-        n_jobs: int,
-        shared: Any = _NOTHING,
-    ) -> list[Any]:
+    def _run(self, fn, args, n_jobs):
         from joblib import Parallel, delayed
 
         parallel = Parallel(n_jobs=max(1, n_jobs), prefer="threads")
-        if shared is _NOTHING:
-            return list(parallel(delayed(fn)(t) for t in tasks))
-        return list(parallel(delayed(fn)(t, shared) for t in tasks))
+        return list(parallel(delayed(fn)(*a) for a in args))
 
 
 def joblib_backend_chosen() -> bool:

@@ -69,9 +69,14 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._base import BaseKernelClassifier, equal_weight_rows, restore_on_interrupt
-from ._compat import Interval, RealNotInt, StrOptions, fit_context
-from ._docstrings import X_PREDICT, X_TRAIN, fill
+from ._base import (
+    BaseKernelClassifier,
+    equal_weight_rows,
+    fit_method,
+    store_params,
+)
+from ._compat import Interval, RealNotInt, StrOptions
+from ._docstrings import CLASSIFIER_ATTRIBUTES, X_PARTS, fill
 from ._memory import check_memory, memory_budget
 from ._multiclass import binary_index
 from ._validation import encode_classes, validate_training_data
@@ -114,6 +119,48 @@ class FLSARankWarning(UserWarning):
     """
 
 
+#: Docstring text shared by the FLSA classes: the papers, and the kernel and
+#: selection parameters as RFLSA and the cross-validated estimator state them,
+#: and ``verbose`` as FLSA and RFLSA state it.
+_FLSA_PARTS = {
+    "references": """\
+References
+----------
+.. [1] X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
+   Machines", Mathematical Problems in Engineering 2013, Article ID
+   602341.
+.. [2] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
+   for Sparse Least-Square SVMs", Mathematical Problems in Engineering
+   2013, Article ID 712437.""",
+    "reference_contexts": """\
+References
+----------
+.. [1] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
+   for Sparse Least-Square SVMs", Mathematical Problems in Engineering
+   2013, Article ID 712437.""",
+    "verbose": """\
+verbose : int, default=0
+    Logging through :mod:`logging` (logger ``localsvm.flsa``): 0 logs
+    nothing; 1 one line per forward pass (support vectors,
+    time); 2 also the fit's steps. Records are emitted at level INFO;
+    without any logging configuration they go to stderr.""",
+    "column_params": """\
+kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
+    The kernel whose columns are selected.
+degree : int, default=3
+    Degree of the 'poly' kernel.
+gamma : {'scale', 'auto'} or float, default='scale'
+    Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels.
+coef0 : float, default=0.0
+    Constant term of the 'poly' and 'sigmoid' kernels.
+tol : float, default=1e-6
+    Relative residue norm under which a candidate is pruned.
+gram : {'auto', 'precomputed', 'on_the_fly'}, default='auto'
+    Whether greedy selection holds the candidate columns.""",
+}
+
+
+@fill(**_FLSA_PARTS)
 @dataclass(frozen=True)
 class FLSAPath:
     """One binary model's forward pass.
@@ -138,14 +185,7 @@ class FLSAPath:
     exhausted : bool
         True when the rank (or the dictionary), not ``n_support``, ended it.
 
-    References
-    ----------
-    .. [1] X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
-       Machines", Mathematical Problems in Engineering 2013, Article ID
-       602341.
-    .. [2] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
-       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
-       2013, Article ID 712437.
+    {references}
 
     Examples
     --------
@@ -277,7 +317,7 @@ def _check_fold_dictionary(dictionary_size, n: int, folds) -> None:
         )
 
 
-@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
+@fill(**X_PARTS, **_FLSA_PARTS, classifier_attributes=CLASSIFIER_ATTRIBUTES)
 class FLSAClassifier(BaseKernelClassifier):
     """Forward least-squares approximation SVM (FLSA-SVM).
 
@@ -326,18 +366,9 @@ class FLSAClassifier(BaseKernelClassifier):
         Draws the dictionary (and its order for 'random').
     n_jobs : int or None, default=None
         One-vs-rest models fitted at once (threads; the core releases the GIL).
-    verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.flsa``): 0 logs
-        nothing; 1 one line per forward pass (support vectors,
-        time); 2 also the fit's steps. Records are emitted at level INFO;
-        without any logging configuration they go to stderr.
+    {verbose}
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels, sorted.
-    n_features_in_ : int
-        Number of features seen during fit.
+    {classifier_attributes}
     path_ : list of FLSAPath
         One per binary model (one for two classes, else one per class,
         one-vs-rest).
@@ -371,14 +402,7 @@ class FLSAClassifier(BaseKernelClassifier):
     :class:`localsvm.CellSVC`, which take both ``sample_weight`` and
     ``class_weight``.
 
-    References
-    ----------
-    .. [1] X.-L. Xia et al., "A Novel Sparse Least Squares Support Vector
-       Machines", Mathematical Problems in Engineering 2013, Article ID
-       602341.
-    .. [2] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
-       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
-       2013, Article ID 712437.
+    {references}
 
     Examples
     --------
@@ -423,18 +447,7 @@ class FLSAClassifier(BaseKernelClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.n_support = n_support
-        self.selection = selection
-        self.dictionary_size = dictionary_size
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.gram = gram
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
 
@@ -551,17 +564,14 @@ class FLSAClassifier(BaseKernelClassifier):
         self.n_pruned_ = np.array([p.n_pruned for p in self.path_])
         self.shape_fit_ = X.shape
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit the path up to ``n_support`` support vectors.
 
         The active model (``support_``, ``dual_coef_``, ...) is the one with
         ``n_support`` of them.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -655,9 +665,7 @@ class FLSAClassifier(BaseKernelClassifier):
     def decision_function(self, X):
         """Evaluate the decision function of the active model.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Returns
         -------
@@ -672,14 +680,7 @@ class FLSAClassifier(BaseKernelClassifier):
     def predict(self, X):
         """Predict the class of each sample with the active model.
 
-        Parameters
-        ----------
-        {X_predict}
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predicted labels, taken from ``classes_``.
+        {predict_sections}
         """
         return self._labels(self.decision_function(X))
 
@@ -696,9 +697,7 @@ class FLSAClassifier(BaseKernelClassifier):
         With ``u(x) = [1, K(x, S)] R⁻¹`` (a triangular solve), the model
         with ``k`` columns is ``Σ_{j≤k} z_j u_j(x)``: a cumulative sum.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
         max_n_support : int or None, default=None
             Largest number of support vectors evaluated; None goes to the
             end of the longest path.
@@ -753,9 +752,7 @@ class FLSAClassifier(BaseKernelClassifier):
         As scikit-learn's ``staged_*`` methods, one model of the path at a
         time.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Yields
         ------
@@ -768,9 +765,7 @@ class FLSAClassifier(BaseKernelClassifier):
     def staged_predict(self, X) -> Iterator[np.ndarray]:
         """Yield the predicted labels for ``n_support = 1, 2, …``.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
 
         Yields
         ------
@@ -783,9 +778,7 @@ class FLSAClassifier(BaseKernelClassifier):
     def path_score(self, X, y) -> np.ndarray:
         """Score every model along the path on ``(X, y)``.
 
-        Parameters
-        ----------
-        {X_predict}
+        {X_predict_parameters}
         y : array-like of shape (n_samples,)
             True labels.
 
@@ -812,6 +805,7 @@ class FLSAClassifier(BaseKernelClassifier):
         return correct.mean(axis=1)
 
 
+@fill(**_FLSA_PARTS)
 class RFLSAClassifier(FLSAClassifier):
     """Reduced FLSA-SVM: :class:`FLSAClassifier` with ``selection='random'``.
 
@@ -831,33 +825,14 @@ class RFLSAClassifier(FLSAClassifier):
         How columns are chosen, as in :class:`FLSAClassifier`.
     dictionary_size : int, float or None, default=None
         Candidate columns: a number, a fraction of ``n`` or None for all.
-    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
-        The kernel whose columns are selected.
-    degree : int, default=3
-        Degree of the 'poly' kernel.
-    gamma : {'scale', 'auto'} or float, default='scale'
-        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels.
-    coef0 : float, default=0.0
-        Constant term of the 'poly' and 'sigmoid' kernels.
-    tol : float, default=1e-6
-        Relative residue norm under which a candidate is pruned.
-    gram : {'auto', 'precomputed', 'on_the_fly'}, default='auto'
-        Whether greedy selection holds the candidate columns.
+    {column_params}
     random_state : int, RandomState instance or None, default=None
         Draws the dictionary and its order.
     n_jobs : int or None, default=None
         One-vs-rest models fitted at once (threads).
-    verbose : int, default=0
-        Logging through :mod:`logging` (logger ``localsvm.flsa``): 0 logs
-        nothing; 1 one line per forward pass (support vectors,
-        time); 2 also the fit's steps. Records are emitted at level INFO;
-        without any logging configuration they go to stderr.
+    {verbose}
 
-    References
-    ----------
-    .. [1] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
-       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
-       2013, Article ID 712437.
+    {reference_contexts}
 
     Examples
     --------
@@ -885,23 +860,10 @@ class RFLSAClassifier(FLSAClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        super().__init__(
-            n_support=n_support,
-            selection=selection,
-            dictionary_size=dictionary_size,
-            kernel=kernel,
-            degree=degree,
-            gamma=gamma,
-            coef0=coef0,
-            tol=tol,
-            gram=gram,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-        )
+        store_params(self, locals())
 
 
-@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
+@fill(**X_PARTS, **_FLSA_PARTS)
 class FLSAClassifierCV(FLSAClassifier):
     """FLSA / RFLSA with ``n_support`` chosen by cross-validation along the path.
 
@@ -920,18 +882,7 @@ class FLSAClassifierCV(FLSAClassifier):
         Candidate columns: a number, a fraction of ``n`` or None for all.
         A number must not exceed the smallest cross-validation training fold
         (``ValueError`` otherwise); a fraction is taken of each fold's size.
-    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'precomputed'}, default='rbf'
-        The kernel whose columns are selected.
-    degree : int, default=3
-        Degree of the 'poly' kernel.
-    gamma : {'scale', 'auto'} or float, default='scale'
-        Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels.
-    coef0 : float, default=0.0
-        Constant term of the 'poly' and 'sigmoid' kernels.
-    tol : float, default=1e-6
-        Relative residue norm under which a candidate is pruned.
-    gram : {'auto', 'precomputed', 'on_the_fly'}, default='auto'
-        Whether greedy selection holds the candidate columns.
+    {column_params}
     cv : int, cross-validation generator or iterable, default=5
         As scikit-learn's ``cv``: an int for stratified k-fold, a splitter or
         an iterable of (train, validation) index arrays.
@@ -958,11 +909,7 @@ class FLSAClassifierCV(FLSAClassifier):
         As in :class:`FLSAClassifier`, for the model at ``best_n_support_``
         (``path_`` runs up to ``n_support``).
 
-    References
-    ----------
-    .. [1] X.-L. Xia, S. Qian, X. Liu and H. Xing, "Efficient Model Selection
-       for Sparse Least-Square SVMs", Mathematical Problems in Engineering
-       2013, Article ID 712437.
+    {reference_contexts}
 
     Examples
     --------
@@ -996,21 +943,7 @@ class FLSAClassifierCV(FLSAClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        super().__init__(
-            n_support=n_support,
-            selection=selection,
-            dictionary_size=dictionary_size,
-            kernel=kernel,
-            degree=degree,
-            gamma=gamma,
-            coef0=coef0,
-            tol=tol,
-            gram=gram,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            verbose=verbose,
-        )
-        self.cv = cv
+        store_params(self, locals())
 
     def _warn_if_chance(self, y, K: int) -> None:
         """Warn when no ``k`` validates better than predicting the majority
@@ -1041,17 +974,14 @@ class FLSAClassifierCV(FLSAClassifier):
                 stacklevel=3,
             )
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Choose ``n_support`` by cross-validation, then fit on all the data.
 
         Every ``k ≤ n_support`` is scored on each fold; the path fitted on all
         the data is then activated at the best ``k``.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None

@@ -32,7 +32,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import FEATURE_KERNELS, BaseSVMClassifier, equal_weight_rows, restore_on_interrupt
+from ._base import (
+    FEATURE_KERNELS,
+    BaseSVMClassifier,
+    equal_weight_rows,
+    fit_method,
+    store_params,
+)
 from ._compat import Interval, StrOptions, fit_context
 from ._multiclass import (
     BinaryModelsMixin,
@@ -536,32 +542,11 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.threshold = threshold
-        self.epsilon = epsilon
-        self.max_neighbors = max_neighbors
-        self.neighbor_step = neighbor_step
-        self.reprocess = reprocess
-        self.strategy = strategy
-        self.max_support = max_support
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------ fitting
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Learn every row of ``X`` in order, starting from a fresh model.
 

@@ -283,6 +283,11 @@ def _as_rows(A: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(A, dtype=np.float64)
 
 
+def _require_function(spec: KernelSpec, who: str) -> None:
+    if spec.precomputed:
+        raise ValueError(f"{who} needs a kernel function, not 'precomputed'")
+
+
 _SPEC_A_B = """\
 spec : KernelSpec
     The kernel; not 'precomputed'.
@@ -305,11 +310,24 @@ def kernel_matrix(spec: KernelSpec, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     ndarray of shape (n_a, n_b)
         The kernel matrix.
     """
-    if spec.precomputed:
-        raise ValueError("kernel_matrix needs a kernel function, not 'precomputed'")
+    _require_function(spec, "kernel_matrix")
     return _core.kernel_matrix(_as_rows(A), _as_rows(B), kernel=spec.core())
 
 
+#: The first parameters of the decision-value functions.
+_SPEC_X = """\
+spec : KernelSpec
+    A kernel function (not ``'precomputed'``).
+X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    The rows to evaluate."""
+
+#: Their ``precision`` parameter.
+_PRECISION = """\
+precision : {'auto', 'float32', 'float64'}, default='auto'
+    The arithmetic of the kernel values and sums."""
+
+
+@fill(spec_x=_SPEC_X, precision=_PRECISION)
 def decision_values(
     spec: KernelSpec,
     X: np.ndarray,
@@ -330,18 +348,14 @@ def decision_values(
 
     Parameters
     ----------
-    spec : KernelSpec
-        A kernel function (not ``'precomputed'``).
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        The rows to evaluate.
+    {spec_x}
     support_vectors : {ndarray, sparse matrix} of shape (n_SV, n_features)
         The support vectors shared by the models.
     coef : ndarray of shape (n_models, n_SV)
         Each model's coefficients ``y·α`` (0 where a vector is not its own).
     intercept : ndarray of shape (n_models,)
         Each model's intercept.
-    precision : {'auto', 'float32', 'float64'}, default='auto'
-        The arithmetic of the kernel values and sums.
+    {precision}
 
     Returns
     -------
@@ -361,6 +375,7 @@ def decision_values(
     )
 
 
+@fill(spec_x=_SPEC_X, precision=_PRECISION)
 def decision_values_ovo(
     spec: KernelSpec,
     X: np.ndarray,
@@ -381,10 +396,7 @@ def decision_values_ovo(
 
     Parameters
     ----------
-    spec : KernelSpec
-        A kernel function (not ``'precomputed'``).
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        The rows to evaluate.
+    {spec_x}
     support_vectors : {ndarray, sparse matrix} of shape (n_SV, n_features)
         The support vectors, grouped by class in class order.
     n_support : ndarray of shape (n_classes,)
@@ -395,8 +407,7 @@ def decision_values_ovo(
         class ``b``'s.
     intercept : ndarray of shape (n_pairs,)
         Each pair's intercept.
-    precision : {'auto', 'float32', 'float64'}, default='auto'
-        The arithmetic of the kernel values and sums.
+    {precision}
 
     Returns
     -------
@@ -442,8 +453,7 @@ def kernel_matrix_numpy(
     ndarray of shape (n_a, n_b)
         The kernel matrix.
     """
-    if spec.precomputed:
-        raise ValueError("kernel_matrix_numpy needs a kernel function, not 'precomputed'")
+    _require_function(spec, "kernel_matrix_numpy")
     A = _as_rows(A)
     B = _as_rows(B)
     dot = A @ B.T

@@ -26,13 +26,13 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ._base import (
-    CLASS_WEIGHT_CONSTRAINT,
+    CACHE_CLASS_WEIGHT_CONSTRAINTS,
     FEATURE_KERNELS,
     BaseSVMClassifier,
-    restore_on_interrupt,
-    weighted_training_rows,
+    fit_method,
+    store_params,
 )
-from ._compat import Interval, StrOptions, fit_context
+from ._compat import Interval, StrOptions
 from ._docstrings import X_Y_CLASSES, fill
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, ovo_votes
 from .backends.base import (
@@ -47,6 +47,7 @@ from .kernels import KernelSpec, kernel_matrix
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import backends as registered_backends
 from .similarity import (
+    bandwidth_parts,
     compute_similarity,
     get_similarity,
     similarity_kwargs,
@@ -156,7 +157,11 @@ X : {array-like, sparse matrix} of shape (n_samples, n_features)
     Test examples; each gets its own local SVM."""
 
 
-@fill(X_y_classes=X_Y_CLASSES, X_local=_X_LOCAL)
+@fill(
+    X_y_classes=X_Y_CLASSES,
+    X_local=_X_LOCAL,
+    **bandwidth_parts("exp(−‖x_s − x_i‖² / λ)"),
+)
 class LocalSVC(BaseSVMClassifier):
     """Localized SVM (SLSVM / HLSVM): one SVM per test example.
 
@@ -187,14 +192,7 @@ class LocalSVC(BaseSVMClassifier):
         A registered similarity strategy (``localsvm.list_similarities()``):
         'gaussian' (SLSVM, uses ``bandwidth``) or 'knn' (HLSVM, uses ``k``;
         the SVM-KNN of Zhang et al. [2]_).
-    bandwidth : float or 'scale', default='scale'
-        The width λ of the Gaussian similarity ``exp(−‖x_s − x_i‖² / λ)``;
-        a number must be > 0. 'scale' (the default since this release;
-        1.0 before) is ``n_features · X.var()`` on the training data, the
-        ``1 / gamma`` of ``gamma='scale'``, so the similarity follows the
-        data's scale (a fixed 1.0 on standardized data with 20 features
-        makes every similarity about ``e⁻⁴⁰``); the number used is
-        ``bandwidth_``.
+    {bandwidth}
     k : int, default=10
         Neighbours of the 'knn' similarity; at most the training set's size.
     similarity_params : dict, default=None
@@ -278,15 +276,7 @@ class LocalSVC(BaseSVMClassifier):
         emitted at level INFO; without any logging configuration they go
         to stderr.
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels, sorted.
-    bandwidth_ : float
-        The Gaussian similarity's width λ in use (``bandwidth`` with 'scale'
-        resolved on the training data).
-    n_features_in_ : int
-        Number of features seen during fit.
+    {bandwidth_attributes}
     X_fit_ : ndarray of shape (n_samples, n_features)
         The training examples, kept for prediction.
     y_fit_ : ndarray of shape (n_samples,)
@@ -387,8 +377,7 @@ class LocalSVC(BaseSVMClassifier):
         "warm_start": ["boolean"],
         "solver": [StrOptions({"auto", "primal", "dual"})],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
-        "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        **CACHE_CLASS_WEIGHT_CONSTRAINTS,
     }
 
     def __init__(
@@ -416,32 +405,11 @@ class LocalSVC(BaseSVMClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.C = C
-        self.similarity = similarity
-        self.bandwidth = bandwidth
-        self.k = k
-        self.similarity_params = similarity_params
-        self.similarity_threshold = similarity_threshold
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.shrinking = shrinking
-        self.warm_start = warm_start
-        self.solver = solver
-        self.backend = backend
-        self.chunk_size = chunk_size
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Validate and store the training data; the work happens at predict.
 
@@ -461,8 +429,7 @@ class LocalSVC(BaseSVMClassifier):
         self : LocalSVC
             The fitted estimator.
         """
-        X, y, y_idx = self._fit_prologue(X, y)
-        X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
+        X, y, y_idx, weights, _ = self._weighted_fit_prologue(X, y, sample_weight)
         self._weights = None if np.all(weights == 1.0) else weights
         # The strategy validates its own parameters (k > n, bandwidth ≤ 0, an
         # unknown name) now rather than at the first predict.

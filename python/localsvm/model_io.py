@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._docstrings import fill
 from ._multiclass import libsvm_to_ovo, ovo_pairs, public_layout
 from .kernels import KernelSpec
 from .svc import SVC, NuSVC
@@ -206,6 +207,17 @@ def _num(x: float) -> str:
     return repr(float(x))
 
 
+#: The start of both functions' Examples: a file path and a model to save.
+_EXAMPLE_SETUP = """\
+Examples
+--------
+>>> import os, tempfile
+>>> from localsvm import SVC, load_libsvm_model, save_libsvm_model
+>>> from localsvm.datasets import load_iris
+>>> d = load_iris()"""
+
+
+@fill(example_setup=_EXAMPLE_SETUP)
 def save_libsvm_model(model, path) -> None:
     """Write a fitted model as a LIBSVM model file.
 
@@ -239,12 +251,7 @@ def save_libsvm_model(model, path) -> None:
         one-vs-rest with more than two classes, or a class label is not an
         integer.
 
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from localsvm import SVC, load_libsvm_model, save_libsvm_model
-    >>> from localsvm.datasets import load_iris
-    >>> d = load_iris()
+    {example_setup}
     >>> clf = SVC(C=10).fit(d.X, d.y)
     >>> path = os.path.join(tempfile.mkdtemp(), "iris.model")
     >>> save_libsvm_model(clf, path)
@@ -362,21 +369,22 @@ class _OpenWidth:
         wide.shape_fit_ = (sv.shape[0], width)
         return wide
 
+    def _estimator_method(self, name: str, X):
+        """The extended estimator's method ``name`` on ``X``, called on a copy
+        of this model padded to ``X``'s width when ``X`` is wider."""
+        width = self._wider(X)
+        model = self._widened(width) if width else self
+        return getattr(super(_OpenWidth, model), name)(X)
+
 
 class _OpenWidthClassifier(_OpenWidth):
     def _model_decision(self, X) -> np.ndarray:
-        width = self._wider(X)
-        if width:
-            return super(_OpenWidth, self._widened(width))._model_decision(X)
-        return super()._model_decision(X)
+        return self._estimator_method("_model_decision", X)
 
 
 class _OpenWidthSingle(_OpenWidth):
     def _decision(self, X) -> np.ndarray:
-        width = self._wider(X)
-        if width:
-            return super(_OpenWidth, self._widened(width))._decision(X)
-        return super()._decision(X)
+        return self._estimator_method("_decision", X)
 
 
 _WIDTH_DOC = """ read by :func:`load_libsvm_model` without
@@ -501,6 +509,7 @@ def _read_header(reader: _Reader) -> tuple[dict, dict, int]:
     raise reader.error(0, "no 'SV' line: the header is not followed by support vectors")
 
 
+@fill(example_setup=_EXAMPLE_SETUP)
 def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     """Read a LIBSVM model file into a fitted estimator of its type.
 
@@ -562,12 +571,7 @@ def load_libsvm_model(path, n_features=None, precision="float64", sparse=False):
     OSError
         If the file cannot be read.
 
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from localsvm import SVC, load_libsvm_model, save_libsvm_model
-    >>> from localsvm.datasets import load_iris
-    >>> d = load_iris()
+    {example_setup}
     >>> path = os.path.join(tempfile.mkdtemp(), "iris.model")
     >>> save_libsvm_model(SVC(kernel="linear").fit(d.X, d.y), path)
     >>> clf = load_libsvm_model(path)

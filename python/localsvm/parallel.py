@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from ._docstrings import fill
 from .engines import (
     Engine,
     JoblibEngine,
@@ -66,6 +67,14 @@ _default_lock = threading.Lock()
 _default_engine: str | None = None
 
 
+#: The ``Raises`` section of the functions that take an engine's name.
+_RAISES_UNKNOWN_ENGINE = """\
+Raises
+------
+ValueError
+    If no engine is registered under ``name``."""
+
+
 def get_default_engine() -> str:
     """Return the engine :func:`run_tasks` uses when none is named.
 
@@ -88,6 +97,7 @@ def get_default_engine() -> str:
     return "joblib" if joblib_backend_chosen() else "threads"
 
 
+@fill(raises_unknown_engine=_RAISES_UNKNOWN_ENGINE)
 def set_default_engine(name: str | None) -> None:
     """Set (or with ``None`` clear) the process-wide default engine.
 
@@ -99,10 +109,7 @@ def set_default_engine(name: str | None) -> None:
         A name from :func:`localsvm.list_engines`, or None to fall back to
         ``$LOCALSVM_ENGINE`` and then ``"threads"``.
 
-    Raises
-    ------
-    ValueError
-        If no engine is registered under ``name``.
+    {raises_unknown_engine}
 
     Examples
     --------
@@ -120,6 +127,7 @@ def set_default_engine(name: str | None) -> None:
 
 
 @contextmanager
+@fill(raises_unknown_engine=_RAISES_UNKNOWN_ENGINE)
 def use_engine(name: str) -> Iterator[None]:
     """Use engine ``name`` for :func:`run_tasks` calls in this thread, within the block.
 
@@ -136,10 +144,7 @@ def use_engine(name: str) -> Iterator[None]:
     None
         Control, for the body of the ``with`` block.
 
-    Raises
-    ------
-    ValueError
-        If no engine is registered under ``name``.
+    {raises_unknown_engine}
 
     Examples
     --------

@@ -27,13 +27,13 @@ import numpy as np
 from sklearn.utils.validation import check_random_state, validate_data
 
 from ._base import (
-    CLASS_WEIGHT_CONSTRAINT,
+    CACHE_CLASS_WEIGHT_CONSTRAINTS,
     FEATURE_KERNELS,
     BaseSVMClassifier,
-    restore_on_interrupt,
-    weighted_training_rows,
+    fit_method,
+    store_params,
 )
-from ._compat import Interval, StrOptions, fit_context
+from ._compat import Interval, StrOptions
 from ._docstrings import X_ROWS, X_Y_CLASSES, fill
 from ._memory import check_memory
 from ._regions import RegionModelsMixin, region_iterations
@@ -43,6 +43,7 @@ from .kernels import resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
 from .plugins import get_clustering
 from .similarity import (
+    bandwidth_parts,
     compute_similarity,
     get_similarity,
     similarity_kwargs,
@@ -145,7 +146,11 @@ def _nearest_cluster(
     return np.argmax(mean, axis=0)
 
 
-@fill(X_rows=X_ROWS, X_y_classes=X_Y_CLASSES)
+@fill(
+    X_rows=X_ROWS,
+    X_y_classes=X_Y_CLASSES,
+    **bandwidth_parts("exp(−‖x − r‖² / λ)"),
+)
 class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     """Profile SVM: MagKmeans clusters of similarity profiles, one SVM each.
 
@@ -219,14 +224,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     similarity : str, default='gaussian'
         The registered similarity strategy that builds the profiles
         (``localsvm.list_similarities()``), as in :class:`localsvm.LocalSVC`.
-    bandwidth : float or 'scale', default='scale'
-        The width λ of the Gaussian similarity ``exp(−‖x − r‖² / λ)``;
-        a number must be > 0. 'scale' (the default since this release;
-        1.0 before) is ``n_features · X.var()`` on the training data, the
-        ``1 / gamma`` of ``gamma='scale'``, so the similarity follows the
-        data's scale (a fixed 1.0 on standardized data with 20 features
-        makes every similarity about ``e⁻⁴⁰``); the number used is
-        ``bandwidth_``.
+    {bandwidth}
     k : int, default=10
         Neighbours of the 'knn' similarity.
     similarity_params : dict or None, default=None
@@ -284,15 +282,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         Records are emitted at level INFO; without any logging
         configuration they go to stderr.
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels, sorted.
-    bandwidth_ : float
-        The Gaussian similarity's width λ in use (``bandwidth`` with 'scale'
-        resolved on the training data).
-    n_features_in_ : int
-        Number of features seen during fit.
+    {bandwidth_attributes}
     cluster_labels_ : ndarray of shape (n_samples,)
         The cluster of each training example.
     n_clusters_ : int
@@ -383,8 +373,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         "transductive": ["boolean"],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
-        "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        **CACHE_CLASS_WEIGHT_CONSTRAINTS,
     }
 
     def __init__(
@@ -414,32 +403,9 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.C = C
-        self.n_clusters = n_clusters
-        self.R = R
-        self.clustering = clustering
-        self.clustering_params = clustering_params
-        self.similarity = similarity
-        self.bandwidth = bandwidth
-        self.k = k
-        self.similarity_params = similarity_params
-        self.transductive = transductive
-        self.n_landmarks = n_landmarks
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.backend = backend
-        self.random_state = random_state
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, X_test=None, sample_weight=None):
         """Cluster the training profiles and train one SVM per cluster.
 
@@ -462,8 +428,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         self : ProfileSVC
             The fitted estimator.
         """
-        X, y, y_idx = self._fit_prologue(X, y)
-        X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
+        X, y, y_idx, weights, _ = self._weighted_fit_prologue(X, y, sample_weight)
         n = X.shape[0]
         kappa = check_n_clusters(self._count_clusters(n), n)
         self.n_clusters_ = kappa

@@ -27,16 +27,18 @@ from sklearn.utils.validation import (
 )
 
 from ._base import (
-    CLASS_WEIGHT_CONSTRAINT,
+    CACHE_CLASS_WEIGHT_CONSTRAINTS,
     BaseSVMClassifier,
     box_constant,
     class_weights,
+    fit_method,
     numeric_input,
     positive_weights,
     read_only_coef,
-    restore_on_interrupt,
+    store_params,
 )
-from ._compat import Hidden, Interval, StrOptions, fit_context
+from ._compat import Hidden, Interval, StrOptions
+from ._docstrings import CLASSIFIER_ATTRIBUTES, X_PARTS, fill
 from ._multiclass import (
     BinaryModelsMixin,
     assemble,
@@ -46,7 +48,7 @@ from ._multiclass import (
 )
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import encode_classes
-from .backends.base import QPProblem, QPSolution, solve_checked
+from .backends.base import QPProblem, QPSolution, smo_settings, solve_checked
 from .kernels import KERNELS, core_rows, decision_values, decision_values_ovo
 from .parallel import effective_n_jobs, run_tasks
 
@@ -252,6 +254,14 @@ def _cells_partition():
     return partition_cells
 
 
+#: What ``probA_`` and ``probB_`` say of themselves besides their meaning.
+_PLATT_NOTE = """\
+Empty, shape (0,), without ``probability=True``, as scikit-learn's.
+Deprecated as in scikit-learn 1.9: reading it gives a
+``FutureWarning``."""
+
+
+@fill(**X_PARTS, classifier_attributes=CLASSIFIER_ATTRIBUTES)
 class SVC(BinaryModelsMixin, BaseSVMClassifier):
     """C-support vector classification, solved by a pluggable QP backend.
 
@@ -436,12 +446,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         -1 (there one blocked pass over the data is much cheaper than the
         columns one at a time), else 'smo'. ``solver_`` reports the choice.
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        The class labels, sorted.
-    n_features_in_ : int
-        Number of features seen during fit.
+    {classifier_attributes}
     support_ : ndarray of shape (n_SV,)
         Indices of support vectors, grouped by class.
     support_vectors_ : {ndarray, scipy.sparse.csr_matrix} of shape (n_SV, n_features)
@@ -624,8 +629,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         "shrinking": ["boolean"],
         "probability": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "verbose": ["verbose"],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
-        "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        **CACHE_CLASS_WEIGHT_CONSTRAINTS,
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
         "break_ties": ["boolean"],
         "random_state": ["random_state"],
@@ -680,29 +684,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         cell_levels=1,
         solver="auto",
     ):
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.shrinking = shrinking
-        self.probability = probability
-        self.tol = tol
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.random_state = random_state
-        self.multiclass = multiclass
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.precision = precision
-        self.init = init
-        self.cell_size = cell_size
-        self.cell_levels = cell_levels
-        self.solver = solver
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
 
@@ -712,8 +694,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         """(row indices, ±1 labels) of each binary problem."""
         return binary_tasks(y_idx, problem_classes(n_classes, self.multiclass))
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit one SVM per binary problem.
 
@@ -766,15 +747,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         report = self._fit_report(len(tasks), X, y)
         pairs = report.subtasks("binary-problem", len(tasks), iterative=len(tasks) == 1)
 
-        settings = dict(
-            kernel=spec,
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            cache_size=float(self.cache_size),
-            shrinking=bool(self.shrinking),
-            precision=self.precision,
-            solver=self.solver,
-        )
+        settings = dict(kernel=spec, **smo_settings(self), solver=self.solver)
         settings.update(self._formulation())
         settings["n_threads"] = self._threads_per_problem(len(tasks))
         if len(tasks) == 1:
@@ -1182,11 +1155,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     def decision_function(self, X):
         """Signed distances to the decision boundaries.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict_parameters}
 
         Returns
         -------
@@ -1200,16 +1169,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     def predict(self, X):
         """Predict the class of each sample.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predicted labels, taken from ``classes_``.
+        {predict_sections}
         """
         return self._multiclass_predict(X)
 
@@ -1219,17 +1179,14 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         return True
 
     @available_if(_check_proba)
+    @fill(**X_PARTS)
     def predict_proba(self, X):
         """Class probabilities (fitted with ``probability=True``).
 
         Platt's sigmoid of each binary model's decision value, coupled over
         the class pairs (see the ``probability`` parameter).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict_parameters}
 
         Returns
         -------
@@ -1258,14 +1215,11 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         return couple_pairwise(r, n_classes)
 
     @available_if(_check_proba)
+    @fill(**X_PARTS)
     def predict_log_proba(self, X):
         """Logarithms of the class probabilities of :meth:`predict_proba`.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples, or their kernel with the training examples for
-            ``kernel='precomputed'``.
+        {X_predict_parameters}
 
         Returns
         -------
@@ -1291,22 +1245,20 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         return np.empty(0, dtype=np.float64) if value is None else value.copy()
 
     @property
+    @fill(platt_note=_PLATT_NOTE)
     def probA_(self) -> np.ndarray:
         """Slope ``A`` of each binary model's sigmoid (``probability=True``).
 
-        Empty, shape (0,), without ``probability=True``, as scikit-learn's.
-        Deprecated as in scikit-learn 1.9: reading it gives a
-        ``FutureWarning``.
+        {platt_note}
         """
         return self._platt("probA")
 
     @property
+    @fill(platt_note=_PLATT_NOTE)
     def probB_(self) -> np.ndarray:
         """Offset ``B`` of each binary model's sigmoid (``probability=True``).
 
-        Empty, shape (0,), without ``probability=True``, as scikit-learn's.
-        Deprecated as in scikit-learn 1.9: reading it gives a
-        ``FutureWarning``.
+        {platt_note}
         """
         return self._platt("probB")
 
@@ -1445,24 +1397,7 @@ class NuSVC(SVC):
         n_jobs=None,
         precision="auto",
     ):
-        self.nu = nu
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.shrinking = shrinking
-        self.probability = probability
-        self.tol = tol
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.random_state = random_state
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.precision = precision
+        store_params(self, locals())
 
     def _box(self, y_idx: np.ndarray, sw: np.ndarray) -> np.ndarray:
         """The sample weights (LIBSVM's ν-SVC boxes; no ``C``, no class weight)."""

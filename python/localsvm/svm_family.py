@@ -24,6 +24,8 @@ The fitted attributes are scikit-learn's (:mod:`sklearn.svm`).
 
 from __future__ import annotations
 
+import inspect
+import textwrap
 import time
 from numbers import Real
 from typing import ClassVar
@@ -44,15 +46,16 @@ from ._base import (
     BaseKernelEstimator,
     SVMDualMixin,
     box_constant,
+    fit_method,
     numeric_input,
     positive_weights,
     read_only_coef,
-    restore_on_interrupt,
+    store_params,
 )
-from ._compat import Interval, StrOptions, fit_context
-from ._docstrings import X_PREDICT, X_TRAIN, fill
+from ._compat import Interval, StrOptions
+from ._docstrings import X_PARTS, fill
 from ._validation import prepare_input, reject_dask
-from .backends.base import QPProblem, QPSolution, solve_checked
+from .backends.base import QPProblem, QPSolution, smo_settings, solve_checked
 from .kernels import KERNELS, core_rows, decision_values
 from .parallel import effective_n_jobs
 
@@ -128,11 +131,8 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         tasks = report.subtasks("dual-problem", 1, iterative=True)
         problem = self._dual(X, y, sw)
         problem.kernel = spec
-        problem.tol = float(self.tol)
-        problem.max_iter = int(self.max_iter)
-        problem.cache_size = float(self.cache_size)
-        problem.shrinking = bool(self.shrinking)
-        problem.precision = self.precision
+        for name, value in smo_settings(self).items():
+            setattr(problem, name, value)
         problem.n_threads = 2 if effective_n_jobs(self.n_jobs) >= 2 else 1
         problem.progress = tasks[0].solver_progress(float(self.tol), problem.n)
         backend = self._select_backend(problem)
@@ -238,10 +238,6 @@ default='rbf'
         ``epsilon`` the coefficients grow without bound, and with
         ``max_iter=-1`` the fit then raises ``ValueError`` instead of
         returning the capped solve.""",
-    "C_finite": """    C : float, default=1.0
-        Penalty parameter, positive and finite: ν-SVR's dual coefficients
-        sum to ``C · nu · n``, so ``C = inf`` has no model (LIBSVM's is not
-        finite) and is refused, as NaN is.""",
     "epsilon": """    epsilon : float, default=0.1
         Width of the tube within which errors are not penalised; ``>= 0``.""",
     "nu": """    nu : float, default=0.5
@@ -263,10 +259,11 @@ default='rbf'
         The arithmetic of the kernel values (see :class:`~localsvm.SVC`).""",
 }
 
-
-def _params_doc(*names: str) -> str:
-    return "\n".join(_PARAM_DOC[n] for n in names)
-
+#: ν-SVR's ``C``, which must be finite.
+_C_FINITE = """    C : float, default=1.0
+        Penalty parameter, positive and finite: ν-SVR's dual coefficients
+        sum to ``C · nu · n``, so ``C = inf`` has no model (LIBSVM's is not
+        finite) and is refused, as NaN is."""
 
 _ATTR_DOC = """
     support_ : ndarray of shape (n_SV,)
@@ -287,11 +284,37 @@ _ATTR_DOC = """
         The dual objective at the solution.
 """
 
+#: ``X`` of the one-class SVM's scoring methods.
+_X_SCORED = """\
+Parameters
+----------
+X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
+    Examples."""
 
-@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
+
+def _documented(*, attributes: str = "", **entries: str):
+    """Decorate an estimator: its docstring's ``{sections}`` field becomes the
+    Parameters section, one ``_PARAM_DOC`` entry (or one of ``entries``) per
+    parameter in the order of its signature, and the Attributes section, the
+    models' common attributes then ``attributes``; the ``X`` fields of its
+    methods are filled too."""
+
+    def decorate(cls):
+        names = inspect.signature(cls).parameters
+        params = "\n".join(entries.get(name, _PARAM_DOC[name]) for name in names)
+        attrs = _ATTR_DOC.strip("\n") + (f"\n\n{attributes}" if attributes else "")
+        sections = (
+            f"Parameters\n----------\n{textwrap.dedent(params)}\n\n"
+            f"Attributes\n----------\n{textwrap.dedent(attrs)}"
+        )
+        return fill(sections=sections, X_scored=_X_SCORED, **X_PARTS)(cls)
+
+    return decorate
+
+
+@_documented()
 class SVR(RegressorMixin, _BaseSingleDual):
-    __doc__ = (
-        """Epsilon-support vector regression on the Rust SMO core.
+    """Epsilon-support vector regression on the Rust SMO core.
 
     ε-SVR (Vapnik, "The Nature of Statistical Learning Theory", Springer,
     1995), a drop-in for :class:`sklearn.svm.SVR`.
@@ -301,31 +324,8 @@ class SVR(RegressorMixin, _BaseSingleDual):
     over the rows taken twice, with second-order working-set selection
     (Fan, Chen & Lin, JMLR 6, 2005) and shrinking.
 
-    Parameters
-    ----------
-"""
-        + _params_doc(
-            "kernel",
-            "degree",
-            "gamma",
-            "coef0",
-            "tol",
-            "C",
-            "epsilon",
-            "shrinking",
-            "cache_size",
-            "verbose",
-            "max_iter",
-            "backend",
-            "n_jobs",
-            "precision",
-        )
-        + """
+    {sections}
 
-    Attributes
-    ----------"""
-        + _ATTR_DOC
-        + """
     Examples
     --------
     >>> import numpy as np
@@ -335,7 +335,6 @@ class SVR(RegressorMixin, _BaseSingleDual):
     >>> bool(abs(reg.predict([[0.5]])[0] - 1.0) < 0.1)
     True
     """
-    )
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseSingleDual._parameter_constraints,
@@ -361,20 +360,7 @@ class SVR(RegressorMixin, _BaseSingleDual):
         n_jobs=None,
         precision="auto",
     ):
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.C = C
-        self.epsilon = epsilon
-        self.shrinking = shrinking
-        self.cache_size = cache_size
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.precision = precision
+        store_params(self, locals())
 
     def _dual(self, X, y, sw) -> QPProblem:
         n = y.shape[0]
@@ -393,14 +379,11 @@ class SVR(RegressorMixin, _BaseSingleDual):
         a = np.asarray(sol.alpha, dtype=np.float64)
         return a[:n] - a[n:]
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : array-like of shape (n_samples,)
             Targets, finite numbers.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -429,9 +412,14 @@ class SVR(RegressorMixin, _BaseSingleDual):
         return self._decision(X)
 
 
+@_documented(
+    C=_C_FINITE,
+    attributes="""\
+    epsilon_ : float
+        The tube width the solution has (LIBSVM's ``−r``).""",
+)
 class NuSVR(RegressorMixin, _BaseSingleDual):
-    __doc__ = (
-        """Nu-support vector regression on the Rust SMO core.
+    """Nu-support vector regression on the Rust SMO core.
 
     ν-SVR (Schölkopf, Smola, Williamson & Bartlett, "New support vector
     algorithms", Neural Computation 12, 2000), a drop-in for
@@ -442,33 +430,7 @@ class NuSVR(RegressorMixin, _BaseSingleDual):
     The dual is LIBSVM's (Chang & Lin, ACM TIST 2(3), 2011, §2.4 and §4.2):
     two equality constraints, working pairs from one label set.
 
-    Parameters
-    ----------
-"""
-        + _params_doc(
-            "nu",
-            "C_finite",
-            "kernel",
-            "degree",
-            "gamma",
-            "coef0",
-            "shrinking",
-            "tol",
-            "cache_size",
-            "verbose",
-            "max_iter",
-            "backend",
-            "n_jobs",
-            "precision",
-        )
-        + """
-
-    Attributes
-    ----------"""
-        + _ATTR_DOC
-        + """
-    epsilon_ : float
-        The tube width the solution has (LIBSVM's ``−r``).
+    {sections}
 
     Examples
     --------
@@ -479,7 +441,6 @@ class NuSVR(RegressorMixin, _BaseSingleDual):
     >>> bool(abs(reg.predict([[0.5]])[0] - 1.0) < 0.1)
     True
     """
-    )
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseSingleDual._parameter_constraints,
@@ -505,20 +466,7 @@ class NuSVR(RegressorMixin, _BaseSingleDual):
         n_jobs=None,
         precision="auto",
     ):
-        self.nu = nu
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.shrinking = shrinking
-        self.tol = tol
-        self.cache_size = cache_size
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.precision = precision
+        store_params(self, locals())
 
     def _dual(self, X, y, sw) -> QPProblem:
         n = y.shape[0]
@@ -565,10 +513,13 @@ def fill_in_order(upper: np.ndarray, total: float) -> np.ndarray:
     return np.clip(total - before, 0.0, upper)
 
 
-@fill(X_train=X_TRAIN, X_predict=X_PREDICT)
+@_documented(
+    attributes="""\
+    offset_ : float
+        ``ρ``: ``decision_function = score_samples − offset_``.""",
+)
 class OneClassSVM(OutlierMixin, _BaseSingleDual):
-    __doc__ = (
-        """Unsupervised outlier detection by the one-class SVM on the Rust SMO core.
+    """Unsupervised outlier detection by the one-class SVM on the Rust SMO core.
 
     The one-class SVM of Schölkopf, Platt, Shawe-Taylor, Smola & Williamson
     ("Estimating the support of a high-dimensional distribution", Neural
@@ -578,32 +529,7 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
     as in LIBSVM (Chang & Lin, ACM TIST 2(3), 2011, §2.2) from its start,
     the first ``⌊ν·n⌋`` coefficients at 1.
 
-    Parameters
-    ----------
-"""
-        + _params_doc(
-            "kernel",
-            "degree",
-            "gamma",
-            "coef0",
-            "tol",
-            "nu",
-            "shrinking",
-            "cache_size",
-            "verbose",
-            "max_iter",
-            "backend",
-            "n_jobs",
-            "precision",
-        )
-        + """
-
-    Attributes
-    ----------"""
-        + _ATTR_DOC
-        + """
-    offset_ : float
-        ``ρ``: ``decision_function = score_samples − offset_``.
+    {sections}
 
     Examples
     --------
@@ -614,7 +540,6 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
     >>> det.predict([[0.0, 0.0], [6.0, 6.0]]).tolist()
     [1, -1]
     """
-    )
 
     _needs_y = False
 
@@ -640,19 +565,7 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
         n_jobs=None,
         precision="auto",
     ):
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.nu = nu
-        self.shrinking = shrinking
-        self.cache_size = cache_size
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.backend = backend
-        self.n_jobs = n_jobs
-        self.precision = precision
+        store_params(self, locals())
 
     def _dual(self, X, y, sw) -> QPProblem:
         n = X.shape[0]
@@ -665,14 +578,11 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
             equality_kind="start",
         )
 
-    @restore_on_interrupt
-    @fit_context(prefer_skip_nested_validation=True)
+    @fit_method
     def fit(self, X, y=None, sample_weight=None):
         """Detect the soft boundary of the set of samples ``X``.
 
-        Parameters
-        ----------
-        {X_train}
+        {X_train_parameters}
         y : Ignored
             Not used, present for API consistency.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -690,10 +600,7 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
     def decision_function(self, X):
         """Signed distance to the boundary: positive inside (inliers).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples.
+        {X_scored}
 
         Returns
         -------
@@ -705,10 +612,7 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
     def score_samples(self, X):
         """Raw scoring function of the samples, ``Σ α_i K(x_i, x)``.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples.
+        {X_scored}
 
         Returns
         -------
@@ -720,10 +624,7 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
     def predict(self, X):
         """+1 for inliers, −1 for outliers (a decision value of 0 is −1, as LIBSVM).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_train)
-            Examples.
+        {X_scored}
 
         Returns
         -------

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._docstrings import fill
 from ..kernels import KERNELS, KernelSpec, decision_values
 
 #: Relative tolerance for a warm start's box membership and ``yᵀα₀ = 0``.
@@ -469,6 +470,49 @@ class Capabilities:
     equality_per_label: bool = False
 
 
+#: Parameter and return text shared by the interface's methods and the
+#: built-in backends that implement them (filled in with ``_docstrings.fill``).
+INTERFACE_DOC = {
+    "local_io": """\
+Parameters
+----------
+batch : LocalBatch
+    The local problems of a batch of queries over one training set.
+
+Returns
+-------
+LocalBatchResult
+    Each query's decision value, status and solver statistics.""",
+    "c_path_io": """\
+Parameters
+----------
+path : CPath
+    The dual, its ``C`` values and the held-out rows.
+
+Returns
+-------
+CPathResult
+    The held-out decision values and solver statistics per ``C``.""",
+    "learner_params": """\
+Parameters
+----------
+kernel : KernelSpec
+    The kernel, with ``gamma`` resolved; not 'precomputed'.
+n_features : int
+    Number of features of the stream.""",
+    "settings_params": """\
+Parameters
+----------
+tol : float
+    SMO's stopping tolerance in each subproblem.
+max_iter : int
+    Iteration cap per subproblem; -1 for the learner's own cap.
+cache_size : float
+    Megabytes of cached kernel rows for the learner.""",
+}
+
+
+@fill(**INTERFACE_DOC)
 class SolverBackend(ABC):
     """Base class for solver backends.
 
@@ -544,15 +588,7 @@ class SolverBackend(ABC):
         (:func:`solve_local_generic`); backends with
         ``capabilities.local_batch`` solve the batch natively.
 
-        Parameters
-        ----------
-        batch : LocalBatch
-            The local problems of a batch of queries over one training set.
-
-        Returns
-        -------
-        LocalBatchResult
-            Each query's decision value, status and solver statistics.
+        {local_io}
         """
         return solve_local_generic(self, batch)
 
@@ -564,15 +600,7 @@ class SolverBackend(ABC):
         (:func:`solve_c_path_generic`); a backend may instead keep its
         kernel values and gradient from one value to the next.
 
-        Parameters
-        ----------
-        path : CPath
-            The dual, its ``C`` values and the held-out rows.
-
-        Returns
-        -------
-        CPathResult
-            The held-out decision values and solver statistics per ``C``.
+        {c_path_io}
         """
         return solve_c_path_generic(self, path)
 
@@ -584,12 +612,7 @@ class SolverBackend(ABC):
         implementation of the update; a backend may return it, or wrap it).
         The default has none and raises.
 
-        Parameters
-        ----------
-        kernel : KernelSpec
-            The kernel, with ``gamma`` resolved; not 'precomputed'.
-        n_features : int
-            Number of features of the stream.
+        {learner_params}
 
         Returns
         -------
@@ -611,14 +634,7 @@ class SolverBackend(ABC):
         learner, a ``localsvm._core.SolverSettings``). The default has none
         and raises.
 
-        Parameters
-        ----------
-        tol : float
-            SMO's stopping tolerance in each subproblem.
-        max_iter : int
-            Iteration cap per subproblem; -1 for the learner's own cap.
-        cache_size : float
-            Megabytes of cached kernel rows for the learner.
+        {settings_params}
 
         Returns
         -------
@@ -1063,6 +1079,30 @@ class CPathResult:
     error: list
 
 
+def smo_settings(source) -> dict[str, Any]:
+    """The solver settings that ``source`` (an estimator or a :class:`CPath`)
+    holds under :class:`QPProblem`'s names, as the problem takes them:
+    ``tol``, ``max_iter``, ``cache_size``, ``shrinking`` and ``precision``.
+
+    Parameters
+    ----------
+    source : object
+        Anything with those five attributes.
+
+    Returns
+    -------
+    dict
+        The settings, as ``QPProblem`` keyword arguments.
+    """
+    return {
+        "tol": float(source.tol),
+        "max_iter": int(source.max_iter),
+        "cache_size": float(source.cache_size),
+        "shrinking": bool(source.shrinking),
+        "precision": source.precision,
+    }
+
+
 def solve_c_path_generic(backend, path: CPath) -> CPathResult:
     """Solve a :class:`CPath` with any backend's ``solve``: one
     :class:`QPProblem` per ``C``, started from the previous ``C``'s
@@ -1090,11 +1130,7 @@ def solve_c_path_generic(backend, path: CPath) -> CPathResult:
             kernel=path.kernel,
             p=path.p,
             alpha0=alpha,
-            tol=float(path.tol),
-            max_iter=int(path.max_iter),
-            cache_size=float(path.cache_size),
-            shrinking=bool(path.shrinking),
-            precision=path.precision,
+            **smo_settings(path),
         )
         try:
             sol = backend.solve(problem)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core
+from .._docstrings import fill
 from ..hookspecs import register_builtins
 from ..kernels import core_rows
 from .base import (
+    INTERFACE_DOC,
     Capabilities,
     CPath,
     CPathResult,
@@ -64,6 +66,7 @@ def _start(start):
     return (np.ascontiguousarray(g, dtype=np.float64), np.ascontiguousarray(gbar, dtype=np.float64))
 
 
+@fill(**INTERFACE_DOC)
 class RustBackend(SolverBackend):
     """SMO in Rust; the default backend for every problem size."""
 
@@ -136,15 +139,7 @@ class RustBackend(SolverBackend):
         precomputed kernel, read from ``X``) in the Rust core's ``c_path``;
         variables of weight 0 (pinned at 0) are left out.
 
-        Parameters
-        ----------
-        path : CPath
-            The dual, its ``C`` values and the held-out rows.
-
-        Returns
-        -------
-        CPathResult
-            The held-out decision values and solver statistics per ``C``.
+        {c_path_io}
         """
         path.validate()
         f64 = np.float64
@@ -184,15 +179,7 @@ class RustBackend(SolverBackend):
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
         """Solve the whole batch in one call, each query warm-started from ``batch.start``.
 
-        Parameters
-        ----------
-        batch : LocalBatch
-            The local problems of a batch of queries over one training set.
-
-        Returns
-        -------
-        LocalBatchResult
-            Each query's decision value, status and solver statistics.
+        {local_io}
         """
         f64 = np.float64
         start = getattr(batch, "start", None)
@@ -254,12 +241,7 @@ class RustBackend(SolverBackend):
         the working set, the decision values of the kept examples and a
         cache of their kernel rows.
 
-        Parameters
-        ----------
-        kernel : KernelSpec
-            The kernel, with ``gamma`` resolved; not 'precomputed'.
-        n_features : int
-            Number of features of the stream.
+        {learner_params}
 
         Returns
         -------
@@ -271,14 +253,7 @@ class RustBackend(SolverBackend):
     def online_settings(self, *, tol, max_iter, cache_size):
         """The settings the core's online learner takes.
 
-        Parameters
-        ----------
-        tol : float
-            SMO's stopping tolerance in each subproblem.
-        max_iter : int
-            Iteration cap per subproblem; -1 for the learner's own cap.
-        cache_size : float
-            Megabytes of cached kernel rows for the learner.
+        {settings_params}
 
         Returns
         -------

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .objective import cluster_sums
+from .._docstrings import fill
+from .objective import ASSIGN_PARAMS, join_leave_changes, start_moves
 
 __all__ = ["batched_assign"]
 
 
+@fill(assign_params=ASSIGN_PARAMS)
 def batched_assign(
     D: np.ndarray,
     codes: np.ndarray,
@@ -38,18 +40,7 @@ def batched_assign(
 
     Parameters
     ----------
-    D : ndarray of shape (n_samples, k)
-        Squared distances to the centroids.
-    codes : ndarray of shape (n_samples,)
-        Class indices ``0..K-1``.
-    A : ndarray of shape (n_samples, P)
-        The balance vectors of the examples.
-    R : float
-        The penalty weight.
-    labels : ndarray of shape (n_samples,)
-        The starting assignment (not modified).
-    min_size : int, default=0
-        Examples of clusters with ``min_size`` members or fewer do not move.
+    {assign_params}
     max_rounds : int, default=50
         The most rounds (each one pass over ``D`` plus the moves it ranks).
 
@@ -61,22 +52,10 @@ def batched_assign(
         False when ``max_rounds`` stopped the search while moves still
         improved the objective.
     """
-    n, k = D.shape
-    labels = labels.astype(np.intp).copy()
-    rows = np.arange(n)
-    n_cls = int(codes.max()) + 1
-    a_cls = np.zeros((n_cls, A.shape[1]))
-    a_cls[codes] = A
-    S = cluster_sums(labels, A, k)
-    counts = np.bincount(labels, minlength=k)
-    scale = float(np.abs(D).max()) + R * n + 1.0
-    tol = 1e-12 * scale
+    labels, a_cls, S, counts, tol = start_moves(D, codes, A, R, labels)
+    rows = np.arange(D.shape[0])
     for done in range(max_rounds + 1):
-        absS = np.abs(S).sum(axis=1)
-        # add[c, j] / rem[c, j]: change of cluster j's imbalance when an
-        # example of class c joins / leaves it.
-        add = np.abs(S[None, :, :] + a_cls[:, None, :]).sum(axis=2) - absS[None, :]
-        rem = np.abs(S[None, :, :] - a_cls[:, None, :]).sum(axis=2) - absS[None, :]
+        add, rem = join_leave_changes(S, a_cls)
         delta = D - (D[rows, labels] - R * rem[codes, labels])[:, None]
         delta += (R * add)[codes]
         delta[rows, labels] = 0.0

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .objective import cluster_sums
+from .._docstrings import fill
+from .objective import ASSIGN_PARAMS, join_leave_changes, start_moves
 
 __all__ = ["greedy_assign"]
 
 
+@fill(assign_params=ASSIGN_PARAMS)
 def greedy_assign(
     D: np.ndarray,
     codes: np.ndarray,
@@ -26,18 +28,7 @@ def greedy_assign(
 
     Parameters
     ----------
-    D : ndarray of shape (n_samples, k)
-        Squared distances to the centroids.
-    codes : ndarray of shape (n_samples,)
-        Class indices ``0..K-1``.
-    A : ndarray of shape (n_samples, P)
-        The balance vectors of the examples.
-    R : float
-        The penalty weight.
-    labels : ndarray of shape (n_samples,)
-        The starting assignment (not modified).
-    min_size : int, default=0
-        Examples of clusters with ``min_size`` members or fewer do not move.
+    {assign_params}
 
     Returns
     -------
@@ -45,23 +36,11 @@ def greedy_assign(
         The improved assignment, never worse than ``labels``.
     """
     n, k = D.shape
-    labels = labels.astype(np.intp).copy()
+    labels, a_cls, S, counts, tol = start_moves(D, codes, A, R, labels)
     rows = np.arange(n)
-    # The balance vector of an example depends only on its class.
-    ncls = int(codes.max()) + 1
-    a_cls = np.zeros((ncls, A.shape[1]))
-    a_cls[codes] = A
-    S = cluster_sums(labels, A, k)
     base = D - D[rows, labels][:, None]  # Δcohesion of moving i to cluster j
-    counts = np.bincount(labels, minlength=k)
-    scale = float(np.abs(D).max()) + R * n + 1.0
-    tol = 1e-12 * scale
     for _ in range(50 * n + 100):
-        absS = np.abs(S).sum(axis=1)  # (k,)
-        # add[c, j]: Δimbalance of cluster j when an example of class c joins it;
-        # rem[c, j]: ... when one leaves it.
-        add = np.abs(S[None, :, :] + a_cls[:, None, :]).sum(axis=2) - absS[None, :]
-        rem = np.abs(S[None, :, :] - a_cls[:, None, :]).sum(axis=2) - absS[None, :]
+        add, rem = join_leave_changes(S, a_cls)
         delta = base + R * (add[codes] + rem[codes, labels][:, None])
         delta[rows, labels] = 0.0
         if min_size > 0:  # examples of clusters at the minimum size stay

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -127,13 +127,41 @@ def magkmeans_assign(
     raise ValueError(f"method must be 'lp' or 'greedy', got {method!r}")
 
 
-def _warn_rounds() -> None:
-    warnings.warn(
-        "MagKmeans: the assignment step stopped after its 50 rounds of moves "
-        "while moves still improved the objective",
-        ConvergenceWarning,
-        stacklevel=4,
-    )
+def _batched_step(D, codes, A, R, labels, min_size):
+    """The assignment step by rounds of moves (:func:`batched_assign`), from
+    the nearest centroids in the first iteration and from ``labels`` after
+    (sizes repaired to ``min_size``); a ``ConvergenceWarning`` when its
+    rounds ran out while moves still improved the objective."""
+    start = np.argmin(D, axis=1).astype(np.intp) if labels is None else labels
+    start = repair_sizes(D, start, min_size)
+    new, converged = batched_assign(D, codes, A, R, start, min_size)
+    if not converged:
+        warnings.warn(
+            "MagKmeans: the assignment step stopped after its 50 rounds of moves "
+            "while moves still improved the objective",
+            ConvergenceWarning,
+            stacklevel=5,  # the caller of ``cluster``
+        )
+    return new
+
+
+def _update_centers(centers: np.ndarray, labels: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """The means of the clusters' members (``sums`` of their rows); an empty
+    cluster keeps its centroid."""
+    counts = np.bincount(labels, minlength=centers.shape[0])
+    nonempty = counts > 0
+    centers = centers.copy()
+    centers[nonempty] = sums[nonempty] / counts[nonempty, None]
+    return centers
+
+
+class _Rows(NamedTuple):
+    """The rows an iteration runs on: the profiles, their class codes and
+    their balance vectors."""
+
+    X: np.ndarray
+    codes: np.ndarray
+    A: np.ndarray
 
 
 def _sparse_sums(labels: np.ndarray, V: np.ndarray, k: int) -> np.ndarray:
@@ -323,9 +351,10 @@ class MagKmeansClustering:
         if sampled:
             m = min(n, max(sample_size, 4 * k * max(1, min_size)))
             part = np.sort(rng.choice(n, size=m, replace=False))
-            Xs, codes_s, A_s, method = X[part], codes[part], A[part], "batched"
+            sample, method = _Rows(X[part], codes[part], A[part]), "batched"
         else:
-            Xs, codes_s, A_s, method = X, codes, A, self._method
+            sample, method = _Rows(X, codes, A), self._method
+        Xs = sample.X
         if R is None:
             # The sample's diameter: exact in the exact iteration (up to 2000
             # rows), the double-sweep estimate in the sampled one.
@@ -354,19 +383,17 @@ class MagKmeansClustering:
                 centers, _ = kmeans_plusplus(Xs, k, random_state=rng)
             else:
                 centers = Xs[rng.choice(Xs.shape[0], size=k, replace=False)].copy()
-            result = self._run(Xs, codes_s, A_s, k, R, centers, max_iter, min_size, method)
+            result = self._run(sample, k, R, centers, max_iter, min_size, method)
             if best is None or result.objective < best.objective:
                 best = result
         assert best is not None
         if sampled:
-            best = self._refine(X, codes, A, k, R, best, refine_iter, min_size)
+            best = self._refine(_Rows(X, codes, A), k, R, best, refine_iter, min_size)
         return best
 
     def _refine(
         self,
-        X: np.ndarray,
-        codes: np.ndarray,
-        A: np.ndarray,
+        rows: _Rows,
         k: int,
         R: float,
         sample: ClusteringResult,
@@ -375,6 +402,7 @@ class MagKmeansClustering:
     ) -> ClusteringResult:
         """The second phase of the sampled iteration: passes over all rows
         from the sample's centroids."""
+        X = rows.X
         centers = sample.centers.copy()
         xx = np.einsum("ij,ij->i", X, X)
         X32 = X.astype(np.float32)
@@ -385,23 +413,18 @@ class MagKmeansClustering:
         while n_iter < refine_iter:
             n_iter += 1
             D = _sq_distances_inplace(X32, centers, xx)
-            start = np.argmin(D, axis=1).astype(np.intp) if labels is None else labels
-            start = repair_sizes(D, start, min_size)
-            new, converged = batched_assign(D, codes, A, R, start, min_size)
-            if not converged:
-                _warn_rounds()
-            new = fill_empty(D, new, A, R, k, centers, X)
+            new = _batched_step(D, rows.codes, rows.A, R, labels, min_size)
+            new = fill_empty(D, new, rows.A, R, k, centers, X)
             changed = X.shape[0] if labels is None else int(np.count_nonzero(new != labels))
             labels = new
             counts = np.bincount(labels, minlength=k)
             sums = _sparse_sums(labels, X, k)
+            centers = _update_centers(centers, labels, sums)
             nonempty = counts > 0
-            centers = centers.copy()
-            centers[nonempty] = sums[nonempty] / counts[nonempty, None]
             # Σ_i ‖X_i − C_(labels_i)‖² with C_j the mean of its members.
             spread = (sums * sums).sum(axis=1)[nonempty] / counts[nonempty]
             cohesion = float(xx.sum() - spread.sum())
-            imb = imbalance_from_sums(_sparse_sums(labels, A, k))
+            imb = imbalance_from_sums(_sparse_sums(labels, rows.A, k))
             history.append(cohesion + R * float(imb.sum()))
             if changed <= REFINE_SETTLED * X.shape[0]:
                 break
@@ -427,9 +450,7 @@ class MagKmeansClustering:
 
     def _run(
         self,
-        X: np.ndarray,
-        codes: np.ndarray,
-        A: np.ndarray,
+        rows: _Rows,
         k: int,
         R: float,
         centers: np.ndarray,
@@ -438,6 +459,7 @@ class MagKmeansClustering:
         method: str,
     ) -> ClusteringResult:
         """One run from the initial ``centers``: alternate assignment and update."""
+        X, codes, A = rows
         labels: np.ndarray | None = None
         history: list[float] = []
         n_iter = 0
@@ -446,21 +468,14 @@ class MagKmeansClustering:
             n_iter += 1
             D = sq_distances(X, centers, xx)
             if method == "batched":
-                start = np.argmin(D, axis=1).astype(np.intp) if labels is None else labels
-                start = repair_sizes(D, start, min_size)
-                new, converged = batched_assign(D, codes, A, R, start, min_size)
-                if not converged:
-                    _warn_rounds()
+                new = _batched_step(D, codes, A, R, labels, min_size)
             else:
                 new = magkmeans_assign(D, codes, R, method=method, start=labels, min_size=min_size)
             new = fill_empty(D, new, A, R, k, centers, X)
             changed = labels is None or not np.array_equal(new, labels)
             labels = new
-            counts = np.bincount(labels, minlength=k)
             sums = _sparse_sums(labels, X, k) if method == "batched" else cluster_sums(labels, X, k)
-            nonempty = counts > 0
-            centers = centers.copy()
-            centers[nonempty] = sums[nonempty] / counts[nonempty, None]
+            centers = _update_centers(centers, labels, sums)
             cohesion = float(((X - centers[labels]) ** 2).sum())
             imb = imbalance_from_sums(cluster_sums(labels, A, k))
             history.append(cohesion + R * float(imb.sum()))

@@ -158,6 +158,49 @@ def cluster_sums(labels: np.ndarray, V: np.ndarray, k: int) -> np.ndarray:
     return onehot @ V
 
 
+#: The parameters of the assignment step's local searches
+#: (:func:`~localsvm.clustering.greedy.greedy_assign` and
+#: :func:`~localsvm.clustering.batched.batched_assign`).
+ASSIGN_PARAMS = """\
+D : ndarray of shape (n_samples, k)
+    Squared distances to the centroids.
+codes : ndarray of shape (n_samples,)
+    Class indices ``0..K-1``.
+A : ndarray of shape (n_samples, P)
+    The balance vectors of the examples.
+R : float
+    The penalty weight.
+labels : ndarray of shape (n_samples,)
+    The starting assignment (not modified).
+min_size : int, default=0
+    Examples of clusters with ``min_size`` members or fewer do not move."""
+
+
+def start_moves(D: np.ndarray, codes: np.ndarray, A: np.ndarray, R: float, labels: np.ndarray):
+    """What the assignment step's local searches keep up to date as they move
+    examples: a copy of ``labels`` (as ``intp``), the balance vector of each
+    class ``a_cls`` (an example's depends only on its class), the per-cluster
+    sums of the balance vectors ``S``, the cluster sizes ``counts``, and the
+    tolerance ``tol`` below which a change of the objective is rounding."""
+    n, k = D.shape
+    labels = labels.astype(np.intp).copy()
+    a_cls = np.zeros((int(codes.max()) + 1, A.shape[1]))
+    a_cls[codes] = A
+    S = cluster_sums(labels, A, k)
+    counts = np.bincount(labels, minlength=k)
+    tol = 1e-12 * (float(np.abs(D).max()) + R * n + 1.0)
+    return labels, a_cls, S, counts, tol
+
+
+def join_leave_changes(S: np.ndarray, a_cls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``add[c, j]`` and ``rem[c, j]``: the change of cluster ``j``'s imbalance
+    when an example of class ``c`` joins it, and when one leaves it."""
+    absS = np.abs(S).sum(axis=1)
+    add = np.abs(S[None, :, :] + a_cls[:, None, :]).sum(axis=2) - absS[None, :]
+    rem = np.abs(S[None, :, :] - a_cls[:, None, :]).sum(axis=2) - absS[None, :]
+    return add, rem
+
+
 def imbalance_from_sums(S: np.ndarray) -> np.ndarray:
     """Per-cluster imbalance from the per-cluster sums of the balance vectors."""
     return np.abs(S).sum(axis=1)
