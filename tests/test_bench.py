@@ -325,3 +325,25 @@ def test_bench_engines_says_what_it_needs_without_the_dask_plugin(monkeypatch, c
         cli.main(["engines"])
     assert exit_info.value.code == 2
     assert "plugins/localsvm-dask" in capsys.readouterr().err
+
+
+def test_local_defaults_bench_compares_the_two_defaults():
+    from localsvm_benchmarks.local_defaults import load, run_local_defaults
+
+    from localsvm import ProfileSVC
+
+    out = io.StringIO()
+    rows = run_local_defaults(["generated:12000", "banana"], n_test=300, out=out)
+    text = out.getvalue()
+    assert [r["data"] for r in rows] == ["generated:12000", "banana"]
+    gen, banana = rows
+    # 12 000 rows: two clusters, routed by the nearest clustering centre.
+    assert gen["n"] == 12000 and gen["n_clusters"] == 2 and gen["routing"] == "centroid"
+    X, y, Xt, yt = load("generated:12000", 300)
+    want = ProfileSVC(kernel="rbf", random_state=0).fit(X, y).score(Xt, yt)
+    assert gen["profile"] == pytest.approx(want)
+    want = SVC().fit(X, y).score(Xt, yt)
+    assert gen["svc"] == pytest.approx(want)
+    # One cluster: the global SVM itself.
+    assert banana["n_clusters"] == 1 and banana["profile"] == banana["svc"]
+    assert "generated:12000" in text and "banana" in text
