@@ -287,10 +287,11 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         entry). 'auto' is 'mean-similarity' in the transductive mode (the
         paper's setting, where the test examples are the references) and
         'centroid' otherwise: in the inductive mode the mean-similarity rule
-        sent 25 to 70 % of the *training* examples to another cluster than
-        their own on standardized data (a9a, ijcnn1, ``localsvm bench
-        scale``'s generated set), so a test example's model had been
-        trained elsewhere. A strategy whose ``centers`` are not profiles
+        sends many *training* examples to another cluster than their own,
+        so a test example near them meets a model trained elsewhere
+        (``python -m localsvm_benchmarks.local_defaults`` compares the
+        defaults with :class:`localsvm.SVC`'s on standardized data). A
+        strategy whose ``centers`` are not profiles
         (not of shape ``(n_clusters, n_references)``) gets
         'mean-similarity'. The rule used is ``routing_``.
     tol : float, default=1e-3
