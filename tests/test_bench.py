@@ -347,3 +347,22 @@ def test_local_defaults_bench_compares_the_two_defaults():
     # One cluster: the global SVM itself.
     assert banana["n_clusters"] == 1 and banana["profile"] == banana["svc"]
     assert "generated:12000" in text and "banana" in text
+
+
+def test_fixed_cost_bench_splits_the_fit_time():
+    from localsvm_benchmarks.fixed_cost import run_fixed_cost, solver_clock
+
+    from localsvm import _core
+    from localsvm.backends import rust
+
+    out = io.StringIO()
+    rows = run_fixed_cost(1, out, n_many=260)
+    assert [r["fit"] for r in rows] == ["NuSVC 2 000", "NuSVR 5 000", "SVC 26 classes 260"]
+    for r in rows:
+        # The solver's time is part of the fit's.
+        assert 0.0 < r["solver"] <= r["localsvm"] and r["sklearn"] > 0.0
+    # The clock is removed afterwards, even when the block raises.
+    with pytest.raises(RuntimeError), solver_clock():
+        raise RuntimeError
+    assert rust._core is _core
+    assert "sklearn / localsvm" in out.getvalue()

@@ -68,7 +68,7 @@ def run_local_defaults(
 
     out = sys.stdout if out is None else out
     print(
-        "localsvm bench local-defaults: SVC() against ProfileSVC(kernel='rbf', "
+        "ProfileSVC defaults: SVC() against ProfileSVC(kernel='rbf', "
         f"random_state=0), standardized data, {n_test} test rows at most",
         file=out,
         flush=True,
