@@ -325,3 +325,44 @@ def test_bench_engines_says_what_it_needs_without_the_dask_plugin(monkeypatch, c
         cli.main(["engines"])
     assert exit_info.value.code == 2
     assert "plugins/localsvm-dask" in capsys.readouterr().err
+
+
+def test_local_defaults_bench_compares_the_two_defaults():
+    from localsvm_benchmarks.local_defaults import load, run_local_defaults
+
+    from localsvm import ProfileSVC
+
+    out = io.StringIO()
+    rows = run_local_defaults(["generated:12000", "banana"], n_test=300, out=out)
+    text = out.getvalue()
+    assert [r["data"] for r in rows] == ["generated:12000", "banana"]
+    gen, banana = rows
+    # 12 000 rows: two clusters, routed by the nearest clustering centre.
+    assert gen["n"] == 12000 and gen["n_clusters"] == 2 and gen["routing"] == "centroid"
+    X, y, Xt, yt = load("generated:12000", 300)
+    want = ProfileSVC(kernel="rbf", random_state=0).fit(X, y).score(Xt, yt)
+    assert gen["profile"] == pytest.approx(want)
+    want = SVC().fit(X, y).score(Xt, yt)
+    assert gen["svc"] == pytest.approx(want)
+    # One cluster: the global SVM itself.
+    assert banana["n_clusters"] == 1 and banana["profile"] == banana["svc"]
+    assert "generated:12000" in text and "banana" in text
+
+
+def test_fixed_cost_bench_splits_the_fit_time():
+    from localsvm_benchmarks.fixed_cost import run_fixed_cost, solver_clock
+
+    from localsvm import _core
+    from localsvm.backends import rust
+
+    out = io.StringIO()
+    rows = run_fixed_cost(1, out, n_many=260)
+    assert [r["fit"] for r in rows] == ["NuSVC 2 000", "NuSVR 5 000", "SVC 26 classes 260"]
+    for r in rows:
+        # The solver's time is part of the fit's.
+        assert 0.0 < r["solver"] <= r["localsvm"] and r["sklearn"] > 0.0
+    # The clock is removed afterwards, even when the block raises.
+    with pytest.raises(RuntimeError), solver_clock():
+        raise RuntimeError
+    assert rust._core is _core
+    assert "sklearn / localsvm" in out.getvalue()

@@ -32,11 +32,40 @@ def test_each_cluster_has_its_own_linear_svm(banana):
 
 def test_assignment_is_the_largest_mean_similarity(banana):
     X, y = banana.X_train, banana.y_train
-    clf = ProfileSVC(n_clusters=5, bandwidth=0.5, random_state=1).fit(X, y)
+    clf = ProfileSVC(n_clusters=5, bandwidth=0.5, routing="mean-similarity", random_state=1)
+    clf.fit(X, y)
+    assert clf.routing_ == "mean-similarity"
     Q = banana.X_test[:50]
     sigma = np.exp(-squared_distances(X, Q) / 0.5)
     means = np.stack([sigma[clf.cluster_labels_ == j].mean(0) for j in range(5)])
     np.testing.assert_array_equal(clf.assign(Q), np.argmax(means, axis=0))
+
+
+def test_centroid_routing_is_the_clusterings_own_assignment(banana):
+    X, y = banana.X_train, banana.y_train
+    Q = banana.X_test[:60]
+    for refs in (None, 40):
+        clf = ProfileSVC(n_clusters=5, bandwidth=0.5, n_landmarks=refs, random_state=1)
+        clf.fit(X, y)
+        assert clf.routing_ == "centroid"
+        R = clf.references_
+        P = np.exp(-squared_distances(Q, R) / 0.5)
+        C = clf.clustering_.centers
+        dist = ((P[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+        np.testing.assert_array_equal(clf.assign(Q), np.argmin(dist, axis=1))
+    # k-means (no class-balance term) stops where every example is nearest
+    # to its own cluster's centre: the routing puts each back there.
+    km = ProfileSVC(n_clusters=5, bandwidth=0.5, clustering="kmeans", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(km.assign(X), km.cluster_labels_)
+    # The transductive mode keeps the paper's rule unless told otherwise; the
+    # references' clusters follow the rule in use.
+    tr = ProfileSVC(n_clusters=4, bandwidth=0.5, transductive=True, random_state=0)
+    assert tr.fit(X, y, X_test=Q).routing_ == "mean-similarity"
+    tc = ProfileSVC(
+        n_clusters=4, bandwidth=0.5, transductive=True, routing="centroid", random_state=0
+    ).fit(X, y, X_test=Q)
+    np.testing.assert_array_equal(tc.reference_clusters_, tc.assign(Q))
+    np.testing.assert_array_equal(tc.fit_predict(X, y, X_test=Q), tc.predict(Q))
 
 
 def test_magkmeans_keeps_both_classes_where_kmeans_may_not(banana):
@@ -128,6 +157,17 @@ def test_third_party_clustering_by_name(banana):
         assert np.bincount(clf.cluster_labels_).tolist() == [200, 200]
         with pytest.raises(ValueError, match="rejected its parameters"):
             ProfileSVC(n_clusters=2, clustering="halves", R=1.0).fit(banana.X_train, banana.y_train)
+        # Centres that are not profiles: 'auto' falls back to the mean
+        # similarity, and 'centroid' is refused with the shapes named.
+        Halves.cluster = lambda self, profiles, y, k, random_state=None: ClusteringResult(
+            labels=np.arange(profiles.shape[0]) % k, centers=np.zeros((k, 3)), n_iter=1, objective=0
+        )
+        odd = ProfileSVC(n_clusters=2, clustering="halves").fit(banana.X_train, banana.y_train)
+        assert odd.routing_ == "mean-similarity"
+        with pytest.raises(ValueError, match=r"routing='centroid'.*\(2, 400\)"):
+            ProfileSVC(n_clusters=2, clustering="halves", routing="centroid").fit(
+                banana.X_train, banana.y_train
+            )
     finally:
         pm.unregister(plugin)
 
@@ -155,23 +195,28 @@ def test_n_landmarks_larger_than_n_is_refused(banana):
     assert ProfileSVC(n_clusters=2, n_landmarks=None).fit(X, y).references_.shape[0] == 40
 
 
-def test_rbf_clusters_share_one_gamma_resolved_on_all_rows(banana):
+def test_rbf_gamma_scale_is_resolved_on_each_clusters_members(banana):
     from localsvm.kernels import resolve_gamma
 
     X, y = banana.X_train, banana.y_train
     clf = ProfileSVC(kernel="rbf", C=10.0, n_clusters=3, bandwidth=0.5, random_state=0)
     clf.fit(X, y)
-    want = resolve_gamma("scale", X)
-    assert clf.gamma_ == pytest.approx(want)
     models = [m for m in clf.cluster_models_ if m is not None]
     assert models
+    assert clf.gamma_.shape == (3,)
     for members, m in enumerate(clf.cluster_models_):
         if m is None:
+            assert np.isnan(clf.gamma_[members])
             continue
         rows = clf.cluster_labels_ == members
-        # Resolved on its own members 'scale' would give another number.
-        assert resolve_gamma("scale", X[rows]) != pytest.approx(want)
+        want = resolve_gamma("scale", X[rows])
+        # A cluster is narrower than the whole set: its own, larger number.
+        assert want > resolve_gamma("scale", X)
+        assert clf.gamma_[members] == pytest.approx(want)
         assert m.kernel == "rbf" and m.gamma == pytest.approx(want)
+    fixed = ProfileSVC(kernel="rbf", gamma=0.7, n_clusters=3, bandwidth=0.5, random_state=0)
+    fixed.fit(X, y)
+    assert all(m.gamma == 0.7 for m in fixed.cluster_models_ if m is not None)
     ref = SklearnSVC(C=10.0, gamma="scale").fit(X, y).score(banana.X_test, banana.y_test)
     assert clf.score(banana.X_test, banana.y_test) > ref - 0.03
 
@@ -208,7 +253,14 @@ def test_landmark_routing_uses_the_representatives(banana, monkeypatch):
     from localsvm import profile_svm
 
     X, y = banana.X_train, banana.y_train
-    clf = ProfileSVC(kernel="rbf", n_clusters=6, bandwidth=0.5, n_landmarks=30, random_state=0)
+    clf = ProfileSVC(
+        kernel="rbf",
+        n_clusters=6,
+        bandwidth=0.5,
+        n_landmarks=30,
+        routing="mean-similarity",
+        random_state=0,
+    )
     clf.fit(X, y)
     reps, rep_cl = clf.representatives_, clf.representative_clusters_
     assert reps.shape[0] <= 30 + 10 * 6

@@ -13,7 +13,8 @@ members are, on average, most similar to it.
 At scale (many examples, a kernel SVM per cluster) nothing is ``n × n``: the
 profiles are measured against landmarks, the clustering samples
 (:class:`~localsvm.clustering.MagKmeansClustering`), and a test example is
-routed by its similarities to a bounded set of cluster representatives.
+routed by its similarities to the landmarks (its nearest clustering centre)
+or to a bounded set of cluster representatives.
 """
 
 from __future__ import annotations
@@ -92,8 +93,9 @@ def _fit_cluster(members, shared):
     a :func:`~localsvm.run_tasks` task, module-level so it pickles."""
     if members is None:
         return None
+    members, gamma = members
     X, y_idx, weights, params = shared
-    return SVC(n_jobs=1, **params).fit(
+    return SVC(n_jobs=1, gamma=gamma, **params).fit(
         X[members], y_idx[members], sample_weight=None if weights is None else weights[members]
     )
 
@@ -146,6 +148,20 @@ def _nearest_cluster(
     return np.argmax(mean, axis=0)
 
 
+def _nearest_center(profiles: np.ndarray, centers: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per row of ``profiles`` (similarities to the references), the
+    cluster whose centre is nearest in squared Euclidean distance, the
+    clustering's own assignment without its class-balance term; clusters
+    without members are never chosen."""
+    dist = (
+        np.einsum("ij,ij->i", profiles, profiles)[:, None]
+        - 2.0 * (profiles @ centers.T)
+        + np.einsum("ij,ij->i", centers, centers)[None, :]
+    )
+    dist[:, sizes == 0] = np.inf
+    return np.argmin(dist, axis=1)
+
+
 @fill(
     X_rows=X_ROWS,
     X_y_classes=X_Y_CLASSES,
@@ -177,18 +193,24 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
        The per-cluster fits run through :func:`localsvm.run_tasks`, so an
        engine can spread them over machines.
 
-    Predict: a test example ``x`` goes to the cluster with the largest mean
-    similarity ``mean_{i ∈ cluster} σ(x, x_i)``, which is the centroid entry
-    the paper uses when ``x`` is one of the references, and is defined for
-    any new ``x`` too; its cluster's model labels it. With landmarks the mean
-    runs over each cluster's *representatives* instead of all its members:
-    the landmarks in the cluster (a uniform sample of its members), topped
-    up with members drawn at random to at least 10 (all members of a smaller
-    cluster). Routing then costs ``O(L + 10·κ)`` similarities per example,
-    not ``O(n)``, and prediction that plus the cluster model's support
-    vectors. When the references are the whole training set (small ``n``)
-    or in the transductive mode, the representatives are all the members,
-    the exact rule. The per-cluster predictions run through
+    Predict (``routing``): in the inductive mode a test example ``x`` goes
+    to the cluster whose centre is nearest to its own profile (its
+    similarities to the references), the rule the clustering assigned the
+    training examples by, less the class-balance term, so a test example
+    near a training example goes, as a rule, to that example's cluster; its
+    cluster's model labels it. In the transductive mode (and with
+    ``routing='mean-similarity'``) ``x`` goes to the cluster with the largest
+    mean similarity ``mean_{i ∈ cluster} σ(x, x_i)``, which is the centroid
+    entry the paper uses when ``x`` is one of the references, and is defined
+    for any new ``x`` too. With landmarks that mean runs over each cluster's
+    *representatives* instead of all its members: the landmarks in the
+    cluster (a uniform sample of its members), topped up with members drawn
+    at random to at least 10 (all members of a smaller cluster); when the
+    references are the whole training set (small ``n``) or in the
+    transductive mode, the representatives are all the members, the exact
+    rule. Either way routing costs ``O(L + 10·κ)`` similarities per example
+    (``L`` references), not ``O(n)``, and prediction that plus the cluster
+    model's support vectors. The per-cluster predictions run through
     :func:`localsvm.run_tasks` too.
 
     More than two classes: the clustering strategy balances every class per
@@ -250,11 +272,28 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         Degree of the 'poly' kernel.
     gamma : {'scale', 'auto'} or float, default='scale'
         Coefficient of the 'poly', 'rbf' and 'sigmoid' kernels. 'scale'
-        (``1 / (n_features · X.var())``) and 'auto' (``1 / n_features``) are
-        resolved once on the whole training set, so every cluster's SVM
-        uses the same number (``gamma_``), not one from its own members.
+        (``1 / (n_features · X.var())``) is resolved per cluster on its own
+        members, so each cluster's kernel follows the spread of its region
+        (a cluster is narrower than the whole set); 'auto' is
+        ``1 / n_features``. The numbers used are ``gamma_``. Before this
+        release 'scale' was resolved once on the whole training set.
     coef0 : float, default=0.0
         Constant term of the 'poly' and 'sigmoid' kernels.
+    routing : {'auto', 'centroid', 'mean-similarity'}, default='auto'
+        How a test example is given a cluster (see Predict above).
+        'centroid': the nearest clustering centre to the example's profile
+        against ``references_``; 'mean-similarity': the largest mean
+        similarity to each cluster's representatives (the paper's centroid
+        entry). 'auto' is 'mean-similarity' in the transductive mode (the
+        paper's setting, where the test examples are the references) and
+        'centroid' otherwise: in the inductive mode the mean-similarity rule
+        sends many *training* examples to another cluster than their own,
+        so a test example near them meets a model trained elsewhere
+        (``python -m localsvm_benchmarks.local_defaults`` compares the
+        defaults with :class:`localsvm.SVC`'s on standardized data). A
+        strategy whose ``centers`` are not profiles
+        (not of shape ``(n_clusters, n_references)``) gets
+        'mean-similarity'. The rule used is ``routing_``.
     tol : float, default=1e-3
         SMO's stopping tolerance for each cluster's SVM.
     max_iter : int, default=-1
@@ -301,9 +340,13 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     class_weight_ : ndarray of shape (n_classes,)
         The factor of ``C`` of each class (``class_weight`` resolved on the
         whole training set).
-    gamma_ : float
-        The kernel coefficient every cluster's SVM uses (``gamma`` resolved
-        on the whole training set).
+    gamma_ : ndarray of shape (n_clusters,)
+        The kernel coefficient of each cluster's SVM (``gamma`` resolved on
+        its members); NaN for a cluster without an SVM or with a callable
+        kernel.
+    routing_ : str
+        The routing rule in use, 'centroid' or 'mean-similarity'
+        (``routing`` with 'auto' resolved).
     representatives_ : ndarray of shape (n_representatives, n_features)
         The training examples a test example's similarities are measured
         against to choose its cluster.
@@ -311,7 +354,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         The cluster of each representative.
     reference_clusters_ : ndarray of shape (n_references,)
         The cluster each reference point is assigned to (the rule of
-        :meth:`assign`, read off the profiles computed at fit). In the
+        :meth:`assign`, read off the profiles computed at fit, or, for the
+        'centroid' rule in the transductive mode, measured again). In the
         transductive mode these are the test examples' clusters, which
         :meth:`fit_predict` uses without measuring the similarities again.
     timings_ : dict
@@ -372,6 +416,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         **similarity_parameter_constraints(),
         "transductive": ["boolean"],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}), None],
+        "routing": [StrOptions({"auto", "centroid", "mean-similarity"})],
         "random_state": ["random_state"],
         **CACHE_CLASS_WEIGHT_CONSTRAINTS,
     }
@@ -394,6 +439,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         degree=3,
         gamma="scale",
         coef0=0.0,
+        routing="auto",
         tol=1e-3,
         max_iter=-1,
         backend="auto",
@@ -530,32 +576,48 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
             reps = self._representatives(landmarks, labels, kappa, rng)
             self.representatives_ = X[reps]
             self.representative_clusters_ = labels[reps]
-        self.reference_clusters_ = _nearest_cluster(
-            profiles, labels, kappa, sparse=landmarks is not None
-        )
+        self.routing_ = self._resolve_routing(result.centers, kappa, refs.shape[0])
+        if self.routing_ == "mean-similarity":
+            self.reference_clusters_ = _nearest_cluster(
+                profiles, labels, kappa, sparse=landmarks is not None
+            )
+        elif self.transductive:
+            self.reference_clusters_ = self._assign_valid(refs)
+        else:
+            own = profiles if landmarks is None else profiles[landmarks]
+            self.reference_clusters_ = (
+                np.zeros(own.shape[0], dtype=np.intp)
+                if kappa == 1
+                else _nearest_center(own, self.clustering_.centers, self.cluster_sizes_)
+            )
 
         cache = float(self.cache_size) / max(1, min(kappa, effective_n_jobs(self.n_jobs)))
-        if isinstance(self.gamma, str) and not callable(self.kernel):
-            self.gamma_ = resolve_gamma(self.gamma, X)
-        else:
-            self.gamma_ = self.gamma
         svm_params = dict(
             C=self.C,
             cache_size=cache,
             kernel=self.kernel,
             degree=self.degree,
-            gamma=self.gamma_,
             coef0=self.coef0,
             tol=self.tol,
             max_iter=self.max_iter,
             backend=self.backend,
         )
-        # One task per cluster that holds two classes: its members; the
-        # training data travels once per batch.
-        tasks = [
+        # One task per cluster that holds two classes: its members and its
+        # kernel coefficient ('scale' on its own members); the training data
+        # travels once per batch.
+        members = [
             np.flatnonzero(labels == j) if self.cluster_classes_[j].size >= 2 else None
             for j in range(kappa)
         ]
+        self.gamma_ = np.full(kappa, np.nan)
+        tasks = []
+        for j, rows in enumerate(members):
+            gamma = self.gamma
+            if rows is not None and not callable(self.kernel):
+                gamma = self.gamma_[j] = (
+                    resolve_gamma(self.gamma, X[rows]) if isinstance(self.gamma, str) else gamma
+                )
+            tasks.append(None if rows is None else (rows, gamma))
         start = time.perf_counter()
         report.subtasks("cluster", kappa)
         self.cluster_models_ = run_tasks(
@@ -601,8 +663,10 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     def assign(self, X) -> np.ndarray:
         """Assign each row of ``X`` to a cluster.
 
-        A row goes to the cluster whose members are, on average, most similar
-        to it; empty clusters are never chosen.
+        By ``routing_``: 'centroid' sends a row to the clustering centre
+        nearest to its profile against ``references_``; 'mean-similarity' to
+        the cluster whose representatives are, on average, most similar to
+        it. Empty clusters are never chosen.
 
         Parameters
         ----------
@@ -615,11 +679,28 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         """
         return self._assign_valid(self._predict_prologue(X))
 
+    def _resolve_routing(self, centers, kappa: int, n_refs: int) -> str:
+        """``routing`` with 'auto' resolved (see the parameter); 'centroid'
+        with centres that are not profiles is a ``ValueError``."""
+        profiles_like = np.shape(centers) == (kappa, n_refs)
+        if self.routing == "auto":
+            return "centroid" if profiles_like and not self.transductive else "mean-similarity"
+        if self.routing == "centroid" and not profiles_like:
+            raise ValueError(
+                f"routing='centroid' needs the clustering strategy's centers of shape "
+                f"(n_clusters, n_references) = ({kappa}, {n_refs}); {self.clustering!r} "
+                f"returned {np.shape(centers)}: pass routing='mean-similarity'"
+            )
+        return self.routing
+
     def _assign_valid(self, X: np.ndarray) -> np.ndarray:
-        reps = self.representatives_
         kappa = self.cluster_sizes_.shape[0]
         if kappa == 1:
             return np.zeros(X.shape[0], dtype=np.intp)
+        # Models fitted before ``routing`` existed used the mean similarity.
+        if getattr(self, "routing_", "mean-similarity") == "centroid":
+            return self._assign_centroid(X)
+        reps = self.representatives_
         block = max(1, BLOCK_BYTES // (8 * reps.shape[0]))
         out = np.empty(X.shape[0], dtype=np.intp)
         for start in range(0, X.shape[0], block):
@@ -627,6 +708,21 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
             sigma = compute_similarity(self.similarity, reps, Xb, **self._sim_kwargs)
             out[start : start + Xb.shape[0]] = _nearest_cluster(
                 sigma, self.representative_clusters_, kappa
+            )
+        return out
+
+    def _assign_centroid(self, X: np.ndarray) -> np.ndarray:
+        """The nearest clustering centre to each row's profile against the
+        references, 64 MiB of profiles at a time."""
+        refs = self.references_
+        centers = np.asarray(self.clustering_.centers, dtype=np.float64)
+        block = max(1, BLOCK_BYTES // (8 * refs.shape[0]))
+        out = np.empty(X.shape[0], dtype=np.intp)
+        for start in range(0, X.shape[0], block):
+            Xb = X[start : start + block]
+            profiles = compute_similarity(self.similarity, Xb, refs, **self._sim_kwargs)
+            out[start : start + Xb.shape[0]] = _nearest_center(
+                profiles, centers, self.cluster_sizes_
             )
         return out
 

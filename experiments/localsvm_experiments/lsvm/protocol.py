@@ -261,6 +261,8 @@ def fit_predict(
             n_clusters=min(int(params["kappa"]), X.shape[0]),
             clustering="magkmeans",
             transductive=method == "PSVM",
+            # The paper's routing rule in both modes (the mean similarity).
+            routing="mean-similarity",
             random_state=random_state,
             n_jobs=n_jobs,
         )
