@@ -112,6 +112,51 @@ def test_rust_path_matches_generic_path(binary):
     assert native.converged.all()
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_path_on_the_core_kernel_matrix_matches_independent_fits(binary, weighted):
+    """Each C of a path read from a shared ``KernelMatrix`` (the start moved
+    from the previous C's solution) gives the decision values of a fit from
+    scratch at that C."""
+    from localsvm import KernelSpec, _core
+
+    X, y = binary
+    rows, valid = np.arange(40, 240), np.arange(40)
+    lab = np.where(y[rows] == 1, 1.0, -1.0)
+    w = np.where(lab > 0, 2.0, 0.5) if weighted else np.ones(rows.size)
+    sq = np.einsum("ij,ij->i", X, X)
+    base = np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
+    gram = _core.KernelMatrix(base, KernelSpec("rbf", gamma=0.05).core())
+    assert gram.n == X.shape[0]
+    path = CPath(
+        X=gram,
+        rows=rows,
+        y=lab,
+        weights=w,
+        Cs=np.array(CS),
+        valid=valid,
+        kernel=KernelSpec("precomputed"),
+        tol=1e-8,
+        precision="float64",
+    )
+    out = get_backend("rust").solve_c_path(path)
+    assert out.converged.all()
+    for k, c in enumerate(CS):
+        ref = SVC(C=c, gamma=0.05, tol=1e-8).fit(X[rows], lab, sample_weight=w)
+        np.testing.assert_allclose(out.decision[k], ref.decision_function(X[valid]), atol=1e-5)
+
+
+def test_core_kernel_matrix_refuses_bad_bases():
+    from localsvm import KernelSpec, _core
+
+    rbf = KernelSpec("rbf", gamma=1.0).core()
+    with pytest.raises(ValueError, match="square"):
+        _core.KernelMatrix(np.zeros((3, 2)), rbf)
+    with pytest.raises(ValueError, match="float64"):
+        _core.KernelMatrix(np.full((2, 2), 1e300), KernelSpec("poly", gamma=1e10).core())
+    with pytest.raises(ValueError, match="precomputed"):
+        _core.KernelMatrix(np.zeros((2, 2)), KernelSpec("precomputed").core())
+
+
 def test_default_grids_follow_the_data_scale(binary):
     X, y = binary
     small = SVCCV(Cs=2, gammas=3, cv=3).fit(X, y)

@@ -549,8 +549,23 @@ class CPathFold:
         cross: npt.NDArray[np.float64] | None = None,
     ) -> CPathFold: ...
 
+@final
+class KernelMatrix:
+    """The kernel matrix of every row, computed once (in parallel, without
+    the GIL; Ctrl-C stops it) from ``base``, the square matrix of squared
+    distances ``‖x_i − x_j‖²`` for ``Kernel('rbf')`` or of inner products
+    ``⟨x_i, x_j⟩`` for the other kernels, and kept in the core, where
+    :func:`c_path` reads each fold's rows of it in place. Raises
+    ``ValueError`` for a base that is not square or kernel values that are
+    not finite, ``MemoryError`` when the matrix cannot be allocated."""
+
+    def __new__(cls, base: npt.NDArray[np.float64], kernel: Kernel) -> KernelMatrix: ...
+    @property
+    def n(self) -> int:
+        """Rows (and columns)."""
+
 def c_path(
-    x: npt.NDArray[np.float64] | CsrMatrix,
+    x: npt.NDArray[np.float64] | CsrMatrix | KernelMatrix,
     y: npt.NDArray[np.float64],
     weights: npt.NDArray[np.float64],
     cs: npt.NDArray[np.float64],
@@ -571,7 +586,8 @@ def c_path(
     ``Σ_t α_t y_t K(x_t, x_v) − ρ`` at the rows ``fold.valid`` of ``x``,
     the iterations and the convergence flag. With ``Kernel('precomputed')``,
     ``x`` is the square kernel matrix and ``fold.cross`` the held-out kernel
-    values. Runs without the GIL; Ctrl-C stops it.
+    values, or ``x`` is a :class:`KernelMatrix` (read in place, no
+    ``cross``). Runs without the GIL; Ctrl-C stops it.
     """
 
 def solve_local(

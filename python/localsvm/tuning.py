@@ -47,6 +47,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _core
 from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     BaseKernelEstimator,
@@ -60,6 +61,7 @@ from ._multiclass import binary_index, ovo_pairs, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends import select_backend
 from .backends.base import CPath, QPProblem, solve_c_path
+from .backends.rust import RustBackend
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, core_rows, resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
@@ -141,7 +143,7 @@ class _SharedKernels:
     its folds are done: the kernel values a grid search computes again for
     every fold and ``C`` are computed once per γ."""
 
-    def __init__(self, X, specs, uses: list[int], epoch) -> None:
+    def __init__(self, X, specs, uses: list[int], epoch, native: bool = False) -> None:
         n = X.shape[0]
         rbf = any(s.name == "rbf" for s in specs)
         XT = X.T.tocsc() if sp.issparse(X) else X.T
@@ -161,6 +163,7 @@ class _SharedKernels:
                 np.maximum(g, 0.0, out=g)
                 g[np.arange(hi - lo), np.arange(lo, hi)] = 0.0
         self.base = G
+        self.native = native
         self.epoch = epoch
         self.specs = specs
         # The tasks still to read each matrix.
@@ -170,12 +173,14 @@ class _SharedKernels:
         self.guard = threading.Lock()
 
     @staticmethod
-    def bytes_needed(n: int, n_workers: int, block_factor: int) -> float:
+    def bytes_needed(n: int, n_workers: int, block_factor: int, native: bool) -> float:
         """Peak bytes: the base matrix, a kernel matrix per worker and one
-        more, and each worker's float64 copy of a fold's block
-        (``block_factor`` times ``n²`` bytes at most: 4 for ε-SVR, whose
-        ``2n`` variables repeat each row)."""
-        return 8.0 * n * n * (2 + n_workers * (1 + block_factor))
+        more, and, unless the matrices are the core's (``native``: each
+        fold reads its rows in place), each worker's float64 copy of a
+        fold's block (``block_factor`` times ``n²`` bytes at most: 4 for
+        ε-SVR, whose ``2n`` variables repeat each row)."""
+        copies = 0 if native else n_workers * block_factor
+        return 8.0 * n * n * (2 + n_workers + copies)
 
     def get(self, v: int) -> np.ndarray:
         """The kernel matrix of variant ``v``, built if no task has yet. A
@@ -199,7 +204,10 @@ class _SharedKernels:
         if K is not None:
             return K
         spec = self.specs[v]
-        if spec.name == "linear":
+        if self.native:
+            # The core's matrix, read in place by every fold's path.
+            K = _core.KernelMatrix(self.base, spec.core())
+        elif spec.name == "linear":
             K = self.base
         else:
             K = np.empty_like(self.base)
@@ -308,8 +316,9 @@ class _BaseSVMCV(BaseKernelEstimator):
         "kernel_matrix": [StrOptions({"auto", "shared", "per_fold"})],
     }
 
-    #: A fold's block of the shared kernel matrix, copied by the solver, in
-    #: units of ``8 · n²`` bytes at most (ε-SVR's 2n variables: 4).
+    #: A fold's block of a shared NumPy kernel matrix, copied by a
+    #: third-party solver, in units of ``8 · n²`` bytes at most (ε-SVR's 2n
+    #: variables: 4).
     _block_factor: ClassVar[int] = 1
 
     # -------------------------------------------------------------- helpers
@@ -406,15 +415,16 @@ class _BaseSVMCV(BaseKernelEstimator):
         kernels = None
         n_rows = X.shape[0]
         workers = min(effective_n_jobs(self.n_jobs), len(tasks))
+        native = isinstance(backend, RustBackend)
         if self.kernel_matrix == "auto":
-            need = _SharedKernels.bytes_needed(n_rows, workers, self._block_factor)
+            need = _SharedKernels.bytes_needed(n_rows, workers, self._block_factor, native)
             share = need <= memory_budget()
         else:
             share = self.kernel_matrix == "shared"
         epoch = interrupt_epoch()
         if share:
             uses = [n_f * kernel_of.count(k) for k in range(len(specs))]
-            kernels = _SharedKernels(X, specs, uses, epoch)
+            kernels = _SharedKernels(X, specs, uses, epoch, native)
         report.log(
             2,
             "%s: kernel matrices %s",
@@ -729,13 +739,16 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     Notes
     -----
     Memory: with shared kernel matrices (``kernel_matrix='shared'``, or
-    'auto' when they fit), ``8 · n² · (2 + 2 · n_jobs)`` bytes at most for
+    'auto' when they fit), ``8 · n² · (2 + n_jobs)`` bytes at most for
     ``n`` training rows: the base matrix, a kernel matrix per running task
-    and one more, and each task's float64 copy of its fold's block ('auto'
-    shares when this is at most half the available memory: about 800 MB
-    for 5 000 rows and 2 jobs). Otherwise each running task holds its
-    fold's training rows and at most ``cache_size`` megabytes of kernel
-    values. Either way a task keeps the held-out decision values of every
+    and one more, kept in the Rust core, where each fold reads its rows in
+    place ('auto' shares when this is at most half the available memory:
+    800 MB for 5 000 rows and 2 jobs). A third-party solver backend gets
+    NumPy matrices and copies each fold's block: ``8 · n² · (2 + 2 ·
+    n_jobs)`` bytes. Otherwise each running task holds its fold's training
+    rows. Either way a running task keeps at most ``cache_size`` megabytes
+    of kernel columns and as many of held-out kernel values, and the
+    held-out decision values of every
     ``C`` (``n_C · n_valid`` floats per binary problem).
 
     Examples
@@ -984,10 +997,10 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
 
     Notes
     -----
-    Memory: as :class:`SVCCV`'s (see its Notes), with ``2 · n_train``
-    dual variables per task: a shared kernel matrix's fold block copied by
-    the solver takes up to ``32 · n²`` bytes per running task, so the peak
-    is ``8 · n² · (2 + 5 · n_jobs)`` bytes.
+    Memory: as :class:`SVCCV`'s (see its Notes); with a third-party
+    solver backend, the copy of a fold's block of a shared matrix covers
+    ``2 · n_train`` dual variables, up to ``32 · n²`` bytes per running
+    task, so the peak is ``8 · n² · (2 + 5 · n_jobs)`` bytes.
 
     Examples
     --------

@@ -6,22 +6,26 @@
 //! `yᵀα = 0`. As `C` grows the boxes only widen, so the previous solution is
 //! a feasible start (the α seeding of DeCoste & Wagstaff, "Alpha seeding for
 //! support vector machines", KDD 2000), and its gradient `G = Qα + p` is
-//! still the gradient there: nothing is recomputed between two values. No
-//! variable is at its new upper bound, so `Ḡ = 0`. The Hessian, with its
-//! column cache, is made once for the path; the solver's shrinking leaves it
-//! permuted, which [`Tracked`] records so that each solve is posed in the
-//! matrix's current order instead of swapping it back.
+//! still the gradient there. Before each solve the multipliers that sat at
+//! their old bounds are moved towards the new ones ([`move_bounded`]: one
+//! kernel column each, instead of the solver moving them a pair at a time).
+//! The Hessian, with its column cache, is made once for the path; the
+//! solver's shrinking leaves it permuted, which [`Tracked`] records so that
+//! each solve is posed in the matrix's current order instead of swapping it
+//! back.
 //!
 //! The held-out decision values `Σ_t α_t y_t K(x_t, v) − ρ` come from a
-//! second source over the held-out rows followed by the training rows: the
-//! kernel column of a support vector against the held-out rows is computed
-//! once for the path (kept while they fit in the cache budget).
+//! second source over the held-out rows followed by the training rows, or
+//! from a kernel matrix shared by every fold ([`HeldOutKernel::Gram`], which
+//! also serves the training rows in place): the kernel column of a support
+//! vector against the held-out rows is computed or gathered once for the
+//! path (kept while they fit in the cache budget).
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use crate::error::{value_error, Result};
-use crate::kernel::KernelSource;
+use crate::kernel::{check_indices, Gram, KernelSource};
 use crate::precision::Precision;
 use crate::runtime::control::Control;
 use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue};
@@ -51,6 +55,9 @@ pub enum HeldOutKernel {
     /// The values themselves, `K(x_t, v)` at `[t · n_valid + v]` (row-major
     /// `m × n_valid`), as from a precomputed kernel.
     Block(Vec<f64>),
+    /// Columns of a shared kernel matrix over every row: `K(x_t, v)` is
+    /// `gram[row_of[t]][valid[v]]`, read in place.
+    Gram { gram: Gram, valid: Vec<usize> },
 }
 
 /// The problem of a path: the training source (one row per variable), the
@@ -100,6 +107,13 @@ impl PathProblem {
             }
             HeldOutKernel::Block(v) if v.iter().any(|x| !x.is_finite()) => {
                 value_error!("the held-out kernel block contains NaN or infinity");
+            }
+            HeldOutKernel::Gram { gram, valid } => {
+                if valid.len() != self.n_valid {
+                    value_error!("the held-out rows must number n_valid");
+                }
+                check_indices(valid, gram.n(), "held-out row")?;
+                check_indices(&self.row_of, gram.n(), "training row")?;
             }
             _ => {}
         }
@@ -172,8 +186,8 @@ impl PathProblem {
             let y_q = at(&self.y);
             let p_q = at(&self.p);
             let upper_q: Vec<f64> = perm.iter().map(|&t| c * self.weights[t]).collect();
-            let alpha_q = at(&alpha);
-            let grad_q = at(&grad);
+            let mut alpha_q = at(&alpha);
+            let mut grad_q = at(&grad);
             let order = perm.clone();
             let res = {
                 let mut tracked = Tracked {
@@ -182,10 +196,20 @@ impl PathProblem {
                     value: PhantomData,
                 };
                 if started {
-                    let zero = vec![0.0; m];
+                    let before: Vec<f64> = order
+                        .iter()
+                        .map(|&t| self.cs[k - 1] * self.weights[t])
+                        .collect();
+                    let grad_bar = move_bounded(
+                        &mut tracked,
+                        (&mut alpha_q, &mut grad_q),
+                        &y_q,
+                        (&before, &upper_q),
+                        ctl,
+                    )?;
                     let start = GivenGradient {
                         grad: &grad_q,
-                        grad_bar: &zero,
+                        grad_bar: &grad_bar,
                     };
                     smo::solve_from(
                         &mut tracked,
@@ -223,6 +247,70 @@ impl PathProblem {
     }
 }
 
+/// Moves the variables at their bounds for the previous `C` (`before`)
+/// towards the bounds for the next (`upper`, wider by one factor), keeping
+/// `yᵀα = 0`: the class whose bounded multipliers sum to less moves all of
+/// them onto their new bounds, the other class scales its bounded ones by
+/// the factor that balances the sum. Variables at their bound mostly stay
+/// there as `C` grows, and the solver would otherwise move them a pair at a
+/// time. Updates `G` by the moved columns of `q` (one each) and returns
+/// `Ḡ = Σ_{t: α_t ≥ U_t} U_t Q_t`, both in the matrix's order.
+fn move_bounded<T: SourceValue, Q: QMatrix<T>>(
+    q: &mut Q,
+    (alpha, grad): (&mut [f64], &mut [f64]),
+    y: &[f64],
+    (before, upper): (&[f64], &[f64]),
+    ctl: &Control,
+) -> Result<Vec<f64>> {
+    let m = alpha.len();
+    let bounded: Vec<usize> = (0..m)
+        .filter(|&t| alpha[t] > 0.0 && alpha[t] >= before[t])
+        .collect();
+    let Some(&first) = bounded.first() else {
+        return Ok(vec![0.0; m]);
+    };
+    let ratio = upper[first] / before[first];
+    let sum = |sign: f64| -> f64 {
+        bounded
+            .iter()
+            .filter(|&&t| y[t] == sign)
+            .map(|&t| alpha[t])
+            .sum()
+    };
+    let (pos, neg) = (sum(1.0), sum(-1.0));
+    let mut bar = vec![0.0; m];
+    if pos == 0.0 || neg == 0.0 {
+        return Ok(bar);
+    }
+    // The factor of each class's bounded multipliers.
+    let (r_pos, r_neg) = if pos >= neg {
+        (1.0 + (ratio - 1.0) * neg / pos, ratio)
+    } else {
+        (ratio, 1.0 + (ratio - 1.0) * pos / neg)
+    };
+    for &t in &bounded {
+        ctl.check()?;
+        let r = if y[t] > 0.0 { r_pos } else { r_neg };
+        let new = if r == ratio {
+            upper[t]
+        } else {
+            (r * alpha[t]).min(upper[t])
+        };
+        let delta = new - alpha[t];
+        alpha[t] = new;
+        let at_bound = new >= upper[t];
+        let col = q.column(t, m);
+        for (i, &v) in col[..m].iter().enumerate() {
+            let v = v.to_f64();
+            grad[i] += delta * v;
+            if at_bound {
+                bar[i] += upper[t] * v;
+            }
+        }
+    }
+    Ok(bar)
+}
+
 /// The held-out kernel columns of the support vectors, kept while they fit.
 struct HeldOut<'a, T: SourceValue> {
     source: &'a HeldOutKernel,
@@ -237,7 +325,7 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
     fn new(source: &'a HeldOutKernel, n_valid: usize, cache_bytes: usize) -> Self {
         let n = match source {
             HeldOutKernel::Rows(src) => src.n(),
-            HeldOutKernel::Block(_) => 0,
+            HeldOutKernel::Block(_) | HeldOutKernel::Gram { .. } => 0,
         };
         HeldOut {
             source,
@@ -269,26 +357,35 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
             }
             ctl.check()?;
             let coef = a * y[t];
-            let src = match self.source {
-                HeldOutKernel::Block(block) => {
-                    let col = &block[t * self.n_valid..(t + 1) * self.n_valid];
-                    for (o, &kv) in out.iter_mut().zip(col) {
-                        *o += coef * kv;
-                    }
-                    continue;
+            if let HeldOutKernel::Block(block) = self.source {
+                let col = &block[t * self.n_valid..(t + 1) * self.n_valid];
+                for (o, &kv) in out.iter_mut().zip(col) {
+                    *o += coef * kv;
                 }
-                HeldOutKernel::Rows(src) => src,
-            };
+                continue;
+            }
             let row = row_of[t];
             if !self.columns.contains_key(&row) {
-                let job = ColumnJob {
-                    i: self.n_valid + t,
-                    start: 0,
-                    end: self.n_valid,
-                    factor: T::from_f64(1.0),
-                    scale: &self.ones,
-                };
-                T::fill(src, job, &mut self.scratch);
+                match self.source {
+                    HeldOutKernel::Gram { gram, valid } => {
+                        // Gathered once into a contiguous column.
+                        let values = gram.row(row);
+                        for (o, &v) in self.scratch.iter_mut().zip(valid) {
+                            *o = T::from_f64(values[v]);
+                        }
+                    }
+                    HeldOutKernel::Rows(src) => {
+                        let job = ColumnJob {
+                            i: self.n_valid + t,
+                            start: 0,
+                            end: self.n_valid,
+                            factor: T::from_f64(1.0),
+                            scale: &self.ones,
+                        };
+                        T::fill(src, job, &mut self.scratch);
+                    }
+                    HeldOutKernel::Block(_) => {}
+                }
                 if self.columns.len() < self.budget {
                     self.columns.insert(row, self.scratch.clone());
                 }
