@@ -530,6 +530,10 @@ class CPathResult:
     @property
     def precision(self) -> str:
         """The kernel path used: ``'float32'`` or ``'float64'``."""
+    @property
+    def stopped(self) -> int | None:
+        """The first ``C`` the early stop left unsolved (its decision
+        values and those after it NaN), or None."""
 
 @final
 class CPathFold:
@@ -537,8 +541,13 @@ class CPathFold:
     training rows ``rows`` of ``x`` (the dual's variables; a row may
     repeat), the held-out rows ``valid``, the linear term ``p`` (None: −1)
     and, with ``Kernel('precomputed')`` only, ``cross``, the kernel block
-    of shape ``(len(rows), len(valid))``. Checked and copied once; raises
-    ``ValueError`` for negative indices or mismatched shapes."""
+    of shape ``(len(rows), len(valid))``. With ``stop_margin``, the path
+    stops once its held-out loss on ``target`` (labels ±1, 0 for a row
+    outside the problem: the 0-1 error; or, with ``regression``, values:
+    the squared error) has been more than ``stop_margin`` standard errors
+    above the best it reached for two ``C`` values in a row. Checked and
+    copied once; raises ``ValueError`` for negative indices or mismatched
+    shapes."""
 
     def __new__(
         cls,
@@ -547,6 +556,9 @@ class CPathFold:
         *,
         p: npt.NDArray[np.float64] | None = None,
         cross: npt.NDArray[np.float64] | None = None,
+        target: npt.NDArray[np.float64] | None = None,
+        stop_margin: float | None = None,
+        regression: bool = False,
     ) -> CPathFold: ...
 
 @final

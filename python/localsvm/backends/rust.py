@@ -167,7 +167,15 @@ class RustBackend(SolverBackend):
             np.ascontiguousarray(np.asarray(path.y)[keep], dtype=f64),
             np.ascontiguousarray(weights[keep]),
             cs,
-            _core.CPathFold(rows, valid, p=p, cross=cross),
+            _core.CPathFold(
+                rows,
+                valid,
+                p=p,
+                cross=cross,
+                target=None if path.prune is None else np.asarray(path.target, dtype=f64),
+                stop_margin=path.prune,
+                regression=bool(path.regression),
+            ),
             kernel=path.kernel.core(),
             settings=_settings(path),
         )
@@ -176,6 +184,7 @@ class RustBackend(SolverBackend):
             n_iter=np.asarray(out.n_iter, dtype=np.int64),
             converged=np.asarray(out.converged, dtype=bool),
             error=[None] * cs.size,
+            stopped=out.stopped,
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:

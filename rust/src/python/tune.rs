@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use super::convert::{indices, into_matrix, kernel_kind, vec1, Flat, Kernel, SolverSettings, XArg};
 use super::runner::detached;
 use crate::kernel::{Gram, KernelSource};
-use crate::solver::cpath::{HeldOutKernel, PathProblem, PathSettings};
+use crate::solver::cpath::{EarlyStop, HeldOutKernel, PathProblem, PathSettings};
 
 /// What `c_path` returns.
 #[pyclass(frozen, get_all, module = "localsvm._core")]
@@ -24,6 +24,8 @@ pub(super) struct CPathResult {
     converged: Py<PyArray1<bool>>,
     /// The kernel path used: 'float32' or 'float64'.
     precision: &'static str,
+    /// The first `C` the early stop left unsolved (None: every `C` solved).
+    stopped: Option<usize>,
 }
 
 /// One fold of a cross-validation path: the training rows (the dual's
@@ -37,17 +39,25 @@ pub(super) struct CPathFold {
     p: Option<Vec<f64>>,
     /// The caller's array, shape-checked here and copied once, by `c_path`.
     cross: Option<Py<PyArray2<f64>>>,
+    /// When the path may stop early.
+    early_stop: Option<EarlyStop>,
 }
 
 #[pymethods]
 impl CPathFold {
     #[new]
-    #[pyo3(signature = (rows, valid, *, p = None, cross = None))]
+    #[pyo3(signature = (
+        rows, valid, *, p = None, cross = None, target = None, stop_margin = None,
+        regression = false,
+    ))]
     fn new(
         rows: PyReadonlyArray1<'_, i64>,
         valid: PyReadonlyArray1<'_, i64>,
         p: Option<PyReadonlyArray1<'_, f64>>,
         cross: Option<PyReadonlyArray2<'_, f64>>,
+        target: Option<PyReadonlyArray1<'_, f64>>,
+        stop_margin: Option<f64>,
+        regression: bool,
     ) -> PyResult<Self> {
         let rows = indices(rows, "rows")?;
         let valid = indices(valid, "valid")?;
@@ -68,11 +78,34 @@ impl CPathFold {
                 )));
             }
         }
+        let early_stop = match (stop_margin, target) {
+            (None, _) => None,
+            (Some(margin), Some(target)) => {
+                if target.len() != valid.len() {
+                    return Err(PyValueError::new_err(format!(
+                        "target must have one value per held-out row, got {} for {}",
+                        target.len(),
+                        valid.len()
+                    )));
+                }
+                Some(EarlyStop {
+                    target: vec1(target.as_array()),
+                    regression,
+                    margin,
+                })
+            }
+            (Some(_), None) => {
+                return Err(PyValueError::new_err(
+                    "stop_margin needs target, the held-out rows' labels or values",
+                ))
+            }
+        };
         Ok(CPathFold {
             rows,
             valid,
             p: p.map(|a| vec1(a.as_array())),
             cross: cross.map(|c| (*c).clone().unbind()),
+            early_stop,
         })
     }
 }
@@ -182,6 +215,7 @@ pub(super) fn c_path<'py>(
     };
     let rows = fold.rows.clone();
     let valid = fold.valid.clone();
+    let early_stop = fold.early_stop.clone();
     let n_rows = match &x {
         PathX::Gram(k) => k.gram.n(),
         PathX::Data(d) => d.dim().0,
@@ -239,6 +273,7 @@ pub(super) fn c_path<'py>(
             p,
             weights,
             cs,
+            early_stop,
         }
         .solve(&path_settings, ctl)
     })?;
@@ -247,5 +282,6 @@ pub(super) fn c_path<'py>(
         n_iter: out.n_iter.into_pyarray(py).unbind(),
         converged: out.converged.into_pyarray(py).unbind(),
         precision: out.precision.map_or("float64", |p| p.name()),
+        stopped: out.stopped,
     })
 }

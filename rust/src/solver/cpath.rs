@@ -74,6 +74,66 @@ pub struct PathProblem {
     pub p: Vec<f64>,
     pub weights: Vec<f64>,
     pub cs: Vec<f64>,
+    /// When to stop the path early (`None`: solve every `C`).
+    pub early_stop: Option<EarlyStop>,
+}
+
+/// How many `C` values in a row must be clearly beaten before a path stops.
+pub const PATIENCE: usize = 2;
+
+/// Stops a path once its held-out loss has been clearly worse than the best
+/// it reached, for [`PATIENCE`] values of `C` in a row: the `C` values after
+/// those are left unsolved (their decision values NaN). Clearly worse: the
+/// 0-1 error over the rows of nonzero `target` (labels ±1) more than
+/// `margin` binomial standard errors (at the best error) above the best; or,
+/// for `regression`, the mean squared error over every row (targets real)
+/// more than `margin · √(2/n)` of the best above it (the standard error of
+/// a mean of `n` squared Gaussian residuals).
+#[derive(Clone, Debug)]
+pub struct EarlyStop {
+    pub target: Vec<f64>,
+    pub regression: bool,
+    pub margin: f64,
+}
+
+impl EarlyStop {
+    /// The loss of one `C`'s held-out decision values, and how many rows it
+    /// averages over.
+    fn loss(&self, decision: &[f64]) -> (f64, usize) {
+        if self.regression {
+            let n = decision.len();
+            let sq: f64 = decision
+                .iter()
+                .zip(&self.target)
+                .map(|(d, t)| (d - t) * (d - t))
+                .sum();
+            (sq / n.max(1) as f64, n)
+        } else {
+            let (mut wrong, mut n) = (0usize, 0usize);
+            for (&d, &t) in decision.iter().zip(&self.target) {
+                if t != 0.0 {
+                    n += 1;
+                    if (d > 0.0) != (t > 0.0) {
+                        wrong += 1;
+                    }
+                }
+            }
+            (wrong as f64 / n.max(1) as f64, n)
+        }
+    }
+
+    /// Whether `loss` is clearly worse than `best` over `n` rows.
+    fn beaten(&self, loss: f64, best: f64, n: usize) -> bool {
+        let n = n.max(1) as f64;
+        if self.regression {
+            loss > best * (1.0 + self.margin * (2.0 / n).sqrt())
+        } else {
+            // At least one error's worth of spread, so that a perfect best
+            // does not make every later error count.
+            let spread = (best * (1.0 - best)).max(1.0 / n) / n;
+            loss - best > self.margin * spread.sqrt()
+        }
+    }
 }
 
 /// Per `C`: the held-out decision values (row-major `n_C × n_valid`), the
@@ -84,6 +144,8 @@ pub struct PathResult {
     pub n_iter: Vec<u64>,
     pub converged: Vec<bool>,
     pub precision: Option<Precision>,
+    /// The first `C` left unsolved by the early stop (`None`: all solved).
+    pub stopped: Option<usize>,
 }
 
 impl PathProblem {
@@ -132,6 +194,14 @@ impl PathProblem {
         if self.p.iter().any(|v| !v.is_finite()) {
             value_error!("p must be finite");
         }
+        if let Some(rule) = &self.early_stop {
+            if rule.target.len() != self.n_valid || rule.target.iter().any(|t| !t.is_finite()) {
+                value_error!("the early stop's targets must be finite, one per held-out row");
+            }
+            if !(rule.margin >= 0.0 && rule.margin.is_finite()) {
+                value_error!("the early stop's margin must be finite and non-negative");
+            }
+        }
         Ok(())
     }
 
@@ -178,7 +248,9 @@ impl PathProblem {
             n_iter: vec![0; n_c],
             converged: vec![true; n_c],
             precision: None,
+            stopped: None,
         };
+        let (mut best, mut beaten) = (f64::INFINITY, 0usize);
         for (k, &c) in self.cs.iter().enumerate() {
             ctl.check()?;
             // The problem in the matrix's current order.
@@ -242,6 +314,22 @@ impl PathProblem {
             result.converged[k] = res.converged;
             let row = &mut result.decision[k * n_valid..(k + 1) * n_valid];
             held.decision(&alpha, &self.y, &self.row_of, res.rho, row, ctl)?;
+            if let Some(rule) = &self.early_stop {
+                let (loss, n) = rule.loss(row);
+                if k == 0 || loss < best {
+                    best = loss;
+                }
+                beaten = if rule.beaten(loss, best, n) {
+                    beaten + 1
+                } else {
+                    0
+                };
+                if beaten >= PATIENCE && k + 1 < n_c {
+                    result.stopped = Some(k + 1);
+                    result.decision[(k + 1) * n_valid..].fill(f64::NAN);
+                    break;
+                }
+            }
         }
         Ok(result)
     }
@@ -477,6 +565,7 @@ mod tests {
             p: vec![-1.0; train.len()],
             weights: vec![1.0; train.len()],
             cs: cs.clone(),
+            early_stop: None,
         };
         let settings = PathSettings {
             tol: 1e-6,
