@@ -34,7 +34,7 @@ def _grid(est, grid, X, y, **kw):
 
 def test_binary_scores_match_grid_search(binary):
     X, y = binary
-    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, tol=1e-6, cv_tol=1e-6).fit(X, y)
+    ours = SVCCV(prune=None, Cs=CS, gammas=GAMMAS, cv=5, tol=1e-6, cv_tol=1e-6).fit(X, y)
     ref = _grid(SVC(tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=5)
     assert ours.cv_results_["params"] == ref.cv_results_["params"]
     np.testing.assert_allclose(
@@ -56,7 +56,9 @@ def test_binary_scores_match_grid_search(binary):
 def test_multiclass_and_scorer_match_grid_search():
     X, y = load_iris(return_X_y=True)
     for scoring in (None, "balanced_accuracy", "f1_macro"):
-        ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5, scoring=scoring, tol=1e-6, cv_tol=1e-6).fit(X, y)
+        ours = SVCCV(
+            prune=None, Cs=CS, gammas=GAMMAS, cv=5, scoring=scoring, tol=1e-6, cv_tol=1e-6
+        ).fit(X, y)
         ref = _grid(SVC(tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=5, scoring=scoring)
         np.testing.assert_allclose(
             ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
@@ -67,7 +69,9 @@ def test_multiclass_and_scorer_match_grid_search():
 
 def test_decision_function_scorer_matches_grid_search(binary):
     X, y = binary
-    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, scoring="roc_auc", tol=1e-6, cv_tol=1e-6).fit(X, y)
+    ours = SVCCV(
+        prune=None, Cs=CS, gammas=GAMMAS, cv=3, scoring="roc_auc", tol=1e-6, cv_tol=1e-6
+    ).fit(X, y)
     ref = _grid(SVC(tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=3, scoring="roc_auc")
     np.testing.assert_allclose(
         ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-4
@@ -77,7 +81,9 @@ def test_decision_function_scorer_matches_grid_search(binary):
 def test_svrcv_matches_grid_search():
     X, y = make_regression(n_samples=150, n_features=5, noise=5.0, random_state=0)
     eps = [0.1, 1.0, 5.0]
-    ours = SVRCV(Cs=CS, gammas=GAMMAS, epsilons=eps, cv=4, tol=1e-6, cv_tol=1e-6).fit(X, y)
+    ours = SVRCV(prune=None, Cs=CS, gammas=GAMMAS, epsilons=eps, cv=4, tol=1e-6, cv_tol=1e-6).fit(
+        X, y
+    )
     ref = _grid(SVR(tol=1e-6), {"C": CS, "epsilon": eps, "gamma": GAMMAS}, X, y, cv=4)
     assert ours.cv_results_["params"] == ref.cv_results_["params"]
     np.testing.assert_allclose(
@@ -110,6 +116,51 @@ def test_rust_path_matches_generic_path(binary):
     generic = solve_c_path_generic(backend, path)
     np.testing.assert_allclose(native.decision, generic.decision, atol=1e-5)
     assert native.converged.all()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_path_on_the_core_kernel_matrix_matches_independent_fits(binary, weighted):
+    """Each C of a path read from a shared ``KernelMatrix`` (the start moved
+    from the previous C's solution) gives the decision values of a fit from
+    scratch at that C."""
+    from localsvm import KernelSpec, _core
+
+    X, y = binary
+    rows, valid = np.arange(40, 240), np.arange(40)
+    lab = np.where(y[rows] == 1, 1.0, -1.0)
+    w = np.where(lab > 0, 2.0, 0.5) if weighted else np.ones(rows.size)
+    sq = np.einsum("ij,ij->i", X, X)
+    base = np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
+    gram = _core.KernelMatrix(base, KernelSpec("rbf", gamma=0.05).core())
+    assert gram.n == X.shape[0]
+    path = CPath(
+        X=gram,
+        rows=rows,
+        y=lab,
+        weights=w,
+        Cs=np.array(CS),
+        valid=valid,
+        kernel=KernelSpec("precomputed"),
+        tol=1e-8,
+        precision="float64",
+    )
+    out = get_backend("rust").solve_c_path(path)
+    assert out.converged.all()
+    for k, c in enumerate(CS):
+        ref = SVC(C=c, gamma=0.05, tol=1e-8).fit(X[rows], lab, sample_weight=w)
+        np.testing.assert_allclose(out.decision[k], ref.decision_function(X[valid]), atol=1e-5)
+
+
+def test_core_kernel_matrix_refuses_bad_bases():
+    from localsvm import KernelSpec, _core
+
+    rbf = KernelSpec("rbf", gamma=1.0).core()
+    with pytest.raises(ValueError, match="square"):
+        _core.KernelMatrix(np.zeros((3, 2)), rbf)
+    with pytest.raises(ValueError, match="float64"):
+        _core.KernelMatrix(np.full((2, 2), 1e300), KernelSpec("poly", gamma=1e10).core())
+    with pytest.raises(ValueError, match="precomputed"):
+        _core.KernelMatrix(np.zeros((2, 2)), KernelSpec("precomputed").core())
 
 
 def test_default_grids_follow_the_data_scale(binary):
@@ -152,7 +203,7 @@ def test_cv_larger_than_the_smallest_class_and_a_missing_class():
     X, y = load_iris(return_X_y=True)
     X, y = X[:103], y[:103]  # class 2 has 3 members
     with pytest.warns(UserWarning, match="least populated class"):
-        search = SVCCV(Cs=[1.0, 10.0], gammas=[0.1], cv=5).fit(X, y)
+        search = SVCCV(prune=None, Cs=[1.0, 10.0], gammas=[0.1], cv=5).fit(X, y)
     # Folds without class 2 in training still score: its pairs abstain.
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
     ref = GridSearchCV(SVC(), {"C": [1.0, 10.0], "gamma": [0.1]}, cv=5)
@@ -269,14 +320,16 @@ def test_sparse_input_matches_dense(binary):
 def test_class_weight_matches_grid_search(binary):
     X, y = binary
     cw = {0: 1.0, 1: 3.0}
-    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, class_weight=cw, tol=1e-6, cv_tol=1e-6).fit(X, y)
+    ours = SVCCV(
+        prune=None, Cs=CS, gammas=GAMMAS, cv=3, class_weight=cw, tol=1e-6, cv_tol=1e-6
+    ).fit(X, y)
     ref = _grid(SVC(class_weight=cw, tol=1e-6), {"C": CS, "gamma": GAMMAS}, X, y, cv=3)
     np.testing.assert_allclose(
         ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
     )
     np.testing.assert_allclose(ours.class_weight_, [1.0, 3.0])
     with pytest.raises(ValueError, match="class_weight"):
-        SVCCV(Cs=2, gammas=2, cv=3, class_weight={7: 1.0}).fit(X, y)
+        SVCCV(prune=None, Cs=2, gammas=2, cv=3, class_weight={7: 1.0}).fit(X, y)
 
 
 def test_shared_and_per_fold_kernels_agree(binary):
@@ -296,8 +349,87 @@ def test_shared_and_per_fold_kernels_agree(binary):
 
 def test_default_cv_tolerance_keeps_the_grid_choice(binary):
     X, y = binary
-    ours = SVCCV(Cs=CS, gammas=GAMMAS, cv=5).fit(X, y)
+    ours = SVCCV(prune=None, Cs=CS, gammas=GAMMAS, cv=5).fit(X, y)
     ref = _grid(SVC(), {"C": CS, "gamma": GAMMAS}, X, y, cv=5)
     grid_scores = ref.cv_results_["mean_test_score"]
     assert grid_scores[ours.best_index_] >= grid_scores.max() - 0.01
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"], grid_scores, atol=0.02)
+
+
+def _overfitting_problem():
+    """Noisy labels on few rows: held-out accuracy falls as C grows past
+    its best value at a wide kernel."""
+    X, y = make_classification(
+        n_samples=300, n_features=10, n_informative=3, flip_y=0.3, random_state=0
+    )
+    return StandardScaler().fit_transform(X), y
+
+
+def test_pruned_candidates_are_nan_rank_last_and_keep_the_choice():
+    X, y = _overfitting_problem()
+    grid = dict(Cs=np.logspace(-1, 4, 8), gammas=[0.03, 0.3], cv=5, random_state=0)
+    full = SVCCV(prune=None, **grid).fit(X, y)
+    fast = SVCCV(prune=0.5, **grid).fit(X, y)
+    mean = fast.cv_results_["mean_test_score"]
+    left_out = np.isnan(mean)
+    assert left_out.any(), "the noisy problem should let the early stop fire"
+    assert not np.isnan(full.cv_results_["mean_test_score"]).any()
+    # Scored candidates score exactly as in the full search.
+    np.testing.assert_array_equal(mean[~left_out], full.cv_results_["mean_test_score"][~left_out])
+    ranks = fast.cv_results_["rank_test_score"]
+    assert ranks[left_out].min() > ranks[~left_out].max()
+    # What is left out is the large C end of a path.
+    c = fast.cv_results_["param_C"].astype(float)
+    for g in grid["gammas"]:
+        at = fast.cv_results_["param_gamma"].astype(float) == g
+        if left_out[at].any():
+            assert c[at & left_out].min() > c[at & ~left_out].max()
+    assert fast.best_params_ == full.best_params_
+    assert fast.n_iter_.sum() < full.n_iter_.sum()
+
+
+def test_path_early_stop_solves_a_prefix_of_the_full_path(binary):
+    from localsvm import KernelSpec
+
+    X, y = _overfitting_problem()
+    rows, valid = np.arange(60, 300), np.arange(60)
+    lab = np.where(y[rows] == 1, 1.0, -1.0)
+    target = np.where(y[valid] == 1, 1.0, -1.0)
+    kw = dict(
+        X=X,
+        rows=rows,
+        y=lab,
+        weights=np.ones(rows.size),
+        Cs=np.logspace(-1, 5, 10),
+        valid=valid,
+        kernel=KernelSpec("rbf", gamma=0.03),
+        target=target,
+    )
+    backend = get_backend("rust")
+    full = backend.solve_c_path(CPath(**kw))
+    cut = backend.solve_c_path(CPath(prune=0.0, **kw))
+    assert full.stopped is None
+    assert cut.stopped is not None and 2 <= cut.stopped < 10
+    k = cut.stopped
+    np.testing.assert_array_equal(cut.decision[:k], full.decision[:k])
+    assert np.isnan(cut.decision[k:]).all()
+    # The two C values before the stop are each worse than the best error.
+    err = (np.sign(full.decision) != target).mean(axis=1)
+    assert err[k - 1] > err[:k].min() and err[k - 2] > err[: k - 1].min()
+    with pytest.raises(ValueError, match="target"):
+        CPath(prune=1.0, **{**kw, "target": None}).validate()
+    with pytest.raises(ValueError, match="prune"):
+        CPath(prune=-1.0, **kw).validate()
+
+
+def test_svrcv_prune_keeps_the_choice():
+    X, y = make_regression(n_samples=200, n_features=5, noise=30.0, random_state=1)
+    grid = dict(Cs=6, gammas=2, epsilons=2, cv=4)
+    full = SVRCV(prune=None, **grid).fit(X, y)
+    fast = SVRCV(**grid).fit(X, y)
+    assert fast.best_params_ == full.best_params_
+    scored = ~np.isnan(fast.cv_results_["mean_test_score"])
+    np.testing.assert_allclose(
+        fast.cv_results_["mean_test_score"][scored],
+        full.cv_results_["mean_test_score"][scored],
+    )

@@ -530,6 +530,10 @@ class CPathResult:
     @property
     def precision(self) -> str:
         """The kernel path used: ``'float32'`` or ``'float64'``."""
+    @property
+    def stopped(self) -> int | None:
+        """The first ``C`` the early stop left unsolved (its decision
+        values and those after it NaN), or None."""
 
 @final
 class CPathFold:
@@ -537,8 +541,13 @@ class CPathFold:
     training rows ``rows`` of ``x`` (the dual's variables; a row may
     repeat), the held-out rows ``valid``, the linear term ``p`` (None: −1)
     and, with ``Kernel('precomputed')`` only, ``cross``, the kernel block
-    of shape ``(len(rows), len(valid))``. Checked and copied once; raises
-    ``ValueError`` for negative indices or mismatched shapes."""
+    of shape ``(len(rows), len(valid))``. With ``stop_margin``, the path
+    stops once its held-out loss on ``target`` (labels ±1, 0 for a row
+    outside the problem: the 0-1 error; or, with ``regression``, values:
+    the squared error) has been more than ``stop_margin`` standard errors
+    above the best it reached for two ``C`` values in a row. Checked and
+    copied once; raises ``ValueError`` for negative indices or mismatched
+    shapes."""
 
     def __new__(
         cls,
@@ -547,10 +556,28 @@ class CPathFold:
         *,
         p: npt.NDArray[np.float64] | None = None,
         cross: npt.NDArray[np.float64] | None = None,
+        target: npt.NDArray[np.float64] | None = None,
+        stop_margin: float | None = None,
+        regression: bool = False,
     ) -> CPathFold: ...
 
+@final
+class KernelMatrix:
+    """The kernel matrix of every row, computed once (in parallel, without
+    the GIL; Ctrl-C stops it) from ``base``, the square matrix of squared
+    distances ``‖x_i − x_j‖²`` for ``Kernel('rbf')`` or of inner products
+    ``⟨x_i, x_j⟩`` for the other kernels, and kept in the core, where
+    :func:`c_path` reads each fold's rows of it in place. Raises
+    ``ValueError`` for a base that is not square or kernel values that are
+    not finite, ``MemoryError`` when the matrix cannot be allocated."""
+
+    def __new__(cls, base: npt.NDArray[np.float64], kernel: Kernel) -> KernelMatrix: ...
+    @property
+    def n(self) -> int:
+        """Rows (and columns)."""
+
 def c_path(
-    x: npt.NDArray[np.float64] | CsrMatrix,
+    x: npt.NDArray[np.float64] | CsrMatrix | KernelMatrix,
     y: npt.NDArray[np.float64],
     weights: npt.NDArray[np.float64],
     cs: npt.NDArray[np.float64],
@@ -571,7 +598,8 @@ def c_path(
     ``Σ_t α_t y_t K(x_t, x_v) − ρ`` at the rows ``fold.valid`` of ``x``,
     the iterations and the convergence flag. With ``Kernel('precomputed')``,
     ``x`` is the square kernel matrix and ``fold.cross`` the held-out kernel
-    values. Runs without the GIL; Ctrl-C stops it.
+    values, or ``x`` is a :class:`KernelMatrix` (read in place, no
+    ``cross``). Runs without the GIL; Ctrl-C stops it.
     """
 
 def solve_local(

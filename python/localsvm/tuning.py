@@ -47,6 +47,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _core
 from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     BaseKernelEstimator,
@@ -60,6 +61,7 @@ from ._multiclass import binary_index, ovo_pairs, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends import select_backend
 from .backends.base import CPath, QPProblem, solve_c_path
+from .backends.rust import RustBackend
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, core_rows, resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
@@ -141,7 +143,7 @@ class _SharedKernels:
     its folds are done: the kernel values a grid search computes again for
     every fold and ``C`` are computed once per γ."""
 
-    def __init__(self, X, specs, uses: list[int], epoch) -> None:
+    def __init__(self, X, specs, uses: list[int], epoch, native: bool = False) -> None:
         n = X.shape[0]
         rbf = any(s.name == "rbf" for s in specs)
         XT = X.T.tocsc() if sp.issparse(X) else X.T
@@ -161,6 +163,7 @@ class _SharedKernels:
                 np.maximum(g, 0.0, out=g)
                 g[np.arange(hi - lo), np.arange(lo, hi)] = 0.0
         self.base = G
+        self.native = native
         self.epoch = epoch
         self.specs = specs
         # The tasks still to read each matrix.
@@ -170,12 +173,14 @@ class _SharedKernels:
         self.guard = threading.Lock()
 
     @staticmethod
-    def bytes_needed(n: int, n_workers: int, block_factor: int) -> float:
+    def bytes_needed(n: int, n_workers: int, block_factor: int, native: bool) -> float:
         """Peak bytes: the base matrix, a kernel matrix per worker and one
-        more, and each worker's float64 copy of a fold's block
-        (``block_factor`` times ``n²`` bytes at most: 4 for ε-SVR, whose
-        ``2n`` variables repeat each row)."""
-        return 8.0 * n * n * (2 + n_workers * (1 + block_factor))
+        more, and, unless the matrices are the core's (``native``: each
+        fold reads its rows in place), each worker's float64 copy of a
+        fold's block (``block_factor`` times ``n²`` bytes at most: 4 for
+        ε-SVR, whose ``2n`` variables repeat each row)."""
+        copies = 0 if native else n_workers * block_factor
+        return 8.0 * n * n * (2 + n_workers + copies)
 
     def get(self, v: int) -> np.ndarray:
         """The kernel matrix of variant ``v``, built if no task has yet. A
@@ -199,7 +204,10 @@ class _SharedKernels:
         if K is not None:
             return K
         spec = self.specs[v]
-        if spec.name == "linear":
+        if self.native:
+            # The core's matrix, read in place by every fold's path.
+            K = _core.KernelMatrix(self.base, spec.core())
+        elif spec.name == "linear":
             K = self.base
         else:
             K = np.empty_like(self.base)
@@ -242,7 +250,9 @@ def _path_task(task, shared):
     (ε, γ) pair): every binary problem of the fold along the increasing
     ``Cs``; returns the held-out decision values per ``C`` (shape ``(n_C,
     n_valid, n_problems)``, NaN for a problem the fold cannot pose),
-    iterations, convergence, errors and the seconds taken."""
+    iterations, convergence, errors, the first ``C`` (in increasing order)
+    that a problem's early stop left unsolved (``n_C``: none) and the
+    seconds taken."""
     v, f = task
     X, folds, problems_of, variants, cs, settings, backend, kernels, kernel_of, epoch = shared
     if interrupted_since(epoch):
@@ -252,8 +262,9 @@ def _path_task(task, shared):
     spec = variants[v][0]
     if kernels is not None:
         X, spec = kernels.get(kernel_of[v]), KernelSpec("precomputed")
-    problems = problems_of(train, v)
+    problems = problems_of(train, valid, v)
     n_c = cs.size
+    pruned_from = n_c
     decision = np.full((n_c, valid.size, len(problems)), np.nan)
     n_iter = np.zeros(n_c, dtype=np.int64)
     converged = np.ones(n_c, dtype=bool)
@@ -265,9 +276,18 @@ def _path_task(task, shared):
             continue
         if interrupted_since(epoch):
             raise KeyboardInterrupt
-        rows, y, weights, p = problem
+        rows, y, weights, p, target = problem
         path = CPath(
-            X=X, rows=rows, y=y, weights=weights, p=p, Cs=cs, valid=valid, kernel=spec, **settings
+            X=X,
+            rows=rows,
+            y=y,
+            weights=weights,
+            p=p,
+            Cs=cs,
+            valid=valid,
+            kernel=spec,
+            target=target,
+            **settings,
         )
         try:
             out = solve_c_path(backend, path)
@@ -275,12 +295,14 @@ def _path_task(task, shared):
             errors = [errors[i] or f"{type(exc).__name__}: {exc}" for i in range(n_c)]
             continue
         decision[:, :, k] = out.decision
+        if out.stopped is not None:
+            pruned_from = min(pruned_from, int(out.stopped))
         n_iter += np.asarray(out.n_iter, dtype=np.int64)
         converged &= np.asarray(out.converged, dtype=bool)
         errors = [errors[i] or out.error[i] for i in range(n_c)]
     if kernels is not None:
         kernels.release(kernel_of[v])
-    return decision, n_iter, converged, errors, time.perf_counter() - start
+    return decision, n_iter, converged, errors, pruned_from, time.perf_counter() - start
 
 
 class _BaseSVMCV(BaseKernelEstimator):
@@ -306,10 +328,12 @@ class _BaseSVMCV(BaseKernelEstimator):
         "error_score": [StrOptions({"raise"}), Real],
         "backend": [str],
         "kernel_matrix": [StrOptions({"auto", "shared", "per_fold"})],
+        "prune": [Interval(Real, 0.0, None, closed="left"), None],
     }
 
-    #: A fold's block of the shared kernel matrix, copied by the solver, in
-    #: units of ``8 · n²`` bytes at most (ε-SVR's 2n variables: 4).
+    #: A fold's block of a shared NumPy kernel matrix, copied by a
+    #: third-party solver, in units of ``8 · n²`` bytes at most (ε-SVR's 2n
+    #: variables: 4).
     _block_factor: ClassVar[int] = 1
 
     # -------------------------------------------------------------- helpers
@@ -350,8 +374,9 @@ class _BaseSVMCV(BaseKernelEstimator):
 
         ``variants`` lists ``(KernelSpec, params)`` in ``cv_results_``'s
         order after ``C`` (``params`` the candidate's other parameters);
-        ``problems_of(train, v)`` the fold's binary problems for variant
-        ``v``; ``score_fold(decision, valid)`` a held-out score."""
+        ``problems_of(train, valid, v)`` the fold's binary problems for
+        variant ``v``, each with its held-out targets for the early stop;
+        ``score_fold(decision, valid)`` a held-out score."""
         folds = self._splits(X, y)
         self.n_splits_ = len(folds)
         order = np.argsort(cs, kind="stable")
@@ -360,6 +385,8 @@ class _BaseSVMCV(BaseKernelEstimator):
             max_iter=int(self.max_iter),
             cache_size=float(self.cache_size),
             shrinking=bool(self.shrinking),
+            prune=None if self.prune is None else float(self.prune),
+            regression=not is_classifier(self),
         )
         probe = QPProblem(
             X=X,
@@ -399,22 +426,23 @@ class _BaseSVMCV(BaseKernelEstimator):
         )
 
         def describe(out):
-            _, it, _, err, secs = out
+            _, it, _, err, _, secs = out
             bad = sum(e is not None for e in err)
             return f"{int(it.sum())} iterations, {secs:.2f} s" + (f", {bad} failed" if bad else "")
 
         kernels = None
         n_rows = X.shape[0]
         workers = min(effective_n_jobs(self.n_jobs), len(tasks))
+        native = isinstance(backend, RustBackend)
         if self.kernel_matrix == "auto":
-            need = _SharedKernels.bytes_needed(n_rows, workers, self._block_factor)
+            need = _SharedKernels.bytes_needed(n_rows, workers, self._block_factor, native)
             share = need <= memory_budget()
         else:
             share = self.kernel_matrix == "shared"
         epoch = interrupt_epoch()
         if share:
             uses = [n_f * kernel_of.count(k) for k in range(len(specs))]
-            kernels = _SharedKernels(X, specs, uses, epoch)
+            kernels = _SharedKernels(X, specs, uses, epoch, native)
         report.log(
             2,
             "%s: kernel matrices %s",
@@ -447,12 +475,19 @@ class _BaseSVMCV(BaseKernelEstimator):
         unconverged = np.zeros((n_v, n_c), dtype=bool)
         failures: list[str] = []
         iters = np.zeros((n_v, n_c), dtype=np.int64)
-        for (v, f), (decision, it, conv, errors, secs) in zip(tasks, results, strict=True):
+        n_pruned = 0
+        for (v, f), (decision, it, conv, errors, pruned_from, secs) in zip(
+            tasks, results, strict=True
+        ):
             valid = folds[f][1]
             for j in range(n_c):
                 k = order[j]  # the j-th smallest C is the k-th given
                 t0 = time.perf_counter()
-                if errors[j] is not None:
+                if j >= pruned_from:
+                    # Left unsolved by the early stop: clearly beaten on this fold.
+                    scores[v, f, k] = np.nan
+                    n_pruned += 1
+                elif errors[j] is not None:
                     if self.error_score == "raise":
                         raise ValueError(
                             f"{name} failed for C={cs[k]:g}, {variants[v][1]} on fold {f}: "
@@ -472,6 +507,15 @@ class _BaseSVMCV(BaseKernelEstimator):
                 f"error_score={self.error_score!r}. The first reason: {failures[0]}",
                 FitFailedWarning,
                 stacklevel=3,
+            )
+        if n_pruned:
+            report.log(
+                1,
+                "%s: %d of %d candidate-fold scores left out by the early stop (prune=%g)",
+                name,
+                n_pruned,
+                scores.size,
+                self.prune,
             )
         self._fill_results(scores, fit_time, score_time, cs, variants)
         # In cv_results_' order: candidate (C number ic, variant v) at ic · n_v + v.
@@ -635,6 +679,18 @@ kernel_matrix : {'auto', 'shared', 'per_fold'}, default='auto'
     'per_fold' computes kernel values per fold through the solver's
     column cache (``cache_size``). 'auto' shares when the matrices fit
     the memory budget (see Notes).
+prune : float or None, default=2.0
+    Stops a fold's path over increasing ``C`` (for one ``gamma``) once it
+    is clearly beaten: when its held-out error (the 0-1 error of each
+    one-vs-one problem, or the squared error of the regression, whatever
+    ``scoring``) has been more than ``prune`` standard errors above the
+    best the path reached, for two ``C`` values in a row, the larger
+    ``C`` values, the slowest to solve, are left out on that fold. Their
+    ``split<k>_test_score`` is NaN, so their mean is NaN and they rank
+    last, as the candidates ``HalvingGridSearchCV`` drops. Held-out error
+    along ``C`` usually falls to one minimum and then rises, so a path
+    seldom recovers once it is beaten twice in a row; None scores every
+    candidate on every fold.
 """
 
 
@@ -729,13 +785,16 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     Notes
     -----
     Memory: with shared kernel matrices (``kernel_matrix='shared'``, or
-    'auto' when they fit), ``8 · n² · (2 + 2 · n_jobs)`` bytes at most for
+    'auto' when they fit), ``8 · n² · (2 + n_jobs)`` bytes at most for
     ``n`` training rows: the base matrix, a kernel matrix per running task
-    and one more, and each task's float64 copy of its fold's block ('auto'
-    shares when this is at most half the available memory: about 800 MB
-    for 5 000 rows and 2 jobs). Otherwise each running task holds its
-    fold's training rows and at most ``cache_size`` megabytes of kernel
-    values. Either way a task keeps the held-out decision values of every
+    and one more, kept in the Rust core, where each fold reads its rows in
+    place ('auto' shares when this is at most half the available memory:
+    800 MB for 5 000 rows and 2 jobs). A third-party solver backend gets
+    NumPy matrices and copies each fold's block: ``8 · n² · (2 + 2 ·
+    n_jobs)`` bytes. Otherwise each running task holds its fold's training
+    rows. Either way a running task keeps at most ``cache_size`` megabytes
+    of kernel columns and as many of held-out kernel values, and the
+    held-out decision values of every
     ``C`` (``n_C · n_valid`` floats per binary problem).
 
     Examples
@@ -778,6 +837,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         error_score=np.nan,
         backend="auto",
         kernel_matrix="auto",
+        prune=2.0,
     ):
         self.Cs = Cs
         self.gammas = gammas
@@ -799,6 +859,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         self.error_score = error_score
         self.backend = backend
         self.kernel_matrix = kernel_matrix
+        self.prune = prune
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
@@ -842,8 +903,9 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
         pairs = ovo_pairs(n_classes)
 
-        def problems_of(train, v):
-            """The fold's one-vs-one problems, None for a pair it lacks."""
+        def problems_of(train, valid, v):
+            """The fold's one-vs-one problems, None for a pair it lacks; each
+            with its held-out labels (±1, 0 for the other classes' rows)."""
             present = set(np.unique(y_idx[train]).tolist())
             if len(present) < 2:
                 return [None] * len(pairs)
@@ -853,7 +915,9 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
                     out.append(None)
                     continue
                 rows = train[(y_idx[train] == a) | (y_idx[train] == b)]
-                out.append((rows, np.where(y_idx[rows] == a, 1.0, -1.0), box[rows], None))
+                yv = y_idx[valid]
+                target = np.where(yv == a, 1.0, np.where(yv == b, -1.0, 0.0))
+                out.append((rows, np.where(y_idx[rows] == a, 1.0, -1.0), box[rows], None, target))
             return out
 
         def score_fold(decision, valid):
@@ -984,10 +1048,10 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
 
     Notes
     -----
-    Memory: as :class:`SVCCV`'s (see its Notes), with ``2 · n_train``
-    dual variables per task: a shared kernel matrix's fold block copied by
-    the solver takes up to ``32 · n²`` bytes per running task, so the peak
-    is ``8 · n² · (2 + 5 · n_jobs)`` bytes.
+    Memory: as :class:`SVCCV`'s (see its Notes); with a third-party
+    solver backend, the copy of a fold's block of a shared matrix covers
+    ``2 · n_train`` dual variables, up to ``32 · n²`` bytes per running
+    task, so the peak is ``8 · n² · (2 + 5 · n_jobs)`` bytes.
 
     Examples
     --------
@@ -1031,6 +1095,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         error_score=np.nan,
         backend="auto",
         kernel_matrix="auto",
+        prune=2.0,
     ):
         self.Cs = Cs
         self.gammas = gammas
@@ -1052,6 +1117,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         self.error_score = error_score
         self.backend = backend
         self.kernel_matrix = kernel_matrix
+        self.prune = prune
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
@@ -1092,7 +1158,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         ]
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
 
-        def problems_of(train, v):
+        def problems_of(train, valid, v):
             e = variants[v][2]
             m = train.size
             yt = y[train]
@@ -1102,6 +1168,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
                     np.concatenate([np.ones(m), -np.ones(m)]),
                     np.ones(2 * m),
                     np.concatenate([e - yt, e + yt]),
+                    y[valid],
                 )
             ]
 

@@ -1033,6 +1033,15 @@ class CPath:
     machines", KDD 2000). ``X`` holds features, or the square kernel matrix
     of every row when ``kernel.name == 'precomputed'``; the remaining fields
     are :class:`QPProblem`'s.
+
+    ``prune`` (None: solve every ``C``) lets a backend stop the path early,
+    a speed hint that backends may ignore: once the held-out loss on
+    ``target`` (labels ±1, 0 for a row outside the problem, scored by the
+    0-1 error; or, with ``regression``, values scored by the squared error)
+    has been more than ``prune`` standard errors above the best the path
+    reached, for two values of ``C`` in a row, the later ``C`` values are
+    left unsolved: their decision values are NaN and
+    :attr:`CPathResult.stopped` names the first.
     """
 
     X: Any
@@ -1048,6 +1057,9 @@ class CPath:
     cache_size: float = 200.0
     shrinking: bool = True
     precision: str = "auto"
+    target: np.ndarray | None = None
+    prune: float | None = None
+    regression: bool = False
 
     def validate(self) -> None:
         """Check shapes and values; raises ``ValueError`` naming the field."""
@@ -1064,6 +1076,12 @@ class CPath:
         w = np.asarray(self.weights, dtype=np.float64)
         if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
             raise ValueError("weights must be finite and non-negative")
+        if self.prune is not None:
+            if not (np.isfinite(self.prune) and self.prune >= 0):
+                raise ValueError(f"prune must be finite and non-negative, got {self.prune}")
+            n_valid = np.asarray(self.valid).shape[0]
+            if self.target is None or np.asarray(self.target).shape != (n_valid,):
+                raise ValueError(f"prune needs target of shape ({n_valid},)")
 
 
 @dataclass
@@ -1071,12 +1089,14 @@ class CPathResult:
     """Per value of :attr:`CPath.Cs`: ``decision`` (shape ``(n_C,
     n_valid)``, the held-out decision values), ``n_iter``, ``converged``
     (False when the solve stopped at ``max_iter``) and ``error`` (None, or
-    why that solve failed: its decision values are then NaN)."""
+    why that solve failed: its decision values are then NaN); ``stopped``:
+    the first ``C`` left unsolved by :attr:`CPath.prune`, or None."""
 
     decision: np.ndarray
     n_iter: np.ndarray
     converged: np.ndarray
     error: list
+    stopped: int | None = None
 
 
 def smo_settings(source) -> dict[str, Any]:

@@ -136,7 +136,8 @@ class RustBackend(SolverBackend):
         Each ``C`` starts from the previous solution and its gradient (no
         kernel work between two values), and the held-out rows' kernel
         columns are computed once per support vector (or, with a
-        precomputed kernel, read from ``X``) in the Rust core's ``c_path``;
+        precomputed kernel, read from ``X``: an array, or a
+        ``_core.KernelMatrix`` read in place) in the Rust core's ``c_path``;
         variables of weight 0 (pinned at 0) are left out.
 
         {c_path_io}
@@ -158,14 +159,23 @@ class RustBackend(SolverBackend):
         p = None if path.p is None else np.ascontiguousarray(np.asarray(path.p)[keep], dtype=f64)
         rows = np.ascontiguousarray(np.asarray(path.rows)[keep], dtype=np.int64)
         cross = None
-        if path.kernel.precomputed:
+        shared = isinstance(path.X, _core.KernelMatrix)
+        if path.kernel.precomputed and not shared:
             cross = np.ascontiguousarray(np.asarray(path.X)[np.ix_(rows, valid)], dtype=f64)
         out = _core.c_path(
-            core_rows(path.X),
+            path.X if shared else core_rows(path.X),
             np.ascontiguousarray(np.asarray(path.y)[keep], dtype=f64),
             np.ascontiguousarray(weights[keep]),
             cs,
-            _core.CPathFold(rows, valid, p=p, cross=cross),
+            _core.CPathFold(
+                rows,
+                valid,
+                p=p,
+                cross=cross,
+                target=None if path.prune is None else np.asarray(path.target, dtype=f64),
+                stop_margin=path.prune,
+                regression=bool(path.regression),
+            ),
             kernel=path.kernel.core(),
             settings=_settings(path),
         )
@@ -174,6 +184,7 @@ class RustBackend(SolverBackend):
             n_iter=np.asarray(out.n_iter, dtype=np.int64),
             converged=np.asarray(out.converged, dtype=bool),
             error=[None] * cs.size,
+            stopped=out.stopped,
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:

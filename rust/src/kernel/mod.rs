@@ -12,12 +12,14 @@
 //! - `source.rs`: where a solver's kernel values come from ([`KernelSource`]).
 //! - `precision.rs`: the arithmetic of kernel values, `f32` or `f64`
 //!   ([`precision::Precision`]), chosen from the kernel and the data.
+//! - `gram.rs`: a square kernel matrix shared by many sources ([`Gram`]).
 //! - `matrix.rs`: the caller's training data ([`TrainingData`]), checks and
 //!   gathers of caller-supplied kernel values, and whole kernel matrices
 //!   ([`kernel_matrix`]).
 
 mod csr;
 mod fill;
+mod gram;
 mod kinds;
 mod matrix;
 mod panel;
@@ -27,6 +29,7 @@ mod source;
 
 pub use csr::{scratch, Csc, CsrRows};
 pub(crate) use fill::{fill_four_impl, fill_one_impl};
+pub use gram::Gram;
 pub use kinds::KernelKind;
 pub(crate) use matrix::exp_scaled;
 pub use matrix::{
@@ -176,10 +179,7 @@ mod tests {
                 }
             }
             let pick = [3, 0, 8];
-            let (ds, ss) = (
-                dense.subset(&pick, "").unwrap(),
-                sparse.subset(&pick, "").unwrap(),
-            );
+            let (ds, ss) = (dense.subset(&pick).unwrap(), sparse.subset(&pick).unwrap());
             for x in 0..3 {
                 for y in 0..3 {
                     assert!((ds.eval(x, y) - ss.eval(x, y)).abs() < 1e-12);
@@ -214,7 +214,7 @@ mod tests {
         let block = KernelSource::from_data(&k, Some(&pick)).unwrap();
         let again = KernelSource::from_data(&k, None)
             .unwrap()
-            .subset(&pick, "")
+            .subset(&pick)
             .unwrap();
         for a in 0..3 {
             for b in 0..3 {

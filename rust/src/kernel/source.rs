@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use super::csr::{scratch, Csc, CsrRows};
 use super::fill::{fill_one, fill_two};
+use super::gram::Gram;
 use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
 use super::panel::Panel;
@@ -104,12 +105,9 @@ pub enum KernelSource {
         perm: Vec<usize>,
         scratch: Scratch,
     },
-    /// A full `n × n` kernel matrix, addressed through a permutation.
-    Precomputed {
-        matrix: Vec<f64>,
-        n: usize,
-        perm: Vec<usize>,
-    },
+    /// Rows of a square kernel matrix (possibly shared with other sources),
+    /// addressed through `perm`: example `i` is the matrix's row `perm[i]`.
+    Precomputed { gram: Gram, perm: Vec<usize> },
 }
 
 impl KernelSource {
@@ -208,10 +206,19 @@ impl KernelSource {
     /// A source over a square kernel matrix already known to be finite.
     pub(crate) fn checked_gram(matrix: Vec<f64>, n: usize) -> Self {
         KernelSource::Precomputed {
-            matrix,
-            n,
+            gram: Gram::checked(matrix, n),
             perm: (0..n).collect(),
         }
+    }
+
+    /// A source over the rows `rows` of a shared kernel matrix (in that
+    /// order; a row may repeat): no value is copied.
+    pub fn gram_rows(gram: &Gram, rows: &[usize]) -> Result<Self> {
+        check_indices(rows, gram.n(), "rows")?;
+        Ok(KernelSource::Precomputed {
+            gram: gram.clone(),
+            perm: rows.to_vec(),
+        })
     }
 
     /// The source of the caller's training data, or of the listed examples
@@ -261,7 +268,7 @@ impl KernelSource {
         match self {
             KernelSource::Dense { rows, .. } => rows.n(),
             KernelSource::Sparse { perm, .. } => perm.len(),
-            KernelSource::Precomputed { n, .. } => *n,
+            KernelSource::Precomputed { perm, .. } => perm.len(),
         }
     }
 
@@ -299,7 +306,7 @@ impl KernelSource {
                 max_sq: rows.max_sq_norm(),
                 max_abs: rows.max_abs(),
             },
-            KernelSource::Precomputed { matrix, .. } => Magnitudes::of_values(matrix),
+            KernelSource::Precomputed { gram, .. } => gram.magnitudes(),
         }
     }
 
@@ -328,7 +335,7 @@ impl KernelSource {
             KernelSource::Sparse {
                 kind, rows, perm, ..
             } => rows.kernel(*kind, perm[i], rows, perm[j]),
-            KernelSource::Precomputed { matrix, n, perm } => matrix[perm[i] * n + perm[j]],
+            KernelSource::Precomputed { gram, perm } => gram.at(perm[i], perm[j]),
         }
     }
 
@@ -435,8 +442,8 @@ impl KernelSource {
             KernelSource::Sparse { .. } => {
                 self.sparse_column(i, start, out, |t, v| factor * scale[t] * v)
             }
-            KernelSource::Precomputed { matrix, n, perm } => {
-                let row = &matrix[perm[i] * n..(perm[i] + 1) * n];
+            KernelSource::Precomputed { gram, perm } => {
+                let row = gram.row(perm[i]);
                 for (k, slot) in out.iter_mut().enumerate() {
                     let t = start + k;
                     *slot = factor * scale[t] * row[perm[t]];
@@ -453,8 +460,8 @@ impl KernelSource {
         scale: &[f32],
         out: &mut [f32],
     ) {
-        if let KernelSource::Precomputed { matrix, n, perm } = self {
-            let row = &matrix[perm[i] * n..(perm[i] + 1) * n];
+        if let KernelSource::Precomputed { gram, perm } = self {
+            let row = gram.row(perm[i]);
             for (k, slot) in out.iter_mut().enumerate() {
                 let t = start + k;
                 *slot = factor * scale[t] * row[perm[t]] as f32;
@@ -487,8 +494,8 @@ impl KernelSource {
     }
 
     /// A new source restricted to the listed examples (in the current
-    /// order); `hint` names what avoids it when the copy does not fit.
-    pub fn subset(&self, idx: &[usize], hint: &str) -> Result<KernelSource> {
+    /// order): feature rows are copied, a kernel matrix is shared.
+    pub fn subset(&self, idx: &[usize]) -> Result<KernelSource> {
         Ok(match self {
             KernelSource::Dense { kind, rows, .. } => KernelSource::Dense {
                 kind: *kind,
@@ -501,10 +508,10 @@ impl KernelSource {
                 let at: Vec<usize> = idx.iter().map(|&a| perm[a]).collect();
                 KernelSource::sparse(*kind, rows, Some(&at))?
             }
-            KernelSource::Precomputed { matrix, n, perm } => {
-                let at: Vec<usize> = idx.iter().map(|&a| perm[a]).collect();
-                KernelSource::checked_gram(gather_square(matrix, *n, &at, hint)?, idx.len())
-            }
+            KernelSource::Precomputed { gram, perm } => KernelSource::Precomputed {
+                gram: gram.clone(),
+                perm: idx.iter().map(|&a| perm[a]).collect(),
+            },
         })
     }
 }

@@ -84,7 +84,7 @@ impl<'a> LocalKernel<'a> {
                 gather_square(matrix, *n, idx, hint)?,
                 idx.len(),
             )),
-            LocalKernel::Source(s) => s.subset(idx, "use fewer training examples"),
+            LocalKernel::Source(s) => s.subset(idx),
         }
     }
 }

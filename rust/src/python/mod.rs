@@ -86,6 +86,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<flsa::FLSASelection>()?;
     m.add_class::<flsa::FLSAGram>()?;
     m.add_class::<tune::CPathFold>()?;
+    m.add_class::<tune::KernelMatrix>()?;
     m.add_class::<tune::CPathResult>()?;
     m.add_class::<local::LocalResult>()?;
     m.add_class::<flsa::FLSAResult>()?;

@@ -8,9 +8,10 @@ use numpy::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::convert::{indices, into_matrix, kernel_kind, vec1, Kernel, SolverSettings, XArg};
+use super::convert::{indices, into_matrix, kernel_kind, vec1, Flat, Kernel, SolverSettings, XArg};
 use super::runner::detached;
-use crate::solver::cpath::{HeldOutKernel, PathProblem, PathSettings};
+use crate::kernel::{Gram, KernelSource};
+use crate::solver::cpath::{EarlyStop, HeldOutKernel, PathProblem, PathSettings};
 
 /// What `c_path` returns.
 #[pyclass(frozen, get_all, module = "localsvm._core")]
@@ -23,6 +24,8 @@ pub(super) struct CPathResult {
     converged: Py<PyArray1<bool>>,
     /// The kernel path used: 'float32' or 'float64'.
     precision: &'static str,
+    /// The first `C` the early stop left unsolved (None: every `C` solved).
+    stopped: Option<usize>,
 }
 
 /// One fold of a cross-validation path: the training rows (the dual's
@@ -36,17 +39,25 @@ pub(super) struct CPathFold {
     p: Option<Vec<f64>>,
     /// The caller's array, shape-checked here and copied once, by `c_path`.
     cross: Option<Py<PyArray2<f64>>>,
+    /// When the path may stop early.
+    early_stop: Option<EarlyStop>,
 }
 
 #[pymethods]
 impl CPathFold {
     #[new]
-    #[pyo3(signature = (rows, valid, *, p = None, cross = None))]
+    #[pyo3(signature = (
+        rows, valid, *, p = None, cross = None, target = None, stop_margin = None,
+        regression = false,
+    ))]
     fn new(
         rows: PyReadonlyArray1<'_, i64>,
         valid: PyReadonlyArray1<'_, i64>,
         p: Option<PyReadonlyArray1<'_, f64>>,
         cross: Option<PyReadonlyArray2<'_, f64>>,
+        target: Option<PyReadonlyArray1<'_, f64>>,
+        stop_margin: Option<f64>,
+        regression: bool,
     ) -> PyResult<Self> {
         let rows = indices(rows, "rows")?;
         let valid = indices(valid, "valid")?;
@@ -67,22 +78,96 @@ impl CPathFold {
                 )));
             }
         }
+        let early_stop = match (stop_margin, target) {
+            (None, _) => None,
+            (Some(margin), Some(target)) => {
+                if target.len() != valid.len() {
+                    return Err(PyValueError::new_err(format!(
+                        "target must have one value per held-out row, got {} for {}",
+                        target.len(),
+                        valid.len()
+                    )));
+                }
+                Some(EarlyStop {
+                    target: vec1(target.as_array()),
+                    regression,
+                    margin,
+                })
+            }
+            (Some(_), None) => {
+                return Err(PyValueError::new_err(
+                    "stop_margin needs target, the held-out rows' labels or values",
+                ))
+            }
+        };
         Ok(CPathFold {
             rows,
             valid,
             p: p.map(|a| vec1(a.as_array())),
             cross: cross.map(|c| (*c).clone().unbind()),
+            early_stop,
         })
     }
 }
 
 /// Solve one dual along increasing `C` on one Hessian and score the
 /// held-out rows of `fold`; see `_core.pyi`.
+/// A kernel matrix over every row, computed once in the core and read in
+/// place by the paths of every fold; see `_core.pyi`.
+#[pyclass(frozen, module = "localsvm._core")]
+pub(super) struct KernelMatrix {
+    gram: Gram,
+}
+
+#[pymethods]
+impl KernelMatrix {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        base: PyReadonlyArray2<'_, f64>,
+        kernel: PyRef<'_, Kernel>,
+    ) -> PyResult<Self> {
+        let (n, m) = base.as_array().dim();
+        if n != m {
+            return Err(PyValueError::new_err(format!(
+                "base must be a square matrix, got shape ({n}, {m})"
+            )));
+        }
+        let kind = kernel.kind();
+        let flat = Flat::new(base.as_array())?;
+        let flat = &flat;
+        let gram = detached(py, move |ctl| {
+            Gram::from_base(
+                flat.as_slice(),
+                n,
+                kind,
+                "pass kernel_matrix='per_fold' to compute kernel values per fold",
+                ctl,
+            )
+        })?;
+        Ok(KernelMatrix { gram })
+    }
+
+    /// Rows (and columns).
+    #[getter]
+    fn n(&self) -> usize {
+        self.gram.n()
+    }
+}
+
+/// What a path reads its kernel values from: a shared [`KernelMatrix`], or
+/// the caller's data (feature rows, or a precomputed kernel as an array).
+#[derive(FromPyObject)]
+pub(super) enum PathX<'py> {
+    Gram(PyRef<'py, KernelMatrix>),
+    Data(XArg<'py>),
+}
+
 #[pyfunction]
 #[pyo3(signature = (x, y, weights, cs, fold, *, kernel = None, settings = None))]
 pub(super) fn c_path<'py>(
     py: Python<'py>,
-    x: XArg<'py>,
+    x: PathX<'py>,
     y: PyReadonlyArray1<'py, f64>,
     weights: PyReadonlyArray1<'py, f64>,
     cs: PyReadonlyArray1<'py, f64>,
@@ -92,7 +177,16 @@ pub(super) fn c_path<'py>(
 ) -> PyResult<CPathResult> {
     let kind = kernel_kind(kernel.as_deref(), "rbf")?;
     let precomputed = matches!(kind, crate::kernel::KernelKind::Precomputed);
-    if precomputed != fold.cross.is_some() {
+    let gram = match &x {
+        PathX::Gram(k) => Some(k.gram.clone()),
+        PathX::Data(_) => None,
+    };
+    if gram.is_some() && (!precomputed || fold.cross.is_some()) {
+        return Err(PyValueError::new_err(
+            "a KernelMatrix is read with kernel='precomputed' and without cross",
+        ));
+    }
+    if gram.is_none() && precomputed != fold.cross.is_some() {
         return Err(PyValueError::new_err(
             "cross (the kernel between the training and the held-out rows) is given with \
              kernel='precomputed', and only then",
@@ -121,7 +215,11 @@ pub(super) fn c_path<'py>(
     };
     let rows = fold.rows.clone();
     let valid = fold.valid.clone();
-    let (n_rows, _) = x.dim();
+    let early_stop = fold.early_stop.clone();
+    let n_rows = match &x {
+        PathX::Gram(k) => k.gram.n(),
+        PathX::Data(d) => d.dim().0,
+    };
     if let Some(&bad) = rows.iter().chain(&valid).find(|&&i| i >= n_rows) {
         return Err(PyValueError::new_err(format!(
             "row index {bad} is out of range for the {n_rows} rows of x"
@@ -141,17 +239,30 @@ pub(super) fn c_path<'py>(
     let p = fold.p.clone().unwrap_or_else(|| vec![-1.0; y.len()]);
     let n_c = cs.len();
     let n_valid = valid.len();
-    let x = x.input()?;
-    let x = &x;
+    let input = match &x {
+        PathX::Data(d) => Some(d.input()?),
+        PathX::Gram(_) => None,
+    };
+    let input = input.as_ref();
     let out = detached(py, move |ctl| {
-        let train = x.source(kind, Some(&rows))?;
-        let held = match cross {
-            Some(block) => HeldOutKernel::Block(block),
-            None => {
-                let mut both = valid;
-                both.extend_from_slice(&rows);
-                HeldOutKernel::Rows(x.source(kind, Some(&both))?)
+        let (train, held) = match (gram, input) {
+            (Some(gram), _) => (
+                KernelSource::gram_rows(&gram, &rows)?,
+                HeldOutKernel::Gram { gram, valid },
+            ),
+            (None, Some(x)) => {
+                let train = x.source(kind, Some(&rows))?;
+                let held = match cross {
+                    Some(block) => HeldOutKernel::Block(block),
+                    None => {
+                        let mut both = valid;
+                        both.extend_from_slice(&rows);
+                        HeldOutKernel::Rows(x.source(kind, Some(&both))?)
+                    }
+                };
+                (train, held)
             }
+            (None, None) => unreachable!("a path reads a KernelMatrix or data"),
         };
         PathProblem {
             train,
@@ -162,6 +273,7 @@ pub(super) fn c_path<'py>(
             p,
             weights,
             cs,
+            early_stop,
         }
         .solve(&path_settings, ctl)
     })?;
@@ -170,5 +282,6 @@ pub(super) fn c_path<'py>(
         n_iter: out.n_iter.into_pyarray(py).unbind(),
         converged: out.converged.into_pyarray(py).unbind(),
         precision: out.precision.map_or("float64", |p| p.name()),
+        stopped: out.stopped,
     })
 }

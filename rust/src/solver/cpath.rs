@@ -6,22 +6,26 @@
 //! `yᵀα = 0`. As `C` grows the boxes only widen, so the previous solution is
 //! a feasible start (the α seeding of DeCoste & Wagstaff, "Alpha seeding for
 //! support vector machines", KDD 2000), and its gradient `G = Qα + p` is
-//! still the gradient there: nothing is recomputed between two values. No
-//! variable is at its new upper bound, so `Ḡ = 0`. The Hessian, with its
-//! column cache, is made once for the path; the solver's shrinking leaves it
-//! permuted, which [`Tracked`] records so that each solve is posed in the
-//! matrix's current order instead of swapping it back.
+//! still the gradient there. Before each solve the multipliers that sat at
+//! their old bounds are moved towards the new ones ([`move_bounded`]: one
+//! kernel column each, instead of the solver moving them a pair at a time).
+//! The Hessian, with its column cache, is made once for the path; the
+//! solver's shrinking leaves it permuted, which [`Tracked`] records so that
+//! each solve is posed in the matrix's current order instead of swapping it
+//! back.
 //!
 //! The held-out decision values `Σ_t α_t y_t K(x_t, v) − ρ` come from a
-//! second source over the held-out rows followed by the training rows: the
-//! kernel column of a support vector against the held-out rows is computed
-//! once for the path (kept while they fit in the cache budget).
+//! second source over the held-out rows followed by the training rows, or
+//! from a kernel matrix shared by every fold ([`HeldOutKernel::Gram`], which
+//! also serves the training rows in place): the kernel column of a support
+//! vector against the held-out rows is computed or gathered once for the
+//! path (kept while they fit in the cache budget).
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use crate::error::{value_error, Result};
-use crate::kernel::KernelSource;
+use crate::kernel::{check_indices, Gram, KernelSource};
 use crate::precision::Precision;
 use crate::runtime::control::Control;
 use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue};
@@ -51,6 +55,9 @@ pub enum HeldOutKernel {
     /// The values themselves, `K(x_t, v)` at `[t · n_valid + v]` (row-major
     /// `m × n_valid`), as from a precomputed kernel.
     Block(Vec<f64>),
+    /// Columns of a shared kernel matrix over every row: `K(x_t, v)` is
+    /// `gram[row_of[t]][valid[v]]`, read in place.
+    Gram { gram: Gram, valid: Vec<usize> },
 }
 
 /// The problem of a path: the training source (one row per variable), the
@@ -67,6 +74,66 @@ pub struct PathProblem {
     pub p: Vec<f64>,
     pub weights: Vec<f64>,
     pub cs: Vec<f64>,
+    /// When to stop the path early (`None`: solve every `C`).
+    pub early_stop: Option<EarlyStop>,
+}
+
+/// How many `C` values in a row must be clearly beaten before a path stops.
+pub const PATIENCE: usize = 2;
+
+/// Stops a path once its held-out loss has been clearly worse than the best
+/// it reached, for [`PATIENCE`] values of `C` in a row: the `C` values after
+/// those are left unsolved (their decision values NaN). Clearly worse: the
+/// 0-1 error over the rows of nonzero `target` (labels ±1) more than
+/// `margin` binomial standard errors (at the best error) above the best; or,
+/// for `regression`, the mean squared error over every row (targets real)
+/// more than `margin · √(2/n)` of the best above it (the standard error of
+/// a mean of `n` squared Gaussian residuals).
+#[derive(Clone, Debug)]
+pub struct EarlyStop {
+    pub target: Vec<f64>,
+    pub regression: bool,
+    pub margin: f64,
+}
+
+impl EarlyStop {
+    /// The loss of one `C`'s held-out decision values, and how many rows it
+    /// averages over.
+    fn loss(&self, decision: &[f64]) -> (f64, usize) {
+        if self.regression {
+            let n = decision.len();
+            let sq: f64 = decision
+                .iter()
+                .zip(&self.target)
+                .map(|(d, t)| (d - t) * (d - t))
+                .sum();
+            (sq / n.max(1) as f64, n)
+        } else {
+            let (mut wrong, mut n) = (0usize, 0usize);
+            for (&d, &t) in decision.iter().zip(&self.target) {
+                if t != 0.0 {
+                    n += 1;
+                    if (d > 0.0) != (t > 0.0) {
+                        wrong += 1;
+                    }
+                }
+            }
+            (wrong as f64 / n.max(1) as f64, n)
+        }
+    }
+
+    /// Whether `loss` is clearly worse than `best` over `n` rows.
+    fn beaten(&self, loss: f64, best: f64, n: usize) -> bool {
+        let n = n.max(1) as f64;
+        if self.regression {
+            loss > best * (1.0 + self.margin * (2.0 / n).sqrt())
+        } else {
+            // At least one error's worth of spread, so that a perfect best
+            // does not make every later error count.
+            let spread = (best * (1.0 - best)).max(1.0 / n) / n;
+            loss - best > self.margin * spread.sqrt()
+        }
+    }
 }
 
 /// Per `C`: the held-out decision values (row-major `n_C × n_valid`), the
@@ -77,6 +144,8 @@ pub struct PathResult {
     pub n_iter: Vec<u64>,
     pub converged: Vec<bool>,
     pub precision: Option<Precision>,
+    /// The first `C` left unsolved by the early stop (`None`: all solved).
+    pub stopped: Option<usize>,
 }
 
 impl PathProblem {
@@ -101,6 +170,13 @@ impl PathProblem {
             HeldOutKernel::Block(v) if v.iter().any(|x| !x.is_finite()) => {
                 value_error!("the held-out kernel block contains NaN or infinity");
             }
+            HeldOutKernel::Gram { gram, valid } => {
+                if valid.len() != self.n_valid {
+                    value_error!("the held-out rows must number n_valid");
+                }
+                check_indices(valid, gram.n(), "held-out row")?;
+                check_indices(&self.row_of, gram.n(), "training row")?;
+            }
             _ => {}
         }
         if self.y.iter().any(|&v| v != 1.0 && v != -1.0) {
@@ -117,6 +193,14 @@ impl PathProblem {
         }
         if self.p.iter().any(|v| !v.is_finite()) {
             value_error!("p must be finite");
+        }
+        if let Some(rule) = &self.early_stop {
+            if rule.target.len() != self.n_valid || rule.target.iter().any(|t| !t.is_finite()) {
+                value_error!("the early stop's targets must be finite, one per held-out row");
+            }
+            if !(rule.margin >= 0.0 && rule.margin.is_finite()) {
+                value_error!("the early stop's margin must be finite and non-negative");
+            }
         }
         Ok(())
     }
@@ -164,7 +248,9 @@ impl PathProblem {
             n_iter: vec![0; n_c],
             converged: vec![true; n_c],
             precision: None,
+            stopped: None,
         };
+        let (mut best, mut beaten) = (f64::INFINITY, 0usize);
         for (k, &c) in self.cs.iter().enumerate() {
             ctl.check()?;
             // The problem in the matrix's current order.
@@ -172,8 +258,8 @@ impl PathProblem {
             let y_q = at(&self.y);
             let p_q = at(&self.p);
             let upper_q: Vec<f64> = perm.iter().map(|&t| c * self.weights[t]).collect();
-            let alpha_q = at(&alpha);
-            let grad_q = at(&grad);
+            let mut alpha_q = at(&alpha);
+            let mut grad_q = at(&grad);
             let order = perm.clone();
             let res = {
                 let mut tracked = Tracked {
@@ -182,10 +268,20 @@ impl PathProblem {
                     value: PhantomData,
                 };
                 if started {
-                    let zero = vec![0.0; m];
+                    let before: Vec<f64> = order
+                        .iter()
+                        .map(|&t| self.cs[k - 1] * self.weights[t])
+                        .collect();
+                    let grad_bar = move_bounded(
+                        &mut tracked,
+                        (&mut alpha_q, &mut grad_q),
+                        &y_q,
+                        (&before, &upper_q),
+                        ctl,
+                    )?;
                     let start = GivenGradient {
                         grad: &grad_q,
-                        grad_bar: &zero,
+                        grad_bar: &grad_bar,
                     };
                     smo::solve_from(
                         &mut tracked,
@@ -218,9 +314,89 @@ impl PathProblem {
             result.converged[k] = res.converged;
             let row = &mut result.decision[k * n_valid..(k + 1) * n_valid];
             held.decision(&alpha, &self.y, &self.row_of, res.rho, row, ctl)?;
+            if let Some(rule) = &self.early_stop {
+                let (loss, n) = rule.loss(row);
+                if k == 0 || loss < best {
+                    best = loss;
+                }
+                beaten = if rule.beaten(loss, best, n) {
+                    beaten + 1
+                } else {
+                    0
+                };
+                if beaten >= PATIENCE && k + 1 < n_c {
+                    result.stopped = Some(k + 1);
+                    result.decision[(k + 1) * n_valid..].fill(f64::NAN);
+                    break;
+                }
+            }
         }
         Ok(result)
     }
+}
+
+/// Moves the variables at their bounds for the previous `C` (`before`)
+/// towards the bounds for the next (`upper`, wider by one factor), keeping
+/// `yᵀα = 0`: the class whose bounded multipliers sum to less moves all of
+/// them onto their new bounds, the other class scales its bounded ones by
+/// the factor that balances the sum. Variables at their bound mostly stay
+/// there as `C` grows, and the solver would otherwise move them a pair at a
+/// time. Updates `G` by the moved columns of `q` (one each) and returns
+/// `Ḡ = Σ_{t: α_t ≥ U_t} U_t Q_t`, both in the matrix's order.
+fn move_bounded<T: SourceValue, Q: QMatrix<T>>(
+    q: &mut Q,
+    (alpha, grad): (&mut [f64], &mut [f64]),
+    y: &[f64],
+    (before, upper): (&[f64], &[f64]),
+    ctl: &Control,
+) -> Result<Vec<f64>> {
+    let m = alpha.len();
+    let bounded: Vec<usize> = (0..m)
+        .filter(|&t| alpha[t] > 0.0 && alpha[t] >= before[t])
+        .collect();
+    let Some(&first) = bounded.first() else {
+        return Ok(vec![0.0; m]);
+    };
+    let ratio = upper[first] / before[first];
+    let sum = |sign: f64| -> f64 {
+        bounded
+            .iter()
+            .filter(|&&t| y[t] == sign)
+            .map(|&t| alpha[t])
+            .sum()
+    };
+    let (pos, neg) = (sum(1.0), sum(-1.0));
+    let mut bar = vec![0.0; m];
+    if pos == 0.0 || neg == 0.0 {
+        return Ok(bar);
+    }
+    // The factor of each class's bounded multipliers.
+    let (r_pos, r_neg) = if pos >= neg {
+        (1.0 + (ratio - 1.0) * neg / pos, ratio)
+    } else {
+        (ratio, 1.0 + (ratio - 1.0) * pos / neg)
+    };
+    for &t in &bounded {
+        ctl.check()?;
+        let r = if y[t] > 0.0 { r_pos } else { r_neg };
+        let new = if r == ratio {
+            upper[t]
+        } else {
+            (r * alpha[t]).min(upper[t])
+        };
+        let delta = new - alpha[t];
+        alpha[t] = new;
+        let at_bound = new >= upper[t];
+        let col = q.column(t, m);
+        for (i, &v) in col[..m].iter().enumerate() {
+            let v = v.to_f64();
+            grad[i] += delta * v;
+            if at_bound {
+                bar[i] += upper[t] * v;
+            }
+        }
+    }
+    Ok(bar)
 }
 
 /// The held-out kernel columns of the support vectors, kept while they fit.
@@ -237,7 +413,7 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
     fn new(source: &'a HeldOutKernel, n_valid: usize, cache_bytes: usize) -> Self {
         let n = match source {
             HeldOutKernel::Rows(src) => src.n(),
-            HeldOutKernel::Block(_) => 0,
+            HeldOutKernel::Block(_) | HeldOutKernel::Gram { .. } => 0,
         };
         HeldOut {
             source,
@@ -269,26 +445,35 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
             }
             ctl.check()?;
             let coef = a * y[t];
-            let src = match self.source {
-                HeldOutKernel::Block(block) => {
-                    let col = &block[t * self.n_valid..(t + 1) * self.n_valid];
-                    for (o, &kv) in out.iter_mut().zip(col) {
-                        *o += coef * kv;
-                    }
-                    continue;
+            if let HeldOutKernel::Block(block) = self.source {
+                let col = &block[t * self.n_valid..(t + 1) * self.n_valid];
+                for (o, &kv) in out.iter_mut().zip(col) {
+                    *o += coef * kv;
                 }
-                HeldOutKernel::Rows(src) => src,
-            };
+                continue;
+            }
             let row = row_of[t];
             if !self.columns.contains_key(&row) {
-                let job = ColumnJob {
-                    i: self.n_valid + t,
-                    start: 0,
-                    end: self.n_valid,
-                    factor: T::from_f64(1.0),
-                    scale: &self.ones,
-                };
-                T::fill(src, job, &mut self.scratch);
+                match self.source {
+                    HeldOutKernel::Gram { gram, valid } => {
+                        // Gathered once into a contiguous column.
+                        let values = gram.row(row);
+                        for (o, &v) in self.scratch.iter_mut().zip(valid) {
+                            *o = T::from_f64(values[v]);
+                        }
+                    }
+                    HeldOutKernel::Rows(src) => {
+                        let job = ColumnJob {
+                            i: self.n_valid + t,
+                            start: 0,
+                            end: self.n_valid,
+                            factor: T::from_f64(1.0),
+                            scale: &self.ones,
+                        };
+                        T::fill(src, job, &mut self.scratch);
+                    }
+                    HeldOutKernel::Block(_) => {}
+                }
                 if self.columns.len() < self.budget {
                     self.columns.insert(row, self.scratch.clone());
                 }
@@ -380,6 +565,7 @@ mod tests {
             p: vec![-1.0; train.len()],
             weights: vec![1.0; train.len()],
             cs: cs.clone(),
+            early_stop: None,
         };
         let settings = PathSettings {
             tol: 1e-6,

@@ -466,9 +466,7 @@ impl DualProblem {
             let a_sub = std::mem::take(&mut alpha);
             (self.source, self.y, self.upper, a_sub, None)
         } else {
-            let source = self
-                .source
-                .subset(&set, "optimise fewer variables at once (active)")?;
+            let source = self.source.subset(&set)?;
             let gather = |v: &[f64]| -> Vec<f64> { set.iter().map(|&i| v[i]).collect() };
             let (y_sub, u_sub, a_sub) = (gather(&self.y), gather(&self.upper), gather(&alpha));
             (source, y_sub, u_sub, a_sub, Some(set))
@@ -731,7 +729,7 @@ impl SubProblem<'_> {
             }
             Some((first, map)) => {
                 // The distinct rows only: each kernel column once.
-                let distinct = source.subset(first, "solve fewer variables at once")?;
+                let distinct = source.subset(first)?;
                 drop(source);
                 if !T::IS_F64 {
                     distinct.prepare_f32()?;
