@@ -71,6 +71,24 @@ COMMANDS: dict[str, tuple[list[str], bool, str]] = {
         "under a minute",
     ),
     # Full protocols: minutes to hours on a 2-core machine.
+    "bench-tune": (
+        [
+            "bench",
+            "tune",
+            "--datasets",
+            "a9a,ijcnn1,usps",
+            "--sizes",
+            "5000",
+            "--peers",
+            "localsvm,sklearnex,liquidsvm",
+            "--max-sklearn",
+            "0",
+            "--svr-rows",
+            "2000",
+        ],
+        True,
+        "about 30 minutes",
+    ),
     "usps": (["reproduce", "usps"], True, "2 to 3 minutes"),
     "lisvm": (["reproduce", "lisvm"], True, "about 5 minutes"),
     "flsa-banana-splice-image": (
