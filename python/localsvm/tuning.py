@@ -47,7 +47,6 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _core
 from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     BaseKernelEstimator,
@@ -61,7 +60,6 @@ from ._multiclass import binary_index, ovo_pairs, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends import select_backend
 from .backends.base import CPath, QPProblem, solve_c_path
-from .backends.rust import RustBackend
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, core_rows, resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
@@ -143,7 +141,7 @@ class _SharedKernels:
     its folds are done: the kernel values a grid search computes again for
     every fold and ``C`` are computed once per γ."""
 
-    def __init__(self, X, specs, uses: list[int], epoch, native: bool = False) -> None:
+    def __init__(self, X, specs, uses: list[int], epoch, native=None) -> None:
         n = X.shape[0]
         rbf = any(s.name == "rbf" for s in specs)
         XT = X.T.tocsc() if sp.issparse(X) else X.T
@@ -204,9 +202,9 @@ class _SharedKernels:
         if K is not None:
             return K
         spec = self.specs[v]
-        if self.native:
-            # The core's matrix, read in place by every fold's path.
-            K = _core.KernelMatrix(self.base, spec.core())
+        if self.native is not None:
+            # The backend's own matrix, read in place by every fold's path.
+            K = self.native(self.base, spec)
         elif spec.name == "linear":
             K = self.base
         else:
@@ -433,9 +431,11 @@ class _BaseSVMCV(BaseKernelEstimator):
         kernels = None
         n_rows = X.shape[0]
         workers = min(effective_n_jobs(self.n_jobs), len(tasks))
-        native = isinstance(backend, RustBackend)
+        native = getattr(backend, "kernel_matrix", None)
         if self.kernel_matrix == "auto":
-            need = _SharedKernels.bytes_needed(n_rows, workers, self._block_factor, native)
+            need = _SharedKernels.bytes_needed(
+                n_rows, workers, self._block_factor, native is not None
+            )
             share = need <= memory_budget()
         else:
             share = self.kernel_matrix == "shared"

@@ -15,7 +15,7 @@ import numpy as np
 from .. import _core
 from .._docstrings import fill
 from ..hookspecs import register_builtins
-from ..kernels import core_rows
+from ..kernels import KernelSpec, core_rows
 from .base import (
     INTERFACE_DOC,
     Capabilities,
@@ -129,6 +129,26 @@ class RustBackend(SolverBackend):
             r=float(out.r),
             solver=str(out.solver),
         )
+
+    def kernel_matrix(self, base: np.ndarray, kernel: KernelSpec) -> _core.KernelMatrix:
+        """The kernel matrix of every row, kept in the Rust core, where
+        :meth:`solve_c_path` reads each fold's rows of it in place (pass it
+        as :attr:`CPath.X` with ``KernelSpec('precomputed')``).
+
+        Parameters
+        ----------
+        base : ndarray of shape (n, n)
+            The squared distances ``‖x_i − x_j‖²`` for the RBF kernel, the
+            inner products ``⟨x_i, x_j⟩`` for the others.
+        kernel : KernelSpec
+            The kernel applied to ``base``.
+
+        Returns
+        -------
+        localsvm._core.KernelMatrix
+            The matrix, computed in parallel without the GIL.
+        """
+        return _core.KernelMatrix(np.ascontiguousarray(base, dtype=np.float64), kernel.core())
 
     def solve_c_path(self, path: CPath) -> CPathResult:
         """Solve the whole path in one call, on one Hessian and column cache.
