@@ -21,6 +21,7 @@ __all__ = [
     "FLSASelection",
     "IncrementalLearner",
     "Kernel",
+    "KernelMatrix",
     "LearnOptions",
     "LearnResult",
     "LocalOptions",
