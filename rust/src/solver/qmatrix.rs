@@ -55,22 +55,25 @@ pub trait QMatrix<T: QValue = f32> {
         }
     }
     /// `out[t − from] += Σ_k w[k] · Q[t][cols[k]]` for the variables `t` in
-    /// `from..from + out.len()`, with the kernel values computed in blocks
-    /// (every listed column against every row in cache-sized tiles, as
-    /// prediction computes them) instead of one cached column at a time.
-    /// `Ok(false)`, with `out` untouched, where the matrix has no blocked
-    /// form for those rows (the default): the caller then goes column by
-    /// column. Polls `ctl` ([`crate::Error::Interrupted`]).
-    fn add_columns(
-        &mut self,
-        _cols: &[usize],
-        _w: &[f64],
-        _from: usize,
-        _out: &mut [f64],
-        _ctl: &Control,
-    ) -> Result<bool> {
+    /// `from..from + out.len()` (`sum` gives `cols`, `w` and `from`), with
+    /// the kernel values computed in blocks (every listed column against
+    /// every row in cache-sized tiles, as prediction computes them) instead
+    /// of one cached column at a time. `Ok(false)`, with `out` untouched,
+    /// where the matrix has no blocked form for those rows (the default):
+    /// the caller then goes column by column. Polls `ctl`
+    /// ([`crate::Error::Interrupted`]).
+    fn add_columns(&mut self, _: ColumnSum<'_>, _: &mut [f64], _: &Control) -> Result<bool> {
         Ok(false)
     }
+}
+
+/// The weighted sum of columns that [`QMatrix::add_columns`] adds: columns
+/// `cols` with weights `w`, read at the variables from `from` on.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnSum<'a> {
+    pub cols: &'a [usize],
+    pub w: &'a [f64],
+    pub from: usize,
 }
 
 /// Inside an `impl<T: QValue, …> QMatrix<T> for Wrapper`: the named
@@ -118,13 +121,11 @@ macro_rules! forward_qmatrix {
     (@one $q:ident add_columns) => {
         fn add_columns(
             &mut self,
-            cols: &[usize],
-            w: &[f64],
-            from: usize,
+            sum: $crate::solver::qmatrix::ColumnSum<'_>,
             out: &mut [f64],
             ctl: &$crate::runtime::control::Control,
         ) -> $crate::error::Result<bool> {
-            self.$q.add_columns(cols, w, from, out, ctl)
+            self.$q.add_columns(sum, out, ctl)
         }
     };
 }
@@ -427,14 +428,8 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
     /// kernel expansion (coefficients `w_k s_k`), evaluated at the rows
     /// `from..` by [`predict`]'s blocked loops in this matrix's precision,
     /// then signed. The cache is neither read nor filled.
-    fn add_columns(
-        &mut self,
-        cols: &[usize],
-        w: &[f64],
-        from: usize,
-        out: &mut [f64],
-        ctl: &Control,
-    ) -> Result<bool> {
+    fn add_columns(&mut self, sum: ColumnSum<'_>, out: &mut [f64], ctl: &Control) -> Result<bool> {
+        let ColumnSum { cols, w, from } = sum;
         let KernelSource::Dense { kind, rows, .. } = &self.source else {
             return Ok(false);
         };
@@ -687,14 +682,8 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
     /// The inner matrix's blocked sum over the columns' rows (weights
     /// signed), over every inner row (a range of variables has its rows
     /// scattered over the inner matrix), read back at the variables' rows.
-    fn add_columns(
-        &mut self,
-        cols: &[usize],
-        w: &[f64],
-        from: usize,
-        out: &mut [f64],
-        ctl: &Control,
-    ) -> Result<bool> {
+    fn add_columns(&mut self, sum: ColumnSum<'_>, out: &mut [f64], ctl: &Control) -> Result<bool> {
+        let ColumnSum { cols, w, from } = sum;
         let rows: Vec<usize> = cols.iter().map(|&c| self.row[c]).collect();
         let weights: Vec<f64> = cols
             .iter()
@@ -703,10 +692,12 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
             .collect();
         let hint = "use fewer examples or shrinking=False";
         let mut by_row = try_filled(self.inner.n(), 0.0, "the columns' sums per row", hint)?;
-        if !self
-            .inner
-            .add_columns(&rows, &weights, 0, &mut by_row, ctl)?
-        {
+        let inner_sum = ColumnSum {
+            cols: &rows,
+            w: &weights,
+            from: 0,
+        };
+        if !self.inner.add_columns(inner_sum, &mut by_row, ctl)? {
             return Ok(false);
         }
         let (row, sign) = (&self.row[from..], &self.sign[from..]);

@@ -33,7 +33,7 @@ use crate::numeric::simd;
 use crate::precision::QValue;
 use crate::runtime::control::Control;
 use crate::runtime::team::Team;
-use crate::solver::qmatrix::QMatrix;
+use crate::solver::qmatrix::{ColumnSum, QMatrix};
 use crate::solver::wss;
 
 /// Rows from which the shrunk variables' gradient is rebuilt in blocks
@@ -508,10 +508,12 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             }
         }
         st.pending_list.clear();
-        if self
-            .q
-            .add_columns(&cols, &weights, 0, &mut st.grad_bar, self.ctl)?
-        {
+        let sum = ColumnSum {
+            cols: &cols,
+            w: &weights,
+            from: 0,
+        };
+        if self.q.add_columns(sum, &mut st.grad_bar, self.ctl)? {
             return Ok(());
         }
         for (&t, &w) in cols.iter().zip(&weights) {
@@ -541,10 +543,12 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         if n >= BLOCKED_REBUILD_ROWS {
             let weights: Vec<f64> = free.iter().map(|&t| st.alpha[t]).collect();
             let shrunk = &mut st.grad[active..n];
-            if self
-                .q
-                .add_columns(&free, &weights, active, shrunk, self.ctl)?
-            {
+            let sum = ColumnSum {
+                cols: &free,
+                w: &weights,
+                from: active,
+            };
+            if self.q.add_columns(sum, shrunk, self.ctl)? {
                 return Ok(());
             }
         }
@@ -1002,15 +1006,13 @@ mod tests {
         crate::solver::qmatrix::forward_qmatrix!(q: n, diag, column, pair, swap_index, swap_indices);
         fn add_columns(
             &mut self,
-            cols: &[usize],
-            w: &[f64],
-            from: usize,
+            sum: ColumnSum<'_>,
             out: &mut [f64],
             ctl: &Control,
         ) -> Result<bool> {
-            let blocked = self.q.add_columns(cols, w, from, out, ctl)?;
-            if blocked && from == 0 {
-                self.blocked_columns += cols.len();
+            let blocked = self.q.add_columns(sum, out, ctl)?;
+            if blocked && sum.from == 0 {
+                self.blocked_columns += sum.cols.len();
             } else if blocked {
                 self.blocked_rebuilds += 1;
             }
