@@ -176,6 +176,16 @@ impl State {
         }
     }
 
+    /// What a partner search reads of the first `active` variables.
+    fn scan(&self, active: usize) -> wss::Scan<'_> {
+        wss::Scan {
+            y: &self.y[..active],
+            g: &self.grad[..active],
+            qd: &self.qd[..active],
+            low: &self.low[..active],
+        }
+    }
+
     /// Variable `t` may move in the direction that increases `y_t α_t`.
     #[inline]
     fn in_up_set(&self, t: usize) -> bool {
@@ -292,12 +302,8 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         let active = self.active;
         let col_i = self.q.column(i, active);
         let st = &self.st;
-        let low = &st.low;
         let search = wss::PartnerSearch {
-            y: &st.y[..active],
-            g: &st.grad[..active],
-            qd: &st.qd[..active],
-            low: &low[..active],
+            scan: st.scan(active),
             qi: &col_i[..active],
             gmax,
             yi: st.y[i],
@@ -382,10 +388,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
                 };
                 let st = &self.st;
                 let search = wss::PartnerSearchNu {
-                    y: &st.y[..active],
-                    g: &st.grad[..active],
-                    qd: &st.qd[..active],
-                    low: &st.low[..active],
+                    scan: st.scan(active),
                     q: [&col_p[..active], &col_n[..active]],
                     gmax,
                     qd_i: [st.qd[ip], st.qd[jn]],
