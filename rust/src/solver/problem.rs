@@ -299,17 +299,8 @@ impl DualProblem {
             if self.active.is_some() {
                 value_error!("a given start gradient needs every variable optimised (active=None)");
             }
-            for (name, v) in [("gradient", grad), ("gradient_upper", grad_bar)] {
-                if v.len() != n {
-                    shape_error!(
-                        "the start's {name} has {} entries but there are {n} examples",
-                        v.len()
-                    );
-                }
-                if v.iter().any(|x| !x.is_finite()) {
-                    value_error!("the start's {name} contains NaN or infinity");
-                }
-            }
+            let given = smo::GivenGradient { grad, grad_bar };
+            given.check(n, "examples")?;
         }
         if let Some(twins) = &self.twins {
             if twins.len() != n {

@@ -792,6 +792,25 @@ pub struct GivenGradient<'a> {
     pub grad_bar: &'a [f64],
 }
 
+impl GivenGradient<'_> {
+    /// An error unless both parts have `n` entries (`n` of `what`: the
+    /// error message's noun) and are finite.
+    pub(crate) fn check(&self, n: usize, what: &str) -> Result<()> {
+        for (name, v) in [("gradient", self.grad), ("gradient_upper", self.grad_bar)] {
+            if v.len() != n {
+                shape_error!(
+                    "the start's {name} has {} entries but there are {n} {what}",
+                    v.len()
+                );
+            }
+            if v.iter().any(|x| !x.is_finite()) {
+                value_error!("the start's {name} contains NaN or infinity");
+            }
+        }
+        Ok(())
+    }
+}
+
 /// [`solve`], starting from the caller's gradient at `alpha` when `start` is
 /// given instead of filling it column by column from `q` (one kernel column
 /// per non-zero `α_t`). Its lengths must be `n` and its values finite (an
@@ -845,17 +864,7 @@ fn run<T: QValue, Q: QMatrix<T>>(
     } = *stop;
     let n = q.n();
     if let Some(g) = &start {
-        for (name, v) in [("gradient", g.grad), ("gradient_upper", g.grad_bar)] {
-            if v.len() != n {
-                shape_error!(
-                    "the start's {name} has {} entries but there are {n} variables",
-                    v.len()
-                );
-            }
-            if v.iter().any(|x| !x.is_finite()) {
-                value_error!("the start's {name} contains NaN or infinity");
-            }
-        }
+        g.check(n, "variables")?;
     }
     let mut st = State {
         y: y.to_vec(),
@@ -1091,13 +1100,7 @@ mod tests {
         assert_eq!(by_columns.blocked_rebuilds, 0);
         for sol in [&got, &fallback] {
             assert!(sol.converged);
-            let rel = (sol.objective - want.objective).abs() / want.objective.abs();
-            assert!(
-                rel < 1e-7,
-                "objective {} vs {}",
-                sol.objective,
-                want.objective
-            );
+            crate::testing::assert_objective_near(sol.objective, want.objective, 1e-7);
             // The returned gradient is the true one, Ḡ included.
             for t in 0..n {
                 let g: f64 = p[t]

@@ -111,13 +111,7 @@ fn tight(solver: SolverChoice, threads: usize) -> SolverOptions {
 /// Converged to the objective of `want` (relative 1e-6).
 fn assert_same_optimum(got: &Solution, want: &Solution) {
     assert!(got.converged);
-    let rel = (got.objective - want.objective).abs() / want.objective.abs();
-    assert!(
-        rel < 1e-6,
-        "objective {} vs {}",
-        got.objective,
-        want.objective
-    );
+    crate::testing::assert_objective_near(got.objective, want.objective, 1e-6);
 }
 
 /// `G = Qα + p` from the kernel values directly, in `f64`.
