@@ -132,6 +132,30 @@ macro_rules! forward_qmatrix {
 
 pub(crate) use forward_qmatrix;
 
+/// A [`QMatrix`] that passes every call on to `q` and reports each swap
+/// made on it, in order, to `log(i, j)`: to undo them afterwards, or to
+/// follow where the variables went.
+pub(crate) struct Tracked<'q, Q, L> {
+    pub q: &'q mut Q,
+    pub log: L,
+}
+
+impl<T: QValue, Q: QMatrix<T>, L: FnMut(usize, usize)> QMatrix<T> for Tracked<'_, Q, L> {
+    forward_qmatrix!(q: n, diag, column, pair, team, add_columns);
+
+    fn swap_index(&mut self, i: usize, j: usize) {
+        self.q.swap_index(i, j);
+        (self.log)(i, j);
+    }
+
+    fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
+        self.q.swap_indices(swaps);
+        for &(i, j) in swaps {
+            (self.log)(i, j);
+        }
+    }
+}
+
 /// A dense symmetric `n × n` Hessian held whole, column after column (the
 /// first `n²` values of `cols`), for small working-set problems solved by
 /// SMO: the online learner's neighbourhoods and the batched rounds'
