@@ -619,7 +619,8 @@ impl<T: SourceValue> SharedRowsQ<T> {
 
 /// `out[t] = s_i s_t k[row[t]]` for `t < out.len()` (signs `±1`, so the
 /// products are exact).
-fn gather_signed<T: QValue>(out: &mut [T], k: &[T], row: &[usize], sign: &[f64], si: f64) {
+fn gather_signed<T: QValue>(out: &mut [T], k: &[T], row: &[usize], sign: &[f64], i: usize) {
+    let si = sign[i];
     for ((o, &r), &s) in out.iter_mut().zip(row).zip(sign) {
         *o = T::from_f64(si * s * k[r].to_f64());
     }
@@ -653,7 +654,7 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
             ..
         } = self;
         let k = inner.column(row[i], live);
-        gather_signed(&mut bufs[b][..len], k, &row[..len], &sign[..len], sign[i]);
+        gather_signed(&mut bufs[b][..len], k, row, sign, i);
         held[b] = Some((i, len));
         &self.bufs[b]
     }
@@ -684,14 +685,14 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
             let (out_i, out_j) = if bi == 0 { (b0, b1) } else { (b1, b0) };
             if need_i && need_j {
                 let (ki, kj) = inner.pair(row[i], row[j], live);
-                gather_signed(&mut out_i[..len], ki, &row[..len], &sign[..len], sign[i]);
-                gather_signed(&mut out_j[..len], kj, &row[..len], &sign[..len], sign[j]);
+                gather_signed(&mut out_i[..len], ki, row, sign, i);
+                gather_signed(&mut out_j[..len], kj, row, sign, j);
             } else if need_i {
                 let ki = inner.column(row[i], live);
-                gather_signed(&mut out_i[..len], ki, &row[..len], &sign[..len], sign[i]);
+                gather_signed(&mut out_i[..len], ki, row, sign, i);
             } else {
                 let kj = inner.column(row[j], live);
-                gather_signed(&mut out_j[..len], kj, &row[..len], &sign[..len], sign[j]);
+                gather_signed(&mut out_j[..len], kj, row, sign, j);
             }
             if need_i {
                 held[bi] = Some((i, len));
