@@ -33,10 +33,12 @@ const TILE_ROWS: usize = 64;
 /// Column access to a symmetric `n × n` matrix of `T` values (`f32` unless
 /// said otherwise), with index swapping.
 pub trait QMatrix<T: QValue = f32> {
-    /// Number of variables.
-    fn n(&self) -> usize;
-    /// The diagonal `Q_ii`.
+    /// The diagonal `Q_ii`, one entry per variable.
     fn diag(&self) -> &[f64];
+    /// Number of variables (the diagonal's length).
+    fn n(&self) -> usize {
+        self.diag().len()
+    }
     /// Column `i`, at least its first `len` entries.
     fn column(&mut self, i: usize, len: usize) -> &[T];
     /// Columns `i` and `j` at once, at least their first `len` entries each.
@@ -163,14 +165,11 @@ impl<T: QValue, Q: QMatrix<T>, L: FnMut(usize, usize)> QMatrix<T> for Tracked<'_
 pub struct DenseQ<T> {
     pub n: usize,
     pub cols: Vec<T>,
+    /// The diagonal, `n` entries.
     pub diag: Vec<f64>,
 }
 
 impl<T: QValue> QMatrix<T> for DenseQ<T> {
-    fn n(&self) -> usize {
-        self.n
-    }
-
     fn diag(&self) -> &[f64] {
         &self.diag
     }
@@ -374,10 +373,6 @@ impl<T: SourceValue> KernelQ<T> {
 }
 
 impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
-    fn n(&self) -> usize {
-        self.sign.len()
-    }
-
     fn diag(&self) -> &[f64] {
         &self.diag
     }
@@ -627,10 +622,6 @@ fn gather_signed<T: QValue>(out: &mut [T], k: &[T], row: &[usize], sign: &[f64],
 }
 
 impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
-    fn n(&self) -> usize {
-        self.row.len()
-    }
-
     fn diag(&self) -> &[f64] {
         &self.diag
     }
@@ -645,17 +636,9 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
             _ => 0,
         };
         let live = self.live_rows(len);
-        let SharedRowsQ {
-            inner,
-            row,
-            sign,
-            bufs,
-            held,
-            ..
-        } = self;
-        let k = inner.column(row[i], live);
-        gather_signed(&mut bufs[b][..len], k, row, sign, i);
-        held[b] = Some((i, len));
+        let k = self.inner.column(self.row[i], live);
+        gather_signed(&mut self.bufs[b][..len], k, &self.row, &self.sign, i);
+        self.held[b] = Some((i, len));
         &self.bufs[b]
     }
 
@@ -673,15 +656,8 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
         let need_j = hj != Some(bj) && bi != bj;
         if need_i || need_j {
             let live = self.live_rows(len);
-            let SharedRowsQ {
-                inner,
-                row,
-                sign,
-                bufs,
-                held,
-                ..
-            } = self;
-            let [b0, b1] = bufs;
+            let (inner, row, sign) = (&mut self.inner, &self.row, &self.sign);
+            let [b0, b1] = &mut self.bufs;
             let (out_i, out_j) = if bi == 0 { (b0, b1) } else { (b1, b0) };
             if need_i && need_j {
                 let (ki, kj) = inner.pair(row[i], row[j], live);
@@ -695,10 +671,10 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
                 gather_signed(&mut out_j[..len], kj, row, sign, j);
             }
             if need_i {
-                held[bi] = Some((i, len));
+                self.held[bi] = Some((i, len));
             }
             if need_j {
-                held[bj] = Some((j, len));
+                self.held[bj] = Some((j, len));
             }
         }
         (&self.bufs[bi], &self.bufs[bj])
