@@ -575,7 +575,13 @@ fn solve_one<T: SourceValue>(
         shrinking: opts.shrinking,
         ctl: &opts.control,
     };
-    let res = smo::solve(&mut tracked, &p, y, upper, start, &stop);
+    let dual = smo::Dual {
+        p: &p,
+        y,
+        upper,
+        alpha: start,
+    };
+    let res = smo::solve(&mut tracked, &dual, &stop);
     swaps.reverse();
     q.swap_indices(&swaps);
     res

@@ -283,17 +283,21 @@ impl PathProblem {
                         grad: &grad_q,
                         grad_bar: &grad_bar,
                     };
-                    smo::solve_from(
-                        &mut tracked,
-                        &p_q,
-                        &y_q,
-                        &upper_q,
-                        &alpha_q,
-                        Some(start),
-                        &stop,
-                    )?
+                    let dual = smo::Dual {
+                        p: &p_q,
+                        y: &y_q,
+                        upper: &upper_q,
+                        alpha: &alpha_q,
+                    };
+                    smo::solve_from(&mut tracked, &dual, Some(start), &stop)?
                 } else {
-                    smo::solve(&mut tracked, &p_q, &y_q, &upper_q, &alpha_q, &stop)?
+                    let dual = smo::Dual {
+                        p: &p_q,
+                        y: &y_q,
+                        upper: &upper_q,
+                        alpha: &alpha_q,
+                    };
+                    smo::solve(&mut tracked, &dual, &stop)?
                 }
             };
             started = true;

@@ -227,7 +227,13 @@ mod tests {
                 shrinking: false,
                 ctl: &Control::none(),
             };
-            let want = smo::solve(&mut q, &p, &y, &upper, &alpha, &stop).unwrap();
+            let dual = smo::Dual {
+                p: &p,
+                y: &y,
+                upper: &upper,
+                alpha: &alpha,
+            };
+            let want = smo::solve(&mut q, &dual, &stop).unwrap();
             let scale = want.gradient.iter().fold(1.0f64, |m, g| m.max(g.abs()));
             for (g, w) in got.grad.iter().zip(&want.gradient) {
                 assert!((g - w).abs() <= 1e-12 * scale, "{kind:?}: {g} vs {w}");

@@ -27,7 +27,7 @@ use crate::solver::batched::{self, Presolved};
 use crate::solver::boxqp;
 use crate::solver::gradient::{dual_gradient, StartGradient};
 use crate::solver::qmatrix::{KernelQ, QMatrix, SharedRowsQ, SourceValue};
-use crate::solver::smo;
+use crate::solver::smo::{self, Dual};
 
 /// Variables below which a solve stays on one thread whatever
 /// [`SolverOptions::threads`] allows: the helper thread would mostly wait.
@@ -741,7 +741,12 @@ impl SubProblem<'_> {
         q: &mut Q,
         opts: &SolverOptions,
     ) -> Result<(smo::SmoResult, f64)> {
-        let (p, y, upper, alpha) = (self.p, self.y, self.upper, self.alpha);
+        let dual = smo::Dual {
+            p: self.p,
+            y: self.y,
+            upper: self.upper,
+            alpha: self.alpha,
+        };
         let mut r = 0.0;
         let stop = smo::Stopping {
             tol: opts.tol,
@@ -751,16 +756,13 @@ impl SubProblem<'_> {
         };
         let result = match self.constraint {
             Constraint::PerLabel => {
-                let (result, margin) = smo::solve_nu(q, p, y, upper, alpha, &stop)?;
+                let (result, margin) = smo::solve_nu(q, &dual, &stop)?;
                 r = margin;
                 result
             }
             Constraint::Equality | Constraint::EqualityAtStart => smo::solve_from(
                 q,
-                p,
-                y,
-                upper,
-                alpha,
+                &dual,
                 self.start.map(|g| smo::GivenGradient {
                     grad: &g.grad,
                     grad_bar: &g.grad_bar,
@@ -768,6 +770,9 @@ impl SubProblem<'_> {
                 &stop,
             )?,
             Constraint::BoxOnly => {
+                let Dual {
+                    p, upper, alpha, ..
+                } = dual;
                 boxqp::solve(q, p, upper, alpha, opts.tol, self.max_iter, &opts.control)?
             }
         };

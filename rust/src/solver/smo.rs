@@ -753,23 +753,30 @@ fn clip_same_to(a: f64, b: f64, sum: f64, c: f64) -> (f64, f64) {
     (a, b)
 }
 
-/// Solves the equality-constrained dual from the feasible start `alpha`.
+/// The dual SMO solves, `min ½ αᵀQα + pᵀα` with `0 ≤ α ≤ upper` and `yᵀα`
+/// held at its start value, from the feasible start `alpha`: one entry per
+/// variable in each, `y ∈ {−1, +1}`, `0 ≤ alpha ≤ upper`, `upper > 0`.
+#[derive(Clone, Copy, Debug)]
+pub struct Dual<'a> {
+    pub p: &'a [f64],
+    pub y: &'a [f64],
+    pub upper: &'a [f64],
+    pub alpha: &'a [f64],
+}
+
+/// Solves the equality-constrained `dual` from its feasible start.
 ///
 /// `q` may be any [`QMatrix`], of `f32` or `f64` columns (the gradient
-/// and `α` are `f64` either way); `p`, `y`, `upper` and `alpha` have one entry
-/// per variable, `y ∈ {−1, +1}`, `0 ≤ alpha ≤ upper`, `upper > 0`. Returns
-/// after at most `max_iter` pair updates, with `converged = false` if that
-/// limit stopped it, or with [`crate::Error::Interrupted`] soon after `ctl`
-/// is cancelled (it is polled once per iteration and per kernel column).
+/// and `α` are `f64` either way). Returns after at most `max_iter` pair
+/// updates, with `converged = false` if that limit stopped it, or with
+/// [`crate::Error::Interrupted`] soon after `ctl` is cancelled (it is
+/// polled once per iteration and per kernel column).
 pub fn solve<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
-    p: &[f64],
-    y: &[f64],
-    upper: &[f64],
-    alpha: &[f64],
+    dual: &Dual<'_>,
     stop: &Stopping<'_>,
 ) -> Result<SmoResult> {
-    solve_from(q, p, y, upper, alpha, None, stop)
+    solve_from(q, dual, None, stop)
 }
 
 /// When SMO stops, and what it polls: the tolerance `tol` on the maximal
@@ -819,14 +826,11 @@ impl GivenGradient<'_> {
 /// gradient of shrunk variables from `grad_bar`.
 pub fn solve_from<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
-    p: &[f64],
-    y: &[f64],
-    upper: &[f64],
-    alpha: &[f64],
+    dual: &Dual<'_>,
     start: Option<GivenGradient<'_>>,
     stop: &Stopping<'_>,
 ) -> Result<SmoResult> {
-    let (result, _) = run(q, p, y, upper, alpha, start, stop, false)?;
+    let (result, _) = run(q, dual, start, stop, false)?;
     Ok(result)
 }
 
@@ -837,25 +841,20 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
 /// ν-dual's `ρ`) and the margin variable `r`.
 pub fn solve_nu<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
-    p: &[f64],
-    y: &[f64],
-    upper: &[f64],
-    alpha: &[f64],
+    dual: &Dual<'_>,
     stop: &Stopping<'_>,
 ) -> Result<(SmoResult, f64)> {
-    run(q, p, y, upper, alpha, None, stop, true)
+    run(q, dual, None, stop, true)
 }
 
 fn run<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
-    p: &[f64],
-    y: &[f64],
-    upper: &[f64],
-    alpha: &[f64],
+    dual: &Dual<'_>,
     start: Option<GivenGradient<'_>>,
     stop: &Stopping<'_>,
     nu: bool,
 ) -> Result<(SmoResult, f64)> {
+    let Dual { p, y, upper, alpha } = *dual;
     let Stopping {
         tol,
         max_iter,
@@ -1058,7 +1057,13 @@ mod tests {
                 shrinking,
                 ctl: &Control::none(),
             };
-            solve(q, &p, &y, &upper, &alpha, &stop).unwrap()
+            let dual = Dual {
+                p: &p,
+                y: &y,
+                upper: &upper,
+                alpha: &alpha,
+            };
+            solve(q, &dual, &stop).unwrap()
         };
         let mut reference = Counting {
             q: KernelQ::<f64>::new(dense(), &y, 1 << 24),

@@ -293,7 +293,13 @@ pub(super) fn run_rounds(
             shrinking: false,
             ctl,
         };
-        let solved = smo::solve(&mut block_q, &p, &yb, &ub, &old, &stop)?;
+        let dual = smo::Dual {
+            p: &p,
+            y: &yb,
+            upper: &ub,
+            alpha: &old,
+        };
+        let solved = smo::solve(&mut block_q, &dual, &stop)?;
         qbb32 = block_q.cols;
         let ab = solved.alpha;
         pairs += solved.n_iter;
