@@ -482,7 +482,7 @@ fn decision_f64(
             }
             for b0 in (0..s).step_by(step) {
                 let b1 = (b0 + step).min(s);
-                against.fill_range(test, &prepared, b0, b1, kv, stride)?;
+                against.fill_range(test, &prepared, b0..b1, kv, stride)?;
                 apply_range64(layout, kv, stride, b0, b1, chunk);
             }
             Ok(())
