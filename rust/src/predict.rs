@@ -34,7 +34,9 @@ pub fn decision_values(
     coef: &[f64],
     intercept: &[f64],
 ) -> Result<Vec<f64>> {
-    decision_values_with(kind, test, sv, coef, intercept, Precision::Auto).map(|(v, _)| v)
+    let ctl = Control::none();
+    decision_values_controlled(kind, test, sv, coef, intercept, Precision::Auto, &ctl)
+        .map(|(v, _)| v)
 }
 
 /// Decision values, row-major `m × k` for `m` test rows and `k` expansions,
@@ -49,19 +51,9 @@ pub fn decision_values(
 /// the kernel parameters and the coefficients are within `f32`'s safe range
 /// ([`crate::precision::f32_problem`]); a model fitted in `f64` should ask
 /// for `Float64`. In parallel over test rows either way.
-pub fn decision_values_with(
-    kind: KernelKind,
-    test: &Rows,
-    sv: &Rows,
-    coef: &[f64],
-    intercept: &[f64],
-    precision: Precision,
-) -> Result<(Vec<f64>, Precision)> {
-    decision_values_controlled(kind, test, sv, coef, intercept, precision, &Control::none())
-}
-
-/// [`decision_values_with`], polling `ctl` once per block of test rows:
-/// [`crate::Error::Interrupted`] once it is cancelled.
+///
+/// Polls `ctl` once per block of test rows: [`crate::Error::Interrupted`]
+/// once it is cancelled.
 pub fn decision_values_controlled(
     kind: KernelKind,
     test: &Rows,
@@ -94,7 +86,7 @@ pub struct OvoPairs<'a> {
 /// class_counts[b]` values of `coef` (class `a`'s first, then class `b`'s),
 /// so `coef` holds no zeros for the other classes. Each test row's kernel
 /// values against all support vectors are computed once (as
-/// [`decision_values_with`] computes them, in the same precision path) and
+/// [`decision_values_controlled`] computes them, in the same precision path) and
 /// every pair's value is then two short dot products over them: the cost is
 /// one kernel evaluation per (test row, support vector) plus one
 /// multiply-add per (test row, pair, support vector of the pair). Polls
@@ -145,6 +137,26 @@ pub fn decision_values_pairs_sparse(
     decision_sparse_core(kind, test, sv, &layout, intercept, ctl)
 }
 
+/// The checks of every decision-value path: `kind` has a decision function,
+/// the test rows have as many features as the support vectors (`test` and
+/// `sv` features) and the coefficients and intercepts are finite.
+fn check_model(
+    kind: KernelKind,
+    test: usize,
+    sv: usize,
+    coef: &[f64],
+    intercept: &[f64],
+) -> Result<()> {
+    kind.require_function("decision_values")?;
+    if test != sv {
+        shape_error!("X has {test} features, but the model was fitted with {sv} features");
+    }
+    if coef.iter().chain(intercept).any(|v| !v.is_finite()) {
+        value_error!("the coefficients or intercepts contain NaN or infinity");
+    }
+    Ok(())
+}
+
 /// The decision values of `layout`'s expansions over sparse rows, in `f64`.
 fn decision_sparse_core(
     kind: KernelKind,
@@ -154,18 +166,7 @@ fn decision_sparse_core(
     intercept: &[f64],
     ctl: &Control,
 ) -> Result<Vec<f64>> {
-    kind.require_function("decision_values")?;
-    if test.d() != sv.d() {
-        shape_error!(
-            "X has {} features, but the model was fitted with {} features",
-            test.d(),
-            sv.d()
-        );
-    }
-    let coef = layout.coef;
-    if coef.iter().chain(intercept).any(|v| !v.is_finite()) {
-        value_error!("the coefficients or intercepts contain NaN or infinity");
-    }
+    check_model(kind, test.d(), sv.d(), layout.coef, intercept)?;
     let mags = Magnitudes {
         max_sq: test.max_sq_norm().max(sv.max_sq_norm()),
         max_abs: test.max_abs().max(sv.max_abs()),
@@ -359,20 +360,10 @@ fn decision_core(
     precision: Precision,
     ctl: &Control,
 ) -> Result<(Vec<f64>, Precision)> {
-    kind.require_function("decision_values")?;
-    if test.d() != sv.d() {
-        shape_error!(
-            "X has {} features, but the model was fitted with {} features",
-            test.d(),
-            sv.d()
-        );
-    }
+    check_model(kind, test.d(), sv.d(), layout.coef, intercept)?;
     let k = intercept.len();
     let s = sv.n();
     let coef = layout.coef;
-    if coef.iter().chain(intercept).any(|v| !v.is_finite()) {
-        value_error!("the coefficients or intercepts contain NaN or infinity");
-    }
     let m = test.n();
     let what = format!("the {m} × {k} matrix of decision values");
     let hint = "predict fewer rows at once";
@@ -442,7 +433,7 @@ fn sv_block64(d: usize) -> usize {
     (64 * 1024 / d.max(1) / BLOCK * BLOCK).clamp(BLOCK, 4 * BLOCK)
 }
 
-/// [`decision_values_with`]'s `Float64` path, blocked over the support
+/// [`decision_values_controlled`]'s `Float64` path, blocked over the support
 /// vectors as the `Float32` path is: for each task of [`ROWS_PER_TASK`]
 /// test rows, the support vectors go in ranges of [`sv_block64`]; the
 /// kernel values of all the task's rows against a range come from
@@ -491,7 +482,7 @@ fn decision_f64(
             }
             for b0 in (0..s).step_by(step) {
                 let b1 = (b0 + step).min(s);
-                against.fill_range(test, &prepared, b0, b1, kv, stride)?;
+                against.fill_range(test, &prepared, b0..b1, kv, stride)?;
                 apply_range64(layout, kv, stride, b0, b1, chunk);
             }
             Ok(())
@@ -694,11 +685,14 @@ mod tests {
                     .sum::<f64>()
             })
             .collect();
-        let (f32_out, p32) =
-            decision_values_with(kind, &test, &sv, &coef, &[0.25], Precision::Auto).unwrap();
+        // The model's values on `test` rows in `precision`.
+        let values = |kind, test: &Rows, sv: &Rows, precision| {
+            let ctl = Control::none();
+            decision_values_controlled(kind, test, sv, &coef, &[0.25], precision, &ctl)
+        };
+        let (f32_out, p32) = values(kind, &test, &sv, Precision::Auto).unwrap();
         assert_eq!(p32, Precision::Float32);
-        let (f64_out, p64) =
-            decision_values_with(kind, &test, &sv, &coef, &[0.25], Precision::Float64).unwrap();
+        let (f64_out, p64) = values(kind, &test, &sv, Precision::Float64).unwrap();
         assert_eq!(p64, Precision::Float64);
         for r in 0..2 {
             assert!((f64_out[r] - want[r]).abs() < 1e-14);
@@ -714,15 +708,7 @@ mod tests {
             Rows::new(v, r.n(), r.d()).unwrap()
         };
         let scaled = KernelKind::Rbf { gamma: 0.5e-300 };
-        let (out, p) = decision_values_with(
-            scaled,
-            &big(&test),
-            &big(&sv),
-            &coef,
-            &[0.25],
-            Precision::Auto,
-        )
-        .unwrap();
+        let (out, p) = values(scaled, &big(&test), &big(&sv), Precision::Auto).unwrap();
         assert_eq!(p, Precision::Float64);
         for r in 0..2 {
             assert!(
@@ -732,15 +718,7 @@ mod tests {
                 want[r]
             );
         }
-        let err = decision_values_with(
-            scaled,
-            &big(&test),
-            &big(&sv),
-            &coef,
-            &[0.25],
-            Precision::Float32,
-        )
-        .unwrap_err();
+        let err = values(scaled, &big(&test), &big(&sv), Precision::Float32).unwrap_err();
         assert!(err.to_string().contains("float32"), "{err}");
     }
 
@@ -763,6 +741,20 @@ mod tests {
             },
         ];
         for kind in kinds {
+            // The model's values on `rows` in `f32`.
+            let values = |rows: &Rows| {
+                let ctl = Control::none();
+                let intercept = [0.5, -0.5];
+                decision_values_controlled(
+                    kind,
+                    rows,
+                    &sv,
+                    &coef,
+                    &intercept,
+                    Precision::Float32,
+                    &ctl,
+                )
+            };
             for sparse in [false, true] {
                 let m = 11;
                 let test: Vec<f64> = (0..m * d)
@@ -775,21 +767,11 @@ mod tests {
                     })
                     .collect();
                 let rows = Rows::new(test.clone(), m, d).unwrap();
-                let (all, path) =
-                    decision_values_with(kind, &rows, &sv, &coef, &[0.5, -0.5], Precision::Float32)
-                        .unwrap();
+                let (all, path) = values(&rows).unwrap();
                 assert_eq!(path, Precision::Float32);
                 for r in 0..m {
                     let one = Rows::new(test[r * d..(r + 1) * d].to_vec(), 1, d).unwrap();
-                    let (alone, _) = decision_values_with(
-                        kind,
-                        &one,
-                        &sv,
-                        &coef,
-                        &[0.5, -0.5],
-                        Precision::Float32,
-                    )
-                    .unwrap();
+                    let (alone, _) = values(&one).unwrap();
                     for c in 0..2 {
                         assert_eq!(
                             all[r * 2 + c].to_bits(),
@@ -913,8 +895,16 @@ mod tests {
         let test = Rows::new((0..m * d).map(|i| wiggle(i + 77_777)).collect(), m, d).unwrap();
         let coef: Vec<f64> = (0..s).map(|t| 1.0 + 0.5 * wiggle(t + 31)).collect();
         let intercept = [0.125];
-        let (got, path) =
-            decision_values_with(kind, &test, &sv, &coef, &intercept, Precision::Float64).unwrap();
+        let (got, path) = decision_values_controlled(
+            kind,
+            &test,
+            &sv,
+            &coef,
+            &intercept,
+            Precision::Float64,
+            &Control::none(),
+        )
+        .unwrap();
         assert_eq!(path, Precision::Float64);
         let u = f64::EPSILON / 2.0;
         // First-order worst case of the path: 2 ulp in each RBF value, a
@@ -952,17 +942,21 @@ mod tests {
         );
     }
 
+    /// Four classes with 3, 1, 4 and 2 support vectors, and all six pairs.
+    fn four_classes() -> ([usize; 4], Vec<(usize, usize)>) {
+        let pairs = (0..4)
+            .flat_map(|a| (a + 1..4).map(move |b| (a, b)))
+            .collect();
+        ([3, 1, 4, 2], pairs)
+    }
+
     #[test]
     fn pair_layout_matches_the_dense_expansion() {
-        // Four classes with 3, 1, 4 and 2 support vectors, all six pairs.
-        let counts = [3usize, 1, 4, 2];
+        let (counts, pairs) = four_classes();
         let (s, d, m) = (10, 3, 70);
         let sv = Rows::new((0..s * d).map(wiggle).collect(), s, d).unwrap();
         let test = Rows::new((0..m * d).map(|i| wiggle(i + 1000)).collect(), m, d).unwrap();
         let first = [0usize, 3, 4, 8];
-        let pairs: Vec<(usize, usize)> = (0..4)
-            .flat_map(|a| (a + 1..4).map(move |b| (a, b)))
-            .collect();
         let k = pairs.len();
         let mut compact = Vec::new();
         let mut dense = vec![0.0; k * s];
@@ -976,6 +970,10 @@ mod tests {
             }
         }
         let intercept: Vec<f64> = (0..k).map(|p| wiggle(p + 9000)).collect();
+        let ovo = OvoPairs {
+            class_counts: &counts,
+            pairs: &pairs,
+        };
         let kinds = crate::testing::KINDS;
         for kind in kinds {
             for precision in [Precision::Float32, Precision::Float64] {
@@ -985,17 +983,7 @@ mod tests {
                 )
                 .unwrap();
                 let (got, p2) = decision_values_pairs_controlled(
-                    kind,
-                    &test,
-                    &sv,
-                    &OvoPairs {
-                        class_counts: &counts,
-                        pairs: &pairs,
-                    },
-                    &compact,
-                    &intercept,
-                    precision,
-                    &ctl,
+                    kind, &test, &sv, &ovo, &compact, &intercept, precision, &ctl,
                 )
                 .unwrap();
                 assert_eq!(p1, p2);
@@ -1056,16 +1044,13 @@ mod tests {
 
     #[test]
     fn sparse_paths_match_the_dense_float64_ones() {
-        let counts = [3usize, 1, 4, 2];
+        let (counts, pairs) = four_classes();
         let (s, d, m) = (10, 5, 70);
         // Every other entry zero, so the sparse rows really are sparse.
         let val = |i: usize| if i.is_multiple_of(2) { 0.0 } else { wiggle(i) };
         let sv = Rows::new((0..s * d).map(val).collect(), s, d).unwrap();
         let test = Rows::new((0..m * d).map(|i| val(i + 1001)).collect(), m, d).unwrap();
         let (sv_s, test_s) = (to_csr(&sv), to_csr(&test));
-        let pairs: Vec<(usize, usize)> = (0..4)
-            .flat_map(|a| (a + 1..4).map(move |b| (a, b)))
-            .collect();
         let k = pairs.len();
         let compact: Vec<f64> = (0..2 * s * k).map(|i| wiggle(i + 77)).collect();
         let intercept: Vec<f64> = (0..k).map(|p| wiggle(p + 9000)).collect();
@@ -1075,6 +1060,10 @@ mod tests {
         }
         let compact = &compact[..n_coef];
         let dense_coef: Vec<f64> = (0..k * s).map(|i| wiggle(i + 3)).collect();
+        let ovo = OvoPairs {
+            class_counts: &counts,
+            pairs: &pairs,
+        };
         let ctl = Control::none();
         for kind in crate::testing::KINDS {
             let (want, _) = decision_values_controlled(
@@ -1093,29 +1082,16 @@ mod tests {
                 kind,
                 &test,
                 &sv,
-                &OvoPairs {
-                    class_counts: &counts,
-                    pairs: &pairs,
-                },
+                &ovo,
                 compact,
                 &intercept,
                 Precision::Float64,
                 &ctl,
             )
             .unwrap();
-            let got_p = decision_values_pairs_sparse(
-                kind,
-                &test_s,
-                &sv_s,
-                &OvoPairs {
-                    class_counts: &counts,
-                    pairs: &pairs,
-                },
-                compact,
-                &intercept,
-                &ctl,
-            )
-            .unwrap();
+            let got_p =
+                decision_values_pairs_sparse(kind, &test_s, &sv_s, &ovo, compact, &intercept, &ctl)
+                    .unwrap();
             for (g, w) in got.iter().zip(&want).chain(got_p.iter().zip(&want_p)) {
                 assert!(
                     (g - w).abs() < 1e-12 * (1.0 + w.abs()),

@@ -1,5 +1,6 @@
 //! Fixtures the unit tests share: a deterministic stream of uniform values,
-//! two overlapping classes drawn from it, and a kernel of every kind.
+//! two overlapping classes drawn from it, a kernel of every kind, and the
+//! comparison of two solves' objectives.
 
 use crate::kernel::KernelKind;
 
@@ -52,4 +53,10 @@ pub(crate) fn two_classes(
         y.push(label);
     }
     (x, y)
+}
+
+/// Asserts that the objective `got` is within `rel` of `want`, relatively.
+pub(crate) fn assert_objective_near(got: f64, want: f64, rel: f64) {
+    let off = (got - want).abs() / want.abs();
+    assert!(off < rel, "objective {got} vs {want}");
 }

@@ -8,7 +8,7 @@
 use localsvm_core::flsa::{forward_select, Candidates, FlsaOptions, Gram, Selection};
 use localsvm_core::kernel::kernel_matrix;
 use localsvm_core::local::{solve_local, LocalKernel, LocalOptions};
-use localsvm_core::predict::decision_values_with;
+use localsvm_core::predict::decision_values_controlled;
 use localsvm_core::{
     Constraint, Control, DualProblem, KernelKind, KernelSource, Precision, Rows, SolverOptions,
     TrainingData,
@@ -273,7 +273,10 @@ constraint: if equality { Constraint::Equality } else { Constraint::BoxOnly },
     ) {
         let Some(kind) = kind_of(&k) else { return Ok(()) };
         let (Ok(test), Ok(sv)) = (Rows::new(test, m, d), Rows::new(sv, s, e)) else { return Ok(()) };
-        if let Ok((values, _)) = decision_values_with(kind, &test, &sv, &coef, &intercept, prec) {
+        let ctl = Control::none();
+        if let Ok((values, _)) =
+            decision_values_controlled(kind, &test, &sv, &coef, &intercept, prec, &ctl)
+        {
             prop_assert_eq!(values.len(), test.n() * intercept.len());
             prop_assert!(values.iter().all(|v| v.is_finite()));
         }

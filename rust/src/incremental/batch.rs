@@ -68,13 +68,7 @@ impl OnlineLearner {
         if let Some(v) = y.iter().find(|&&v| v != 1.0 && v != -1.0) {
             value_error!("y must contain only -1 and +1, found {v}");
         }
-        if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
-            value_error!(
-                "X contains NaN or infinity (row {}, column {})",
-                pos / d.max(1),
-                pos % d.max(1)
-            );
-        }
+        crate::kernel::check_finite(x, d)?;
         // The kernel's range, as the batch solvers check it: on data where
         // every kernel value underflows (or overflows) float64 the updates
         // could only grind through their iteration caps.

@@ -48,7 +48,13 @@ fn solve_dense<T: QValue>(
         shrinking: false,
         ctl: &Control::none(),
     };
-    smo::solve(&mut q, &p, ys, &upper, a0, &stop)
+    let dual = smo::Dual {
+        p: &p,
+        y: ys,
+        upper: &upper,
+        alpha: a0,
+    };
+    smo::solve(&mut q, &dual, &stop)
         .unwrap_or_else(|_| unreachable!("a solve without a control is never interrupted"))
 }
 

@@ -7,6 +7,7 @@ mod tiles;
 pub(crate) use tiles::exp_scaled;
 
 use std::mem::MaybeUninit;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -250,7 +251,7 @@ impl<'b> KernelRowsAgainst<'b> {
 
     /// `out[r·stride + t − c0] = K(a_{first + r}, b_t)` for the rows
     /// `first..first + n` that `prepared` (from [`Self::prepare`] on the
-    /// same `a`) plans and the columns `c0..c1`, `c0` a multiple of
+    /// same `a`) plans and the columns `cols = c0..c1`, `c0` a multiple of
     /// [`Self::RANGE_STEP`], in the calling thread. Dot products are fused
     /// multiply-add chains over each row's non-zero features, RBF distances
     /// in the norm form where that is exact or accurate to 2⁻³⁸ in the
@@ -260,11 +261,11 @@ impl<'b> KernelRowsAgainst<'b> {
         &self,
         a: &Rows,
         prepared: &Prepared,
-        c0: usize,
-        c1: usize,
+        cols: Range<usize>,
         out: &mut [f64],
         stride: usize,
     ) -> Result<()> {
+        let (c0, c1) = (cols.start, cols.end);
         self.check_width(a)?;
         let n = prepared.n();
         if prepared.end() > a.n() {
@@ -286,7 +287,7 @@ impl<'b> KernelRowsAgainst<'b> {
                 out.len()
             );
         }
-        blocks::fill_range(self, a, prepared, c0, c1, out, stride);
+        blocks::fill_range(self, a, prepared, cols, out, stride);
         Ok(())
     }
 

@@ -37,6 +37,7 @@ pub use matrix::{
     kernel_matrix_with, KernelRowsAgainst, Prepared, TrainingData,
 };
 pub use panel::{Panel, Query};
+pub(crate) use rows::check_finite;
 pub use rows::{dot, kernel_value, sq_dist, Rows};
 pub use source::{KernelSource, Scratch};
 

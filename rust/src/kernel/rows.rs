@@ -58,13 +58,7 @@ impl Rows {
         if d == 0 && n > MAX_ROWS {
             shape_error!("data has {n} rows of zero features, more than {MAX_ROWS}");
         }
-        if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
-            value_error!(
-                "X contains NaN or infinity (row {}, column {})",
-                pos / d.max(1),
-                pos % d.max(1)
-            );
-        }
+        check_finite(&data, d)?;
         let sq_norms = if d == 0 {
             vec![0.0; n]
         } else {
@@ -136,6 +130,19 @@ impl Rows {
             sq_norms,
         })
     }
+}
+
+/// An error naming the first NaN or infinity of the row-major `data` (rows
+/// of `d` features) by its row and column.
+pub(crate) fn check_finite(data: &[f64], d: usize) -> Result<()> {
+    if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
+        value_error!(
+            "X contains NaN or infinity (row {}, column {})",
+            pos / d.max(1),
+            pos % d.max(1)
+        );
+    }
+    Ok(())
 }
 
 /// The listed rows of the row-major matrix `data` (rows of `d` values), in

@@ -21,10 +21,9 @@ pub mod primal;
 use crate::error::{shape_error, value_error, Result};
 use crate::kernel::{check_kernel_values, gather_square, KernelKind, KernelSource, TrainingData};
 use crate::local::primal::{solve_primal, FeatureMajor, PrimalOutcome};
-use crate::precision::QValue;
 use crate::precision::{resolve, Magnitudes, Precision};
 use crate::runtime::control::Control;
-use crate::solver::qmatrix::{forward_qmatrix, KernelQ, QMatrix, SourceValue};
+use crate::solver::qmatrix::{KernelQ, QMatrix, SourceValue, Tracked};
 use crate::solver::smo;
 
 /// The training kernel that every local problem is gathered from.
@@ -563,9 +562,10 @@ fn solve_one<T: SourceValue>(
     max_iter: u64,
 ) -> Result<smo::SmoResult> {
     let p = vec![-1.0; y.len()];
+    let mut swaps = Vec::new();
     let mut tracked = Tracked {
-        q,
-        swaps: Vec::new(),
+        q: &mut *q,
+        log: |i, j| swaps.push((i, j)),
     };
     // SMO on the batch's own Hessian, not through `DualProblem` (whose
     // Hessian and cache live for one solve): see the `problem` module.
@@ -575,30 +575,16 @@ fn solve_one<T: SourceValue>(
         shrinking: opts.shrinking,
         ctl: &opts.control,
     };
-    let res = smo::solve(&mut tracked, &p, y, upper, start, &stop);
-    let undo: Vec<(usize, usize)> = tracked.swaps.iter().rev().copied().collect();
-    tracked.q.swap_indices(&undo);
+    let dual = smo::Dual {
+        p: &p,
+        y,
+        upper,
+        alpha: start,
+    };
+    let res = smo::solve(&mut tracked, &dual, &stop);
+    swaps.reverse();
+    q.swap_indices(&swaps);
     res
-}
-
-/// A Hessian that records the swaps made on it, to undo them.
-struct Tracked<'q, Q> {
-    q: &'q mut Q,
-    swaps: Vec<(usize, usize)>,
-}
-
-impl<T: QValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, Q> {
-    forward_qmatrix!(q: n, diag, column, pair, add_columns);
-
-    fn swap_index(&mut self, i: usize, j: usize) {
-        self.swaps.push((i, j));
-        self.q.swap_index(i, j);
-    }
-
-    fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
-        self.swaps.extend_from_slice(swaps);
-        self.q.swap_indices(swaps);
-    }
 }
 
 /// A local model's decision at its query, `Σ α_t y_i K(x_i, x_s) − ρ` over

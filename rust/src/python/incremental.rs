@@ -146,6 +146,34 @@ fn state_vec<T: numpy::Element + Copy>(state: &Bound<'_, PyDict>, key: &str) -> 
     Ok(arr.readonly().as_array().iter().copied().collect())
 }
 
+/// One value per step of a `learn` call, as an array.
+fn per_step<T: numpy::Element>(
+    py: Python<'_>,
+    steps: &[StepRecord],
+    f: fn(&StepRecord) -> T,
+) -> Py<PyArray1<T>> {
+    steps
+        .iter()
+        .map(f)
+        .collect::<Vec<_>>()
+        .into_pyarray(py)
+        .unbind()
+}
+
+impl IncrementalLearner {
+    /// `x`'s rows, checked against the learner's number of features.
+    fn rows<'a>(&self, x: &'a PyReadonlyArray2<'_, f64>) -> PyResult<Flat<'a>> {
+        let d = x.as_array().dim().1;
+        if d != self.inner.d() {
+            return Err(PyValueError::new_err(format!(
+                "x has {d} features, but the learner was created for {}",
+                self.inner.d()
+            )));
+        }
+        Flat::new(x.as_array())
+    }
+}
+
 #[pymethods]
 impl IncrementalLearner {
     #[new]
@@ -187,14 +215,7 @@ impl IncrementalLearner {
             precision: settings.precision_value(),
             control: Control::none(),
         };
-        let d = x.as_array().dim().1;
-        if d != self.inner.d() {
-            return Err(PyValueError::new_err(format!(
-                "x has {d} features, but the learner was created for {}",
-                self.inner.d()
-            )));
-        }
-        let x = Flat::new(x.as_array())?;
+        let x = self.rows(&x)?;
         let (x, y, cls, seen) = (&x, vec1(y.as_array()), cls.as_array(), seen.as_array());
         let cls: Vec<i64> = cls.iter().copied().collect();
         let seen: Vec<i64> = seen.iter().copied().collect();
@@ -221,32 +242,18 @@ impl IncrementalLearner {
             })?
         };
         let st = &rep.steps;
-        let floats = |f: fn(&StepRecord) -> f64| -> Py<PyArray1<f64>> {
-            st.iter()
-                .map(f)
-                .collect::<Vec<_>>()
-                .into_pyarray(py)
-                .unbind()
-        };
-        let flags = |f: fn(&StepRecord) -> bool| -> Py<PyArray1<bool>> {
-            st.iter()
-                .map(f)
-                .collect::<Vec<_>>()
-                .into_pyarray(py)
-                .unbind()
-        };
         let counts = |f: fn(&StepRecord) -> usize| -> Py<PyArray1<u64>> {
             counts_u64(st.iter().map(f)).into_pyarray(py).unbind()
         };
         Ok(LearnResult {
-            updated: flags(|s| s.updated),
+            updated: per_step(py, st, |s| s.updated),
             neighbourhood: counts(|s| s.neighbourhood),
             n_solves: counts(|s| s.n_solves),
-            reached: flags(|s| s.reached),
-            criterion: floats(|s| s.criterion),
+            reached: per_step(py, st, |s| s.reached),
+            criterion: per_step(py, st, |s| s.criterion),
             n_support: counts(|s| s.n_support),
             n_stored: counts(|s| s.n_stored),
-            time: floats(|s| s.seconds),
+            time: per_step(py, st, |s| s.seconds),
             updates: rep.updates,
             capped: rep.capped,
             solves: rep.solves,
@@ -260,14 +267,7 @@ impl IncrementalLearner {
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let d = x.as_array().dim().1;
-        if d != self.inner.d() {
-            return Err(PyValueError::new_err(format!(
-                "x has {d} features, but the learner was created for {}",
-                self.inner.d()
-            )));
-        }
-        let x = Flat::new(x.as_array())?;
+        let x = self.rows(&x)?;
         let (x, inner) = (&x, &self.inner);
         let f = detached(py, move |ctl| inner.decision_with(x.as_slice(), ctl))?;
         Ok(f.into_pyarray(py))

@@ -24,27 +24,25 @@ const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 /// work's [`Control`] is cancelled, the worker is waited for, and the
 /// handler's exception is returned. Work stopped by [`crate::interrupt_all`] (from
 /// another thread) raises `KeyboardInterrupt` too.
-pub(super) fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>
-where
-    T: Send,
-    F: FnOnce(&Control) -> crate::Result<T> + Send,
-{
+pub(super) fn detached<T: Send>(py: Python<'_>, work: impl Work<T>) -> PyResult<T> {
     detached_with_progress(py, None, work)
 }
+
+/// What the runners take: work that polls the given [`Control`] and whose
+/// result crosses back to the calling thread.
+pub(super) trait Work<T>: FnOnce(&Control) -> crate::Result<T> + Send {}
+
+impl<T, F: FnOnce(&Control) -> crate::Result<T> + Send> Work<T> for F {}
 
 /// [`detached`], and after each slice in which the work has not finished,
 /// `progress(n_iter, gap)` with what the solver last published in the
 /// [`Control`] (see [`Control::report`]). An exception raised by `progress`
 /// stops the work like a signal and is returned.
-pub(super) fn detached_with_progress<T, F>(
+pub(super) fn detached_with_progress<T: Send>(
     py: Python<'_>,
     progress: Option<&Bound<'_, PyAny>>,
-    work: F,
-) -> PyResult<T>
-where
-    T: Send,
-    F: FnOnce(&Control) -> crate::Result<T> + Send,
-{
+    work: impl Work<T>,
+) -> PyResult<T> {
     let ctl = Control::new();
     let worker_ctl = ctl.clone();
     let (tx, rx) = mpsc::sync_channel(1);
@@ -103,16 +101,12 @@ pub(super) const INLINE_ROWS: usize = 2048;
 /// `progress`), `work` runs on the calling thread with the GIL released;
 /// otherwise on a pool thread as there. A panic becomes `RuntimeError`
 /// either way.
-pub(super) fn detached_small<T, F>(
+pub(super) fn detached_small<T: Send>(
     py: Python<'_>,
     inline: bool,
     progress: Option<&Bound<'_, PyAny>>,
-    work: F,
-) -> PyResult<T>
-where
-    T: Send,
-    F: FnOnce(&Control) -> crate::Result<T> + Send,
-{
+    work: impl Work<T>,
+) -> PyResult<T> {
     if !inline || progress.is_some() {
         return detached_with_progress(py, progress, work);
     }

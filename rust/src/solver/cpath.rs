@@ -10,7 +10,7 @@
 //! their old bounds are moved towards the new ones ([`move_bounded`]: one
 //! kernel column each, instead of the solver moving them a pair at a time).
 //! The Hessian, with its column cache, is made once for the path; the
-//! solver's shrinking leaves it permuted, which [`Tracked`] records so that
+//! solver's shrinking leaves it permuted, which [`Tracked`] follows so that
 //! each solve is posed in the matrix's current order instead of swapping it
 //! back.
 //!
@@ -22,13 +22,12 @@
 //! path (kept while they fit in the cache budget).
 
 use std::collections::HashMap;
-use std::marker::PhantomData;
 
 use crate::error::{value_error, Result};
 use crate::kernel::{check_indices, Gram, KernelSource};
 use crate::precision::Precision;
 use crate::runtime::control::Control;
-use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue};
+use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue, Tracked};
 use crate::solver::smo::{self, GivenGradient, Stopping};
 
 /// The solver settings of a path.
@@ -262,39 +261,37 @@ impl PathProblem {
             let mut grad_q = at(&grad);
             let order = perm.clone();
             let res = {
+                // perm follows every swap made on the matrix.
                 let mut tracked = Tracked {
-                    inner: &mut q,
-                    perm: &mut perm,
-                    value: PhantomData,
+                    q: &mut q,
+                    log: |i, j| perm.swap(i, j),
                 };
-                if started {
+                let grad_bar = if started {
                     let before: Vec<f64> = order
                         .iter()
                         .map(|&t| self.cs[k - 1] * self.weights[t])
                         .collect();
-                    let grad_bar = move_bounded(
+                    Some(move_bounded(
                         &mut tracked,
                         (&mut alpha_q, &mut grad_q),
                         &y_q,
                         (&before, &upper_q),
                         ctl,
-                    )?;
-                    let start = GivenGradient {
-                        grad: &grad_q,
-                        grad_bar: &grad_bar,
-                    };
-                    smo::solve_from(
-                        &mut tracked,
-                        &p_q,
-                        &y_q,
-                        &upper_q,
-                        &alpha_q,
-                        Some(start),
-                        &stop,
-                    )?
+                    )?)
                 } else {
-                    smo::solve(&mut tracked, &p_q, &y_q, &upper_q, &alpha_q, &stop)?
-                }
+                    None
+                };
+                let start = grad_bar.as_ref().map(|grad_bar| GivenGradient {
+                    grad: &grad_q,
+                    grad_bar,
+                });
+                let dual = smo::Dual {
+                    p: &p_q,
+                    y: &y_q,
+                    upper: &upper_q,
+                    alpha: &alpha_q,
+                };
+                smo::solve_from(&mut tracked, &dual, start, &stop)?
             };
             started = true;
             let finite = res.rho.is_finite() && res.alpha.iter().all(|a| a.is_finite());
@@ -484,30 +481,6 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
             }
         }
         Ok(())
-    }
-}
-
-/// A [`QMatrix`] that records its permutation: `perm[pos]` is the variable
-/// at position `pos`, updated on every swap.
-struct Tracked<'q, T, Q> {
-    inner: &'q mut Q,
-    perm: &'q mut Vec<usize>,
-    value: PhantomData<T>,
-}
-
-impl<T: SourceValue, Q: QMatrix<T>> QMatrix<T> for Tracked<'_, T, Q> {
-    crate::solver::qmatrix::forward_qmatrix!(inner: n, diag, column, pair, team, add_columns);
-
-    fn swap_index(&mut self, i: usize, j: usize) {
-        self.inner.swap_index(i, j);
-        self.perm.swap(i, j);
-    }
-
-    fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
-        self.inner.swap_indices(swaps);
-        for &(i, j) in swaps {
-            self.perm.swap(i, j);
-        }
     }
 }
 

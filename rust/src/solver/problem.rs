@@ -27,7 +27,7 @@ use crate::solver::batched::{self, Presolved};
 use crate::solver::boxqp;
 use crate::solver::gradient::{dual_gradient, StartGradient};
 use crate::solver::qmatrix::{KernelQ, QMatrix, SharedRowsQ, SourceValue};
-use crate::solver::smo;
+use crate::solver::smo::{self, Dual};
 
 /// Variables below which a solve stays on one thread whatever
 /// [`SolverOptions::threads`] allows: the helper thread would mostly wait.
@@ -299,17 +299,8 @@ impl DualProblem {
             if self.active.is_some() {
                 value_error!("a given start gradient needs every variable optimised (active=None)");
             }
-            for (name, v) in [("gradient", grad), ("gradient_upper", grad_bar)] {
-                if v.len() != n {
-                    shape_error!(
-                        "the start's {name} has {} entries but there are {n} examples",
-                        v.len()
-                    );
-                }
-                if v.iter().any(|x| !x.is_finite()) {
-                    value_error!("the start's {name} contains NaN or infinity");
-                }
-            }
+            let given = smo::GivenGradient { grad, grad_bar };
+            given.check(n, "examples")?;
         }
         if let Some(twins) = &self.twins {
             if twins.len() != n {
@@ -750,7 +741,12 @@ impl SubProblem<'_> {
         q: &mut Q,
         opts: &SolverOptions,
     ) -> Result<(smo::SmoResult, f64)> {
-        let (p, y, upper, alpha) = (self.p, self.y, self.upper, self.alpha);
+        let dual = smo::Dual {
+            p: self.p,
+            y: self.y,
+            upper: self.upper,
+            alpha: self.alpha,
+        };
         let mut r = 0.0;
         let stop = smo::Stopping {
             tol: opts.tol,
@@ -760,16 +756,13 @@ impl SubProblem<'_> {
         };
         let result = match self.constraint {
             Constraint::PerLabel => {
-                let (result, margin) = smo::solve_nu(q, p, y, upper, alpha, &stop)?;
+                let (result, margin) = smo::solve_nu(q, &dual, &stop)?;
                 r = margin;
                 result
             }
             Constraint::Equality | Constraint::EqualityAtStart => smo::solve_from(
                 q,
-                p,
-                y,
-                upper,
-                alpha,
+                &dual,
                 self.start.map(|g| smo::GivenGradient {
                     grad: &g.grad,
                     grad_bar: &g.grad_bar,
@@ -777,6 +770,9 @@ impl SubProblem<'_> {
                 &stop,
             )?,
             Constraint::BoxOnly => {
+                let Dual {
+                    p, upper, alpha, ..
+                } = dual;
                 boxqp::solve(q, p, upper, alpha, opts.tol, self.max_iter, &opts.control)?
             }
         };

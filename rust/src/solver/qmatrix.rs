@@ -33,10 +33,12 @@ const TILE_ROWS: usize = 64;
 /// Column access to a symmetric `n × n` matrix of `T` values (`f32` unless
 /// said otherwise), with index swapping.
 pub trait QMatrix<T: QValue = f32> {
-    /// Number of variables.
-    fn n(&self) -> usize;
-    /// The diagonal `Q_ii`.
+    /// The diagonal `Q_ii`, one entry per variable.
     fn diag(&self) -> &[f64];
+    /// Number of variables (the diagonal's length).
+    fn n(&self) -> usize {
+        self.diag().len()
+    }
     /// Column `i`, at least its first `len` entries.
     fn column(&mut self, i: usize, len: usize) -> &[T];
     /// Columns `i` and `j` at once, at least their first `len` entries each.
@@ -55,22 +57,25 @@ pub trait QMatrix<T: QValue = f32> {
         }
     }
     /// `out[t − from] += Σ_k w[k] · Q[t][cols[k]]` for the variables `t` in
-    /// `from..from + out.len()`, with the kernel values computed in blocks
-    /// (every listed column against every row in cache-sized tiles, as
-    /// prediction computes them) instead of one cached column at a time.
-    /// `Ok(false)`, with `out` untouched, where the matrix has no blocked
-    /// form for those rows (the default): the caller then goes column by
-    /// column. Polls `ctl` ([`crate::Error::Interrupted`]).
-    fn add_columns(
-        &mut self,
-        _cols: &[usize],
-        _w: &[f64],
-        _from: usize,
-        _out: &mut [f64],
-        _ctl: &Control,
-    ) -> Result<bool> {
+    /// `from..from + out.len()` (`sum` gives `cols`, `w` and `from`), with
+    /// the kernel values computed in blocks (every listed column against
+    /// every row in cache-sized tiles, as prediction computes them) instead
+    /// of one cached column at a time. `Ok(false)`, with `out` untouched,
+    /// where the matrix has no blocked form for those rows (the default):
+    /// the caller then goes column by column. Polls `ctl`
+    /// ([`crate::Error::Interrupted`]).
+    fn add_columns(&mut self, _: ColumnSum<'_>, _: &mut [f64], _: &Control) -> Result<bool> {
         Ok(false)
     }
+}
+
+/// The weighted sum of columns that [`QMatrix::add_columns`] adds: columns
+/// `cols` with weights `w`, read at the variables from `from` on.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnSum<'a> {
+    pub cols: &'a [usize],
+    pub w: &'a [f64],
+    pub from: usize,
 }
 
 /// Inside an `impl<T: QValue, …> QMatrix<T> for Wrapper`: the named
@@ -118,18 +123,40 @@ macro_rules! forward_qmatrix {
     (@one $q:ident add_columns) => {
         fn add_columns(
             &mut self,
-            cols: &[usize],
-            w: &[f64],
-            from: usize,
+            sum: $crate::solver::qmatrix::ColumnSum<'_>,
             out: &mut [f64],
             ctl: &$crate::runtime::control::Control,
         ) -> $crate::error::Result<bool> {
-            self.$q.add_columns(cols, w, from, out, ctl)
+            self.$q.add_columns(sum, out, ctl)
         }
     };
 }
 
 pub(crate) use forward_qmatrix;
+
+/// A [`QMatrix`] that passes every call on to `q` and reports each swap
+/// made on it, in order, to `log(i, j)`: to undo them afterwards, or to
+/// follow where the variables went.
+pub(crate) struct Tracked<'q, Q, L> {
+    pub q: &'q mut Q,
+    pub log: L,
+}
+
+impl<T: QValue, Q: QMatrix<T>, L: FnMut(usize, usize)> QMatrix<T> for Tracked<'_, Q, L> {
+    forward_qmatrix!(q: n, diag, column, pair, team, add_columns);
+
+    fn swap_index(&mut self, i: usize, j: usize) {
+        self.q.swap_index(i, j);
+        (self.log)(i, j);
+    }
+
+    fn swap_indices(&mut self, swaps: &[(usize, usize)]) {
+        self.q.swap_indices(swaps);
+        for &(i, j) in swaps {
+            (self.log)(i, j);
+        }
+    }
+}
 
 /// A dense symmetric `n × n` Hessian held whole, column after column (the
 /// first `n²` values of `cols`), for small working-set problems solved by
@@ -138,14 +165,11 @@ pub(crate) use forward_qmatrix;
 pub struct DenseQ<T> {
     pub n: usize,
     pub cols: Vec<T>,
+    /// The diagonal, `n` entries.
     pub diag: Vec<f64>,
 }
 
 impl<T: QValue> QMatrix<T> for DenseQ<T> {
-    fn n(&self) -> usize {
-        self.n
-    }
-
     fn diag(&self) -> &[f64] {
         &self.diag
     }
@@ -349,10 +373,6 @@ impl<T: SourceValue> KernelQ<T> {
 }
 
 impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
-    fn n(&self) -> usize {
-        self.sign.len()
-    }
-
     fn diag(&self) -> &[f64] {
         &self.diag
     }
@@ -427,14 +447,8 @@ impl<T: SourceValue> QMatrix<T> for KernelQ<T> {
     /// kernel expansion (coefficients `w_k s_k`), evaluated at the rows
     /// `from..` by [`predict`]'s blocked loops in this matrix's precision,
     /// then signed. The cache is neither read nor filled.
-    fn add_columns(
-        &mut self,
-        cols: &[usize],
-        w: &[f64],
-        from: usize,
-        out: &mut [f64],
-        ctl: &Control,
-    ) -> Result<bool> {
+    fn add_columns(&mut self, sum: ColumnSum<'_>, out: &mut [f64], ctl: &Control) -> Result<bool> {
+        let ColumnSum { cols, w, from } = sum;
         let KernelSource::Dense { kind, rows, .. } = &self.source else {
             return Ok(false);
         };
@@ -600,17 +614,14 @@ impl<T: SourceValue> SharedRowsQ<T> {
 
 /// `out[t] = s_i s_t k[row[t]]` for `t < out.len()` (signs `±1`, so the
 /// products are exact).
-fn gather_signed<T: QValue>(out: &mut [T], k: &[T], row: &[usize], sign: &[f64], si: f64) {
+fn gather_signed<T: QValue>(out: &mut [T], k: &[T], row: &[usize], sign: &[f64], i: usize) {
+    let si = sign[i];
     for ((o, &r), &s) in out.iter_mut().zip(row).zip(sign) {
         *o = T::from_f64(si * s * k[r].to_f64());
     }
 }
 
 impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
-    fn n(&self) -> usize {
-        self.row.len()
-    }
-
     fn diag(&self) -> &[f64] {
         &self.diag
     }
@@ -625,17 +636,9 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
             _ => 0,
         };
         let live = self.live_rows(len);
-        let SharedRowsQ {
-            inner,
-            row,
-            sign,
-            bufs,
-            held,
-            ..
-        } = self;
-        let k = inner.column(row[i], live);
-        gather_signed(&mut bufs[b][..len], k, &row[..len], &sign[..len], sign[i]);
-        held[b] = Some((i, len));
+        let k = self.inner.column(self.row[i], live);
+        gather_signed(&mut self.bufs[b][..len], k, &self.row, &self.sign, i);
+        self.held[b] = Some((i, len));
         &self.bufs[b]
     }
 
@@ -653,32 +656,25 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
         let need_j = hj != Some(bj) && bi != bj;
         if need_i || need_j {
             let live = self.live_rows(len);
-            let SharedRowsQ {
-                inner,
-                row,
-                sign,
-                bufs,
-                held,
-                ..
-            } = self;
-            let [b0, b1] = bufs;
+            let (inner, row, sign) = (&mut self.inner, &self.row, &self.sign);
+            let [b0, b1] = &mut self.bufs;
             let (out_i, out_j) = if bi == 0 { (b0, b1) } else { (b1, b0) };
             if need_i && need_j {
                 let (ki, kj) = inner.pair(row[i], row[j], live);
-                gather_signed(&mut out_i[..len], ki, &row[..len], &sign[..len], sign[i]);
-                gather_signed(&mut out_j[..len], kj, &row[..len], &sign[..len], sign[j]);
+                gather_signed(&mut out_i[..len], ki, row, sign, i);
+                gather_signed(&mut out_j[..len], kj, row, sign, j);
             } else if need_i {
                 let ki = inner.column(row[i], live);
-                gather_signed(&mut out_i[..len], ki, &row[..len], &sign[..len], sign[i]);
+                gather_signed(&mut out_i[..len], ki, row, sign, i);
             } else {
                 let kj = inner.column(row[j], live);
-                gather_signed(&mut out_j[..len], kj, &row[..len], &sign[..len], sign[j]);
+                gather_signed(&mut out_j[..len], kj, row, sign, j);
             }
             if need_i {
-                held[bi] = Some((i, len));
+                self.held[bi] = Some((i, len));
             }
             if need_j {
-                held[bj] = Some((j, len));
+                self.held[bj] = Some((j, len));
             }
         }
         (&self.bufs[bi], &self.bufs[bj])
@@ -687,14 +683,8 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
     /// The inner matrix's blocked sum over the columns' rows (weights
     /// signed), over every inner row (a range of variables has its rows
     /// scattered over the inner matrix), read back at the variables' rows.
-    fn add_columns(
-        &mut self,
-        cols: &[usize],
-        w: &[f64],
-        from: usize,
-        out: &mut [f64],
-        ctl: &Control,
-    ) -> Result<bool> {
+    fn add_columns(&mut self, sum: ColumnSum<'_>, out: &mut [f64], ctl: &Control) -> Result<bool> {
+        let ColumnSum { cols, w, from } = sum;
         let rows: Vec<usize> = cols.iter().map(|&c| self.row[c]).collect();
         let weights: Vec<f64> = cols
             .iter()
@@ -703,10 +693,12 @@ impl<T: SourceValue> QMatrix<T> for SharedRowsQ<T> {
             .collect();
         let hint = "use fewer examples or shrinking=False";
         let mut by_row = try_filled(self.inner.n(), 0.0, "the columns' sums per row", hint)?;
-        if !self
-            .inner
-            .add_columns(&rows, &weights, 0, &mut by_row, ctl)?
-        {
+        let inner_sum = ColumnSum {
+            cols: &rows,
+            w: &weights,
+            from: 0,
+        };
+        if !self.inner.add_columns(inner_sum, &mut by_row, ctl)? {
             return Ok(false);
         }
         let (row, sign) = (&self.row[from..], &self.sign[from..]);

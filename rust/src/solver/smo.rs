@@ -33,7 +33,7 @@ use crate::numeric::simd;
 use crate::precision::QValue;
 use crate::runtime::control::Control;
 use crate::runtime::team::Team;
-use crate::solver::qmatrix::QMatrix;
+use crate::solver::qmatrix::{ColumnSum, QMatrix};
 use crate::solver::wss;
 
 /// Rows from which the shrunk variables' gradient is rebuilt in blocks
@@ -176,6 +176,16 @@ impl State {
         }
     }
 
+    /// What a partner search reads of the first `active` variables.
+    fn scan(&self, active: usize) -> wss::Scan<'_> {
+        wss::Scan {
+            y: &self.y[..active],
+            g: &self.grad[..active],
+            qd: &self.qd[..active],
+            low: &self.low[..active],
+        }
+    }
+
     /// Variable `t` may move in the direction that increases `y_t α_t`.
     #[inline]
     fn in_up_set(&self, t: usize) -> bool {
@@ -292,12 +302,8 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         let active = self.active;
         let col_i = self.q.column(i, active);
         let st = &self.st;
-        let low = &st.low;
         let search = wss::PartnerSearch {
-            y: &st.y[..active],
-            g: &st.grad[..active],
-            qd: &st.qd[..active],
-            low: &low[..active],
+            scan: st.scan(active),
             qi: &col_i[..active],
             gmax,
             yi: st.y[i],
@@ -382,10 +388,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
                 };
                 let st = &self.st;
                 let search = wss::PartnerSearchNu {
-                    y: &st.y[..active],
-                    g: &st.grad[..active],
-                    qd: &st.qd[..active],
-                    low: &st.low[..active],
+                    scan: st.scan(active),
                     q: [&col_p[..active], &col_n[..active]],
                     gmax,
                     qd_i: [st.qd[ip], st.qd[jn]],
@@ -508,10 +511,12 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             }
         }
         st.pending_list.clear();
-        if self
-            .q
-            .add_columns(&cols, &weights, 0, &mut st.grad_bar, self.ctl)?
-        {
+        let sum = ColumnSum {
+            cols: &cols,
+            w: &weights,
+            from: 0,
+        };
+        if self.q.add_columns(sum, &mut st.grad_bar, self.ctl)? {
             return Ok(());
         }
         for (&t, &w) in cols.iter().zip(&weights) {
@@ -541,10 +546,12 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         if n >= BLOCKED_REBUILD_ROWS {
             let weights: Vec<f64> = free.iter().map(|&t| st.alpha[t]).collect();
             let shrunk = &mut st.grad[active..n];
-            if self
-                .q
-                .add_columns(&free, &weights, active, shrunk, self.ctl)?
-            {
+            let sum = ColumnSum {
+                cols: &free,
+                w: &weights,
+                from: active,
+            };
+            if self.q.add_columns(sum, shrunk, self.ctl)? {
                 return Ok(());
             }
         }
@@ -746,23 +753,30 @@ fn clip_same_to(a: f64, b: f64, sum: f64, c: f64) -> (f64, f64) {
     (a, b)
 }
 
-/// Solves the equality-constrained dual from the feasible start `alpha`.
+/// The dual SMO solves, `min ½ αᵀQα + pᵀα` with `0 ≤ α ≤ upper` and `yᵀα`
+/// held at its start value, from the feasible start `alpha`: one entry per
+/// variable in each, `y ∈ {−1, +1}`, `0 ≤ alpha ≤ upper`, `upper > 0`.
+#[derive(Clone, Copy, Debug)]
+pub struct Dual<'a> {
+    pub p: &'a [f64],
+    pub y: &'a [f64],
+    pub upper: &'a [f64],
+    pub alpha: &'a [f64],
+}
+
+/// Solves the equality-constrained `dual` from its feasible start.
 ///
 /// `q` may be any [`QMatrix`], of `f32` or `f64` columns (the gradient
-/// and `α` are `f64` either way); `p`, `y`, `upper` and `alpha` have one entry
-/// per variable, `y ∈ {−1, +1}`, `0 ≤ alpha ≤ upper`, `upper > 0`. Returns
-/// after at most `max_iter` pair updates, with `converged = false` if that
-/// limit stopped it, or with [`crate::Error::Interrupted`] soon after `ctl`
-/// is cancelled (it is polled once per iteration and per kernel column).
+/// and `α` are `f64` either way). Returns after at most `max_iter` pair
+/// updates, with `converged = false` if that limit stopped it, or with
+/// [`crate::Error::Interrupted`] soon after `ctl` is cancelled (it is
+/// polled once per iteration and per kernel column).
 pub fn solve<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
-    p: &[f64],
-    y: &[f64],
-    upper: &[f64],
-    alpha: &[f64],
+    dual: &Dual<'_>,
     stop: &Stopping<'_>,
 ) -> Result<SmoResult> {
-    solve_from(q, p, y, upper, alpha, None, stop)
+    solve_from(q, dual, None, stop)
 }
 
 /// When SMO stops, and what it polls: the tolerance `tol` on the maximal
@@ -785,6 +799,25 @@ pub struct GivenGradient<'a> {
     pub grad_bar: &'a [f64],
 }
 
+impl GivenGradient<'_> {
+    /// An error unless both parts have `n` entries (`n` of `what`: the
+    /// error message's noun) and are finite.
+    pub(crate) fn check(&self, n: usize, what: &str) -> Result<()> {
+        for (name, v) in [("gradient", self.grad), ("gradient_upper", self.grad_bar)] {
+            if v.len() != n {
+                shape_error!(
+                    "the start's {name} has {} entries but there are {n} {what}",
+                    v.len()
+                );
+            }
+            if v.iter().any(|x| !x.is_finite()) {
+                value_error!("the start's {name} contains NaN or infinity");
+            }
+        }
+        Ok(())
+    }
+}
+
 /// [`solve`], starting from the caller's gradient at `alpha` when `start` is
 /// given instead of filling it column by column from `q` (one kernel column
 /// per non-zero `α_t`). Its lengths must be `n` and its values finite (an
@@ -793,14 +826,11 @@ pub struct GivenGradient<'a> {
 /// gradient of shrunk variables from `grad_bar`.
 pub fn solve_from<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
-    p: &[f64],
-    y: &[f64],
-    upper: &[f64],
-    alpha: &[f64],
+    dual: &Dual<'_>,
     start: Option<GivenGradient<'_>>,
     stop: &Stopping<'_>,
 ) -> Result<SmoResult> {
-    let (result, _) = run(q, p, y, upper, alpha, start, stop, false)?;
+    let (result, _) = run(q, dual, start, stop, false)?;
     Ok(result)
 }
 
@@ -811,25 +841,20 @@ pub fn solve_from<T: QValue, Q: QMatrix<T>>(
 /// ν-dual's `ρ`) and the margin variable `r`.
 pub fn solve_nu<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
-    p: &[f64],
-    y: &[f64],
-    upper: &[f64],
-    alpha: &[f64],
+    dual: &Dual<'_>,
     stop: &Stopping<'_>,
 ) -> Result<(SmoResult, f64)> {
-    run(q, p, y, upper, alpha, None, stop, true)
+    run(q, dual, None, stop, true)
 }
 
 fn run<T: QValue, Q: QMatrix<T>>(
     q: &mut Q,
-    p: &[f64],
-    y: &[f64],
-    upper: &[f64],
-    alpha: &[f64],
+    dual: &Dual<'_>,
     start: Option<GivenGradient<'_>>,
     stop: &Stopping<'_>,
     nu: bool,
 ) -> Result<(SmoResult, f64)> {
+    let Dual { p, y, upper, alpha } = *dual;
     let Stopping {
         tol,
         max_iter,
@@ -838,17 +863,7 @@ fn run<T: QValue, Q: QMatrix<T>>(
     } = *stop;
     let n = q.n();
     if let Some(g) = &start {
-        for (name, v) in [("gradient", g.grad), ("gradient_upper", g.grad_bar)] {
-            if v.len() != n {
-                shape_error!(
-                    "the start's {name} has {} entries but there are {n} variables",
-                    v.len()
-                );
-            }
-            if v.iter().any(|x| !x.is_finite()) {
-                value_error!("the start's {name} contains NaN or infinity");
-            }
-        }
+        g.check(n, "variables")?;
     }
     let mut st = State {
         y: y.to_vec(),
@@ -1002,15 +1017,13 @@ mod tests {
         crate::solver::qmatrix::forward_qmatrix!(q: n, diag, column, pair, swap_index, swap_indices);
         fn add_columns(
             &mut self,
-            cols: &[usize],
-            w: &[f64],
-            from: usize,
+            sum: ColumnSum<'_>,
             out: &mut [f64],
             ctl: &Control,
         ) -> Result<bool> {
-            let blocked = self.q.add_columns(cols, w, from, out, ctl)?;
-            if blocked && from == 0 {
-                self.blocked_columns += cols.len();
+            let blocked = self.q.add_columns(sum, out, ctl)?;
+            if blocked && sum.from == 0 {
+                self.blocked_columns += sum.cols.len();
             } else if blocked {
                 self.blocked_rebuilds += 1;
             }
@@ -1044,7 +1057,13 @@ mod tests {
                 shrinking,
                 ctl: &Control::none(),
             };
-            solve(q, &p, &y, &upper, &alpha, &stop).unwrap()
+            let dual = Dual {
+                p: &p,
+                y: &y,
+                upper: &upper,
+                alpha: &alpha,
+            };
+            solve(q, &dual, &stop).unwrap()
         };
         let mut reference = Counting {
             q: KernelQ::<f64>::new(dense(), &y, 1 << 24),
@@ -1086,13 +1105,7 @@ mod tests {
         assert_eq!(by_columns.blocked_rebuilds, 0);
         for sol in [&got, &fallback] {
             assert!(sol.converged);
-            let rel = (sol.objective - want.objective).abs() / want.objective.abs();
-            assert!(
-                rel < 1e-7,
-                "objective {} vs {}",
-                sol.objective,
-                want.objective
-            );
+            crate::testing::assert_objective_near(sol.objective, want.objective, 1e-7);
             // The returned gradient is the true one, Ḡ included.
             for t in 0..n {
                 let g: f64 = p[t]

@@ -7,15 +7,12 @@
 //! scalar version serves the others and the tails. Ties go to the larger
 //! index, as in LIBSVM's scans.
 
-#[cfg(target_arch = "x86_64")]
-use crate::numeric::simd::{level, Level};
 use crate::precision::QValue;
 use crate::runtime::team::Team;
-#[cfg(target_arch = "x86_64")]
-use crate::solver::vec64::{self, Avx2, Avx512};
+use crate::solver::vec64::{self, vector_head};
 // The arguments of the selection loops are defined beside their vector
 // versions, which read them, and are part of this module's interface.
-pub use crate::solver::vec64::{GradientStep, PartnerSearch, PartnerSearchNu};
+pub use crate::solver::vec64::{GradientStep, PartnerSearch, PartnerSearchNu, Scan};
 
 /// A running arg-max (later indices win ties).
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +46,23 @@ impl Best {
         }
         best
     }
+
+    /// The result of a scan over a range that starts at `a`, with its index
+    /// counted from 0 (`usize::MAX`, none, stays).
+    fn shifted((value, index): (f64, usize), a: usize) -> (f64, usize) {
+        (
+            value,
+            if index == usize::MAX {
+                index
+            } else {
+                a + index
+            },
+        )
+    }
+
+    fn pair(self) -> (f64, usize) {
+        (self.value, self.index)
+    }
 }
 
 fn max_up_scalar(y: &[f64], g: &[f64], up: &[f64], from: usize) -> Best {
@@ -66,31 +80,31 @@ fn max_up_scalar(y: &[f64], g: &[f64], up: &[f64], from: usize) -> Best {
 pub fn max_up(y: &[f64], g: &[f64], up: &[f64]) -> (f64, usize) {
     let n = y.len();
     let (g, up) = (&g[..n], &up[..n]);
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-        fn wide(y: &[f64], g: &[f64], up: &[f64]) -> (f64, usize, usize) {
-            // SAFETY: compiled for AVX-512; slices have equal lengths.
-            unsafe { vec64::max_up::<Avx512>(y, g, up) }
-        }
-        #[target_feature(enable = "avx2,fma")]
-        fn narrow(y: &[f64], g: &[f64], up: &[f64]) -> (f64, usize, usize) {
-            // SAFETY: compiled for AVX2; slices have equal lengths.
-            unsafe { vec64::max_up::<Avx2>(y, g, up) }
-        }
-        let head = match level() {
-            // SAFETY: `level()` reports these features only when present.
-            Level::Avx512 => Some(unsafe { wide(y, g, up) }),
-            Level::Avx2 => Some(unsafe { narrow(y, g, up) }),
-            Level::Baseline => None,
-        };
-        if let Some((v, i, body)) = head {
-            let best = Best::after((v, i), max_up_scalar(y, g, up, body));
-            return (best.value, best.index);
+    match vector_head(vec64::MaxUp(y, g, up)) {
+        Some((v, i, body)) => Best::after((v, i), max_up_scalar(y, g, up, body)).pair(),
+        None => max_up_scalar(y, g, up, 0).pair(),
+    }
+}
+
+/// `G += Q_i·di + Q_j·dj` from `from` on, with the arg-max of `−y G` over
+/// the up-set kept by `keep(best, t, −y_t G_t)`.
+fn update_scalar_with<T: QValue, B>(
+    g: &mut [f64],
+    step: GradientStep<'_, T>,
+    (y, up): (&[f64], &[f64]),
+    from: usize,
+    mut best: B,
+    keep: impl Fn(&mut B, usize, f64),
+) -> B {
+    let GradientStep { qi, qj, di, dj } = step;
+    for t in from..g.len() {
+        let gt = g[t] + qi[t].to_f64() * di + qj[t].to_f64() * dj;
+        g[t] = gt;
+        if up[t] > 0.5 {
+            keep(&mut best, t, -y[t] * gt);
         }
     }
-    let best = max_up_scalar(y, g, up, 0);
-    (best.value, best.index)
+    best
 }
 
 fn update_scalar<T: QValue>(
@@ -100,16 +114,7 @@ fn update_scalar<T: QValue>(
     up: &[f64],
     from: usize,
 ) -> Best {
-    let GradientStep { qi, qj, di, dj } = step;
-    let mut best = Best::NONE;
-    for t in from..g.len() {
-        let gt = g[t] + qi[t].to_f64() * di + qj[t].to_f64() * dj;
-        g[t] = gt;
-        if up[t] > 0.5 {
-            best.keep(-y[t] * gt, t);
-        }
-    }
-    best
+    update_scalar_with(g, step, (y, up), from, Best::NONE, |b, t, v| b.keep(v, t))
 }
 
 /// `G += Q_i·di + Q_j·dj` over `G`'s length, returning [`max_up`] of the
@@ -121,40 +126,11 @@ pub fn update_and_max_up<T: QValue>(
     up: &[f64],
 ) -> (f64, usize) {
     let n = g.len();
-    let step = GradientStep {
-        qi: &step.qi[..n],
-        qj: &step.qj[..n],
-        ..step
-    };
-    let (y, up) = (&y[..n], &up[..n]);
-    #[cfg(target_arch = "x86_64")]
-    {
-        type Args<'a, T> = (GradientStep<'a, T>, &'a [f64], &'a [f64]);
-        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-        fn wide<T: QValue>(g: &mut [f64], (step, y, up): Args<'_, T>) -> (f64, usize, usize) {
-            // SAFETY: compiled for AVX-512; slices have equal lengths.
-            unsafe { vec64::update_and_max_up::<Avx512, T>(g, step, y, up) }
-        }
-        #[target_feature(enable = "avx2,fma")]
-        fn narrow<T: QValue>(g: &mut [f64], (step, y, up): Args<'_, T>) -> (f64, usize, usize) {
-            // SAFETY: compiled for AVX2; slices have equal lengths.
-            unsafe { vec64::update_and_max_up::<Avx2, T>(g, step, y, up) }
-        }
-        let args = (step, y, up);
-        let head = match level() {
-            // SAFETY: `level()` reports these features only when present.
-            Level::Avx512 => Some(unsafe { wide(g, args) }),
-            Level::Avx2 => Some(unsafe { narrow(g, args) }),
-            Level::Baseline => None,
-        };
-        if let Some((v, i, body)) = head {
-            let tail = update_scalar(g, step, y, up, body);
-            let best = Best::after((v, i), tail);
-            return (best.value, best.index);
-        }
+    let (step, y, up) = (step.range(0, n), &y[..n], &up[..n]);
+    match vector_head(vec64::UpdateMaxUp(g, step, y, up)) {
+        Some((v, i, body)) => Best::after((v, i), update_scalar(g, step, y, up, body)).pair(),
+        None => update_scalar(g, step, y, up, 0).pair(),
     }
-    let best = update_scalar(g, step, y, up, 0);
-    (best.value, best.index)
 }
 
 /// What the partner search returns.
@@ -169,9 +145,19 @@ pub struct Partner {
     pub gain: f64,
 }
 
+impl Partner {
+    fn new(gmax2: f64, best: Best) -> Partner {
+        Partner {
+            gmax2,
+            j: (best.index != usize::MAX).then_some(best.index),
+            gain: best.value,
+        }
+    }
+}
+
 fn partner_scalar<T: QValue>(s: &PartnerSearch<'_, T>, from: usize) -> (f64, Best) {
-    let (y, g, qd, low, qi) = (s.y, s.g, s.qd, s.low, s.qi);
-    let (gmax, yi, qd_i, tau) = (s.gmax, s.yi, s.qd_i, s.tau);
+    let Scan { y, g, qd, low } = s.scan;
+    let (qi, gmax, yi, qd_i, tau) = (s.qi, s.gmax, s.yi, s.qd_i, s.tau);
     let mut gmax2 = f64::NEG_INFINITY;
     let mut best = Best::NONE;
     for t in from..y.len() {
@@ -196,47 +182,19 @@ fn partner_scalar<T: QValue>(s: &PartnerSearch<'_, T>, from: usize) -> (f64, Bes
 /// first factor, `a_it` floored at `tau`.
 pub fn best_partner<T: QValue>(search: &PartnerSearch<'_, T>) -> Partner {
     let (gmax2, best) = partner_with_gain(search);
-    Partner {
-        gmax2,
-        j: (best.index != usize::MAX).then_some(best.index),
-        gain: best.value,
-    }
+    Partner::new(gmax2, best)
 }
 
 /// [`best_partner`]'s `gmax2` and its best `(gain, index)`.
 fn partner_with_gain<T: QValue>(search: &PartnerSearch<'_, T>) -> (f64, Best) {
-    let n = search.y.len();
-    let s = PartnerSearch {
-        g: &search.g[..n],
-        qd: &search.qd[..n],
-        low: &search.low[..n],
-        qi: &search.qi[..n],
-        ..*search
-    };
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-        fn wide<T: QValue>(s: &PartnerSearch<'_, T>) -> (f64, f64, usize, usize) {
-            // SAFETY: compiled for AVX-512; slices have equal lengths.
-            unsafe { vec64::best_partner::<Avx512, T>(s) }
-        }
-        #[target_feature(enable = "avx2,fma")]
-        fn narrow<T: QValue>(s: &PartnerSearch<'_, T>) -> (f64, f64, usize, usize) {
-            // SAFETY: compiled for AVX2; slices have equal lengths.
-            unsafe { vec64::best_partner::<Avx2, T>(s) }
-        }
-        let head = match level() {
-            // SAFETY: `level()` reports these features only when present.
-            Level::Avx512 => Some(unsafe { wide(&s) }),
-            Level::Avx2 => Some(unsafe { narrow(&s) }),
-            Level::Baseline => None,
-        };
-        if let Some((g2, gain, j, body)) = head {
+    let s = search.range(0, search.scan.y.len());
+    match vector_head(&s) {
+        Some((g2, gain, j, body)) => {
             let (tail_g2, tail) = partner_scalar(&s, body);
-            return (g2.max(tail_g2), Best::after((gain, j), tail));
+            (g2.max(tail_g2), Best::after((gain, j), tail))
         }
+        None => partner_scalar(&s, 0),
     }
-    partner_scalar(&s, 0)
 }
 
 /// Variables per piece when a scan over `n` is split between the two
@@ -244,6 +202,15 @@ fn partner_with_gain<T: QValue>(search: &PartnerSearch<'_, T>) -> (f64, Best) {
 /// takes one, each a multiple of the vector width.
 fn scan_piece(n: usize) -> usize {
     n.div_ceil(4).next_multiple_of(8).max(8)
+}
+
+/// `scan(a, b)` for the ranges `a..b` that cut `0..n` into pieces for the
+/// two threads of `team`, in range order.
+fn scan_ranges<R: Send>(team: &Team, n: usize, scan: impl Fn(usize, usize) -> R + Sync) -> Vec<R> {
+    let piece = scan_piece(n);
+    team.map(n.div_ceil(piece), |c| {
+        scan(c * piece, ((c + 1) * piece).min(n))
+    })
 }
 
 /// Merges per-range arg-max results, given in range order, as one scan over
@@ -254,36 +221,21 @@ fn merge_in_order(parts: impl IntoIterator<Item = (f64, usize)>) -> Best {
     })
 }
 
+/// Per-range partner searches, given in range order, as one search: the
+/// largest `gmax2` and the best gain.
+fn merge_partners(parts: impl Iterator<Item = (f64, (f64, usize))> + Clone) -> Partner {
+    let gmax2 = parts.clone().fold(f64::NEG_INFINITY, |m, p| m.max(p.0));
+    Partner::new(gmax2, merge_in_order(parts.map(|p| p.1)))
+}
+
 /// [`best_partner`] with the low-set cut into ranges the two threads of
 /// `team` scan; the same answer as one scan.
 pub fn best_partner_team<T: QValue>(team: &Team, search: &PartnerSearch<'_, T>) -> Partner {
-    let n = search.y.len();
-    let piece = scan_piece(n);
-    let parts = team.map(n.div_ceil(piece), |c| {
-        let (a, b) = (c * piece, ((c + 1) * piece).min(n));
-        let sub = PartnerSearch {
-            y: &search.y[a..b],
-            g: &search.g[a..b],
-            qd: &search.qd[a..b],
-            low: &search.low[a..b],
-            qi: &search.qi[a..b],
-            ..*search
-        };
-        let (g2, best) = partner_with_gain(&sub);
-        let index = if best.index == usize::MAX {
-            usize::MAX
-        } else {
-            a + best.index
-        };
-        (g2, (best.value, index))
+    let parts = scan_ranges(team, search.scan.y.len(), |a, b| {
+        let (g2, best) = partner_with_gain(&search.range(a, b));
+        (g2, Best::shifted(best.pair(), a))
     });
-    let gmax2 = parts.iter().fold(f64::NEG_INFINITY, |m, p| m.max(p.0));
-    let best = merge_in_order(parts.iter().map(|p| p.1));
-    Partner {
-        gmax2,
-        j: (best.index != usize::MAX).then_some(best.index),
-        gain: best.value,
-    }
+    merge_partners(parts.into_iter())
 }
 
 /// [`update_and_max_up`] with `G` cut into ranges the two threads of `team`
@@ -298,16 +250,10 @@ pub fn update_and_max_up_team<T: QValue>(
     let piece = scan_piece(g.len());
     let parts = team.map_chunks(g, piece, |a, gp| {
         let b = a + gp.len();
-        let sub = GradientStep {
-            qi: &step.qi[a..b],
-            qj: &step.qj[a..b],
-            ..step
-        };
-        let (v, i) = update_and_max_up(gp, sub, &y[a..b], &up[a..b]);
-        (v, if i == usize::MAX { i } else { a + i })
+        let found = update_and_max_up(gp, step.range(a, b), &y[a..b], &up[a..b]);
+        Best::shifted(found, a)
     });
-    let best = merge_in_order(parts);
-    (best.value, best.index)
+    merge_in_order(parts).pair()
 }
 
 /// The ν-dual's label set of `y_t`: 0 for `+1`, 1 for `−1`.
@@ -323,16 +269,12 @@ fn update_nu_scalar<T: QValue>(
     up: &[f64],
     from: usize,
 ) -> [Best; 2] {
-    let GradientStep { qi, qj, di, dj } = step;
-    let mut best = [Best::NONE; 2];
-    for t in from..g.len() {
-        let gt = g[t] + qi[t].to_f64() * di + qj[t].to_f64() * dj;
-        g[t] = gt;
-        if up[t] > 0.5 && y[t] != 0.0 {
-            best[label(y[t])].keep(-y[t] * gt, t);
+    let best = [Best::NONE; 2];
+    update_scalar_with(g, step, (y, up), from, best, |b, t, v| {
+        if y[t] != 0.0 {
+            b[label(y[t])].keep(v, t);
         }
-    }
-    best
+    })
 }
 
 /// [`update_and_max_up`] for the ν-dual: `G += Q_i·di + Q_j·dj`, then the
@@ -345,42 +287,14 @@ pub fn update_and_max_up_nu<T: QValue>(
     up: &[f64],
 ) -> [(f64, usize); 2] {
     let n = g.len();
-    let step = GradientStep {
-        qi: &step.qi[..n],
-        qj: &step.qj[..n],
-        ..step
-    };
-    let (y, up) = (&y[..n], &up[..n]);
-    #[cfg(target_arch = "x86_64")]
-    {
-        type Args<'a, T> = (GradientStep<'a, T>, &'a [f64], &'a [f64]);
-        type Out = ([(f64, usize); 2], usize);
-        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-        fn wide<T: QValue>(g: &mut [f64], (step, y, up): Args<'_, T>) -> Out {
-            // SAFETY: compiled for AVX-512; slices have equal lengths.
-            unsafe { vec64::update_and_max_up_nu::<Avx512, T>(g, step, y, up) }
-        }
-        #[target_feature(enable = "avx2,fma")]
-        fn narrow<T: QValue>(g: &mut [f64], (step, y, up): Args<'_, T>) -> Out {
-            // SAFETY: compiled for AVX2; slices have equal lengths.
-            unsafe { vec64::update_and_max_up_nu::<Avx2, T>(g, step, y, up) }
-        }
-        let args = (step, y, up);
-        let head = match level() {
-            // SAFETY: `level()` reports these features only when present.
-            Level::Avx512 => Some(unsafe { wide(g, args) }),
-            Level::Avx2 => Some(unsafe { narrow(g, args) }),
-            Level::Baseline => None,
-        };
-        if let Some((heads, body)) = head {
+    let (step, y, up) = (step.range(0, n), &y[..n], &up[..n]);
+    match vector_head(vec64::ByLabel(vec64::UpdateMaxUp(g, step, y, up))) {
+        Some((heads, body)) => {
             let tails = update_nu_scalar(g, step, y, up, body);
-            return [0, 1].map(|c| {
-                let best = Best::after(heads[c], tails[c]);
-                (best.value, best.index)
-            });
+            [0, 1].map(|c| Best::after(heads[c], tails[c]).pair())
         }
+        None => update_nu_scalar(g, step, y, up, 0).map(Best::pair),
     }
-    update_nu_scalar(g, step, y, up, 0).map(|b| (b.value, b.index))
 }
 
 /// [`update_and_max_up_nu`] on the two threads of `team`; the same gradient
@@ -395,32 +309,25 @@ pub fn update_and_max_up_nu_team<T: QValue>(
     let piece = scan_piece(g.len());
     let parts = team.map_chunks(g, piece, |a, gp| {
         let b = a + gp.len();
-        let sub = GradientStep {
-            qi: &step.qi[a..b],
-            qj: &step.qj[a..b],
-            ..step
-        };
-        update_and_max_up_nu(gp, sub, &y[a..b], &up[a..b])
-            .map(|(v, i)| (v, if i == usize::MAX { i } else { a + i }))
+        let found = update_and_max_up_nu(gp, step.range(a, b), &y[a..b], &up[a..b]);
+        found.map(|p| Best::shifted(p, a))
     });
-    [0, 1].map(|c| {
-        let best = merge_in_order(parts.iter().map(|p| p[c]));
-        (best.value, best.index)
-    })
+    [0, 1].map(|c| merge_in_order(parts.iter().map(|p| p[c])).pair())
 }
 
 fn partners_nu_scalar<T: QValue>(s: &PartnerSearchNu<'_, T>, from: usize) -> [(f64, Best); 2] {
+    let Scan { y, g, qd, low } = s.scan;
     let mut out = [(f64::NEG_INFINITY, Best::NONE); 2];
-    for t in from..s.y.len() {
-        if s.low[t] > 0.5 && s.y[t] != 0.0 {
-            let c = label(s.y[t]);
-            let yg = s.y[t] * s.g[t];
+    for t in from..y.len() {
+        if low[t] > 0.5 && y[t] != 0.0 {
+            let c = label(y[t]);
+            let yg = y[t] * g[t];
             if yg > out[c].0 {
                 out[c].0 = yg;
             }
             let diff = s.gmax[c] + yg;
             if diff > 0.0 {
-                let quad = s.qd_i[c] + s.qd[t] - 2.0 * s.q[c][t].to_f64();
+                let quad = s.qd_i[c] + qd[t] - 2.0 * s.q[c][t].to_f64();
                 out[c].1.keep(diff * diff / quad.max(s.tau), t);
             }
         }
@@ -432,51 +339,21 @@ fn partners_nu_scalar<T: QValue>(s: &PartnerSearchNu<'_, T>, from: usize) -> [(f
 /// its own low-set and against its own working variable) in one pass over
 /// both label sets; index 0: `y = +1`, 1: `y = −1`.
 pub fn best_partners_nu<T: QValue>(search: &PartnerSearchNu<'_, T>) -> [Partner; 2] {
-    let n = search.y.len();
-    let s = PartnerSearchNu {
-        g: &search.g[..n],
-        qd: &search.qd[..n],
-        low: &search.low[..n],
-        q: [&search.q[0][..n], &search.q[1][..n]],
-        ..*search
-    };
-    let found = partners_nu_with_gain(&s);
-    found.map(|(gmax2, best)| Partner {
-        gmax2,
-        j: (best.index != usize::MAX).then_some(best.index),
-        gain: best.value,
-    })
+    let s = search.range(0, search.scan.y.len());
+    partners_nu_with_gain(&s).map(|(gmax2, best)| Partner::new(gmax2, best))
 }
 
 fn partners_nu_with_gain<T: QValue>(s: &PartnerSearchNu<'_, T>) -> [(f64, Best); 2] {
-    #[cfg(target_arch = "x86_64")]
-    {
-        type Out = ([(f64, f64, usize); 2], usize);
-        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-        fn wide<T: QValue>(s: &PartnerSearchNu<'_, T>) -> Out {
-            // SAFETY: compiled for AVX-512; slices have equal lengths.
-            unsafe { vec64::best_partners_nu::<Avx512, T>(s) }
-        }
-        #[target_feature(enable = "avx2,fma")]
-        fn narrow<T: QValue>(s: &PartnerSearchNu<'_, T>) -> Out {
-            // SAFETY: compiled for AVX2; slices have equal lengths.
-            unsafe { vec64::best_partners_nu::<Avx2, T>(s) }
-        }
-        let head = match level() {
-            // SAFETY: `level()` reports these features only when present.
-            Level::Avx512 => Some(unsafe { wide(s) }),
-            Level::Avx2 => Some(unsafe { narrow(s) }),
-            Level::Baseline => None,
-        };
-        if let Some((heads, body)) = head {
+    match vector_head(s) {
+        Some((heads, body)) => {
             let tails = partners_nu_scalar(s, body);
-            return [0, 1].map(|c| {
+            [0, 1].map(|c| {
                 let (g2, gain, j) = heads[c];
                 (g2.max(tails[c].0), Best::after((gain, j), tails[c].1))
-            });
+            })
         }
+        None => partners_nu_scalar(s, 0),
     }
-    partners_nu_scalar(s, 0)
 }
 
 /// [`best_partners_nu`] on the two threads of `team`; the same answer as
@@ -485,36 +362,11 @@ pub fn best_partners_nu_team<T: QValue>(
     team: &Team,
     search: &PartnerSearchNu<'_, T>,
 ) -> [Partner; 2] {
-    let n = search.y.len();
-    let piece = scan_piece(n);
-    let parts = team.map(n.div_ceil(piece), |c| {
-        let (a, b) = (c * piece, ((c + 1) * piece).min(n));
-        let sub = PartnerSearchNu {
-            y: &search.y[a..b],
-            g: &search.g[a..b],
-            qd: &search.qd[a..b],
-            low: &search.low[a..b],
-            q: [&search.q[0][a..b], &search.q[1][a..b]],
-            ..*search
-        };
-        partners_nu_with_gain(&sub).map(|(g2, best)| {
-            let index = if best.index == usize::MAX {
-                usize::MAX
-            } else {
-                a + best.index
-            };
-            (g2, (best.value, index))
-        })
+    let parts = scan_ranges(team, search.scan.y.len(), |a, b| {
+        partners_nu_with_gain(&search.range(a, b))
+            .map(|(g2, best)| (g2, Best::shifted(best.pair(), a)))
     });
-    [0, 1].map(|c| {
-        let gmax2 = parts.iter().fold(f64::NEG_INFINITY, |m, p| m.max(p[c].0));
-        let best = merge_in_order(parts.iter().map(|p| p[c].1));
-        Partner {
-            gmax2,
-            j: (best.index != usize::MAX).then_some(best.index),
-            gain: best.value,
-        }
-    })
+    [0, 1].map(|c| merge_partners(parts.iter().map(|p| p[c])))
 }
 
 #[cfg(test)]
@@ -635,10 +487,7 @@ mod tests {
     /// `gmax = 0.7` for `y_i = −1` and `Q_ii = 1`.
     fn search<'a>([y, g, qd, low]: [&'a [f64]; 4], qi: &'a [f32]) -> PartnerSearch<'a> {
         PartnerSearch {
-            y,
-            g,
-            qd,
-            low,
+            scan: Scan { y, g, qd, low },
             qi,
             gmax: 0.7,
             yi: -1.0,
@@ -672,10 +521,12 @@ mod tests {
                 [0.3, f64::NEG_INFINITY],
             ] {
                 let search = PartnerSearchNu {
-                    y: &y,
-                    g: &g,
-                    qd: &qd,
-                    low: &low,
+                    scan: Scan {
+                        y: &y,
+                        g: &g,
+                        qd: &qd,
+                        low: &low,
+                    },
                     q: [&qp, &qn],
                     gmax,
                     qd_i: [1.25, 1.0],

@@ -21,6 +21,8 @@
 //! [`NORM_FORM_MAX_ERROR`]; other rows take the distance from the
 //! differences, as [`super::kernel_matrix`] does, with the same values.
 
+use std::ops::Range;
+
 use super::tiles::{finish, integer_max, sums_row, Panels, LANES};
 use super::KernelRowsAgainst;
 use crate::error::{try_with_capacity, Result};
@@ -328,17 +330,17 @@ fn norm_form_ok(kind: KernelKind, a: &Rows, i: usize, panels: &Panels, max_sq_b:
 
 multiversion! {
     /// `out[r·stride + t − c0] = K(a_{first + r}, b_t)` for the rows of
-    /// `prepared` and the columns `t` in `c0..c1` (`c0` a multiple of
-    /// [`NARROW_LANES`]).
+    /// `prepared` and the columns `t` in `cols = c0..c1` (`c0` a multiple
+    /// of [`NARROW_LANES`]).
     pub(super) fn fill_range, fn fill_range_impl(
         against: &KernelRowsAgainst<'_>,
         a: &Rows,
         prepared: &Prepared,
-        c0: usize,
-        c1: usize,
+        cols: Range<usize>,
         out: &mut [f64],
         stride: usize,
     ) {
+        let (c0, c1) = (cols.start, cols.end);
         let (kind, b, panels) = (against.kind, against.b, &against.panels);
         let narrow_panels = against.narrow.as_ref();
         debug_assert!(c0.is_multiple_of(NARROW_LANES) && c0 <= c1);
@@ -558,7 +560,7 @@ mod tests {
         for c0 in (0..b.n()).step_by(step) {
             let c1 = (c0 + step).min(b.n());
             against
-                .fill_range(a, &prepared, c0, c1, &mut buf, step)
+                .fill_range(a, &prepared, c0..c1, &mut buf, step)
                 .unwrap();
             for r in 0..n {
                 out[r * b.n() + c0..r * b.n() + c1]
@@ -663,15 +665,15 @@ mod tests {
         assert!(against.prepare(&a, 2, 3).is_err());
         let p = against.prepare(&a, 1, 3).unwrap();
         let mut out = vec![0.0; 30];
-        assert!(against.fill_range(&a, &p, 0, 10, &mut out, 10).is_ok());
+        assert!(against.fill_range(&a, &p, 0..10, &mut out, 10).is_ok());
         // Not a whole panel, past the end, wider than the stride, too short.
-        assert!(against.fill_range(&a, &p, 3, 10, &mut out, 10).is_err());
-        assert!(against.fill_range(&a, &p, 0, 11, &mut out, 11).is_err());
-        assert!(against.fill_range(&a, &p, 0, 10, &mut out, 8).is_err());
+        assert!(against.fill_range(&a, &p, 3..10, &mut out, 10).is_err());
+        assert!(against.fill_range(&a, &p, 0..11, &mut out, 11).is_err());
+        assert!(against.fill_range(&a, &p, 0..10, &mut out, 8).is_err());
         assert!(against
-            .fill_range(&a, &p, 0, 10, &mut out[..25], 10)
+            .fill_range(&a, &p, 0..10, &mut out[..25], 10)
             .is_err());
         let short = Rows::new(uniform(6, &mut state), 2, 3).unwrap();
-        assert!(against.fill_range(&short, &p, 0, 8, &mut out, 10).is_err());
+        assert!(against.fill_range(&short, &p, 0..8, &mut out, 10).is_err());
     }
 }

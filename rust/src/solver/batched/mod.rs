@@ -240,7 +240,15 @@ pub fn presolve(
     } else {
         Vec::new()
     };
-    let out = run_rounds(source, y, upper, start, settings, team, ctl, &mut swaps);
+    let args = Rounds {
+        y,
+        upper,
+        start,
+        settings,
+        team,
+        ctl,
+    };
+    let out = run_rounds(source, args, &mut swaps);
     swaps.reverse();
     source.swap_many(&swaps);
     let mut out = out?;

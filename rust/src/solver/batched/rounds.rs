@@ -3,18 +3,31 @@
 
 use super::*;
 
+/// [`presolve`]'s arguments besides the source, as it hands them on.
+pub(super) struct Rounds<'a> {
+    pub y: &'a [f64],
+    pub upper: &'a [f64],
+    pub start: Start,
+    pub settings: &'a Settings,
+    pub team: Option<&'a Arc<Team>>,
+    pub ctl: &'a Control,
+}
+
 /// [`presolve`]'s rounds, in the permuted order; every swap it makes to
 /// `source` is appended to `swaps`.
 pub(super) fn run_rounds(
     source: &mut KernelSource,
-    y: &[f64],
-    upper: &[f64],
-    start: Start,
-    settings: &Settings,
-    team: Option<&Arc<Team>>,
-    ctl: &Control,
+    args: Rounds<'_>,
     swaps: &mut Vec<(usize, usize)>,
 ) -> Result<Option<Presolved>> {
+    let Rounds {
+        y,
+        upper,
+        start,
+        settings,
+        team,
+        ctl,
+    } = args;
     let n = y.len();
     let Some(mut q) = settings.size_for(n) else {
         return Ok(None);
@@ -280,7 +293,13 @@ pub(super) fn run_rounds(
             shrinking: false,
             ctl,
         };
-        let solved = smo::solve(&mut block_q, &p, &yb, &ub, &old, &stop)?;
+        let dual = smo::Dual {
+            p: &p,
+            y: &yb,
+            upper: &ub,
+            alpha: &old,
+        };
+        let solved = smo::solve(&mut block_q, &dual, &stop)?;
         qbb32 = block_q.cols;
         let ab = solved.alpha;
         pairs += solved.n_iter;

@@ -70,6 +70,28 @@ fn source(x: &[f64], n: usize) -> KernelSource {
     KernelSource::dense(KernelKind::Rbf { gamma: 0.8 }, rows).unwrap()
 }
 
+/// [`source`] with its `f32` panel built, as the rounds need it.
+fn prepared(x: &[f64], n: usize) -> KernelSource {
+    let src = source(x, n);
+    src.prepare_f32().unwrap();
+    src
+}
+
+/// The start at `α = 0` (`G = p = −1`, `Ḡ = 0`).
+fn cold_start(n: usize) -> Start {
+    Start {
+        alpha: vec![0.0; n],
+        grad: vec![-1.0; n],
+        grad_bar: None,
+    }
+}
+
+/// `result`'s error, which must name `what`.
+fn assert_error_names<T: std::fmt::Debug>(result: Result<T>, what: &str) {
+    let err = result.unwrap_err();
+    assert!(err.to_string().contains(what), "{err}");
+}
+
 fn solve(x: &[f64], y: &[f64], upper: &[f64], opts: &SolverOptions) -> Solution {
     let n = y.len();
     let problem = DualProblem::new(source(x, n), y.to_vec(), upper.to_vec());
@@ -89,13 +111,7 @@ fn tight(solver: SolverChoice, threads: usize) -> SolverOptions {
 /// Converged to the objective of `want` (relative 1e-6).
 fn assert_same_optimum(got: &Solution, want: &Solution) {
     assert!(got.converged);
-    let rel = (got.objective - want.objective).abs() / want.objective.abs();
-    assert!(
-        rel < 1e-6,
-        "objective {} vs {}",
-        got.objective,
-        want.objective
-    );
+    crate::testing::assert_objective_near(got.objective, want.objective, 1e-6);
 }
 
 /// `G = Qα + p` from the kernel values directly, in `f64`.
@@ -126,8 +142,7 @@ fn gradient_bar(src: &KernelSource, y: &[f64], alpha: &[f64], upper: &[f64]) -> 
 fn rounds_keep_the_gradient_and_approach_the_solution() {
     let n = 700;
     let (x, y, upper) = uneven_problem(n);
-    let src = source(&x, n);
-    src.prepare_f32().unwrap();
+    let src = prepared(&x, n);
     assert!(applicable(&src));
     let team = Team::new().map(Arc::new);
     let start = (vec![0.0; n], vec![-1.0; n]);
@@ -201,8 +216,7 @@ fn catch_up_brings_frozen_rows_to_the_direct_sums() {
     // the bound, off it, from zero.
     let n = 300;
     let (x, y, upper) = uneven_problem(n);
-    let src = source(&x, n);
-    src.prepare_f32().unwrap();
+    let src = prepared(&x, n);
     let (kind, _, panel) = dense_parts(&src).unwrap();
     let sign: Vec<f32> = y.iter().map(|&v| v as f32).collect();
     let a0: Vec<f64> = (0..n)
@@ -298,8 +312,7 @@ fn only_moved_members_get_columns() {
     let n = 500;
     let (x, y) = overlapping(n);
     let upper = vec![1.0; n];
-    let src = source(&x, n);
-    src.prepare_f32().unwrap();
+    let src = prepared(&x, n);
     let max_pairs = 5;
     let settings = Settings::new(1e-3, max_pairs, 1 << 30);
     let q = settings.size_for(n).unwrap();
@@ -308,11 +321,7 @@ fn only_moved_members_get_columns() {
         &mut src,
         &y,
         &upper,
-        Start {
-            alpha: vec![0.0; n],
-            grad: vec![-1.0; n],
-            grad_bar: None,
-        },
+        cold_start(n),
         &settings,
         None,
         &Control::none(),
@@ -438,10 +447,9 @@ fn warm_started_rounds_reach_the_solution() {
     assert_eq!(warm(SolverChoice::Batched, 1).alpha, batched.alpha);
     assert_eq!(warm(SolverChoice::Batched, 2).alpha, batched.alpha);
     // A nonzero start without its gradient cannot take the rounds.
-    let err = from_start(Default::default())
-        .solve_with(&opts(SolverChoice::Batched, 1), Precision::Float32)
-        .unwrap_err();
-    assert!(err.to_string().contains("start gradient"), "{err}");
+    let cold = from_start(Default::default());
+    let got = cold.solve_with(&opts(SolverChoice::Batched, 1), Precision::Float32);
+    assert_error_names(got, "start gradient");
 }
 
 #[test]
@@ -476,18 +484,15 @@ fn automatic_choice_and_refusals() {
     assert_eq!(solve(&x, &y, &upper, &tiny).batched_rounds, 0);
     // float64 kernel values cannot take batched rounds: named error.
     let problem = DualProblem::new(source(&x, n), y.clone(), upper.clone());
-    let err = problem
-        .solve_with(&opts(SolverChoice::Batched), Precision::Float64)
-        .unwrap_err();
-    assert!(err.to_string().contains("solver='batched'"), "{err}");
+    let got = problem.solve_with(&opts(SolverChoice::Batched), Precision::Float64);
+    assert_error_names(got, "solver='batched'");
 }
 
 #[test]
 fn block_values_are_the_columns_bit_for_bit() {
     let n = 300;
     let (x, y) = overlapping(n);
-    let src = source(&x, n);
-    src.prepare_f32().unwrap();
+    let src = prepared(&x, n);
     let KernelSource::Dense { kind, rows, panel } = &src else {
         unreachable!("a dense source");
     };
@@ -539,8 +544,7 @@ fn the_iteration_cap_counts_the_rounds_pair_updates() {
 fn interrupted_rounds_say_so() {
     let n = 500;
     let (x, y) = overlapping(n);
-    let src = source(&x, n);
-    src.prepare_f32().unwrap();
+    let src = prepared(&x, n);
     let ctl = Control::new();
     ctl.cancel();
     let settings = Settings::new(1e-3, u64::MAX, 1 << 30);
@@ -549,11 +553,7 @@ fn interrupted_rounds_say_so() {
         &mut src,
         &y,
         &vec![1.0; n],
-        Start {
-            alpha: vec![0.0; n],
-            grad: vec![-1.0; n],
-            grad_bar: None,
-        },
+        cold_start(n),
         &settings,
         None,
         &ctl,
