@@ -79,7 +79,7 @@ HIST_BINS = 256
 
 #: The Dask fit gathers the cells in waves; a wave's rows take at most this
 #: share of the workers' memory limits together.
-WAVE_MEMORY_SHARE = 0.2
+WAVE_MEMORY_SHARE = 0.1
 
 #: The Dask fit sends a block's rows of a wave's cells out in groups of
 #: cells whose rows take about this many bytes (one task output each).
@@ -90,9 +90,10 @@ CELL_MEMORY_SHARE = 0.5
 
 #: The cells' SVMs of a Dask fit come back to the client when together they
 #: take at most this share of one worker's memory limit (the blockwise
-#: prediction sends the whole model to every worker); beyond it they stay on
-#: the workers that trained them, and prediction goes to them.
-MODEL_MEMORY_SHARE = 0.25
+#: prediction sends the whole model to every worker; judged from the first
+#: wave's models, scaled to all the cells' rows); beyond it they stay on the
+#: workers that trained them, and prediction goes to them.
+MODEL_MEMORY_SHARE = 0.05
 
 #: Cells kept on the workers are packed in groups of at most this share of
 #: one worker's memory limit (one prediction task loads one group).
@@ -1191,10 +1192,15 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         cur_bytes += b
     if cur:
         waves.append(cur)
-    # Each cell's model stays on its worker until every cell is solved: what
-    # the client learns first is each model's summary and size.
+    # Where the models go is decided after the first wave, from its models'
+    # bytes scaled to all the cells' rows: the client gathers each wave's
+    # models as the wave ends (freeing the workers), or the workers keep
+    # them all and pack them at the end.
     metas: list = [None] * k
+    results: list = [None] * k
     cell_futs: list = [None] * k
+    keep = None
+    total_rows = float(np.sum(train_sizes))
     fit_cell = dask.delayed(_fit_cell_pieces, pure=False)
     for wave in waves:
         # A block's pieces go out in groups of cells (one task output per
@@ -1228,23 +1234,26 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
                 for j in group
             ]
         )
-        for i, f in enumerate(fits):
-            cell_futs[wave[i]] = f
         for i, m in enumerate(futures.gather(futures.map(_cell_meta, fits))):
             metas[wave[i]] = m
+        if keep is None:
+            done_rows = float(sum(train_sizes[j] for j in wave))
+            first_bytes = float(sum(metas[j][6] for j in wave))
+            keep = first_bytes * total_rows / max(done_rows, 1.0) > MODEL_MEMORY_SHARE * limit
+        if keep:
+            for i, f in enumerate(fits):
+                cell_futs[wave[i]] = f
+        else:
+            for i, r in futures.gather_in_order(fits):
+                results[wave[i]] = r
         report.log(2, "CellSVC fit (Dask): %d of %d cells", wave[-1] + 1, k)
     del entries, pieces, fits
-    model_bytes = sum(m[6] for m in metas)
-    if model_bytes <= MODEL_MEMORY_SHARE * limit:
-        results: list = [None] * k
-        for i, r in futures.gather_in_order(cell_futs):
-            results[i] = r
-        models = None
-    else:
+    models = None
+    if keep:
         report.log(
             2,
             "CellSVC fit (Dask): the cells' models (%d MiB) stay on the workers",
-            model_bytes >> 20,
+            sum(m[6] for m in metas) >> 20,
         )
         results = metas
         models = _keep_on_cluster(futures, cell_futs, metas, PACK_MEMORY_SHARE * limit)
