@@ -1267,7 +1267,7 @@ class ClusterModels(Sequence):
 
     :meth:`CellSVC.fit <localsvm.CellSVC.fit>` on a Dask collection leaves
     the models on the workers that trained them when together they take
-    more than a quarter of one worker's memory limit (``MODEL_MEMORY_SHARE``):
+    more than a twentieth of one worker's memory limit (``MODEL_MEMORY_SHARE``):
     packed in groups of cells, held by futures of the client that fitted
     them. ``cell_models_`` is then this sequence: indexing it fetches one
     cell's model (None for a cell holding one class), iterating or pickling

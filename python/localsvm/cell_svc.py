@@ -372,13 +372,14 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
       counts and ``O(n_cells · 256)`` histograms of the routing gaps, from
       which it sets each cell's overlap (met to about one histogram bin)
       and ``routing_scale_``; each cell's rows are then gathered, in waves
-      that take at most a fifth of the workers' memory limits, to one
+      that take at most a tenth of the workers' memory limits, to one
       worker, which trains the cell's SVM. Float32 rows keep float32
       support vectors (the same values, half the bytes). The model is the
       cells' support vectors, at most ``(1 + overlap)·n`` rows of ``4·d``
       (float32) or ``8·d`` bytes, each with about 20 bytes of
       coefficients, and the sample. It comes back to the client when it
-      takes at most a quarter of one worker's ``memory_limit``; beyond
+      takes at most a twentieth of one worker's ``memory_limit`` (judged
+      from the first wave of cells, scaled to all the rows); beyond
       that it stays on the workers that trained it, packed in groups of
       cells, and ``cell_models_`` is a ``ClusterModels`` sequence of
       futures (indexing it fetches one cell's model; iterating or pickling
