@@ -438,3 +438,32 @@ def test_models_kept_on_the_cluster_predict_the_same(client, monkeypatch, classe
     back = pickle.loads(pickle.dumps(clf))
     assert isinstance(back.cell_models_, list)
     np.testing.assert_array_equal(back.decision_function(Xt), ref.decision_function(Xt))
+
+
+@pytest.mark.slow
+def test_bench_cluster_small(capsys):
+    """``bench cluster`` end to end at a small size: a Dask fit on worker
+    processes beside the in-memory fit, and the memmap child, each row
+    reporting what it measured."""
+    import io
+
+    from localsvm_benchmarks.cluster import run_cluster
+
+    out = io.StringIO()
+    rows = run_cluster(
+        [20_000],
+        n_test=5_000,
+        workers=2,
+        memory_limit="512MiB",
+        chunk_rows=5_000,
+        cell_size=2_000,
+        overlap=0.5,
+        compare_rows=20_000,
+        memmap_rows=20_000,
+        out=out,
+    )
+    fit, memory, memmap = rows
+    assert fit["died"] == 0 and fit["accuracy"] > 0.8 and fit["model_on"] in ("client", "workers")
+    assert abs(memory["in_memory_accuracy"] - fit["accuracy"]) < 0.03
+    r = memmap["memmap"]
+    assert r["acc"] > 0.8 and r["peak"] - r["before"] <= r["bound"], r
