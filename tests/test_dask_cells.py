@@ -314,6 +314,23 @@ def test_worker_killed_during_cell_solves_same_model():
         np.testing.assert_array_equal(clf.cell_n_iter_, ref.cell_n_iter_)
         np.testing.assert_array_equal(clf.decision_function(Xt), ref.decision_function(Xt))
 
+        # Models kept on the workers: a worker that dies after the fit takes
+        # its packs with it; they are trained again, the same.
+        import localsvm._outofcore as ooc
+
+        limit = ooc._worker_memory(client)[1]
+        sizes = [m._model_bytes() for m in ref.cell_models_ if m is not None]
+        saved = ooc.MODEL_MEMORY_SHARE, ooc.PACK_MEMORY_SHARE
+        ooc.MODEL_MEMORY_SHARE, ooc.PACK_MEMORY_SHARE = 0.0, 3.0 * max(sizes) / limit
+        try:
+            kept = CellSVC(**params).fit(dX, dy)
+        finally:
+            ooc.MODEL_MEMORY_SHARE, ooc.PACK_MEMORY_SHARE = saved
+        assert isinstance(kept.cell_models_, ooc.ClusterModels)
+        alive = [a for a in client.scheduler_info()["workers"] if a != killed]
+        os.kill(client.run(os.getpid, workers=alive[:1])[alive[0]], signal.SIGKILL)
+        np.testing.assert_array_equal(kept.decision_function(Xt), ref.decision_function(Xt))
+
 
 def test_memmap_peak_memory_bound():
     """A memmap is read in chunks: until the cells are solved the fit holds
@@ -371,3 +388,82 @@ os.remove(path)
     assert r["acc"] > 0.9
     assert r["partition"] < r["data"] / 2, r
     assert r["grown"] <= r["bound"], r
+
+
+@pytest.mark.parametrize("classes, routing", [(2, "soft"), (3, "hard")])
+def test_models_kept_on_the_cluster_predict_the_same(client, monkeypatch, classes, routing):
+    """Cell models too large for the client stay packed on the workers:
+    prediction (of Dask and of in-memory rows) goes to them and gives the
+    values of the same models brought back; float32 rows keep float32
+    support vectors, which predict as the float64 copies of the same values;
+    the rows sent out in groups of a few cells give the same cells."""
+    import pickle
+
+    import localsvm._outofcore as ooc
+
+    X, y = data(classes=classes)
+    X = X.astype(np.float32)
+    Xt, _ = data(1000, seed=3)
+    dX, dy = da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, CHUNK)
+    dXt = da.from_array(Xt, chunks=(300, D))
+    ref = CellSVC(routing=routing, **PARAMS).fit(dX, dy)
+    assert isinstance(ref.cell_models_, list)
+    kept = [m for m in ref.cell_models_ if m is not None]
+    assert kept and all(m._sv.dtype == np.float32 for m in kept)
+    for m in kept[:3]:
+        wide = pickle.loads(pickle.dumps(m))
+        wide.__dict__["_sv"] = wide._sv.astype(np.float64)
+        np.testing.assert_array_equal(wide.decision_function(Xt), m.decision_function(Xt))
+
+    monkeypatch.setattr(ooc, "MODEL_MEMORY_SHARE", 0.0)
+    limit = ooc._worker_memory(client)[1]
+    per_model = max(m._model_bytes() for m in kept)
+    monkeypatch.setattr(ooc, "PACK_MEMORY_SHARE", 2.5 * per_model / limit)
+    # The rows go out in groups of a few cells (one group above).
+    monkeypatch.setattr(ooc, "PIECE_GROUP_BYTES", 3 * int(ref.cell_train_sizes_.max()) * 4 * D)
+    clf = CellSVC(routing=routing, **PARAMS).fit(dX, dy)
+    models = clf.cell_models_
+    assert isinstance(models, ooc.ClusterModels) and len(models.packs) > 1
+    assert len(models) == ref.n_cells_
+    np.testing.assert_array_equal(clf.cell_n_iter_, ref.cell_n_iter_)
+    np.testing.assert_array_equal(clf.cell_train_sizes_, ref.cell_train_sizes_)
+    for what in ("predict", "decision_function"):
+        want = getattr(ref, what)(Xt)
+        got = getattr(clf, what)(dXt)
+        assert isinstance(got, da.Array)
+        np.testing.assert_array_equal(got.compute(), want)
+        np.testing.assert_array_equal(getattr(clf, what)(Xt), want)
+    j = next(i for i, m in enumerate(ref.cell_models_) if m is not None)
+    np.testing.assert_array_equal(models[j].support_vectors_, ref.cell_models_[j].support_vectors_)
+    back = pickle.loads(pickle.dumps(clf))
+    assert isinstance(back.cell_models_, list)
+    np.testing.assert_array_equal(back.decision_function(Xt), ref.decision_function(Xt))
+
+
+@pytest.mark.slow
+def test_bench_cluster_small(capsys):
+    """``bench cluster`` end to end at a small size: a Dask fit on worker
+    processes beside the in-memory fit, and the memmap child, each row
+    reporting what it measured."""
+    import io
+
+    from localsvm_benchmarks.cluster import run_cluster
+
+    out = io.StringIO()
+    rows = run_cluster(
+        [20_000],
+        n_test=5_000,
+        workers=2,
+        memory_limit="512MiB",
+        chunk_rows=5_000,
+        cell_size=2_000,
+        overlap=0.5,
+        compare_rows=20_000,
+        memmap_rows=20_000,
+        out=out,
+    )
+    fit, memory, memmap = rows
+    assert fit["died"] == 0 and fit["accuracy"] > 0.8 and fit["model_on"] in ("client", "workers")
+    assert abs(memory["in_memory_accuracy"] - fit["accuracy"]) < 0.03
+    r = memmap["memmap"]
+    assert r["acc"] > 0.8 and r["peak"] - r["before"] <= r["bound"], r

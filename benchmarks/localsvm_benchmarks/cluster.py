@@ -17,20 +17,23 @@ arXiv:1702.06899, 2017). Prediction is a blockwise map over the test array.
 Per size: fit and predict seconds, test accuracy, the peak resident memory
 of the client process (which also runs the scheduler) and of each worker
 (``VmHWM``), workers that died, the bytes the workers sent each other, and
-the pickled size of the fitted model (what came back to the client). At the
+the bytes of the cells' models (support vectors, float32 here, and
+coefficients) with where the fit left them: on the client, or on the
+workers when they exceed a twentieth of one worker's memory limit. At the
 first size (``--compare-rows`` at most) the same rows are also fitted in
 memory (``CellSVC`` with ``n_jobs`` = the number of workers) for the ratio
 of the two fits and the accuracies.
 
 ``--memmap-rows``: ``CellSVC`` on a float64 ``np.memmap`` of that many rows ×
 16 written to a temporary file, in a child process whose peak anonymous
-memory (``RssAnon`` sampled every 20 ms) is set against the file's size.
+memory (``RssAnon`` sampled every 20 ms) is set against the file's size and
+against the documented bound on the fit's growth
+(``localsvm._outofcore.chunked_memory_bound``).
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import subprocess
 import sys
 import textwrap
@@ -45,7 +48,7 @@ CLUSTER_FEATURES = 16
 #: The table of ``bench cluster``.
 COLUMNS = columns(
     "rows >10d | fit s >8.1f | predict s >9.1f | accuracy >8.2f% | client MiB >10d | "
-    "workers MiB >13 | died >4d | moved MiB >9d | model MiB >9d | cells"
+    "workers MiB >13 | died >4d | moved MiB >9d | model MiB >9d | model on >8 | cells"
 )
 #: Kernel cache (MB) of each worker's cell SVM: a cell solve stays within a
 #: quarter of a 512 MiB worker.
@@ -115,6 +118,18 @@ def _worker_reset(dask_worker=None) -> int:
     return os.getpid()
 
 
+def _model_bytes(clf) -> tuple[int, str]:
+    """Bytes of the cells' models (support vectors and coefficients) and
+    where they are: 'client', or 'workers' when the fit left them there
+    (counted there, not brought back)."""
+    from localsvm._outofcore import ClusterModels
+
+    models = clf.cell_models_
+    if isinstance(models, ClusterModels):
+        return models.nbytes, "workers"
+    return sum(m._model_bytes() for m in models if m is not None), "client"
+
+
 def _mib(b: float) -> str:
     return f"{b / 2**20:.0f}"
 
@@ -133,10 +148,6 @@ def run_cluster(
     out: TextIO,
 ) -> list[dict]:
     """Run the section; returns one dict per fit."""
-    from distributed import Client, LocalCluster
-
-    from localsvm import CellSVC
-
     rows = []
     out.write(
         f"CellSVC on a LocalCluster: {workers} single-threaded workers, memory_limit="
@@ -146,6 +157,24 @@ def run_cluster(
     )
     out.write(f"load: {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} (1 and 5 min)\n")
     out.flush()
+    if sizes:
+        rows += _on_cluster(
+            sizes, n_test, workers, memory_limit, chunk_rows, cell_size, overlap, compare_rows, out
+        )
+    if memmap_rows:
+        rows.append(_memmap(memmap_rows, cell_size, overlap, out))
+    return rows
+
+
+def _on_cluster(
+    sizes, n_test, workers, memory_limit, chunk_rows, cell_size, overlap, compare_rows, out
+) -> list[dict]:
+    """The Dask fits, one per size, on one LocalCluster."""
+    from distributed import Client, LocalCluster
+
+    from localsvm import CellSVC
+
+    rows = []
     with (
         LocalCluster(
             n_workers=workers,
@@ -178,7 +207,7 @@ def run_cluster(
             died = len(pids - {f["pid"] for f in facts.values()})
             moved = sum(f["sent"] for f in facts.values()) - sent0
             peaks = "/".join(_mib(f["peak"]) for f in facts.values())
-            model = len(pickle.dumps(clf.cell_models_, protocol=5))
+            model, where = _model_bytes(clf)
             row = {
                 "rows": n,
                 "fit_s": fit_s,
@@ -189,6 +218,7 @@ def run_cluster(
                 "died": died,
                 "moved": moved,
                 "model_bytes": model,
+                "model_on": where,
                 "cells": clf.n_cells_,
             }
             rows.append(row)
@@ -202,6 +232,7 @@ def run_cluster(
                 died,
                 round(moved / 2**20),
                 round(model / 2**20),
+                where,
                 str(clf.n_cells_),
             ]
             print_table(COLUMNS, [line], out, head=False)
@@ -210,8 +241,6 @@ def run_cluster(
                     _in_memory(clf, fit_s, X, y, Xt, yt, n, workers, cell_size, overlap, out)
                 )
             del clf
-    if memmap_rows:
-        rows.append(_memmap(memmap_rows, cell_size, overlap, out))
     return rows
 
 
@@ -251,6 +280,7 @@ _MEMMAP_CHILD = textwrap.dedent(
     import json, os, sys, tempfile, threading, time
     import numpy as np
     from localsvm import CellSVC
+    from localsvm._outofcore import chunked_memory_bound
     from localsvm_benchmarks.cluster import rule
 
     n, d, cell_size = (int(v) for v in sys.argv[1:4])
@@ -263,7 +293,10 @@ _MEMMAP_CHILD = textwrap.dedent(
                     return int(line.split()[1]) * 1024
         return 0
 
-    path = os.path.join(tempfile.mkdtemp(), "X.f64")
+    import atexit, shutil
+    folder = tempfile.mkdtemp()
+    atexit.register(shutil.rmtree, folder, True)
+    path = os.path.join(folder, "X.f64")
     X = np.memmap(path, dtype=np.float64, mode="w+", shape=(n, d))
     y = np.empty(n, dtype=np.int8)
     rng = np.random.default_rng(1)
@@ -292,10 +325,11 @@ _MEMMAP_CHILD = textwrap.dedent(
     t.join()
     Xt = rng.standard_normal((100000, d))
     acc = float((clf.predict(Xt) == rule(Xt)).mean())
-    svs = sum(m.support_vectors_.nbytes for m in clf.cell_models_ if m is not None)
-    os.remove(path)
+    model = sum(m._model_bytes() for m in clf.cell_models_ if m is not None)
+    bound = chunked_memory_bound(clf, n)
     print(json.dumps({"before": before, "peak": peak[0], "fit_s": fit_s, "acc": acc,
-                      "data": n * d * 8, "svs": svs, "cells": clf.n_cells_}))
+                      "data": n * d * 8, "model": model, "bound": bound,
+                      "cells": clf.n_cells_}))
     """
 )
 
@@ -318,7 +352,8 @@ def _memmap(n: int, cell_size: int, overlap: float, out: TextIO) -> dict:
         f"memmap {n} x {CLUSTER_FEATURES} float64 ({_mib(r['data'])} MiB on disk), n_jobs=1: "
         f"fit {r['fit_s']:.1f} s, accuracy {100 * r['acc']:.2f} % ({r['cells']} cells); "
         f"anonymous memory {_mib(r['before'])} MiB before the fit, peak {_mib(r['peak'])} MiB "
-        f"(+{_mib(r['peak'] - r['before'])} MiB; support vectors kept: {_mib(r['svs'])} MiB)\n"
+        f"(+{_mib(r['peak'] - r['before'])} MiB; the model's arrays: {_mib(r['model'])} MiB; "
+        f"the documented bound on the growth: {_mib(r['bound'])} MiB)\n"
     )
     out.flush()
     return {"rows": n, "memmap": r}

@@ -42,6 +42,7 @@ import copy
 import math
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any
@@ -55,7 +56,7 @@ from .cells import SPLIT_FACTOR, SPLIT_ROUNDS, CellPartition, _sample_size
 from .kernels import KernelSpec
 from .svc import SVC
 
-__all__ = ["input_kind", "is_dask_collection"]
+__all__ = ["ClusterModels", "input_kind", "is_dask_collection"]
 
 #: ``routing='soft'``: the scale of the weights is this quantile of the
 #: training examples' margins ``s₂ − s₁`` between their two nearest cells.
@@ -78,10 +79,25 @@ HIST_BINS = 256
 
 #: The Dask fit gathers the cells in waves; a wave's rows take at most this
 #: share of the workers' memory limits together.
-WAVE_MEMORY_SHARE = 0.2
+WAVE_MEMORY_SHARE = 0.1
+
+#: The Dask fit sends a block's rows of a wave's cells out in groups of
+#: cells whose rows take about this many bytes (one task output each).
+PIECE_GROUP_BYTES = 16 << 20
 
 #: A cell's SVM may use at most this share of one worker's memory limit.
 CELL_MEMORY_SHARE = 0.5
+
+#: The cells' SVMs of a Dask fit come back to the client when together they
+#: take at most this share of one worker's memory limit (the blockwise
+#: prediction sends the whole model to every worker; judged from the first
+#: wave's models, scaled to all the cells' rows); beyond it they stay on the
+#: workers that trained them, and prediction goes to them.
+MODEL_MEMORY_SHARE = 0.05
+
+#: Cells kept on the workers are packed in groups of at most this share of
+#: one worker's memory limit (one prediction task loads one group).
+PACK_MEMORY_SHARE = 0.04
 
 
 class _CellSVM(SVC):
@@ -91,6 +107,39 @@ class _CellSVM(SVC):
 
     def _warn_unconverged(self, converged, what, reasons=()) -> bool:
         return not all(bool(c) for c in converged)
+
+    @property
+    def support_vectors_(self):
+        sv = self.__dict__.get("_sv")
+        if sv is None:
+            raise AttributeError("support_vectors_")
+        # Kept as float32 when the training rows were float32 values (the
+        # cast back is exact); the core evaluates float64 arrays.
+        return sv if sv.dtype == np.float64 else sv.astype(np.float64)
+
+    @support_vectors_.setter
+    def support_vectors_(self, value):
+        self.__dict__["_sv"] = value
+
+    def _keep_float32(self) -> None:
+        """Store the support vectors as float32 (half the model's bytes):
+        exact when the rows the cell trained on were float32 values, and
+        the same decision values when the model was solved in float32
+        (``precision_``), whose prediction computes the kernel from float32
+        copies of the support vectors (test rows beyond float32's safe
+        range, which switch prediction to float64, would see them rounded
+        to float32)."""
+        sv = self.__dict__.get("_sv")
+        if isinstance(sv, np.ndarray) and sv.dtype == np.float64:
+            self.__dict__["_sv"] = sv.astype(np.float32)
+
+    def _model_bytes(self) -> int:
+        """Bytes of the arrays the model keeps."""
+        return sum(v.nbytes for v in self.__dict__.values() if isinstance(v, np.ndarray))
+
+    def __sizeof__(self) -> int:
+        # What Dask's memory manager counts for a model held by a worker.
+        return object.__sizeof__(self) + self._model_bytes()
 
 
 #: What :func:`tune_cell` reports for a cell without an SVM.
@@ -348,16 +397,20 @@ def _block_assign(X, partition: CellPartition):
     return out
 
 
-def _block_extract(X, y, entries, classes, wave):
-    """One block's rows of each cell of ``wave``: a tuple of
-    ``(X rows, class indices)`` pieces, one per cell."""
+def _block_extract(X, y, entries, classes, groups):
+    """One block's rows of the cells of a wave, by groups of cells: per
+    group a dict from each of its cells to its ``(X rows, class indices)``
+    piece (the dict alone for one group)."""
     X = np.asarray(X)
     y_idx = np.searchsorted(classes, np.asarray(y)).astype(np.int32)
     bounds, rows = entries
     out = []
-    for j in wave:
-        local = rows[bounds[j] : bounds[j + 1]]
-        out.append((X[local], y_idx[local]))
+    for group in groups:
+        pieces = {}
+        for j in group:
+            local = rows[bounds[j] : bounds[j + 1]]
+            pieces[j] = (X[local], y_idx[local])
+        out.append(pieces)
     return tuple(out) if len(out) != 1 else out[0]
 
 
@@ -365,35 +418,79 @@ def _fit_cell_rows(X: np.ndarray, y_idx: np.ndarray, params: dict):
     """One cell's SVM on its rows (None for a one-class cell), the class
     indices it holds, its size and what :func:`tune_cell` reports.
     ``params`` may hold ``'_tune'``: ``(search settings, seed)`` of
-    ``CellSVC(tune=True)``."""
+    ``CellSVC(tune=True)``. Rows given as float32, or a model solved in
+    float32, keep float32 support vectors (half the bytes, the same
+    predictions: see :meth:`_CellSVM._keep_float32`)."""
     held = np.unique(y_idx)
     if held.size < 2:
         return None, held, int(y_idx.shape[0]), NO_CHOICE
     params = dict(params)
     search, seed = params.pop("_tune", (None, 0))
+    single = np.asarray(X).dtype == np.float32
     X = np.ascontiguousarray(X, dtype=np.float64)
     model, chosen = tune_cell(X, y_idx.astype(np.intp), None, params, search, seed)
+    if single or getattr(model, "precision_", "float64") == "float32":
+        model._keep_float32()
     return model, held, int(y_idx.shape[0]), chosen
 
 
-def _fit_cell_pieces(params: dict, *pieces):
-    """A Dask task: one cell's SVM from its pieces, one per block."""
-    X = np.concatenate([p[0] for p in pieces])
-    y = np.concatenate([p[1] for p in pieces])
-    return _fit_cell_rows(X, y, params)
+def _fit_cell_pieces(params: dict, j: int, *groups):
+    """A Dask task: cell ``j``'s SVM from its pieces, one per block (in
+    each block's dict of its group's pieces)."""
+    X = np.concatenate([g[j][0] for g in groups])
+    y = np.concatenate([g[j][1] for g in groups])
+    del groups
+    out = _fit_cell_rows(X, y, params)
+    del X, y
+    _release_free_memory()
+    return out
+
+
+def _cell_meta(result):
+    """A Dask task: what the client keeps of a cell's fit when its model
+    stays on the worker: ``(None, held classes, size, what tune_cell
+    reports, iterations, whether a solve stopped at max_iter, the model's
+    bytes)``."""
+    model, held, size, chosen = result
+    if model is None:
+        return None, held, size, chosen, 0, False, 0
+    n_iter = int(np.sum(model.n_iter_))
+    return None, held, size, chosen, n_iter, model.fit_status_ != 0, model._model_bytes()
+
+
+@dataclass
+class _CellPack:
+    """Some cells' SVMs, kept together on a worker."""
+
+    cells: np.ndarray
+    models: list
+
+    def __sizeof__(self) -> int:
+        return self.cells.nbytes + sum(m.__sizeof__() for m in self.models if m is not None)
+
+
+def _pack(cells, *results):
+    """A Dask task: the models of ``cells`` as one :class:`_CellPack`."""
+    return _CellPack(np.asarray(cells), [r[0] for r in results])
+
+
+def _pick(pack: _CellPack, pos: int):
+    """A Dask task: one model of a pack."""
+    return pack.models[pos]
 
 
 def _predict_block(X, model, what: str):
-    """Predictions or decision values of one block of test rows, a few
-    thousand rows at a time (routing holds a ``rows × n_cells`` float32
-    score matrix: ``SCORE_BLOCK_BYTES`` at most)."""
-    X = np.asarray(X)
-    k = 1 if model.partition_ is None else model.partition_.n_cells
-    step = max(1, SCORE_BLOCK_BYTES // (4 * k))
-    call = model.predict if what == "predict" else model.decision_function
-    if X.shape[0] <= step:
-        return call(X)
-    return np.concatenate([call(X[s : s + step]) for s in range(0, X.shape[0], step)])
+    """Predictions or decision values of one block of test rows by a model
+    whose cells are all here: the rows routed a few thousand at a time
+    (routing holds a ``rows × n_cells`` float32 score matrix:
+    ``SCORE_BLOCK_BYTES`` at most), then each cell's rows of the whole
+    block labelled by one call of its SVM."""
+    hard = model.routing == "hard" or model.partition_ is None
+    k = len(model.cell_models_)
+    [piece] = _route_pieces(X, model, np.zeros(k, dtype=np.int32), 1, hard)
+    pack = _CellPack(np.arange(k), list(model.cell_models_))
+    part = _eval_piece(piece, pack, model, what, hard)
+    return _combine(np.shape(X)[0], model.classes_, what, hard, part)
 
 
 def _add(*parts):
@@ -606,15 +703,21 @@ def _sample_rows(est, n: int, k: int, rng) -> np.ndarray:
     return np.sort(rng.choice(n, m, replace=False)) if m < n else np.arange(n)
 
 
-def _attributes(est, plan: _Plan, results, train_sizes, timings, labels) -> dict:
-    """The fitted attributes of a chunked or Dask fit."""
+def _attributes(est, plan: _Plan, results, train_sizes, timings, labels, models=None) -> dict:
+    """The fitted attributes of a chunked or Dask fit: from the cells'
+    ``(model, held classes, size, tuning report)`` results, or from their
+    :func:`_cell_meta` summaries and ``models`` (a :class:`ClusterModels`)."""
     from ._regions import region_iterations
 
     k = len(results)
-    models = [r[0] for r in results]
     held = [r[1] for r in results]
-    n_iter = region_iterations(models)
-    stopped = [m is not None and m.fit_status_ != 0 for m in models]
+    if models is None:
+        models = [r[0] for r in results]
+        n_iter = region_iterations(models)
+        stopped = [m is not None and m.fit_status_ != 0 for m in models]
+    else:
+        n_iter = np.array([r[4] for r in results], dtype=np.int64)
+        stopped = [r[5] for r in results]
     chosen = [r[3] for r in results]
     if est.tune:
         timings["tune"] = float(sum(c[4] for c in chosen))
@@ -704,6 +807,28 @@ def _chunked_cell(task, shared):
     return out
 
 
+def chunked_memory_bound(est, n: int) -> float:
+    """The documented bound on what a fit on an array read in chunks adds
+    to the process's memory (bytes), for the fitted ``est`` on ``n`` rows:
+    1.5 times the model's arrays (support vectors and coefficients; the
+    rest for their Python objects and the heap between them), the
+    bookkeeping (``8·(3 + overlap)·n``), one cell's solve (its rows and
+    kernel cache, :func:`_cell_bytes`), two chunks and four score blocks,
+    and three times the sample's kernel matrix (kernel k-means)."""
+    from .cells import SAMPLE_GRAM_BYTES
+
+    d = int(est.n_features_in_)
+    models = [m for m in est.cell_models_ if m is not None]
+    model = sum(m._model_bytes() for m in models)
+    book = 8.0 * (3.0 + float(est.overlap)) * n
+    cell = _cell_bytes(int(np.max(est.cell_train_sizes_)), d, float(est.cache_size))
+    chunk = 2.0 * CHUNK_BYTES + 4.0 * SCORE_BLOCK_BYTES
+    k = est._count_cells(n)
+    m = _sample_size(n, k) if est.sample_size == "auto" else int(min(est.sample_size, n))
+    kmeans = 3.0 * min(SAMPLE_GRAM_BYTES, 8.0 * m * m) if k > 1 else 0.0
+    return 1.5 * model + book + cell + chunk + kmeans
+
+
 def fit_chunked(est, X, y) -> None:
     """:meth:`CellSVC.fit` on an array read in chunks of rows.
 
@@ -736,6 +861,7 @@ def fit_chunked(est, X, y) -> None:
         part["labels"] = None
         stats.append(part)
     classes, y_idx = np.unique(y, return_inverse=True)
+    y_idx = y_idx.astype(np.int32)
     for s in stats:
         s["labels"] = classes
     sample = np.concatenate([s["sample"] for s in stats]) if idx.size else np.empty((0, d))
@@ -875,6 +1001,16 @@ class _Futures:
 
     def gather(self, futs):
         return self.client.gather(futs)
+
+    def map(self, func, futs):
+        out = self.client.map(func, futs, pure=False)
+        self.held.extend(out)
+        return out
+
+    def submit(self, func, *args, **kwargs):
+        fut = self.client.submit(func, *args, pure=False, **kwargs)
+        self.held.append(fut)
+        return fut
 
     def scatter(self, obj):
         [fut] = self.client.scatter([obj], broadcast=True, hash=False)
@@ -1056,29 +1192,169 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         cur_bytes += b
     if cur:
         waves.append(cur)
+    # Where the models go is decided after the first wave, from its models'
+    # bytes scaled to all the cells' rows: the client gathers each wave's
+    # models as the wave ends (freeing the workers), or the workers keep
+    # them all and pack them at the end.
+    metas: list = [None] * k
     results: list = [None] * k
+    cell_futs: list = [None] * k
+    keep = None
+    total_rows = float(np.sum(train_sizes))
     fit_cell = dask.delayed(_fit_cell_pieces, pure=False)
     for wave in waves:
-        w = len(wave)
+        # A block's pieces go out in groups of cells (one task output per
+        # group, not per cell: the scheduler's tasks grow with the blocks
+        # times the groups); each cell's task takes its group's output of
+        # every block.
+        groups, cur, cur_bytes = [], [], 0.0
+        for j in wave:
+            b = float(train_sizes[j]) * per_row
+            if cur and cur_bytes + b > PIECE_GROUP_BYTES:
+                groups.append(cur)
+                cur, cur_bytes = [], 0.0
+            cur.append(j)
+            cur_bytes += b
+        groups.append(cur)
+        ng = len(groups)
         pieces = []
         for b in range(nblocks):
-            ex = dask.delayed(_block_extract, pure=False, nout=w)(
-                xb[b], yb[b], entries[b], classes, wave
+            ex = dask.delayed(_block_extract, pure=False, nout=ng)(
+                xb[b], yb[b], entries[b], classes, groups
             )
-            pieces.append([ex] if w == 1 else [ex[i] for i in range(w)])
-        fits = [
-            fit_cell(
-                params if tuning[j] is None else {**params, "_tune": tuning[j]},
-                *[pieces[b][i] for b in range(nblocks)],
-            )
-            for i, j in enumerate(wave)
-        ]
-        for i, r in futures.gather_in_order(futures.compute(fits)):
-            results[wave[i]] = r
+            pieces.append([ex] if ng == 1 else [ex[g] for g in range(ng)])
+        fits = futures.compute(
+            [
+                fit_cell(
+                    params if tuning[j] is None else {**params, "_tune": tuning[j]},
+                    j,
+                    *[pieces[b][g] for b in range(nblocks)],
+                )
+                for g, group in enumerate(groups)
+                for j in group
+            ]
+        )
+        for i, m in enumerate(futures.gather(futures.map(_cell_meta, fits))):
+            metas[wave[i]] = m
+        if keep is None:
+            done_rows = float(sum(train_sizes[j] for j in wave))
+            first_bytes = float(sum(metas[j][6] for j in wave))
+            keep = first_bytes * total_rows / max(done_rows, 1.0) > MODEL_MEMORY_SHARE * limit
+        if keep:
+            for i, f in enumerate(fits):
+                cell_futs[wave[i]] = f
+        else:
+            for i, r in futures.gather_in_order(fits):
+                results[wave[i]] = r
         report.log(2, "CellSVC fit (Dask): %d of %d cells", wave[-1] + 1, k)
+    del entries, pieces, fits
+    models = None
+    if keep:
+        report.log(
+            2,
+            "CellSVC fit (Dask): the cells' models (%d MiB) stay on the workers",
+            sum(m[6] for m in metas) >> 20,
+        )
+        results = metas
+        models = _keep_on_cluster(futures, cell_futs, metas, PACK_MEMORY_SHARE * limit)
     timings["svm"] = time.perf_counter() - t0
     futures.release()
-    return _attributes(est, plan, results, train_sizes, timings, labels)
+    return _attributes(est, plan, results, train_sizes, timings, labels, models)
+
+
+class ClusterModels(Sequence):
+    """The cells' SVMs of a Dask fit, kept on the cluster's workers.
+
+    :meth:`CellSVC.fit <localsvm.CellSVC.fit>` on a Dask collection leaves
+    the models on the workers that trained them when together they take
+    more than a twentieth of one worker's memory limit (``MODEL_MEMORY_SHARE``):
+    packed in groups of cells, held by futures of the client that fitted
+    them. ``cell_models_`` is then this sequence: indexing it fetches one
+    cell's model (None for a cell holding one class), iterating or pickling
+    it brings every model to the client. Prediction runs where the packs
+    are (see :func:`predict_dask`). The models live as long as the client
+    and this object; a worker that dies takes its packs with it, and the
+    scheduler trains their cells again from the data (every task is
+    deterministic: the same models come back).
+    """
+
+    def __init__(self, packs: list, groups: list, n_cells: int, nbytes: int = 0):
+        self.packs = packs
+        self.groups = groups
+        #: Bytes of the models' arrays (support vectors, coefficients).
+        self.nbytes = int(nbytes)
+        self.group_of = np.zeros(n_cells, dtype=np.int32)
+        self.position = np.zeros(n_cells, dtype=np.int32)
+        for g, cells in enumerate(groups):
+            self.group_of[cells] = g
+            self.position[cells] = np.arange(len(cells))
+
+    def __len__(self) -> int:
+        return int(self.group_of.shape[0])
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(len(self))[j]]
+        j = range(len(self))[j]
+        pack = self.packs[self.group_of[j]]
+        return pack.client.submit(_pick, pack, int(self.position[j]), pure=False).result()
+
+    def gather(self) -> list:
+        """Every cell's model on the client, a pack at a time."""
+        out: list = [None] * len(self)
+        for fut in self.packs:
+            pack = fut.result()
+            for j, model in zip(pack.cells, pack.models, strict=True):
+                out[int(j)] = model
+            del pack
+        return out
+
+    def __iter__(self):
+        return iter(self.gather())
+
+    def __reduce__(self):
+        return (list, (self.gather(),))
+
+    def __repr__(self) -> str:
+        return f"ClusterModels({len(self)} cells in {len(self.packs)} packs on the cluster)"
+
+
+def _keep_on_cluster(futures, cell_futs: list, metas: list, budget: float) -> ClusterModels:
+    """The cells' models packed on the workers that hold them (groups of at
+    most ``budget`` bytes), as a :class:`ClusterModels`."""
+    from distributed import wait
+
+    who = futures.client.who_has(cell_futs)
+    by_worker: dict = {}
+    for j, f in enumerate(cell_futs):
+        addrs = who.get(f.key) or ("",)
+        by_worker.setdefault(addrs[0], []).append(j)
+    groups = []
+    for addr, cells in by_worker.items():
+        cur, cur_bytes = [], 0
+        for j in cells:
+            if cur and cur_bytes + metas[j][6] > budget:
+                groups.append((addr, cur))
+                cur, cur_bytes = [], 0
+            cur.append(j)
+            cur_bytes += metas[j][6]
+        if cur:
+            groups.append((addr, cur))
+    packs = []
+    for addr, cells in groups:
+        where = {"workers": [addr], "allow_other_workers": True} if addr else {}
+        args = [cell_futs[j] for j in cells]
+        packs.append(futures.submit(_pack, np.array(cells), *args, **where))
+    wait(packs)
+    for p in packs:
+        if p.status == "error":
+            p.result()
+    return ClusterModels(
+        packs,
+        [np.array(c, dtype=np.intp) for _, c in groups],
+        len(cell_futs),
+        sum(m[6] for m in metas),
+    )
 
 
 def _all_rows(start: int, stop: int):
@@ -1094,12 +1370,132 @@ def _tree(add, items: list, fan: int = 8):
 
 
 def _light(est):
-    """The fitted estimator without the training data's labels, run with
-    one thread: what a worker needs to predict."""
+    """The fitted estimator without the training data's labels (nor the
+    cells' models when they stay on the cluster), run with one thread: what
+    a worker needs to predict."""
     model = copy.copy(est)
     model.__dict__.pop("cell_labels_", None)
+    if isinstance(model.__dict__.get("cell_models_"), ClusterModels):
+        model.cell_models_ = None
     model.n_jobs = 1
     return model
+
+
+def models_on_cluster(est) -> bool:
+    """Whether a fitted estimator's cell models stay on a Dask cluster."""
+    return isinstance(getattr(est, "cell_models_", None), ClusterModels)
+
+
+def _route_pieces(X, light, group_of: np.ndarray, n_groups: int, hard: bool):
+    """A Dask task: one block of test rows split by the packs of the cells
+    that label them: per pack ``(rows, X rows, cells, weights)``. A row goes
+    to its nearest cell with weight 1, or with ``routing='soft'`` near a
+    border to its two nearest with the weights ``w`` and ``1 − w`` (as
+    :meth:`CellSVC.decision_function <localsvm.CellSVC.decision_function>`).
+    Routed ``SCORE_BLOCK_BYTES`` of scores at a time."""
+    from .cell_svc import SOFT_NEGLIGIBLE
+
+    X = light._predict_prologue(np.asarray(X))
+    n = X.shape[0]
+    rows = np.arange(n)
+    k = 1 if light.partition_ is None else light.partition_.n_cells
+    step = max(1, SCORE_BLOCK_BYTES // (4 * k))
+    weights = np.ones(n)
+    if hard or light.partition_ is None:
+        cells = np.zeros(n, dtype=np.intp)
+        for s in range(0, n, step):
+            cells[s : s + step] = light._route(X[s : s + step])
+    else:
+        first, second = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
+        w = np.empty(n)
+        for s in range(0, n, step):
+            first[s : s + step], second[s : s + step], w[s : s + step] = light._soft_weights(
+                X[s : s + step]
+            )
+        # Rows far inside their cell take its value alone (weight 1).
+        near = np.flatnonzero(w < 1.0 - SOFT_NEGLIGIBLE)
+        weights[near] = w[near]
+        rows = np.concatenate([rows, near])
+        cells = np.concatenate([first, second[near]])
+        weights = np.concatenate([weights, 1.0 - w[near]])
+    if n_groups == 1:
+        return ((rows, X[rows] if rows.shape[0] != n else X, cells, weights),)
+    group = group_of[cells]
+    out = []
+    for g in range(n_groups):
+        sel = np.flatnonzero(group == g)
+        out.append((rows[sel], X[rows[sel]], cells[sel], weights[sel]))
+    return tuple(out)
+
+
+def _eval_piece(piece, pack: _CellPack, light, what: str, hard: bool):
+    """A Dask task: one pack's cells' values for their rows of one block
+    (class indices, or weighted decision values)."""
+    rows, X, cells, weights = piece
+    model = copy.copy(light)
+    models: list = [None] * len(model.cell_classes_)
+    for j, m in zip(pack.cells, pack.models, strict=True):
+        models[int(j)] = m
+    model.cell_models_ = models
+    if X.shape[0] == 0:
+        return rows, None
+    if what == "predict" and hard:
+        return rows, model._region_predict(X, cells)
+    dec = model._region_decision(X, cells)
+    return rows, dec * (weights if dec.ndim == 1 else weights[:, None])
+
+
+def _combine(n: int, classes: np.ndarray, what: str, hard: bool, *parts):
+    """A Dask task: one block's predictions or decision values from its
+    pieces (two weighted terms at most per row: their sum is the same in
+    any order)."""
+    from ._multiclass import scores_index
+
+    if what == "predict" and hard:
+        idx = np.zeros(n, dtype=np.intp)
+        for rows, v in parts:
+            if v is not None:
+                idx[rows] = v
+        return classes[idx]
+    width = classes.shape[0]
+    dec = np.zeros(n) if width == 2 else np.zeros((n, width))
+    for rows, v in parts:
+        if v is not None:
+            np.add.at(dec, rows, v)
+    return classes[scores_index(dec)] if what == "predict" else dec
+
+
+def _predict_on_cluster(est, X, what: str):
+    """Predictions of a Dask array by the cells' models where they are:
+    each block routed, split by pack, each piece labelled by the worker
+    holding its pack, and the pieces put together per block."""
+    import dask
+    import dask.array as da
+
+    if any(math.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    models: ClusterModels = est.cell_models_
+    light = dask.delayed(_light(est), name=f"localsvm-cellsvc-{uuid.uuid4().hex}")
+    hard = est.routing == "hard" or est.partition_ is None
+    n_groups = len(models.packs)
+    route = dask.delayed(_route_pieces, pure=False, nout=n_groups)
+    evaluate = dask.delayed(_eval_piece, pure=False)
+    combine = dask.delayed(_combine, pure=False)
+    classes = est.classes_
+    blocks = []
+    for b, xb in enumerate(X.to_delayed().ravel()):
+        n = int(X.chunks[0][b])
+        pieces = route(xb, light, models.group_of, n_groups, hard)
+        if n_groups == 1:
+            pieces = [pieces]
+        parts = [evaluate(pieces[g], models.packs[g], light, what, hard) for g in range(n_groups)]
+        out = combine(n, classes, what, hard, *parts)
+        if what == "predict" or classes.shape[0] == 2:
+            dtype = classes.dtype if what == "predict" else np.dtype(np.float64)
+            blocks.append(da.from_delayed(out, shape=(n,), dtype=dtype))
+        else:
+            blocks.append(da.from_delayed(out, shape=(n, classes.shape[0]), dtype=np.float64))
+    return da.concatenate(blocks, axis=0)
 
 
 def predict_dask(est, X, what: str):
@@ -1119,6 +1515,8 @@ def predict_dask(est, X, what: str):
             f"{type(est).__name__} is expecting {est.n_features_in_} features as input."
         )
     X = X.rechunk({1: -1})
+    if models_on_cluster(est):
+        return _predict_on_cluster(est, X, what)
     # One key in the graph: each worker fetches the model once, and a worker
     # that dies can get it again (scattered data could not be recovered).
     model = dask.delayed(_light(est), name=f"localsvm-cellsvc-{uuid.uuid4().hex}")
@@ -1136,3 +1534,16 @@ def predict_dask(est, X, what: str):
         chunks=(X.chunks[0], (n_classes,)),
         meta=np.empty((0, 0), np.float64),
     )
+
+
+def predict_arrays_on_cluster(est, X, what: str) -> np.ndarray:
+    """Predictions or decision values of in-memory rows by cell models kept
+    on the cluster: the rows go to the workers in chunks of
+    ``CHUNK_BYTES`` (as a Dask array) and the answer comes back."""
+    import dask.array as da
+
+    X = est._predict_prologue(X)
+    if sp.issparse(X):
+        X = X.toarray()
+    chunk = _chunk_rows(X)
+    return predict_dask(est, da.from_array(X, chunks=(chunk, X.shape[1])), what).compute()

@@ -42,6 +42,8 @@ from ._outofcore import (
     fit_dask,
     input_kind,
     is_dask_collection,
+    models_on_cluster,
+    predict_arrays_on_cluster,
     predict_chunked,
     predict_dask,
     tune_cell,
@@ -370,18 +372,27 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
       counts and ``O(n_cells · 256)`` histograms of the routing gaps, from
       which it sets each cell's overlap (met to about one histogram bin)
       and ``routing_scale_``; each cell's rows are then gathered, in waves
-      that take at most a fifth of the workers' memory limits, to one
-      worker, which trains the cell's SVM and sends the model back. The
-      fitted model is what the client holds: the cells' support vectors,
-      at most ``(1 + overlap)·n`` rows of ``8·d`` bytes (with its dual
-      coefficients), and the sample. ``cell_labels_`` is then a lazy Dask
-      array. A cell whose solve needs more than half of a worker's memory
+      that take at most a tenth of the workers' memory limits, to one
+      worker, which trains the cell's SVM. Float32 rows keep float32
+      support vectors (the same values, half the bytes). The model is the
+      cells' support vectors, at most ``(1 + overlap)·n`` rows of ``4·d``
+      (float32) or ``8·d`` bytes, each with about 20 bytes of
+      coefficients, and the sample. It comes back to the client when it
+      takes at most a twentieth of one worker's ``memory_limit`` (judged
+      from the first wave of cells, scaled to all the rows); beyond
+      that it stays on the workers that trained it, packed in groups of
+      cells, and ``cell_models_`` is a ``ClusterModels`` sequence of
+      futures (indexing it fetches one cell's model; iterating or pickling
+      it brings every model to the client): prediction then sends each
+      block's rows to the packs of the cells they route to, and in-memory
+      rows go to the cluster in 32 MiB chunks. ``cell_labels_`` is a lazy
+      Dask array. A cell whose solve needs more than half of a worker's memory
       limit (``16·d + 48`` bytes per training row plus its kernel cache)
       raises ``MemoryError`` before any cell is gathered. Row chunks of
       unknown size are computed on the workers first (each block's length
       comes back, not its values). ``predict`` and ``decision_function``
-      return Dask arrays, mapped block by block (the model travels to the
-      workers once). A task whose worker dies runs again elsewhere (every
+      return Dask arrays, mapped block by block (a model on the client
+      travels to the workers once). A task whose worker dies runs again elsewhere (every
       task is deterministic: the model is the same); a cluster that goes
       away raises ``RuntimeError`` and leaves the estimator as it was;
       Ctrl-C cancels the fit's tasks (a cell solve already running on a
@@ -782,6 +793,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             if kind == "dask":
                 return predict_dask(self, X, "predict")
             return predict_chunked(self, X, "predict")
+        if models_on_cluster(self):
+            return predict_arrays_on_cluster(self, X, "predict")
         return super().predict(X)
 
     def decision_function(self, X):
@@ -809,6 +822,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             if kind == "dask":
                 return predict_dask(self, X, "decision")
             return predict_chunked(self, X, "decision")
+        if models_on_cluster(self):
+            return predict_arrays_on_cluster(self, X, "decision")
         return super().decision_function(X)
 
     def assign(self, X) -> np.ndarray:
