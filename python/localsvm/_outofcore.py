@@ -52,7 +52,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
 from ._memory import check_memory
-from .cells import SPLIT_FACTOR, SPLIT_ROUNDS, CellPartition, _sample_size
+from .cells import SOFT_NEGLIGIBLE, SPLIT_FACTOR, SPLIT_ROUNDS, CellPartition, _sample_size
 from .kernels import KernelSpec
 from .svc import SVC
 
@@ -1393,7 +1393,6 @@ def _route_pieces(X, light, group_of: np.ndarray, n_groups: int, hard: bool):
     border to its two nearest with the weights ``w`` and ``1 − w`` (as
     :meth:`CellSVC.decision_function <localsvm.CellSVC.decision_function>`).
     Routed ``SCORE_BLOCK_BYTES`` of scores at a time."""
-    from .cell_svc import SOFT_NEGLIGIBLE
 
     X = light._predict_prologue(np.asarray(X))
     n = X.shape[0]

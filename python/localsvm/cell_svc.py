@@ -49,7 +49,7 @@ from ._outofcore import (
     tune_cell,
 )
 from ._regions import RegionModelsMixin, region_iterations
-from .cells import fit_cells
+from .cells import SOFT_NEGLIGIBLE, fit_cells
 from .parallel import effective_n_jobs, run_tasks
 from .tuning import SVCCV, _grid
 
@@ -58,10 +58,6 @@ __all__ = ["CellSVC"]
 #: ``cell_size='auto'``: training examples per cell before the overlap.
 AUTO_CELL_SIZE = 10000
 
-
-#: ``routing='soft'``: a row whose nearest cell weighs more than
-#: ``1 − SOFT_NEGLIGIBLE`` takes that cell's value alone.
-SOFT_NEGLIGIBLE = 1e-4
 
 #: Training examples whose margins between their two nearest cells are
 #: found at once (bounds the partial sort's copy of their scores).

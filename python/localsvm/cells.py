@@ -54,6 +54,11 @@ SPLIT_ROUNDS = 3
 ROUTE_BLOCK_BYTES = 16 << 20
 
 
+#: ``routing='soft'``: a row whose nearest cell weighs more than
+#: ``1 − SOFT_NEGLIGIBLE`` takes that cell's value alone.
+SOFT_NEGLIGIBLE = 1e-4
+
+
 def _sample_size(n: int, n_cells: int) -> int:
     cap = math.isqrt(SAMPLE_GRAM_BYTES // 8)
     return int(min(n, cap, max(MIN_SAMPLE, SAMPLE_PER_CELL * n_cells)))
