@@ -52,7 +52,12 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
 from ._memory import check_memory
-from .cells import SOFT_NEGLIGIBLE, SPLIT_FACTOR, SPLIT_ROUNDS, CellPartition, _sample_size
+from .cells import (
+    SOFT_NEGLIGIBLE,
+    CellPartition,
+    _sample_size,
+    cut_large_cells,
+)
 from .kernels import KernelSpec
 from .svc import SVC
 
@@ -561,19 +566,8 @@ def _split_on_sample(est, partition, sample, k, rng):
     """Cells holding more than ``SPLIT_FACTOR`` times their share of the
     sample cut by kernel k-means of their sampled members (as
     :func:`~localsvm.cells.fit_cells` cuts on all rows)."""
-    m = sample.shape[0]
-    labels = partition.assign(sample)
-    budget = math.ceil(m / k)
-    for _ in range(SPLIT_ROUNDS):
-        sizes = np.bincount(labels, minlength=partition.n_cells)
-        large = np.flatnonzero(sizes > SPLIT_FACTOR * budget)
-        if large.size == 0:
-            break
-        partition, parts_of = partition.split(sample, labels, large, budget, random_state=rng)
-        for c, ids in parts_of.items():
-            members = np.flatnonzero(labels == c)
-            labels[members] = ids[partition.restrict(ids).assign(sample[members])]
-    return partition
+    budget = math.ceil(sample.shape[0] / k)
+    return cut_large_cells(partition, sample, partition.assign(sample), budget, rng)
 
 
 def _hist_range(partition: CellPartition, sample: np.ndarray) -> tuple[float, float]:
