@@ -8,7 +8,9 @@ use numpy::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::convert::{indices, into_matrix, kernel_kind, vec1, Flat, Kernel, SolverSettings, XArg};
+use super::convert::{
+    indices, into_matrix, kernel_kind, vec1, Flat, Input, Kernel, SolverSettings, XArg,
+};
 use super::runner::detached;
 use crate::kernel::{Gram, KernelSource};
 use crate::solver::cpath::{EarlyStop, HeldOutKernel, PathProblem, PathSettings};
@@ -163,6 +165,12 @@ pub(super) enum PathX<'py> {
     Data(XArg<'py>),
 }
 
+/// A [`PathX`] detached from Python for the GIL-free solve.
+enum Read<'a> {
+    Gram(Gram),
+    Data(Input<'a>),
+}
+
 #[pyfunction]
 #[pyo3(signature = (x, y, weights, cs, fold, *, kernel = None, settings = None))]
 pub(super) fn c_path<'py>(
@@ -177,16 +185,13 @@ pub(super) fn c_path<'py>(
 ) -> PyResult<CPathResult> {
     let kind = kernel_kind(kernel.as_deref(), "rbf")?;
     let precomputed = matches!(kind, crate::kernel::KernelKind::Precomputed);
-    let gram = match &x {
-        PathX::Gram(k) => Some(k.gram.clone()),
-        PathX::Data(_) => None,
-    };
-    if gram.is_some() && (!precomputed || fold.cross.is_some()) {
+    let shared = matches!(x, PathX::Gram(_));
+    if shared && (!precomputed || fold.cross.is_some()) {
         return Err(PyValueError::new_err(
             "a KernelMatrix is read with kernel='precomputed' and without cross",
         ));
     }
-    if gram.is_none() && precomputed != fold.cross.is_some() {
+    if !shared && precomputed != fold.cross.is_some() {
         return Err(PyValueError::new_err(
             "cross (the kernel between the training and the held-out rows) is given with \
              kernel='precomputed', and only then",
@@ -239,18 +244,21 @@ pub(super) fn c_path<'py>(
     let p = fold.p.clone().unwrap_or_else(|| vec![-1.0; y.len()]);
     let n_c = cs.len();
     let n_valid = valid.len();
-    let input = match &x {
-        PathX::Data(d) => Some(d.input()?),
-        PathX::Gram(_) => None,
+    let read = match &x {
+        PathX::Gram(k) => Read::Gram(k.gram.clone()),
+        PathX::Data(d) => Read::Data(d.input()?),
     };
-    let input = input.as_ref();
+    let read = &read;
     let out = detached(py, move |ctl| {
-        let (train, held) = match (gram, input) {
-            (Some(gram), _) => (
-                KernelSource::gram_rows(&gram, &rows)?,
-                HeldOutKernel::Gram { gram, valid },
+        let (train, held) = match read {
+            Read::Gram(gram) => (
+                KernelSource::gram_rows(gram, &rows)?,
+                HeldOutKernel::Gram {
+                    gram: gram.clone(),
+                    valid,
+                },
             ),
-            (None, Some(x)) => {
+            Read::Data(x) => {
                 let train = x.source(kind, Some(&rows))?;
                 let held = match cross {
                     Some(block) => HeldOutKernel::Block(block),
@@ -262,7 +270,6 @@ pub(super) fn c_path<'py>(
                 };
                 (train, held)
             }
-            (None, None) => unreachable!("a path reads a KernelMatrix or data"),
         };
         PathProblem {
             train,
