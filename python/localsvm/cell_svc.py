@@ -29,6 +29,7 @@ from ._base import (
     FEATURE_KERNELS,
     BaseSVMClassifier,
     restore_on_interrupt,
+    store_params,
     weighted_training_rows,
 )
 from ._compat import HasMethods, Interval, StrOptions, fit_context
@@ -481,29 +482,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         n_jobs=None,
         verbose=0,
     ):
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.cell_size = cell_size
-        self.n_cells = n_cells
-        self.overlap = overlap
-        self.sample_size = sample_size
-        self.routing = routing
-        self.tune = tune
-        self.Cs = Cs
-        self.gammas = gammas
-        self.cv = cv
-        self.tune_size = tune_size
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.backend = backend
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _count_cells(self, n: int) -> int:
         """``n_cells``, or ``ceil(n / cell_size)``, checked against ``n``."""

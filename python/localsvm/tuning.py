@@ -52,6 +52,7 @@ from ._base import (
     BaseKernelEstimator,
     class_weights,
     restore_on_interrupt,
+    store_params,
 )
 from ._compat import Interval, StrOptions, fit_context
 from ._docstrings import fill
@@ -839,27 +840,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         kernel_matrix="auto",
         prune=2.0,
     ):
-        self.Cs = Cs
-        self.gammas = gammas
-        self.cv = cv
-        self.scoring = scoring
-        self.n_jobs = n_jobs
-        self.refit = refit
-        self.random_state = random_state
-        self.verbose = verbose
-        self.kernel = kernel
-        self.degree = degree
-        self.coef0 = coef0
-        self.class_weight = class_weight
-        self.tol = tol
-        self.cv_tol = cv_tol
-        self.cache_size = cache_size
-        self.max_iter = max_iter
-        self.shrinking = shrinking
-        self.error_score = error_score
-        self.backend = backend
-        self.kernel_matrix = kernel_matrix
-        self.prune = prune
+        store_params(self, locals())
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
@@ -1097,27 +1078,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         kernel_matrix="auto",
         prune=2.0,
     ):
-        self.Cs = Cs
-        self.gammas = gammas
-        self.epsilons = epsilons
-        self.cv = cv
-        self.scoring = scoring
-        self.n_jobs = n_jobs
-        self.refit = refit
-        self.random_state = random_state
-        self.verbose = verbose
-        self.kernel = kernel
-        self.degree = degree
-        self.coef0 = coef0
-        self.tol = tol
-        self.cv_tol = cv_tol
-        self.cache_size = cache_size
-        self.max_iter = max_iter
-        self.shrinking = shrinking
-        self.error_score = error_score
-        self.backend = backend
-        self.kernel_matrix = kernel_matrix
-        self.prune = prune
+        store_params(self, locals())
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
