@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -146,6 +147,18 @@ def _nearest_cluster(
         mean = np.asarray(member @ sigma) / sizes[:, None]
     mean[sizes == 0] = -np.inf
     return np.argmax(mean, axis=0)
+
+
+def _by_blocks(X, width: int, route: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``route`` applied to the rows of ``X`` a block at a time, each block
+    small enough that its ``width`` similarities per row take at most
+    ``BLOCK_BYTES`` in float64; the blocks' answers, in row order."""
+    block = max(1, BLOCK_BYTES // (8 * width))
+    out = np.empty(X.shape[0], dtype=np.intp)
+    for start in range(0, X.shape[0], block):
+        Xb = X[start : start + block]
+        out[start : start + Xb.shape[0]] = route(Xb)
+    return out
 
 
 def _nearest_center(profiles: np.ndarray, centers: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -701,30 +714,24 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         if getattr(self, "routing_", "mean-similarity") == "centroid":
             return self._assign_centroid(X)
         reps = self.representatives_
-        block = max(1, BLOCK_BYTES // (8 * reps.shape[0]))
-        out = np.empty(X.shape[0], dtype=np.intp)
-        for start in range(0, X.shape[0], block):
-            Xb = X[start : start + block]
+
+        def nearest(Xb):
             sigma = compute_similarity(self.similarity, reps, Xb, **self._sim_kwargs)
-            out[start : start + Xb.shape[0]] = _nearest_cluster(
-                sigma, self.representative_clusters_, kappa
-            )
-        return out
+            return _nearest_cluster(sigma, self.representative_clusters_, kappa)
+
+        return _by_blocks(X, reps.shape[0], nearest)
 
     def _assign_centroid(self, X: np.ndarray) -> np.ndarray:
         """The nearest clustering centre to each row's profile against the
         references, 64 MiB of profiles at a time."""
         refs = self.references_
         centers = np.asarray(self.clustering_.centers, dtype=np.float64)
-        block = max(1, BLOCK_BYTES // (8 * refs.shape[0]))
-        out = np.empty(X.shape[0], dtype=np.intp)
-        for start in range(0, X.shape[0], block):
-            Xb = X[start : start + block]
+
+        def nearest(Xb):
             profiles = compute_similarity(self.similarity, Xb, refs, **self._sim_kwargs)
-            out[start : start + Xb.shape[0]] = _nearest_center(
-                profiles, centers, self.cluster_sizes_
-            )
-        return out
+            return _nearest_center(profiles, centers, self.cluster_sizes_)
+
+        return _by_blocks(X, refs.shape[0], nearest)
 
     def _route(self, X: np.ndarray) -> np.ndarray:
         return self._assign_valid(X)
