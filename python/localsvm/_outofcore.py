@@ -679,6 +679,24 @@ def _cell_params(est, spec: KernelSpec, n_jobs: int, cache_share: float) -> dict
     )
 
 
+def _in_groups(cells, nbytes, cap: float) -> list[list[int]]:
+    """``cells`` cut, in their order, into consecutive groups of at most
+    ``cap`` bytes (``nbytes[j]`` for cell ``j``); a cell larger than ``cap``
+    makes a group of its own, and no group is empty."""
+    groups: list[list[int]] = []
+    cur: list[int] = []
+    cur_bytes = 0
+    for j in cells:
+        if cur and cur_bytes + nbytes[j] > cap:
+            groups.append(cur)
+            cur, cur_bytes = [], 0
+        cur.append(j)
+        cur_bytes += nbytes[j]
+    if cur:
+        groups.append(cur)
+    return groups
+
+
 def _cell_bytes(rows: int, d: int, cache_mib: float) -> float:
     """Bytes one cell's SVM needs: its rows (float64, twice: the gathered
     pieces and the solver's copy), the labels and dual variables, and the
@@ -1176,16 +1194,8 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
     t0 = time.perf_counter()
     per_row = X.dtype.itemsize * d + 4
     wave_bytes = WAVE_MEMORY_SHARE * limit * n_workers
-    waves, cur, cur_bytes = [], [], 0.0
-    for j in range(k):
-        b = float(train_sizes[j]) * per_row
-        if cur and cur_bytes + b > wave_bytes:
-            waves.append(cur)
-            cur, cur_bytes = [], 0.0
-        cur.append(j)
-        cur_bytes += b
-    if cur:
-        waves.append(cur)
+    cell_bytes = [float(size) * per_row for size in train_sizes]
+    waves = _in_groups(range(k), cell_bytes, wave_bytes)
     # Where the models go is decided after the first wave, from its models'
     # bytes scaled to all the cells' rows: the client gathers each wave's
     # models as the wave ends (freeing the workers), or the workers keep
@@ -1201,15 +1211,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         # group, not per cell: the scheduler's tasks grow with the blocks
         # times the groups); each cell's task takes its group's output of
         # every block.
-        groups, cur, cur_bytes = [], [], 0.0
-        for j in wave:
-            b = float(train_sizes[j]) * per_row
-            if cur and cur_bytes + b > PIECE_GROUP_BYTES:
-                groups.append(cur)
-                cur, cur_bytes = [], 0.0
-            cur.append(j)
-            cur_bytes += b
-        groups.append(cur)
+        groups = _in_groups(wave, cell_bytes, PIECE_GROUP_BYTES)
         ng = len(groups)
         pieces = []
         for b in range(nblocks):
@@ -1323,17 +1325,12 @@ def _keep_on_cluster(futures, cell_futs: list, metas: list, budget: float) -> Cl
     for j, f in enumerate(cell_futs):
         addrs = who.get(f.key) or ("",)
         by_worker.setdefault(addrs[0], []).append(j)
-    groups = []
-    for addr, cells in by_worker.items():
-        cur, cur_bytes = [], 0
-        for j in cells:
-            if cur and cur_bytes + metas[j][6] > budget:
-                groups.append((addr, cur))
-                cur, cur_bytes = [], 0
-            cur.append(j)
-            cur_bytes += metas[j][6]
-        if cur:
-            groups.append((addr, cur))
+    model_bytes = [m[6] for m in metas]
+    groups = [
+        (addr, group)
+        for addr, cells in by_worker.items()
+        for group in _in_groups(cells, model_bytes, budget)
+    ]
     packs = []
     for addr, cells in groups:
         where = {"workers": [addr], "allow_other_workers": True} if addr else {}
