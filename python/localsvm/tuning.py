@@ -304,6 +304,20 @@ def _path_task(task, shared):
     return decision, n_iter, converged, errors, pruned_from, time.perf_counter() - start
 
 
+#: The parameters a search passes on unchanged to the model it refits.
+_SHARED_WITH_REFIT = (
+    "kernel",
+    "degree",
+    "coef0",
+    "tol",
+    "cache_size",
+    "max_iter",
+    "shrinking",
+    "backend",
+    "n_jobs",
+)
+
+
 class _BaseSVMCV(BaseKernelEstimator):
     """The search shared by :class:`SVCCV` and :class:`SVRCV`."""
 
@@ -348,6 +362,13 @@ class _BaseSVMCV(BaseKernelEstimator):
             return np.array([resolve_gamma("scale", X)])
         g_scale = resolve_gamma("scale", X)
         return _grid(self.gammas, "gammas", lambda k: _logspace(GAMMA_DECADES, k, g_scale))
+
+    def _refit_estimator(self, estimator_class, **chosen):
+        """The model to refit: ``estimator_class`` with the chosen values
+        (``chosen``) and this search's parameters of the same name and
+        meaning (:data:`_SHARED_WITH_REFIT`)."""
+        shared = {name: getattr(self, name) for name in _SHARED_WITH_REFIT}
+        return estimator_class(**shared, **chosen)
 
     def _spec(self, gamma: float) -> KernelSpec:
         g = float(gamma) if self.kernel != "linear" else 1.0
@@ -919,19 +940,8 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         unconverged = self._search(X, y, cs, variants, problems_of, score_fold, "gammas")
         self.C_ = float(self.best_params_["C"])
         self.gamma_ = float(gammas[self.best_index_ % len(variants)])
-        estimator = SVC(
-            C=self.C_,
-            kernel=self.kernel,
-            degree=self.degree,
-            gamma=self.gamma_,
-            coef0=self.coef0,
-            class_weight=self.class_weight,
-            tol=self.tol,
-            cache_size=self.cache_size,
-            max_iter=self.max_iter,
-            shrinking=self.shrinking,
-            backend=self.backend,
-            n_jobs=self.n_jobs,
+        estimator = self._refit_estimator(
+            SVC, C=self.C_, gamma=self.gamma_, class_weight=self.class_weight
         )
         self._finish(X, y, estimator, unconverged)
         return self
@@ -1151,19 +1161,6 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         self.C_ = float(self.best_params_["C"])
         self.epsilon_ = best[2]
         self.gamma_ = float(gammas[self.best_index_ % len(gammas)])
-        estimator = SVR(
-            C=self.C_,
-            epsilon=self.epsilon_,
-            kernel=self.kernel,
-            degree=self.degree,
-            gamma=self.gamma_,
-            coef0=self.coef0,
-            tol=self.tol,
-            cache_size=self.cache_size,
-            max_iter=self.max_iter,
-            shrinking=self.shrinking,
-            backend=self.backend,
-            n_jobs=self.n_jobs,
-        )
+        estimator = self._refit_estimator(SVR, C=self.C_, epsilon=self.epsilon_, gamma=self.gamma_)
         self._finish(X, y, estimator, unconverged)
         return self
