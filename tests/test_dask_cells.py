@@ -22,7 +22,7 @@ da = pytest.importorskip("dask.array")
 import _dask_tasks  # noqa: E402  (this folder is on sys.path under pytest)
 from conftest import run_in_child  # noqa: E402
 from localsvm import SVC, SVR, CellSVC, IncrementalSVC, ProfileSVC  # noqa: E402
-from localsvm._outofcore import input_kind  # noqa: E402
+from localsvm._outofcore import _in_groups, input_kind  # noqa: E402
 
 N, D, CHUNK = 4000, 6, 700
 PARAMS = dict(cell_size=400, overlap=0.5, sample_size=600, random_state=0)
@@ -66,6 +66,15 @@ def test_input_kinds():
     assert input_kind(X.tolist()) is None
     assert input_kind(_memmap(X)) == "chunked"
     assert input_kind(da.from_array(X)) == "dask"
+
+
+def test_cells_cut_in_order_into_groups_within_the_cap():
+    """Waves, piece groups and model packs: consecutive cells up to the cap
+    in bytes, a cell over the cap alone, no empty group."""
+    nbytes = [3, 4, 10, 1, 1, 2]
+    assert _in_groups(range(6), nbytes, 7) == [[0, 1], [2], [3, 4, 5]]
+    assert _in_groups([5, 2, 0], nbytes, 100) == [[5, 2, 0]]
+    assert _in_groups([], nbytes, 7) == []
 
 
 def test_dask_fit_same_model_as_memmap_and_close_to_in_memory(client):
