@@ -665,6 +665,9 @@ def _cell_tuning(est, rng, k: int) -> list:
 
 
 def _cell_params(est, spec: KernelSpec, n_jobs: int, cache_share: float) -> dict:
+    """The keyword arguments of every cell's :class:`~localsvm.SVC` (in
+    memory, chunked or on Dask): ``est``'s solver settings with the kernel
+    ``spec``, ``n_jobs`` threads and ``cache_share`` MiB of kernel cache."""
     return dict(
         C=est.C,
         kernel=spec.name,

@@ -38,6 +38,7 @@ from ._multiclass import scores_index
 from ._outofcore import (
     NO_CHOICE,
     SOFT_QUANTILE,
+    _cell_params,
     _CellSVM,
     fit_chunked,
     fit_dask,
@@ -592,17 +593,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         self.cell_train_sizes_ = np.array([r.size for r in rows], dtype=np.int64)
         self.cell_classes_ = [np.unique(y_idx[r]) for r in rows]
         del scores
-        params = dict(
-            C=self.C,
-            kernel=spec.name,
-            degree=spec.degree,
-            gamma=spec.gamma,
-            coef0=spec.coef0,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            cache_size=float(self.cache_size) / at_once,
-            backend=self.backend,
-            n_jobs=max(1, n_jobs // at_once),
+        params = _cell_params(
+            self, spec, max(1, n_jobs // at_once), float(self.cache_size) / at_once
         )
         tasks = [r if self.cell_classes_[j].size >= 2 else None for j, r in enumerate(rows)]
         start = time.perf_counter()
