@@ -716,7 +716,25 @@ prune : float or None, default=2.0
 """
 
 
-@fill(kernel_params=_KERNEL_PARAMS, solve_params=_SOLVE_PARAMS)
+# The attributes every search sets, the same in SVCCV and SVRCV.
+_SEARCH_ATTRIBUTES = """\
+n_splits_ : int
+    Number of folds.
+n_iter_ : ndarray of shape (n_candidates,)
+    Solver iterations per candidate, summed over the folds (in
+    ``cv_results_``'s order).
+refit_time_ : float
+    Seconds spent refitting.
+n_features_in_ : int
+    Number of features seen during fit.
+"""
+
+
+@fill(
+    kernel_params=_KERNEL_PARAMS,
+    solve_params=_SOLVE_PARAMS,
+    search_attributes=_SEARCH_ATTRIBUTES,
+)
 class SVCCV(ClassifierMixin, _BaseSVMCV):
     """C-SVM classifier with ``C`` and ``gamma`` chosen by cross-validation.
 
@@ -789,15 +807,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         The class labels.
     class_weight_ : ndarray of shape (n_classes,)
         The factor of ``C`` per class (from ``class_weight``).
-    n_splits_ : int
-        Number of folds.
-    n_iter_ : ndarray of shape (n_candidates,)
-        Solver iterations per candidate, summed over the folds (in
-        ``cv_results_``'s order).
-    refit_time_ : float
-        Seconds spent refitting.
-    n_features_in_ : int
-        Number of features seen during fit.
+    {search_attributes}
 
     See Also
     --------
@@ -962,7 +972,11 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         return self._best("decision_function").decision_function(X)
 
 
-@fill(kernel_params=_KERNEL_PARAMS, solve_params=_SOLVE_PARAMS)
+@fill(
+    kernel_params=_KERNEL_PARAMS,
+    solve_params=_SOLVE_PARAMS,
+    search_attributes=_SEARCH_ATTRIBUTES,
+)
 class SVRCV(RegressorMixin, _BaseSVMCV):
     """Epsilon-SVR with ``C``, ``gamma`` and ``epsilon`` chosen by cross-validation.
 
@@ -1022,15 +1036,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         Per candidate, in ``GridSearchCV``'s layout (see :class:`SVCCV`).
     best_estimator_ : SVR
         The chosen candidate refitted on all the data (``refit=True``).
-    n_splits_ : int
-        Number of folds.
-    n_iter_ : ndarray of shape (n_candidates,)
-        Solver iterations per candidate, summed over the folds (in
-        ``cv_results_``'s order).
-    refit_time_ : float
-        Seconds spent refitting.
-    n_features_in_ : int
-        Number of features seen during fit.
+    {search_attributes}
 
     See Also
     --------
