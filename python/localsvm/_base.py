@@ -247,10 +247,7 @@ def weighted_training_rows(estimator, X, y, y_idx, sample_weight):
                 "(class_weight · sample_weight); give them positive weight or leave them out of y"
             )
         kept = np.flatnonzero(keep)
-        if getattr(estimator, "kernel", None) == "precomputed":
-            X = np.ascontiguousarray(X[np.ix_(kept, kept)])
-        else:
-            X = X[kept]
+        X = _training_rows(estimator, X, kept)
         y, y_idx, w = y[kept], y_idx[kept], w[kept]
         return X, y, y_idx, np.ascontiguousarray(w, dtype=np.float64), kept
     return X, y, y_idx, np.ascontiguousarray(w, dtype=np.float64), np.arange(n)
@@ -304,11 +301,16 @@ def equal_weight_rows(
             f"Invalid input: classes {lost} have no sample of positive weight; give them "
             "positive weight or leave them out of y"
         )
+    return _training_rows(estimator, X, kept), y[kept], y_idx[kept]
+
+
+def _training_rows(estimator, X, kept: np.ndarray):
+    """The training examples ``kept`` of ``X``: its rows, or with
+    ``kernel='precomputed'`` the rows and columns of the square training
+    kernel."""
     if getattr(estimator, "kernel", None) == "precomputed":
-        X = np.ascontiguousarray(X[np.ix_(kept, kept)])
-    else:
-        X = X[kept]
-    return X, y[kept], y_idx[kept]
+        return np.ascontiguousarray(X[np.ix_(kept, kept)])
+    return X[kept]
 
 
 #: The constraint of a ``class_weight`` parameter.
