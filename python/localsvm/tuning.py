@@ -386,18 +386,20 @@ class _BaseSVMCV(BaseKernelEstimator):
         splits = list(check_cv(cv, y, classifier=classifier).split(X, y))
         return [(np.asarray(tr, dtype=np.intp), np.asarray(va, dtype=np.intp)) for tr, va in splits]
 
-    def _search(self, X, y, cs, variants, problems_of, score_fold, label):
+    def _search(self, X, y, cs, variants, problems_of, score_fold, label, folds=None):
         """Score every (C, variant) candidate on every fold, fill
         ``cv_results_`` and the ``best_*`` attributes; returns which
         candidates stopped at ``max_iter`` on some fold (shape
-        ``(n_variants, n_C)``).
+        ``(n_variants, n_C)``). ``folds``: the (train, valid) index pairs
+        when the caller made them (default: ``cv``'s splits of ``X, y``).
 
         ``variants`` lists ``(KernelSpec, params)`` in ``cv_results_``'s
         order after ``C`` (``params`` the candidate's other parameters);
         ``problems_of(train, valid, v)`` the fold's binary problems for
         variant ``v``, each with its held-out targets for the early stop;
         ``score_fold(decision, valid)`` a held-out score."""
-        folds = self._splits(X, y)
+        if folds is None:
+            folds = self._splits(X, y)
         self.n_splits_ = len(folds)
         order = np.argsort(cs, kind="stable")
         settings = dict(
@@ -914,6 +916,17 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         ]
         scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
         pairs = ovo_pairs(n_classes)
+        folds, Xs, ys = None, X, y
+        if n_classes > 2:
+            # The search's rows grouped by class: a one-vs-one problem then
+            # reads two runs of each shared kernel row instead of values
+            # scattered over all of it (a third less time on 10 classes).
+            # The folds are cv's splits of the rows as given.
+            order = np.argsort(y_idx, kind="stable")
+            inv = np.empty_like(order)
+            inv[order] = np.arange(order.size)
+            folds = [(np.sort(inv[tr]), np.sort(inv[va])) for tr, va in self._splits(X, y)]
+            Xs, ys, y_idx, box = X[order], y[order], y_idx[order], box[order]
 
         def problems_of(train, valid, v):
             """The fold's one-vs-one problems, None for a pair it lacks; each
@@ -945,9 +958,11 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             if scorer is None:
                 return float(np.mean(pred == y_idx[valid]))
             stand_in = _DecidedClassifier(classes, classes[pred], public)
-            return float(scorer(stand_in, X[valid], y[valid]))
+            return float(scorer(stand_in, Xs[valid], ys[valid]))
 
-        unconverged = self._search(X, y, cs, variants, problems_of, score_fold, "gammas")
+        unconverged = self._search(
+            Xs, ys, cs, variants, problems_of, score_fold, "gammas", folds=folds
+        )
         self.C_ = float(self.best_params_["C"])
         self.gamma_ = float(gammas[self.best_index_ % len(variants)])
         estimator = self._refit_estimator(
