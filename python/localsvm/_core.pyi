@@ -570,12 +570,25 @@ class KernelMatrix:
     ``⟨x_i, x_j⟩`` for the other kernels, and kept in the core, where
     :func:`c_path` reads each fold's rows of it in place. Raises
     ``ValueError`` for a base that is not square or kernel values that are
-    not finite, ``MemoryError`` when the matrix cannot be allocated."""
+    not finite, ``MemoryError`` when the matrix cannot be allocated.
 
-    def __new__(cls, base: npt.NDArray[np.float64], kernel: Kernel) -> KernelMatrix: ...
+    With ``tol`` (the tolerance of the solves that will read it), an RBF
+    matrix is stored in float32 when float32 arithmetic serves that
+    tolerance, as the solves would then round every value to float32 anyway;
+    a solve that needs float64 refuses such a matrix with ``ValueError``."""
+
+    def __new__(
+        cls, base: npt.NDArray[np.float64], kernel: Kernel, *, tol: float | None = None
+    ) -> KernelMatrix: ...
     @property
     def n(self) -> int:
         """Rows (and columns)."""
+    @property
+    def dtype(self) -> str:
+        """The storage type of the values: 'float32' or 'float64'."""
+    @staticmethod
+    def itemsize(kernel: Kernel, tol: float | None = None) -> int:
+        """Bytes per value of the matrix of ``kernel`` for solves at ``tol``."""
 
 def c_path(
     x: npt.NDArray[np.float64] | CsrMatrix | KernelMatrix,

@@ -32,6 +32,7 @@ their bound to almost none (kernel values lie in [0, 1]).
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import warnings
@@ -172,14 +173,19 @@ class _SharedKernels:
         self.guard = threading.Lock()
 
     @staticmethod
-    def bytes_needed(n: int, n_workers: int, block_factor: int, native: bool) -> float:
-        """Peak bytes: the base matrix, a kernel matrix per worker and one
-        more, and, unless the matrices are the core's (``native``: each
-        fold reads its rows in place), each worker's float64 copy of a
-        fold's block (``block_factor`` times ``n²`` bytes at most: 4 for
-        ε-SVR, whose ``2n`` variables repeat each row)."""
-        copies = 0 if native else n_workers * block_factor
-        return 8.0 * n * n * (2 + n_workers + copies)
+    def bytes_needed(
+        n: int, n_workers: int, block_factor: int, itemsize: int | None = None
+    ) -> float:
+        """Peak bytes: the float64 base matrix and a kernel matrix per
+        worker and one more. With the core's matrices (``itemsize``, the
+        bytes per value: 4 for an RBF kernel whose solves run in float32,
+        else 8), each fold reads its rows in place; without them the
+        matrices are float64 and each worker also copies a fold's block
+        (``block_factor`` times ``8 n²`` bytes at most: 4 for ε-SVR, whose
+        ``2n`` variables repeat each row)."""
+        if itemsize is None:
+            return 8.0 * n * n * (2 + n_workers + n_workers * block_factor)
+        return float(n) * n * (8 + itemsize * (1 + n_workers))
 
     def get(self, v: int) -> np.ndarray:
         """The kernel matrix of variant ``v``, built if no task has yet. A
@@ -456,10 +462,14 @@ class _BaseSVMCV(BaseKernelEstimator):
         n_rows = X.shape[0]
         workers = min(effective_n_jobs(self.n_jobs), len(tasks))
         native = getattr(backend, "kernel_matrix", None)
+        itemsize = None
+        if native is not None:
+            # The core keeps an RBF matrix in float32 when the solves run
+            # in float32 at this tol (they read the same numbers).
+            itemsize = max(backend.kernel_matrix_itemsize(s, settings["tol"]) for s in specs)
+            native = functools.partial(native, tol=settings["tol"])
         if self.kernel_matrix == "auto":
-            need = _SharedKernels.bytes_needed(
-                n_rows, workers, self._block_factor, native is not None
-            )
+            need = _SharedKernels.bytes_needed(n_rows, workers, self._block_factor, itemsize)
             share = need <= memory_budget()
         else:
             share = self.kernel_matrix == "shared"
@@ -819,11 +829,14 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     Notes
     -----
     Memory: with shared kernel matrices (``kernel_matrix='shared'``, or
-    'auto' when they fit), ``8 · n² · (2 + n_jobs)`` bytes at most for
-    ``n`` training rows: the base matrix, a kernel matrix per running task
-    and one more, kept in the Rust core, where each fold reads its rows in
-    place ('auto' shares when this is at most half the available memory:
-    800 MB for 5 000 rows and 2 jobs). A third-party solver backend gets
+    'auto' when they fit), ``n² · (8 + b · (1 + n_jobs))`` bytes at most
+    for ``n`` training rows: the float64 base matrix, and a kernel matrix
+    per running task and one more, kept in the Rust core, where each fold
+    reads its rows in place; ``b = 4`` bytes per value for the RBF kernel
+    when the solves run in float32 at ``cv_tol`` (they read the same
+    numbers), else 8 ('auto' shares when this is at most half the
+    available memory: 500 MB for 5 000 rows and 2 jobs with the RBF
+    kernel). A third-party solver backend gets
     NumPy matrices and copies each fold's block: ``8 · n² · (2 + 2 ·
     n_jobs)`` bytes. Otherwise each running task holds its fold's training
     rows. Either way a running task keeps at most ``cache_size`` megabytes

@@ -130,7 +130,9 @@ class RustBackend(SolverBackend):
             solver=str(out.solver),
         )
 
-    def kernel_matrix(self, base: np.ndarray, kernel: KernelSpec) -> _core.KernelMatrix:
+    def kernel_matrix(
+        self, base: np.ndarray, kernel: KernelSpec, tol: float | None = None
+    ) -> _core.KernelMatrix:
         """The kernel matrix of every row, kept in the Rust core, where
         :meth:`solve_c_path` reads each fold's rows of it in place (pass it
         as :attr:`CPath.X` with ``KernelSpec('precomputed')``).
@@ -142,13 +144,25 @@ class RustBackend(SolverBackend):
             inner products ``⟨x_i, x_j⟩`` for the others.
         kernel : KernelSpec
             The kernel applied to ``base``.
+        tol : float, optional
+            The tolerance of the solves that will read the matrix. Given,
+            an RBF matrix is kept in float32 when float32 arithmetic serves
+            that tolerance (the solves then read the same numbers in half
+            the memory); a solve that needs float64 refuses such a matrix.
 
         Returns
         -------
         localsvm._core.KernelMatrix
             The matrix, computed in parallel without the GIL.
         """
-        return _core.KernelMatrix(np.ascontiguousarray(base, dtype=np.float64), kernel.core())
+        return _core.KernelMatrix(
+            np.ascontiguousarray(base, dtype=np.float64), kernel.core(), tol=tol
+        )
+
+    def kernel_matrix_itemsize(self, kernel: KernelSpec, tol: float | None = None) -> int:
+        """Bytes per value of :meth:`kernel_matrix`'s matrix of ``kernel``
+        for solves at ``tol``: 4 where it is kept in float32, else 8."""
+        return int(_core.KernelMatrix.itemsize(kernel.core(), tol))
 
     def solve_c_path(self, path: CPath) -> CPathResult:
         """Solve the whole path in one call, on one Hessian and column cache.

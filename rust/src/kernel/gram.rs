@@ -3,13 +3,14 @@
 //! folds and `C` values (each fold's dual reads the block of its training
 //! rows through a permutation, without copying it).
 
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use super::kinds::KernelKind;
 use super::matrix::{check_kernel_values, exp_scaled};
-use super::precision::Magnitudes;
+use super::precision::{resolve, Magnitudes, Precision};
 use crate::error::{checked_len, try_with_capacity, value_error, Result};
 use crate::runtime::control::Control;
 
@@ -17,12 +18,60 @@ use crate::runtime::control::Control;
 /// caller's [`Control`]).
 const ROWS_PER_TASK: usize = 64;
 
+/// Values transformed at a time within a task: a block that stays in the
+/// core's cache between the copy from the base, the kernel function and
+/// the store.
+const SCRATCH_VALUES: usize = 1 << 14;
+
+/// A matrix entry in its storage type.
+pub trait GramValue: Copy + Send + Sync + 'static {
+    fn to_f64(self) -> f64;
+    fn to_f32(self) -> f32;
+}
+
+impl GramValue for f64 {
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+}
+
+impl GramValue for f32 {
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
+/// The values of a [`Gram`]: `f64`, or `f32` where every solve over them
+/// runs in `f32` arithmetic anyway (half the memory and half the reads).
+#[derive(Debug)]
+enum Values {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+}
+
+/// One row of a [`Gram`], in its storage type.
+#[derive(Clone, Copy, Debug)]
+pub enum GramRow<'a> {
+    F64(&'a [f64]),
+    F32(&'a [f32]),
+}
+
 /// A row-major `n × n` matrix of finite kernel values, shared by reference
 /// count (cloning it copies no value), with the magnitudes that decide the
 /// arithmetic of a solve over it.
 #[derive(Clone, Debug)]
 pub struct Gram {
-    values: Arc<Vec<f64>>,
+    values: Arc<Values>,
     n: usize,
     magnitudes: Magnitudes,
 }
@@ -39,7 +88,7 @@ impl Gram {
         debug_assert_eq!(values.len(), n * n);
         let magnitudes = Magnitudes::of_values(&values);
         Gram {
-            values: Arc::new(values),
+            values: Arc::new(Values::F64(values)),
             n,
             magnitudes,
         }
@@ -51,39 +100,57 @@ impl Gram {
     /// blocks of rows, polling `ctl` between them; `hint` names what avoids
     /// the allocation when it fails ([`crate::Error::Memory`]). Values that
     /// are not finite (a polynomial or a base that overflows) are an error.
+    ///
+    /// `tol`: the tolerance of the solves that will read the matrix, when
+    /// known. An RBF matrix is then stored in `f32` when `f32` arithmetic
+    /// serves that tolerance (the rule of [`resolve`], which the solves
+    /// apply too): they round every value to `f32` as they read it, so the
+    /// stored `f32` values give them the same numbers.
     pub fn from_base(
         base: &[f64],
         n: usize,
         kind: KernelKind,
+        tol: Option<f64>,
         hint: &str,
         ctl: &Control,
     ) -> Result<Self> {
         kind.require_function("a kernel matrix from a base matrix")?;
-        let what = format!("the {n} × {n} kernel matrix");
-        let len = checked_len::<f64>(n, n, &what, hint)?;
+        let len = checked_len::<f64>(n, n, &format!("the {n} × {n} kernel matrix"), hint)?;
         if base.len() != len {
             value_error!(
                 "the base matrix has {} values, expected {n} × {n}",
                 base.len()
             );
         }
-        let mut values: Vec<f64> = try_with_capacity(len, &what, hint)?;
-        values.extend_from_slice(base);
-        if n > 0 {
-            values.par_chunks_mut(n * ROWS_PER_TASK).for_each(|block| {
-                if !ctl.is_cancelled() {
-                    transform(kind, block);
-                }
-            });
-        }
-        ctl.check()?;
-        if values.iter().any(|v| !v.is_finite()) {
-            value_error!(
-                "the kernel matrix of {kind:?} has values that float64 cannot hold; scale the \
-                 features or lower gamma"
-            );
-        }
-        Ok(Gram::checked(values, n))
+        let (values, max_abs) = if Gram::stores_f32(kind, tol)? {
+            let (v, m) = build::<f32>(base, n, kind, hint, ctl)?;
+            (Values::F32(v), m)
+        } else {
+            let (v, m) = build::<f64>(base, n, kind, hint, ctl)?;
+            (Values::F64(v), m)
+        };
+        Ok(Gram {
+            values: Arc::new(values),
+            n,
+            magnitudes: Magnitudes {
+                max_sq: max_abs * max_abs,
+                max_abs,
+            },
+        })
+    }
+
+    /// Whether [`Gram::from_base`] stores the matrix of `kind` for solves
+    /// at `tol` in `f32`.
+    pub fn stores_f32(kind: KernelKind, tol: Option<f64>) -> Result<bool> {
+        // An RBF matrix's values lie in [0, 1], 1 on the diagonal.
+        let rbf_scale = Magnitudes {
+            max_sq: 1.0,
+            max_abs: 1.0,
+        };
+        Ok(matches!(kind, KernelKind::Rbf { .. })
+            && tol.is_some()
+            && resolve(Precision::Auto, KernelKind::Precomputed, rbf_scale, tol)?
+                == Precision::Float32)
     }
 
     /// Rows (and columns).
@@ -91,26 +158,119 @@ impl Gram {
         self.n
     }
 
-    /// Row `i`.
-    #[inline]
-    pub fn row(&self, i: usize) -> &[f64] {
-        &self.values[i * self.n..(i + 1) * self.n]
+    /// Whether the values are stored in `f32`.
+    pub fn is_f32(&self) -> bool {
+        matches!(*self.values, Values::F32(_))
     }
 
-    /// `K[i][j]`.
+    /// Row `i`, in the storage type.
+    #[inline]
+    pub fn row(&self, i: usize) -> GramRow<'_> {
+        let range = i * self.n..(i + 1) * self.n;
+        match &*self.values {
+            Values::F64(v) => GramRow::F64(&v[range]),
+            Values::F32(v) => GramRow::F32(&v[range]),
+        }
+    }
+
+    /// The entry `(i, j)`.
     #[inline]
     pub fn at(&self, i: usize, j: usize) -> f64 {
-        self.values[i * self.n + j]
+        match &*self.values {
+            Values::F64(v) => v[i * self.n + j],
+            Values::F32(v) => f64::from(v[i * self.n + j]),
+        }
     }
 
-    /// The largest absolute value (and its square).
+    /// The magnitudes of the values (the largest absolute value).
     pub fn magnitudes(&self) -> Magnitudes {
         self.magnitudes
     }
 }
 
-/// The kernel function applied in place to base values (see
-/// [`Gram::from_base`]).
+/// The kernel values of [`Gram::from_base`] in storage type `V`, and their
+/// largest absolute value. Each task copies a block of the base into a
+/// scratch buffer, applies the kernel function there and stores the
+/// result: one pass over the base, with the new pages touched by every
+/// thread.
+fn build<V: GramValue + FromF64>(
+    base: &[f64],
+    n: usize,
+    kind: KernelKind,
+    hint: &str,
+    ctl: &Control,
+) -> Result<(Vec<V>, f64)> {
+    let len = base.len();
+    let what = format!("the {n} × {n} kernel matrix");
+    let mut values: Vec<V> = try_with_capacity(len, &what, hint)?;
+    if n == 0 {
+        return Ok((values, 0.0));
+    }
+    let task = n * ROWS_PER_TASK;
+    let out = &mut values.spare_capacity_mut()[..len];
+    let maxima: Vec<f64> = out
+        .par_chunks_mut(task)
+        .zip(base.par_chunks(task))
+        .map(|(dst, src)| {
+            let mut scratch = vec![0.0f64; SCRATCH_VALUES.min(src.len())];
+            let (mut max_abs, mut finite) = (0.0f64, true);
+            for (d, s) in dst
+                .chunks_mut(SCRATCH_VALUES)
+                .zip(src.chunks(SCRATCH_VALUES))
+            {
+                if ctl.is_cancelled() {
+                    return f64::NAN;
+                }
+                let sc = &mut scratch[..s.len()];
+                sc.copy_from_slice(s);
+                transform(kind, sc);
+                for (slot, &v) in d.iter_mut().zip(sc.iter()) {
+                    finite &= v.is_finite();
+                    max_abs = max_abs.max(v.abs());
+                    *slot = MaybeUninit::new(V::from_f64(v));
+                }
+            }
+            // A non-finite value marks the task.
+            if finite {
+                max_abs
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
+    ctl.check()?;
+    if maxima.iter().any(|m| !m.is_finite()) {
+        value_error!(
+            "the kernel matrix of {kind:?} has values that float64 cannot hold; scale the \
+             features or lower gamma"
+        );
+    }
+    // SAFETY: the tasks above wrote every one of the `len` values (no task
+    // returned early: the control was not cancelled, which `check` confirmed).
+    unsafe { values.set_len(len) };
+    Ok((values, maxima.iter().fold(0.0, |a, &b| a.max(b))))
+}
+
+/// Conversion from the `f64` a kernel value is computed in.
+pub trait FromF64 {
+    fn from_f64(v: f64) -> Self;
+}
+
+impl FromF64 for f64 {
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+
+impl FromF64 for f32 {
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+/// The kernel function of `kind` applied in place to base values.
 fn transform(kind: KernelKind, block: &mut [f64]) {
     match kind {
         KernelKind::Linear | KernelKind::Precomputed => {}
@@ -136,7 +296,8 @@ mod tests {
     fn transforms_match_the_kernel_functions() {
         let base = vec![0.0, 2.0, 2.0, 0.5];
         let ctl = Control::none();
-        let rbf = Gram::from_base(&base, 2, KernelKind::Rbf { gamma: 0.5 }, "h", &ctl).unwrap();
+        let rbf =
+            Gram::from_base(&base, 2, KernelKind::Rbf { gamma: 0.5 }, None, "h", &ctl).unwrap();
         for (i, &b) in base.iter().enumerate() {
             let want = (-0.5 * b).exp();
             assert!((rbf.at(i / 2, i % 2) - want).abs() <= 1e-15 * want.max(1e-300));
@@ -146,25 +307,71 @@ mod tests {
             coef0: 1.0,
             degree: 3,
         };
-        let p = Gram::from_base(&base, 2, poly, "h", &ctl).unwrap();
+        let p = Gram::from_base(&base, 2, poly, None, "h", &ctl).unwrap();
         assert_eq!(p.at(0, 1), 125.0);
-        assert_eq!(p.row(1), &[125.0, 8.0]);
-        let lin = Gram::from_base(&base, 2, KernelKind::Linear, "h", &ctl).unwrap();
-        assert_eq!(lin.row(0), &[0.0, 2.0]);
+        assert_eq!((p.at(1, 0), p.at(1, 1)), (125.0, 8.0));
+        let lin = Gram::from_base(&base, 2, KernelKind::Linear, None, "h", &ctl).unwrap();
+        assert_eq!((lin.at(0, 0), lin.at(0, 1)), (0.0, 2.0));
         assert_eq!(lin.magnitudes().max_abs, 2.0);
+    }
+
+    #[test]
+    fn rbf_matrices_for_float32_solves_are_stored_in_float32() {
+        let ctl = Control::none();
+        let n = 150; // more rows than a task, and more values than a scratch block
+        let base: Vec<f64> = (0..n * n)
+            .map(|k| {
+                if k / n == k % n {
+                    0.0
+                } else {
+                    0.01 * (k % 97) as f64
+                }
+            })
+            .collect();
+        let rbf = KernelKind::Rbf { gamma: 0.7 };
+        let wide = Gram::from_base(&base, n, rbf, None, "h", &ctl).unwrap();
+        let single = Gram::from_base(&base, n, rbf, Some(1e-3), "h", &ctl).unwrap();
+        let tight = Gram::from_base(&base, n, rbf, Some(1e-9), "h", &ctl).unwrap();
+        assert!(!wide.is_f32() && single.is_f32() && !tight.is_f32());
+        assert_eq!(single.magnitudes().max_abs, 1.0);
+        for i in 0..n {
+            for j in 0..n {
+                // The value a float32 solve reads from either matrix.
+                assert_eq!(single.at(i, j) as f32, wide.at(i, j) as f32);
+                assert_eq!(tight.at(i, j), wide.at(i, j));
+            }
+        }
+        // Other kernels keep float64 values whatever the tolerance.
+        let lin = Gram::from_base(&base, n, KernelKind::Linear, Some(1e-3), "h", &ctl).unwrap();
+        assert!(!lin.is_f32());
+    }
+
+    #[test]
+    fn a_float32_matrix_refuses_a_float64_solve() {
+        let ctl = Control::none();
+        let base = vec![0.0, 1.0, 1.0, 0.0];
+        let rbf = KernelKind::Rbf { gamma: 1.0 };
+        let single = Gram::from_base(&base, 2, rbf, Some(1e-3), "h", &ctl).unwrap();
+        let src = crate::kernel::KernelSource::gram_rows(&single, &[0, 1]).unwrap();
+        assert_eq!(
+            src.precision(Precision::Auto, 1e-3).unwrap(),
+            Precision::Float32
+        );
+        assert!(src.precision(Precision::Auto, 1e-9).is_err());
+        assert!(src.precision(Precision::Float64, 1e-3).is_err());
     }
 
     #[test]
     fn bad_bases_are_errors() {
         let ctl = Control::none();
-        assert!(Gram::from_base(&[1.0; 3], 2, KernelKind::Linear, "h", &ctl).is_err());
-        assert!(Gram::from_base(&[1.0; 4], 2, KernelKind::Precomputed, "h", &ctl).is_err());
+        assert!(Gram::from_base(&[1.0; 3], 2, KernelKind::Linear, None, "h", &ctl).is_err());
+        assert!(Gram::from_base(&[1.0; 4], 2, KernelKind::Precomputed, None, "h", &ctl).is_err());
         let huge = KernelKind::Poly {
             gamma: 1e300,
             coef0: 0.0,
             degree: 3,
         };
-        assert!(Gram::from_base(&[1.0; 4], 2, huge, "h", &ctl).is_err());
+        assert!(Gram::from_base(&[1.0; 4], 2, huge, None, "h", &ctl).is_err());
         assert!(Gram::new(vec![f64::NAN; 4], 2).is_err());
     }
 }

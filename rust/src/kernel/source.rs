@@ -7,13 +7,13 @@ use rayon::prelude::*;
 
 use super::csr::{scratch, Csc, CsrRows};
 use super::fill::{fill_one, fill_two};
-use super::gram::Gram;
+use super::gram::{Gram, GramRow, GramValue};
 use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
 use super::panel::Panel;
 use super::precision::{resolve, Magnitudes, Precision};
 use super::rows::{gather_rows, kernel_value, Rows};
-use crate::error::{try_copy, Result};
+use crate::error::{try_copy, value_error, Result};
 
 /// Rows × features below which a kernel column is filled on one thread:
 /// spawning rayon tasks costs more than the arithmetic under this size.
@@ -108,6 +108,22 @@ pub enum KernelSource {
     /// Rows of a square kernel matrix (possibly shared with other sources),
     /// addressed through `perm`: example `i` is the matrix's row `perm[i]`.
     Precomputed { gram: Gram, perm: Vec<usize> },
+}
+
+/// `out[k] = f(t, row[perm[t]])` for `t = start + k`: a column of a
+/// precomputed matrix's rows in the source's order.
+#[inline]
+fn gather<V: GramValue, O>(
+    row: &[V],
+    perm: &[usize],
+    start: usize,
+    out: &mut [O],
+    f: impl Fn(usize, V) -> O,
+) {
+    for (k, slot) in out.iter_mut().enumerate() {
+        let t = start + k;
+        *slot = f(t, row[perm[t]]);
+    }
 }
 
 impl KernelSource {
@@ -318,7 +334,16 @@ impl KernelSource {
             KernelSource::Sparse { .. } => Precision::Float64,
             _ => requested,
         };
-        resolve(requested, self.kind(), self.magnitudes(), Some(tol))
+        let resolved = resolve(requested, self.kind(), self.magnitudes(), Some(tol))?;
+        if let KernelSource::Precomputed { gram, .. } = self {
+            if gram.is_f32() && resolved == Precision::Float64 {
+                value_error!(
+                    "the shared kernel matrix holds float32 values, which cannot serve a \
+                     float64 solve (tol={tol:e}): build it with the solves' tol"
+                );
+            }
+        }
+        Ok(resolved)
     }
 
     /// `K(x_i, x_j)` in the current (possibly swapped) order, in `f64`.
@@ -442,13 +467,14 @@ impl KernelSource {
             KernelSource::Sparse { .. } => {
                 self.sparse_column(i, start, out, |t, v| factor * scale[t] * v)
             }
-            KernelSource::Precomputed { gram, perm } => {
-                let row = gram.row(perm[i]);
-                for (k, slot) in out.iter_mut().enumerate() {
-                    let t = start + k;
-                    *slot = factor * scale[t] * row[perm[t]];
+            KernelSource::Precomputed { gram, perm } => match gram.row(perm[i]) {
+                GramRow::F64(row) => {
+                    gather(row, perm, start, out, |t, v| factor * scale[t] * v.to_f64())
                 }
-            }
+                GramRow::F32(row) => {
+                    gather(row, perm, start, out, |t, v| factor * scale[t] * v.to_f64())
+                }
+            },
         }
     }
 
@@ -461,10 +487,13 @@ impl KernelSource {
         out: &mut [f32],
     ) {
         if let KernelSource::Precomputed { gram, perm } = self {
-            let row = gram.row(perm[i]);
-            for (k, slot) in out.iter_mut().enumerate() {
-                let t = start + k;
-                *slot = factor * scale[t] * row[perm[t]] as f32;
+            match gram.row(perm[i]) {
+                GramRow::F64(row) => {
+                    gather(row, perm, start, out, |t, v| factor * scale[t] * v.to_f32())
+                }
+                GramRow::F32(row) => {
+                    gather(row, perm, start, out, |t, v| factor * scale[t] * v.to_f32())
+                }
             }
         }
     }

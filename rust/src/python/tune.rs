@@ -124,11 +124,16 @@ pub(super) struct KernelMatrix {
 #[pymethods]
 impl KernelMatrix {
     #[new]
+    #[pyo3(signature = (base, kernel, *, tol = None))]
     fn new(
         py: Python<'_>,
         base: PyReadonlyArray2<'_, f64>,
         kernel: PyRef<'_, Kernel>,
+        tol: Option<f64>,
     ) -> PyResult<Self> {
+        if tol.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
+            return Err(PyValueError::new_err("tol must be positive and finite"));
+        }
         let (n, m) = base.as_array().dim();
         if n != m {
             return Err(PyValueError::new_err(format!(
@@ -143,6 +148,7 @@ impl KernelMatrix {
                 flat.as_slice(),
                 n,
                 kind,
+                tol,
                 "pass kernel_matrix='per_fold' to compute kernel values per fold",
                 ctl,
             )
@@ -154,6 +160,24 @@ impl KernelMatrix {
     #[getter]
     fn n(&self) -> usize {
         self.gram.n()
+    }
+
+    /// Bytes per value of the matrix of `kernel` for solves at `tol`.
+    #[staticmethod]
+    #[pyo3(signature = (kernel, tol = None))]
+    fn itemsize(kernel: PyRef<'_, Kernel>, tol: Option<f64>) -> PyResult<usize> {
+        let single = Gram::stores_f32(kernel.kind(), tol)?;
+        Ok(if single { 4 } else { 8 })
+    }
+
+    /// The storage type of the values: 'float32' or 'float64'.
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        if self.gram.is_f32() {
+            "float32"
+        } else {
+            "float64"
+        }
     }
 }
 

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 
 use crate::error::{value_error, Result};
-use crate::kernel::{check_indices, Gram, KernelSource};
+use crate::kernel::{check_indices, Gram, GramRow, GramValue, KernelSource};
 use crate::precision::Precision;
 use crate::runtime::control::Control;
 use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue, Tracked};
@@ -454,9 +454,9 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
                 match self.source {
                     HeldOutKernel::Gram { gram, valid } => {
                         // Gathered once into a contiguous column.
-                        let values = gram.row(row);
-                        for (o, &v) in self.scratch.iter_mut().zip(valid) {
-                            *o = T::from_f64(values[v]);
+                        match gram.row(row) {
+                            GramRow::F64(values) => gather_into(&mut self.scratch, values, valid),
+                            GramRow::F32(values) => gather_into(&mut self.scratch, values, valid),
                         }
                     }
                     HeldOutKernel::Rows(src) => {
@@ -481,6 +481,13 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
             }
         }
         Ok(())
+    }
+}
+
+/// `out[k] = values[idx[k]]`, converted to the solve's arithmetic.
+fn gather_into<T: SourceValue, V: GramValue>(out: &mut [T], values: &[V], idx: &[usize]) {
+    for (o, &v) in out.iter_mut().zip(idx) {
+        *o = T::from_f64(values[v].to_f64());
     }
 }
 
