@@ -575,10 +575,19 @@ class KernelMatrix:
     With ``tol`` (the tolerance of the solves that will read it), an RBF
     matrix is stored in float32 when float32 arithmetic serves that
     tolerance, as the solves would then round every value to float32 anyway;
-    a solve that needs float64 refuses such a matrix with ``ValueError``."""
+    a solve that needs float64 refuses such a matrix with ``ValueError``.
+    With ``norms`` (the squared norms ``‖x_i‖²``; RBF kernel only) ``base``
+    holds the inner products, from which the squared distances are formed
+    as the matrix is computed, as NumPy's ``max(0, −2·⟨x_i, x_j⟩ + ‖x_i‖² +
+    ‖x_j‖²)`` (0 on the diagonal) would."""
 
     def __new__(
-        cls, base: npt.NDArray[np.float64], kernel: Kernel, *, tol: float | None = None
+        cls,
+        base: npt.NDArray[np.float64],
+        kernel: Kernel,
+        *,
+        tol: float | None = None,
+        norms: npt.NDArray[np.float64] | None = None,
     ) -> KernelMatrix: ...
     @property
     def n(self) -> int:

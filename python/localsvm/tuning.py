@@ -151,11 +151,14 @@ class _SharedKernels:
         if sq is None:
             sq = np.einsum("ij,ij->i", X, X)
         G = np.empty((n, n))
+        # The core forms the RBF kernel's squared distances from the inner
+        # products and squared norms in its own parallel pass over the base.
+        self.norms = sq if rbf and native is not None else None
         # Row blocks, so that Ctrl-C is seen between them.
         for lo, hi in _blocks(n):
             block = X[lo:hi] @ XT
             G[lo:hi] = block.toarray() if sp.issparse(block) else block
-            if rbf:
+            if rbf and self.norms is None:
                 g = G[lo:hi]
                 g *= -2.0
                 g += sq[lo:hi, None]
@@ -211,7 +214,7 @@ class _SharedKernels:
         spec = self.specs[v]
         if self.native is not None:
             # The backend's own matrix, read in place by every fold's path.
-            K = self.native(self.base, spec)
+            K = self.native(self.base, spec, norms=self.norms)
         elif spec.name == "linear":
             K = self.base
         else:

@@ -131,7 +131,11 @@ class RustBackend(SolverBackend):
         )
 
     def kernel_matrix(
-        self, base: np.ndarray, kernel: KernelSpec, tol: float | None = None
+        self,
+        base: np.ndarray,
+        kernel: KernelSpec,
+        tol: float | None = None,
+        norms: np.ndarray | None = None,
     ) -> _core.KernelMatrix:
         """The kernel matrix of every row, kept in the Rust core, where
         :meth:`solve_c_path` reads each fold's rows of it in place (pass it
@@ -149,6 +153,10 @@ class RustBackend(SolverBackend):
             an RBF matrix is kept in float32 when float32 arithmetic serves
             that tolerance (the solves then read the same numbers in half
             the memory); a solve that needs float64 refuses such a matrix.
+        norms : ndarray of shape (n,), optional
+            For the RBF kernel: the squared norms ``‖x_i‖²``, with ``base``
+            then holding the inner products; the squared distances are
+            formed from them as the matrix is computed.
 
         Returns
         -------
@@ -156,7 +164,10 @@ class RustBackend(SolverBackend):
             The matrix, computed in parallel without the GIL.
         """
         return _core.KernelMatrix(
-            np.ascontiguousarray(base, dtype=np.float64), kernel.core(), tol=tol
+            np.ascontiguousarray(base, dtype=np.float64),
+            kernel.core(),
+            tol=tol,
+            norms=None if norms is None else np.ascontiguousarray(norms, dtype=np.float64),
         )
 
     def kernel_matrix_itemsize(self, kernel: KernelSpec, tol: float | None = None) -> int:

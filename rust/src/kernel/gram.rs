@@ -96,7 +96,11 @@ impl Gram {
 
     /// The kernel matrix of `kind` from the row-major `n × n` `base`: the
     /// squared distances `‖x_i − x_j‖²` for the RBF kernel, the inner
-    /// products `⟨x_i, x_j⟩` for the others. Computed in parallel over
+    /// products `⟨x_i, x_j⟩` for the others; or, for the RBF kernel with
+    /// the squared norms `norms` (`‖x_i‖²`), the inner products, from which
+    /// the distances are formed on the way ([`squared_distances`]: one
+    /// base serves every kernel, and no serial pass over it is needed
+    /// before this parallel one). Computed in parallel over
     /// blocks of rows, polling `ctl` between them; `hint` names what avoids
     /// the allocation when it fails ([`crate::Error::Memory`]). Values that
     /// are not finite (a polynomial or a base that overflows) are an error.
@@ -107,7 +111,7 @@ impl Gram {
     /// apply too): they round every value to `f32` as they read it, so the
     /// stored `f32` values give them the same numbers.
     pub fn from_base(
-        base: &[f64],
+        (base, norms): (&[f64], Option<&[f64]>),
         n: usize,
         kind: KernelKind,
         tol: Option<f64>,
@@ -122,11 +126,19 @@ impl Gram {
                 base.len()
             );
         }
+        if let Some(norms) = norms {
+            if !matches!(kind, KernelKind::Rbf { .. }) {
+                value_error!("squared norms go with inner products for the RBF kernel only");
+            }
+            if norms.len() != n || norms.iter().any(|v| !v.is_finite()) {
+                value_error!("the squared norms must be finite, one per row");
+            }
+        }
         let (values, max_abs) = if Gram::stores_f32(kind, tol)? {
-            let (v, m) = build::<f32>(base, n, kind, hint, ctl)?;
+            let (v, m) = build::<f32>(base, norms, n, kind, hint, ctl)?;
             (Values::F32(v), m)
         } else {
-            let (v, m) = build::<f64>(base, n, kind, hint, ctl)?;
+            let (v, m) = build::<f64>(base, norms, n, kind, hint, ctl)?;
             (Values::F64(v), m)
         };
         Ok(Gram {
@@ -195,6 +207,7 @@ impl Gram {
 /// thread.
 fn build<V: GramValue + FromF64>(
     base: &[f64],
+    norms: Option<&[f64]>,
     n: usize,
     kind: KernelKind,
     hint: &str,
@@ -207,22 +220,29 @@ fn build<V: GramValue + FromF64>(
         return Ok((values, 0.0));
     }
     let task = n * ROWS_PER_TASK;
+    // Whole rows per scratch block, so that each value's row and column are known.
+    let rows_per_block = (SCRATCH_VALUES / n).max(1);
     let out = &mut values.spare_capacity_mut()[..len];
     let maxima: Vec<f64> = out
         .par_chunks_mut(task)
         .zip(base.par_chunks(task))
-        .map(|(dst, src)| {
-            let mut scratch = vec![0.0f64; SCRATCH_VALUES.min(src.len())];
+        .enumerate()
+        .map(|(t, (dst, src))| {
+            let mut scratch = vec![0.0f64; (rows_per_block * n).min(src.len())];
             let (mut max_abs, mut finite) = (0.0f64, true);
-            for (d, s) in dst
-                .chunks_mut(SCRATCH_VALUES)
-                .zip(src.chunks(SCRATCH_VALUES))
-            {
+            let block = rows_per_block * n;
+            for (b, (d, s)) in dst.chunks_mut(block).zip(src.chunks(block)).enumerate() {
                 if ctl.is_cancelled() {
                     return f64::NAN;
                 }
                 let sc = &mut scratch[..s.len()];
                 sc.copy_from_slice(s);
+                if let Some(norms) = norms {
+                    let first = t * ROWS_PER_TASK + b * rows_per_block;
+                    for (r, row) in sc.chunks_mut(n).enumerate() {
+                        squared_distances(row, first + r, norms);
+                    }
+                }
                 transform(kind, sc);
                 for (slot, &v) in d.iter_mut().zip(sc.iter()) {
                     finite &= v.is_finite();
@@ -249,6 +269,17 @@ fn build<V: GramValue + FromF64>(
     // returned early: the control was not cancelled, which `check` confirmed).
     unsafe { values.set_len(len) };
     Ok((values, maxima.iter().fold(0.0, |a, &b| a.max(b))))
+}
+
+/// Row `i` of inner products `⟨x_i, x_j⟩` turned into squared distances
+/// `max(0, (−2⟨x_i, x_j⟩ + ‖x_i‖²) + ‖x_j‖²)`, 0 at `j = i` (the same
+/// operations, in the same order, as the NumPy expression they replace).
+fn squared_distances(row: &mut [f64], i: usize, norms: &[f64]) {
+    let ni = norms[i];
+    for (v, &nj) in row.iter_mut().zip(norms) {
+        *v = (-2.0 * *v + ni) + nj;
+    }
+    row[i] = 0.0;
 }
 
 /// Conversion from the `f64` a kernel value is computed in.
@@ -296,8 +327,15 @@ mod tests {
     fn transforms_match_the_kernel_functions() {
         let base = vec![0.0, 2.0, 2.0, 0.5];
         let ctl = Control::none();
-        let rbf =
-            Gram::from_base(&base, 2, KernelKind::Rbf { gamma: 0.5 }, None, "h", &ctl).unwrap();
+        let rbf = Gram::from_base(
+            (&base, None),
+            2,
+            KernelKind::Rbf { gamma: 0.5 },
+            None,
+            "h",
+            &ctl,
+        )
+        .unwrap();
         for (i, &b) in base.iter().enumerate() {
             let want = (-0.5 * b).exp();
             assert!((rbf.at(i / 2, i % 2) - want).abs() <= 1e-15 * want.max(1e-300));
@@ -307,10 +345,10 @@ mod tests {
             coef0: 1.0,
             degree: 3,
         };
-        let p = Gram::from_base(&base, 2, poly, None, "h", &ctl).unwrap();
+        let p = Gram::from_base((&base, None), 2, poly, None, "h", &ctl).unwrap();
         assert_eq!(p.at(0, 1), 125.0);
         assert_eq!((p.at(1, 0), p.at(1, 1)), (125.0, 8.0));
-        let lin = Gram::from_base(&base, 2, KernelKind::Linear, None, "h", &ctl).unwrap();
+        let lin = Gram::from_base((&base, None), 2, KernelKind::Linear, None, "h", &ctl).unwrap();
         assert_eq!((lin.at(0, 0), lin.at(0, 1)), (0.0, 2.0));
         assert_eq!(lin.magnitudes().max_abs, 2.0);
     }
@@ -329,9 +367,9 @@ mod tests {
             })
             .collect();
         let rbf = KernelKind::Rbf { gamma: 0.7 };
-        let wide = Gram::from_base(&base, n, rbf, None, "h", &ctl).unwrap();
-        let single = Gram::from_base(&base, n, rbf, Some(1e-3), "h", &ctl).unwrap();
-        let tight = Gram::from_base(&base, n, rbf, Some(1e-9), "h", &ctl).unwrap();
+        let wide = Gram::from_base((&base, None), n, rbf, None, "h", &ctl).unwrap();
+        let single = Gram::from_base((&base, None), n, rbf, Some(1e-3), "h", &ctl).unwrap();
+        let tight = Gram::from_base((&base, None), n, rbf, Some(1e-9), "h", &ctl).unwrap();
         assert!(!wide.is_f32() && single.is_f32() && !tight.is_f32());
         assert_eq!(single.magnitudes().max_abs, 1.0);
         for i in 0..n {
@@ -342,7 +380,8 @@ mod tests {
             }
         }
         // Other kernels keep float64 values whatever the tolerance.
-        let lin = Gram::from_base(&base, n, KernelKind::Linear, Some(1e-3), "h", &ctl).unwrap();
+        let lin =
+            Gram::from_base((&base, None), n, KernelKind::Linear, Some(1e-3), "h", &ctl).unwrap();
         assert!(!lin.is_f32());
     }
 
@@ -351,7 +390,7 @@ mod tests {
         let ctl = Control::none();
         let base = vec![0.0, 1.0, 1.0, 0.0];
         let rbf = KernelKind::Rbf { gamma: 1.0 };
-        let single = Gram::from_base(&base, 2, rbf, Some(1e-3), "h", &ctl).unwrap();
+        let single = Gram::from_base((&base, None), 2, rbf, Some(1e-3), "h", &ctl).unwrap();
         let src = crate::kernel::KernelSource::gram_rows(&single, &[0, 1]).unwrap();
         assert_eq!(
             src.precision(Precision::Auto, 1e-3).unwrap(),
@@ -362,16 +401,65 @@ mod tests {
     }
 
     #[test]
+    fn distances_from_inner_products_are_the_numpy_ones() {
+        let ctl = Control::none();
+        let x = [[0.3, -1.2], [2.0, 0.5], [-0.7, 0.1]];
+        let n = x.len();
+        let dot = |a: &[f64; 2], b: &[f64; 2]| a[0] * b[0] + a[1] * b[1];
+        let inner: Vec<f64> = (0..n * n).map(|k| dot(&x[k / n], &x[k % n])).collect();
+        let norms: Vec<f64> = x.iter().map(|r| dot(r, r)).collect();
+        let dist: Vec<f64> = (0..n * n)
+            .map(|k| {
+                let (i, j) = (k / n, k % n);
+                if i == j {
+                    0.0
+                } else {
+                    (-2.0 * inner[k] + norms[i] + norms[j]).max(0.0)
+                }
+            })
+            .collect();
+        let rbf = KernelKind::Rbf { gamma: 0.4 };
+        let a = Gram::from_base((&dist, None), n, rbf, None, "h", &ctl).unwrap();
+        let b = Gram::from_base((&inner, Some(&norms)), n, rbf, None, "h", &ctl).unwrap();
+        for i in 0..n {
+            for j in 0..n {
+                assert_eq!(a.at(i, j).to_bits(), b.at(i, j).to_bits());
+            }
+        }
+        let lin = Gram::from_base(
+            (&inner, Some(&norms)),
+            n,
+            KernelKind::Linear,
+            None,
+            "h",
+            &ctl,
+        );
+        assert!(lin.is_err());
+        let short = Gram::from_base((&inner, Some(&norms[..2])), n, rbf, None, "h", &ctl);
+        assert!(short.is_err());
+    }
+
+    #[test]
     fn bad_bases_are_errors() {
         let ctl = Control::none();
-        assert!(Gram::from_base(&[1.0; 3], 2, KernelKind::Linear, None, "h", &ctl).is_err());
-        assert!(Gram::from_base(&[1.0; 4], 2, KernelKind::Precomputed, None, "h", &ctl).is_err());
+        assert!(
+            Gram::from_base((&[1.0; 3], None), 2, KernelKind::Linear, None, "h", &ctl).is_err()
+        );
+        assert!(Gram::from_base(
+            (&[1.0; 4], None),
+            2,
+            KernelKind::Precomputed,
+            None,
+            "h",
+            &ctl
+        )
+        .is_err());
         let huge = KernelKind::Poly {
             gamma: 1e300,
             coef0: 0.0,
             degree: 3,
         };
-        assert!(Gram::from_base(&[1.0; 4], 2, huge, None, "h", &ctl).is_err());
+        assert!(Gram::from_base((&[1.0; 4], None), 2, huge, None, "h", &ctl).is_err());
         assert!(Gram::new(vec![f64::NAN; 4], 2).is_err());
     }
 }

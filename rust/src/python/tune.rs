@@ -124,12 +124,13 @@ pub(super) struct KernelMatrix {
 #[pymethods]
 impl KernelMatrix {
     #[new]
-    #[pyo3(signature = (base, kernel, *, tol = None))]
+    #[pyo3(signature = (base, kernel, *, tol = None, norms = None))]
     fn new(
         py: Python<'_>,
         base: PyReadonlyArray2<'_, f64>,
         kernel: PyRef<'_, Kernel>,
         tol: Option<f64>,
+        norms: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<Self> {
         if tol.is_some_and(|t| !(t.is_finite() && t > 0.0)) {
             return Err(PyValueError::new_err("tol must be positive and finite"));
@@ -143,9 +144,11 @@ impl KernelMatrix {
         let kind = kernel.kind();
         let flat = Flat::new(base.as_array())?;
         let flat = &flat;
+        let norms = norms.map(|a| vec1(a.as_array()));
+        let norms = norms.as_deref();
         let gram = detached(py, move |ctl| {
             Gram::from_base(
-                flat.as_slice(),
+                (flat.as_slice(), norms),
                 n,
                 kind,
                 tol,
