@@ -45,6 +45,9 @@ pub trait QValue:
     fn from_f64(v: f64) -> Self;
     /// The value as `f64`.
     fn to_f64(self) -> f64;
+    /// `acc[s] += w · col[s]` ([`crate::numeric::simd::add_scaled`]),
+    /// compiled for the widest vector unit the CPU has.
+    fn add_scaled_wide(acc: &mut [f64], w: f64, col: &[Self]);
 }
 
 impl QValue for f32 {
@@ -57,6 +60,10 @@ impl QValue for f32 {
     fn to_f64(self) -> f64 {
         f64::from(self)
     }
+    #[inline]
+    fn add_scaled_wide(acc: &mut [f64], w: f64, col: &[Self]) {
+        crate::numeric::simd::add_scaled_f32(acc, w, col)
+    }
 }
 
 impl QValue for f64 {
@@ -68,6 +75,10 @@ impl QValue for f64 {
     #[inline(always)]
     fn to_f64(self) -> f64 {
         self
+    }
+    #[inline]
+    fn add_scaled_wide(acc: &mut [f64], w: f64, col: &[Self]) {
+        crate::numeric::simd::add_scaled_f64(acc, w, col)
     }
 }
 

@@ -168,6 +168,22 @@ pub fn add_scaled<T: Copy + Into<f64>>(acc: &mut [f64], w: f64, col: &[T]) {
     }
 }
 
+multiversion! {
+    /// [`add_scaled`] over `f32` columns, compiled for the widest vector
+    /// unit the CPU has (the same bits: no operation is fused or reordered).
+    pub fn add_scaled_f32, fn add_scaled_f32_impl(acc: &mut [f64], w: f64, col: &[f32]) {
+        add_scaled(acc, w, col)
+    }
+}
+
+multiversion! {
+    /// [`add_scaled`] over `f64` columns, compiled for the widest vector
+    /// unit the CPU has (the same bits: no operation is fused or reordered).
+    pub fn add_scaled_f64, fn add_scaled_f64_impl(acc: &mut [f64], w: f64, col: &[f64]) {
+        add_scaled(acc, w, col)
+    }
+}
+
 /// [`add_scaled`] for four columns in one pass over `acc`: the four
 /// products are added to each `acc[s]` one after the other, in the order
 /// given, as four passes would add them (the same bits), with `acc`

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use crate::error::{value_error, Result};
 use crate::kernel::{check_indices, Gram, GramRow, GramValue, KernelSource};
-use crate::precision::Precision;
+use crate::precision::{Precision, QValue};
 use crate::runtime::control::Control;
 use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue, Tracked};
 use crate::solver::smo::{self, GivenGradient, Stopping};
@@ -384,13 +384,10 @@ fn move_bounded<T: SourceValue, Q: QMatrix<T>>(
         let delta = new - alpha[t];
         alpha[t] = new;
         let at_bound = new >= upper[t];
-        let col = q.column(t, m);
-        for (i, &v) in col[..m].iter().enumerate() {
-            let v = v.to_f64();
-            grad[i] += delta * v;
-            if at_bound {
-                bar[i] += upper[t] * v;
-            }
+        let col = &q.column(t, m)[..m];
+        T::add_scaled_wide(grad, delta, col);
+        if at_bound {
+            T::add_scaled_wide(&mut bar, upper[t], col);
         }
     }
     Ok(bar)
@@ -444,9 +441,7 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
             let coef = a * y[t];
             if let HeldOutKernel::Block(block) = self.source {
                 let col = &block[t * self.n_valid..(t + 1) * self.n_valid];
-                for (o, &kv) in out.iter_mut().zip(col) {
-                    *o += coef * kv;
-                }
+                f64::add_scaled_wide(out, coef, col);
                 continue;
             }
             let row = row_of[t];
@@ -476,9 +471,7 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
                 }
             }
             let col = self.columns.get(&row).unwrap_or(&self.scratch);
-            for (o, &kv) in out.iter_mut().zip(col) {
-                *o += coef * kv.to_f64();
-            }
+            T::add_scaled_wide(out, coef, col);
         }
         Ok(())
     }

@@ -29,7 +29,6 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::error::{shape_error, value_error, Result};
-use crate::numeric::simd;
 use crate::precision::QValue;
 use crate::runtime::control::Control;
 use crate::runtime::team::Team;
@@ -263,9 +262,9 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             let at_upper = st.bound[i] == Bound::Upper;
             let u = st.upper[i];
             let col = self.q.column(i, n);
-            simd::add_scaled(&mut st.grad, a, col);
+            T::add_scaled_wide(&mut st.grad, a, col);
             if at_upper {
-                simd::add_scaled(&mut st.grad_bar, u, col);
+                T::add_scaled_wide(&mut st.grad_bar, u, col);
             }
         }
     }
@@ -521,7 +520,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         }
         for (&t, &w) in cols.iter().zip(&weights) {
             self.ctl.check()?;
-            simd::add_scaled(&mut st.grad_bar, w, self.q.column(t, self.n));
+            T::add_scaled_wide(&mut st.grad_bar, w, self.q.column(t, self.n));
         }
         Ok(())
     }
@@ -567,7 +566,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
                 self.ctl.check()?;
                 let a = st.alpha[t];
                 let col = self.q.column(t, n);
-                simd::add_scaled(&mut st.grad[active..n], a, &col[active..n]);
+                T::add_scaled_wide(&mut st.grad[active..n], a, &col[active..n]);
             }
         }
         Ok(())
@@ -627,7 +626,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
             if (was == Bound::Upper) != (now == Bound::Upper) {
                 let weight = if now == Bound::Upper { c } else { -c };
                 if 2 * active >= n {
-                    simd::add_scaled(&mut st.grad_bar, weight, self.q.column(t, n));
+                    T::add_scaled_wide(&mut st.grad_bar, weight, self.q.column(t, n));
                     continue;
                 }
                 let orig = st.order[t];
