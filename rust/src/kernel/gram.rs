@@ -12,6 +12,7 @@ use super::kinds::KernelKind;
 use super::matrix::{check_kernel_values, exp_scaled};
 use super::precision::{resolve, Magnitudes, Precision};
 use crate::error::{checked_len, try_with_capacity, value_error, Result};
+use crate::numeric::simd::multiversion;
 use crate::runtime::control::Control;
 
 /// Rows of the matrix transformed per task (and between two polls of the
@@ -130,8 +131,16 @@ impl Gram {
             if !matches!(kind, KernelKind::Rbf { .. }) {
                 value_error!("squared norms go with inner products for the RBF kernel only");
             }
-            if norms.len() != n || norms.iter().any(|v| !v.is_finite()) {
-                value_error!("the squared norms must be finite, one per row");
+            if norms.len() != n {
+                value_error!("the squared norms must number one per row");
+            }
+            // Below a quarter of the largest float64, no inner product
+            // (|⟨x_i, x_j⟩| ≤ max(‖x_i‖², ‖x_j‖²)) or distance overflows.
+            if norms.iter().any(|v| !(*v >= 0.0 && *v <= f64::MAX / 4.0)) {
+                value_error!(
+                    "the squared norms must be finite, non-negative and below 4e307: scale \
+                     the features"
+                );
             }
         }
         let (values, max_abs) = if Gram::stores_f32(kind, tol)? {
@@ -243,12 +252,19 @@ fn build<V: GramValue + FromF64>(
                         squared_distances(row, first + r, norms);
                     }
                 }
-                transform(kind, sc);
-                for (slot, &v) in d.iter_mut().zip(sc.iter()) {
-                    finite &= v.is_finite();
-                    max_abs = max_abs.max(v.abs());
-                    *slot = MaybeUninit::new(V::from_f64(v));
+                if norms.is_none() {
+                    // A base value that is not finite would be lost in the
+                    // kernel function. (With the norms, checked by the
+                    // caller, every inner product and distance is finite.)
+                    finite &= largest(sc).1;
                 }
+                transform(kind, sc);
+                if !(norms.is_some() && matches!(kind, KernelKind::Rbf { .. })) {
+                    let (m, f) = largest(sc);
+                    max_abs = max_abs.max(m);
+                    finite &= f;
+                }
+                V::store(d, sc);
             }
             // A non-finite value marks the task.
             if finite {
@@ -268,36 +284,84 @@ fn build<V: GramValue + FromF64>(
     // SAFETY: the tasks above wrote every one of the `len` values (no task
     // returned early: the control was not cancelled, which `check` confirmed).
     unsafe { values.set_len(len) };
+    if norms.is_some() {
+        // RBF values from distances: in [0, 1], exp(0) = 1 on the diagonal.
+        return Ok((values, 1.0));
+    }
     Ok((values, maxima.iter().fold(0.0, |a, &b| a.max(b))))
 }
 
-/// Row `i` of inner products `⟨x_i, x_j⟩` turned into squared distances
-/// `max(0, (−2⟨x_i, x_j⟩ + ‖x_i‖²) + ‖x_j‖²)`, 0 at `j = i` (the same
-/// operations, in the same order, as the NumPy expression they replace).
-fn squared_distances(row: &mut [f64], i: usize, norms: &[f64]) {
-    let ni = norms[i];
-    for (v, &nj) in row.iter_mut().zip(norms) {
-        *v = (-2.0 * *v + ni) + nj;
+multiversion! {
+    /// Row `i` of inner products `⟨x_i, x_j⟩` turned into squared distances
+    /// `max(0, (−2⟨x_i, x_j⟩ + ‖x_i‖²) + ‖x_j‖²)`, 0 at `j = i` (the same
+    /// operations, in the same order, as the NumPy expression they replace;
+    /// the `max` is [`transform`]'s).
+    fn squared_distances, fn squared_distances_impl(row: &mut [f64], i: usize, norms: &[f64]) {
+        let ni = norms[i];
+        for (v, &nj) in row.iter_mut().zip(norms) {
+            *v = (-2.0 * *v + ni) + nj;
+        }
+        row[i] = 0.0;
     }
-    row[i] = 0.0;
 }
 
-/// Conversion from the `f64` a kernel value is computed in.
-pub trait FromF64 {
-    fn from_f64(v: f64) -> Self;
+multiversion! {
+    /// The largest absolute value of `values`, and whether all are finite.
+    fn largest, fn largest_impl(values: &[f64]) -> (f64, bool) {
+        let (mut max_abs, mut finite) = (0.0f64, true);
+        for &v in values {
+            let a = v.abs();
+            // False for infinity and NaN.
+            finite &= a <= f64::MAX;
+            if a > max_abs {
+                max_abs = a;
+            }
+        }
+        (max_abs, finite)
+    }
+}
+
+multiversion! {
+    /// `out[k] = values[k]` rounded to `f32`.
+    fn store_f32, fn store_f32_impl(out: &mut [MaybeUninit<f32>], values: &[f64]) {
+        for (o, &v) in out.iter_mut().zip(values) {
+            *o = MaybeUninit::new(v as f32);
+        }
+    }
+}
+
+multiversion! {
+    /// Negative values (the rounding of a squared distance) set to 0; NaN
+    /// and −∞ (from an overflowing inner product) kept, so that the check
+    /// of the kernel values refuses them.
+    fn clamp_negative, fn clamp_negative_impl(values: &mut [f64]) {
+        for v in values.iter_mut() {
+            if *v < 0.0 && *v > f64::NEG_INFINITY {
+                *v = 0.0;
+            }
+        }
+    }
+}
+
+/// Storage from the `f64` a kernel value is computed in.
+pub trait FromF64: Sized {
+    /// `out[k] = values[k]` in this type (every `out` written).
+    fn store(out: &mut [MaybeUninit<Self>], values: &[f64]);
 }
 
 impl FromF64 for f64 {
     #[inline]
-    fn from_f64(v: f64) -> Self {
-        v
+    fn store(out: &mut [MaybeUninit<Self>], values: &[f64]) {
+        for (o, &v) in out.iter_mut().zip(values) {
+            *o = MaybeUninit::new(v);
+        }
     }
 }
 
 impl FromF64 for f32 {
     #[inline]
-    fn from_f64(v: f64) -> Self {
-        v as f32
+    fn store(out: &mut [MaybeUninit<Self>], values: &[f64]) {
+        store_f32(out, values)
     }
 }
 
@@ -306,9 +370,7 @@ fn transform(kind: KernelKind, block: &mut [f64]) {
     match kind {
         KernelKind::Linear | KernelKind::Precomputed => {}
         KernelKind::Rbf { gamma } => {
-            for v in block.iter_mut() {
-                *v = v.max(0.0);
-            }
+            clamp_negative(block);
             exp_scaled(block, -gamma);
         }
         _ => {
@@ -437,6 +499,13 @@ mod tests {
         assert!(lin.is_err());
         let short = Gram::from_base((&inner, Some(&norms[..2])), n, rbf, None, "h", &ctl);
         assert!(short.is_err());
+        // Norms that let an inner product overflow are refused.
+        let huge = [1e308, f64::INFINITY, f64::INFINITY, 1e308];
+        let wide = Gram::from_base((&huge, Some(&[1e308, 1e308])), 2, rbf, None, "h", &ctl);
+        assert!(wide.is_err());
+        // So is a base of distances that is not finite.
+        let bad = [0.0, f64::NAN, f64::NAN, 0.0];
+        assert!(Gram::from_base((&bad, None), 2, rbf, None, "h", &ctl).is_err());
     }
 
     #[test]
