@@ -433,3 +433,17 @@ def test_svrcv_prune_keeps_the_choice():
         fast.cv_results_["mean_test_score"][scored],
         full.cv_results_["mean_test_score"][scored],
     )
+
+
+@pytest.mark.parametrize(("n_features", "shared"), [(4, False), (64, True)])
+def test_auto_shares_kernel_matrices_from_64_features(caplog, n_features, shared):
+    """'auto' computes a few features' kernel values per fold (cheaper than a
+    matrix per gamma) and shares matrices from 64 features on."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, n_features))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(60) > 0).astype(int)
+    with caplog.at_level(logging.INFO, logger="localsvm"):
+        SVCCV(Cs=[1.0], gammas=[0.1], cv=3, verbose=2).fit(X, y)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert ("shared across folds" in said) == shared
+    assert ("computed per fold" in said) == (not shared)

@@ -70,6 +70,13 @@ from .svm_family import SVR
 
 __all__ = ["SVCCV", "SVRCV"]
 
+#: Fewest features for which ``kernel_matrix='auto'`` shares kernel
+#: matrices (dense rows, a kernel other than the linear one): below it, a
+#: fold's kernel columns cost less to compute from the features (the
+#: vectorised fills of the solver's cache) than an ``n × n`` matrix per γ
+#: costs to build and to read through each fold's permutation.
+SHARE_MIN_FEATURES = 64
+
 #: Decades of the default ``Cs`` grid: 10⁻¹ … 10³.
 C_DECADES = (-1.0, 3.0)
 #: Decades of the default ``gammas`` grid around γ_scale: 10⁻² … 10^1.5.
@@ -473,7 +480,10 @@ class _BaseSVMCV(BaseKernelEstimator):
             native = functools.partial(native, tol=settings["tol"])
         if self.kernel_matrix == "auto":
             need = _SharedKernels.bytes_needed(n_rows, workers, self._block_factor, itemsize)
-            share = need <= memory_budget()
+            cheap = (
+                self.kernel != "linear" and not sp.issparse(X) and X.shape[1] < SHARE_MIN_FEATURES
+            )
+            share = need <= memory_budget() and not cheap
         else:
             share = self.kernel_matrix == "shared"
         epoch = interrupt_epoch()
@@ -715,7 +725,10 @@ kernel_matrix : {'auto', 'shared', 'per_fold'}, default='auto'
     ``gamma``, the kernel matrix every fold and ``C`` value then reads;
     'per_fold' computes kernel values per fold through the solver's
     column cache (``cache_size``). 'auto' shares when the matrices fit
-    the memory budget (see Notes).
+    the memory budget (see Notes) and, for a kernel other than 'linear',
+    the rows are sparse or have at least 64 features: with fewer, a kernel
+    value costs less to compute from the features than a shared matrix
+    costs to build for every ``gamma`` and to read.
 prune : float or None, default=2.0
     Stops a fold's path over increasing ``C`` (for one ``gamma``) once it
     is clearly beaten: when its held-out error (the 0-1 error of each
