@@ -752,11 +752,20 @@ def _attributes(est, plan: _Plan, results, train_sizes, timings, labels, models=
         "cell_cv_score_": np.array([c[2] for c in chosen], dtype=np.float64),
         "cell_tuned_": np.array([c[3] for c in chosen], dtype=bool),
         "routing_scale_": plan.routing_scale,
+        "cell_overlap_reach_": _reach(plan, k),
         "cell_n_iter_": n_iter,
         "n_iter_": int(n_iter.sum()),
         "timings_": timings,
         "_stopped": stopped,
     }
+
+
+def _reach(plan: _Plan, k: int) -> np.ndarray:
+    """Each cell's overlap reach: the gap under which other cells' rows
+    joined it (0 for a cell without overlap, or a single cell)."""
+    if plan.router is None or plan.router.thresholds is None:
+        return np.zeros(k)
+    return np.maximum(plan.router.thresholds.astype(np.float64), 0.0)
 
 
 def _apply(est, attrs: dict) -> None:

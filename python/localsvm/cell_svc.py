@@ -51,7 +51,7 @@ from ._outofcore import (
     tune_cell,
 )
 from ._regions import RegionModelsMixin, region_iterations
-from .cells import SOFT_NEGLIGIBLE, fit_cells
+from .cells import SOFT_NEGLIGIBLE, fit_cells, soft_weights
 from .parallel import effective_n_jobs, run_tasks
 from .tuning import SVCCV, _grid
 
@@ -585,7 +585,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             positive = margin[margin > 0]
             if positive.size:
                 self.routing_scale_ = float(np.quantile(positive, SOFT_QUANTILE))
-        rows = self._cell_rows(labels, scores, k)
+        rows, self.cell_overlap_reach_ = self._cell_rows(labels, scores, k)
         self.partition_ = partition
         self.n_cells_ = k
         self.cell_labels_ = labels
@@ -673,13 +673,16 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             stacklevel=5,
         )
 
-    def _cell_rows(self, labels, scores, k) -> list[np.ndarray]:
+    def _cell_rows(self, labels, scores, k) -> tuple[list[np.ndarray], np.ndarray]:
         """Each cell's training rows: its members, then the
         ``overlap · |members|`` other examples nearest to it (``scores``:
-        ``(k, n)``, one cell's routing scores per row)."""
+        ``(k, n)``, one cell's routing scores per row, by the gap
+        ``scores[j] − own score``); and each cell's overlap reach, the
+        largest gap it took (0 without overlap)."""
         members = [np.flatnonzero(labels == j) for j in range(k)]
+        reach = np.zeros(k)
         if scores is None or float(self.overlap) == 0.0:
-            return members
+            return members, reach
         n = labels.shape[0]
         best = scores[labels, np.arange(n)]
         rows = []
@@ -691,8 +694,9 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             gap = scores[j] - best
             gap[members[j]] = np.inf
             near = np.argpartition(gap, extra - 1)[:extra]
+            reach[j] = max(float(gap[near].max()), 0.0)
             rows.append(np.sort(np.concatenate([members[j], near])))
-        return rows
+        return rows, reach
 
     # ------------------------------------------------------------ predict
 
@@ -703,13 +707,14 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
     def _soft_weights(self, X: np.ndarray):
         """The two nearest cells of each validated row and the weight of
-        the nearest: ``1 / (1 + exp(−(s₂ − s₁) / routing_scale_))`` for the
-        kernel distances ``s₁ ≤ s₂`` to the two cells' means."""
+        the nearest (:func:`~localsvm.cells.soft_weights` of the margin
+        ``s₂ − s₁`` between the kernel distances to the two cells' means,
+        the second cell's ``cell_overlap_reach_`` and ``routing_scale_``)."""
         S = self.partition_.scores(X, effective_n_jobs(self.n_jobs))
         two = np.argsort(S, axis=1, kind="stable")[:, :2]
         s = np.take_along_axis(S, two, axis=1).astype(np.float64)
-        with np.errstate(over="ignore"):
-            w = 1.0 / (1.0 + np.exp(-(s[:, 1] - s[:, 0]) / self.routing_scale_))
+        reach = self.cell_overlap_reach_[two[:, 1]]
+        w = soft_weights(s[:, 1] - s[:, 0], reach, self.routing_scale_)
         return two[:, 0], two[:, 1], w
 
     def _decision_valid(self, X: np.ndarray) -> np.ndarray:
