@@ -3,14 +3,14 @@ logistic blend of the two nearest cells alone, and the blend within the
 second cell's overlap reach (``routing='soft'``), held-out accuracy.
 
 ``python -m localsvm_benchmarks.routing [--sets a9a ijcnn1 usps
-generated:200000] [--n-test N] [--cell-size auto|N] [--tune]``
+generated:200000] [--n-test N] [--cell-size auto|N] [--overlap F] [--tune]``
 
 The sets are :func:`localsvm_benchmarks.local_defaults.load`'s (standardized
 on their training rows; ``generated:N`` is the generated problem of
 ``localsvm bench scale``); the test rows are the first ``--n-test`` of each
 set's test split (all of them by default; 20 000 generated ones, as
 ``bench scale``). One ``CellSVC(random_state=0)`` (every other parameter at
-its default, or ``cell_size`` / ``tune=True`` when given) is fitted per set;
+its default, or ``cell_size``, ``overlap`` / ``tune=True`` when given) is fitted per set;
 the three rules then label the same test rows: 'hard' (each row by its own
 cell's SVM), 'logistic' (its two nearest cells weighted
 ``1 / (1 + exp(−(s₂ − s₁) / routing_scale_))``, the weight without the
@@ -53,7 +53,7 @@ def _blend(model, X: np.ndarray, first, second, w) -> np.ndarray:
     return scores_index(dec)
 
 
-def run_one(name: str, n_test: int, cell_size, tune: bool) -> dict:
+def run_one(name: str, n_test: int | None, cell_size, tune: bool, overlap: float = 1.0) -> dict:
     """Fit one CellSVC on ``name`` and label its test rows by each rule."""
     from localsvm import CellSVC
     from localsvm.cells import SOFT_NEGLIGIBLE, soft_weights
@@ -62,7 +62,8 @@ def run_one(name: str, n_test: int, cell_size, tune: bool) -> dict:
         n_test = N_TEST
     X, y, Xt, yt = load(name, n_test)
     start = time.perf_counter()
-    model = CellSVC(cell_size=cell_size, tune=tune, random_state=0).fit(X, y)
+    model = CellSVC(cell_size=cell_size, overlap=overlap, tune=tune, random_state=0)
+    model.fit(X, y)
     fit_s = time.perf_counter() - start
     Xt = model._predict_prologue(Xt)
     truth = np.searchsorted(model.classes_, yt)
@@ -96,6 +97,7 @@ def run_routing(
     cell_size="auto",
     tune: bool = False,
     out: TextIO = sys.stdout,
+    overlap: float = 1.0,
 ) -> list[dict]:
     """Every set's row, printed as it comes."""
     table = columns(
@@ -103,13 +105,14 @@ def run_routing(
         "logistic >9.2f% | soft >7.2f% | blended (logistic) >19.1f% | blended (soft) >15.1f%"
     )
     print(
-        f"CellSVC(cell_size={cell_size!r}, tune={tune}, random_state=0), one fit per set",
+        f"CellSVC(cell_size={cell_size!r}, overlap={overlap:g}, tune={tune}, random_state=0),"
+        " one fit per set",
         file=out,
     )
     print_table(table, [], out)
     rows = []
     for name in sets:
-        r = run_one(name, n_test, cell_size, tune)
+        r = run_one(name, n_test, cell_size, tune, overlap)
         rows.append(r)
         line = [r["set"], r["n"], r["test"], r["cells"], r["fit_s"]]
         line += [100 * r[k] for k in ("hard", "logistic", "soft", "blend_log", "blend_soft")]
@@ -122,10 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sets", nargs="+", default=list(DEFAULT_SETS))
     parser.add_argument("--n-test", type=int, default=None)
     parser.add_argument("--cell-size", default="auto")
+    parser.add_argument("--overlap", type=float, default=1.0)
     parser.add_argument("--tune", action="store_true")
     args = parser.parse_args(argv)
     size = args.cell_size if args.cell_size == "auto" else int(args.cell_size)
-    run_routing(args.sets, args.n_test, size, args.tune)
+    run_routing(args.sets, args.n_test, size, args.tune, overlap=args.overlap)
     return 0
 
 

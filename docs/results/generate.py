@@ -157,6 +157,19 @@ COMMANDS: dict[str, tuple[list[str], bool, str]] = {
         True,
         "under a minute",
     ),
+    "cells-routing-disjoint": (
+        [
+            "python",
+            "-m",
+            "localsvm_benchmarks.routing",
+            "--cell-size",
+            "2000",
+            "--overlap",
+            "0",
+        ],
+        True,
+        "about a minute",
+    ),
     "cells-routing-tuned": (
         ["python", "-m", "localsvm_benchmarks.routing", "--tune"],
         True,
