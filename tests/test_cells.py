@@ -339,3 +339,18 @@ def test_clusters_that_collapse_to_one_cell_give_the_global_svm(routing):
             np.testing.assert_array_equal(model.predict(X), glob.predict(X))
             np.testing.assert_allclose(model.decision_function(X), glob.decision_function(X))
     assert collapsed >= 1
+
+
+def test_a_model_without_the_overlap_reach_says_what_to_do():
+    """A soft-routing model pickled before ``cell_overlap_reach_`` existed
+    names the fix instead of failing on a missing attribute."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    model = CellSVC(cell_size=100, random_state=0).fit(X, y)
+    if model.n_cells_ < 2:
+        pytest.skip("one cell: nothing to route")
+    del model.cell_overlap_reach_
+    with pytest.raises(AttributeError, match="routing='hard'"):
+        model.predict(X)
+    assert model.set_params(routing="hard").predict(X).shape == (400,)

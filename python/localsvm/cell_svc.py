@@ -732,7 +732,15 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         S = self.partition_.scores(X, effective_n_jobs(self.n_jobs))
         two = np.argsort(S, axis=1, kind="stable")[:, :2]
         s = np.take_along_axis(S, two, axis=1).astype(np.float64)
-        reach = self.cell_overlap_reach_[two[:, 1]]
+        reach_all = getattr(self, "cell_overlap_reach_", None)
+        if reach_all is None:
+            # A model pickled before the reach was recorded.
+            raise AttributeError(
+                "this CellSVC was fitted by an earlier localsvm without "
+                "cell_overlap_reach_, which routing='soft' needs: refit it, or set "
+                "routing='hard' (model.set_params(routing='hard'))"
+            )
+        reach = reach_all[two[:, 1]]
         w = soft_weights(s[:, 1] - s[:, 0], reach, self.routing_scale_)
         return two[:, 0], two[:, 1], w
 
