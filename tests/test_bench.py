@@ -366,3 +366,22 @@ def test_fixed_cost_bench_splits_the_fit_time():
         raise RuntimeError
     assert rust._core is _core
     assert "sklearn / localsvm" in out.getvalue()
+
+
+def test_routing_bench_labels_one_model_by_each_rule():
+    from localsvm_benchmarks.local_defaults import load
+    from localsvm_benchmarks.routing import run_routing
+
+    from localsvm import CellSVC
+
+    out = io.StringIO()
+    (row,) = run_routing(["generated:12000"], n_test=2000, cell_size=3000, out=out)
+    X, y, Xt, yt = load("generated:12000", 2000)
+    soft = CellSVC(cell_size=3000, random_state=0).fit(X, y)
+    hard = CellSVC(cell_size=3000, routing="hard", random_state=0).fit(X, y)
+    assert row["cells"] == soft.n_cells_ > 1
+    assert row["soft"] == pytest.approx(soft.score(Xt, yt))
+    assert row["hard"] == pytest.approx(hard.score(Xt, yt))
+    # The reach only takes blending away: fewer rows blend than without it.
+    assert 0 < row["blend_soft"] <= row["blend_log"] <= 1
+    assert "generated:12000" in out.getvalue()

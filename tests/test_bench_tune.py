@@ -196,6 +196,7 @@ def test_cells_part_says_what_it_needs(monkeypatch):
         (["--max-sklearn", "-1"], "--max-sklearn must be 0 or more, got -1"),
         (["--svr-rows", "3"], "--svr-rows must be 0 or at least 2 per fold"),
         (["--sizes", "1"], "a subsample needs at least 2 rows"),
+        (["--cells-params", "colour=3"], "--cells-params: cells_params: 'colour=3' is not"),
     ],
 )
 def test_tune_cli_misuse_is_a_usage_error(args, message, capsys):
@@ -358,3 +359,40 @@ def test_cells_part_runs_cellsvc_tuned_and_untuned():
     assert 0.1 <= tuned["C"] <= 1000.0 and tuned["gamma"] > 0
     assert 0.5 < tuned["accuracy"] <= 1.0 and tuned["fit_s"] > 0
     assert "per cell gamma:" in out.getvalue()
+
+
+def test_cells_params_add_a_row_with_those_settings():
+    if not tune.cellsvc_tunes():
+        pytest.skip("CellSVC has no tune parameter in this build")
+    params = tune.parse_cells_params("tune_size=200, Cs=3,gammas=2")
+    assert params == {"tune_size": 200, "Cs": 3, "gammas": 2}
+    assert tune.parse_cells_params("tune_size=None,cell_size=auto,overlap=0.5") == {
+        "tune_size": None,
+        "cell_size": "auto",
+        "overlap": 0.5,
+    }
+    for bad in ("tune=False", "Cs", "colour=3"):
+        with pytest.raises(ValueError, match="name=value for one of CellSVC's parameters"):
+            tune.parse_cells_params(bad)
+    out = io.StringIO()
+    res = tune.run_tune(
+        ["a9a"],
+        [300],
+        [],
+        grid=(2, 2),
+        n_folds=2,
+        svr_rows=0,
+        cells_rows=800,
+        cells_subsample=300,
+        cells_params=params,
+        n_test=400,
+        out=out,
+    )
+    route = "CellSVC(tune=True, tune_size=200, Cs=3, gammas=2)"
+    by_route = {r["route"]: r for r in res["cells"]}
+    assert {"CellSVC(tune=False)", "CellSVC(tune=True)", route} <= set(by_route)
+    row = by_route[route]
+    assert row["n_tuned"] == row["n_cells"] == 1
+    # Cs=3 on SVCCV's grid 10⁻¹ … 10³: 0.1, 10, 1000.
+    assert set(row["cell_C"]) <= {0.1, 10.0, 1000.0}
+    assert route in out.getvalue()

@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 import localsvm
 from localsvm import SVC, CellSVC, KernelSpec, use_engine
-from localsvm.cells import CellPartition, kernel_kmeans, partition_cells
+from localsvm.cells import CellPartition, kernel_kmeans, partition_cells, soft_weights
 from localsvm.kernels import kernel_matrix
 
 
@@ -119,6 +119,84 @@ def test_soft_routing_blends_only_near_borders(data):
     for i, c in enumerate(cell):
         assert d_hard[i] == pytest.approx(hard.cell_models_[c].decision_function(Xt[i : i + 1])[0])
     np.testing.assert_array_equal(soft.predict(Xt), soft.classes_[(d_soft > 0).astype(int)])
+
+
+def far_regions(n_per_region: int, seed: int):
+    """Two Gaussian blobs 20 apart, each labelled by its own nonlinear rule
+    (a disc on the left, a product of waves on the right), and each row's
+    region."""
+    rng = np.random.RandomState(seed)
+    a = rng.normal(size=(n_per_region, 2))
+    b = rng.normal(size=(n_per_region, 2))
+    ya = a[:, 0] ** 2 + a[:, 1] ** 2 > 1.4
+    yb = np.sin(2.5 * b[:, 1]) * np.cos(2.5 * b[:, 0]) > 0
+    X = np.vstack([a, b + np.array([20.0, 0.0])])
+    y = np.concatenate([ya, yb]).astype(int)
+    return X, y, np.repeat([0, 1], n_per_region)
+
+
+def test_soft_routing_takes_nothing_from_a_cell_that_never_trained_near_the_row():
+    """Two far regions, one cell each, tuned apart: a row of one region is
+    beyond the other cell's overlap, so soft routing gives it its own
+    cell's value alone and is as accurate as hard routing in each region
+    (a plain logistic blend of the two cells lost 8 points on the right)."""
+    X, y, _ = far_regions(1500, 0)
+    Xt, yt, region = far_regions(1500, 1)
+    kw = dict(n_cells=2, overlap=0.5, tune=True, Cs=[1.0, 1000.0], gammas=3, random_state=0)
+    soft = CellSVC(**kw).fit(X, y)
+    hard = CellSVC(routing="hard", **kw).fit(X, y)
+    assert soft.cell_gamma_[0] != soft.cell_gamma_[1]
+    for r in (0, 1):
+        acc_soft = np.mean(soft.predict(Xt[region == r]) == yt[region == r])
+        acc_hard = np.mean(hard.predict(Xt[region == r]) == yt[region == r])
+        assert acc_hard > 0.85
+        assert acc_soft >= acc_hard - 0.005, (r, acc_soft, acc_hard)
+    _, second, w = soft._soft_weights(Xt)
+    S = np.sort(soft.partition_.scores(Xt), axis=1).astype(np.float64)
+    beyond = S[:, 1] - S[:, 0] >= soft.cell_overlap_reach_[second]
+    assert beyond.mean() > 0.3
+    assert np.all(w[beyond] == 1.0)
+
+
+def test_rows_within_the_overlap_still_blend(data):
+    """A row whose margin to its second cell lies well inside that cell's
+    overlap reach takes a share of it; the reach is the largest gap among
+    the rows the cell took from other cells."""
+    X, y, Xt, _ = data
+    clf = CellSVC(cell_size=600, random_state=0).fit(X, y)
+    S = clf.partition_.scores(X, by_cell=True)
+    best = S.min(axis=0)
+    for j in range(clf.n_cells_):
+        gaps = (S[j] - best)[clf.cell_labels_ != j]
+        taken = int(clf.cell_train_sizes_[j] - clf.cell_sizes_[j])
+        assert clf.cell_overlap_reach_[j] == pytest.approx(np.sort(gaps)[taken - 1])
+    _, second, w = clf._soft_weights(Xt)
+    St = np.sort(clf.partition_.scores(Xt), axis=1).astype(np.float64)
+    margin = St[:, 1] - St[:, 0]
+    inside = margin < 0.5 * clf.cell_overlap_reach_[second]
+    near = inside & (margin < clf.routing_scale_)
+    assert near.sum() > 10
+    assert np.all(w[near] < 1.0 - 1e-4) and np.all(w[near] >= 0.5)
+    assert np.all(w[~inside] > w[inside].min())
+
+
+def test_soft_weight_is_continuous_and_reaches_one_at_the_reach():
+    margin = np.linspace(0.0, 3.0, 30001)
+    for reach, scale in [(2.0, 0.3), (2.0, 5.0), (0.01, 1.0)]:
+        w = soft_weights(margin, np.full_like(margin, reach), scale)
+        assert w[0] == pytest.approx(0.5)
+        assert np.all(np.diff(w) >= -1e-12)
+        # Lipschitz (no jump): |dw/dm| <= 0.75 / reach + 0.25 / scale.
+        step = margin[1] - margin[0]
+        assert np.max(np.diff(w)) <= (0.75 / reach + 0.25 / scale) * step * (1 + 1e-9)
+        np.testing.assert_array_equal(w[margin >= reach], 1.0)
+        assert np.all(w[margin < reach] < 1.0)
+    # Far inside the reach the weight is the logistic one.
+    assert soft_weights(np.array([0.01]), np.array([100.0]), 1.0)[0] == pytest.approx(
+        1.0 / (1.0 + np.exp(-0.01)), rel=1e-6
+    )
+    # A cell without overlap never takes a share.
+    np.testing.assert_array_equal(soft_weights(margin, np.zeros_like(margin), 1.0), 1.0)
 
 
 def test_multiclass_through_the_same_cells():
@@ -261,3 +339,18 @@ def test_clusters_that_collapse_to_one_cell_give_the_global_svm(routing):
             np.testing.assert_array_equal(model.predict(X), glob.predict(X))
             np.testing.assert_allclose(model.decision_function(X), glob.decision_function(X))
     assert collapsed >= 1
+
+
+def test_a_model_without_the_overlap_reach_says_what_to_do():
+    """A soft-routing model pickled before ``cell_overlap_reach_`` existed
+    names the fix instead of failing on a missing attribute."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    model = CellSVC(cell_size=100, random_state=0).fit(X, y)
+    if model.n_cells_ < 2:
+        pytest.skip("one cell: nothing to route")
+    del model.cell_overlap_reach_
+    with pytest.raises(AttributeError, match="routing='hard'"):
+        model.predict(X)
+    assert model.set_params(routing="hard").predict(X).shape == (400,)

@@ -92,6 +92,20 @@ def test_dask_fit_same_model_as_memmap_and_close_to_in_memory(client):
         dask_fit.partition_.representatives[: PARAMS["sample_size"]],
     )
     assert abs(dask_fit.routing_scale_ - mem_fit.routing_scale_) < 0.25 * mem_fit.routing_scale_
+    # Each cell's overlap reach (the gap under which other cells' rows
+    # joined it) is the in-memory one, to about a histogram bin.
+    np.testing.assert_array_equal(dask_fit.cell_overlap_reach_, mm_fit.cell_overlap_reach_)
+    if dask_fit.n_cells_ == mem_fit.n_cells_:
+        np.testing.assert_allclose(
+            dask_fit.cell_overlap_reach_, mem_fit.cell_overlap_reach_, rtol=0.1
+        )
+    # One model predicts the same through every route: in memory, read in
+    # chunks from a memmap, and block by block on the cluster.
+    for what in ("predict", "decision_function"):
+        want = getattr(mem_fit, what)(Xt)
+        np.testing.assert_array_equal(getattr(mem_fit, what)(_memmap(Xt)), want)
+        got = getattr(mem_fit, what)(da.from_array(Xt, chunks=(300, D))).compute()
+        np.testing.assert_array_equal(got, want)
     acc_dask = np.mean(dask_fit.predict(Xt) == yt)
     acc_mem = np.mean(mem_fit.predict(Xt) == yt)
     assert acc_dask > 0.85

@@ -86,7 +86,7 @@ def test_saved_result_names_its_command(name):
     path = RESULTS / name
     assert path.is_file(), f"{name} is included by a page but not saved"
     first, second = path.read_text(encoding="utf-8").splitlines()[:2]
-    assert first.startswith("$ python -m localsvm ") or first.startswith("$ bash "), first
+    assert first.startswith(("$ python -m localsvm ", "$ python -m localsvm_", "$ bash ")), first
     assert second.startswith("# ran 20"), second
     assert path.stem in generate.COMMANDS, f"generate.py cannot rerun {name}"
 

@@ -261,6 +261,12 @@ def build_parser(prog: str = "localsvm bench") -> argparse.ArgumentParser:
         default=20_000,
         help="bench tune: rows SVCCV tunes on before the global SVC (default: 20000)",
     )
+    parser.add_argument(
+        "--cells-params",
+        default="",
+        help="bench tune: with --cells-rows, one more row of CellSVC(tune=True) with these "
+        "settings, written name=value,name=value (e.g. tune_size=5000,Cs=10; default: none)",
+    )
     return parser
 
 
@@ -395,6 +401,12 @@ def _tune(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error(f"--svr-rows must be 0 or at least 2 per fold, got {args.svr_rows}")
     if 0 < args.cells_rows < 2 * args.folds:
         parser.error(f"--cells-rows must be 0 or at least 2 per fold, got {args.cells_rows}")
+    from .tune import parse_cells_params
+
+    try:
+        args.cells_params = parse_cells_params(args.cells_params)
+    except ValueError as err:
+        parser.error(f"--cells-params: {err}")
     try:
         _run_tune(args, datasets, peers)
     except KeyboardInterrupt:
@@ -420,6 +432,7 @@ def _run_tune(args: argparse.Namespace, datasets: list[str], peers: list[str]) -
         svr_grid=args.svr_grid,
         cells_rows=args.cells_rows,
         cells_subsample=args.cells_subsample,
+        cells_params=args.cells_params,
         out=sys.stdout,
     )
 

@@ -52,7 +52,9 @@ slow, off by default): ``CellSVC(tune=True)`` (each cell choosing its own
 usual workflow of ``SVCCV`` on a ``cells_subsample``-row subsample (this
 bench's grid and folds) followed by one global ``SVC`` at the chosen values
 on every row; total time and test accuracy, and for ``CellSVC`` the median
-of its cells' ``C`` and ``gamma``.
+of its cells' ``C`` and ``gamma``. ``cells_params`` adds a row of
+``CellSVC(tune=True)`` with those settings besides (e.g. ``tune_size=5000,
+Cs=10``: each cell's search on more rows, with a finer ``C`` grid).
 """
 
 from __future__ import annotations
@@ -589,7 +591,7 @@ def run_svr(n: int, shape: Sequence[int], opts: dict, ctx: dict, out: TextIO) ->
 
 #: The CellSVC table's layout.
 CELLS_TABLE = columns(
-    "route <27 | search s >9.2f | fit s >8.2f | total s >8.2f | test acc >8.2f% | C >9.4g | "
+    "route <44 | search s >9.2f | fit s >8.2f | total s >8.2f | test acc >8.2f% | C >9.4g | "
     "gamma >10.4g"
 )
 
@@ -601,11 +603,51 @@ def cellsvc_tunes() -> bool:
     return "tune" in inspect.signature(CellSVC.__init__).parameters
 
 
+def parse_cells_params(text: str) -> dict:
+    """``CellSVC`` settings written ``name=value,name=value`` (an int, a
+    float, None, or a word such as 'auto'), checked against its
+    parameters; ``tune`` and ``random_state`` are the bench's."""
+    from localsvm import CellSVC
+
+    known = set(CellSVC().get_params()) - {"tune", "random_state", "n_jobs"}
+    out: dict = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        name, eq, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or name not in known:
+            raise ValueError(
+                f"cells_params: {item!r} is not name=value for one of CellSVC's "
+                f"parameters ({', '.join(sorted(known))})"
+            )
+        for cast in (int, float):
+            try:
+                out[name] = cast(value)
+                break
+            except ValueError:
+                continue
+        else:
+            out[name] = None if value == "None" else value
+    return out
+
+
+def _cells_route(params: dict) -> str:
+    """The table's name of ``CellSVC(tune=True, **params)``."""
+    extra = "".join(f", {k}={v!r}" for k, v in params.items())
+    return f"CellSVC(tune=True{extra})"
+
+
 def run_cells(
-    n: int, subsample: int, opts: dict, ctx: dict, out: TextIO, n_test: int = N_TEST
+    n: int,
+    subsample: int,
+    opts: dict,
+    ctx: dict,
+    out: TextIO,
+    n_test: int = N_TEST,
+    cells_params: dict | None = None,
 ) -> list[dict]:
     """``CellSVC(tune=True)`` against ``SVCCV`` on a subsample followed by one
-    global ``SVC`` at the chosen values on every row."""
+    global ``SVC`` at the chosen values on every row (and, with
+    ``cells_params``, ``CellSVC(tune=True)`` with those settings)."""
     from localsvm import SVC, CellSVC
 
     X, y, Xt, yt = generated(n, n_test)
@@ -617,10 +659,15 @@ def run_cells(
     )
     rows = []
     if cellsvc_tunes():
-        for tune_cells in (False, True):
-            route = f"CellSVC(tune={tune_cells})"
+        settings = [(False, {}), (True, {})]
+        if cells_params:
+            settings.append((True, dict(cells_params)))
+        for tune_cells, params in settings:
+            route = _cells_route(params) if params else f"CellSVC(tune={tune_cells})"
             model, seconds = timed(
-                lambda t=tune_cells: CellSVC(tune=t, n_jobs=N_JOBS, random_state=0).fit(X, y),
+                lambda t=tune_cells, p=params: CellSVC(
+                    tune=t, n_jobs=N_JOBS, random_state=0, **p
+                ).fit(X, y),
                 opts["repeat"],
             )
             fitted = np.isfinite(model.cell_C_)
@@ -709,8 +756,8 @@ def run_cells(
         print_columns(CELLS_TABLE, lines, out)
         print(
             "CellSVC: its own defaults (cell_size 10 000, overlap 1; with tune=True a 5 x 5 "
-            "grid, 3 folds on up to 2000 rows per cell), its search and fits in one time; "
-            "C, gamma: the median over its cells",
+            "grid, 3 folds on up to 2000 rows per cell) but the settings its row names, its "
+            "search and fits in one time; C, gamma: the median over its cells",
             file=out,
             flush=True,
         )
@@ -735,6 +782,7 @@ def run_tune(
     svr_grid: Sequence[int] = SVR_GRID,
     cells_rows: int = 0,
     cells_subsample: int = CELLS_SUBSAMPLE,
+    cells_params: dict | None = None,
     out: TextIO | None = None,
 ) -> dict:
     """``python -m localsvm bench tune`` (see the module); returns the rows
@@ -799,7 +847,13 @@ def run_tune(
         result["svr"] = run_svr(svr_rows, svr_grid, opts, ctx, out)
     if cells_rows:
         result["cells"] = run_cells(
-            cells_rows, cells_subsample, opts, ctx, out, n_test=n_test or N_TEST
+            cells_rows,
+            cells_subsample,
+            opts,
+            ctx,
+            out,
+            n_test=n_test or N_TEST,
+            cells_params=cells_params,
         )
     return result
 
@@ -820,6 +874,7 @@ __all__ = [
     "load_liquidsvm",
     "make_folds",
     "make_grid",
+    "parse_cells_params",
     "regression_data",
     "run_tune",
     "so_suffix_shim",

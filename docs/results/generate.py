@@ -32,7 +32,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
-#: name -> (arguments of ``python -m localsvm``, long run?, how long it takes)
+#: name -> (arguments of ``python -m localsvm``, or a whole command line from
+#: ``bash`` or ``python``; long run?; how long it takes)
 COMMANDS: dict[str, tuple[list[str], bool, str]] = {
     "demo": (["demo"], False, "under a minute"),
     "info": (["info"], False, "seconds"),
@@ -135,12 +136,51 @@ COMMANDS: dict[str, tuple[list[str], bool, str]] = {
     "bench-local": (["bench", "local", "--peers", "localsvm,sklearn"], True, "about 5 minutes"),
     "bench-scale": (["bench", "scale"], True, "about 15 minutes idle, 25 under load"),
     "bench-sparse": (["bench", "sparse"], True, "about 10 minutes"),
+    # CellSVC's routing rules on one fitted model per set.
+    "cells-routing": (
+        ["python", "-m", "localsvm_benchmarks.routing"],
+        True,
+        "about a minute",
+    ),
+    "cells-routing-small": (
+        [
+            "python",
+            "-m",
+            "localsvm_benchmarks.routing",
+            "--cell-size",
+            "2000",
+            "--sets",
+            "a9a",
+            "ijcnn1",
+            "usps",
+        ],
+        True,
+        "under a minute",
+    ),
+    "cells-routing-disjoint": (
+        [
+            "python",
+            "-m",
+            "localsvm_benchmarks.routing",
+            "--cell-size",
+            "2000",
+            "--overlap",
+            "0",
+        ],
+        True,
+        "about a minute",
+    ),
+    "cells-routing-tuned": (
+        ["python", "-m", "localsvm_benchmarks.routing", "--tune"],
+        True,
+        "about 2 minutes",
+    ),
 }
 
 
 def _command(argv: list[str]) -> list[str]:
     """The command line that runs ``argv`` of :data:`COMMANDS`."""
-    return argv if argv[0] == "bash" else ["python", "-m", "localsvm", *argv]
+    return argv if argv[0] in ("bash", "python") else ["python", "-m", "localsvm", *argv]
 
 
 def _resolve(arg: str) -> str:

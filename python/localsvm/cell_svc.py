@@ -51,7 +51,7 @@ from ._outofcore import (
     tune_cell,
 )
 from ._regions import RegionModelsMixin, region_iterations
-from .cells import SOFT_NEGLIGIBLE, fit_cells
+from .cells import SOFT_NEGLIGIBLE, fit_cells, soft_weights
 from .parallel import effective_n_jobs, run_tasks
 from .tuning import SVCCV, _grid
 
@@ -147,8 +147,9 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
     Predict: a test example goes to its cell by the same rule as the
     training examples, and the cell's SVM labels it; with
-    ``routing='soft'`` (the default) an example near a border is labelled by
-    the weighted decision values of its two nearest cells' SVMs.
+    ``routing='soft'`` (the default) an example near a border, within the
+    region its second-nearest cell took as overlap, is labelled by the
+    weighted decision values of its two nearest cells' SVMs.
 
     Cost: for a fixed cell size ``s`` each SMO solve costs about what a
     global SVM on ``s·(1 + overlap)`` examples costs, so the fit grows
@@ -209,8 +210,9 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         Each cell also trains on this fraction of its size of the nearest
         examples of other cells (by the difference of their kernel distances
         to this cell and to their own); 0 makes the cells disjoint (DC-SVM's
-        early prediction), larger values buy accuracy at about
-        ``(1 + overlap)²`` times the cost of the solves.
+        early prediction: no cell reaches past its border, so
+        ``routing='soft'`` labels as 'hard' does), larger values buy
+        accuracy at about ``(1 + overlap)²`` times the cost of the solves.
     sample_size : int or 'auto', default='auto'
         Examples clustered by kernel k-means. 'auto':
         ``max(2000, 20 · n_cells)``, at most ``n`` and 4096 (the sample's
@@ -219,16 +221,23 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         evaluations to route the training and test examples.
     routing : {'soft', 'hard'}, default='soft'
         'hard': an example is labelled by its own cell's SVM alone. 'soft':
-        by the decision values of its two nearest cells' SVMs, the nearest
-        weighted ``w = 1 / (1 + exp(−(s₂ − s₁) / routing_scale_))`` for its
-        kernel distances ``s₁ ≤ s₂`` to the two cells (the other ``1 − w``),
-        so an example near a border, which both cells trained on through
-        the overlap, is not decided by which side it falls on;
-        ``routing_scale_`` is the 5th percentile of ``s₂ − s₁`` over the
-        training examples, so only the examples nearest a border are
-        blended (wider blending helped on some data and cost accuracy on
-        others, e.g. ijcnn1). Rows deep inside their cell
-        (``w > 1 − 10⁻⁴``) cost one cell's SVM; the others two.
+        by the decision values of its two nearest cells' SVMs, the second
+        weighted ``(1 − σ(m / routing_scale_)) · f(m / τ)`` and the nearest
+        the rest, for the margin ``m = s₂ − s₁`` between its kernel
+        distances ``s₁ ≤ s₂`` to the two cells, σ the logistic function,
+        ``τ`` the second cell's ``cell_overlap_reach_`` and
+        ``f(t) = 1 − 3t² + 2t³`` on ``[0, 1]``, 0 beyond. An example near a
+        border, which both cells trained on through the overlap, is then
+        not decided by which side it falls on, while an example beyond the
+        second cell's reach (``m ≥ τ``: that cell took no training example
+        as far from it) gets its own cell's value alone, however small
+        ``m`` is (kernel distances saturate far from a cell); the weight is
+        continuous in ``m``. ``routing_scale_`` is the 5th percentile of
+        ``s₂ − s₁`` over the training examples, so only the examples
+        nearest a border are blended much (wider blending helped on some
+        data and cost accuracy on others, e.g. ijcnn1). Rows whose own
+        cell weighs more than ``1 − 10⁻⁴`` cost one cell's SVM; the others
+        two.
     tune : bool, default=False
         Choose ``C`` and ``gamma`` per cell by cross-validation (see
         Tuning above); ``C`` and ``gamma`` are then the values of the cells
@@ -302,6 +311,12 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         The scale of ``routing='soft'``'s weights: the 5th percentile, over
         the training examples, of the difference between the kernel
         distances to their two nearest cells (1.0 with a single cell).
+    cell_overlap_reach_ : ndarray of shape (n_cells_,)
+        Each cell's overlap reach: the largest gap ``s_cell(x) − s_own(x)``
+        (kernel distance to this cell less that to the example's own) of
+        the other cells' examples it trained on; 0 for a cell without
+        overlap. ``routing='soft'`` gives a cell no share of a row whose
+        margin to it is at least its reach.
     cell_train_sizes_ : ndarray of shape (n_cells_,)
         Examples each cell's SVM was trained on (members plus overlap).
     cell_classes_ : list of ndarray
@@ -368,9 +383,10 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
       (dtype, finiteness: the block and row of the first NaN are named) and
       routed where it lives, and the client receives per block only cell
       counts and ``O(n_cells · 256)`` histograms of the routing gaps, from
-      which it sets each cell's overlap (met to about one histogram bin)
-      and ``routing_scale_``; each cell's rows are then gathered, in waves
-      that take at most a tenth of the workers' memory limits, to one
+      which it sets each cell's overlap (met to about one histogram bin,
+      its gap ``cell_overlap_reach_``) and ``routing_scale_``; each cell's
+      rows are then gathered, in waves that take at most a tenth of the
+      workers' memory limits, to one
       worker, which trains the cell's SVM. Float32 rows keep float32
       support vectors (the same values, half the bytes). The model is the
       cells' support vectors, at most ``(1 + overlap)·n`` rows of ``4·d``
@@ -407,7 +423,10 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     fit of the same rows give the same model. They differ from the
     in-memory fit in two details: a cell beyond twice its share is cut by
     kernel k-means of its sampled members (not of all its rows), and the
-    overlap and ``routing_scale_`` come from histograms.
+    overlap, ``cell_overlap_reach_`` (the gap under which the overlap is
+    taken) and ``routing_scale_`` come from histograms. Prediction is the
+    same on every route: a fitted model labels in-memory rows, a memmap
+    and a Dask array alike.
 
     References
     ----------
@@ -585,7 +604,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             positive = margin[margin > 0]
             if positive.size:
                 self.routing_scale_ = float(np.quantile(positive, SOFT_QUANTILE))
-        rows = self._cell_rows(labels, scores, k)
+        rows, self.cell_overlap_reach_ = self._cell_rows(labels, scores, k)
         self.partition_ = partition
         self.n_cells_ = k
         self.cell_labels_ = labels
@@ -673,13 +692,16 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             stacklevel=5,
         )
 
-    def _cell_rows(self, labels, scores, k) -> list[np.ndarray]:
+    def _cell_rows(self, labels, scores, k) -> tuple[list[np.ndarray], np.ndarray]:
         """Each cell's training rows: its members, then the
         ``overlap · |members|`` other examples nearest to it (``scores``:
-        ``(k, n)``, one cell's routing scores per row)."""
+        ``(k, n)``, one cell's routing scores per row, by the gap
+        ``scores[j] − own score``); and each cell's overlap reach, the
+        largest gap it took (0 without overlap)."""
         members = [np.flatnonzero(labels == j) for j in range(k)]
+        reach = np.zeros(k)
         if scores is None or float(self.overlap) == 0.0:
-            return members
+            return members, reach
         n = labels.shape[0]
         best = scores[labels, np.arange(n)]
         rows = []
@@ -691,8 +713,9 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             gap = scores[j] - best
             gap[members[j]] = np.inf
             near = np.argpartition(gap, extra - 1)[:extra]
+            reach[j] = max(float(gap[near].max()), 0.0)
             rows.append(np.sort(np.concatenate([members[j], near])))
-        return rows
+        return rows, reach
 
     # ------------------------------------------------------------ predict
 
@@ -703,13 +726,22 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
     def _soft_weights(self, X: np.ndarray):
         """The two nearest cells of each validated row and the weight of
-        the nearest: ``1 / (1 + exp(−(s₂ − s₁) / routing_scale_))`` for the
-        kernel distances ``s₁ ≤ s₂`` to the two cells' means."""
+        the nearest (:func:`~localsvm.cells.soft_weights` of the margin
+        ``s₂ − s₁`` between the kernel distances to the two cells' means,
+        the second cell's ``cell_overlap_reach_`` and ``routing_scale_``)."""
         S = self.partition_.scores(X, effective_n_jobs(self.n_jobs))
         two = np.argsort(S, axis=1, kind="stable")[:, :2]
         s = np.take_along_axis(S, two, axis=1).astype(np.float64)
-        with np.errstate(over="ignore"):
-            w = 1.0 / (1.0 + np.exp(-(s[:, 1] - s[:, 0]) / self.routing_scale_))
+        reach_all = getattr(self, "cell_overlap_reach_", None)
+        if reach_all is None:
+            # A model pickled before the reach was recorded.
+            raise AttributeError(
+                "this CellSVC was fitted by an earlier localsvm without "
+                "cell_overlap_reach_, which routing='soft' needs: refit it, or set "
+                "routing='hard' (model.set_params(routing='hard'))"
+            )
+        reach = reach_all[two[:, 1]]
+        w = soft_weights(s[:, 1] - s[:, 0], reach, self.routing_scale_)
         return two[:, 0], two[:, 1], w
 
     def _decision_valid(self, X: np.ndarray) -> np.ndarray:

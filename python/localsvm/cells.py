@@ -59,6 +59,30 @@ ROUTE_BLOCK_BYTES = 16 << 20
 SOFT_NEGLIGIBLE = 1e-4
 
 
+def soft_weights(margin: np.ndarray, reach: np.ndarray, scale: float) -> np.ndarray:
+    """``routing='soft'``: the weight of each row's nearest cell (the second
+    nearest takes the rest).
+
+    ``margin`` is ``s₂ − s₁ ≥ 0``, the row's kernel distances to its two
+    nearest cells; ``reach`` is the second cell's overlap reach ``τ``, the
+    largest such gap of the rows of other cells it trained on (0 for a cell
+    without overlap). The second cell's share is
+    ``(1 − σ(margin / scale)) · f(margin / τ)`` with σ the logistic function
+    and ``f(t) = 1 − 3t² + 2t³`` on ``[0, 1]``, 0 beyond: the logistic blend
+    near the border (``f ≈ 1`` for ``margin ≪ τ``), fading smoothly to
+    nothing at the reach, so a row where the second cell never trained
+    (``margin ≥ τ``) takes its own cell's value alone, and the weight is
+    continuous in ``margin``.
+    """
+    margin = np.asarray(margin, dtype=np.float64)
+    reach = np.asarray(reach, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        t = np.where(reach > 0, margin / reach, np.inf)
+        fade = np.where(t < 1.0, 1.0 - t * t * (3.0 - 2.0 * t), 0.0)
+        other = fade / (1.0 + np.exp(margin / scale))
+    return 1.0 - other
+
+
 def _sample_size(n: int, n_cells: int) -> int:
     cap = math.isqrt(SAMPLE_GRAM_BYTES // 8)
     return int(min(n, cap, max(MIN_SAMPLE, SAMPLE_PER_CELL * n_cells)))
