@@ -72,6 +72,26 @@ COMMANDS: dict[str, tuple[list[str], bool, str]] = {
         "under a minute",
     ),
     # Full protocols: minutes to hours on a 2-core machine.
+    "bench-tune-20k": (
+        [
+            "bench",
+            "tune",
+            "--datasets",
+            "ijcnn1",
+            "--sizes",
+            "20000",
+            "--peers",
+            "localsvm",
+            "--max-sklearn",
+            "0",
+            "--max-sklearnex",
+            "0",
+            "--svr-rows",
+            "0",
+        ],
+        True,
+        "about 3 minutes",
+    ),
     "bench-tune": (
         [
             "bench",
