@@ -39,18 +39,11 @@ DEFAULT_SETS = ("a9a", "ijcnn1", "usps", "generated:200000")
 
 
 def _blend(model, X: np.ndarray, first, second, w) -> np.ndarray:
-    """Class indices from the own cells' decision values and, where the
-    own cell weighs less than ``1 − SOFT_NEGLIGIBLE``, the second cells'."""
+    """Class indices from the own cells' decision values blended, with
+    weights ``w``, with the second cells' (CellSVC's own blend)."""
     from localsvm._multiclass import scores_index
-    from localsvm.cells import SOFT_NEGLIGIBLE
 
-    dec = model._region_decision(X, first)
-    near = np.flatnonzero(w < 1.0 - SOFT_NEGLIGIBLE)
-    if near.size:
-        other = model._region_decision(X[near], second[near])
-        wn = w[near] if dec.ndim == 1 else w[near, None]
-        dec[near] = wn * dec[near] + (1.0 - wn) * other
-    return scores_index(dec)
+    return scores_index(model._blended_decision(X, first, second, w))
 
 
 def run_one(name: str, n_test: int | None, cell_size, tune: bool, overlap: float = 1.0) -> dict:

@@ -749,7 +749,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         ``routing='soft'`` those of their two nearest cells, weighted."""
         if self.routing == "hard" or self.partition_ is None:
             return self._region_decision(X, self._route(X))
-        first, second, w = self._soft_weights(X)
+        return self._blended_decision(X, *self._soft_weights(X))
+
+    def _blended_decision(self, X, first, second, w) -> np.ndarray:
+        """Decision values of validated rows: ``w`` times their cell
+        ``first``'s plus ``1 − w`` times their cell ``second``'s."""
         dec = self._region_decision(X, first)
         # Rows far inside their cell take their own cell's value alone.
         near = np.flatnonzero(w < 1.0 - SOFT_NEGLIGIBLE)
