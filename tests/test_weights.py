@@ -246,3 +246,21 @@ def test_partial_fit_leaves_out_rows_of_weight_zero(banana):
     np.testing.assert_array_equal(stream.decision_function(X_test), alone.decision_function(X_test))
     with pytest.raises(ValueError, match="SVC or CellSVC"):
         stream.partial_fit(X[:10], y[:10], sample_weight=np.full(10, 0.5))
+
+
+def test_profile_svc_fit_predict_passes_the_weights_on(banana):
+    """fit_predict weighs the examples as fit does, in both of its modes."""
+    X, y, Q = banana
+    w = np.where(y == y[0], 3.0, 0.5)
+    base = ProfileSVC(n_clusters=2, clustering="magkmeans-greedy", random_state=0)
+    fitted = clone(base).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(base.fit_predict(X, y, sample_weight=w), fitted.predict(X))
+    np.testing.assert_array_equal(base.fit_predict(X, y, Q, sample_weight=w), fitted.predict(Q))
+    tr = clone(base).set_params(transductive=True)
+    by_fit = clone(tr).fit(X, y, X_test=Q, sample_weight=w)
+    unweighted = clone(tr).fit_predict(X, y, Q)
+    weighted = tr.fit_predict(X, y, Q, sample_weight=w)
+    np.testing.assert_array_equal(
+        weighted, by_fit.classes_[by_fit._region_predict(Q, by_fit.reference_clusters_)]
+    )
+    assert not np.array_equal(weighted, unweighted) or np.allclose(w, w[0])

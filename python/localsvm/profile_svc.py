@@ -736,7 +736,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
     def _route(self, X: np.ndarray) -> np.ndarray:
         return self._assign_valid(X)
 
-    def fit_predict(self, X, y, X_test=None):
+    def fit_predict(self, X, y, X_test=None, sample_weight=None):
         """Fit, then predict ``X_test`` (or ``X`` itself when it is None).
 
         With ``transductive=True`` the profiles are measured against
@@ -747,6 +747,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         {X_y_classes}
         X_test : array-like of shape (n_test, n_features), default=None
             The examples to label; None labels the training examples.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-example multipliers of ``C``, as in :meth:`fit`.
 
         Returns
         -------
@@ -754,10 +756,10 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
             The predicted labels of ``X_test`` (of ``X`` when it is None).
         """
         if X_test is None:
-            return self.fit(X, y).predict(X)
+            return self.fit(X, y, sample_weight=sample_weight).predict(X)
         if self.transductive:
-            self.fit(X, y, X_test=X_test)
+            self.fit(X, y, X_test=X_test, sample_weight=sample_weight)
             # The test examples are the references: their clusters are known.
             X_test = self._predict_prologue(X_test)
             return self.classes_[self._region_predict(X_test, self.reference_clusters_)]
-        return self.fit(X, y).predict(X_test)
+        return self.fit(X, y, sample_weight=sample_weight).predict(X_test)
