@@ -264,3 +264,28 @@ def test_profile_svc_fit_predict_passes_the_weights_on(banana):
         weighted, by_fit.classes_[by_fit._region_predict(Q, by_fit.reference_clusters_)]
     )
     assert not np.array_equal(weighted, unweighted) or np.allclose(w, w[0])
+
+
+@pytest.mark.parametrize(
+    ("est", "attr"),
+    [
+        (CellSVC(n_cells=2, random_state=0), "cell_labels_"),
+        (
+            ProfileSVC(n_clusters=2, clustering="magkmeans-greedy", random_state=0),
+            "cluster_labels_",
+        ),
+    ],
+    ids=["CellSVC", "ProfileSVC"],
+)
+def test_per_row_labels_cover_every_row_given(est, attr, banana):
+    """A row that a weight of 0 left out keeps its place, labelled -1; the
+    others carry the labels of the fit without it."""
+    X, y, _ = banana
+    w = np.ones(y.size)
+    w[::7] = 0.0
+    weighted = clone(est).fit(X, y, sample_weight=w)
+    kept = clone(est).fit(X[w > 0], y[w > 0])
+    labels = getattr(weighted, attr)
+    assert labels.shape == (y.size,)
+    assert np.all(labels[w == 0] == -1)
+    np.testing.assert_array_equal(labels[w > 0], getattr(kept, attr))

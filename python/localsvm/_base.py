@@ -253,6 +253,17 @@ def weighted_training_rows(estimator, X, y, y_idx, sample_weight):
     return X, y, y_idx, np.ascontiguousarray(w, dtype=np.float64), np.arange(n)
 
 
+def labels_of_every_row(labels: np.ndarray, kept: np.ndarray, n_given: int) -> np.ndarray:
+    """Per-row labels (a cell, a cluster) over every training row given:
+    ``labels`` (of the kept rows, :func:`weighted_training_rows`) at
+    ``kept``, -1 for the rows a weight of 0 left out of the fit."""
+    if kept.size == n_given:
+        return labels
+    full = np.full(n_given, -1, dtype=np.intp)
+    full[kept] = labels
+    return full
+
+
 def equal_weight_rows(
     estimator, X, y, y_idx, sample_weight, why: str, instead: str, *, unit: bool = False
 ):

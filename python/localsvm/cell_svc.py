@@ -28,6 +28,7 @@ from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     FEATURE_KERNELS,
     BaseSVMClassifier,
+    labels_of_every_row,
     restore_on_interrupt,
     store_params,
     weighted_training_rows,
@@ -304,7 +305,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         Number of cells (cells that received no training example are
         dropped).
     cell_labels_ : ndarray of shape (n_samples,)
-        The cell of each training example.
+        The cell of each training example (-1 for an example that a weight
+        of 0 left out of the fit).
     cell_sizes_ : ndarray of shape (n_cells_,)
         Training examples routed to each cell.
     routing_scale_ : float
@@ -561,7 +563,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
                 self._warn_untuned(self.kernel_spec_, search)
             return self
         X, y, y_idx = self._fit_prologue(X, y)
-        X, y, y_idx, weights, _ = weighted_training_rows(self, X, y, y_idx, sample_weight)
+        n_given = X.shape[0]
+        X, y, y_idx, weights, kept = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n, d = X.shape
         k = self._count_cells(n)
         spec = self._resolve_kernel(X)
@@ -607,7 +610,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         rows, self.cell_overlap_reach_ = self._cell_rows(labels, scores, k)
         self.partition_ = partition
         self.n_cells_ = k
-        self.cell_labels_ = labels
+        self.cell_labels_ = labels_of_every_row(labels, kept, n_given)
         self.cell_sizes_ = np.bincount(labels, minlength=k)
         self.cell_train_sizes_ = np.array([r.size for r in rows], dtype=np.int64)
         self.cell_classes_ = [np.unique(y_idx[r]) for r in rows]

@@ -26,13 +26,14 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.utils.validation import check_random_state, validate_data
+from sklearn.utils.validation import _num_samples, check_random_state, validate_data
 
 from ._base import (
     CACHE_CLASS_WEIGHT_CONSTRAINTS,
     FEATURE_KERNELS,
     BaseSVMClassifier,
     fit_method,
+    labels_of_every_row,
     store_params,
 )
 from ._compat import Interval, StrOptions
@@ -336,7 +337,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
 
     {bandwidth_attributes}
     cluster_labels_ : ndarray of shape (n_samples,)
-        The cluster of each training example.
+        The cluster of each training example (-1 for an example that a
+        weight of 0 left out of the fit).
     n_clusters_ : int
         The number of clusters κ used (``n_clusters`` with 'auto' resolved).
     cluster_sizes_ : ndarray of shape (n_clusters,)
@@ -487,7 +489,8 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
         self : ProfileSVC
             The fitted estimator.
         """
-        X, y, y_idx, weights, _ = self._weighted_fit_prologue(X, y, sample_weight)
+        n_given = _num_samples(X)
+        X, y, y_idx, weights, kept = self._weighted_fit_prologue(X, y, sample_weight)
         n = X.shape[0]
         kappa = check_n_clusters(self._count_clusters(n), n)
         self.n_clusters_ = kappa
@@ -579,7 +582,7 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
                 f"(expected {n} cluster indices in [0, {kappa}))"
             )
         self.clustering_ = result
-        self.cluster_labels_ = labels
+        self.cluster_labels_ = labels_of_every_row(labels, kept, n_given)
         self.cluster_sizes_ = np.bincount(labels, minlength=kappa)
         self.cluster_classes_ = [np.unique(y_idx[labels == j]) for j in range(kappa)]
         if landmarks is None:
