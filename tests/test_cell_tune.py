@@ -290,3 +290,23 @@ def test_three_classes_tune_each_cells_one_vs_one_svms():
         assert clf.cell_cv_score_[j] == ref.best_score_
     assert set(clf.predict(X)) <= {"a", "b", "c"}
     assert clf.score(X, labels) > 0.8
+
+
+def test_the_cells_searches_warn_once_for_all_cells(regions):
+    """Searches that stop at max_iter give one ConvergenceWarning for every
+    cell, counting them, at the caller's fit (not one per cell's search)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    (X, y), _ = regions
+    clf = CellSVC(n_cells=3, tune=True, Cs=[1e3], gammas=2, max_iter=5, random_state=0)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        clf.fit(X, y)
+    searches = [
+        w for w in rec if issubclass(w.category, ConvergenceWarning) and "SVCCV" in str(w.message)
+    ]
+    assert len(searches) == 1
+    tuned = int(clf.cell_tuned_.sum())
+    assert tuned >= 2  # several searches warned, one warning says so
+    assert f"the searches of {tuned} cells warned" in str(searches[0].message)
+    assert searches[0].filename == __file__

@@ -152,7 +152,7 @@ class _CellSVM(SVC):
 
 
 #: What :func:`tune_cell` reports for a cell without an SVM.
-NO_CHOICE = (np.nan, np.nan, np.nan, False, 0.0)
+NO_CHOICE = (np.nan, np.nan, np.nan, False, 0.0, ())
 
 
 def tune_cell(X, y_idx, weights, params: dict, search: dict | None, seed: int):
@@ -161,12 +161,15 @@ def tune_cell(X, y_idx, weights, params: dict, search: dict | None, seed: int):
     its ``(C, gamma)`` chosen first by :class:`localsvm.SVCCV`'s search on
     up to ``search['tune_size']`` of the rows (a random subsample drawn by
     ``seed``, which also seeds the folds). Returns the model and ``(C,
-    gamma, best mean CV score, tuned, search seconds)``; a cell whose tuning
-    rows hold a class with fewer examples than there are folds is fitted at
-    ``params``' values, not tuned, with a NaN score."""
+    gamma, best mean CV score, tuned, search seconds, the search's
+    warnings)`` (``(category, message)`` pairs, reported by the caller once
+    for every cell); a cell whose tuning rows hold a class with fewer
+    examples than there are folds is fitted at ``params``' values, not
+    tuned, with a NaN score."""
     from .tuning import SVCCV
 
     C, gamma, score, tuned, seconds = params["C"], params["gamma"], np.nan, False, 0.0
+    notes: list = []
     if search is not None:
         rs = np.random.RandomState(seed)
         size = search["tune_size"]
@@ -194,12 +197,14 @@ def tune_cell(X, y_idx, weights, params: dict, search: dict | None, seed: int):
                 max_iter=params["max_iter"],
                 backend=params["backend"],
                 n_jobs=params["n_jobs"],
-            )._fit_weighted(Xs, ys, None if weights is None else weights[sub])
+            )
+            cv_search._warning_sink = notes
+            cv_search._fit_weighted(Xs, ys, None if weights is None else weights[sub])
             seconds = time.perf_counter() - start
             C, gamma, score = cv_search.C_, cv_search.gamma_, cv_search.best_score_
             tuned = True
     model = _CellSVM(**{**params, "C": C, "gamma": gamma}).fit(X, y_idx, sample_weight=weights)
-    return model, (float(C), float(gamma), float(score), tuned, seconds)
+    return model, (float(C), float(gamma), float(score), tuned, seconds, tuple(notes))
 
 
 def is_dask_collection(obj) -> bool:
@@ -755,6 +760,7 @@ def _attributes(est, plan: _Plan, results, train_sizes, timings, labels, models=
         "cell_gamma_": np.array([c[1] for c in chosen], dtype=np.float64),
         "cell_cv_score_": np.array([c[2] for c in chosen], dtype=np.float64),
         "cell_tuned_": np.array([c[3] for c in chosen], dtype=bool),
+        "_cell_search_notes": [note for c in chosen for note in c[5]],
         "routing_scale_": plan.routing_scale,
         "cell_overlap_reach_": _reach(plan, k),
         "cell_n_iter_": n_iter,

@@ -101,7 +101,7 @@ def _tune_cell(task, shared):
 
 def _describe_tuned(out) -> str:
     """A log line's account of one tuned cell."""
-    model, (C, gamma, score, tuned, seconds) = out
+    model, (C, gamma, score, tuned, seconds, _) = out
     if model is None:
         return _describe_cell(model)
     how = f"CV score {score:.4f} in {seconds:.2f} s" if tuned else "not tuned (rare class)"
@@ -631,7 +631,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             )
             fitted = np.array([m is not None for m in self.cell_models_])
             chosen = [
-                (params["C"], spec.gamma, np.nan, False, 0.0) if f else NO_CHOICE for f in fitted
+                (params["C"], spec.gamma, np.nan, False, 0.0, ()) if f else NO_CHOICE
+                for f in fitted
             ]
         else:
             # One seed per cell, drawn before any cell runs: the subsample
@@ -651,6 +652,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         self.cell_gamma_ = np.array([c[1] for c in chosen], dtype=np.float64)
         self.cell_cv_score_ = np.array([c[2] for c in chosen], dtype=np.float64)
         self.cell_tuned_ = np.array([c[3] for c in chosen], dtype=bool)
+        self._cell_search_notes = [note for c in chosen for note in c[5]]
         if search is not None:
             timings["tune"] = float(sum(c[4] for c in chosen))
             self._warn_untuned(spec, search)
@@ -679,7 +681,18 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
 
     def _warn_untuned(self, spec, search) -> None:
         """One warning naming the cells with two classes that were fitted
-        at the untuned ``C`` and ``gamma``."""
+        at the untuned ``C`` and ``gamma``, and one per kind of warning the
+        cells' searches gave (how many cells, and the first message)."""
+        by_kind: dict = {}
+        for category, message in getattr(self, "_cell_search_notes", []):
+            by_kind.setdefault(category, []).append(message)
+        for category, messages in by_kind.items():
+            warnings.warn(
+                f"CellSVC(tune=True): the searches of {len(messages)} cells warned; the "
+                f"first: {messages[0]}",
+                category,
+                stacklevel=5,
+            )
         fitted = np.array([m is not None for m in self.cell_models_])
         untuned = np.flatnonzero(fitted & ~self.cell_tuned_)
         if untuned.size == 0:

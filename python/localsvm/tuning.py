@@ -549,11 +549,10 @@ class _BaseSVMCV(BaseKernelEstimator):
                 unconverged[v, k] |= not conv[j]
                 iters[v, k] += int(it[j])
         if failures:
-            warnings.warn(
+            self._warn(
                 f"{len(failures)} of {scores.size} fits failed and were scored "
                 f"error_score={self.error_score!r}. The first reason: {failures[0]}",
                 FitFailedWarning,
-                stacklevel=3,
             )
         if n_pruned:
             report.log(
@@ -650,12 +649,23 @@ class _BaseSVMCV(BaseKernelEstimator):
         if n_bad or refit_warned:
             what = f"{n_bad} of {unconverged.size} candidates stopped at max_iter={self.max_iter}"
             what += " on some fold" + (", and so did the refit," if refit_warned else "")
-            warnings.warn(
+            self._warn(
                 f"{type(self).__name__}: {what} before reaching tol. Their scores may be "
                 "inaccurate; raise max_iter, or scale the features (StandardScaler).",
                 ConvergenceWarning,
-                stacklevel=3,
             )
+
+    def _warn(self, message: str, category: type[Warning]) -> None:
+        """Warn the caller of ``fit``, or, for a search run on a caller's
+        behalf (:class:`localsvm.CellSVC`'s cells, which set
+        ``_warning_sink`` to a list), record ``(category, message)`` there
+        for the caller to report once for all its searches."""
+        sink = getattr(self, "_warning_sink", None)
+        if sink is None:
+            # Past this method, _search or _finish, and fit's wrapper.
+            warnings.warn(message, category, stacklevel=4)
+        else:
+            sink.append((category, message))
 
     def _best(self, method: str):
         check_is_fitted(self)
