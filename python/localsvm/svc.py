@@ -574,14 +574,12 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
     rayon's shared pool).
 
     Exact mode (``init='cells'``) speed: the start's gradient, one kernel
-    value per row and start support vector, costs about what the rounds it
-    saves cost once the plain fit runs batched working sets (100 000 rows
-    per binary problem and more). One run of ``python -m localsvm bench
-    scale`` (2 CPUs, RBF, ``C = 1``) fitted 200 000 generated rows in 28.22 s
-    with ``init='cells'`` against 27.61 s with ``init=None``, and ijcnn1's
-    100 000 rows in 3.90 s against 2.45 s; on 50 000 rows, where the plain
-    fit takes one SMO column at a time, 3.93 s against 5.88 s. Both reach
-    the same dual objective. For speed on large problems, ``CellSVC``
+    value per row and start support vector, costs about what the steps it
+    saves cost. One run of ``python -m localsvm bench scale`` (2 CPUs, RBF,
+    ``C = 1``) fitted 200 000 generated rows in 24.50 s with
+    ``init='cells'`` against 22.45 s with ``init=None``, ijcnn1's 100 000
+    rows in 3.83 s against 2.00 s, and 50 000 generated rows in 6.52 s
+    against 4.23 s. Both reach the same dual objective. For speed on large problems, ``CellSVC``
     (localized, not the global optimum) is the faster choice.
 
     On the USPS digits Ulén [3]_ reports 4.38 % test error with one-vs-rest
