@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::kinds::KernelKind;
 use super::matrix::{check_kernel_values, exp_scaled};
-use super::precision::{resolve, Magnitudes, Precision};
+use super::precision::{resolve, Magnitudes, Precision, QValue};
 use crate::error::{checked_len, try_with_capacity, value_error, Result};
 use crate::numeric::simd::multiversion;
 use crate::runtime::control::Control;
@@ -23,34 +23,6 @@ const ROWS_PER_TASK: usize = 64;
 /// core's cache between the copy from the base, the kernel function and
 /// the store.
 const SCRATCH_VALUES: usize = 1 << 14;
-
-/// A matrix entry in its storage type.
-pub trait GramValue: Copy + Send + Sync + 'static {
-    fn to_f64(self) -> f64;
-    fn to_f32(self) -> f32;
-}
-
-impl GramValue for f64 {
-    #[inline]
-    fn to_f64(self) -> f64 {
-        self
-    }
-    #[inline]
-    fn to_f32(self) -> f32 {
-        self as f32
-    }
-}
-
-impl GramValue for f32 {
-    #[inline]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    #[inline]
-    fn to_f32(self) -> f32 {
-        self
-    }
-}
 
 /// The values of a [`Gram`]: `f64`, or `f32` where every solve over them
 /// runs in `f32` arithmetic anyway (half the memory and half the reads).
@@ -134,13 +106,8 @@ impl Gram {
             if norms.len() != n {
                 value_error!("the squared norms must number one per row");
             }
-            // Below a quarter of the largest float64, no inner product
-            // (|⟨x_i, x_j⟩| ≤ max(‖x_i‖², ‖x_j‖²)) or distance overflows.
-            if norms.iter().any(|v| !(*v >= 0.0 && *v <= f64::MAX / 4.0)) {
-                value_error!(
-                    "the squared norms must be finite, non-negative and below 4e307: scale \
-                     the features"
-                );
+            if norms.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
+                value_error!("the squared norms must be finite and non-negative");
             }
         }
         let (values, max_abs) = if Gram::stores_f32(kind, tol)? {
@@ -214,7 +181,7 @@ impl Gram {
 /// scratch buffer, applies the kernel function there and stores the
 /// result: one pass over the base, with the new pages touched by every
 /// thread.
-fn build<V: GramValue + FromF64>(
+fn build<V: QValue + FromF64>(
     base: &[f64],
     norms: Option<&[f64]>,
     n: usize,
@@ -228,6 +195,7 @@ fn build<V: GramValue + FromF64>(
     if n == 0 {
         return Ok((values, 0.0));
     }
+    let rbf = matches!(kind, KernelKind::Rbf { .. });
     let task = n * ROWS_PER_TASK;
     // Whole rows per scratch block, so that each value's row and column are known.
     let rows_per_block = (SCRATCH_VALUES / n).max(1);
@@ -252,14 +220,14 @@ fn build<V: GramValue + FromF64>(
                         squared_distances(row, first + r, norms);
                     }
                 }
-                if norms.is_none() {
-                    // A base value that is not finite would be lost in the
-                    // kernel function. (With the norms, checked by the
-                    // caller, every inner product and distance is finite.)
-                    finite &= largest(sc).1;
-                }
+                // A base value that is not finite (an inner product or
+                // distance that overflowed) would be lost in the kernel
+                // function.
+                finite &= largest(sc).1;
                 transform(kind, sc);
-                if !(norms.is_some() && matches!(kind, KernelKind::Rbf { .. })) {
+                if !rbf {
+                    // The other kernels' values can overflow, and their
+                    // largest one decides a solve's arithmetic.
                     let (m, f) = largest(sc);
                     max_abs = max_abs.max(m);
                     finite &= f;
@@ -284,8 +252,9 @@ fn build<V: GramValue + FromF64>(
     // SAFETY: the tasks above wrote every one of the `len` values (no task
     // returned early: the control was not cancelled, which `check` confirmed).
     unsafe { values.set_len(len) };
-    if norms.is_some() {
-        // RBF values from distances: in [0, 1], exp(0) = 1 on the diagonal.
+    if rbf {
+        // exp(−γ·d) of finite distances d ≥ 0 lies in [0, 1] (1 on the
+        // diagonal of a distance matrix): 1 bounds it.
         return Ok((values, 1.0));
     }
     Ok((values, maxima.iter().fold(0.0, |a, &b| a.max(b))))
@@ -331,12 +300,10 @@ multiversion! {
 }
 
 multiversion! {
-    /// Negative values (the rounding of a squared distance) set to 0; NaN
-    /// and −∞ (from an overflowing inner product) kept, so that the check
-    /// of the kernel values refuses them.
+    /// Negative values (the rounding of a squared distance) set to 0.
     fn clamp_negative, fn clamp_negative_impl(values: &mut [f64]) {
         for v in values.iter_mut() {
-            if *v < 0.0 && *v > f64::NEG_INFINITY {
+            if *v < 0.0 {
                 *v = 0.0;
             }
         }
@@ -344,7 +311,7 @@ multiversion! {
 }
 
 /// Storage from the `f64` a kernel value is computed in.
-pub trait FromF64: Sized {
+trait FromF64: Sized {
     /// `out[k] = values[k]` in this type (every `out` written).
     fn store(out: &mut [MaybeUninit<Self>], values: &[f64]);
 }
@@ -499,7 +466,7 @@ mod tests {
         assert!(lin.is_err());
         let short = Gram::from_base((&inner, Some(&norms[..2])), n, rbf, None, "h", &ctl);
         assert!(short.is_err());
-        // Norms that let an inner product overflow are refused.
+        // Inner products that overflowed are refused.
         let huge = [1e308, f64::INFINITY, f64::INFINITY, 1e308];
         let wide = Gram::from_base((&huge, Some(&[1e308, 1e308])), 2, rbf, None, "h", &ctl);
         assert!(wide.is_err());

@@ -29,7 +29,7 @@ mod source;
 
 pub use csr::{scratch, Csc, CsrRows};
 pub(crate) use fill::{fill_four_impl, fill_one_impl};
-pub use gram::{Gram, GramRow, GramValue};
+pub use gram::{Gram, GramRow};
 pub use kinds::KernelKind;
 pub(crate) use matrix::exp_scaled;
 pub use matrix::{

@@ -7,11 +7,11 @@ use rayon::prelude::*;
 
 use super::csr::{scratch, Csc, CsrRows};
 use super::fill::{fill_one, fill_two};
-use super::gram::{Gram, GramRow, GramValue};
+use super::gram::{Gram, GramRow};
 use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
 use super::panel::Panel;
-use super::precision::{resolve, Magnitudes, Precision};
+use super::precision::{resolve, Magnitudes, Precision, QValue};
 use super::rows::{gather_rows, kernel_value, Rows};
 use crate::error::{try_copy, value_error, Result};
 
@@ -113,7 +113,7 @@ pub enum KernelSource {
 /// `out[k] = f(t, row[perm[t]])` for `t = start + k`: a column of a
 /// precomputed matrix's rows in the source's order.
 #[inline]
-fn gather<V: GramValue, O>(
+fn gather<V: QValue, O>(
     row: &[V],
     perm: &[usize],
     start: usize,
@@ -488,12 +488,12 @@ impl KernelSource {
     ) {
         if let KernelSource::Precomputed { gram, perm } = self {
             match gram.row(perm[i]) {
-                GramRow::F64(row) => {
-                    gather(row, perm, start, out, |t, v| factor * scale[t] * v.to_f32())
-                }
-                GramRow::F32(row) => {
-                    gather(row, perm, start, out, |t, v| factor * scale[t] * v.to_f32())
-                }
+                GramRow::F64(row) => gather(row, perm, start, out, |t, v| {
+                    factor * scale[t] * f32::from_f64(v.to_f64())
+                }),
+                GramRow::F32(row) => gather(row, perm, start, out, |t, v| {
+                    factor * scale[t] * f32::from_f64(v.to_f64())
+                }),
             }
         }
     }

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 
 use crate::error::{value_error, Result};
-use crate::kernel::{check_indices, Gram, GramRow, GramValue, KernelSource};
+use crate::kernel::{check_indices, Gram, GramRow, KernelSource};
 use crate::precision::{Precision, QValue};
 use crate::runtime::control::Control;
 use crate::solver::qmatrix::{ColumnJob, KernelQ, QMatrix, SourceValue, Tracked};
@@ -478,7 +478,7 @@ impl<'a, T: SourceValue> HeldOut<'a, T> {
 }
 
 /// `out[k] = values[idx[k]]`, converted to the solve's arithmetic.
-fn gather_into<T: SourceValue, V: GramValue>(out: &mut [T], values: &[V], idx: &[usize]) {
+fn gather_into<T: SourceValue, V: QValue>(out: &mut [T], values: &[V], idx: &[usize]) {
     for (o, &v) in out.iter_mut().zip(idx) {
         *o = T::from_f64(values[v].to_f64());
     }
