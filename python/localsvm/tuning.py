@@ -163,8 +163,12 @@ class _SharedKernels:
         self.norms = sq if rbf and native is not None else None
         # Row blocks, so that Ctrl-C is seen between them.
         for lo, hi in _blocks(n):
-            block = X[lo:hi] @ XT
-            G[lo:hi] = block.toarray() if sp.issparse(block) else block
+            if sp.issparse(X):
+                G[lo:hi] = (X[lo:hi] @ XT).toarray()
+            elif X.dtype == G.dtype:
+                np.matmul(X[lo:hi], XT, out=G[lo:hi])  # no temporary block
+            else:
+                G[lo:hi] = X[lo:hi] @ XT
             if rbf and self.norms is None:
                 g = G[lo:hi]
                 g *= -2.0
@@ -662,7 +666,7 @@ class _BaseSVMCV(BaseKernelEstimator):
         for the caller to report once for all its searches."""
         sink = getattr(self, "_warning_sink", None)
         if sink is None:
-            # Past this method, _search or _finish, and fit's wrapper.
+            # Past this method, _search or _finish and _fit_weighted: at fit.
             warnings.warn(message, category, stacklevel=4)
         else:
             sink.append((category, message))
