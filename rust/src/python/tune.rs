@@ -112,8 +112,6 @@ impl CPathFold {
     }
 }
 
-/// Solve one dual along increasing `C` on one Hessian and score the
-/// held-out rows of `fold`; see `_core.pyi`.
 /// A kernel matrix over every row, computed once in the core and read in
 /// place by the paths of every fold; see `_core.pyi`.
 #[pyclass(frozen, module = "localsvm._core")]
@@ -198,6 +196,8 @@ enum Read<'a> {
     Data(Input<'a>),
 }
 
+/// Solve one dual along increasing `C` on one Hessian and score the
+/// held-out rows of `fold`; see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (x, y, weights, cs, fold, *, kernel = None, settings = None))]
 pub(super) fn c_path<'py>(
