@@ -378,14 +378,98 @@ def test_pruned_candidates_are_nan_rank_last_and_keep_the_choice():
     np.testing.assert_array_equal(mean[~left_out], full.cv_results_["mean_test_score"][~left_out])
     ranks = fast.cv_results_["rank_test_score"]
     assert ranks[left_out].min() > ranks[~left_out].max()
-    # What is left out is the large C end of a path.
-    c = fast.cv_results_["param_C"].astype(float)
+    # What is left out on a fold is the large C end of a path, or a whole
+    # gamma after the first fold (which scored it).
+    res = fast.cv_results_
+    c = res["param_C"].astype(float)
+    splits = np.stack([res[f"split{k}_test_score"] for k in range(5)], axis=1)
     for g in grid["gammas"]:
-        at = fast.cv_results_["param_gamma"].astype(float) == g
-        if left_out[at].any():
-            assert c[at & left_out].min() > c[at & ~left_out].max()
+        at = res["param_gamma"].astype(float) == g
+        for k in range(5):
+            out = at & np.isnan(splits[:, k])
+            if out.any() and (at & ~out).any():
+                assert c[out].min() > c[at & ~out].max()
+        if np.isnan(splits[at, 1:]).all():
+            assert not np.isnan(splits[at, 0]).all()
     assert fast.best_params_ == full.best_params_
     assert fast.n_iter_.sum() < full.n_iter_.sum()
+
+
+def _race_problem():
+    """Two classes on a smooth boundary: a far too narrow kernel (gamma
+    100) is clearly beaten at every C on any fold."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((400, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] ** 2 > 0.3).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("kernel_matrix", ["shared", "per_fold"])
+def test_race_leaves_a_beaten_gamma_out_after_the_first_fold(caplog, kernel_matrix):
+    X, y = _race_problem()
+    grid = dict(Cs=[0.1, 1.0, 10.0], gammas=[0.1, 0.3, 100.0], cv=4, kernel_matrix=kernel_matrix)
+    full = SVCCV(prune=None, **grid).fit(X, y)
+    with caplog.at_level(logging.INFO, logger="localsvm.tuning"):
+        raced = SVCCV(verbose=1, **grid).fit(X, y)
+    assert "1 of 3 gammas left out after the first fold" in caplog.text
+    res, ref = raced.cv_results_, full.cv_results_
+    narrow = res["param_gamma"].astype(float) == 100.0
+    # The first fold scores it as the full search does; the others leave it out.
+    np.testing.assert_array_equal(res["split0_test_score"], ref["split0_test_score"])
+    for k in range(1, 4):
+        assert np.isnan(res[f"split{k}_test_score"][narrow]).all()
+    assert np.isnan(res["mean_test_score"][narrow]).all()
+    assert res["rank_test_score"][narrow].min() > res["rank_test_score"][~narrow].max()
+    kept = ~np.isnan(res["mean_test_score"])
+    np.testing.assert_array_equal(res["mean_test_score"][kept], ref["mean_test_score"][kept])
+    assert raced.best_params_ == full.best_params_
+    assert raced.n_iter_.sum() < full.n_iter_.sum()
+    # Two folds are no race: every variant is scored on both.
+    two = SVCCV(**{**grid, "cv": 2}).fit(X, y)
+    assert not np.isnan(two.cv_results_["split1_test_score"][narrow]).any()
+
+
+def test_race_judges_by_a_paired_test_on_the_first_fold():
+    from localsvm.tuning import _race
+
+    valid = np.arange(200)
+
+    def path(*decisions, pruned_from=None, errors=None):
+        d = np.stack([np.asarray(x, dtype=float) for x in decisions])[:, :, None]
+        n = d.shape[0]
+        return (d, None, None, errors or [None] * n, n if pruned_from is None else pruned_from, 0)
+
+    def loss(decision, valid):
+        return (decision[:, 0] > 0).astype(float)  # wrong where positive
+
+    right = -np.ones(200)
+    few = right.copy()
+    few[:3] = 1.0  # 3 more rows wrong than the best: not clearly worse
+    many = right.copy()
+    many[:40] = 1.0  # 40 more: clearly worse
+    first = [
+        path(many, right),  # the best, at its second C
+        path(few, many),  # its first C is within noise of the best
+        path(many, many),  # beaten everywhere
+        path(many, right, pruned_from=1),  # its second C left unsolved: beaten
+        path(many, right, errors=[None, "ValueError: x"]),  # a failed solve is kept
+    ]
+    caps = _race(first, loss, valid, 2.0)
+    np.testing.assert_array_equal(caps, [2, 1, 0, 0, 2])
+    # With no margin, anything worse than the best is beaten.
+    np.testing.assert_array_equal(_race(first, loss, valid, 0.0), [2, 0, 0, 0, 2])
+
+
+def test_svrcv_race_keeps_the_choice():
+    X, y = make_regression(n_samples=240, n_features=4, noise=10.0, random_state=2)
+    grid = dict(Cs=4, gammas=[0.01, 0.1, 30.0], epsilons=2, cv=4)
+    full = SVRCV(prune=None, **grid).fit(X, y)
+    raced = SVRCV(**grid).fit(X, y)
+    assert raced.best_params_ == full.best_params_
+    res = raced.cv_results_
+    narrow = res["param_gamma"].astype(float) == 30.0
+    assert np.isnan(res["split3_test_score"][narrow]).all()
+    assert not np.isnan(res["split0_test_score"][narrow]).any()
 
 
 def test_path_early_stop_solves_a_prefix_of_the_full_path(binary):

@@ -251,6 +251,12 @@ class _SharedKernels:
                 self.mats[v] = K
         return K
 
+    def expect(self, uses: list[int]) -> None:
+        """The next batch of tasks reads matrix ``v`` ``uses[v]`` times (a
+        matrix dropped after the last batch is built again)."""
+        with self.guard:
+            self.pending = dict(enumerate(uses))
+
     def release(self, v: int) -> None:
         with self.guard:
             self.pending[v] -= 1
@@ -264,6 +270,43 @@ def _blocks(n: int, cells: int = 1 << 21):
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
 
+def _race(first, row_loss, valid, margin: float) -> np.ndarray:
+    """How many of the increasing ``C`` values each variant solves on the
+    folds after the first, from its path on the first (``first[v]``, as
+    :func:`_path_task` returns it): up to its largest ``C`` not clearly
+    beaten there, 0 for a variant beaten at every ``C``. Clearly beaten:
+    the mean per-row loss (``row_loss(decision, valid)``) above the first
+    fold's best candidate's by more than ``margin`` standard errors of the
+    paired per-row difference (a paired test: both models are judged on
+    the same rows). A ``C`` the path's own early stop left unsolved is
+    beaten; one whose solve failed is not (the other folds record it)."""
+    n_c = first[0][0].shape[0]
+    losses = {}
+    for v, (decision, _, _, errors, pruned_from, _) in enumerate(first):
+        for j in range(min(int(pruned_from), n_c)):
+            if errors[j] is None:
+                losses[v, j] = np.asarray(row_loss(decision[j], valid), dtype=np.float64)
+    caps = np.zeros(len(first), dtype=np.intp)
+    if not losses:
+        caps[:] = n_c
+        return caps
+    best = min(losses, key=lambda key: (float(losses[key].mean()), key))
+    ref = losses[best]
+    n = ref.size
+    for v, (*_, pruned_from, _) in enumerate(first):
+        for j in range(n_c):
+            if (v, j) in losses:
+                d = losses[v, j] - ref
+                mean = float(d.mean())
+                se = float(d.std(ddof=1)) / np.sqrt(n) if n > 1 else 0.0
+                beaten = mean > margin * se and mean > 0.0
+            else:
+                beaten = j >= pruned_from
+            if not beaten:
+                caps[v] = j + 1
+    return caps
+
+
 def _path_task(task, shared):
     """Solve one (variant, fold) task (a variant is a γ, or for ε-SVR an
     (ε, γ) pair): every binary problem of the fold along the increasing
@@ -273,7 +316,7 @@ def _path_task(task, shared):
     that a problem's early stop left unsolved (``n_C``: none) and the
     seconds taken."""
     v, f = task
-    X, folds, problems_of, variants, cs, settings, backend, kernels, kernel_of, epoch = shared
+    X, folds, problems_of, variants, cs, caps, settings, backend, kernels, kernel_of, epoch = shared
     if interrupted_since(epoch):
         raise KeyboardInterrupt
     train, valid = folds[f]
@@ -283,7 +326,9 @@ def _path_task(task, shared):
         X, spec = kernels.get(kernel_of[v]), KernelSpec("precomputed")
     problems = problems_of(train, valid, v)
     n_c = cs.size
-    pruned_from = n_c
+    # The first fold's race leaves the C values past caps[v] unsolved.
+    pruned_from = int(caps[v])
+    solved = cs[:pruned_from]
     decision = np.full((n_c, valid.size, len(problems)), np.nan)
     n_iter = np.zeros(n_c, dtype=np.int64)
     converged = np.ones(n_c, dtype=bool)
@@ -302,7 +347,7 @@ def _path_task(task, shared):
             y=y,
             weights=weights,
             p=p,
-            Cs=cs,
+            Cs=solved,
             valid=valid,
             kernel=spec,
             target=target,
@@ -313,12 +358,13 @@ def _path_task(task, shared):
         except (ValueError, ArithmeticError, MemoryError) as exc:
             errors = [errors[i] or f"{type(exc).__name__}: {exc}" for i in range(n_c)]
             continue
-        decision[:, :, k] = out.decision
+        m = solved.size
+        decision[:m, :, k] = out.decision
         if out.stopped is not None:
             pruned_from = min(pruned_from, int(out.stopped))
-        n_iter += np.asarray(out.n_iter, dtype=np.int64)
-        converged &= np.asarray(out.converged, dtype=bool)
-        errors = [errors[i] or out.error[i] for i in range(n_c)]
+        n_iter[:m] += np.asarray(out.n_iter, dtype=np.int64)
+        converged[:m] &= np.asarray(out.converged, dtype=bool)
+        errors = [errors[i] or (out.error[i] if i < m else None) for i in range(n_c)]
     if kernels is not None:
         kernels.release(kernel_of[v])
     return decision, n_iter, converged, errors, pruned_from, time.perf_counter() - start
@@ -406,7 +452,9 @@ class _BaseSVMCV(BaseKernelEstimator):
         splits = list(check_cv(cv, y, classifier=classifier).split(X, y))
         return [(np.asarray(tr, dtype=np.intp), np.asarray(va, dtype=np.intp)) for tr, va in splits]
 
-    def _search(self, X, y, cs, variants, problems_of, score_fold, label, folds=None):
+    def _search(
+        self, X, y, cs, variants, problems_of, score_fold, label, folds=None, row_loss=None
+    ):
         """Score every (C, variant) candidate on every fold, fill
         ``cv_results_`` and the ``best_*`` attributes; returns which
         candidates stopped at ``max_iter`` on some fold (shape
@@ -417,7 +465,10 @@ class _BaseSVMCV(BaseKernelEstimator):
         order after ``C`` (``params`` the candidate's other parameters);
         ``problems_of(train, valid, v)`` the fold's binary problems for
         variant ``v``, each with its held-out targets for the early stop;
-        ``score_fold(decision, valid)`` a held-out score."""
+        ``score_fold(decision, valid)`` a held-out score; ``row_loss(decision,
+        valid)`` each held-out row's loss (the 0-1 loss of the predicted
+        class, or the squared error) for the first fold's race (None: no
+        race)."""
         if folds is None:
             folds = self._splits(X, y)
         self.n_splits_ = len(folds)
@@ -491,8 +542,9 @@ class _BaseSVMCV(BaseKernelEstimator):
         else:
             share = self.kernel_matrix == "shared"
         epoch = interrupt_epoch()
+        race = row_loss is not None and self.prune is not None and n_f > 2 and n_v > 1
         if share:
-            uses = [n_f * kernel_of.count(k) for k in range(len(specs))]
+            uses = [(1 if race else n_f) * kernel_of.count(k) for k in range(len(specs))]
             kernels = _SharedKernels(X, specs, uses, epoch, native)
         report.log(
             2,
@@ -500,26 +552,68 @@ class _BaseSVMCV(BaseKernelEstimator):
             name,
             "shared across folds and C values" if share else "computed per fold",
         )
-        shared = (
-            X,
-            folds,
-            problems_of,
-            variants,
-            cs[order],
-            settings,
-            backend,
-            kernels,
-            kernel_of,
-            epoch,
-        )
-        results = run_tasks(
-            _path_task,
-            tasks,
-            n_jobs=self.n_jobs,
-            thread_safe=backend.capabilities.thread_safe,
-            shared=shared,
-            **report.hooks(describe),
-        )
+        caps = np.full(n_v, n_c)
+        hooks = report.hooks(describe)
+        index_of = {t: i for i, t in enumerate(tasks)}
+
+        def run(batch):
+            """Run ``batch`` (some of ``tasks``), reported under their
+            indices in ``tasks``."""
+            where = [index_of[t] for t in batch]
+            relay = {}
+            if "on_start" in hooks:
+                relay["on_start"] = lambda i: hooks["on_start"](where[i])
+            if "on_done" in hooks:
+                relay["on_done"] = lambda i, r: hooks["on_done"](where[i], r)
+            shared = (
+                X,
+                folds,
+                problems_of,
+                variants,
+                cs[order],
+                caps.copy(),
+                settings,
+                backend,
+                kernels,
+                kernel_of,
+                epoch,
+            )
+            out = run_tasks(
+                _path_task,
+                batch,
+                n_jobs=self.n_jobs,
+                thread_safe=backend.capabilities.thread_safe,
+                shared=shared,
+                **relay,
+            )
+            return dict(zip(batch, out, strict=True))
+
+        if race:
+            # Race the variants on the first fold: only those with a C not
+            # clearly beaten there go on to the other folds, up to that C.
+            done = run([t for t in tasks if t[1] == 0])
+            caps[:] = _race([done[v, 0] for v in range(n_v)], row_loss, folds[0][1], self.prune)
+            rest = [t for t in tasks if t[1] > 0 and caps[t[0]] > 0]
+            if kernels is not None:
+                kernels.expect(
+                    [
+                        sum(n_f - 1 for v in range(n_v) if kernel_of[v] == k and caps[v])
+                        for k in range(len(specs))
+                    ]
+                )
+            n_out = int(np.sum(caps == 0))
+            report.log(
+                1,
+                "%s: %d of %d %s left out after the first fold, %d C values of the others",
+                name,
+                n_out,
+                n_v,
+                label,
+                int(np.sum((n_c - caps)[caps > 0])),
+            )
+            done.update(run(rest))
+        else:
+            done = run(tasks)
         scores = np.full((n_v, n_f, n_c), np.nan)
         fit_time = np.zeros((n_v, n_f, n_c))
         score_time = np.zeros((n_v, n_f, n_c))
@@ -527,9 +621,12 @@ class _BaseSVMCV(BaseKernelEstimator):
         failures: list[str] = []
         iters = np.zeros((n_v, n_c), dtype=np.int64)
         n_pruned = 0
-        for (v, f), (decision, it, conv, errors, pruned_from, secs) in zip(
-            tasks, results, strict=True
-        ):
+        for v, f in tasks:
+            if (v, f) not in done:
+                # A variant the first fold's race left out.
+                n_pruned += n_c
+                continue
+            decision, it, conv, errors, pruned_from, secs = done[v, f]
             valid = folds[f][1]
             for j in range(n_c):
                 k = order[j]  # the j-th smallest C is the k-th given
@@ -561,7 +658,8 @@ class _BaseSVMCV(BaseKernelEstimator):
         if n_pruned:
             report.log(
                 1,
-                "%s: %d of %d candidate-fold scores left out by the early stop (prune=%g)",
+                "%s: %d of %d candidate-fold scores left out by the early stop or the race "
+                "(prune=%g)",
                 name,
                 n_pruned,
                 scores.size,
@@ -753,8 +851,15 @@ prune : float or None, default=2.0
     ``split<k>_test_score`` is NaN, so their mean is NaN and they rank
     last, as the candidates ``HalvingGridSearchCV`` drops. Held-out error
     along ``C`` usually falls to one minimum and then rises, so a path
-    seldom recovers once it is beaten twice in a row; None scores every
-    candidate on every fold.
+    seldom recovers once it is beaten twice in a row. With three folds or
+    more the variants (``gamma``, or ``(epsilon, gamma)``) also race on
+    the first fold: a candidate whose mean per-row loss there (the same
+    losses) is more than ``prune`` standard errors of the paired per-row
+    difference above the fold's best is clearly beaten, and on the other
+    folds each variant solves only up to its largest ``C`` not beaten
+    (none, for a variant beaten at every ``C``). The candidates left out
+    keep their first fold's score and get NaN on the others. None scores
+    every candidate on every fold.
 """
 
 
@@ -988,23 +1093,30 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
                 out.append((rows, np.where(y_idx[rows] == a, 1.0, -1.0), box[rows], None, target))
             return out
 
-        def score_fold(decision, valid):
-            """Held-out score from the pairs' decision values ``(n_valid, n_pairs)``;
-            a pair the fold lacked abstains from the vote."""
-            abstain = np.isnan(decision)
+        def predicted(decision):
+            """The held-out classes (indices) and, for two classes, the
+            public decision values, from the pairs' decision values
+            ``(n_valid, n_pairs)``; a pair the fold lacked abstains from the
+            vote."""
             if n_classes == 2:
                 public = -decision[:, 0]
-                pred = binary_index(public)
-            else:
-                public = None
-                pred = vote_winner(np.where(abstain, 0.0, decision), n_classes, abstain)
+                return binary_index(public), public
+            abstain = np.isnan(decision)
+            return vote_winner(np.where(abstain, 0.0, decision), n_classes, abstain), None
+
+        def row_loss(decision, valid):
+            return (predicted(decision)[0] != y_idx[valid]).astype(np.float64)
+
+        def score_fold(decision, valid):
+            """Held-out score from the pairs' decision values."""
+            pred, public = predicted(decision)
             if scorer is None:
                 return float(np.mean(pred == y_idx[valid]))
             stand_in = _DecidedClassifier(classes, classes[pred], public)
             return float(scorer(stand_in, Xs[valid], ys[valid]))
 
         unconverged = self._search(
-            Xs, ys, cs, variants, problems_of, score_fold, "gammas", folds=folds
+            Xs, ys, cs, variants, problems_of, score_fold, "gammas", folds=folds, row_loss=row_loss
         )
         self.C_ = float(self.best_params_["C"])
         self.gamma_ = float(gammas[self.best_index_ % len(variants)])
@@ -1218,8 +1330,18 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
                 return 1.0 - res / ss
             return float(scorer(_DecidedRegressor(pred), X[valid], y[valid]))
 
+        def row_loss(decision, valid):
+            return (decision[:, 0] - y[valid]) ** 2
+
         unconverged = self._search(
-            X, y, cs, [v[:2] for v in variants], problems_of, score_fold, "(epsilon, gamma)"
+            X,
+            y,
+            cs,
+            [v[:2] for v in variants],
+            problems_of,
+            score_fold,
+            "(epsilon, gamma)",
+            row_loss=row_loss,
         )
         best = variants[self.best_index_ % len(variants)]
         self.C_ = float(self.best_params_["C"])
