@@ -411,7 +411,7 @@ def test_race_leaves_a_beaten_gamma_out_after_the_first_fold(caplog, kernel_matr
     full = SVCCV(prune=None, **grid).fit(X, y)
     with caplog.at_level(logging.INFO, logger="localsvm.tuning"):
         raced = SVCCV(verbose=1, **grid).fit(X, y)
-    assert "1 of 3 gammas left out after the first fold" in caplog.text
+    assert "after fold 0, 1 of 3 gammas left out" in caplog.text
     res, ref = raced.cv_results_, full.cv_results_
     narrow = res["param_gamma"].astype(float) == 100.0
     # The first fold scores it as the full search does; the others leave it out.
@@ -429,7 +429,7 @@ def test_race_leaves_a_beaten_gamma_out_after_the_first_fold(caplog, kernel_matr
     assert not np.isnan(two.cv_results_["split1_test_score"][narrow]).any()
 
 
-def test_race_judges_by_a_paired_test_on_the_first_fold():
+def test_race_judges_by_a_paired_test_on_the_folds_so_far():
     from localsvm.tuning import _race
 
     valid = np.arange(200)
@@ -440,7 +440,7 @@ def test_race_judges_by_a_paired_test_on_the_first_fold():
         return (d, None, None, errors or [None] * n, n if pruned_from is None else pruned_from, 0)
 
     def loss(decision, valid):
-        return (decision[:, 0] > 0).astype(float)  # wrong where positive
+        return (decision[valid, 0] > 0).astype(float)  # wrong where positive
 
     right = -np.ones(200)
     few = right.copy()
@@ -448,16 +448,27 @@ def test_race_judges_by_a_paired_test_on_the_first_fold():
     many = right.copy()
     many[:40] = 1.0  # 40 more: clearly worse
     first = [
-        path(many, right),  # the best, at its second C
-        path(few, many),  # its first C is within noise of the best
-        path(many, many),  # beaten everywhere
-        path(many, right, pruned_from=1),  # its second C left unsolved: beaten
-        path(many, right, errors=[None, "ValueError: x"]),  # a failed solve is kept
+        [path(many, right)],  # the best, at its second C
+        [path(few, many)],  # its first C is within noise of the best
+        [path(many, many)],  # beaten everywhere
+        [path(many, right, pruned_from=1)],  # its second C left unsolved: beaten
+        [path(many, right, errors=[None, "ValueError: x"])],  # a failed solve is kept
+        None,  # out already
     ]
-    caps = _race(first, loss, valid, 2.0)
-    np.testing.assert_array_equal(caps, [2, 1, 0, 0, 2])
+    caps = np.array([2, 2, 2, 2, 2, 0])
+    np.testing.assert_array_equal(_race(first, loss, [valid], 2.0, caps), [2, 1, 0, 0, 2, 0])
     # With no margin, anything worse than the best is beaten.
-    np.testing.assert_array_equal(_race(first, loss, valid, 0.0), [2, 0, 0, 0, 2])
+    np.testing.assert_array_equal(_race(first, loss, [valid], 0.0, caps), [2, 0, 0, 0, 2, 0])
+    # A variant never goes past what it solved so far.
+    np.testing.assert_array_equal(
+        _race(first, loss, [valid], 2.0, np.array([2, 2, 2, 2, 1, 0])), [2, 1, 0, 0, 0, 0]
+    )
+    # Over two folds the rows pool: 3 more wrong rows out of 200 are noise
+    # on one fold (above), but 3 more on each of two folds are not.
+    two = [[p, p] for p in (path(right), path(few))] + [[path(right), path(right)]]
+    np.testing.assert_array_equal(
+        _race(two, loss, [valid, valid], 2.0, np.array([1, 1, 1])), [1, 0, 1]
+    )
 
 
 def test_svrcv_race_keeps_the_choice():

@@ -270,41 +270,51 @@ def _blocks(n: int, cells: int = 1 << 21):
     return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
 
 
-def _race(first, row_loss, valid, margin: float) -> np.ndarray:
+def _race(paths, row_loss, valids, margin: float, caps) -> np.ndarray:
     """How many of the increasing ``C`` values each variant solves on the
-    folds after the first, from its path on the first (``first[v]``, as
-    :func:`_path_task` returns it): up to its largest ``C`` not clearly
-    beaten there, 0 for a variant beaten at every ``C``. Clearly beaten:
-    the mean per-row loss (``row_loss(decision, valid)``) above the first
-    fold's best candidate's by more than ``margin`` standard errors of the
-    paired per-row difference (a paired test: both models are judged on
-    the same rows). A ``C`` the path's own early stop left unsolved is
+    next folds, from its paths on the folds raced so far (``paths[v]``, one
+    :func:`_path_task` result per fold, None for a variant already out;
+    ``valids`` those folds' held-out rows): up to its largest ``C`` not
+    clearly beaten, 0 for a variant beaten at every ``C``; never more than
+    ``caps[v]``, what it solved so far. Clearly beaten: the mean per-row
+    loss (``row_loss(decision, valid)``) over those folds' held-out rows
+    above the best candidate's by more than ``margin`` standard errors of
+    the paired per-row difference (a paired test: both models are judged
+    on the same rows). A ``C`` a path's own early stop left unsolved is
     beaten; one whose solve failed is not (the other folds record it)."""
-    n_c = first[0][0].shape[0]
     losses = {}
-    for v, (decision, _, _, errors, pruned_from, _) in enumerate(first):
-        for j in range(min(int(pruned_from), n_c)):
-            if errors[j] is None:
-                losses[v, j] = np.asarray(row_loss(decision[j], valid), dtype=np.float64)
-    caps = np.zeros(len(first), dtype=np.intp)
+    unsolved = {}
+    for v, folds in enumerate(paths):
+        if folds is None:
+            continue
+        stop = min([int(caps[v])] + [int(out[4]) for out in folds])
+        unsolved[v] = stop
+        for j in range(stop):
+            if all(out[3][j] is None for out in folds):
+                losses[v, j] = np.concatenate(
+                    [
+                        np.asarray(row_loss(out[0][j], valid), dtype=np.float64)
+                        for out, valid in zip(folds, valids, strict=True)
+                    ]
+                )
+    out_caps = np.zeros(len(paths), dtype=np.intp)
     if not losses:
-        caps[:] = n_c
-        return caps
+        return np.asarray(caps, dtype=np.intp).copy()
     best = min(losses, key=lambda key: (float(losses[key].mean()), key))
     ref = losses[best]
     n = ref.size
-    for v, (*_, pruned_from, _) in enumerate(first):
-        for j in range(n_c):
+    for v, stop in unsolved.items():
+        for j in range(int(caps[v])):
             if (v, j) in losses:
                 d = losses[v, j] - ref
                 mean = float(d.mean())
                 se = float(d.std(ddof=1)) / np.sqrt(n) if n > 1 else 0.0
                 beaten = mean > margin * se and mean > 0.0
             else:
-                beaten = j >= pruned_from
+                beaten = j >= stop
             if not beaten:
-                caps[v] = j + 1
-    return caps
+                out_caps[v] = j + 1
+    return out_caps
 
 
 def _path_task(task, shared):
@@ -369,6 +379,9 @@ def _path_task(task, shared):
         kernels.release(kernel_of[v])
     return decision, n_iter, converged, errors, pruned_from, time.perf_counter() - start
 
+
+#: The folds after which a search races its variants (see ``prune``).
+RACE_FOLDS = 2
 
 #: The parameters a search passes on unchanged to the model it refits.
 _SHARED_WITH_REFIT = (
@@ -544,8 +557,7 @@ class _BaseSVMCV(BaseKernelEstimator):
         epoch = interrupt_epoch()
         race = row_loss is not None and self.prune is not None and n_f > 2 and n_v > 1
         if share:
-            uses = [(1 if race else n_f) * kernel_of.count(k) for k in range(len(specs))]
-            kernels = _SharedKernels(X, specs, uses, epoch, native)
+            kernels = _SharedKernels(X, specs, [0] * len(specs), epoch, native)
         report.log(
             2,
             "%s: kernel matrices %s",
@@ -560,6 +572,11 @@ class _BaseSVMCV(BaseKernelEstimator):
             """Run ``batch`` (some of ``tasks``), reported under their
             indices in ``tasks``."""
             where = [index_of[t] for t in batch]
+            if kernels is not None:
+                # Each matrix is dropped after the batch's last task reading it.
+                kernels.expect(
+                    [sum(kernel_of[v] == k for v, _ in batch) for k in range(len(specs))]
+                )
             relay = {}
             if "on_start" in hooks:
                 relay["on_start"] = lambda i: hooks["on_start"](where[i])
@@ -588,32 +605,26 @@ class _BaseSVMCV(BaseKernelEstimator):
             )
             return dict(zip(batch, out, strict=True))
 
-        if race:
-            # Race the variants on the first fold: only those with a C not
-            # clearly beaten there go on to the other folds, up to that C.
-            done = run([t for t in tasks if t[1] == 0])
-            caps[:] = _race([done[v, 0] for v in range(n_v)], row_loss, folds[0][1], self.prune)
-            rest = [t for t in tasks if t[1] > 0 and caps[t[0]] > 0]
-            if kernels is not None:
-                kernels.expect(
-                    [
-                        sum(n_f - 1 for v in range(n_v) if kernel_of[v] == k and caps[v])
-                        for k in range(len(specs))
-                    ]
-                )
-            n_out = int(np.sum(caps == 0))
+        done = {}
+        for f in range(min(RACE_FOLDS, n_f - 2) if race else 0):
+            # Race the variants on fold f (and those before): only the C
+            # values not clearly beaten there go on to the next folds.
+            done.update(run([t for t in tasks if t[1] == f and caps[t[0]] > 0]))
+            raced = [
+                [done[v, g] for g in range(f + 1)] if caps[v] > 0 else None for v in range(n_v)
+            ]
+            caps = _race(raced, row_loss, [folds[g][1] for g in range(f + 1)], self.prune, caps)
             report.log(
                 1,
-                "%s: %d of %d %s left out after the first fold, %d C values of the others",
+                "%s: after fold %d, %d of %d %s left out, %d C values of the others",
                 name,
-                n_out,
+                f,
+                int(np.sum(caps == 0)),
                 n_v,
                 label,
                 int(np.sum((n_c - caps)[caps > 0])),
             )
-            done.update(run(rest))
-        else:
-            done = run(tasks)
+        done.update(run([t for t in tasks if t not in done and caps[t[0]] > 0]))
         scores = np.full((n_v, n_f, n_c), np.nan)
         fit_time = np.zeros((n_v, n_f, n_c))
         score_time = np.zeros((n_v, n_f, n_c))
@@ -623,7 +634,7 @@ class _BaseSVMCV(BaseKernelEstimator):
         n_pruned = 0
         for v, f in tasks:
             if (v, f) not in done:
-                # A variant the first fold's race left out.
+                # A variant the race left out.
                 n_pruned += n_c
                 continue
             decision, it, conv, errors, pruned_from, secs = done[v, f]
@@ -852,14 +863,15 @@ prune : float or None, default=2.0
     last, as the candidates ``HalvingGridSearchCV`` drops. Held-out error
     along ``C`` usually falls to one minimum and then rises, so a path
     seldom recovers once it is beaten twice in a row. With three folds or
-    more the variants (``gamma``, or ``(epsilon, gamma)``) also race on
-    the first fold: a candidate whose mean per-row loss there (the same
-    losses) is more than ``prune`` standard errors of the paired per-row
-    difference above the fold's best is clearly beaten, and on the other
-    folds each variant solves only up to its largest ``C`` not beaten
-    (none, for a variant beaten at every ``C``). The candidates left out
-    keep their first fold's score and get NaN on the others. None scores
-    every candidate on every fold.
+    more the variants (``gamma``, or ``(epsilon, gamma)``) also race,
+    after the first fold and (with four or more) after the second: a
+    candidate whose mean per-row loss over the folds solved so far (the
+    same losses) is more than ``prune`` standard errors of the paired
+    per-row difference above the best candidate's is clearly beaten, and
+    on the next folds each variant solves only up to its largest ``C`` not
+    beaten (none, for a variant beaten at every ``C``). The candidates
+    left out keep the scores of the folds they were solved on and get NaN
+    on the others. None scores every candidate on every fold.
 """
 
 
