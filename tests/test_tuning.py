@@ -427,6 +427,9 @@ def test_race_leaves_a_beaten_gamma_out_after_the_first_fold(caplog, kernel_matr
     # Two folds are no race: every variant is scored on both.
     two = SVCCV(**{**grid, "cv": 2}).fit(X, y)
     assert not np.isnan(two.cv_results_["split1_test_score"][narrow]).any()
+    # Nor are folds of too few rows to judge by (here 40 rows in 10 folds).
+    few = SVCCV(**{**grid, "cv": 10}).fit(X[:40], y[:40])
+    assert not np.isnan(few.cv_results_["split9_test_score"][narrow]).any()
 
 
 def test_race_judges_by_a_paired_test_on_the_folds_so_far():

@@ -383,6 +383,10 @@ def _path_task(task, shared):
 #: The folds after which a search races its variants (see ``prune``).
 RACE_FOLDS = 2
 
+#: The held-out rows (of the folds raced so far) below which a race round
+#: is skipped: the paired test's normal approximation needs a few dozen.
+RACE_MIN_ROWS = 50
+
 #: The parameters a search passes on unchanged to the model it refits.
 _SHARED_WITH_REFIT = (
     "kernel",
@@ -610,6 +614,8 @@ class _BaseSVMCV(BaseKernelEstimator):
             # Race the variants on fold f (and those before): only the C
             # values not clearly beaten there go on to the next folds.
             done.update(run([t for t in tasks if t[1] == f and caps[t[0]] > 0]))
+            if sum(folds[g][1].size for g in range(f + 1)) < RACE_MIN_ROWS:
+                continue  # too few held-out rows to tell candidates apart
             raced = [
                 [done[v, g] for g in range(f + 1)] if caps[v] > 0 else None for v in range(n_v)
             ]
@@ -864,8 +870,9 @@ prune : float or None, default=2.0
     along ``C`` usually falls to one minimum and then rises, so a path
     seldom recovers once it is beaten twice in a row. With three folds or
     more the variants (``gamma``, or ``(epsilon, gamma)``) also race,
-    after the first fold and (with four or more) after the second: a
-    candidate whose mean per-row loss over the folds solved so far (the
+    after the first fold and (with four or more) after the second, once
+    those folds hold 50 held-out rows or more: a candidate whose mean
+    per-row loss over the folds solved so far (the
     same losses) is more than ``prune`` standard errors of the paired
     per-row difference above the best candidate's is clearly beaten, and
     on the next folds each variant solves only up to its largest ``C`` not
