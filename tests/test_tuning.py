@@ -570,3 +570,41 @@ def test_race_keeps_a_choice_within_the_full_grids_best(seed):
     assert mean.max() - mean[raced.best_index_] <= 0.002
     assert np.isnan(raced.cv_results_["mean_test_score"]).any()
     assert raced.n_iter_.sum() < full.n_iter_.sum()
+
+
+@pytest.mark.parametrize("fits", [True, False])
+def test_race_keeps_the_matrices_between_rounds_when_they_fit(monkeypatch, fits):
+    """A raced search builds each gamma's shared matrix once when all of
+    them fit the memory budget, and again in each round otherwise; the
+    scores are the same."""
+    import localsvm.tuning as tuning
+
+    X, y = _race_problem()
+    grid = dict(Cs=[0.1, 1.0, 10.0], gammas=[0.1, 0.3, 100.0], cv=4, kernel_matrix="shared")
+    ref = SVCCV(prune=None, **grid).fit(X, y)
+    n = X.shape[0]
+    # Kept: the float64 base and all three matrices (4 or 8 bytes a value).
+    budget = float("inf") if fits else n * n * (8 + 4 * 4) - 1
+    monkeypatch.setattr(tuning, "memory_budget", lambda: float(budget))
+    built = []
+    real = tuning._SharedKernels._build
+
+    def counting(self, v):
+        if v not in self.mats:
+            built.append(v)
+        return real(self, v)
+
+    monkeypatch.setattr(tuning._SharedKernels, "_build", counting)
+    raced = SVCCV(**grid).fit(X, y)
+    kept = ~np.isnan(raced.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(
+        raced.cv_results_["mean_test_score"][kept], ref.cv_results_["mean_test_score"][kept]
+    )
+    survivors = 2  # gamma=100 races out after the first fold
+    assert sorted(set(built)) == [0, 1, 2]
+    if fits:
+        assert len(built) == 3
+    else:
+        # Rounds after fold 0 and fold 1, then folds 2-3: the survivors'
+        # matrices are built in each.
+        assert len(built) >= 3 + 2 * survivors

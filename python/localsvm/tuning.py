@@ -257,10 +257,12 @@ class _SharedKernels:
         with self.guard:
             self.pending = dict(enumerate(uses))
 
-    def release(self, v: int) -> None:
+    def release(self, v: int, uses: int = 1) -> None:
+        """``uses`` fewer tasks will read matrix ``v`` (one has, or a race
+        left them out); it is dropped after the last."""
         with self.guard:
-            self.pending[v] -= 1
-            if self.pending[v] == 0:
+            self.pending[v] -= uses
+            if self.pending[v] <= 0:
                 self.mats.pop(v, None)
 
 
@@ -571,12 +573,23 @@ class _BaseSVMCV(BaseKernelEstimator):
         caps = np.full(n_v, n_c)
         hooks = report.hooks(describe)
         index_of = {t: i for i, t in enumerate(tasks)}
+        # A raced search keeps each matrix from its first fold to its last
+        # when every variant's fits the budget beside the base (else it is
+        # built again in each round that reads it).
+        keep = (
+            race
+            and kernels is not None
+            and itemsize is not None
+            and float(n_rows) * n_rows * (8 + itemsize * (len(specs) + 1)) <= memory_budget()
+        )
+        if keep:
+            kernels.expect([n_f * kernel_of.count(k) for k in range(len(specs))])
 
         def run(batch):
             """Run ``batch`` (some of ``tasks``), reported under their
             indices in ``tasks``."""
             where = [index_of[t] for t in batch]
-            if kernels is not None:
+            if kernels is not None and not keep:
                 # Each matrix is dropped after the batch's last task reading it.
                 kernels.expect(
                     [sum(kernel_of[v] == k for v, _ in batch) for k in range(len(specs))]
@@ -619,7 +632,11 @@ class _BaseSVMCV(BaseKernelEstimator):
             raced = [
                 [done[v, g] for g in range(f + 1)] if caps[v] > 0 else None for v in range(n_v)
             ]
+            before = caps
             caps = _race(raced, row_loss, [folds[g][1] for g in range(f + 1)], self.prune, caps)
+            if keep:
+                for v in np.flatnonzero((before > 0) & (caps == 0)):
+                    kernels.release(kernel_of[v], n_f - f - 1)
             report.log(
                 1,
                 "%s: after fold %d, %d of %d %s left out, %d C values of the others",
@@ -990,7 +1007,11 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     when the solves run in float32 at ``cv_tol`` (they read the same
     numbers), else 8 ('auto' shares when this is at most half the
     available memory: 500 MB for 5 000 rows and 2 jobs with the RBF
-    kernel). A third-party solver backend gets
+    kernel). A raced search (``prune``) keeps every ``gamma``'s matrix
+    from its first fold to its last, ``n² · (8 + b · (n_gammas + 1))``
+    bytes, when that fits the same budget (for 5 000 rows and 10 ``gamma``
+    values, 1.3 GB), and otherwise builds a matrix again for each round
+    that reads it. A third-party solver backend gets
     NumPy matrices and copies each fold's block: ``8 · n² · (2 + 2 ·
     n_jobs)`` bytes. Otherwise each running task holds its fold's training
     rows. Either way a running task keeps at most ``cache_size`` megabytes
