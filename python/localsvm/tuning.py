@@ -338,7 +338,7 @@ def _path_task(task, shared):
         X, spec = kernels.get(kernel_of[v]), KernelSpec("precomputed")
     problems = problems_of(train, valid, v)
     n_c = cs.size
-    # The first fold's race leaves the C values past caps[v] unsolved.
+    # The race leaves the C values past caps[v] unsolved.
     pruned_from = int(caps[v])
     solved = cs[:pruned_from]
     decision = np.full((n_c, valid.size, len(problems)), np.nan)
@@ -486,8 +486,8 @@ class _BaseSVMCV(BaseKernelEstimator):
         variant ``v``, each with its held-out targets for the early stop;
         ``score_fold(decision, valid)`` a held-out score; ``row_loss(decision,
         valid)`` each held-out row's loss (the 0-1 loss of the predicted
-        class, or the squared error) for the first fold's race (None: no
-        race)."""
+        class, or the squared error) for the race after the first folds
+        (None: no race)."""
         if folds is None:
             folds = self._splits(X, y)
         self.n_splits_ = len(folds)
