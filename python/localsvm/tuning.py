@@ -584,10 +584,15 @@ class _BaseSVMCV(BaseKernelEstimator):
         )
         if keep:
             kernels.expect([n_f * kernel_of.count(k) for k in range(len(specs))])
+        done: dict = {}
 
         def run(batch):
             """Run ``batch`` (some of ``tasks``), reported under their
             indices in ``tasks``."""
+            if (kernels is None or keep) and all((v, 0) in done for v, _ in batch):
+                # Longest first (by the variant's first fold), so that no
+                # worker is left with a long task while the others idle.
+                batch = sorted(batch, key=lambda t: (-done[t[0], 0][5], t))
             where = [index_of[t] for t in batch]
             if kernels is not None and not keep:
                 # Each matrix is dropped after the batch's last task reading it.
@@ -622,7 +627,6 @@ class _BaseSVMCV(BaseKernelEstimator):
             )
             return dict(zip(batch, out, strict=True))
 
-        done = {}
         for f in range(min(RACE_FOLDS, n_f - 2) if race else 0):
             # Race the variants on fold f (and those before): only the C
             # values not clearly beaten there go on to the next folds.
