@@ -42,7 +42,7 @@ from ._compat import Hidden, Interval, StrOptions
 from ._docstrings import CLASSIFIER_ATTRIBUTES, X_PARTS, fill
 from ._multiclass import (
     BinaryModelsMixin,
-    assemble,
+    assemble_joined,
     binary_tasks,
     ovo_compact,
     problem_classes,
@@ -155,8 +155,8 @@ def kernel_value_scale(spec, X, rows: np.ndarray | None = None) -> float:
             S = float(np.asarray(sub.multiply(sub).sum(axis=1)).max())
         else:
             S = max(
-                float(np.einsum("ij,ij->i", X[idx[b : b + 4096]], X[idx[b : b + 4096]]).max())
-                for b in range(0, idx.size, 4096)
+                float(np.einsum("ij,ij->i", block, block).max())
+                for block in _row_blocks(X, rows, idx, 4096)
             )
         g, c0 = float(spec.gamma), abs(float(spec.coef0))
         if spec.name == "linear":
@@ -166,6 +166,14 @@ def kernel_value_scale(spec, X, rows: np.ndarray | None = None) -> float:
         if spec.name == "rbf":
             return max(1.0, 2.0 * g * S)
         return max(1.0, g * S + c0)
+
+
+def _row_blocks(X, rows, idx: np.ndarray, size: int):
+    """The rows ``idx`` of ``X`` in blocks of ``size``, C-contiguous: views of
+    ``X`` when ``rows`` is None (every row) and ``X`` is C-contiguous, else
+    copies."""
+    for b in range(0, idx.size, size):
+        yield np.ascontiguousarray(X[b : b + size]) if rows is None else X[idx[b : b + size]]
 
 
 def _rescale_nu(sol: QPSolution, nu: float, floor: float) -> QPSolution:
@@ -1101,15 +1109,22 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         # Support vectors: the union over the binary models, grouped by class
         # as LIBSVM orders them; each model's coefficients y_i α_i over that
         # union (never an n_models × n array).
-        nonzero = [sol.alpha != 0.0 for sol in solutions]
-        models = assemble(
-            [rows[nz] for (rows, _), nz in zip(tasks, nonzero, strict=True)],
-            [
-                labels[nz] * sol.alpha[nz]
-                for (_, labels), sol, nz in zip(tasks, solutions, nonzero, strict=True)
-            ],
+        # The models' rows, labels and coefficients joined, so hundreds of
+        # one-vs-one models cost a few array operations, not a few each.
+        alpha = np.concatenate([np.asarray(sol.alpha, dtype=np.float64) for sol in solutions])
+        rows = np.concatenate([rows for rows, _ in tasks])
+        labels = np.concatenate([labels for _, labels in tasks])
+        nz = alpha != 0.0
+        # Each model's number of support vectors.
+        before = np.concatenate(([0], np.cumsum(nz)))
+        counts = np.diff(before[np.cumsum([0] + [r.size for r, _ in tasks])])
+        sv_rows = rows[nz]
+        models = assemble_joined(
+            sv_rows,
+            labels[nz] * alpha[nz],
             [-s.rho for s in solutions],
-            [y_idx[rows[nz]] for (rows, _), nz in zip(tasks, nonzero, strict=True)],
+            y_idx[sv_rows],
+            counts,
             n_classes,
             self.multiclass,
         )
