@@ -379,6 +379,13 @@ pub(super) fn solve_qp<'py>(
 /// checks for signals, so Ctrl-C stops a long batch at once.
 const INLINE_BATCH_ROWS: usize = INLINE_ROWS;
 
+/// One problem of [`solve_qp_many`]: `(y, upper, options)`.
+type ManyArg<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    Option<PyRef<'py, QPOptions>>,
+);
+
 /// [`solve_qp`] for each of `problems`, `(y, upper, options)` over the same
 /// `x`, kernel and settings, in one call; see `_core.pyi`.
 #[pyfunction]
@@ -386,11 +393,7 @@ const INLINE_BATCH_ROWS: usize = INLINE_ROWS;
 pub(super) fn solve_qp_many<'py>(
     py: Python<'py>,
     x: XArg<'py>,
-    problems: Vec<(
-        PyReadonlyArray1<'py, f64>,
-        PyReadonlyArray1<'py, f64>,
-        Option<PyRef<'py, QPOptions>>,
-    )>,
+    problems: Vec<ManyArg<'py>>,
     kernel: Option<PyRef<'py, Kernel>>,
     settings: Option<PyRef<'py, SolverSettings>>,
 ) -> PyResult<Vec<QPResult>> {
