@@ -235,3 +235,103 @@ def test_bad_rows_are_rejected():
     prob = QPProblem(X=X, rows=np.array([0, 1, 2]), y=y[:2], upper=np.ones(2))
     with pytest.raises(ValueError, match="rows must list 2"):
         prob.validate()
+
+
+def _ovo_like_problems(kernel="rbf", nu=False):
+    """Problems over one X, each on its own rows (a one-vs-one fit's)."""
+    X, y = make_problem_data(200, 4, 5)
+    problems = []
+    for k, rows in enumerate((np.arange(0, 200, 3), np.arange(1, 200, 2), np.arange(150))):
+        kw = {}
+        if nu:
+            from localsvm.svc import nu_start
+
+            kw = dict(
+                p=np.zeros(rows.size),
+                alpha0=nu_start(y[rows], np.ones(rows.size), 0.3),
+                equality_kind="per_label",
+            )
+        upper = np.full(rows.size, 1.0 + k)
+        problems.append(
+            QPProblem(X=X, rows=rows, y=y[rows], upper=upper, kernel=KERNELS[kernel], **kw)
+        )
+    return problems
+
+
+@pytest.mark.parametrize(("kernel", "nu"), [("rbf", False), ("poly", False), ("rbf", True)])
+def test_solve_many_is_solve_bit_for_bit(kernel, nu):
+    backend = localsvm.get_backend("rust")
+    problems = _ovo_like_problems(kernel, nu)
+    many = backend.solve_many(problems)
+    assert len(many) == len(problems)
+    for problem, got in zip(problems, many, strict=True):
+        want = backend.solve(problem)
+        np.testing.assert_array_equal(got.alpha, want.alpha)
+        assert (got.rho, got.r, got.objective, got.n_iter) == (
+            want.rho,
+            want.r,
+            want.objective,
+            want.n_iter,
+        )
+        assert got.kernel_evaluations == want.kernel_evaluations
+        assert got.precision == want.precision
+
+
+def test_solve_many_falls_back_for_problems_that_differ():
+    backend = localsvm.get_backend("rust")
+    problems = _ovo_like_problems()
+    problems[1].tol = 1e-5  # another setting: solved on its own
+    many = backend.solve_many(problems)
+    for problem, got in zip(problems, many, strict=True):
+        np.testing.assert_array_equal(got.alpha, backend.solve(problem).alpha)
+
+
+def test_solve_qp_many_raises_the_failing_problems_error():
+    from localsvm import _core
+
+    X, y = make_problem_data(20, 2, 0)
+    good = (y[:10].copy(), np.ones(10), _core.QPOptions(rows=np.arange(10)))
+    bad = (y[:2].copy(), np.ones(2), _core.QPOptions(rows=np.array([0, 25])))
+    with pytest.raises(ValueError, match="out of range"):
+        _core.solve_qp_many(X, [good, bad])
+    (out,) = _core.solve_qp_many(X, [good])
+    ref = _core.solve_qp(X, good[0], good[1], options=good[2])
+    np.testing.assert_array_equal(out.alpha, ref.alpha)
+    assert _core.solve_qp_many(X, []) == []
+
+
+def test_solve_many_checked_checks_every_answer():
+    from localsvm.backends.base import solve_many_checked
+
+    problems = _ovo_like_problems()
+
+    class Plain:
+        """A backend without solve_many: one solve per problem."""
+
+        name = "plain"
+
+        def solve(self, problem):
+            return localsvm.get_backend("rust").solve(problem)
+
+    class Short(SolverBackend):
+        name = "short"
+
+        def solve(self, problem):
+            return localsvm.get_backend("rust").solve(problem)
+
+        def solve_many(self, problems):
+            return [self.solve(p) for p in problems[:-1]]
+
+    class Broken(Short):
+        name = "broken"
+
+        def solve_many(self, problems):
+            return [None for _ in problems]
+
+    want = [localsvm.get_backend("rust").solve(p).alpha for p in problems]
+    for got, ref in zip(solve_many_checked(Plain(), problems), want, strict=True):
+        np.testing.assert_array_equal(got.alpha, ref)
+    with pytest.raises(TypeError, match="'short' returned 2 from solve_many"):
+        solve_many_checked(Short(), problems)
+    with pytest.raises(TypeError, match="'broken' returned NoneType"):
+        solve_many_checked(Broken(), problems)

@@ -368,3 +368,15 @@ def test_grouped_and_ungrouped_layouts_agree():
     ):
         np.testing.assert_array_equal(rows, np.flatnonzero((y_idx == a) | (y_idx == b)))
         np.testing.assert_array_equal(labels, np.where(y_idx[rows] == a, 1.0, -1.0))
+
+
+@pytest.mark.parametrize(("n", "high"), [(0, 1), (1, 1), (7, 3), (20_000, 1300), (500, 10**12)])
+def test_distinct_ids_are_numpys_unique(n, high):
+    from localsvm._multiclass import _distinct
+
+    ids = np.random.default_rng(n).integers(0, high, n).astype(np.int64)
+    uniq, first, slot = _distinct(ids)
+    want = np.unique(ids, return_index=True, return_inverse=True)
+    for got, ref in zip((uniq, first, slot), want, strict=True):
+        np.testing.assert_array_equal(got, ref.reshape(-1))
+        assert got.dtype == ref.dtype

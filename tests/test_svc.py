@@ -222,6 +222,19 @@ def test_serial_and_threaded_fits_agree(four_class):
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_chunked_one_vs_one_solves_match_one_solve_per_problem(four_class, n_jobs, caplog):
+    # verbose=1 reports problem by problem, so each is solved on its own;
+    # without it the problems go to the backend in chunks (solve_many).
+    X, y = four_class
+    chunked = SVC(n_jobs=n_jobs).fit(X, y)
+    with caplog.at_level("INFO"):
+        single = SVC(n_jobs=n_jobs, verbose=1).fit(X, y)
+    assert "binary" in caplog.text
+    for attr in ("dual_coef_", "intercept_", "support_", "n_iter_", "kernel_evaluations_"):
+        np.testing.assert_array_equal(getattr(chunked, attr), getattr(single, attr))
+
+
 def test_max_iter_warns(banana):
     with pytest.warns(ConvergenceWarning, match="max_iter=5"):
         clf = SVC(max_iter=5).fit(banana.X_train, banana.y_train)

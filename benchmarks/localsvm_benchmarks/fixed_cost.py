@@ -12,7 +12,9 @@ about 100 rows). Every model has its defaults otherwise; localsvm runs with
 Each fit is timed with ``time.process_time`` (every thread of the process,
 steadier than the wall clock on a shared machine), averaged over
 ``--repeat`` fits after one untimed fit. The ``solver`` column is the CPU
-time spent inside the Rust core's ``solve_qp`` calls (the dual solves), and
+time spent inside the Rust core's ``solve_qp`` and ``solve_qp_many`` calls
+(the dual solves; the one-vs-one problems go to ``solve_qp_many`` in one
+call), and
 ``rest`` what the fit spends around them (validation, the binary problems'
 set-up, the result's assembly); the last column is the ratio scikit-learn
 would trail by if ``rest`` were nothing. LIBSVM is Chang and Lin, "LIBSVM: a
@@ -49,24 +51,29 @@ def cases(n_many: int = 1300) -> list[tuple[str, str, dict, tuple]]:
 
 @contextlib.contextmanager
 def solver_clock() -> Iterator[list[float]]:
-    """While active, the CPU seconds of every ``_core.solve_qp`` call the
-    Rust backend makes accumulate in the yielded one-element list."""
+    """While active, the CPU seconds of every ``_core.solve_qp`` and
+    ``_core.solve_qp_many`` call the Rust backend makes accumulate in the
+    yielded one-element list."""
     from localsvm import _core
     from localsvm.backends import rust
 
     spent = [0.0]
-    real = _core.solve_qp
 
-    def timed_solve(*args, **kwargs):
-        start = time.process_time()
-        try:
-            return real(*args, **kwargs)
-        finally:
-            spent[0] += time.process_time() - start
+    def timed(real):
+        def call(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                spent[0] += time.process_time() - start
+
+        return call
+
+    solves = {name: timed(getattr(_core, name)) for name in ("solve_qp", "solve_qp_many")}
 
     class Core:
         def __getattr__(self, name):
-            return timed_solve if name == "solve_qp" else getattr(_core, name)
+            return solves.get(name) or getattr(_core, name)
 
     saved = rust._core
     rust._core = Core()

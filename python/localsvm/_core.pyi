@@ -46,6 +46,7 @@ __all__ = [
     "simd_level",
     "solve_local",
     "solve_qp",
+    "solve_qp_many",
 ]
 __version__: str
 
@@ -357,6 +358,23 @@ def solve_qp(
     ``start`` ``TypeError``. ``QPResult.start_evaluations`` and
     ``start_seconds`` report the blocked computation's cost.
     """
+
+def solve_qp_many(
+    x: npt.NDArray[np.float64] | CsrMatrix,
+    problems: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], QPOptions | None]],
+    *,
+    kernel: Kernel | None = None,
+    settings: SolverSettings | None = None,
+) -> list[QPResult]:
+    """:func:`solve_qp` for each of ``problems``, ``(y, upper, options)``
+    over the same ``x``, ``kernel`` and ``settings`` (typically each with
+    its own ``options.rows``: the binary problems of a one-vs-one fit), in
+    one call: the results, in order, are ``solve_qp``'s, bit for bit, and
+    the first problem that fails raises its error. The arrays are read
+    while the GIL is held and the solves run one after the other without
+    it: on the calling thread for a batch of at most 2048 rows in all (as
+    ``solve_qp`` runs a solve of that size), else on a worker thread while
+    the caller handles signals every 50 ms (Ctrl-C stops the batch)."""
 
 def dual_gradient(
     x: npt.NDArray[np.float64] | CsrMatrix,

@@ -142,23 +142,46 @@ def assemble(
     ``b`` (``intercepts[k]``, value ``Σ coef K + b``), as
     :class:`BinaryModels`: one coefficient matrix over the union of their
     support vectors (never ``n_models × n_samples``)."""
-    n_models = len(ids)
-    all_ids = np.concatenate([np.asarray(i, dtype=np.int64) for i in ids] or [np.zeros(0)])
+    return assemble_joined(
+        np.concatenate([np.asarray(i, dtype=np.int64) for i in ids] or [np.zeros(0)]),
+        np.concatenate([np.asarray(c, dtype=np.float64) for c in coefs] or [np.zeros(0)]),
+        intercepts,
+        np.concatenate([np.asarray(c, dtype=np.intp) for c in classes] or [np.zeros(0)]),
+        np.array([len(i) for i in ids], dtype=np.intp),
+        n_classes,
+        multiclass,
+    )
+
+
+def assemble_joined(
+    all_ids: np.ndarray,
+    all_coefs: np.ndarray,
+    intercepts,
+    all_cls: np.ndarray,
+    counts: np.ndarray,
+    n_classes: int,
+    multiclass: str,
+) -> BinaryModels:
+    """:func:`assemble` of the models' arrays joined: the ids, coefficients
+    and class indices of model 0, then of model 1, and so on, ``counts[k]``
+    of model ``k`` (hundreds of one-vs-one models are then a few array
+    operations, not a few each)."""
+    n_models = counts.size
     all_ids = all_ids.astype(np.int64)
-    all_cls = np.concatenate([np.asarray(c, dtype=np.intp) for c in classes] or [np.zeros(0)])
     all_cls = all_cls.astype(np.intp)
-    model = np.repeat(np.arange(n_models), [len(i) for i in ids])
-    position = np.concatenate([np.arange(len(i)) for i in ids] or [np.zeros(0)])
-    uniq, first = np.unique(all_ids, return_index=True)
+    model = np.repeat(np.arange(n_models), counts)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
+    position = np.arange(all_ids.size) - np.repeat(starts, counts)
+    uniq, first, slot = _distinct(all_ids)
     order = np.lexsort((uniq, all_cls[first]))
     support = uniq[order]
     sv_class = all_cls[first[order]]
     rank = np.empty(uniq.size, dtype=np.intp)
     rank[order] = np.arange(uniq.size)
     coef = np.zeros((n_models, support.size))
-    column = rank[np.searchsorted(uniq, all_ids)]
+    column = rank[slot]
     if all_ids.size:
-        coef[model, column] = np.concatenate([np.asarray(c, dtype=np.float64) for c in coefs])
+        coef[model, column] = all_coefs.astype(np.float64)
     # + 0.0: an intercept of −0.0 (−rho with rho = 0) reads 0.0, as
     # scikit-learn's; the votes treat both alike.
     intercept = np.asarray(intercepts, dtype=np.float64).reshape(n_models) + 0.0
@@ -173,6 +196,24 @@ def assemble(
         dual_coef=dual_coef,
         public_intercept=public_intercept,
     )
+
+
+def _distinct(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(ids, return_index=True, return_inverse=True)`` of the
+    non-negative ``ids``: the distinct ids ascending, each one's first
+    position in ``ids``, and each entry's index among the distinct ids.
+    Where the ids are at most a few times more than their count (example
+    ids), by a table indexed by id, in linear time; else by sorting."""
+    if ids.size == 0 or int(ids.max()) >= 4 * ids.size + 1024:
+        uniq, first, slot = np.unique(ids, return_index=True, return_inverse=True)
+        return uniq, first, slot.reshape(-1)
+    size = int(ids.max()) + 1
+    first_at = np.full(size, ids.size, dtype=np.intp)
+    np.minimum.at(first_at, ids, np.arange(ids.size))
+    uniq = np.flatnonzero(first_at < ids.size)
+    where = np.empty(size, dtype=np.intp)
+    where[uniq] = np.arange(uniq.size)
+    return uniq.astype(ids.dtype, copy=False), first_at[uniq], where[ids]
 
 
 def public_layout(

@@ -7,6 +7,7 @@ Rust SMO solver by default. See :class:`SVC`.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 import warnings
@@ -41,14 +42,20 @@ from ._compat import Hidden, Interval, StrOptions
 from ._docstrings import CLASSIFIER_ATTRIBUTES, X_PARTS, fill
 from ._multiclass import (
     BinaryModelsMixin,
-    assemble,
+    assemble_joined,
     binary_tasks,
     ovo_compact,
     problem_classes,
 )
 from ._probability import couple_pairwise, fit_sigmoid, fold_splits, sigmoid_proba
 from ._validation import encode_classes
-from .backends.base import QPProblem, QPSolution, smo_settings, solve_checked
+from .backends.base import (
+    QPProblem,
+    QPSolution,
+    smo_settings,
+    solve_checked,
+    solve_many_checked,
+)
 from .kernels import KERNELS, core_rows, decision_values, decision_values_ovo
 from .parallel import effective_n_jobs, run_tasks
 
@@ -148,8 +155,8 @@ def kernel_value_scale(spec, X, rows: np.ndarray | None = None) -> float:
             S = float(np.asarray(sub.multiply(sub).sum(axis=1)).max())
         else:
             S = max(
-                float(np.einsum("ij,ij->i", X[idx[b : b + 4096]], X[idx[b : b + 4096]]).max())
-                for b in range(0, idx.size, 4096)
+                float(np.einsum("ij,ij->i", block, block).max())
+                for block in _row_blocks(X, rows, idx, 4096)
             )
         g, c0 = float(spec.gamma), abs(float(spec.coef0))
         if spec.name == "linear":
@@ -159,6 +166,14 @@ def kernel_value_scale(spec, X, rows: np.ndarray | None = None) -> float:
         if spec.name == "rbf":
             return max(1.0, 2.0 * g * S)
         return max(1.0, g * S + c0)
+
+
+def _row_blocks(X, rows, idx: np.ndarray, size: int):
+    """The rows ``idx`` of ``X`` in blocks of ``size``, C-contiguous: views of
+    ``X`` when ``rows`` is None (every row) and ``X`` is C-contiguous, else
+    copies."""
+    for b in range(0, idx.size, size):
+        yield np.ascontiguousarray(X[b : b + size]) if rows is None else X[idx[b : b + size]]
 
 
 def _rescale_nu(sol: QPSolution, nu: float, floor: float) -> QPSolution:
@@ -226,6 +241,50 @@ def _solve_pair(task, shared) -> QPSolution:
     if "nu" not in shared[2]:
         return sol
     return _rescale_nu(sol, shared[2]["nu"], _nu_floor(sol, problem))
+
+
+def _solve_pairs(chunk, shared) -> list[QPSolution]:
+    """Solve a chunk of a fit's binary problems through the backend's
+    ``solve_many`` (the Rust backend: one call into its core), each as
+    :func:`_solve_pair` solves it (a :func:`~localsvm.run_tasks` task)."""
+    problems = [_pair_problem(task, shared) for task in chunk]
+    solutions = solve_many_checked(shared[3], problems)
+    if "nu" not in shared[2]:
+        return solutions
+    nu = shared[2]["nu"]
+    return [
+        _rescale_nu(sol, nu, _nu_floor(sol, problem))
+        for sol, problem in zip(solutions, problems, strict=True)
+    ]
+
+
+#: Chunks per worker when a fit's binary problems are solved in chunks
+#: (:func:`solve_pairs`): a few, so a worker whose chunk ends early takes
+#: another while the others finish.
+CHUNKS_PER_JOB = 4
+
+
+def solve_pairs(tasks, shared, *, n_jobs, thread_safe, hooks) -> list[QPSolution]:
+    """Solve a fit's binary problems ``(rows, labels)``, in task order.
+
+    Without progress hooks, the problems go to the backend in chunks, one
+    :func:`_solve_pairs` task each (one chunk on one worker, else
+    :data:`CHUNKS_PER_JOB` per worker), so hundreds of small one-vs-one
+    problems cost one call each chunk, not one each problem; with hooks
+    (callbacks, ``verbose``), one :func:`_solve_pair` task per problem, as
+    the hooks report problem by problem.
+    """
+    tasks = list(tasks)
+    if hooks or len(tasks) < 2:
+        return run_tasks(
+            _solve_pair, tasks, n_jobs=n_jobs, thread_safe=thread_safe, shared=shared, **hooks
+        )
+    jobs = 1 if n_jobs == 1 or not thread_safe else effective_n_jobs(n_jobs)
+    n_chunks = 1 if jobs == 1 else min(len(tasks), CHUNKS_PER_JOB * jobs)
+    bounds = np.linspace(0, len(tasks), n_chunks + 1).round().astype(int)
+    chunks = [tasks[a:b] for a, b in itertools.pairwise(bounds)]
+    solved = run_tasks(_solve_pairs, chunks, n_jobs=n_jobs, thread_safe=thread_safe, shared=shared)
+    return [sol for part in solved for sol in part]
 
 
 def _solve_pair_from(task, shared) -> QPSolution:
@@ -769,13 +828,12 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         if self.init == "cells":
             solutions = self._fit_from_cells(tasks, X, upper, settings, backend, report)
         else:
-            solutions = run_tasks(
-                _solve_pair,
-                [(rows, labels) for rows, labels in tasks],
+            solutions = solve_pairs(
+                tasks,
+                (X, upper, settings, backend),
                 n_jobs=self.n_jobs,
                 thread_safe=backend.capabilities.thread_safe,
-                shared=(X, upper, settings, backend),
-                **report.hooks(describe_solution),
+                hooks=report.hooks(describe_solution),
             )
         self._check_finite(solutions)
         self._check_hard_margin(solutions, "separates the classes")
@@ -1051,15 +1109,22 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         # Support vectors: the union over the binary models, grouped by class
         # as LIBSVM orders them; each model's coefficients y_i α_i over that
         # union (never an n_models × n array).
-        nonzero = [sol.alpha != 0.0 for sol in solutions]
-        models = assemble(
-            [rows[nz] for (rows, _), nz in zip(tasks, nonzero, strict=True)],
-            [
-                labels[nz] * sol.alpha[nz]
-                for (_, labels), sol, nz in zip(tasks, solutions, nonzero, strict=True)
-            ],
+        # The models' rows, labels and coefficients joined, so hundreds of
+        # one-vs-one models cost a few array operations, not a few each.
+        alpha = np.concatenate([np.asarray(sol.alpha, dtype=np.float64) for sol in solutions])
+        rows = np.concatenate([rows for rows, _ in tasks])
+        labels = np.concatenate([labels for _, labels in tasks])
+        nz = alpha != 0.0
+        # Each model's number of support vectors.
+        before = np.concatenate(([0], np.cumsum(nz)))
+        counts = np.diff(before[np.cumsum([0] + [r.size for r, _ in tasks])])
+        sv_rows = rows[nz]
+        models = assemble_joined(
+            sv_rows,
+            labels[nz] * alpha[nz],
             [-s.rho for s in solutions],
-            [y_idx[rows[nz]] for (rows, _), nz in zip(tasks, nonzero, strict=True)],
+            y_idx[sv_rows],
+            counts,
             n_classes,
             self.multiclass,
         )

@@ -26,7 +26,7 @@ a backend's name (``tests/test_architecture.py`` checks both rules).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any
@@ -581,6 +581,27 @@ class SolverBackend(ABC):
             For input the backend rejects.
         """
 
+    def solve_many(self, problems: Sequence[QPProblem]) -> list[QPSolution]:
+        """Solve several independent problems, in order.
+
+        The binary problems of a multiclass fit come here in batches
+        (:func:`solve_many_checked`). The default solves each with
+        :meth:`solve`; a backend with a cheaper way to run many small
+        solves (the Rust one: one call into its core for problems over the
+        same ``X``) overrides it.
+
+        Parameters
+        ----------
+        problems : sequence of QPProblem
+            The problems; the backend has accepted each in :meth:`check`.
+
+        Returns
+        -------
+        list of QPSolution
+            One solution per problem, in the problems' order.
+        """
+        return [self.solve(problem) for problem in problems]
+
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:
         """Solve every query's localized dual of ``batch``.
 
@@ -956,7 +977,61 @@ def solve_checked(backend, problem: QPProblem) -> QPSolution:
     >>> solve_checked(get_backend("rust"), problem).alpha.shape
     (2,)
     """
-    sol = backend.solve(problem)
+    return _checked(backend, problem, backend.solve(problem))
+
+
+def solve_many_checked(backend, problems: Sequence[QPProblem]) -> list[QPSolution]:
+    """``backend.solve_many(problems)`` (one :meth:`SolverBackend.solve` per
+    problem for a backend without the method), each answer checked as
+    :func:`solve_checked` checks it.
+
+    Parameters
+    ----------
+    backend : SolverBackend
+        Any object with ``name`` and ``solve``.
+    problems : sequence of QPProblem
+        The problems.
+
+    Returns
+    -------
+    list of QPSolution
+        The backend's answers, unchanged, in the problems' order.
+
+    Raises
+    ------
+    TypeError
+        As :func:`solve_checked`, or when the backend returns another
+        number of answers than problems.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from localsvm import QPProblem, get_backend
+    >>> from localsvm.backends.base import solve_many_checked
+    >>> problems = [
+    ...     QPProblem(X=np.eye(3), y=np.array([1.0, -1.0, 1.0]), upper=np.ones(3), rows=rows)
+    ...     for rows in (np.array([0, 1, 2]), np.array([2, 1, 0]))
+    ... ]
+    >>> [s.alpha.shape for s in solve_many_checked(get_backend("rust"), problems)]
+    [(3,), (3,)]
+    """
+    problems = list(problems)
+    many = getattr(backend, "solve_many", None)
+    if many is None:
+        return [solve_checked(backend, problem) for problem in problems]
+    solutions = many(problems)
+    if not isinstance(solutions, (list, tuple)) or len(solutions) != len(problems):
+        got = len(solutions) if isinstance(solutions, (list, tuple)) else type(solutions).__name__
+        raise TypeError(
+            f"backend {_backend_name(backend)!r} returned {got} from solve_many() for "
+            f"{len(problems)} problems; expected a list of one QPSolution per problem"
+        )
+    return [_checked(backend, p, s) for p, s in zip(problems, solutions, strict=True)]
+
+
+def _checked(backend, problem: QPProblem, sol) -> QPSolution:
+    """``sol``, ``backend``'s answer to ``problem``, if it is a solution
+    (see :func:`solve_checked`); else ``TypeError`` naming the backend."""
     who = f"backend {_backend_name(backend)!r}"
     if sol is None or isinstance(sol, (str, bytes, tuple, list, dict, np.ndarray)):
         raise TypeError(

@@ -10,6 +10,8 @@ several threads at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from .. import _core
@@ -57,6 +59,41 @@ _SOLVERS = {
 }
 
 
+def _options(problem: QPProblem) -> _core.QPOptions:
+    """``solve_qp``'s options of a :class:`QPProblem`."""
+    f64 = np.float64
+    constraint = str(getattr(problem, "equality_kind", "zero")) if problem.equality else "box"
+    return _core.QPOptions(
+        p=None if problem.p is None else np.ascontiguousarray(problem.p, dtype=f64),
+        alpha0=None if problem.alpha0 is None else np.ascontiguousarray(problem.alpha0, dtype=f64),
+        active=None
+        if problem.active is None
+        else np.ascontiguousarray(problem.active, dtype=np.int64),
+        rows=None if problem.rows is None else np.ascontiguousarray(problem.rows, dtype=np.int64),
+        constraint=_CONSTRAINTS[constraint],
+        start=_start(problem.start_gradient),
+        threads=int(problem.n_threads),
+        solver=_SOLVERS[str(getattr(problem, "solver", "auto"))],
+    )
+
+
+#: The fields that problems solved in one ``solve_qp_many`` call share.
+_SHARED_FIELDS = ("kernel", "tol", "max_iter", "cache_size", "shrinking", "precision")
+
+
+def _share_call(problems: list[QPProblem]) -> bool:
+    """Whether ``problems`` can be solved in one ``solve_qp_many`` call:
+    the same ``X`` object, kernel and settings, and no progress callback."""
+    first = problems[0]
+    shared = [getattr(first, name, None) for name in _SHARED_FIELDS]
+    return all(
+        p.X is first.X
+        and p.progress is None
+        and [getattr(p, name, None) for name in _SHARED_FIELDS] == shared
+        for p in problems
+    )
+
+
 def _start(start):
     """``solve_qp``'s ``start`` for ``QPProblem.start_gradient``: None,
     ``'blocked'`` or the ``(G, Ḡ)`` pair as float64 arrays."""
@@ -86,33 +123,55 @@ class RustBackend(SolverBackend):
     )
 
     def solve(self, problem: QPProblem) -> QPSolution:
-        f64 = np.float64
-        constraint = str(getattr(problem, "equality_kind", "zero")) if problem.equality else "box"
-        options = _core.QPOptions(
-            p=None if problem.p is None else np.ascontiguousarray(problem.p, dtype=f64),
-            alpha0=None
-            if problem.alpha0 is None
-            else np.ascontiguousarray(problem.alpha0, dtype=f64),
-            active=None
-            if problem.active is None
-            else np.ascontiguousarray(problem.active, dtype=np.int64),
-            rows=None
-            if problem.rows is None
-            else np.ascontiguousarray(problem.rows, dtype=np.int64),
-            constraint=_CONSTRAINTS[constraint],
-            start=_start(problem.start_gradient),
-            threads=int(problem.n_threads),
-            solver=_SOLVERS[str(getattr(problem, "solver", "auto"))],
-        )
         out = _core.solve_qp(
             core_rows(problem.X),
-            np.ascontiguousarray(problem.y, dtype=f64),
-            np.ascontiguousarray(problem.upper, dtype=f64),
+            np.ascontiguousarray(problem.y, dtype=np.float64),
+            np.ascontiguousarray(problem.upper, dtype=np.float64),
             kernel=problem.kernel.core(),
             settings=_settings(problem),
-            options=options,
+            options=_options(problem),
             progress=problem.progress,
         )
+        return self._solution(out)
+
+    def solve_many(self, problems: Sequence[QPProblem]) -> list[QPSolution]:
+        """Solve the problems in one call into the core when they share
+        ``X`` (the same object), the kernel and the solver settings and have
+        no ``progress`` callback (the binary problems of a multiclass fit);
+        else one :meth:`solve` each. The answers are :meth:`solve`'s.
+
+        Parameters
+        ----------
+        problems : sequence of QPProblem
+            The problems.
+
+        Returns
+        -------
+        list of QPSolution
+            One solution per problem, in order.
+        """
+        problems = list(problems)
+        if len(problems) < 2 or not _share_call(problems):
+            return [self.solve(problem) for problem in problems]
+        first = problems[0]
+        f64 = np.float64
+        out = _core.solve_qp_many(
+            core_rows(first.X),
+            [
+                (
+                    np.ascontiguousarray(p.y, dtype=f64),
+                    np.ascontiguousarray(p.upper, dtype=f64),
+                    _options(p),
+                )
+                for p in problems
+            ],
+            kernel=first.kernel.core(),
+            settings=_settings(first),
+        )
+        return [self._solution(o) for o in out]
+
+    def _solution(self, out) -> QPSolution:
+        """A :class:`QPSolution` of the core's ``QPResult``."""
         converged = bool(out.converged)
         return QPSolution(
             alpha=out.alpha,

@@ -66,10 +66,59 @@ fn uses_difference(kind: KernelKind, q: &Query) -> bool {
     matches!(kind, KernelKind::Rbf { .. }) && !q.sparse()
 }
 
+/// Rows per piece of the tail of a kernel loop (the rows after its last
+/// whole tile): pieces this long keep their running sums in vector
+/// registers, as whole tiles do.
+const TAIL: usize = 16;
+
+/// The pieces that cover the tail rows `[from, end)` in [`TAIL`] rows each,
+/// as `(first row computed, first row kept)`: the last piece, when fewer
+/// rows are left, is computed over the `TAIL` rows ending at `end` and
+/// keeps only the rows not yet covered. Every kernel value is computed on
+/// its own (its sum over the features, then the kernel function), so a row
+/// computed in another piece comes out the same. Empty when `end < TAIL`.
+fn tail_pieces(from: usize, end: usize) -> impl Iterator<Item = (usize, usize)> {
+    let n = if end >= TAIL {
+        (end - from).div_ceil(TAIL)
+    } else {
+        0
+    };
+    (0..n).map(move |k| {
+        let keep = from + k * TAIL;
+        (keep.min(end - TAIL), keep)
+    })
+}
+
+/// The squared distances between `R` dense query rows and the `W` panel
+/// rows from `at`, summed feature by feature in registers.
+#[inline(always)]
+fn difference_sums<const FMA: bool, const R: usize, const W: usize>(
+    panel: &Panel,
+    rows: [&[f32]; R],
+    at: usize,
+) -> [[f32; W]; R] {
+    // A compile-time width and sums in a local array no reference escapes
+    // from, so they stay in vector registers across the features.
+    let mut sums = [[0.0f32; W]; R];
+    #[allow(clippy::needless_range_loop)] // `f` indexes the panel too
+    for f in 0..panel.d {
+        let col: &[f32; W] = panel.feature(f, at, at + W).try_into().unwrap();
+        let qf: [f32; R] = std::array::from_fn(|r| rows[r][f]);
+        for r in 0..R {
+            for k in 0..W {
+                let diff = col[k] - qf[r];
+                sums[r][k] = simd::fmadd::<FMA>(diff, diff, sums[r][k]);
+            }
+        }
+    }
+    sums
+}
+
 /// Kernel values between `R` dense queries and panel rows `[start, end)` for
 /// the RBF kernel, from squared differences (exact for close points):
 /// `outs[r][t − start] = factors[r] · scale[t] · K(q_r, x_t)`. The panel is
-/// read once for all `R` queries.
+/// read once for all `R` queries: in tiles of `T` rows, then the rest in
+/// pieces of [`TAIL`] rows ([`tail_pieces`]).
 #[inline(always)]
 fn fill_difference<const FMA: bool, const R: usize, const T: usize>(
     kind: KernelKind,
@@ -81,46 +130,88 @@ fn fill_difference<const FMA: bool, const R: usize, const T: usize>(
     end: usize,
     outs: [&mut [f32]; R],
 ) {
+    let rows: [&[f32]; R] = std::array::from_fn(|r| &queries[r].row[..panel.d]);
     let mut t0 = start;
-    while t0 < end {
-        let len = T.min(end - t0);
-        let mut acc = [[0.0f32; T]; R];
-        if len == T {
-            // Compile-time tile size, and the running sums in a local array
-            // no reference escapes from (copied out after the loop), so
-            // they stay in vector registers across the features.
-            let rows: [&[f32]; R] = std::array::from_fn(|r| &queries[r].row[..panel.d]);
-            let mut sums = [[0.0f32; T]; R];
-            #[allow(clippy::needless_range_loop)] // `f` indexes the panel too
-            for f in 0..panel.d {
-                let col: &[f32; T] = panel.feature(f, t0, t0 + T).try_into().unwrap();
-                let qf: [f32; R] = std::array::from_fn(|r| rows[r][f]);
-                for r in 0..R {
-                    for k in 0..T {
-                        let diff = col[k] - qf[r];
-                        sums[r][k] = simd::fmadd::<FMA>(diff, diff, sums[r][k]);
-                    }
-                }
-            }
-            acc = sums;
-        } else {
-            for f in 0..panel.d {
-                let col = panel.feature(f, t0, t0 + len);
-                for (a, q) in acc.iter_mut().zip(&queries) {
-                    let qf = q.row[f];
-                    for (a, &v) in a[..len].iter_mut().zip(col) {
-                        let diff = v - qf;
-                        *a = simd::fmadd::<FMA>(diff, diff, *a);
-                    }
+    while end - t0 >= T {
+        let acc = difference_sums::<FMA, R, T>(panel, rows, t0);
+        for r in 0..R {
+            let o = &mut outs[r][t0 - start..t0 - start + T];
+            apply::<FMA>(kind, &acc[r], &scale[t0..t0 + T], factors[r], o);
+        }
+        t0 += T;
+    }
+    let mut covered = t0;
+    for (at, keep) in tail_pieces(t0, end) {
+        let acc = difference_sums::<FMA, R, TAIL>(panel, rows, at);
+        let stop = at + TAIL;
+        for r in 0..R {
+            let o = &mut outs[r][keep - start..stop - start];
+            apply::<FMA>(
+                kind,
+                &acc[r][keep - at..],
+                &scale[keep..stop],
+                factors[r],
+                o,
+            );
+        }
+        covered = stop;
+    }
+    if covered < end {
+        // Fewer than TAIL rows in all.
+        let len = end - covered;
+        let mut acc = [[0.0f32; TAIL]; R];
+        for f in 0..panel.d {
+            let col = panel.feature(f, covered, end);
+            for (a, q) in acc.iter_mut().zip(&queries) {
+                let qf = q.row[f];
+                for (a, &v) in a[..len].iter_mut().zip(col) {
+                    let diff = v - qf;
+                    *a = simd::fmadd::<FMA>(diff, diff, *a);
                 }
             }
         }
         for r in 0..R {
-            let o = &mut outs[r][t0 - start..t0 - start + len];
-            apply::<FMA>(kind, &acc[r][..len], &scale[t0..t0 + len], factors[r], o);
+            let o = &mut outs[r][covered - start..end - start];
+            apply::<FMA>(kind, &acc[r][..len], &scale[covered..end], factors[r], o);
         }
-        t0 += len;
     }
+}
+
+/// The dot products between the query's non-zero features and the `W`
+/// panel rows from `at`, summed in registers.
+#[inline(always)]
+fn dot_sums<const FMA: bool, const W: usize>(panel: &Panel, q: &Query, at: usize) -> [f32; W] {
+    let mut tile = [0.0f32; W];
+    for &(f, qf) in &q.nonzero {
+        let col: &[f32; W] = panel.feature(f, at, at + W).try_into().unwrap();
+        for k in 0..W {
+            tile[k] = simd::fmadd::<FMA>(col[k], qf, tile[k]);
+        }
+    }
+    tile
+}
+
+/// Kernel values of `q` against the panel rows `[keep, at + acc.len())`
+/// from their dot products `acc`, which start at row `at`: for RBF the
+/// distance `‖q‖² + ‖x‖² − 2⟨q, x⟩` first.
+#[inline(always)]
+fn apply_dots<const FMA: bool>(
+    kind: KernelKind,
+    panel: &Panel,
+    q: &Query,
+    (factor, scale): (f32, &[f32]),
+    (at, keep): (usize, usize),
+    acc: &mut [f32],
+    out: &mut [f32],
+) {
+    let stop = at + acc.len();
+    let acc = &mut acc[keep - at..];
+    if matches!(kind, KernelKind::Rbf { .. }) {
+        for (a, &sq) in acc.iter_mut().zip(&panel.sq[keep..stop]) {
+            *a = (q.sq + sq - 2.0 * *a).max(0.0);
+        }
+    }
+    apply::<FMA>(kind, acc, &scale[keep..stop], factor, out);
 }
 
 simd::multiversion! {
@@ -141,38 +232,35 @@ simd::multiversion! {
             return;
         }
         // From dot products over the query's non-zero features only (every
-        // kernel; for RBF the distance is `‖q‖² + ‖x‖² − 2⟨q, x⟩`).
-        let rbf = matches!(kind, KernelKind::Rbf { .. });
+        // kernel; for RBF the distance is `‖q‖² + ‖x‖² − 2⟨q, x⟩`): in
+        // tiles, then the rest in pieces of TAIL rows, as above.
         let mut t0 = start;
-        while t0 < end {
-            let len = TILE.min(end - t0);
-            let mut tile = [0.0f32; TILE];
-            if len == TILE {
-                // A full tile has a size known at compile time, so its
-                // accumulators stay in vector registers across the features.
-                for &(f, qf) in &q.nonzero {
-                    let col: &[f32; TILE] = panel.feature(f, t0, t0 + TILE).try_into().unwrap();
-                    for k in 0..TILE {
-                        tile[k] = simd::fmadd::<FMA>(col[k], qf, tile[k]);
-                    }
-                }
-            } else {
-                for &(f, qf) in &q.nonzero {
-                    let col = panel.feature(f, t0, t0 + len);
-                    for (a, &v) in tile[..len].iter_mut().zip(col) {
-                        *a = simd::fmadd::<FMA>(v, qf, *a);
-                    }
-                }
-            }
-            let acc = &mut tile[..len];
-            if rbf {
-                for (a, &sq) in acc.iter_mut().zip(&panel.sq[t0..t0 + len]) {
-                    *a = (q.sq + sq - 2.0 * *a).max(0.0);
+        while end - t0 >= TILE {
+            let mut tile = dot_sums::<FMA, TILE>(panel, q, t0);
+            let o = &mut out[t0 - start..t0 - start + TILE];
+            apply_dots::<FMA>(kind, panel, q, (factor, scale), (t0, t0), &mut tile, o);
+            t0 += TILE;
+        }
+        let mut covered = t0;
+        for (at, keep) in tail_pieces(t0, end) {
+            let mut tile = dot_sums::<FMA, TAIL>(panel, q, at);
+            let o = &mut out[keep - start..at + TAIL - start];
+            apply_dots::<FMA>(kind, panel, q, (factor, scale), (at, keep), &mut tile, o);
+            covered = at + TAIL;
+        }
+        if covered < end {
+            // Fewer than TAIL rows in all.
+            let len = end - covered;
+            let mut tile = [0.0f32; TAIL];
+            for &(f, qf) in &q.nonzero {
+                let col = panel.feature(f, covered, end);
+                for (a, &v) in tile[..len].iter_mut().zip(col) {
+                    *a = simd::fmadd::<FMA>(v, qf, *a);
                 }
             }
-            let o = &mut out[t0 - start..t0 - start + len];
-            apply::<FMA>(kind, acc, &scale[t0..t0 + len], factor, o);
-            t0 += len;
+            let o = &mut out[covered - start..end - start];
+            let tile = &mut tile[..len];
+            apply_dots::<FMA>(kind, panel, q, (factor, scale), (covered, covered), tile, o);
         }
     }
 }
@@ -233,6 +321,61 @@ pub(crate) fn fill_four_impl<const FMA: bool>(
     } else {
         for ((q, out), f) in queries.into_iter().zip(outs).zip(factors) {
             fill_one_impl::<FMA>(kind, panel, q, f, scale, start, end, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Rows;
+
+    /// Every row range, filled at once (whole tiles, then pieces of TAIL
+    /// rows, the last one overlapping), gives each value as filling its row
+    /// alone does, bit for bit: dense queries (the difference loop) and
+    /// sparse ones (the dot products).
+    #[test]
+    fn range_fills_match_row_by_row_fills() {
+        let (n, d) = (150, 5);
+        let values: Vec<f64> = (0..n * d)
+            .map(|k| {
+                if k % 7 == 0 {
+                    0.0
+                } else {
+                    ((k * 37) % 19) as f64 / 9.0 - 1.0
+                }
+            })
+            .collect();
+        let panel = Panel::new(&Rows::new(values, n, d).unwrap());
+        let scale: Vec<f32> = (0..n)
+            .map(|t| if t % 3 == 0 { -1.0 } else { 1.0 })
+            .collect();
+        let kinds = [
+            KernelKind::Rbf { gamma: 0.3 },
+            KernelKind::Poly {
+                gamma: 0.5,
+                coef0: 1.0,
+                degree: 2,
+            },
+        ];
+        let sparse = Query::new(vec![0.0, 0.5, 0.0, 0.0, -1.0]);
+        for kind in kinds {
+            for q in [panel.query(3), panel.query(140), sparse.clone()] {
+                let alone: Vec<f32> = (0..n)
+                    .map(|t| {
+                        let mut out = [0.0f32];
+                        fill_one(kind, &panel, &q, 0.5, &scale, t, t + 1, &mut out);
+                        out[0]
+                    })
+                    .collect();
+                for (start, end) in [(0, n), (0, 100), (5, 21), (64, 79), (90, 150), (140, 150)] {
+                    let mut out = vec![0.0f32; end - start];
+                    fill_one(kind, &panel, &q, 0.5, &scale, start, end, &mut out);
+                    let want: Vec<u32> = alone[start..end].iter().map(|v| v.to_bits()).collect();
+                    let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+                    assert_eq!(got, want, "{kind:?}, rows {start}..{end}");
+                }
+            }
         }
     }
 }

@@ -129,10 +129,28 @@ impl CsrMatrix {
 }
 
 /// A 2-D input: a float64 array, or a [`CsrMatrix`].
-#[derive(FromPyObject)]
 pub(super) enum XArg<'py> {
     Sparse(Bound<'py, CsrMatrix>),
     Dense(PyReadonlyArray2<'py, f64>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for XArg<'py> {
+    type Error = PyErr;
+
+    /// A type check first: calls with dense arrays (the one-vs-one solves of
+    /// a fit, hundreds a fit) never build the error of a failed attempt.
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if let Ok(csr) = obj.cast::<CsrMatrix>() {
+            return Ok(XArg::Sparse(csr.to_owned()));
+        }
+        obj.extract::<PyReadonlyArray2<'py, f64>>()
+            .map(XArg::Dense)
+            .map_err(|err| {
+                PyTypeError::new_err(format!(
+                    "expected a float64 array of two dimensions or a CsrMatrix: {err}"
+                ))
+            })
+    }
 }
 
 impl XArg<'_> {

@@ -61,6 +61,7 @@ fn simd_level() -> &'static str {
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(qp::solve_qp, m)?)?;
+    m.add_function(wrap_pyfunction!(qp::solve_qp_many, m)?)?;
     m.add_function(wrap_pyfunction!(qp::dual_gradient, m)?)?;
     m.add_function(wrap_pyfunction!(predict::kernel_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(predict::decision_values, m)?)?;

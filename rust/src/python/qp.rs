@@ -5,12 +5,15 @@ use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use super::convert::{indices, kernel_kind, vec1, Kernel, SolverSettings, XArg};
+use super::convert::{indices, kernel_kind, vec1, Input, Kernel, SolverSettings, XArg};
 use super::runner::{detached, detached_small, INLINE_ROWS};
+use crate::kernel::KernelKind;
+use crate::precision::Precision;
 use crate::runtime::control::Control;
 use crate::solver::gradient;
 use crate::solver::problem::{
-    twins_of_rows, Constraint, DualProblem, SolverChoice, SolverOptions, StartGradientMode,
+    twins_of_rows, Constraint, DualProblem, Solution, SolverChoice, SolverOptions,
+    StartGradientMode,
 };
 
 /// What `solve_qp` returns.
@@ -224,6 +227,114 @@ fn floats(py: Python<'_>, a: &Option<Py<PyArray1<f64>>>) -> PyResult<Option<Vec<
     })
 }
 
+/// One problem of [`solve_qp`] or [`solve_qp_many`], its arrays detached
+/// from Python and its settings checked.
+struct Posed {
+    opts: SolverOptions,
+    precision: Precision,
+    constraint: Constraint,
+    start: StartGradientMode,
+    terms: Terms,
+    y: Vec<f64>,
+    upper: Vec<f64>,
+}
+
+impl Posed {
+    fn new(
+        py: Python<'_>,
+        y: &PyReadonlyArray1<'_, f64>,
+        upper: &PyReadonlyArray1<'_, f64>,
+        settings: &SolverSettings,
+        options: &QPOptions,
+    ) -> PyResult<Self> {
+        let opts = SolverOptions {
+            tol: settings.tol_value(),
+            max_iter: settings.iteration_cap(),
+            shrinking: settings.shrinking_value(),
+            cache_bytes: settings.cache_bytes(),
+            threads: options.threads,
+            control: Control::none(),
+            solver: options.solver.into(),
+        };
+        let start = match &options.start {
+            StartArg::Columns => StartGradientMode::Columns,
+            StartArg::Blocked => StartGradientMode::Blocked,
+            StartArg::Given(g, gb) => StartGradientMode::Given {
+                grad: vec1(g.bind(py).try_readonly()?.as_array()),
+                grad_bar: vec1(gb.bind(py).try_readonly()?.as_array()),
+            },
+        };
+        Ok(Posed {
+            opts,
+            precision: settings.precision_value(),
+            constraint: options.constraint.into(),
+            start,
+            terms: options.terms(py)?,
+            y: vec1(y.as_array()),
+            upper: vec1(upper.as_array()),
+        })
+    }
+
+    /// The variables the solve optimises over (the rows picked, or all).
+    fn n_rows(&self) -> usize {
+        self.terms.rows.as_ref().map_or(self.y.len(), Vec::len)
+    }
+
+    /// Solves over the data `x` (the GIL released), polling `ctl`.
+    fn solve(self, x: &Input<'_>, kind: KernelKind, ctl: &Control) -> crate::Result<Solution> {
+        let opts = SolverOptions {
+            control: ctl.clone(),
+            ..self.opts
+        };
+        let Terms {
+            rows,
+            active,
+            p,
+            alpha0,
+        } = self.terms;
+        let source = x.source(kind, rows.as_deref())?;
+        let twins = rows.as_deref().and_then(twins_of_rows);
+        let problem = DualProblem {
+            source,
+            y: self.y,
+            p,
+            upper: self.upper,
+            alpha0,
+            active,
+            constraint: self.constraint,
+            start: self.start,
+            twins,
+        };
+        problem.solve_with(&opts, self.precision)
+    }
+}
+
+impl QPResult {
+    fn new(py: Python<'_>, sol: Solution) -> Self {
+        let solver = if sol.batched_rounds > 0 {
+            "batched"
+        } else {
+            "smo"
+        };
+        QPResult {
+            alpha: sol.alpha.into_pyarray(py).unbind(),
+            rho: sol.rho,
+            r: sol.r,
+            objective: sol.objective,
+            n_iter: sol.n_iter,
+            converged: sol.converged,
+            n_optimised: sol.n_optimised,
+            kernel_evaluations: sol.kernel_evaluations,
+            precision: sol.precision.name(),
+            threads: sol.threads,
+            start_evaluations: sol.start_evaluations,
+            start_seconds: sol.start_seconds,
+            solver,
+            batched_rounds: sol.batched_rounds,
+        }
+    }
+}
+
 /// Solve `min ½αᵀQα + pᵀα, 0 ≤ α ≤ upper [, yᵀα = 0]`; see `_core.pyi`.
 #[pyfunction]
 #[pyo3(signature = (x, y, upper, *, kernel = None, settings = None, options = None, progress = None))]
@@ -250,79 +361,68 @@ pub(super) fn solve_qp<'py>(
     let settings = settings.as_deref().unwrap_or(&defaults);
     let default_options = QPOptions::default_values();
     let options = options.as_deref().unwrap_or(&default_options);
-    let precision = settings.precision_value();
-    let opts = SolverOptions {
-        tol: settings.tol_value(),
-        max_iter: settings.iteration_cap(),
-        shrinking: settings.shrinking_value(),
-        cache_bytes: settings.cache_bytes(),
-        threads: options.threads,
-        control: Control::none(),
-        solver: options.solver.into(),
-    };
-    let constraint = options.constraint.into();
-    let start = match &options.start {
-        StartArg::Columns => StartGradientMode::Columns,
-        StartArg::Blocked => StartGradientMode::Blocked,
-        StartArg::Given(g, gb) => StartGradientMode::Given {
-            grad: vec1(g.bind(py).try_readonly()?.as_array()),
-            grad_bar: vec1(gb.bind(py).try_readonly()?.as_array()),
-        },
-    };
-    let Terms {
-        rows,
-        active,
-        p,
-        alpha0,
-    } = options.terms(py)?;
+    let posed = Posed::new(py, &y, &upper, settings, options)?;
     let x = x.input()?;
     let x = &x;
-    let y = vec1(y.as_array());
-    let upper = vec1(upper.as_array());
     // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
     // without the GIL too, so solves started from several threads overlap.
-    let n_rows = rows.as_ref().map_or(y.len(), Vec::len);
-    let small = n_rows <= INLINE_ROWS && opts.threads <= 1;
+    let small = posed.n_rows() <= INLINE_ROWS && posed.opts.threads <= 1;
     let sol = detached_small(py, small, progress.as_ref(), move |ctl| {
-        let opts = SolverOptions {
-            control: ctl.clone(),
-            ..opts
-        };
-        let source = x.source(kind, rows.as_deref())?;
-        let twins = rows.as_deref().and_then(twins_of_rows);
-        let problem = DualProblem {
-            source,
-            y,
-            p,
-            upper,
-            alpha0,
-            active,
-            constraint,
-            start,
-            twins,
-        };
-        problem.solve_with(&opts, precision)
+        posed.solve(x, kind, ctl)
     })?;
-    Ok(QPResult {
-        alpha: sol.alpha.into_pyarray(py).unbind(),
-        rho: sol.rho,
-        r: sol.r,
-        objective: sol.objective,
-        n_iter: sol.n_iter,
-        converged: sol.converged,
-        n_optimised: sol.n_optimised,
-        kernel_evaluations: sol.kernel_evaluations,
-        precision: sol.precision.name(),
-        threads: sol.threads,
-        start_evaluations: sol.start_evaluations,
-        start_seconds: sol.start_seconds,
-        solver: if sol.batched_rounds > 0 {
-            "batched"
-        } else {
-            "smo"
-        },
-        batched_rounds: sol.batched_rounds,
-    })
+    Ok(QPResult::new(py, sol))
+}
+
+/// Rows, summed over a batch of [`solve_qp_many`], up to which the batch
+/// runs on the calling thread, as one solve of that many rows would
+/// ([`INLINE_ROWS`]); larger batches run on a pool thread while the caller
+/// checks for signals, so Ctrl-C stops a long batch at once.
+const INLINE_BATCH_ROWS: usize = INLINE_ROWS;
+
+/// One problem of [`solve_qp_many`]: `(y, upper, options)`.
+type ManyArg<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    Option<PyRef<'py, QPOptions>>,
+);
+
+/// [`solve_qp`] for each of `problems`, `(y, upper, options)` over the same
+/// `x`, kernel and settings, in one call; see `_core.pyi`.
+#[pyfunction]
+#[pyo3(signature = (x, problems, *, kernel = None, settings = None))]
+pub(super) fn solve_qp_many<'py>(
+    py: Python<'py>,
+    x: XArg<'py>,
+    problems: Vec<ManyArg<'py>>,
+    kernel: Option<PyRef<'py, Kernel>>,
+    settings: Option<PyRef<'py, SolverSettings>>,
+) -> PyResult<Vec<QPResult>> {
+    let kind = kernel_kind(kernel.as_deref(), "rbf")?;
+    let defaults = SolverSettings::default_values();
+    let settings = settings.as_deref().unwrap_or(&defaults);
+    let default_options = QPOptions::default_values();
+    let posed = problems
+        .iter()
+        .map(|(y, upper, options)| {
+            let options = options.as_deref().unwrap_or(&default_options);
+            Posed::new(py, y, upper, settings, options)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    drop(problems);
+    let small = posed.iter().all(|p| p.opts.threads <= 1)
+        && posed.iter().map(Posed::n_rows).sum::<usize>() <= INLINE_BATCH_ROWS;
+    let x = x.input()?;
+    let x = &x;
+    let solutions = detached_small(py, small, None, move |ctl| {
+        posed
+            .into_iter()
+            .map(|p| p.solve(x, kind, ctl))
+            .collect::<crate::Result<Vec<_>>>()
+    })?;
+    Ok(solutions
+        .into_iter()
+        .map(|sol| QPResult::new(py, sol))
+        .collect())
 }
 
 /// `QPOptions`'s `start`: None (the gradient from kernel columns),

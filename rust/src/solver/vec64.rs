@@ -276,11 +276,17 @@ unsafe fn lane_max<V: F64s>(v: V) -> f64 {
         .fold(f64::NEG_INFINITY, |a, b| if b > a { b } else { a })
 }
 
-/// The whole vectors of a scan over `n` elements, in order: each one's
-/// offset `t` and its lanes' indices `t, t + 1, …` (as `f64`). `body`, the
-/// elements they cover, is where the scalar tail starts.
+/// The vectors of a scan over `n` elements, in order: each one's offset `t`,
+/// its lanes' indices `t, t + 1, …` (as `f64`) and the first index it sees
+/// for the first time. After the whole vectors, when `n` is not a multiple
+/// of the lanes (and at least one vector long), the last `LANES` elements
+/// come as one more vector, overlapping the one before: an arg-max or a
+/// max fold may see an element twice (the same candidate, so the same
+/// answer), and a loop that writes skips the lanes below that first new
+/// index. `body`, the elements covered, is where a scalar tail starts.
 struct Sweep<V> {
     t: usize,
+    n: usize,
     body: usize,
     idx: V,
     step: V,
@@ -295,21 +301,29 @@ impl<V: F64s> Sweep<V> {
         }
         Sweep {
             t: 0,
-            body: n - n % V::LANES,
+            n,
+            body: if n < V::LANES { 0 } else { n },
             idx: V::load(lanes.as_ptr()),
             step: V::splat(V::LANES as f64),
         }
     }
 
     #[inline(always)]
-    unsafe fn next(&mut self) -> Option<(usize, V)> {
+    unsafe fn next(&mut self) -> Option<(usize, V, usize)> {
+        if self.t + V::LANES <= self.n {
+            let at = (self.t, self.idx, self.t);
+            self.t += V::LANES;
+            self.idx = self.idx.add(self.step);
+            return Some(at);
+        }
         if self.t >= self.body {
             return None;
         }
-        let at = (self.t, self.idx);
-        self.t += V::LANES;
-        self.idx = self.idx.add(self.step);
-        Some(at)
+        // The rest, fewer than LANES elements: the last LANES.
+        let (fresh, t) = (self.t, self.n - V::LANES);
+        let idx = self.idx.sub(V::splat((fresh - t) as f64));
+        self.t = self.n;
+        Some((t, idx, fresh))
     }
 }
 
@@ -322,18 +336,24 @@ unsafe fn up_violation<V: F64s>(y: V, g: V, up: *const f64) -> V {
 }
 
 /// The gradient at `t` after `step` (`G + Q_i·di + Q_j·dj`, with `di` and
-/// `dj` splat in `d`), stored back into `g`.
+/// `dj` splat in `d`), stored back into `g`; lanes whose index (`idx`) is
+/// below `fresh` were updated already (a [`Sweep`]'s overlapping last
+/// vector) and keep their value.
 #[inline(always)]
 unsafe fn step_gradient<V: F64s, T: QValue>(
     g: &mut [f64],
     step: &GradientStep<'_, T>,
     (di, dj): (V, V),
-    t: usize,
+    (t, idx, fresh): (usize, V, usize),
 ) -> V {
     let gp = g.as_mut_ptr().add(t);
-    let gt = V::load(gp)
+    let old = V::load(gp);
+    let mut gt = old
         .add(load_q::<V, T>(step.qi.as_ptr().add(t)).mul(di))
         .add(load_q::<V, T>(step.qj.as_ptr().add(t)).mul(dj));
+    if fresh > t {
+        gt = V::select(idx.ge(V::splat(fresh as f64)), gt, old);
+    }
     gt.store(gp);
     gt
 }
@@ -387,7 +407,7 @@ impl VectorLoop for MaxUp<'_> {
         let MaxUp(y, g, up) = self;
         let mut sweep = Sweep::<V>::new(y.len());
         let mut acc = ArgMax::<V>::new();
-        while let Some((t, idx)) = sweep.next() {
+        while let Some((t, idx, _)) = sweep.next() {
             let (yt, gt) = (V::load(y.as_ptr().add(t)), V::load(g.as_ptr().add(t)));
             acc.keep(up_violation(yt, gt, up.as_ptr().add(t)), idx);
         }
@@ -413,8 +433,8 @@ impl<T: QValue> VectorLoop for UpdateMaxUp<'_, '_, T> {
         let d = (V::splat(step.di), V::splat(step.dj));
         let mut sweep = Sweep::<V>::new(g.len());
         let mut acc = ArgMax::<V>::new();
-        while let Some((t, idx)) = sweep.next() {
-            let gt = step_gradient(g, &step, d, t);
+        while let Some((t, idx, fresh)) = sweep.next() {
+            let gt = step_gradient(g, &step, d, (t, idx, fresh));
             let yt = V::load(y.as_ptr().add(t));
             acc.keep(up_violation(yt, gt, up.as_ptr().add(t)), idx);
         }
@@ -436,8 +456,8 @@ impl<T: QValue> VectorLoop for ByLabel<UpdateMaxUp<'_, '_, T>> {
         let d = (V::splat(step.di), V::splat(step.dj));
         let mut sweep = Sweep::<V>::new(g.len());
         let mut acc = [ArgMax::<V>::new(), ArgMax::<V>::new()];
-        while let Some((t, idx)) = sweep.next() {
-            let gt = step_gradient(g, &step, d, t);
+        while let Some((t, idx, fresh)) = sweep.next() {
+            let gt = step_gradient(g, &step, d, (t, idx, fresh));
             let yt = V::load(y.as_ptr().add(t));
             let v = up_violation(yt, gt, up.as_ptr().add(t));
             acc[0].keep(V::select(yt.gt(zero), v, neg_inf), idx);
@@ -461,7 +481,7 @@ impl<T: QValue> VectorLoop for &PartnerSearch<'_, T> {
         let mut sweep = Sweep::<V>::new(y.len());
         let mut acc = ArgMax::<V>::new();
         let mut gmax2 = neg_inf;
-        while let Some((t, idx)) = sweep.next() {
+        while let Some((t, idx, _)) = sweep.next() {
             let yt = V::load(y.as_ptr().add(t));
             let yg = yt.mul(V::load(g.as_ptr().add(t)));
             let in_low = V::load(low.as_ptr().add(t)).gt(half);
@@ -528,7 +548,7 @@ impl<T: QValue> VectorLoop for &PartnerSearchNu<'_, T> {
         let mut sweep = Sweep::<V>::new(y.len());
         let mut acc = [ArgMax::<V>::new(), ArgMax::<V>::new()];
         let mut gmax2 = [neg_inf, neg_inf];
-        while let Some((t, idx)) = sweep.next() {
+        while let Some((t, idx, _)) = sweep.next() {
             let yt = V::load(y.as_ptr().add(t));
             let pos = yt.gt(zero);
             let neg = zero.gt(yt);

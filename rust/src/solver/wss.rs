@@ -483,6 +483,41 @@ mod tests {
         assert_eq!(p.j, Some(best.index));
     }
 
+    /// Every length, so the vector loops' last, overlapping vector (which
+    /// sees some elements twice, and must update each gradient entry once)
+    /// meets every remainder; repeated values make ties.
+    #[test]
+    fn vector_scans_match_scalar_scans_at_every_length() {
+        for n in 0..=41 {
+            let y = labels(n, 3);
+            let g: Vec<f64> = (0..n).map(|t| ((t * 31) % 5) as f64 / 4.0 - 0.5).collect();
+            let qd: Vec<f64> = (0..n).map(|t| 1.0 + (t % 2) as f64 * 0.5).collect();
+            let qi: Vec<f32> = (0..n).map(|t| ((t * 13) % 3) as f32 / 3.0).collect();
+            let qj: Vec<f32> = (0..n).map(|t| 0.5 - ((t * 7) % 4) as f32 / 8.0).collect();
+            let (low, up) = (masks(n, 6), masks(n, 4));
+            let search = search([&y, &g, &qd, &low], &qi);
+            let (p, (g2, best)) = (best_partner(&search), partner_scalar(&search, 0));
+            let j = (best.index != usize::MAX).then_some(best.index);
+            assert_eq!((p.gmax2, p.j, p.gain), (g2, j, best.value), "n = {n}");
+            let want = max_up_scalar(&y, &g, &up, 0);
+            assert_eq!(max_up(&y, &g, &up), want.pair(), "n = {n}");
+            let step = GradientStep {
+                qi: &qi,
+                qj: &qj,
+                di: 0.25,
+                dj: -0.125,
+            };
+            let (mut g1, mut g3) = (g.clone(), g.clone());
+            let want = update_scalar(&mut g3, step, &y, &up, 0);
+            assert_eq!(
+                update_and_max_up(&mut g1, step, &y, &up),
+                want.pair(),
+                "n = {n}"
+            );
+            assert_eq!(g1, g3, "n = {n}");
+        }
+    }
+
     /// The search over `[y, g, qd, low]` and the column `qi`, from
     /// `gmax = 0.7` for `y_i = −1` and `Q_ii = 1`.
     fn search<'a>([y, g, qd, low]: [&'a [f64]; 4], qi: &'a [f32]) -> PartnerSearch<'a> {
