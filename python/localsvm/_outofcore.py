@@ -355,19 +355,23 @@ def _block_route(X, router: _Router, with_labels: bool):
     base = (np.arange(k, dtype=np.int32) * (HIST_BINS + 1))[None, :]
     for start, S in router.scores(X):
         r = S.shape[0]
+        at = np.arange(r)
         lab = np.argmin(S, axis=1)
         if labels is not None:
             labels[start : start + r] = lab
         counts += np.bincount(lab, minlength=k)
+        best = S[at, lab]
         if k > 1:
-            two = np.partition(S, 1, axis=1)[:, :2]
-            margin = two[:, 1].astype(np.float64) - two[:, 0]
+            # The second smallest score: the smallest once the row's own
+            # cell is masked (a partial sort per row costs several times more).
+            S[at, lab] = np.inf
+            margin = S.min(axis=1).astype(np.float64) - best
+            S[at, lab] = best
             pos = margin[margin > 0]
             margins += np.bincount(router.bins(pos), minlength=HIST_BINS)
-        best = S[np.arange(r), lab]
-        G = S - best[:, None]
-        B = router.bins(G)
-        B[np.arange(r), lab] = HIST_BINS  # a row's own cell: not counted
+        S -= best[:, None]
+        B = router.bins(S)
+        B[at, lab] = HIST_BINS  # a row's own cell: not counted
         B += base
         gaps += np.bincount(B.ravel(), minlength=k * (HIST_BINS + 1))
     return counts, gaps.reshape(k, HIST_BINS + 1)[:, :HIST_BINS], margins, labels
@@ -384,11 +388,13 @@ def _block_members(X, router: _Router):
     cells, rows = [], []
     for start, S in router.scores(X):
         r = S.shape[0]
+        at = np.arange(r)
         lab = np.argmin(S, axis=1)
-        best = S[np.arange(r), lab]
-        sel = (S - best[:, None]) <= thr[None, :]
-        sel[np.arange(r), lab] = True
-        i, j = np.nonzero(sel)
+        S -= S[at, lab][:, None]
+        sel = S <= thr[None, :]
+        sel[at, lab] = True
+        # Row-major, as np.nonzero lists them, from one flat search.
+        i, j = np.divmod(np.flatnonzero(sel), k)
         rows.append((i + start).astype(np.int32))
         cells.append(j.astype(np.int32))
     cells = np.concatenate(cells) if cells else np.empty(0, np.int32)
