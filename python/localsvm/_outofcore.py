@@ -95,9 +95,9 @@ HIST_BINS = 256
 #: of the strided rows lie, ``CAP_MARGIN_BINS`` histogram bins higher. A cell
 #: whose overlap gap is not then known exactly (more than two bins under its
 #: ceiling) sends the fit back to routing every row twice.
-CAP_SAMPLE_PER_CELL = 10
-CAP_FACTOR = 2.0
-CAP_SLACK = 4
+CAP_SAMPLE_PER_CELL = 40
+CAP_FACTOR = 2.5
+CAP_SLACK = 8
 CAP_MARGIN_BINS = 3
 
 #: The Dask fit gathers the cells in waves; a wave's rows take at most this
