@@ -28,8 +28,15 @@ lives:
    gap is the cell's ``cell_overlap_reach_``, which soft routing's weights
    use as the in-memory fit's) and ``routing_scale_`` (the margins' 5th
    percentile, interpolated the same way).
-4. *members*: every block is routed again and lists, per cell, its rows that
-   train the cell (its members and the overlap below the gap).
+4. *members*: every block lists, per cell, its rows that train the cell
+   (its members and the overlap below the gap). A chunked array is routed
+   again for them. On Dask the routing pass has kept them: each block kept
+   on its worker, per cell, its rows whose gap lies below a ceiling set
+   beforehand from rows at a fixed stride (routed on the client), and the
+   histograms counted those gaps, which is the whole histogram below the
+   ceiling; when a cell's gap falls within two bins of its ceiling the
+   blocks are routed twice as a chunked array is, so either way the cells
+   train on the same rows.
 5. *cells*: each cell's rows are gathered (from the blocks, in row order, so
    a cell trains on the rows the same selection takes from an in-memory
    array) and its SVM trained; the model comes back to the client.
