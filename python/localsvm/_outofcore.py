@@ -98,12 +98,13 @@ HIST_BINS = 256
 #: members are picked from them once the overlap gaps are known, instead of
 #: routing every row a second time. The ceilings come from the rows at a
 #: fixed stride (``CAP_SAMPLE_PER_CELL`` per cell): per cell the gap under
-#: which ``CAP_FACTOR`` times the overlap it needs, plus ``CAP_SLACK`` rows,
-#: of the strided rows lie, ``CAP_MARGIN_BINS`` histogram bins higher. A cell
+#: which ``CAP_FACTOR`` times the overlap it needs (its strided count taken
+#: two standard deviations high), plus ``CAP_SLACK`` rows, of the strided
+#: rows lie, ``CAP_MARGIN_BINS`` histogram bins higher. A cell
 #: whose overlap gap is not then known exactly (more than two bins under its
 #: ceiling) sends the fit back to routing every row twice.
 CAP_SAMPLE_PER_CELL = 40
-CAP_FACTOR = 2.5
+CAP_FACTOR = 2.0
 CAP_SLACK = 8
 CAP_MARGIN_BINS = 3
 
@@ -502,6 +503,9 @@ def _route_caps(router: _Router, rows: np.ndarray, overlap: float) -> np.ndarray
         return np.zeros(k)
     counts, hist, _, _ = _block_route(rows, router, False)
     cum = np.cumsum(hist, axis=1)
+    # A cell's strided rows undercount it by chance (some cells of
+    # thousands): its count taken two standard deviations high.
+    counts = counts + 2.0 * np.sqrt(counts) + 2.0
     target = CAP_FACTOR * overlap * counts + CAP_SLACK
     edges = router.edges()
     caps = np.full(k, np.inf)
@@ -1330,7 +1334,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         if not once:
             # A cell's overlap reaches past its ceiling: every row routed
             # again, its full histograms counted.
-            report.log(2, "CellSVC fit (Dask): the overlap passes a ceiling; routing again")
+            report.log(1, "CellSVC fit (Dask): an overlap passes its ceiling; routing again")
             del kept
             route = dask.delayed(_block_route, pure=False, nout=4)
             parts = [route(xb[b], router_f, False) for b in range(nblocks)]
