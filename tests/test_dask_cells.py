@@ -118,6 +118,72 @@ def test_dask_fit_same_model_as_memmap_and_close_to_in_memory(client):
     np.testing.assert_array_equal(dask_fit.cell_labels_.compute(), mm_fit.cell_labels_)
 
 
+def test_kept_rows_pick_the_members_routing_picks():
+    """The rows a block keeps below the cells' ceilings give each cell the
+    training rows that routing the block again gives (dropped empty cells
+    renumbered), and gap histograms exact below the ceilings."""
+    import localsvm._outofcore as ooc
+    from localsvm.cells import CellPartition
+    from localsvm.kernels import KernelSpec
+
+    X, _ = data(3000, seed=3)
+    part = CellPartition.fit(X[:600], 12, spec=KernelSpec("rbf", gamma=0.2), random_state=0)
+    router = ooc._Router(part, *ooc._hist_range(part, X[:600]))
+    counts, full, _, _ = ooc._block_route(X, router, False)
+    caps = ooc._route_caps(router, X[::7], 0.5)
+    assert np.isfinite(caps).any()
+    kc, hist, _, kept = ooc._block_route_keep(X.copy(), router, caps)
+    np.testing.assert_array_equal(kc, counts)
+    edges = router.edges()
+    for j in range(part.n_cells):
+        below = edges[1:] < caps[j] * (1 - 1e-3)
+        np.testing.assert_array_equal(hist[j][below], full[j][below])
+    used = np.flatnonzero(counts > 0)
+    assert used.size == part.n_cells
+    # Overlap gaps below the ceilings (as the fit makes sure they are).
+    u = np.random.default_rng(0).uniform(0.2, 0.9, used.size)
+    thr = np.where(np.isfinite(caps), u * caps, u).astype(np.float32)
+    thr[0] = -1.0  # a cell without overlap
+    router.thresholds = thr
+    want_counts, (want_bounds, want_rows) = ooc._block_members(X, router)
+    got_counts, (got_bounds, got_rows) = ooc._block_keep(kept, thr, used)
+    np.testing.assert_array_equal(got_counts, want_counts)
+    np.testing.assert_array_equal(got_bounds, want_bounds)
+    np.testing.assert_array_equal(got_rows, want_rows)
+    assert got_counts.sum() > counts.sum()
+    # A cell that received no row (dropped, the others renumbered) keeps none.
+    _, (b2, r2) = ooc._block_keep(kept, thr[1:], used[1:])
+    np.testing.assert_array_equal(b2, want_bounds[1:] - want_bounds[1])
+    np.testing.assert_array_equal(r2, want_rows[want_bounds[1] :])
+
+
+@pytest.mark.parametrize("force_again", [False, True])
+def test_dask_routes_once_or_again_same_model(client, monkeypatch, force_again):
+    """The Dask fit routes its rows once (members picked from the rows kept
+    below the ceilings) and, when a ceiling is too low, routes them again:
+    the model of the memmap fit (which routes twice) either way."""
+    import localsvm._outofcore as ooc
+
+    held = []
+    caps_hold = ooc._caps_hold
+    monkeypatch.setattr(ooc, "_caps_hold", lambda *a: held.append(caps_hold(*a)) or held[-1])
+    if not force_again:
+        # Routing the rows again would fail.
+        monkeypatch.setattr(ooc, "_block_members", None)
+    if force_again:
+        monkeypatch.setattr(ooc, "CAP_FACTOR", 0.0)
+        monkeypatch.setattr(ooc, "CAP_SLACK", 0)
+    X, y = data()
+    Xt, _ = data(1000, seed=1)
+    dask_fit = CellSVC(**PARAMS).fit(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, CHUNK))
+    assert held == [not force_again]
+    monkeypatch.undo()
+    mm_fit = CellSVC(**PARAMS).fit(_memmap(X), y)
+    np.testing.assert_array_equal(dask_fit.cell_train_sizes_, mm_fit.cell_train_sizes_)
+    np.testing.assert_array_equal(dask_fit.cell_overlap_reach_, mm_fit.cell_overlap_reach_)
+    np.testing.assert_array_equal(dask_fit.decision_function(Xt), mm_fit.decision_function(Xt))
+
+
 def test_dask_tuned_cells_match_the_memmap_fit(client):
     """CellSVC(tune=True) on a Dask collection: each cell's search runs on
     the worker that trains it, with the seeds the memmap fit draws."""

@@ -28,8 +28,15 @@ lives:
    gap is the cell's ``cell_overlap_reach_``, which soft routing's weights
    use as the in-memory fit's) and ``routing_scale_`` (the margins' 5th
    percentile, interpolated the same way).
-4. *members*: every block is routed again and lists, per cell, its rows that
-   train the cell (its members and the overlap below the gap).
+4. *members*: every block lists, per cell, its rows that train the cell
+   (its members and the overlap below the gap). A chunked array is routed
+   again for them. On Dask the routing pass has kept them: each block kept
+   on its worker, per cell, its rows whose gap lies below a ceiling set
+   beforehand from rows at a fixed stride (routed on the client), and the
+   histograms counted those gaps, which is the whole histogram below the
+   ceiling; when a cell's gap falls within two bins of its ceiling the
+   blocks are routed twice as a chunked array is, so either way the cells
+   train on the same rows.
 5. *cells*: each cell's rows are gathered (from the blocks, in row order, so
    a cell trains on the rows the same selection takes from an in-memory
    array) and its SVM trained; the model comes back to the client.
@@ -85,6 +92,21 @@ SCORE_BLOCK_BYTES = 16 << 20
 #: ceiling taken from the sample's own gaps; the first bin reaches 0 and the
 #: last is open).
 HIST_BINS = 256
+
+#: The Dask fit routes its rows once: each block keeps, per cell, its rows
+#: whose gap lies below a ceiling (and their gaps) on the worker, and the
+#: members are picked from them once the overlap gaps are known, instead of
+#: routing every row a second time. The ceilings come from the rows at a
+#: fixed stride (``CAP_SAMPLE_PER_CELL`` per cell): per cell the gap under
+#: which ``CAP_FACTOR`` times the overlap it needs (its strided count taken
+#: two standard deviations high), plus ``CAP_SLACK`` rows, of the strided
+#: rows lie, ``CAP_MARGIN_BINS`` histogram bins higher. A cell
+#: whose overlap gap is not then known exactly (more than two bins under its
+#: ceiling) sends the fit back to routing every row twice.
+CAP_SAMPLE_PER_CELL = 40
+CAP_FACTOR = 2.0
+CAP_SLACK = 8
+CAP_MARGIN_BINS = 3
 
 #: The Dask fit gathers the cells in waves; a wave's rows take at most this
 #: share of the workers' memory limits together.
@@ -355,19 +377,23 @@ def _block_route(X, router: _Router, with_labels: bool):
     base = (np.arange(k, dtype=np.int32) * (HIST_BINS + 1))[None, :]
     for start, S in router.scores(X):
         r = S.shape[0]
+        at = np.arange(r)
         lab = np.argmin(S, axis=1)
         if labels is not None:
             labels[start : start + r] = lab
         counts += np.bincount(lab, minlength=k)
+        best = S[at, lab]
         if k > 1:
-            two = np.partition(S, 1, axis=1)[:, :2]
-            margin = two[:, 1].astype(np.float64) - two[:, 0]
+            # The second smallest score: the smallest once the row's own
+            # cell is masked (a partial sort per row costs several times more).
+            S[at, lab] = np.inf
+            margin = S.min(axis=1).astype(np.float64) - best
+            S[at, lab] = best
             pos = margin[margin > 0]
             margins += np.bincount(router.bins(pos), minlength=HIST_BINS)
-        best = S[np.arange(r), lab]
-        G = S - best[:, None]
-        B = router.bins(G)
-        B[np.arange(r), lab] = HIST_BINS  # a row's own cell: not counted
+        S -= best[:, None]
+        B = router.bins(S)
+        B[at, lab] = HIST_BINS  # a row's own cell: not counted
         B += base
         gaps += np.bincount(B.ravel(), minlength=k * (HIST_BINS + 1))
     return counts, gaps.reshape(k, HIST_BINS + 1)[:, :HIST_BINS], margins, labels
@@ -384,11 +410,13 @@ def _block_members(X, router: _Router):
     cells, rows = [], []
     for start, S in router.scores(X):
         r = S.shape[0]
+        at = np.arange(r)
         lab = np.argmin(S, axis=1)
-        best = S[np.arange(r), lab]
-        sel = (S - best[:, None]) <= thr[None, :]
-        sel[np.arange(r), lab] = True
-        i, j = np.nonzero(sel)
+        S -= S[at, lab][:, None]
+        sel = S <= thr[None, :]
+        sel[at, lab] = True
+        # Row-major, as np.nonzero lists them, from one flat search.
+        i, j = np.divmod(np.flatnonzero(sel), k)
         rows.append((i + start).astype(np.int32))
         cells.append(j.astype(np.int32))
     cells = np.concatenate(cells) if cells else np.empty(0, np.int32)
@@ -397,6 +425,117 @@ def _block_members(X, router: _Router):
     counts = np.bincount(cells, minlength=k)
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     return counts, (bounds, rows[order])
+
+
+def _block_route_keep(X, router: _Router, caps: np.ndarray):
+    """Pass 3 on one block, once for both: the cell sizes and the margins'
+    histogram of :func:`_block_route`, the gap histograms counted over the
+    gaps below each cell's ceiling ``caps`` (exact in the bins below it),
+    and the block's rows that may train each cell, kept on the worker for
+    :func:`_block_keep`: ``(bounds, rows, gaps)``, cell ``j``'s rows
+    (block-local, ascending) ``rows[bounds[j]:bounds[j + 1]]`` with their
+    gaps (``-inf`` for the cell's own rows)."""
+    X = np.asarray(X)
+    k = router.partition.n_cells
+    counts = np.zeros(k, dtype=np.int64)
+    hist = np.zeros(k * (HIST_BINS + 1), dtype=np.int64)
+    margins = np.zeros(HIST_BINS, dtype=np.int64)
+    rows, cells, gaps = [], [], []
+    cap = caps.astype(np.float32)[None, :]
+    for start, S in router.scores(X):
+        r = S.shape[0]
+        at = np.arange(r)
+        lab = np.argmin(S, axis=1)
+        counts += np.bincount(lab, minlength=k)
+        best = S[at, lab]
+        if k > 1:
+            S[at, lab] = np.inf
+            margin = S.min(axis=1).astype(np.float64) - best
+            pos = margin[margin > 0]
+            margins += np.bincount(router.bins(pos), minlength=HIST_BINS)
+        S -= best[:, None]
+        S[at, lab] = -np.inf  # a row's own cell: always kept, never counted
+        flat = np.flatnonzero(S < cap)
+        g = S.ravel()[flat]
+        i, j = np.divmod(flat, k)
+        other = g > -np.inf
+        hist += np.bincount(
+            router.bins(g[other]) + j[other] * (HIST_BINS + 1), minlength=k * (HIST_BINS + 1)
+        )
+        rows.append((i + start).astype(np.int32))
+        cells.append(j.astype(np.int32))
+        gaps.append(g)
+    cells = np.concatenate(cells) if cells else np.empty(0, np.int32)
+    rows = np.concatenate(rows) if rows else np.empty(0, np.int32)
+    gaps = np.concatenate(gaps) if gaps else np.empty(0, np.float32)
+    order = np.argsort(cells, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(cells, minlength=k))]).astype(np.int64)
+    hist = hist.reshape(k, HIST_BINS + 1)[:, :HIST_BINS]
+    return counts, hist, margins, (bounds, rows[order], gaps[order])
+
+
+def _block_keep(kept, thresholds: np.ndarray, used: np.ndarray):
+    """The rows of one block that train each cell (as :func:`_block_members`
+    lists them), picked from what :func:`_block_route_keep` kept: a cell's
+    own rows and its other rows within its overlap gap ``thresholds``
+    (over the cells ``used``, those that received rows)."""
+    bounds, rows, gaps = kept
+    k_all = bounds.shape[0] - 1
+    thr = np.full(k_all, -np.inf, dtype=np.float32)
+    thr[used] = thresholds
+    taken = np.zeros(k_all, dtype=bool)
+    taken[used] = True
+    cell = np.repeat(np.arange(k_all), np.diff(bounds))
+    keep = (gaps <= thr[cell]) & taken[cell]
+    renumber = np.zeros(k_all, dtype=np.int64)
+    renumber[used] = np.arange(used.shape[0])
+    counts = np.bincount(renumber[cell[keep]], minlength=used.shape[0])
+    new_bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return counts, (new_bounds, rows[keep])
+
+
+def _route_caps(router: _Router, rows: np.ndarray, overlap: float) -> np.ndarray:
+    """Per cell, the gap below which a block keeps its rows for the cell
+    (``inf``: all of them), from the strided ``rows``' histograms (see
+    ``CAP_FACTOR``)."""
+    k = router.partition.n_cells
+    if overlap <= 0 or k <= 1:
+        return np.zeros(k)
+    counts, hist, _, _ = _block_route(rows, router, False)
+    cum = np.cumsum(hist, axis=1)
+    # A cell's strided rows undercount it by chance (some cells of
+    # thousands): its count taken two standard deviations high.
+    counts = counts + 2.0 * np.sqrt(counts) + 2.0
+    target = CAP_FACTOR * overlap * counts + CAP_SLACK
+    edges = router.edges()
+    caps = np.full(k, np.inf)
+    for j in range(k):
+        b = int(np.searchsorted(cum[j], target[j])) + CAP_MARGIN_BINS + 1
+        if b < HIST_BINS:
+            caps[j] = edges[b]
+    return caps
+
+
+def _caps_hold(est, plan: _Plan, counts, hist, caps, used) -> bool:
+    """Whether every cell's overlap gap falls at least two bins under its
+    ceiling, where the kept gaps' histogram is the full one."""
+    overlap = float(est.overlap)
+    if overlap <= 0:
+        return True
+    edges = plan.router.edges()
+    for j in used:
+        if not np.isfinite(caps[j]):
+            continue
+        extra = min(int(overlap * counts[j]), plan.n - int(counts[j]))
+        if extra <= 0:
+            continue
+        cum = np.cumsum(hist[j])
+        if extra >= cum[-1]:
+            return False
+        b = int(np.searchsorted(cum, extra))
+        if b + 3 > HIST_BINS or edges[b + 3] > caps[j]:
+            return False
+    return True
 
 
 def _block_assign(X, partition: CellPartition):
@@ -1148,17 +1287,23 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
     timings = {}
     t0 = time.perf_counter()
 
-    # Pass 1: checks, variance, labels, the sample.
+    # Pass 1: checks, variance, labels, the sample (and the strided rows
+    # that set the routing pass's ceilings).
     idx = _sample_rows(est, n, k, rng)
+    strided_idx = _cap_rows(n, k) if k > 1 and float(est.overlap) > 0 else idx[:0]
+    want = np.union1d(idx, strided_idx)
     stat = dask.delayed(_block_stats, pure=False)
     tasks = []
     for b in range(nblocks):
         s, e = offsets[b], offsets[b + 1]
-        local = idx[(idx >= s) & (idx < e)] - s
+        local = want[(want >= s) & (want < e)] - s
         tasks.append(stat(xb[b], yb[b], b, int(s), X.dtype, d, local, True))
     stats = futures.gather(futures.compute(tasks))
     futures.release()
-    sample = np.concatenate([s["sample"] for s in stats]) if idx.size else np.empty((0, d))
+    got = np.concatenate([s["sample"] for s in stats]) if want.size else np.empty((0, d))
+    sample = got[np.searchsorted(want, idx)]
+    strided = got[np.searchsorted(want, strided_idx)]
+    del got
     plan = _plan_partition(est, n, d, stats, sample, rng)
     del stats
     report.log(2, "CellSVC fit (Dask): %d blocks, sample %d rows", nblocks, sample.shape[0])
@@ -1172,26 +1317,44 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
         train_sizes = np.array([n])
         labels = da.zeros(n, chunks=(X.chunks[0],), dtype=np.intp)
     else:
-        # Pass 2: sizes, gap and margin histograms.
+        # Pass 2: sizes, gap and margin histograms; each block keeps its
+        # rows within the cells' ceilings on its worker.
         log_lo, inv_step = _hist_range(plan.partition, sample)
         plan.router = _Router(plan.partition, log_lo, inv_step)
+        caps = _route_caps(plan.router, strided, float(est.overlap))
+        del strided
         router_f = dask.delayed(plan.router, name=f"localsvm-router-{uuid.uuid4().hex}")
-        route = dask.delayed(_block_route, pure=False, nout=4)
-        parts = [route(xb[b], router_f, False) for b in range(nblocks)]
-        c_tot = _tree(dask.delayed(_add, pure=False), [p[0] for p in parts])
-        g_tot = _tree(dask.delayed(_add, pure=False), [p[1] for p in parts])
-        m_tot = _tree(dask.delayed(_add, pure=False), [p[2] for p in parts])
-        counts, gaps, margins = futures.gather(futures.compute([c_tot, g_tot, m_tot]))
+        route = dask.delayed(_block_route_keep, pure=False, nout=4)
+        parts = [route(xb[b], router_f, caps) for b in range(nblocks)]
+        kept = futures.compute([p[3] for p in parts])
+        counts, gaps, margins = futures.gather(futures.compute(_route_sums(parts)))
         futures.release()
         used = np.flatnonzero(counts > 0)
+        once = _caps_hold(est, plan, counts, gaps, caps, used)
+        if not once:
+            # A cell's overlap reaches past its ceiling: every row routed
+            # again, its full histograms counted.
+            report.log(1, "CellSVC fit (Dask): an overlap passes its ceiling; routing again")
+            del kept
+            route = dask.delayed(_block_route, pure=False, nout=4)
+            parts = [route(xb[b], router_f, False) for b in range(nblocks)]
+            counts, gaps, margins = futures.gather(futures.compute(_route_sums(parts)))
+            futures.release()
         _plan_overlap(est, plan, counts, gaps, margins)
-        del gaps
-        # Pass 3: each block's rows of each cell (kept on the workers).
-        router_f = dask.delayed(plan.router, name=f"localsvm-router-{uuid.uuid4().hex}")
-        memb = dask.delayed(_block_members, pure=False, nout=2)
-        mparts = [memb(xb[b], router_f) for b in range(nblocks)]
+        del gaps, parts
+        # Pass 3: each block's rows of each cell (kept on the workers):
+        # picked from the kept rows, or routed again.
+        if once:
+            pick = dask.delayed(_block_keep, pure=False, nout=2)
+            thr = plan.router.thresholds
+            mparts = [pick(kept[b], thr, used) for b in range(nblocks)]
+        else:
+            router_f = dask.delayed(plan.router, name=f"localsvm-router-{uuid.uuid4().hex}")
+            memb = dask.delayed(_block_members, pure=False, nout=2)
+            mparts = [memb(xb[b], router_f) for b in range(nblocks)]
         entries = futures.compute([p[1] for p in mparts])
         per_block = np.stack(futures.gather(futures.compute([p[0] for p in mparts])))
+        kept = None
         train_sizes = per_block.sum(axis=0)
         part_f = plan.partition
         labels = X.map_blocks(
@@ -1368,6 +1531,22 @@ def _keep_on_cluster(futures, cell_futs: list, metas: list, budget: float) -> Cl
         len(cell_futs),
         sum(m[6] for m in metas),
     )
+
+
+def _route_sums(parts: list) -> list:
+    """The routing pass's counts, gap and margin histograms summed over the
+    blocks by trees of tasks."""
+    import dask
+
+    add = dask.delayed(_add, pure=False)
+    return [_tree(add, [p[i] for p in parts]) for i in range(3)]
+
+
+def _cap_rows(n: int, k: int) -> np.ndarray:
+    """The rows at a fixed stride that set the routing ceilings
+    (``CAP_SAMPLE_PER_CELL`` per cell, at most all ``n``)."""
+    m = min(n, CAP_SAMPLE_PER_CELL * k)
+    return (np.arange(m, dtype=np.int64) * n) // m
 
 
 def _all_rows(start: int, stop: int):

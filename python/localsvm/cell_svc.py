@@ -383,10 +383,15 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
       the kernel k-means sample (``sample_size`` rows, drawn as in memory)
       is taken from the blocks on the workers; every block is checked
       (dtype, finiteness: the block and row of the first NaN are named) and
-      routed where it lives, and the client receives per block only cell
+      routed once where it lives, and the client receives per block only cell
       counts and ``O(n_cells · 256)`` histograms of the routing gaps, from
       which it sets each cell's overlap (met to about one histogram bin,
-      its gap ``cell_overlap_reach_``) and ``routing_scale_``; each cell's
+      its gap ``cell_overlap_reach_``) and ``routing_scale_``. Until then
+      each worker keeps, per cell, its blocks' rows whose gap lies below a
+      ceiling set from rows at a fixed stride (8 bytes each, a few per row
+      of ``X``), from which each cell's rows are picked (should a cell's
+      overlap pass its ceiling, the blocks are routed a second time, to the
+      same model); each cell's
       rows are then gathered, in waves that take at most a tenth of the
       workers' memory limits, to one
       worker, which trains the cell's SVM. Float32 rows keep float32

@@ -254,7 +254,14 @@ class CellPartition:
             else:  # pragma: no cover - guarded by the estimators' constraints
                 raise ValueError(f"cells need a kernel function, not {spec.name!r}")
         # Each cell's mean kernel value: sums over its (contiguous) columns.
-        return within - 2 * (np.add.reduceat(K, starts, axis=1) * inv)
+        # With one representative per cell (as many cells as sampled rows)
+        # the sums are the values themselves; numpy's reduceat would pay a
+        # call per row and cell for the same numbers. The arithmetic after
+        # it runs in place, in the same order and precision.
+        S = K if starts.shape[0] == K.shape[1] else np.add.reduceat(K, starts, axis=1)
+        S *= inv
+        S *= np.float32(2.0)
+        return np.subtract(within, S, out=S)
 
     def scores(self, X: np.ndarray, n_jobs: int = 1, *, by_cell: bool = False) -> np.ndarray:
         """Squared kernel distances of the rows of ``X`` to each cell's mean,
