@@ -150,7 +150,7 @@ class _SharedKernels:
     its folds are done: the kernel values a grid search computes again for
     every fold and ``C`` are computed once per γ."""
 
-    def __init__(self, X, specs, uses: list[int], epoch, native=None) -> None:
+    def __init__(self, X, specs, epoch, native=None) -> None:
         n = X.shape[0]
         rbf = any(s.name == "rbf" for s in specs)
         XT = X.T.tocsc() if sp.issparse(X) else X.T
@@ -180,8 +180,8 @@ class _SharedKernels:
         self.native = native
         self.epoch = epoch
         self.specs = specs
-        # The tasks still to read each matrix.
-        self.pending = dict(enumerate(uses))
+        # The tasks still to read each matrix (set by expect).
+        self.pending = dict.fromkeys(range(len(specs)), 0)
         self.mats: dict[int, np.ndarray] = {}
         self.locks = [threading.Lock() for _ in specs]
         self.guard = threading.Lock()
@@ -563,7 +563,7 @@ class _BaseSVMCV(BaseKernelEstimator):
         epoch = interrupt_epoch()
         race = row_loss is not None and self.prune is not None and n_f > 2 and n_v > 1
         if share:
-            kernels = _SharedKernels(X, specs, [0] * len(specs), epoch, native)
+            kernels = _SharedKernels(X, specs, epoch, native)
         report.log(
             2,
             "%s: kernel matrices %s",
