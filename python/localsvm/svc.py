@@ -233,14 +233,19 @@ def describe_solution(sol: QPSolution) -> str:
     return f"{how}: {sol.n_iter} iterations, {state}, {n_sv} support vectors"
 
 
+def _pair_solution(sol: QPSolution, problem: QPProblem, settings: dict) -> QPSolution:
+    """A binary problem's solution in C-SVC form: ν-SVC's rescaled
+    (:func:`_rescale_nu`), C-SVC's as it is."""
+    if "nu" not in settings:
+        return sol
+    return _rescale_nu(sol, settings["nu"], _nu_floor(sol, problem))
+
+
 def _solve_pair(task, shared) -> QPSolution:
     """Solve one binary problem of a fit with the chosen backend (a
     :func:`~localsvm.run_tasks` task: module-level, so it pickles)."""
     problem = _pair_problem(task, shared)
-    sol = solve_checked(shared[3], problem)
-    if "nu" not in shared[2]:
-        return sol
-    return _rescale_nu(sol, shared[2]["nu"], _nu_floor(sol, problem))
+    return _pair_solution(solve_checked(shared[3], problem), problem, shared[2])
 
 
 def _solve_pairs(chunk, shared) -> list[QPSolution]:
@@ -249,11 +254,8 @@ def _solve_pairs(chunk, shared) -> list[QPSolution]:
     :func:`_solve_pair` solves it (a :func:`~localsvm.run_tasks` task)."""
     problems = [_pair_problem(task, shared) for task in chunk]
     solutions = solve_many_checked(shared[3], problems)
-    if "nu" not in shared[2]:
-        return solutions
-    nu = shared[2]["nu"]
     return [
-        _rescale_nu(sol, nu, _nu_floor(sol, problem))
+        _pair_solution(sol, problem, shared[2])
         for sol, problem in zip(solutions, problems, strict=True)
     ]
 
