@@ -365,6 +365,40 @@ class _Router:
         return np.concatenate([[0.0], e, [np.inf]])
 
 
+def _nearest(S, router: _Router, counts, margins):
+    """Each row's own cell (the lowest of its scores ``S``, a block of
+    :meth:`_Router.scores`) and that score, counted into the cell sizes
+    ``counts`` and, the gap to the row's second-nearest cell, into the
+    margins' histogram ``margins`` (``S`` is left as it was)."""
+    at = np.arange(S.shape[0])
+    lab = np.argmin(S, axis=1)
+    counts += np.bincount(lab, minlength=S.shape[1])
+    best = S[at, lab]
+    if S.shape[1] > 1:
+        # The second smallest score: the smallest once the row's own
+        # cell is masked (a partial sort per row costs several times more).
+        S[at, lab] = np.inf
+        margin = S.min(axis=1).astype(np.float64) - best
+        S[at, lab] = best
+        pos = margin[margin > 0]
+        margins += np.bincount(router.bins(pos), minlength=HIST_BINS)
+    return at, lab, best
+
+
+def _by_cell(cells: list, rows: list, k: int, *extra: list):
+    """The (cell, row) pairs listed in pieces (``cells``, ``rows``, and any
+    per-pair ``extra`` values) grouped by cell, rows ascending within one:
+    ``(counts, bounds, rows, *extra)``, cell ``j``'s rows at
+    ``rows[bounds[j]:bounds[j + 1]]``."""
+    cells = np.concatenate(cells) if cells else np.empty(0, np.int32)
+    order = np.argsort(cells, kind="stable")
+    counts = np.bincount(cells, minlength=k)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    rows = np.concatenate(rows)[order] if rows else np.empty(0, np.int32)
+    rest = [np.concatenate(e)[order] if e else np.empty(0, np.float32) for e in extra]
+    return (counts, bounds, rows, *rest)
+
+
 def _block_route(X, router: _Router, with_labels: bool):
     """Pass 3 on one block: cell sizes, per-cell gap histograms of the
     other cells' rows, the margins' histogram (and the labels)."""
@@ -376,21 +410,9 @@ def _block_route(X, router: _Router, with_labels: bool):
     labels = np.empty(X.shape[0], dtype=np.intp) if with_labels else None
     base = (np.arange(k, dtype=np.int32) * (HIST_BINS + 1))[None, :]
     for start, S in router.scores(X):
-        r = S.shape[0]
-        at = np.arange(r)
-        lab = np.argmin(S, axis=1)
+        at, lab, best = _nearest(S, router, counts, margins)
         if labels is not None:
-            labels[start : start + r] = lab
-        counts += np.bincount(lab, minlength=k)
-        best = S[at, lab]
-        if k > 1:
-            # The second smallest score: the smallest once the row's own
-            # cell is masked (a partial sort per row costs several times more).
-            S[at, lab] = np.inf
-            margin = S.min(axis=1).astype(np.float64) - best
-            S[at, lab] = best
-            pos = margin[margin > 0]
-            margins += np.bincount(router.bins(pos), minlength=HIST_BINS)
+            labels[start : start + lab.size] = lab
         S -= best[:, None]
         B = router.bins(S)
         B[at, lab] = HIST_BINS  # a row's own cell: not counted
@@ -419,12 +441,8 @@ def _block_members(X, router: _Router):
         i, j = np.divmod(np.flatnonzero(sel), k)
         rows.append((i + start).astype(np.int32))
         cells.append(j.astype(np.int32))
-    cells = np.concatenate(cells) if cells else np.empty(0, np.int32)
-    rows = np.concatenate(rows) if rows else np.empty(0, np.int32)
-    order = np.argsort(cells, kind="stable")
-    counts = np.bincount(cells, minlength=k)
-    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return counts, (bounds, rows[order])
+    counts, bounds, rows = _by_cell(cells, rows, k)
+    return counts, (bounds, rows)
 
 
 def _block_route_keep(X, router: _Router, caps: np.ndarray):
@@ -443,16 +461,7 @@ def _block_route_keep(X, router: _Router, caps: np.ndarray):
     rows, cells, gaps = [], [], []
     cap = caps.astype(np.float32)[None, :]
     for start, S in router.scores(X):
-        r = S.shape[0]
-        at = np.arange(r)
-        lab = np.argmin(S, axis=1)
-        counts += np.bincount(lab, minlength=k)
-        best = S[at, lab]
-        if k > 1:
-            S[at, lab] = np.inf
-            margin = S.min(axis=1).astype(np.float64) - best
-            pos = margin[margin > 0]
-            margins += np.bincount(router.bins(pos), minlength=HIST_BINS)
+        at, lab, best = _nearest(S, router, counts, margins)
         S -= best[:, None]
         S[at, lab] = -np.inf  # a row's own cell: always kept, never counted
         flat = np.flatnonzero(S < cap)
@@ -465,13 +474,9 @@ def _block_route_keep(X, router: _Router, caps: np.ndarray):
         rows.append((i + start).astype(np.int32))
         cells.append(j.astype(np.int32))
         gaps.append(g)
-    cells = np.concatenate(cells) if cells else np.empty(0, np.int32)
-    rows = np.concatenate(rows) if rows else np.empty(0, np.int32)
-    gaps = np.concatenate(gaps) if gaps else np.empty(0, np.float32)
-    order = np.argsort(cells, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(cells, minlength=k))]).astype(np.int64)
+    _, bounds, rows, gaps = _by_cell(cells, rows, k, gaps)
     hist = hist.reshape(k, HIST_BINS + 1)[:, :HIST_BINS]
-    return counts, hist, margins, (bounds, rows[order], gaps[order])
+    return counts, hist, margins, (bounds, rows, gaps)
 
 
 def _block_keep(kept, thresholds: np.ndarray, used: np.ndarray):
