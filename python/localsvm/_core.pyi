@@ -553,6 +553,10 @@ class CPathResult:
     def stopped(self) -> int | None:
         """The first ``C`` the early stop left unsolved (its decision
         values and those after it NaN), or None."""
+    @property
+    def alpha(self) -> npt.NDArray[np.float64] | None:
+        """With the fold's ``keep_alpha``: the multipliers, one row per
+        ``C`` (NaN where the early stop left it unsolved); else None."""
 
 @final
 class CPathFold:
@@ -564,8 +568,9 @@ class CPathFold:
     stops once its held-out loss on ``target`` (labels ±1, 0 for a row
     outside the problem: the 0-1 error; or, with ``regression``, values:
     the squared error) has been more than ``stop_margin`` standard errors
-    above the best it reached for two ``C`` values in a row. Checked and
-    copied once; raises ``ValueError`` for negative indices or mismatched
+    above the best it reached for two ``C`` values in a row. With
+    ``keep_alpha`` the result also holds each ``C``'s multipliers. Checked
+    and copied once; raises ``ValueError`` for negative indices or mismatched
     shapes."""
 
     def __new__(
@@ -578,6 +583,7 @@ class CPathFold:
         target: npt.NDArray[np.float64] | None = None,
         stop_margin: float | None = None,
         regression: bool = False,
+        keep_alpha: bool = False,
     ) -> CPathFold: ...
 
 @final

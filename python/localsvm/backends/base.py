@@ -1116,7 +1116,9 @@ class CPath:
     has been more than ``prune`` standard errors above the best the path
     reached, for two values of ``C`` in a row, the later ``C`` values are
     left unsolved: their decision values are NaN and
-    :attr:`CPathResult.stopped` names the first.
+    :attr:`CPathResult.stopped` names the first. ``keep_alpha`` asks for
+    each ``C``'s multipliers in :attr:`CPathResult.alpha` (a backend that
+    cannot give them leaves it None).
     """
 
     X: Any
@@ -1135,6 +1137,7 @@ class CPath:
     target: np.ndarray | None = None
     prune: float | None = None
     regression: bool = False
+    keep_alpha: bool = False
 
     def validate(self) -> None:
         """Check shapes and values; raises ``ValueError`` naming the field."""
@@ -1165,13 +1168,17 @@ class CPathResult:
     n_valid)``, the held-out decision values), ``n_iter``, ``converged``
     (False when the solve stopped at ``max_iter``) and ``error`` (None, or
     why that solve failed: its decision values are then NaN); ``stopped``:
-    the first ``C`` left unsolved by :attr:`CPath.prune`, or None."""
+    the first ``C`` left unsolved by :attr:`CPath.prune`, or None;
+    ``alpha``: with :attr:`CPath.keep_alpha`, the multipliers (shape
+    ``(n_C, len(rows))``, NaN for a ``C`` left unsolved or failed), else
+    None."""
 
     decision: np.ndarray
     n_iter: np.ndarray
     converged: np.ndarray
     error: list
     stopped: int | None = None
+    alpha: np.ndarray | None = None
 
 
 def smo_settings(source) -> dict[str, Any]:
@@ -1215,6 +1222,7 @@ def solve_c_path_generic(backend, path: CPath) -> CPathResult:
     n_iter = np.zeros(n_c, dtype=np.int64)
     converged = np.ones(n_c, dtype=bool)
     errors: list = [None] * n_c
+    kept = np.full((n_c, y.size), np.nan) if path.keep_alpha else None
     alpha = None
     for k, c in enumerate(cs):
         problem = QPProblem(
@@ -1253,7 +1261,11 @@ def solve_c_path_generic(backend, path: CPath) -> CPathResult:
         n_iter[k] = int(sol.n_iter)
         converged[k] = bool(sol.converged)
         alpha = a
-    return CPathResult(decision=decision, n_iter=n_iter, converged=converged, error=errors)
+        if kept is not None:
+            kept[k] = a
+    return CPathResult(
+        decision=decision, n_iter=n_iter, converged=converged, error=errors, alpha=kept
+    )
 
 
 def solve_c_path(backend, path: CPath) -> CPathResult:

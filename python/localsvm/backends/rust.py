@@ -259,6 +259,7 @@ class RustBackend(SolverBackend):
                 n_iter=np.zeros(n_c, dtype=np.int64),
                 converged=np.ones(n_c, dtype=bool),
                 error=[None] * n_c,
+                alpha=np.zeros((n_c, weights.size)) if path.keep_alpha else None,
             )
         p = None if path.p is None else np.ascontiguousarray(np.asarray(path.p)[keep], dtype=f64)
         rows = np.ascontiguousarray(np.asarray(path.rows)[keep], dtype=np.int64)
@@ -279,16 +280,23 @@ class RustBackend(SolverBackend):
                 target=None if path.prune is None else np.asarray(path.target, dtype=f64),
                 stop_margin=path.prune,
                 regression=bool(path.regression),
+                keep_alpha=bool(path.keep_alpha),
             ),
             kernel=path.kernel.core(),
             settings=_settings(path),
         )
+        alpha = None
+        if path.keep_alpha:
+            # The variables of weight 0 stay at 0.
+            alpha = np.zeros((cs.size, weights.size))
+            alpha[:, keep] = out.alpha
         return CPathResult(
             decision=np.asarray(out.decision),
             n_iter=np.asarray(out.n_iter, dtype=np.int64),
             converged=np.asarray(out.converged, dtype=bool),
             error=[None] * cs.size,
             stopped=out.stopped,
+            alpha=alpha,
         )
 
     def solve_local(self, batch: LocalBatch) -> LocalBatchResult:

@@ -28,6 +28,9 @@ pub(super) struct CPathResult {
     precision: &'static str,
     /// The first `C` the early stop left unsolved (None: every `C` solved).
     stopped: Option<usize>,
+    /// With the fold's `keep_alpha`: the multipliers per `C` (one row each,
+    /// NaN where unsolved); else None.
+    alpha: Option<Py<PyArray2<f64>>>,
 }
 
 /// One fold of a cross-validation path: the training rows (the dual's
@@ -43,6 +46,8 @@ pub(super) struct CPathFold {
     cross: Option<Py<PyArray2<f64>>>,
     /// When the path may stop early.
     early_stop: Option<EarlyStop>,
+    /// Whether the result keeps the multipliers of every solved `C`.
+    keep_alpha: bool,
 }
 
 #[pymethods]
@@ -50,7 +55,7 @@ impl CPathFold {
     #[new]
     #[pyo3(signature = (
         rows, valid, *, p = None, cross = None, target = None, stop_margin = None,
-        regression = false,
+        regression = false, keep_alpha = false,
     ))]
     fn new(
         rows: PyReadonlyArray1<'_, i64>,
@@ -60,6 +65,7 @@ impl CPathFold {
         target: Option<PyReadonlyArray1<'_, f64>>,
         stop_margin: Option<f64>,
         regression: bool,
+        keep_alpha: bool,
     ) -> PyResult<Self> {
         let rows = indices(rows, "rows")?;
         let valid = indices(valid, "valid")?;
@@ -108,6 +114,7 @@ impl CPathFold {
             p: p.map(|a| vec1(a.as_array())),
             cross: cross.map(|c| (*c).clone().unbind()),
             early_stop,
+            keep_alpha,
         })
     }
 }
@@ -248,6 +255,7 @@ pub(super) fn c_path<'py>(
     let rows = fold.rows.clone();
     let valid = fold.valid.clone();
     let early_stop = fold.early_stop.clone();
+    let keep_alpha = fold.keep_alpha;
     let n_rows = match &x {
         PathX::Gram(k) => k.gram.n(),
         PathX::Data(d) => d.dim().0,
@@ -308,10 +316,18 @@ pub(super) fn c_path<'py>(
             weights,
             cs,
             early_stop,
+            keep_alpha,
         }
         .solve(&path_settings, ctl)
     })?;
+    let alpha = if keep_alpha {
+        let n_var = out.alpha.len() / n_c;
+        Some(into_matrix(py, out.alpha, n_c, n_var)?.unbind())
+    } else {
+        None
+    };
     Ok(CPathResult {
+        alpha,
         decision: into_matrix(py, out.decision, n_c, n_valid)?.unbind(),
         n_iter: out.n_iter.into_pyarray(py).unbind(),
         converged: out.converged.into_pyarray(py).unbind(),

@@ -75,6 +75,8 @@ pub struct PathProblem {
     pub cs: Vec<f64>,
     /// When to stop the path early (`None`: solve every `C`).
     pub early_stop: Option<EarlyStop>,
+    /// Whether the result keeps each solved `C`'s multipliers.
+    pub keep_alpha: bool,
 }
 
 /// How many `C` values in a row must be clearly beaten before a path stops.
@@ -145,6 +147,9 @@ pub struct PathResult {
     pub precision: Option<Precision>,
     /// The first `C` left unsolved by the early stop (`None`: all solved).
     pub stopped: Option<usize>,
+    /// With `keep_alpha`: the multipliers in variable order, row-major
+    /// `n_C × m` (NaN for the `C` values left unsolved); else empty.
+    pub alpha: Vec<f64>,
 }
 
 impl PathProblem {
@@ -248,6 +253,11 @@ impl PathProblem {
             converged: vec![true; n_c],
             precision: None,
             stopped: None,
+            alpha: if self.keep_alpha {
+                vec![f64::NAN; n_c * m]
+            } else {
+                Vec::new()
+            },
         };
         let (mut best, mut beaten) = (f64::INFINITY, 0usize);
         for (k, &c) in self.cs.iter().enumerate() {
@@ -309,6 +319,9 @@ impl PathProblem {
             }
             result.n_iter[k] = res.n_iter;
             result.converged[k] = res.converged;
+            if self.keep_alpha {
+                result.alpha[k * m..(k + 1) * m].copy_from_slice(&alpha);
+            }
             let row = &mut result.decision[k * n_valid..(k + 1) * n_valid];
             held.decision(&alpha, &self.y, &self.row_of, res.rho, row, ctl)?;
             if let Some(rule) = &self.early_stop {
@@ -539,6 +552,7 @@ mod tests {
             weights: vec![1.0; train.len()],
             cs: cs.clone(),
             early_stop: None,
+            keep_alpha: true,
         };
         let settings = PathSettings {
             tol: 1e-6,
@@ -581,6 +595,20 @@ mod tests {
                 );
             }
             assert!(out.converged[k]);
+            // The kept multipliers: in the box, on yᵀα = 0, and the
+            // independent solve's (the dual of an RBF kernel has one
+            // solution).
+            let kept = &out.alpha[k * train.len()..(k + 1) * train.len()];
+            let balance: f64 = kept.iter().zip(&yt).map(|(a, y)| a * y).sum();
+            assert!(
+                balance.abs() < 1e-9 * c * train.len() as f64,
+                "C={c}: {balance}"
+            );
+            for (t, (&a, &b)) in kept.iter().zip(&sol.alpha).enumerate() {
+                assert!((0.0..=c).contains(&a), "C={c} t={t}: {a}");
+                assert!((a - b).abs() < 1e-2 * c, "C={c} t={t}: {a} vs {b}");
+            }
         }
+        assert_eq!(out.alpha.len(), cs.len() * train.len());
     }
 }
