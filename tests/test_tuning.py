@@ -48,8 +48,10 @@ def test_binary_scores_match_grid_search(binary):
     assert (ours.C_, ours.gamma_) == (ref.best_params_["C"], ref.best_params_["gamma"])
     assert ours.best_score_ == pytest.approx(ref.best_score_)
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    # The refit starts from the folds' multipliers, the grid search's from
+    # zero: two solutions at tol=1e-6 of the same dual.
     np.testing.assert_allclose(
-        ours.decision_function(X), ref.best_estimator_.decision_function(X), atol=1e-6
+        ours.decision_function(X), ref.best_estimator_.decision_function(X), atol=1e-5
     )
 
 
@@ -608,3 +610,112 @@ def test_race_keeps_the_matrices_between_rounds_when_they_fit(monkeypatch, fits)
         # Rounds after fold 0 and fold 1, then folds 2-3: the survivors'
         # matrices are built in each.
         assert len(built) >= 3 + 2 * survivors
+
+
+def test_paths_keep_feasible_multipliers_per_c(binary):
+    """keep_alpha: each C's multipliers, in the box and on yᵀα = 0, the same
+    from the core's path and the generic one; NaN past the early stop."""
+    X, y = binary
+    rows = np.arange(160)
+    lab = np.where(y[rows] == 1, 1.0, -1.0)
+    weights = np.where(lab > 0, 1.0, 2.0)
+    from localsvm import KernelSpec
+
+    kw = dict(
+        X=X,
+        rows=rows,
+        y=lab,
+        weights=weights,
+        Cs=np.array(CS),
+        valid=np.arange(160, 240),
+        kernel=KernelSpec("rbf", gamma=0.05),
+        tol=1e-8,
+        precision="float64",
+        keep_alpha=True,
+    )
+    backend = get_backend("rust")
+    native = backend.solve_c_path(CPath(**kw))
+    generic = solve_c_path_generic(backend, CPath(**kw))
+    assert native.alpha.shape == generic.alpha.shape == (len(CS), rows.size)
+    for k, c in enumerate(CS):
+        a = native.alpha[k]
+        assert np.all(a >= 0) and np.all(a <= c * weights * (1 + 1e-12))
+        assert abs(a @ lab) < 1e-9 * c * rows.size
+    np.testing.assert_allclose(native.alpha, generic.alpha, atol=1e-4 * max(CS))
+    assert backend.solve_c_path(CPath(**{**kw, "keep_alpha": False})).alpha is None
+    # Held-out targets that the path cannot fit stop it after the first C.
+    cut = backend.solve_c_path(
+        CPath(**{**kw, "prune": 0.0, "target": -np.where(y[160:] == 1, 1.0, -1.0)})
+    )
+    if cut.stopped is not None:
+        assert np.isnan(cut.alpha[cut.stopped :]).all()
+        assert np.isfinite(cut.alpha[: cut.stopped]).all()
+
+
+def _cold_refit(search, X, y):
+    """The search's refit model fitted again from zero."""
+    from sklearn.base import clone
+
+    return clone(search.best_estimator_).fit(X, y)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_svccv_refit_starts_from_the_folds(monkeypatch, n_classes):
+    """The refit starts from the folds' multipliers: per pair, a feasible
+    start on the pair's rows only (in the box, yᵀα = 0), and the model a
+    refit from zero gives (the dual's optimum)."""
+    X, y = make_classification(
+        n_samples=600,
+        n_features=10,
+        n_informative=6,
+        n_classes=n_classes,
+        flip_y=0.1,
+        random_state=1,
+    )
+    starts = []
+    fit = SVC.fit
+
+    def spy(self, *args, **kwargs):
+        starts.append(self.__dict__.get("_alpha_start"))
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(SVC, "fit", spy)
+    search = SVCCV(Cs=[10.0, 100.0, 1000.0], gammas=[0.05, 0.1], cv=5, tol=1e-5).fit(X, y)
+    (start,) = starts
+    pairs = [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)]
+    assert len(start) == len(pairs)
+    for (a, b), alpha in zip(pairs, start, strict=True):
+        rows = (y == a) | (y == b)
+        assert np.all(alpha[~rows] == 0) and np.count_nonzero(alpha[rows]) > 0
+        assert np.all(alpha >= 0) and np.all(alpha <= search.C_ * (1 + 1e-12))
+        labels = np.where(y == a, 1.0, -1.0)
+        assert abs(labels @ alpha) < 1e-9 * alpha.sum()
+    cold = _cold_refit(search, X, y)
+    warm = search.best_estimator_
+    assert "_alpha_start" not in warm.__dict__
+    np.testing.assert_allclose(
+        warm.decision_function(X), cold.decision_function(X), atol=1e-2, rtol=1e-2
+    )
+    assert np.mean(warm.predict(X) == cold.predict(X)) >= 0.99
+    np.testing.assert_allclose(warm.dual_objective_, cold.dual_objective_, rtol=1e-4)
+
+
+def test_svrcv_refit_starts_from_the_folds(monkeypatch):
+    """SVRCV's refit from the folds' multipliers: the same model, fewer
+    iterations; with a budget too small for them, the refit from zero."""
+    import localsvm.tuning as tuning
+
+    X, y = make_regression(n_samples=400, n_features=5, noise=5.0, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    y = (y - y.mean()) / y.std()
+    kw = dict(Cs=[10.0, 100.0, 1000.0], gammas=[0.02, 0.05], epsilons=[0.1], cv=5, tol=1e-5)
+    search = SVRCV(**kw).fit(X, y)
+    cold = _cold_refit(search, X, y)
+    warm = search.best_estimator_
+    np.testing.assert_allclose(warm.predict(X), cold.predict(X), atol=1e-2)
+    np.testing.assert_allclose(warm.dual_objective_, cold.dual_objective_, rtol=1e-4)
+    assert warm.n_iter_ < 0.8 * cold.n_iter_
+    monkeypatch.setattr(tuning, "WARM_REFIT_BYTES", 0)
+    unstarted = SVRCV(**kw).fit(X, y)
+    assert unstarted.best_params_ == search.best_params_
+    assert unstarted.best_estimator_.n_iter_ == cold.n_iter_

@@ -290,14 +290,16 @@ def solve_pairs(tasks, shared, *, n_jobs, thread_safe, hooks) -> list[QPSolution
 
 
 def _solve_pair_from(task, shared) -> QPSolution:
-    """Solve one binary problem warm-started from the concatenated cell
-    solutions ``alpha0`` (None: from zero), its start gradient computed by
-    blocked products over their support vectors."""
-    rows, labels, alpha0 = task
+    """Solve one binary problem warm-started from ``alpha0`` (None: from
+    zero), its start gradient computed as ``gradient`` asks
+    (:attr:`~localsvm.backends.base.QPProblem.start_gradient`: 'blocked',
+    blocked products over the start's support vectors, for the concatenated
+    cell solutions; None, the kernel columns of the backend)."""
+    rows, labels, alpha0, gradient = task
     problem = _pair_problem((rows, labels), shared)
     if alpha0 is not None:
         problem.alpha0 = alpha0
-        problem.start_gradient = "blocked"
+        problem.start_gradient = gradient
     return solve_checked(shared[3], problem)
 
 
@@ -774,6 +776,10 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         self : SVC
             The fitted estimator.
         """
+        # A warm start handed over by the search that refits this model
+        # (SVCCV: per binary problem, the folds' averaged multipliers over
+        # every row); read once, whatever this fit does.
+        alpha_start = self.__dict__.pop("_alpha_start", None)
         if self.probability != "deprecated":
             warnings.warn(PROBABILITY_DEPRECATION, FutureWarning, stacklevel=3)
         X, y, y_idx = self._fit_prologue(X, y)
@@ -829,6 +835,21 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         # each task is a pair's rows and labels.
         if self.init == "cells":
             solutions = self._fit_from_cells(tasks, X, upper, settings, backend, report)
+        elif alpha_start is not None and len(alpha_start) == len(tasks) and "nu" not in settings:
+            solutions = run_tasks(
+                _solve_pair_from,
+                [
+                    # The box as this fit sets it (a rounding's worth above it
+                    # from the folds' mean is taken back); the start gradient
+                    # from the kernel columns, in float64 sums.
+                    (rows, labels, np.clip(s[rows], 0.0, upper[rows]), None)
+                    for (rows, labels), s in zip(tasks, alpha_start, strict=True)
+                ],
+                n_jobs=self.n_jobs,
+                thread_safe=backend.capabilities.thread_safe,
+                shared=(X, upper, settings, backend),
+                **report.hooks(describe_solution),
+            )
         else:
             solutions = solve_pairs(
                 tasks,
@@ -997,7 +1018,12 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
                         continue
                     start = alpha[k][members]
                     cell_tasks.append(
-                        (rows[members], labels[members], start if start.any() else None)
+                        (
+                            rows[members],
+                            labels[members],
+                            start if start.any() else None,
+                            "blocked",
+                        )
                     )
                     owners.append((k, members))
                     if level == 0:
@@ -1033,7 +1059,7 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         solutions: list[QPSolution] = run_tasks(
             _solve_pair_from,
             [
-                (rows, labels, a0 if a0.any() else None)
+                (rows, labels, a0 if a0.any() else None, "blocked")
                 for (rows, labels), a0 in zip(tasks, alpha, strict=True)
             ],
             n_jobs=self.n_jobs,

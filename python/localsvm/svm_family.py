@@ -122,6 +122,10 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
     _needs_y: ClassVar[bool] = True
 
     def _fit(self, X, y, sample_weight):
+        # A warm start handed over by the search that refits this model
+        # (SVRCV: the folds' averaged multipliers, one per variable of the
+        # dual); read once, whatever this fit does.
+        alpha_start = self.__dict__.pop("_alpha_start", None)
         X, y = self._validate_fit(X, y)
         n = _num_samples(X)
         sw = positive_weights(sample_weight, n)
@@ -131,6 +135,8 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         tasks = report.subtasks("dual-problem", 1, iterative=True)
         problem = self._dual(X, y, sw)
         problem.kernel = spec
+        if alpha_start is not None and problem.alpha0 is None and alpha_start[0].shape == (problem.n,):
+            problem.alpha0 = np.clip(alpha_start[0], 0.0, problem.upper)
         for name, value in smo_settings(self).items():
             setattr(problem, name, value)
         problem.n_threads = 2 if effective_n_jobs(self.n_jobs) >= 2 else 1

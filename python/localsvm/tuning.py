@@ -325,10 +325,13 @@ def _path_task(task, shared):
     ``Cs``; returns the held-out decision values per ``C`` (shape ``(n_C,
     n_valid, n_problems)``, NaN for a problem the fold cannot pose),
     iterations, convergence, errors, the first ``C`` (in increasing order)
-    that a problem's early stop left unsolved (``n_C``: none) and the
-    seconds taken."""
+    that a problem's early stop left unsolved (``n_C``: none), the seconds
+    taken and, when the search keeps them for the refit (``keep``), each
+    problem's multipliers per ``C`` (else None per problem)."""
     v, f = task
-    X, folds, problems_of, variants, cs, caps, settings, backend, kernels, kernel_of, epoch = shared
+    (X, folds, problems_of, variants, cs, caps, settings, backend, kernels, kernel_of, epoch, keep) = (
+        shared
+    )
     if interrupted_since(epoch):
         raise KeyboardInterrupt
     train, valid = folds[f]
@@ -345,6 +348,8 @@ def _path_task(task, shared):
     n_iter = np.zeros(n_c, dtype=np.int64)
     converged = np.ones(n_c, dtype=bool)
     errors: list = [None] * n_c
+    # With keep: each problem's multipliers per solved C (the refit's start).
+    alphas: list = [None] * len(problems)
     if all(pr is None for pr in problems):
         errors = ["ValueError: the training fold holds fewer than two classes"] * n_c
     for k, problem in enumerate(problems):
@@ -363,6 +368,7 @@ def _path_task(task, shared):
             valid=valid,
             kernel=spec,
             target=target,
+            keep_alpha=keep,
             **settings,
         )
         try:
@@ -372,6 +378,7 @@ def _path_task(task, shared):
             continue
         m = solved.size
         decision[:m, :, k] = out.decision
+        alphas[k] = out.alpha
         if out.stopped is not None:
             pruned_from = min(pruned_from, int(out.stopped))
         n_iter[:m] += np.asarray(out.n_iter, dtype=np.int64)
@@ -379,7 +386,55 @@ def _path_task(task, shared):
         errors = [errors[i] or (out.error[i] if i < m else None) for i in range(n_c)]
     if kernels is not None:
         kernels.release(kernel_of[v])
-    return decision, n_iter, converged, errors, pruned_from, time.perf_counter() - start
+    return decision, n_iter, converged, errors, pruned_from, time.perf_counter() - start, alphas
+
+
+def _copy_of(rows: np.ndarray) -> np.ndarray:
+    """For each entry of ``rows``, how many entries before it hold the
+    same row (ε-SVR's variables take each row twice: 0, then 1)."""
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    first = np.r_[True, sorted_rows[1:] != sorted_rows[:-1]]
+    run_start = np.maximum.accumulate(np.where(first, np.arange(rows.size), 0))
+    copy = np.empty(rows.size, dtype=np.intp)
+    copy[order] = np.arange(rows.size) - run_start
+    return copy
+
+
+def _fold_average(done, folds, problems_of, v, j, n_rows):
+    """The refit's start for candidate (variant ``v``, ``j``-th smallest
+    ``C``): per problem, a vector over ``copies · n_rows`` slots (slot
+    ``copy · n_rows + row`` for a problem variable on ``row``) holding
+    the folds' multipliers summed over the folds and divided by the most
+    folds any row trained in, so that each ``α_i`` lies in its box and
+    ``yᵀα = 0`` holds as on every fold (with k-fold splits: each row's
+    mean over the ``k − 1`` folds it trained in; the α seeding of
+    cross-validation, DeCoste & Wagstaff, KDD 2000). None when a fold
+    left the candidate unsolved."""
+    sums: list = []
+    trained = np.zeros(n_rows)
+    for f, (train, valid) in enumerate(folds):
+        out = done.get((v, f))
+        if out is None or out[6] is None:
+            return None
+        problems = problems_of(train, valid, v)
+        if not sums:
+            sums = [None] * len(problems)
+        for k, (problem, alpha) in enumerate(zip(problems, out[6], strict=True)):
+            if problem is None:
+                continue
+            if alpha is None or not np.all(np.isfinite(alpha[j])):
+                return None  # failed, or left unsolved by the early stop
+            rows = problem[0]
+            copy = _copy_of(rows)
+            if sums[k] is None:
+                sums[k] = np.zeros((int(copy.max()) + 1) * n_rows)
+            sums[k][copy * n_rows + rows] += alpha[j]
+        trained[train] += 1
+    most = float(trained.max())
+    if most == 0 or any(s is None for s in sums):
+        return None
+    return [s / most for s in sums]
 
 
 #: The folds after which a search races its variants (see ``prune``).
@@ -388,6 +443,11 @@ RACE_FOLDS = 2
 #: The held-out rows (of the folds raced so far) below which a race round
 #: is skipped: the paired test's normal approximation needs a few dozen.
 RACE_MIN_ROWS = 50
+
+#: Bytes of the folds' multipliers a search keeps for the refit's warm
+#: start (one float64 per training variable, ``C``, candidate and fold);
+#: a search that would need more refits from zero.
+WARM_REFIT_BYTES = 64 << 20
 
 #: The parameters a search passes on unchanged to the model it refits.
 _SHARED_WITH_REFIT = (
@@ -487,7 +547,12 @@ class _BaseSVMCV(BaseKernelEstimator):
         ``score_fold(decision, valid)`` a held-out score; ``row_loss(decision,
         valid)`` each held-out row's loss (the 0-1 loss of the predicted
         class, or the squared error) for the race after the first folds
-        (None: no race)."""
+        (None: no race).
+
+        Also returns, with ``refit``, the refit's warm start when the folds'
+        multipliers fit :data:`WARM_REFIT_BYTES`: per problem of
+        ``problems_of``, the best candidate's multipliers averaged over the
+        folds (:func:`_fold_average`), else None."""
         if folds is None:
             folds = self._splits(X, y)
         self.n_splits_ = len(folds)
@@ -538,7 +603,7 @@ class _BaseSVMCV(BaseKernelEstimator):
         )
 
         def describe(out):
-            _, it, _, err, _, secs = out
+            _, it, _, err, _, secs, _ = out
             bad = sum(e is not None for e in err)
             return f"{int(it.sum())} iterations, {secs:.2f} s" + (f", {bad} failed" if bad else "")
 
@@ -571,6 +636,9 @@ class _BaseSVMCV(BaseKernelEstimator):
             "shared across folds and C values" if share else "computed per fold",
         )
         caps = np.full(n_v, n_c)
+        # The refit starts from the folds' multipliers when they fit.
+        per_fold = sum(pr[0].size for pr in problems_of(*folds[0], 0) if pr is not None)
+        keep_alpha = bool(self.refit) and 8.0 * n_v * n_f * n_c * per_fold <= WARM_REFIT_BYTES
         hooks = report.hooks(describe)
         index_of = {t: i for i, t in enumerate(tasks)}
         # A raced search keeps each matrix from its first fold to its last
@@ -616,6 +684,7 @@ class _BaseSVMCV(BaseKernelEstimator):
                 kernels,
                 kernel_of,
                 epoch,
+                keep_alpha,
             )
             out = run_tasks(
                 _path_task,
@@ -638,9 +707,11 @@ class _BaseSVMCV(BaseKernelEstimator):
             ]
             before = caps
             caps = _race(raced, row_loss, [folds[g][1] for g in range(f + 1)], self.prune, caps)
-            if keep:
-                for v in np.flatnonzero((before > 0) & (caps == 0)):
+            for v in np.flatnonzero((before > 0) & (caps == 0)):
+                if keep:
                     kernels.release(kernel_of[v], n_f - f - 1)
+                for g in range(f + 1):
+                    done[v, g] = done[v, g][:6] + (None,)  # no refit starts from it
             report.log(
                 1,
                 "%s: after fold %d, %d of %d %s left out, %d C values of the others",
@@ -664,7 +735,7 @@ class _BaseSVMCV(BaseKernelEstimator):
                 # A variant the race left out.
                 n_pruned += n_c
                 continue
-            decision, it, conv, errors, pruned_from, secs = done[v, f]
+            decision, it, conv, errors, pruned_from, secs, _ = done[v, f]
             valid = folds[f][1]
             for j in range(n_c):
                 k = order[j]  # the j-th smallest C is the k-th given
@@ -714,7 +785,12 @@ class _BaseSVMCV(BaseKernelEstimator):
             self.best_score_,
         )
         report.end(X, y)
-        return unconverged
+        start = None
+        if keep_alpha:
+            ic, v = divmod(int(self.best_index_), n_v)
+            j = int(np.flatnonzero(order == ic)[0])
+            start = _fold_average(done, folds, problems_of, v, j, n_rows)
+        return unconverged, start
 
     def _fill_results(self, scores, fit_time, score_time, cs, variants) -> None:
         """``cv_results_`` in ``GridSearchCV``'s layout over the grid ``{'C':
@@ -768,13 +844,18 @@ class _BaseSVMCV(BaseKernelEstimator):
         self.best_params_ = dict(params[self.best_index_])
         self.best_score_ = float(mean[self.best_index_])
 
-    def _finish(self, X, y, estimator, unconverged) -> None:
-        """Refit ``estimator`` on all the data (``refit=True``) and warn once
-        for every solve of the search and the refit that stopped at
-        ``max_iter``."""
+    def _finish(self, X, y, estimator, unconverged, start=None) -> None:
+        """Refit ``estimator`` on all the data (``refit=True``; from the
+        multipliers ``start``, one vector per binary problem, when given)
+        and warn once for every solve of the search and the refit that
+        stopped at ``max_iter``."""
         refit_warned = False
         if self.refit:
             t0 = time.perf_counter()
+            if start is not None:
+                # Read and dropped by the estimator's fit (SVC, SVR): a
+                # speed hint, as its alpha0 checks feasibility.
+                estimator._alpha_start = start
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 estimator.fit(X, y)
@@ -933,7 +1014,11 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     seeding for support vector machines", KDD 2000), and the held-out
     rows are scored from the same solutions. The (γ, fold) tasks run in
     ``n_jobs`` threads. The best candidate is then refitted on all the
-    data as a :class:`~localsvm.SVC`.
+    data as a :class:`~localsvm.SVC`, started from its multipliers on the
+    folds (each row's mean over the folds it trained in, a feasible point
+    of the whole dual) when they take at most 64 MiB
+    (``8 · n_C · n_gamma · n_folds · v`` bytes, ``v`` the variables of
+    one fold's binary problems), else from zero.
 
     Parameters
     ----------
@@ -1159,15 +1244,20 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             stand_in = _DecidedClassifier(classes, classes[pred], public)
             return float(scorer(stand_in, Xs[valid], ys[valid]))
 
-        unconverged = self._search(
+        unconverged, start = self._search(
             Xs, ys, cs, variants, problems_of, score_fold, "gammas", folds=folds, row_loss=row_loss
         )
+        if start is not None and n_classes > 2:
+            # Back from the rows grouped by class to the rows as given.
+            for k, s in enumerate(start):
+                start[k] = np.empty_like(s)
+                start[k][order] = s
         self.C_ = float(self.best_params_["C"])
         self.gamma_ = float(gammas[self.best_index_ % len(variants)])
         estimator = self._refit_estimator(
             SVC, C=self.C_, gamma=self.gamma_, class_weight=self.class_weight
         )
-        self._finish(X, y, estimator, unconverged)
+        self._finish(X, y, estimator, unconverged, start)
         return self
 
     def decision_function(self, X):
@@ -1200,7 +1290,9 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
     the ``2n``-variable ε-SVR dual is solved once along the increasing
     ``Cs``, each solve warm-started from the previous one (DeCoste &
     Wagstaff, "Alpha seeding for support vector machines", KDD 2000). The
-    best candidate is refitted on all the data as a :class:`~localsvm.SVR`.
+    best candidate is refitted on all the data as a :class:`~localsvm.SVR`,
+    started from its multipliers on the folds as :class:`SVCCV`'s refit
+    is (within the same 64 MiB).
 
     Parameters
     ----------
@@ -1377,7 +1469,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         def row_loss(decision, valid):
             return (decision[:, 0] - y[valid]) ** 2
 
-        unconverged = self._search(
+        unconverged, start = self._search(
             X,
             y,
             cs,
@@ -1392,5 +1484,5 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         self.epsilon_ = best[2]
         self.gamma_ = float(gammas[self.best_index_ % len(gammas)])
         estimator = self._refit_estimator(SVR, C=self.C_, epsilon=self.epsilon_, gamma=self.gamma_)
-        self._finish(X, y, estimator, unconverged)
+        self._finish(X, y, estimator, unconverged, start)
         return self
