@@ -135,7 +135,8 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         tasks = report.subtasks("dual-problem", 1, iterative=True)
         problem = self._dual(X, y, sw)
         problem.kernel = spec
-        if alpha_start is not None and problem.alpha0 is None and alpha_start[0].shape == (problem.n,):
+        fits = alpha_start is not None and alpha_start[0].shape == (problem.n,)
+        if fits and problem.alpha0 is None:
             problem.alpha0 = np.clip(alpha_start[0], 0.0, problem.upper)
         for name, value in smo_settings(self).items():
             setattr(problem, name, value)

@@ -329,9 +329,8 @@ def _path_task(task, shared):
     taken and, when the search keeps them for the refit (``keep``), each
     problem's multipliers per ``C`` (else None per problem)."""
     v, f = task
-    (X, folds, problems_of, variants, cs, caps, settings, backend, kernels, kernel_of, epoch, keep) = (
-        shared
-    )
+    X, folds, problems_of, variants, cs, caps, settings, backend = shared[:8]
+    kernels, kernel_of, epoch, keep = shared[8:]
     if interrupted_since(epoch):
         raise KeyboardInterrupt
     train, valid = folds[f]
@@ -711,7 +710,7 @@ class _BaseSVMCV(BaseKernelEstimator):
                 if keep:
                     kernels.release(kernel_of[v], n_f - f - 1)
                 for g in range(f + 1):
-                    done[v, g] = done[v, g][:6] + (None,)  # no refit starts from it
+                    done[v, g] = (*done[v, g][:6], None)  # no refit starts from it
             report.log(
                 1,
                 "%s: after fold %d, %d of %d %s left out, %d C values of the others",
