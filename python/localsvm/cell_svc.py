@@ -556,14 +556,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             The fitted estimator.
         """
         kind = input_kind(X)
+        if kind is None and is_dask_collection(y):
+            kind = "dask"
         search = self._search_settings() if self.tune else None
-        if kind == "dask" or (kind is None and is_dask_collection(y)):
-            fit_dask(self, X, y)
-            if search is not None:
-                self._warn_untuned(self.kernel_spec_, search)
-            return self
-        if kind == "chunked":
-            fit_chunked(self, X, y)
+        if kind is not None:
+            (fit_dask if kind == "dask" else fit_chunked)(self, X, y)
             if search is not None:
                 self._warn_untuned(self.kernel_spec_, search)
             return self
@@ -792,6 +789,20 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             return self._region_predict(X, self._route(X))
         return scores_index(self._decision_valid(X))
 
+    def _predict_out_of_memory(self, X, what: str):
+        """``what`` ('predict' or 'decision') of ``X`` when the work is not
+        the in-memory one: ``X`` read in chunks or a Dask collection, or the
+        cell models kept on a Dask cluster; None otherwise."""
+        kind = input_kind(X)
+        if kind is not None:
+            check_is_fitted(self)
+            if kind == "dask":
+                return predict_dask(self, X, what)
+            return predict_chunked(self, X, what)
+        if models_on_cluster(self):
+            return predict_arrays_on_cluster(self, X, what)
+        return None
+
     def predict(self, X):
         """Predict the class of each sample with its cell's SVM.
 
@@ -811,15 +822,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         ndarray or dask array of shape (n_samples,)
             The predicted labels, taken from ``classes_``.
         """
-        kind = input_kind(X)
-        if kind is not None:
-            check_is_fitted(self)
-            if kind == "dask":
-                return predict_dask(self, X, "predict")
-            return predict_chunked(self, X, "predict")
-        if models_on_cluster(self):
-            return predict_arrays_on_cluster(self, X, "predict")
-        return super().predict(X)
+        out = self._predict_out_of_memory(X, "predict")
+        return super().predict(X) if out is None else out
 
     def decision_function(self, X):
         """Evaluate the decision function of each row's cell SVM.
@@ -840,15 +844,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             More classes: per-class scores of the cell's model, −1 for
             classes the cell lacks.
         """
-        kind = input_kind(X)
-        if kind is not None:
-            check_is_fitted(self)
-            if kind == "dask":
-                return predict_dask(self, X, "decision")
-            return predict_chunked(self, X, "decision")
-        if models_on_cluster(self):
-            return predict_arrays_on_cluster(self, X, "decision")
-        return super().decision_function(X)
+        out = self._predict_out_of_memory(X, "decision")
+        return super().decision_function(X) if out is None else out
 
     def assign(self, X) -> np.ndarray:
         """Assign each row of ``X`` to its cell.

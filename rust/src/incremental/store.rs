@@ -518,6 +518,28 @@ multiversion! {
     }
 }
 
+/// One row's share of [`bias_terms`], for `v = g − y` and `live` all ones
+/// (a kept row) or all zeros (a forgotten one): `(v, 1)` to the sum and the
+/// count where the multiplier is free (`0 < a < c`), else `(+0, 0)`; `v` as
+/// the candidate for the smallest (`(a ≥ c) = (y < 0)`) or the largest of
+/// the bounded ones, `+∞` and `−∞` where the row is not one. Branch-free,
+/// so the lanes' loop vectorises; the rows after the last whole lane take
+/// the same arithmetic.
+#[inline(always)]
+fn bias_row(a: f64, yi: f64, gi: f64, live: u64, c: f64) -> (f64, u64, f64, f64) {
+    let v = gi - yi;
+    let is_free = live & 0u64.wrapping_sub(u64::from(a > 0.0 && a < c));
+    let bounded = live & !is_free;
+    let up = bounded & 0u64.wrapping_sub(u64::from((a >= c) == (yi < 0.0)));
+    let down = bounded & !up;
+    (
+        masked(v, is_free),
+        is_free & 1,
+        select(up, v, f64::INFINITY),
+        select(down, v, f64::NEG_INFINITY),
+    )
+}
+
 multiversion! {
     /// What [`OnlineLearner::global_bias`] needs from the rows with
     /// `alive[i]`, for `v_i = g_i − y_i`: the sum and the number of `v_i`
@@ -547,35 +569,27 @@ multiversion! {
         for (((y, g), alpha), alive) in lanes {
             let live = lane_masks(alive);
             for l in 0..LANES {
-                let (a, yi) = (alpha[l], y[l]);
-                let v = g[l] - yi;
-                let is_free = live[l] & 0u64.wrapping_sub(u64::from(a > 0.0 && a < c));
-                let bounded = live[l] & !is_free;
-                let up = bounded & 0u64.wrapping_sub(u64::from((a >= c) == (yi < 0.0)));
-                let down = bounded & !up;
-                sum[l] += masked(v, is_free);
-                free[l] += is_free & 1;
-                ub[l] = ub[l].min(select(up, v, f64::INFINITY));
-                lb[l] = lb[l].max(select(down, v, f64::NEG_INFINITY));
+                let (s, f, u, d) = bias_row(alpha[l], y[l], g[l], live[l], c);
+                sum[l] += s;
+                free[l] += f;
+                ub[l] = ub[l].min(u);
+                lb[l] = lb[l].max(d);
             }
         }
         let sum = simd::sum_lanes(sum);
-        let (mut tail_sum, mut tail_free) = (0.0, 0usize);
+        let (mut tail_sum, mut tail_free) = (0.0, 0u64);
         let (mut tail_ub, mut tail_lb) = (f64::INFINITY, f64::NEG_INFINITY);
         for i in whole..n {
-            let (a, yi) = (alpha[i], y[i]);
-            let v = g[i] - yi;
-            let is_free = alive[i] && a > 0.0 && a < c;
-            let up = alive[i] && !is_free && ((a >= c) == (yi < 0.0));
-            let down = alive[i] && !is_free && !up;
-            tail_sum += if is_free { v } else { 0.0 };
-            tail_free += usize::from(is_free);
-            tail_ub = tail_ub.min(if up { v } else { f64::INFINITY });
-            tail_lb = tail_lb.max(if down { v } else { f64::NEG_INFINITY });
+            let live = 0u64.wrapping_sub(u64::from(alive[i]));
+            let (s, f, u, d) = bias_row(alpha[i], y[i], g[i], live, c);
+            tail_sum += s;
+            tail_free += f;
+            tail_ub = tail_ub.min(u);
+            tail_lb = tail_lb.max(d);
         }
         let ub = ub.iter().chain([&tail_ub]).fold(f64::INFINITY, |m, &v| m.min(v));
         let lb = lb.iter().chain([&tail_lb]).fold(f64::NEG_INFINITY, |m, &v| m.max(v));
-        let free = free.iter().sum::<u64>() as usize + tail_free;
+        let free = (free.iter().sum::<u64>() + tail_free) as usize;
         (sum + tail_sum, free, ub, lb)
     }
 }

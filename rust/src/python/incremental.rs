@@ -7,8 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use super::convert::{counts_u64, into_matrix, vec1, Flat, Kernel, SolverSettings};
-use super::runner::detached;
-use std::time::{Duration, Instant};
+use super::runner::{detached, inline};
 
 use crate::incremental::{Batch, LearnerState, OnlineLearner, OnlineOptions, StepRecord};
 use crate::runtime::control::Control;
@@ -41,44 +40,6 @@ pub(super) struct LearnResult {
     solves: usize,
     /// Subproblems stopped by the iteration cap.
     unconverged: usize,
-}
-
-/// How often [`inline`] work takes the GIL back to run the signal handlers.
-const SIGNAL_SLICE: Duration = Duration::from_millis(50);
-
-/// Runs `work` on the calling thread without the GIL. Local updates are
-/// short (a few milliseconds at most), so the work polls between examples
-/// instead of running on a pool thread while the caller waits: a
-/// `partial_fit` of one row then costs no thread hand-off. Every
-/// [`SIGNAL_SLICE`] the poll takes the GIL and runs Python's signal
-/// handlers; when one raises (Ctrl-C: `KeyboardInterrupt`), the work stops
-/// before its next example and the handler's exception is returned.
-fn inline<T, F>(py: Python<'_>, work: F) -> PyResult<T>
-where
-    T: Send,
-    F: FnOnce(&mut dyn FnMut() -> crate::Result<()>) -> crate::Result<T> + Send,
-{
-    let ctl = Control::new();
-    let mut raised: Option<PyErr> = None;
-    let out = py.detach(|| {
-        let mut last = Instant::now();
-        let mut poll = || -> crate::Result<()> {
-            ctl.check()?;
-            if last.elapsed() >= SIGNAL_SLICE {
-                last = Instant::now();
-                if let Err(err) = Python::attach(|py| py.check_signals()) {
-                    raised = Some(err);
-                    return Err(crate::Error::Interrupted);
-                }
-            }
-            Ok(())
-        };
-        work(&mut poll)
-    });
-    match (out, raised) {
-        (_, Some(err)) => Err(err),
-        (out, None) => out.map_err(PyErr::from),
-    }
 }
 
 /// The settings of LISVM's updates that `IncrementalLearner.learn` takes

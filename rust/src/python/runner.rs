@@ -1,12 +1,13 @@
-//! The one GIL-free runner every binding calls: the work runs on a thread
-//! of rayon's pool without the GIL while the caller waits in short slices,
+//! The GIL-free runners every binding calls: the work runs without the GIL
+//! on a thread of rayon's pool while the caller waits in short slices (or,
+//! for work of short polled steps, [`inline`] on the calling thread),
 //! checking for signals (Ctrl-C cancels the work's [`Control`]) and, for
 //! solves, reporting progress; a panic becomes `RuntimeError`, unless it
 //! carries a [`crate::Error`] (then raised as that error).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -114,6 +115,42 @@ pub(super) fn detached_small<T: Send>(
     let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| work(&ctl))));
     py.check_signals()?;
     finish(out)
+}
+
+/// Runs `work` on the calling thread without the GIL, for work made of
+/// short steps (LISVM's local updates: a few milliseconds at most each)
+/// that polls between them instead of running on a pool thread while the
+/// caller waits: a `partial_fit` of one row then costs no thread hand-off.
+/// Every [`SIGNAL_SLICE`] the poll takes the GIL and runs Python's signal
+/// handlers; when one raises (Ctrl-C: `KeyboardInterrupt`), the work stops
+/// before its next step and the handler's exception is returned. A panic
+/// becomes `RuntimeError`, as in [`detached`].
+pub(super) fn inline<T, F>(py: Python<'_>, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce(&mut dyn FnMut() -> crate::Result<()>) -> crate::Result<T> + Send,
+{
+    let ctl = Control::new();
+    let mut raised: Option<PyErr> = None;
+    let out = py.detach(|| {
+        let mut last = Instant::now();
+        let mut poll = || -> crate::Result<()> {
+            ctl.check()?;
+            if last.elapsed() >= SIGNAL_SLICE {
+                last = Instant::now();
+                if let Err(err) = Python::attach(|py| py.check_signals()) {
+                    raised = Some(err);
+                    return Err(crate::Error::Interrupted);
+                }
+            }
+            Ok(())
+        };
+        catch_unwind(AssertUnwindSafe(|| work(&mut poll)))
+    });
+    match raised {
+        Some(err) => Err(err),
+        None => finish(out),
+    }
 }
 
 /// The worker's outcome as a Python result (a panic as `RuntimeError`, or
