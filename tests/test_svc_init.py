@@ -167,6 +167,27 @@ def test_blocked_gradient_equals_the_column_gradient():
         np.testing.assert_allclose(sol.alpha, columns.alpha, atol=1e-9)
 
 
+def test_blocked_gradient_sums_in_float64_past_float32_accuracy():
+    """float32 sums serve the start gradient only while their rounding
+    (about float32's epsilon times the multipliers' total) stays below a
+    tenth of tol; past it the gradient is float64's to within 1e-9."""
+    rng = np.random.default_rng(4)
+    n, d = 2000, 6
+    X = rng.normal(size=(n, d))
+    y = np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0)
+    spec = KernelSpec("rbf", gamma=0.1)
+    f64 = _core.SolverSettings(precision="float64")
+    f32 = _core.SolverSettings(precision="float32", tol=1e-3)
+    for C, want in [(1e-3, "float32"), (100.0, "float64")]:
+        upper = np.full(n, C)
+        alpha = _feasible_start(y, upper, rng)
+        ref, _, _ = _core.dual_gradient(X, y, upper, alpha, kernel=spec.core(), settings=f64)
+        g, _, path = _core.dual_gradient(X, y, upper, alpha, kernel=spec.core(), settings=f32)
+        assert path == want
+        err = np.abs(g - ref).max()
+        assert err <= (1e-4 if want == "float32" else 1e-9 * np.abs(ref).max())
+
+
 def _csr_parts(X):
     m = sp.csr_matrix(X)
     return m.data, m.indices.astype(np.int64), m.indptr.astype(np.int64), m.shape

@@ -395,7 +395,9 @@ def dual_gradient(
     both), without the GIL and stopping on Ctrl-C. ``path`` is the kernel
     arithmetic, chosen from ``settings.precision`` and ``settings.tol`` as
     :func:`solve_qp` chooses it ('float32': sums in float32 blocks of 256;
-    sparse rows and precomputed kernels always 'float64'). ``x``, and the
+    sparse rows and precomputed kernels always 'float64'), but 'float64'
+    unless the kernel is 'rbf' and float32's epsilon times ``Σ alpha`` is
+    at most a tenth of ``tol`` (float32 sums err by about that much). ``x``, and the
     ``p`` and ``rows`` of ``options``, as in :func:`solve_qp`; options with
     ``alpha0`` or ``active`` raise ``ValueError``.
     """

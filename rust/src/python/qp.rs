@@ -492,6 +492,7 @@ pub(super) fn dual_gradient<'py>(
         let source = x.source(kind, rows.as_deref())?;
         let p = p.unwrap_or_else(|| vec![-1.0; source.n()]);
         let path = source.precision(precision, tol)?;
+        let path = gradient::gradient_path(source.kind(), path, &alpha, tol);
         let g = gradient::dual_gradient(&source, &y, &p, &upper, &alpha, path, ctl)?;
         Ok((g, path))
     })?;

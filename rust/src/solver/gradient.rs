@@ -22,7 +22,7 @@
 use rayon::prelude::*;
 
 use crate::error::{shape_error, try_filled, value_error, Result};
-use crate::kernel::KernelSource;
+use crate::kernel::{KernelKind, KernelSource};
 use crate::precision::Precision;
 use crate::predict;
 use crate::runtime::control::Control;
@@ -122,6 +122,26 @@ pub fn dual_gradient(
         grad_bar,
         kernel_evaluations: (n as u64).saturating_mul(s as u64),
     })
+}
+
+/// The arithmetic of the start gradient at `alpha` for a solve in `path`
+/// to `tol`: `path`, except that float32 sums serve only the RBF kernel
+/// (values in [0, 1]) with multipliers of total mass `Σ α_j` small enough
+/// that float32 rounding, about `ε₃₂ · Σ α_j` in each `G_i`, stays below a
+/// tenth of `tol`; otherwise `Float64`. Measured: with 6 000 multipliers
+/// of mass 4.5·10⁵ (`C` = 100) the float32 sums erred by 3·10⁻³ in `G`,
+/// three times a `tol` of 10⁻³, which a solve from there takes as
+/// converged.
+pub fn gradient_path(kind: KernelKind, path: Precision, alpha: &[f64], tol: f64) -> Precision {
+    if path == Precision::Float64 || !matches!(kind, KernelKind::Rbf { .. }) {
+        return Precision::Float64;
+    }
+    let mass: f64 = alpha.iter().map(|a| a.abs()).sum();
+    if f64::from(f32::EPSILON) * mass <= 0.1 * tol {
+        path
+    } else {
+        Precision::Float64
+    }
 }
 
 /// The two expansions `coef` (row-major `2 × sv.len()`) at every example of

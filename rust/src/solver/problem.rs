@@ -25,7 +25,7 @@ use crate::runtime::control::Control;
 use crate::runtime::team::Team;
 use crate::solver::batched::{self, Presolved};
 use crate::solver::boxqp;
-use crate::solver::gradient::{dual_gradient, StartGradient};
+use crate::solver::gradient::{dual_gradient, gradient_path, StartGradient};
 use crate::solver::qmatrix::{KernelQ, QMatrix, SharedRowsQ, SourceValue};
 use crate::solver::smo::{self, Dual};
 
@@ -143,7 +143,9 @@ pub enum StartGradientMode {
     #[default]
     Columns,
     /// Blocked products over the support vectors of the start
-    /// ([`crate::solver::gradient::dual_gradient`]), in the solve's precision: the
+    /// ([`crate::solver::gradient::dual_gradient`]), in the solve's precision
+    /// where float32 sums are accurate enough
+    /// ([`crate::solver::gradient::gradient_path`]), else in float64: the
     /// same kernel values, computed in parallel and vectorised, without
     /// passing through (and evicting) the cache. For large warm starts.
     Blocked,
@@ -479,7 +481,7 @@ impl DualProblem {
                 &p_sub,
                 &u_sub,
                 &a_sub,
-                path,
+                gradient_path(source.kind(), path, &a_sub, opts.tol),
                 &opts.control,
             )?),
             StartGradientMode::Given { grad, grad_bar } => {
