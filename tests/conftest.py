@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,17 @@ def sklearn_binary_objective(model, X_train: np.ndarray) -> float:
     library's own formula (the same one that compares models in ``bench``)."""
     spec = KernelSpec(model.kernel, gamma=model._gamma, coef0=model.coef0, degree=model.degree)
     return binary_dual_objective(spec, X_train[model.support_], model.dual_coef_[0])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ctrl_c_reaches_python():
+    """Python's Ctrl-C handler during the run. A run started as a background
+    job of a non-interactive shell inherits SIGINT ignored, and Python then
+    installs no handler: the tests that send SIGINT (or call
+    ``_thread.interrupt_main``) would see nothing happen."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
 
 
 @pytest.fixture(scope="session")

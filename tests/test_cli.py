@@ -275,10 +275,6 @@ def test_sigint_stops_train_with_one_line(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # A test run started as a background job of a non-interactive shell
-        # inherits SIGINT ignored, and Python then installs no handler: the
-        # child gets the default disposition, as a terminal gives it.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # Interrupt once the child is inside the fit: past the imports and the
     # reading of the file (about 3 CPU seconds) and long before the fit's end,
