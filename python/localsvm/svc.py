@@ -456,7 +456,9 @@ class SVC(BinaryModelsMixin, BaseSVMClassifier):
         and ``yᵀα`` is a sum of zeros). The start's gradient is computed by
         blocked products over its support vectors, in parallel, not one
         kernel column at a time (one kernel value per row and support
-        vector of the start). The solution is the same optimum to ``tol``.
+        vector of the start), summed in float64 unless float32's rounding
+        stays below a tenth of ``tol``. The solution is the same optimum to
+        ``tol``.
         The closer the cells' solutions lie to it (the less kernel mass
         between cells: clustered data and a local kernel, such as 'rbf'
         with a large ``gamma``), the fewer iterations the global solve
