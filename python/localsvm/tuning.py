@@ -407,9 +407,10 @@ def _fold_average(done, folds, problems_of, v, j, n_rows):
     the folds' multipliers summed over the folds and divided by the most
     folds any row trained in, so that each ``α_i`` lies in its box and
     ``yᵀα = 0`` holds as on every fold (with k-fold splits: each row's
-    mean over the ``k − 1`` folds it trained in; the α seeding of
-    cross-validation, DeCoste & Wagstaff, KDD 2000). None when a fold
-    left the candidate unsolved."""
+    mean over the ``k − 1`` folds it trained in): related problems'
+    solutions as a start, as α seeding does (DeCoste & Wagstaff, "Alpha
+    seeding for support vector machines", KDD 2000). None when a fold left
+    the candidate unsolved."""
     sums: list = []
     trained = np.zeros(n_rows)
     for f, (train, valid) in enumerate(folds):
