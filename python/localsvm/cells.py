@@ -403,7 +403,29 @@ class CellPartition:
         ndarray of shape (n,)
             The cell of each row.
         """
-        return np.argmin(self.scores(X, n_jobs), axis=1)
+        from concurrent.futures import ThreadPoolExecutor
+
+        from .parallel import one_blas_thread
+
+        # The blocks of :meth:`scores`, each reduced as it comes (the whole
+        # score matrix is rows × cells).
+        prepared = self._prepared()
+        m = self.representatives.shape[0]
+        block = max(1, ROUTE_BLOCK_BYTES // (4 * max(m, 1)))
+        starts = range(0, X.shape[0], block)
+        out = np.empty(X.shape[0], dtype=np.intp)
+
+        def one(start):
+            S = self._block_scores(X[start : start + block], prepared)
+            out[start : start + block] = np.argmin(S, axis=1)
+
+        if n_jobs <= 1 or len(starts) == 1:
+            for start in starts:
+                one(start)
+            return out
+        with one_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
+            list(pool.map(one, starts))
+        return out
 
     @classmethod
     def fit(
@@ -447,6 +469,12 @@ class CellPartition:
         m = max(m, n_cells)
         idx = np.sort(rng.choice(n, m, replace=False)) if m < n else np.arange(n)
         reps = np.ascontiguousarray(X[idx], dtype=np.float64)
+        if n_cells == m:
+            # As many cells as sampled rows (10⁷ rows of 2000-row cells):
+            # each row is its own cell, found without the m × m matrices.
+            found = _singleton_cells(spec, reps, rng)
+            if found is not None:
+                return cls(spec, reps, *found)
         K = kernel_matrix(spec, reps, reps)
         labels = kernel_kmeans(K, n_cells, random_state=rng)
         Z = np.zeros((m, n_cells))
@@ -454,6 +482,55 @@ class CellPartition:
         Z /= Z.sum(axis=0)
         within = np.einsum("ic,ic->c", Z, K @ Z)
         return cls(spec, reps, labels, within)
+
+
+#: :func:`_singleton_cells` evaluates the kernel in blocks of this many bytes.
+SINGLETON_BLOCK_BYTES = 16 << 20
+
+
+def _singleton_cells(spec: KernelSpec, reps: np.ndarray, rng):
+    """:func:`kernel_kmeans` of ``reps`` into as many clusters as rows,
+    without its ``m × m`` matrices (five of them at once, 1 GB at
+    ``m = 5000``): the same k-means++ draws (``rng``), with the kernel's
+    columns computed one seed at a time, then each row's nearest seed in
+    blocks of rows. When every row is nearest its own seed, Lloyd's
+    iterations stop at once and the clusters are the seeds (their cells and
+    ``within`` are returned: the values the matrices give, bit for bit);
+    otherwise (repeated rows, a kernel that is not a distance) None, with
+    ``rng`` as it was, for the dense route."""
+    m = reps.shape[0]
+    state = rng.get_state()
+    block = max(1, SINGLETON_BLOCK_BYTES // (8 * m))
+    diag = np.empty(m)
+    for s in range(0, m, block):
+        diag[s : s + block] = np.diag(kernel_matrix(spec, reps[s : s + block], reps[s : s + block]))
+
+    def column(s):
+        return kernel_matrix(spec, reps, reps[s : s + 1])[:, 0]
+
+    seeds = [int(rng.randint(m))]
+    d2 = np.maximum(diag - 2 * column(seeds[0]) + diag[seeds[0]], 0.0)
+    for i in range(1, m):
+        total = d2.sum()
+        s = int(rng.choice(m, p=d2 / total)) if total > 0 else int(rng.randint(m))
+        seeds.append(s)
+        if i + 1 < m:
+            d2 = np.minimum(d2, np.maximum(diag - 2 * column(s) + diag[s], 0.0))
+    seeds = np.asarray(seeds)
+    own = np.full(m, -1, dtype=np.intp)
+    own[seeds] = np.arange(m)
+    if np.all(own >= 0):
+        for s in range(0, m, block):
+            D = diag[s : s + block, None] - 2 * kernel_matrix(
+                spec, reps[s : s + block], reps[seeds]
+            )
+            D += diag[seeds][None, :]
+            if not np.array_equal(np.argmin(D, axis=1), own[s : s + block]):
+                break
+        else:
+            return own, diag[seeds].copy()
+    rng.set_state(state)
+    return None
 
 
 def cut_large_cells(
