@@ -48,6 +48,8 @@ from __future__ import annotations
 
 import copy
 import math
+import os
+import pickle
 import time
 import uuid
 from collections.abc import Sequence
@@ -61,6 +63,7 @@ from sklearn.utils.validation import check_random_state
 
 from ._memory import check_memory
 from .cells import (
+    ROUTE_BLOCK_BYTES,
     SOFT_NEGLIGIBLE,
     CellPartition,
     _sample_size,
@@ -618,7 +621,7 @@ def _cell_meta(result):
 
 @dataclass
 class _CellPack:
-    """Some cells' SVMs, kept together on a worker."""
+    """Some cells' SVMs, together in memory."""
 
     cells: np.ndarray
     models: list
@@ -626,15 +629,97 @@ class _CellPack:
     def __sizeof__(self) -> int:
         return self.cells.nbytes + sum(m.__sizeof__() for m in self.models if m is not None)
 
-
-def _pack(cells, *results):
-    """A Dask task: the models of ``cells`` as one :class:`_CellPack`."""
-    return _CellPack(np.asarray(cells), [r[0] for r in results])
+    def load(self) -> _CellPack:
+        return self
 
 
-def _pick(pack: _CellPack, pos: int):
+#: Prefix of the files holding the cells' models a Dask fit keeps on its
+#: workers (in each worker's ``local_directory``).
+PACK_FILE_PREFIX = "localsvm-cells-"
+
+
+def _pack_folder() -> str:
+    """Where this process stores packs: its Dask worker's local directory
+    (removed with the worker), else the temporary directory."""
+    import tempfile
+
+    try:
+        from distributed import get_worker
+
+        base = get_worker().local_directory
+    except (ImportError, ValueError):
+        base = tempfile.gettempdir()
+    return base
+
+
+@dataclass
+class _StoredPack:
+    """Some cells' SVMs in a file on a worker's disk: what the worker holds
+    in memory is this handle (its path and cells), so the kept models do not
+    add to the worker's memory as the cells are solved, and a prediction
+    task reads one pack (:meth:`load`) and drops it when done. Pickled (sent
+    to another process, or spilled by Dask), it carries the models: where
+    its file is not found, it becomes a :class:`_CellPack` in memory."""
+
+    path: str
+    cells: np.ndarray
+    nbytes: int
+
+    def load(self) -> _CellPack:
+        with open(self.path, "rb") as fh:
+            return pickle.load(fh)
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + self.cells.nbytes + len(self.path)
+
+    def __reduce__(self):
+        with open(self.path, "rb") as fh:
+            payload = fh.read()
+        return (_restore_pack, (self.path, self.cells, self.nbytes, payload))
+
+
+def _restore_pack(path: str, cells, nbytes: int, payload: bytes):
+    """A pickled :class:`_StoredPack`: the handle again where its file is
+    here, else the models in memory."""
+    if os.path.exists(path):
+        return _StoredPack(path, cells, nbytes)
+    return pickle.loads(payload)
+
+
+def _store_pack(name: str, cells, *results):
+    """A Dask task: the models of ``cells`` written to a file on this worker
+    (a :class:`_StoredPack`); the cells' fits are then released."""
+    pack = _CellPack(np.asarray(cells), [r[0] for r in results])
+    nbytes = sum(m._model_bytes() for m in pack.models if m is not None)
+    folder = os.path.join(_pack_folder(), "localsvm-cells")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as fh:
+        pickle.dump(pack, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
+    del pack, results
+    _release_free_memory()
+    return _StoredPack(path, np.asarray(cells), nbytes)
+
+
+def _remove_packs(prefix: str) -> int:
+    """A Dask task: remove this worker's pack files of one fit."""
+    import glob
+
+    removed = 0
+    for path in glob.glob(os.path.join(_pack_folder(), "localsvm-cells", prefix + "*")):
+        try:
+            os.remove(path)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _pick(pack, pos: int):
     """A Dask task: one model of a pack."""
-    return pack.models[pos]
+    return pack.load().models[pos]
 
 
 def _predict_block(X, model, what: str):
@@ -726,13 +811,21 @@ def _split_on_sample(est, partition, sample, k, rng):
 def _hist_range(partition: CellPartition, sample: np.ndarray) -> tuple[float, float]:
     """The log of the histograms' lowest edge and the inverse bin width,
     from the gaps and margins of the sample."""
-    S = partition.scores(sample).astype(np.float64)
-    G = S - S.min(axis=1, keepdims=True)
-    pos = G[G > 0]
-    if pos.size == 0:
+    # Block by block (the blocks of ``partition.scores``): the whole
+    # matrix is sample × cells, 5000 × 5000 at 10⁷ rows.
+    prepared = partition._prepared()
+    block = max(1, ROUTE_BLOCK_BYTES // (4 * max(partition.representatives.shape[0], 1)))
+    low, high = np.inf, -np.inf
+    for start in range(0, sample.shape[0], block):
+        S = partition._block_scores(sample[start : start + block], prepared).astype(np.float64)
+        S -= S.min(axis=1, keepdims=True)
+        pos = S[S > 0]
+        if pos.size:
+            low, high = min(low, float(pos.min())), max(high, float(pos.max()))
+    if not np.isfinite(low):
         return math.log(1e-12), 1.0
-    lo = max(float(pos.min()) * 0.01, 1e-12)
-    hi = float(pos.max()) * 4.0
+    lo = max(low * 0.01, 1e-12)
+    hi = high * 4.0
     step = max((math.log(hi) - math.log(lo)) / (HIST_BINS - 2), 1e-9)
     return math.log(lo), 1.0 / step
 
@@ -1199,6 +1292,12 @@ class _Futures:
         """Drop this fit's hold on its futures (their results are used)."""
         self.held.clear()
 
+    def drop(self, futs):
+        """Drop this fit's hold on ``futs`` (the caller's list is emptied)."""
+        ids = {id(f) for f in futs}
+        self.held = [f for f in self.held if id(f) not in ids]
+        futs.clear()
+
     def gather_in_order(self, futs, batch: int = 16):
         """``(index, result)`` of ``futs``, gathered ``batch`` at a time in
         submission order (the order the scheduler runs them in); each batch
@@ -1388,51 +1487,61 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
     waves = _in_groups(range(k), cell_bytes, wave_bytes)
     # Where the models go is decided after the first wave, from its models'
     # bytes scaled to all the cells' rows: the client gathers each wave's
-    # models as the wave ends (freeing the workers), or the workers keep
-    # them all and pack them at the end.
+    # models as the wave ends (freeing the workers), or the workers write
+    # each wave's models to their disks in packs.
     metas: list = [None] * k
     results: list = [None] * k
-    cell_futs: list = [None] * k
     keep = None
+    stored = _Stored(uuid.uuid4().hex)
     total_rows = float(np.sum(train_sizes))
     fit_cell = dask.delayed(_fit_cell_pieces, pure=False)
-    for wave in waves:
-        # A block's pieces go out in groups of cells (one task output per
-        # group, not per cell: the scheduler's tasks grow with the blocks
-        # times the groups); each cell's task takes its group's output of
-        # every block.
-        groups = _in_groups(wave, cell_bytes, PIECE_GROUP_BYTES)
-        ng = len(groups)
-        pieces = []
-        for b in range(nblocks):
-            ex = dask.delayed(_block_extract, pure=False, nout=ng)(
-                xb[b], yb[b], entries[b], classes, groups
-            )
-            pieces.append([ex] if ng == 1 else [ex[g] for g in range(ng)])
-        fits = futures.compute(
-            [
-                fit_cell(
-                    params if tuning[j] is None else {**params, "_tune": tuning[j]},
-                    j,
-                    *[pieces[b][g] for b in range(nblocks)],
+    try:
+        for wave in waves:
+            # A block's pieces go out in groups of cells (one task output per
+            # group, not per cell: the scheduler's tasks grow with the blocks
+            # times the groups); each cell's task takes its group's output of
+            # every block.
+            groups = _in_groups(wave, cell_bytes, PIECE_GROUP_BYTES)
+            ng = len(groups)
+            pieces = []
+            for b in range(nblocks):
+                ex = dask.delayed(_block_extract, pure=False, nout=ng)(
+                    xb[b], yb[b], entries[b], classes, groups
                 )
-                for g, group in enumerate(groups)
-                for j in group
-            ]
-        )
-        for i, m in enumerate(futures.gather(futures.map(_cell_meta, fits))):
-            metas[wave[i]] = m
-        if keep is None:
-            done_rows = float(sum(train_sizes[j] for j in wave))
-            first_bytes = float(sum(metas[j][6] for j in wave))
-            keep = first_bytes * total_rows / max(done_rows, 1.0) > MODEL_MEMORY_SHARE * limit
-        if keep:
-            for i, f in enumerate(fits):
-                cell_futs[wave[i]] = f
-        else:
-            for i, r in futures.gather_in_order(fits):
-                results[wave[i]] = r
-        report.log(2, "CellSVC fit (Dask): %d of %d cells", wave[-1] + 1, k)
+                pieces.append([ex] if ng == 1 else [ex[g] for g in range(ng)])
+            fits = futures.compute(
+                [
+                    fit_cell(
+                        params if tuning[j] is None else {**params, "_tune": tuning[j]},
+                        j,
+                        *[pieces[b][g] for b in range(nblocks)],
+                    )
+                    for g, group in enumerate(groups)
+                    for j in group
+                ]
+            )
+            meta_futs = futures.map(_cell_meta, fits)
+            for i, m in enumerate(futures.gather(meta_futs)):
+                metas[wave[i]] = m
+            futures.drop(meta_futs)
+            if keep is None:
+                done_rows = float(sum(train_sizes[j] for j in wave))
+                first_bytes = float(sum(metas[j][6] for j in wave))
+                keep = first_bytes * total_rows / max(done_rows, 1.0) > MODEL_MEMORY_SHARE * limit
+            if keep:
+                # The wave's models go to files on the workers that trained
+                # them (one task per pack, where its cells are); their fits
+                # are then dropped, so what the workers hold in memory does
+                # not grow with the cells solved.
+                stored.add(futures, fits, wave, metas, PACK_MEMORY_SHARE * limit)
+            else:
+                for i, r in futures.gather_in_order(fits):
+                    results[wave[i]] = r
+            report.log(2, "CellSVC fit (Dask): %d of %d cells", wave[-1] + 1, k)
+    except BaseException:
+        # The packs already written go with the failed fit.
+        _forget_packs(client, stored.prefix)
+        raise
     del entries, pieces, fits
     models = None
     if keep:
@@ -1442,7 +1551,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
             sum(m[6] for m in metas) >> 20,
         )
         results = metas
-        models = _keep_on_cluster(futures, cell_futs, metas, PACK_MEMORY_SHARE * limit)
+        models = stored.models(client, k, sum(m[6] for m in metas))
     timings["svm"] = time.perf_counter() - t0
     futures.release()
     return _attributes(est, plan, results, train_sizes, timings, labels, models)
@@ -1454,17 +1563,22 @@ class ClusterModels(Sequence):
     :meth:`CellSVC.fit <localsvm.CellSVC.fit>` on a Dask collection leaves
     the models on the workers that trained them when together they take
     more than a twentieth of one worker's memory limit (``MODEL_MEMORY_SHARE``):
-    packed in groups of cells, held by futures of the client that fitted
-    them. ``cell_models_`` is then this sequence: indexing it fetches one
-    cell's model (None for a cell holding one class), iterating or pickling
-    it brings every model to the client. Prediction runs where the packs
-    are (see :func:`predict_dask`). The models live as long as the client
-    and this object; a worker that dies takes its packs with it, and the
+    packed in groups of cells (at most ``PACK_MEMORY_SHARE`` of a worker's
+    limit each), each pack written to a file in its worker's
+    ``local_directory`` as soon as its wave of cells is solved, and held by
+    a future of the client that fitted them (the worker keeps in memory only
+    the file's name). ``cell_models_`` is then this sequence: indexing it
+    fetches one cell's model (None for a cell holding one class), iterating
+    or pickling it brings every model to the client. Prediction runs where
+    the packs are (see :func:`predict_dask`), a task reading one pack at a
+    time. The models live as long as the client and this object (the files
+    are removed when it is garbage-collected, or with the worker's
+    directory); a worker that dies takes its packs with it, and the
     scheduler trains their cells again from the data (every task is
     deterministic: the same models come back).
     """
 
-    def __init__(self, packs: list, groups: list, n_cells: int, nbytes: int = 0):
+    def __init__(self, packs: list, groups: list, n_cells: int, nbytes: int = 0, prefix=None):
         self.packs = packs
         self.groups = groups
         #: Bytes of the models' arrays (support vectors, coefficients).
@@ -1474,6 +1588,10 @@ class ClusterModels(Sequence):
         for g, cells in enumerate(groups):
             self.group_of[cells] = g
             self.position[cells] = np.arange(len(cells))
+        if prefix is not None and packs:
+            import weakref
+
+            weakref.finalize(self, _forget_packs, packs[0].client, prefix)
 
     def __len__(self) -> int:
         return int(self.group_of.shape[0])
@@ -1489,7 +1607,7 @@ class ClusterModels(Sequence):
         """Every cell's model on the client, a pack at a time."""
         out: list = [None] * len(self)
         for fut in self.packs:
-            pack = fut.result()
+            pack = fut.result().load()
             for j, model in zip(pack.cells, pack.models, strict=True):
                 out[int(j)] = model
             del pack
@@ -1505,37 +1623,61 @@ class ClusterModels(Sequence):
         return f"ClusterModels({len(self)} cells in {len(self.packs)} packs on the cluster)"
 
 
-def _keep_on_cluster(futures, cell_futs: list, metas: list, budget: float) -> ClusterModels:
-    """The cells' models packed on the workers that hold them (groups of at
-    most ``budget`` bytes), as a :class:`ClusterModels`."""
-    from distributed import wait
+def _forget_packs(client, prefix: str) -> None:
+    """Remove the pack files of one fit on every worker (run when its
+    :class:`ClusterModels` is garbage-collected; a closed client leaves
+    them to the workers' directories)."""
+    try:
+        from distributed import fire_and_forget
 
-    who = futures.client.who_has(cell_futs)
-    by_worker: dict = {}
-    for j, f in enumerate(cell_futs):
-        addrs = who.get(f.key) or ("",)
-        by_worker.setdefault(addrs[0], []).append(j)
-    model_bytes = [m[6] for m in metas]
-    groups = [
-        (addr, group)
-        for addr, cells in by_worker.items()
-        for group in _in_groups(cells, model_bytes, budget)
-    ]
-    packs = []
-    for addr, cells in groups:
-        where = {"workers": [addr], "allow_other_workers": True} if addr else {}
-        args = [cell_futs[j] for j in cells]
-        packs.append(futures.submit(_pack, np.array(cells), *args, **where))
-    wait(packs)
-    for p in packs:
-        if p.status == "error":
-            p.result()
-    return ClusterModels(
-        packs,
-        [np.array(c, dtype=np.intp) for _, c in groups],
-        len(cell_futs),
-        sum(m[6] for m in metas),
-    )
+        for addr in list(client.scheduler_info().get("workers", {})):
+            fire_and_forget(
+                client.submit(
+                    _remove_packs, prefix, workers=[addr], allow_other_workers=True, pure=False
+                )
+            )
+    except Exception:  # the client or the cluster is gone
+        pass
+
+
+class _Stored:
+    """The packs of one Dask fit's kept models, written wave by wave."""
+
+    def __init__(self, fit_id: str):
+        self.prefix = f"{PACK_FILE_PREFIX}{fit_id}-"
+        self.packs: list = []
+        self.groups: list = []
+
+    def add(self, futures, fits: list, wave: list, metas: list, budget: float) -> None:
+        """Pack a wave's models (``fits``, the futures of its cells
+        ``wave``) on the workers that hold them, in groups of at most
+        ``budget`` bytes, wait for the files, and drop the fits."""
+        from distributed import wait
+
+        who = futures.client.who_has(fits)
+        by_worker: dict = {}
+        for i, f in enumerate(fits):
+            addrs = who.get(f.key) or ("",)
+            by_worker.setdefault(addrs[0], []).append(i)
+        model_bytes = {i: metas[wave[i]][6] for i in range(len(wave))}
+        new = []
+        for addr, items in by_worker.items():
+            for group in _in_groups(items, model_bytes, budget):
+                where = {"workers": [addr], "allow_other_workers": True} if addr else {}
+                cells = np.array([wave[i] for i in group], dtype=np.intp)
+                name = f"{self.prefix}{len(self.packs) + len(new)}.pkl"
+                args = [fits[i] for i in group]
+                new.append(futures.submit(_store_pack, name, cells, *args, **where))
+                self.groups.append(cells)
+        wait(new)
+        for p in new:
+            if p.status == "error":
+                p.result()
+        self.packs.extend(new)
+        futures.drop(fits)
+
+    def models(self, client, n_cells: int, nbytes: int) -> ClusterModels:
+        return ClusterModels(self.packs, self.groups, n_cells, nbytes, self.prefix)
 
 
 def _route_sums(parts: list) -> list:
@@ -1628,13 +1770,14 @@ def _eval_piece(piece, pack: _CellPack, light, what: str, hard: bool):
     """A Dask task: one pack's cells' values for their rows of one block
     (class indices, or weighted decision values)."""
     rows, X, cells, weights = piece
+    if X.shape[0] == 0:
+        return rows, None
+    pack = pack.load()
     model = copy.copy(light)
     models: list = [None] * len(model.cell_classes_)
     for j, m in zip(pack.cells, pack.models, strict=True):
         models[int(j)] = m
     model.cell_models_ = models
-    if X.shape[0] == 0:
-        return rows, None
     if what == "predict" and hard:
         return rows, model._region_predict(X, cells)
     dec = model._region_decision(X, cells)
