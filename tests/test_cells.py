@@ -354,3 +354,29 @@ def test_a_model_without_the_overlap_reach_says_what_to_do():
     with pytest.raises(AttributeError, match="routing='hard'"):
         model.predict(X)
     assert model.set_params(routing="hard").predict(X).shape == (400,)
+
+
+def test_as_many_cells_as_sampled_rows_same_partition_without_dense_matrices(monkeypatch):
+    """With as many cells as sampled rows (10⁷ rows of 2000-row cells) the
+    partition is found without the ``m × m`` matrices and is the one dense
+    kernel k-means gives, bit for bit, leaving the random state alike;
+    repeated rows go the dense way."""
+    import localsvm.cells as cells_mod
+
+    X = np.random.RandomState(0).randn(900, 5)
+    for spec in (KernelSpec("rbf", gamma=0.2), KernelSpec("poly", gamma=0.1, coef0=1.0)):
+        lean_rng, dense_rng = np.random.RandomState(5), np.random.RandomState(5)
+        lean = CellPartition.fit(X, 300, spec=spec, random_state=lean_rng, sample_size=300)
+        with monkeypatch.context() as m:
+            m.setattr(cells_mod, "_singleton_cells", lambda *args: None)
+            dense = CellPartition.fit(X, 300, spec=spec, random_state=dense_rng, sample_size=300)
+        np.testing.assert_array_equal(lean.representatives, dense.representatives)
+        np.testing.assert_array_equal(lean.representative_cells, dense.representative_cells)
+        np.testing.assert_array_equal(lean.within, dense.within)
+        assert lean_rng.randint(2**30) == dense_rng.randint(2**30)
+    twice = np.vstack([X[:50], X[:50]])
+    rng = np.random.RandomState(1)
+    assert cells_mod._singleton_cells(KernelSpec("rbf", gamma=0.2), twice, rng) is None
+    assert rng.randint(2**30) == np.random.RandomState(1).randint(2**30)
+    part = CellPartition.fit(twice, 100, spec=KernelSpec("rbf", gamma=0.2), random_state=0)
+    assert part.n_cells == 100

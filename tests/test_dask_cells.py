@@ -528,6 +528,33 @@ def test_models_kept_on_the_cluster_predict_the_same(client, monkeypatch, classe
     assert isinstance(back.cell_models_, list)
     np.testing.assert_array_equal(back.decision_function(Xt), ref.decision_function(Xt))
 
+    # The packs are files on the workers, which hold only their names; the
+    # files go when the models do.
+    def files(prefix, dask_worker=None):
+        import glob
+
+        folder = os.path.join(dask_worker.local_directory, "localsvm-cells")
+        return sorted(glob.glob(os.path.join(folder, prefix + "*")))
+
+    import dask.sizeof
+
+    prefix = models.prefix
+    on_disk = [f for fs in client.run(files, prefix).values() for f in fs]
+    assert len(set(on_disk)) == len(models.packs)
+    held = client.run(
+        lambda dask_worker: sum(dask.sizeof.sizeof(v) for v in dask_worker.data.values())
+    )
+    assert sum(held.values()) < models.nbytes / 4, (held, models.nbytes)
+    del clf, models, back
+    import gc
+
+    gc.collect()
+    for _ in range(200):
+        if not any(client.run(files, prefix).values()):
+            break
+        time.sleep(0.05)
+    assert not any(client.run(files, prefix).values())
+
 
 @pytest.mark.slow
 def test_bench_cluster_small(capsys):

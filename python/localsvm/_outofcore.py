@@ -1588,6 +1588,8 @@ class ClusterModels(Sequence):
         for g, cells in enumerate(groups):
             self.group_of[cells] = g
             self.position[cells] = np.arange(len(cells))
+        #: The start of the names of the pack files (None: not on disk).
+        self.prefix = prefix
         if prefix is not None and packs:
             import weakref
 

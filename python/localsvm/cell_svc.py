@@ -203,7 +203,12 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         most the number of training examples; sets
         ``n_cells = ceil(n / cell_size)``. 'auto' is 10 000 (one cell, the
         global SVM, for at most 10 000 examples). Each SMO solve holds about
-        ``cell_size · (1 + overlap)`` examples.
+        ``cell_size · (1 + overlap)`` examples. On a Dask cluster a cell's
+        solve must fit half of one worker's ``memory_limit`` (else
+        ``MemoryError`` naming ``cell_size`` and the limit), and a model
+        too large for the client is kept in files on the workers' disks
+        (about ``(4·d + 20)·(1 + overlap)·n`` bytes at most for float32
+        rows), not in their memory: see Notes.
     n_cells : int or None, default=None
         Number of cells, overriding ``cell_size``; at most the number of
         training examples. 1 is the global SVM.
@@ -401,12 +406,19 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
       coefficients, and the sample. It comes back to the client when it
       takes at most a twentieth of one worker's ``memory_limit`` (judged
       from the first wave of cells, scaled to all the rows); beyond
-      that it stays on the workers that trained it, packed in groups of
-      cells, and ``cell_models_`` is a ``ClusterModels`` sequence of
-      futures (indexing it fetches one cell's model; iterating or pickling
-      it brings every model to the client): prediction then sends each
-      block's rows to the packs of the cells they route to, and in-memory
-      rows go to the cluster in 32 MiB chunks. ``cell_labels_`` is a lazy
+      that it stays with the workers that trained it, packed in groups of
+      cells (each at most 4 % of a worker's ``memory_limit``) that are
+      written, as each wave of cells ends, to files in the worker's
+      ``local_directory``: a worker's memory then holds the files' names,
+      one wave's models and one cell's solve, however many cells there
+      are, and its disk the model. ``cell_models_`` is a
+      ``ClusterModels`` sequence of futures (indexing it fetches one
+      cell's model; iterating or pickling it brings every model to the
+      client): prediction then sends each block's rows to the packs of the
+      cells they route to, each task reading one pack from its file, and
+      in-memory rows go to the cluster in 32 MiB chunks. The files are
+      removed when the ``ClusterModels`` is garbage-collected (or with the
+      workers' directories). ``cell_labels_`` is a lazy
       Dask array. A cell whose solve needs more than half of a worker's memory
       limit (``16·d + 48`` bytes per training row plus its kernel cache)
       raises ``MemoryError`` before any cell is gathered. Row chunks of
