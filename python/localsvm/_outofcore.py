@@ -1823,13 +1823,20 @@ def _predict_on_cluster(est, X, what: str):
     evaluate = dask.delayed(_eval_piece, pure=False)
     combine = dask.delayed(_combine, pure=False)
     classes = est.classes_
+    # Each pack's pieces are labelled where the pack is (its rows travel,
+    # not the pack; any worker may take over should that one be gone).
+    who = models.packs[0].client.who_has(models.packs) if n_groups else {}
     blocks = []
     for b, xb in enumerate(X.to_delayed().ravel()):
         n = int(X.chunks[0][b])
         pieces = route(xb, light, models.group_of, n_groups, hard)
         if n_groups == 1:
             pieces = [pieces]
-        parts = [evaluate(pieces[g], models.packs[g], light, what, hard) for g in range(n_groups)]
+        parts = []
+        for g in range(n_groups):
+            held = list(who.get(models.packs[g].key) or ())
+            with dask.annotate(**({"workers": held, "allow_other_workers": True} if held else {})):
+                parts.append(evaluate(pieces[g], models.packs[g], light, what, hard))
         out = combine(n, classes, what, hard, *parts)
         if what == "predict" or classes.shape[0] == 2:
             dtype = classes.dtype if what == "predict" else np.dtype(np.float64)
