@@ -112,8 +112,14 @@ CAP_SLACK = 8
 CAP_MARGIN_BINS = 3
 
 #: The Dask fit gathers the cells in waves; a wave's rows take at most this
-#: share of the workers' memory limits together.
-WAVE_MEMORY_SHARE = 0.1
+#: share of the workers' memory limits together. A worker holds its
+#: blocks' pieces of a wave and the pieces its cells receive from the
+#: others: at a tenth, with 2 workers of 512 MiB, about 100 MiB, on top of
+#: the 200 to 250 MiB of an idle worker process and a cell's solve, which
+#: passed Distributed's spill threshold (70 % of the limit) at 2·10⁶ rows and
+#: its pause threshold (80 %) at 10⁷. Smaller waves cost one more read of
+#: every block per wave.
+WAVE_MEMORY_SHARE = 0.03
 
 #: The Dask fit sends a block's rows of a wave's cells out in groups of
 #: cells whose rows take about this many bytes (one task output each).
@@ -560,19 +566,33 @@ def _block_assign(X, partition: CellPartition):
 
 def _block_extract(X, y, entries, classes, groups):
     """One block's rows of the cells of a wave, by groups of cells: per
-    group a dict from each of its cells to its ``(X rows, class indices)``
-    piece (the dict alone for one group)."""
+    group its cells, where each cell's rows start and end, and those rows
+    and class indices, contiguous (one allocation per group and block, not
+    one per cell: a worker's heap hands them back whole); the tuple alone
+    for one group."""
     X = np.asarray(X)
     y_idx = np.searchsorted(classes, np.asarray(y)).astype(np.int32)
     bounds, rows = entries
     out = []
     for group in groups:
-        pieces = {}
-        for j in group:
-            local = rows[bounds[j] : bounds[j + 1]]
-            pieces[j] = (X[local], y_idx[local])
-        out.append(pieces)
+        group = np.asarray(group, dtype=np.intp)
+        counts = bounds[group + 1] - bounds[group]
+        local = (
+            np.concatenate([rows[bounds[j] : bounds[j + 1]] for j in group])
+            if group.size
+            else rows[:0]
+        )
+        starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        out.append((group, starts, X[local], y_idx[local]))
     return tuple(out) if len(out) != 1 else out[0]
+
+
+def _piece(group, j: int):
+    """Cell ``j``'s rows and class indices in one block's group (from
+    :func:`_block_extract`)."""
+    cells, starts, X, y = group
+    i = int(np.searchsorted(cells, j))
+    return X[starts[i] : starts[i + 1]], y[starts[i] : starts[i + 1]]
 
 
 def _fit_cell_rows(X: np.ndarray, y_idx: np.ndarray, params: dict):
@@ -597,10 +617,12 @@ def _fit_cell_rows(X: np.ndarray, y_idx: np.ndarray, params: dict):
 
 def _fit_cell_pieces(params: dict, j: int, *groups):
     """A Dask task: cell ``j``'s SVM from its pieces, one per block (in
-    each block's dict of its group's pieces)."""
-    X = np.concatenate([g[j][0] for g in groups])
-    y = np.concatenate([g[j][1] for g in groups])
+    each block's output of its group, :func:`_block_extract`)."""
+    pieces = [_piece(g, j) for g in groups]
     del groups
+    X = np.concatenate([p[0] for p in pieces])
+    y = np.concatenate([p[1] for p in pieces])
+    del pieces
     out = _fit_cell_rows(X, y, params)
     del X, y
     _release_free_memory()
