@@ -19,7 +19,8 @@ of the client process (which also runs the scheduler) and of each worker
 (``VmHWM``), workers that died, the bytes the workers sent each other, and
 the bytes of the cells' models (support vectors, float32 here, and
 coefficients) with where the fit left them: on the client, or on the
-workers when they exceed a twentieth of one worker's memory limit. At the
+workers (in files on their disks) when they exceed a twentieth of one
+worker's memory limit. At the
 first size (``--compare-rows`` at most) the same rows are also fitted in
 memory (``CellSVC`` with ``n_jobs`` = the number of workers) for the ratio
 of the two fits and the accuracies.

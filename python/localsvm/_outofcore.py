@@ -39,7 +39,9 @@ lives:
    train on the same rows.
 5. *cells*: each cell's rows are gathered (from the blocks, in row order, so
    a cell trains on the rows the same selection takes from an in-memory
-   array) and its SVM trained; the model comes back to the client.
+   array) and its SVM trained, in waves of cells; the models come back to
+   the client, or, when too large for it, each wave's are written to files
+   on the workers that trained them (:class:`ClusterModels`).
 
 Prediction routes and labels each block of the test data by itself.
 """

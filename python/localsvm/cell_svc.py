@@ -397,7 +397,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
       of ``X``), from which each cell's rows are picked (should a cell's
       overlap pass its ceiling, the blocks are routed a second time, to the
       same model); each cell's
-      rows are then gathered, in waves that take at most a tenth of the
+      rows are then gathered, in waves that take at most 3 % of the
       workers' memory limits, to one
       worker, which trains the cell's SVM. Float32 rows keep float32
       support vectors (the same values, half the bytes). The model is the
