@@ -137,6 +137,11 @@ CELL_MEMORY_SHARE = 0.5
 #: workers that trained them, and prediction goes to them.
 MODEL_MEMORY_SHARE = 0.05
 
+#: Prediction by cell models kept on the workers routes blocks of test rows
+#: whose float64 copy takes at most this share of one worker's memory limit
+#: (larger blocks are cut: 83 886 rows of 16 features at 512 MiB).
+PREDICT_BLOCK_SHARE = 0.02
+
 #: Cells kept on the workers are packed in groups of at most this share of
 #: one worker's memory limit (one prediction task loads one group).
 PACK_MEMORY_SHARE = 0.04
@@ -1840,6 +1845,15 @@ def _predict_on_cluster(est, X, what: str):
     if any(math.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()
     models: ClusterModels = est.cell_models_
+    client = models.packs[0].client
+    limit = _worker_memory(client)[1]
+    rows = max(1, int(PREDICT_BLOCK_SHARE * limit) // (8 * max(1, X.shape[1])))
+    if X.chunks[0] and max(X.chunks[0]) > rows:
+        # A routing task holds its block several times over (float64 rows,
+        # scores, the pieces): at 10⁷ rows, blocks of 250 000 rows took a
+        # 512 MiB worker past its limit on top of its share of the model's
+        # leftovers. Each row is labelled alone: the same predictions.
+        X = X.rechunk({0: rows})
     light = dask.delayed(_light(est), name=f"localsvm-cellsvc-{uuid.uuid4().hex}")
     hard = est.routing == "hard" or est.partition_ is None
     n_groups = len(models.packs)
@@ -1849,7 +1863,7 @@ def _predict_on_cluster(est, X, what: str):
     classes = est.classes_
     # Each pack's pieces are labelled where the pack is (its rows travel,
     # not the pack; any worker may take over should that one be gone).
-    who = models.packs[0].client.who_has(models.packs) if n_groups else {}
+    who = client.who_has(models.packs) if n_groups else {}
     blocks = []
     for b, xb in enumerate(X.to_delayed().ravel()):
         n = int(X.chunks[0][b])
