@@ -531,12 +531,14 @@ def test_models_kept_on_the_cluster_predict_the_same(client, monkeypatch, classe
     assert isinstance(back.cell_models_, list)
     np.testing.assert_array_equal(back.decision_function(Xt), ref.decision_function(Xt))
 
-    # The packs are files on the workers, which hold only their names; the
-    # files go when the models do.
+    # The packs are files on the workers' disks (beside their local
+    # directories, which a restarted worker loses), the workers hold only
+    # their names; the files go when the models do.
     def files(prefix, dask_worker=None):
         import glob
 
-        folder = os.path.join(dask_worker.local_directory, "localsvm-cells")
+        base = os.path.dirname(os.path.abspath(dask_worker.local_directory))
+        folder = os.path.join(base, "localsvm-cells")
         return sorted(glob.glob(os.path.join(folder, prefix + "*")))
 
     import dask.sizeof
@@ -544,6 +546,9 @@ def test_models_kept_on_the_cluster_predict_the_same(client, monkeypatch, classe
     prefix = models.prefix
     on_disk = [f for fs in client.run(files, prefix).values() for f in fs]
     assert len(set(on_disk)) == len(models.packs)
+    # Not inside a worker's own directory, which goes when the worker restarts.
+    own = client.run(lambda dask_worker: os.path.abspath(dask_worker.local_directory))
+    assert not [f for f in on_disk for d in own.values() if f.startswith(d + os.sep)]
     held = client.run(
         lambda dask_worker: sum(dask.sizeof.sizeof(v) for v in dask_worker.data.values())
     )

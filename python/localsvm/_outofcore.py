@@ -663,19 +663,23 @@ class _CellPack:
 
 
 #: Prefix of the files holding the cells' models a Dask fit keeps on its
-#: workers (in each worker's ``local_directory``).
+#: workers (in the folder of the workers' local directories, see
+#: :func:`_pack_folder`).
 PACK_FILE_PREFIX = "localsvm-cells-"
 
 
 def _pack_folder() -> str:
-    """Where this process stores packs: its Dask worker's local directory
-    (removed with the worker), else the temporary directory."""
+    """Where this process stores packs: on a Dask worker, the folder that
+    holds the local directories of its machine's workers (Dask's
+    ``temporary-directory``), not its own, which Dask removes when the worker
+    restarts while other workers may still hold the packs' handles; else
+    the temporary directory. The fit's client removes the files."""
     import tempfile
 
     try:
         from distributed import get_worker
 
-        base = get_worker().local_directory
+        base = os.path.dirname(os.path.abspath(get_worker().local_directory))
     except (ImportError, ValueError):
         base = tempfile.gettempdir()
     return base
@@ -1593,7 +1597,7 @@ class ClusterModels(Sequence):
     the models on the workers that trained them when together they take
     more than a twentieth of one worker's memory limit (``MODEL_MEMORY_SHARE``):
     packed in groups of cells (at most ``PACK_MEMORY_SHARE`` of a worker's
-    limit each), each pack written to a file in its worker's
+    limit each), each pack written to a file beside its worker's
     ``local_directory`` as soon as its wave of cells is solved, and held by
     a future of the client that fitted them (the worker keeps in memory only
     the file's name). ``cell_models_`` is then this sequence: indexing it

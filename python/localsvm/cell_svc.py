@@ -408,7 +408,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
       from the first wave of cells, scaled to all the rows); beyond
       that it stays with the workers that trained it, packed in groups of
       cells (each at most 4 % of a worker's ``memory_limit``) that are
-      written, as each wave of cells ends, to files in the worker's
+      written, as each wave of cells ends, to files beside the worker's
       ``local_directory``: a worker's memory then holds the files' names,
       one wave's models and one cell's solve, however many cells there
       are, and its disk the model. ``cell_models_`` is a
