@@ -180,6 +180,22 @@ random_state : int, RandomState instance or None, default=None
     Seeds the samples and the clustering."""
 
 
+def _each_block(one, starts, n_jobs: int) -> None:
+    """``one(start)`` for every block start: in this thread, or in
+    ``n_jobs`` threads (each with one BLAS thread) when there are several
+    blocks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .parallel import one_blas_thread
+
+    if n_jobs <= 1 or len(starts) == 1:
+        for start in starts:
+            one(start)
+        return
+    with one_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
+        list(pool.map(one, starts))
+
+
 @fill(rows_params=_ROWS_PARAMS)
 @dataclass
 class CellPartition:
@@ -279,10 +295,6 @@ class CellPartition:
         ndarray of shape (n, n_cells), or (n_cells, n) with ``by_cell``
             The scores; the smallest is the example's cell.
         """
-        from concurrent.futures import ThreadPoolExecutor
-
-        from .parallel import one_blas_thread
-
         prepared = self._prepared()
         m = self.representatives.shape[0]
         block = max(1, ROUTE_BLOCK_BYTES // (4 * max(m, 1)))
@@ -294,12 +306,7 @@ class CellPartition:
         def one(start):
             view[start : start + block] = self._block_scores(X[start : start + block], prepared)
 
-        if n_jobs <= 1 or len(starts) == 1:
-            for start in starts:
-                one(start)
-            return out
-        with one_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
-            list(pool.map(one, starts))
+        _each_block(one, starts, n_jobs)
         return out
 
     def split(
@@ -403,10 +410,6 @@ class CellPartition:
         ndarray of shape (n,)
             The cell of each row.
         """
-        from concurrent.futures import ThreadPoolExecutor
-
-        from .parallel import one_blas_thread
-
         # The blocks of :meth:`scores`, each reduced as it comes (the whole
         # score matrix is rows × cells).
         prepared = self._prepared()
@@ -419,12 +422,7 @@ class CellPartition:
             S = self._block_scores(X[start : start + block], prepared)
             out[start : start + block] = np.argmin(S, axis=1)
 
-        if n_jobs <= 1 or len(starts) == 1:
-            for start in starts:
-                one(start)
-            return out
-        with one_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
-            list(pool.map(one, starts))
+        _each_block(one, starts, n_jobs)
         return out
 
     @classmethod
