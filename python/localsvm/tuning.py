@@ -438,7 +438,7 @@ def _fold_average(done, folds, problems_of, v, j, n_rows):
 
 
 #: The folds after which a search races its variants (see ``prune``).
-RACE_FOLDS = 2
+RACE_FOLDS = 3
 
 #: The held-out rows (of the folds raced so far) below which a race round
 #: is skipped: the paired test's normal approximation needs a few dozen.
@@ -972,8 +972,9 @@ prune : float or None, default=2.0
     along ``C`` usually falls to one minimum and then rises, so a path
     seldom recovers once it is beaten twice in a row. With three folds or
     more the variants (``gamma``, or ``(epsilon, gamma)``) also race,
-    after the first fold and (with four or more) after the second, once
-    those folds hold 50 held-out rows or more: a candidate whose mean
+    after the first fold and (with four or more) after the second and
+    (with five or more) the third, once those folds hold 50 held-out rows
+    or more: a candidate whose mean
     per-row loss over the folds solved so far (the
     same losses) is more than ``prune`` standard errors of the paired
     per-row difference above the best candidate's is clearly beaten, and
