@@ -108,6 +108,7 @@ pub fn solve<T: QValue, Q: QMatrix<T>>(
     Ok(SmoResult {
         alpha,
         gradient: grad,
+        grad_bar: Vec::new(),
         rho: 0.0,
         objective,
         n_iter,

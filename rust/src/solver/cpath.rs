@@ -239,6 +239,8 @@ impl PathProblem {
         let mut perm: Vec<usize> = (0..m).collect();
         let mut alpha = vec![0.0; m];
         let mut grad = self.p.clone();
+        // Ḡ of the last solve, in variable order.
+        let mut grad_bar = vec![0.0; m];
         let mut started = false;
         let mut held = HeldOut::<T>::new(&self.valid, n_valid, settings.cache_bytes);
         let stop = Stopping {
@@ -269,6 +271,7 @@ impl PathProblem {
             let upper_q: Vec<f64> = perm.iter().map(|&t| c * self.weights[t]).collect();
             let mut alpha_q = at(&alpha);
             let mut grad_q = at(&grad);
+            let bar_q = at(&grad_bar);
             let order = perm.clone();
             let res = {
                 // perm follows every swap made on the matrix.
@@ -283,7 +286,7 @@ impl PathProblem {
                         .collect();
                     Some(move_bounded(
                         &mut tracked,
-                        (&mut alpha_q, &mut grad_q),
+                        (&mut alpha_q, &mut grad_q, &bar_q),
                         &y_q,
                         (&before, &upper_q),
                         ctl,
@@ -316,6 +319,7 @@ impl PathProblem {
             for (pos, &t) in order.iter().enumerate() {
                 alpha[t] = res.alpha[pos];
                 grad[t] = res.gradient[pos];
+                grad_bar[t] = res.grad_bar[pos];
             }
             result.n_iter[k] = res.n_iter;
             result.converged[k] = res.converged;
@@ -351,11 +355,18 @@ impl PathProblem {
 /// them onto their new bounds, the other class scales its bounded ones by
 /// the factor that balances the sum. Variables at their bound mostly stay
 /// there as `C` grows, and the solver would otherwise move them a pair at a
-/// time. Updates `G` by the moved columns of `q` (one each) and returns
-/// `Ḡ = Σ_{t: α_t ≥ U_t} U_t Q_t`, both in the matrix's order.
+/// time.
+///
+/// Each class's bounded multipliers change by one factor, so the gradient
+/// changes by that factor less one times the class's share of
+/// `Ḡ = Σ_{t: α_t ≥ U_t} U_t Q_t`, the previous solve's (`bar`). One class's
+/// share is summed from its columns, the other's is `Ḡ` less it: the
+/// columns of the class with fewer bounded multipliers, one pass each,
+/// instead of a column and up to two passes for every bounded multiplier.
+/// Updates `G` and returns the new `Ḡ`, both in the matrix's order.
 fn move_bounded<T: SourceValue, Q: QMatrix<T>>(
     q: &mut Q,
-    (alpha, grad): (&mut [f64], &mut [f64]),
+    (alpha, grad, bar): (&mut [f64], &mut [f64], &[f64]),
     y: &[f64],
     (before, upper): (&[f64], &[f64]),
     ctl: &Control,
@@ -368,42 +379,69 @@ fn move_bounded<T: SourceValue, Q: QMatrix<T>>(
         return Ok(vec![0.0; m]);
     };
     let ratio = upper[first] / before[first];
-    let sum = |sign: f64| -> f64 {
-        bounded
-            .iter()
-            .filter(|&&t| y[t] == sign)
-            .map(|&t| alpha[t])
-            .sum()
-    };
-    let (pos, neg) = (sum(1.0), sum(-1.0));
-    let mut bar = vec![0.0; m];
-    if pos == 0.0 || neg == 0.0 {
-        return Ok(bar);
+    let (mut pos, mut neg, mut n_pos) = (0.0, 0.0, 0usize);
+    for &t in &bounded {
+        if y[t] > 0.0 {
+            pos += alpha[t];
+            n_pos += 1;
+        } else {
+            neg += alpha[t];
+        }
     }
-    // The factor of each class's bounded multipliers.
+    if pos == 0.0 || neg == 0.0 {
+        // One class alone cannot move; its multipliers now sit inside
+        // their wider boxes, so none is at a bound.
+        return Ok(vec![0.0; m]);
+    }
+    // The factor of each class's bounded multipliers (at most `ratio`:
+    // the balancing one can round above it).
     let (r_pos, r_neg) = if pos >= neg {
         (1.0 + (ratio - 1.0) * neg / pos, ratio)
     } else {
         (ratio, 1.0 + (ratio - 1.0) * pos / neg)
     };
+    let (r_pos, r_neg) = (r_pos.min(ratio), r_neg.min(ratio));
+    // The share of Ḡ summed from columns: the class with fewer.
+    let sum_pos = 2 * n_pos <= bounded.len();
+    let mut part = vec![0.0; m];
+    // Scaled multipliers that still reach their new bound (by rounding).
+    let mut reached = Vec::new();
     for &t in &bounded {
         ctl.check()?;
         let r = if y[t] > 0.0 { r_pos } else { r_neg };
-        let new = if r == ratio {
+        alpha[t] = if r == ratio {
             upper[t]
         } else {
-            (r * alpha[t]).min(upper[t])
+            let new = (r * alpha[t]).min(upper[t]);
+            if new >= upper[t] {
+                reached.push(t);
+            }
+            new
         };
-        let delta = new - alpha[t];
-        alpha[t] = new;
-        let at_bound = new >= upper[t];
-        let col = &q.column(t, m)[..m];
-        T::add_scaled_wide(grad, delta, col);
-        if at_bound {
-            T::add_scaled_wide(&mut bar, upper[t], col);
+        if (y[t] > 0.0) == sum_pos {
+            T::add_scaled_wide(&mut part, before[t], &q.column(t, m)[..m]);
         }
     }
-    Ok(bar)
+    let (r_part, r_rest) = if sum_pos {
+        (r_pos, r_neg)
+    } else {
+        (r_neg, r_pos)
+    };
+    for ((g, &b), &pt) in grad.iter_mut().zip(bar).zip(&part) {
+        *g += (r_part - 1.0) * pt + (r_rest - 1.0) * (b - pt);
+    }
+    // A fully moved class stays at its bounds, now `ratio` times wider;
+    // the other's multipliers are inside theirs, but for any that reached.
+    let keep = |r: f64| if r == ratio { ratio } else { 0.0 };
+    let (k_part, k_rest) = (keep(r_part), keep(r_rest));
+    for (pt, &b) in part.iter_mut().zip(bar) {
+        *pt = k_part * *pt + k_rest * (b - *pt);
+    }
+    for t in reached {
+        ctl.check()?;
+        T::add_scaled_wide(&mut part, upper[t], &q.column(t, m)[..m]);
+    }
+    Ok(part)
 }
 
 /// The held-out kernel columns of the support vectors, kept while they fit.
@@ -530,6 +568,98 @@ mod tests {
         }
         let rows = Rows::new(v, idx.len(), d).unwrap();
         KernelSource::dense(KernelKind::Rbf { gamma: 2.0 }, rows).unwrap()
+    }
+
+    /// `G = Qα + p` and `Ḡ = Σ_{α_t ≥ U_t} U_t Q_t`, from the columns.
+    fn gradients(q: &mut KernelQ<f64>, alpha: &[f64], upper: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let m = alpha.len();
+        let (mut g, mut bar) = (vec![-1.0; m], vec![0.0; m]);
+        for t in 0..m {
+            let col = q.column(t, m)[..m].to_vec();
+            for s in 0..m {
+                g[s] += alpha[t] * col[s];
+                if alpha[t] >= upper[t] {
+                    bar[s] += upper[t] * col[s];
+                }
+            }
+        }
+        (g, bar)
+    }
+
+    #[test]
+    fn moved_bounds_keep_the_gradient_and_its_bound_part_exact() {
+        // Per class, `n` multipliers at the bound 0.1 · w and one free:
+        // balanced sums and unbalanced ones, with equal or mixed weights.
+        let (x, _) = data(120, 3);
+        let mut rounded_above = false;
+        // (39 multipliers at 0.1 sum to a value whose balancing factor
+        // rounds above 10.)
+        for (n_pos, n_neg, mixed) in [
+            (39, 39, false),
+            (25, 25, true),
+            (30, 12, true),
+            (5, 40, true),
+        ] {
+            let idx: Vec<usize> = (0..120).collect();
+            let y: Vec<f64> = (0..120).map(|t| if t < 60 { 1.0 } else { -1.0 }).collect();
+            let w: Vec<f64> = (0..120)
+                .map(|t| if mixed { [1.0, 0.5, 2.0][t % 3] } else { 1.0 })
+                .collect();
+            let before: Vec<f64> = w.iter().map(|w| 0.1 * w).collect();
+            let upper: Vec<f64> = w.iter().map(|w| 1.0 * w).collect();
+            let mut alpha = vec![0.0; 120];
+            alpha[..n_pos].copy_from_slice(&before[..n_pos]);
+            alpha[60..60 + n_neg].copy_from_slice(&before[60..60 + n_neg]);
+            // Free multipliers of both classes, off their bounds.
+            alpha[55] = 0.03;
+            alpha[115] = 0.04;
+            let (pos, neg): (f64, f64) = (0..120)
+                .filter(|&t| alpha[t] >= before[t] && alpha[t] > 0.0)
+                .fold((0.0, 0.0), |(p, n), t| {
+                    if y[t] > 0.0 {
+                        (p + alpha[t], n)
+                    } else {
+                        (p, n + alpha[t])
+                    }
+                });
+            let ratio = upper[0] / before[0];
+            let (big, small) = if pos >= neg { (pos, neg) } else { (neg, pos) };
+            rounded_above |= 1.0 + (ratio - 1.0) * small / big > ratio;
+            let balance_before: f64 = alpha.iter().zip(&y).map(|(a, y)| a * y).sum();
+            let mut q = KernelQ::<f64>::new(source(&x, 3, &idx), &y, 1 << 22);
+            let (mut grad, bar) = gradients(&mut q, &alpha, &before);
+            let new_bar = move_bounded(
+                &mut q,
+                (&mut alpha, &mut grad, &bar),
+                &y,
+                (&before, &upper),
+                &Control::none(),
+            )
+            .unwrap();
+            let (want_g, want_bar) = gradients(&mut q, &alpha, &upper);
+            for s in 0..120 {
+                assert!(
+                    (grad[s] - want_g[s]).abs() < 1e-12,
+                    "{n_pos}/{n_neg}: G[{s}]"
+                );
+                assert!(
+                    (new_bar[s] - want_bar[s]).abs() < 1e-12,
+                    "{n_pos}/{n_neg}: Ḡ[{s}] {} vs {}",
+                    new_bar[s],
+                    want_bar[s]
+                );
+            }
+            // The moves keep yᵀα.
+            let balance: f64 = alpha.iter().zip(&y).map(|(a, y)| a * y).sum();
+            assert!(
+                (balance - balance_before).abs() < 1e-12,
+                "{n_pos}/{n_neg}: yᵀα"
+            );
+        }
+        assert!(
+            rounded_above,
+            "no case had a balancing factor above the ratio"
+        );
     }
 
     #[test]

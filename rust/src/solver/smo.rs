@@ -107,6 +107,9 @@ pub struct SmoResult {
     pub alpha: Vec<f64>,
     /// Gradient `Qα + p` at the solution.
     pub gradient: Vec<f64>,
+    /// `Ḡ = Σ_{t: α_t ≥ U_t} U_t Q_t` at the solution, as the solver kept
+    /// it (empty from a solver that keeps none: the box-constrained one).
+    pub grad_bar: Vec<f64>,
     pub rho: f64,
     pub objective: f64,
     pub n_iter: u64,
@@ -958,6 +961,9 @@ fn run<T: QValue, Q: QMatrix<T>>(
         s.reconstruct_gradient()?;
         s.active = n;
     }
+    // Ḡ with every change the shrunk phase left pending (a caller may
+    // start the next solve from it).
+    s.apply_pending()?;
     // The gradient loops stop early once cancelled; never report their
     // partial sums.
     ctl.check()?;
@@ -974,6 +980,7 @@ fn run<T: QValue, Q: QMatrix<T>>(
     let State {
         mut alpha,
         mut grad,
+        mut grad_bar,
         mut order,
         ..
     } = s.st;
@@ -982,6 +989,7 @@ fn run<T: QValue, Q: QMatrix<T>>(
             let to = order[pos];
             alpha.swap(pos, to);
             grad.swap(pos, to);
+            grad_bar.swap(pos, to);
             order.swap(pos, to);
         }
     }
@@ -989,6 +997,7 @@ fn run<T: QValue, Q: QMatrix<T>>(
         SmoResult {
             alpha,
             gradient: grad,
+            grad_bar,
             rho,
             objective,
             n_iter,
