@@ -7,8 +7,9 @@
 //! a feasible start (the α seeding of DeCoste & Wagstaff, "Alpha seeding for
 //! support vector machines", KDD 2000), and its gradient `G = Qα + p` is
 //! still the gradient there. Before each solve the multipliers that sat at
-//! their old bounds are moved towards the new ones ([`move_bounded`]: one
-//! kernel column each, instead of the solver moving them a pair at a time).
+//! their old bounds are moved towards the new ones ([`move_bounded`]: each
+//! class by one factor, so the gradient moves by the classes' shares of the
+//! last solve's `Ḡ`, instead of the solver moving them a pair at a time).
 //! The Hessian, with its column cache, is made once for the path; the
 //! solver's shrinking leaves it permuted, which [`Tracked`] follows so that
 //! each solve is posed in the matrix's current order instead of swapping it
