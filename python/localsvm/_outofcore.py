@@ -65,7 +65,6 @@ from sklearn.utils.validation import check_random_state
 
 from ._memory import check_memory
 from .cells import (
-    ROUTE_BLOCK_BYTES,
     SOFT_NEGLIGIBLE,
     CellPartition,
     _sample_size,
@@ -844,17 +843,19 @@ def _split_on_sample(est, partition, sample, k, rng):
 def _hist_range(partition: CellPartition, sample: np.ndarray) -> tuple[float, float]:
     """The log of the histograms' lowest edge and the inverse bin width,
     from the gaps and margins of the sample."""
-    # Block by block (the blocks of ``partition.scores``): the whole
-    # matrix is sample × cells, 5000 × 5000 at 10⁷ rows.
-    prepared = partition._prepared()
-    block = max(1, ROUTE_BLOCK_BYTES // (4 * max(partition.representatives.shape[0], 1)))
+    # Block by block, the blocks of ``partition.scores``: the whole matrix
+    # is sample × cells, 5000 × 5000 at 10⁷ rows.
     low, high = np.inf, -np.inf
-    for start in range(0, sample.shape[0], block):
-        S = partition._block_scores(sample[start : start + block], prepared).astype(np.float64)
-        S -= S.min(axis=1, keepdims=True)
-        pos = S[S > 0]
+
+    def take(start, S):
+        nonlocal low, high
+        G = S.astype(np.float64)
+        G -= G.min(axis=1, keepdims=True)
+        pos = G[G > 0]
         if pos.size:
             low, high = min(low, float(pos.min())), max(high, float(pos.max()))
+
+    partition._each_block(sample, 1, take)
     if not np.isfinite(low):
         return math.log(1e-12), 1.0
     lo = max(low * 0.01, 1e-12)
@@ -1584,7 +1585,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
             sum(m[6] for m in metas) >> 20,
         )
         results = metas
-        models = stored.models(client, k, sum(m[6] for m in metas))
+        models = stored.models(k, sum(m[6] for m in metas))
     timings["svm"] = time.perf_counter() - t0
     futures.release()
     return _attributes(est, plan, results, train_sizes, timings, labels, models)
@@ -1711,7 +1712,7 @@ class _Stored:
         self.packs.extend(new)
         futures.drop(fits)
 
-    def models(self, client, n_cells: int, nbytes: int) -> ClusterModels:
+    def models(self, n_cells: int, nbytes: int) -> ClusterModels:
         return ClusterModels(self.packs, self.groups, n_cells, nbytes, self.prefix)
 
 

@@ -180,22 +180,6 @@ random_state : int, RandomState instance or None, default=None
     Seeds the samples and the clustering."""
 
 
-def _each_block(one, starts, n_jobs: int) -> None:
-    """``one(start)`` for every block start: in this thread, or in
-    ``n_jobs`` threads (each with one BLAS thread) when there are several
-    blocks."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .parallel import one_blas_thread
-
-    if n_jobs <= 1 or len(starts) == 1:
-        for start in starts:
-            one(start)
-        return
-    with one_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
-        list(pool.map(one, starts))
-
-
 @fill(rows_params=_ROWS_PARAMS)
 @dataclass
 class CellPartition:
@@ -295,19 +279,38 @@ class CellPartition:
         ndarray of shape (n, n_cells), or (n_cells, n) with ``by_cell``
             The scores; the smallest is the example's cell.
         """
-        prepared = self._prepared()
-        m = self.representatives.shape[0]
-        block = max(1, ROUTE_BLOCK_BYTES // (4 * max(m, 1)))
-        starts = range(0, X.shape[0], block)
         shape = (self.n_cells, X.shape[0]) if by_cell else (X.shape[0], self.n_cells)
         out = np.empty(shape, dtype=np.float32)
         view = out.T if by_cell else out
 
-        def one(start):
-            view[start : start + block] = self._block_scores(X[start : start + block], prepared)
+        def take(start, S):
+            view[start : start + S.shape[0]] = S
 
-        _each_block(one, starts, n_jobs)
+        self._each_block(X, n_jobs, take)
         return out
+
+    def _each_block(self, X: np.ndarray, n_jobs: int, take) -> None:
+        """``take(start, S)`` for the scores ``S`` of each block of rows of
+        ``X`` from ``start`` (:data:`ROUTE_BLOCK_BYTES` of scores each): in
+        this thread, or in ``n_jobs`` threads (each with one BLAS thread)
+        when there are several blocks."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from .parallel import one_blas_thread
+
+        prepared = self._prepared()
+        block = max(1, ROUTE_BLOCK_BYTES // (4 * max(self.representatives.shape[0], 1)))
+        starts = range(0, X.shape[0], block)
+
+        def one(start):
+            take(start, self._block_scores(X[start : start + block], prepared))
+
+        if n_jobs <= 1 or len(starts) <= 1:
+            for start in starts:
+                one(start)
+            return
+        with one_blas_thread(), ThreadPoolExecutor(n_jobs) as pool:
+            list(pool.map(one, starts))
 
     def split(
         self, X: np.ndarray, labels: np.ndarray, cells, size: int, random_state=None
@@ -412,17 +415,12 @@ class CellPartition:
         """
         # The blocks of :meth:`scores`, each reduced as it comes (the whole
         # score matrix is rows × cells).
-        prepared = self._prepared()
-        m = self.representatives.shape[0]
-        block = max(1, ROUTE_BLOCK_BYTES // (4 * max(m, 1)))
-        starts = range(0, X.shape[0], block)
         out = np.empty(X.shape[0], dtype=np.intp)
 
-        def one(start):
-            S = self._block_scores(X[start : start + block], prepared)
-            out[start : start + block] = np.argmin(S, axis=1)
+        def take(start, S):
+            out[start : start + S.shape[0]] = np.argmin(S, axis=1)
 
-        _each_block(one, starts, n_jobs)
+        self._each_block(X, n_jobs, take)
         return out
 
     @classmethod
@@ -518,15 +516,14 @@ def _singleton_cells(spec: KernelSpec, reps: np.ndarray, rng):
     own = np.full(m, -1, dtype=np.intp)
     own[seeds] = np.arange(m)
     if np.all(own >= 0):
+        centres, centre_diag = reps[seeds], diag[seeds]
         for s in range(0, m, block):
-            D = diag[s : s + block, None] - 2 * kernel_matrix(
-                spec, reps[s : s + block], reps[seeds]
-            )
-            D += diag[seeds][None, :]
+            D = diag[s : s + block, None] - 2 * kernel_matrix(spec, reps[s : s + block], centres)
+            D += centre_diag[None, :]
             if not np.array_equal(np.argmin(D, axis=1), own[s : s + block]):
                 break
         else:
-            return own, diag[seeds].copy()
+            return own, centre_diag
     rng.set_state(state)
     return None
 
