@@ -961,9 +961,10 @@ fn run<T: QValue, Q: QMatrix<T>>(
         s.reconstruct_gradient()?;
         s.active = n;
     }
-    // Ḡ with every change the shrunk phase left pending (a caller may
-    // start the next solve from it).
-    s.apply_pending()?;
+    // Ḡ is returned whole (a caller may start the next solve from it): the
+    // rebuild above applied what the shrunk phase left pending, and with
+    // every variable active nothing is left pending.
+    debug_assert!(s.st.pending_list.is_empty());
     // The gradient loops stop early once cancelled; never report their
     // partial sums.
     ctl.check()?;
