@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._base import (
-    CLASS_WEIGHT_CONSTRAINT,
+    CACHE_CLASS_WEIGHT_CONSTRAINTS,
     FEATURE_KERNELS,
     BaseSVMClassifier,
     labels_of_every_row,
@@ -490,8 +490,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split", "get_n_splits"])],
         "tune_size": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"}), None],
         "random_state": ["random_state"],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
-        "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        **CACHE_CLASS_WEIGHT_CONSTRAINTS,
     }
 
     def __init__(
