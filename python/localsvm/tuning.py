@@ -638,7 +638,11 @@ class _BaseSVMCV(BaseKernelEstimator):
         caps = np.full(n_v, n_c)
         # The refit starts from the folds' multipliers when they fit.
         per_fold = sum(pr[0].size for pr in problems_of(*folds[0], 0) if pr is not None)
-        keep_alpha = bool(self.refit) and 8.0 * n_v * n_f * n_c * per_fold <= WARM_REFIT_BYTES
+        keep_alpha = (
+            bool(self.refit)
+            and self._warm_refit()
+            and 8.0 * n_v * n_f * n_c * per_fold <= WARM_REFIT_BYTES
+        )
         hooks = report.hooks(describe)
         index_of = {t: i for i, t in enumerate(tasks)}
         # A raced search keeps each matrix from its first fold to its last
@@ -791,6 +795,11 @@ class _BaseSVMCV(BaseKernelEstimator):
             j = int(np.flatnonzero(order == ic)[0])
             start = _fold_average(done, folds, problems_of, v, j, n_rows)
         return unconverged, start
+
+    def _warm_refit(self) -> bool:
+        """Whether the refit may start from the folds' averaged multipliers
+        (:func:`_fold_average`): they must lie in the refit's boxes."""
+        return True
 
     def _fill_results(self, scores, fit_time, score_time, cs, variants) -> None:
         """``cv_results_`` in ``GridSearchCV``'s layout over the grid ``{'C':
@@ -1053,6 +1062,10 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     {kernel_params}
     class_weight : dict, 'balanced' or None, default=None
         Multipliers of ``C`` per class, as :class:`~localsvm.SVC`'s.
+        'balanced' is resolved on each training fold's labels, as by the
+        ``SVC`` a grid search fits on that fold, and on all the rows for
+        the refit (which then starts from zero: the folds' boxes differ
+        from its own).
     {solve_params}
 
     Attributes
@@ -1183,9 +1196,14 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         y_idx = encode_classes(self, y)
         classes = self.classes_
         n_classes = classes.size
+        row_w = None if box_weights is None else np.asarray(box_weights, dtype=np.float64)
         box = class_weights(self, y)[y_idx]
-        if box_weights is not None:
-            box = box * np.asarray(box_weights, dtype=np.float64)
+        if row_w is not None:
+            box = box * row_w
+        # 'balanced' weighs the classes by each training fold's own counts,
+        # as the SVC a grid search fits on that fold does (``class_weight_``
+        # and the refit: by all the rows').
+        balanced = isinstance(self.class_weight, str) and self.class_weight == "balanced"
         cs = self._c_grid()
         gammas = self._gamma_grid(X)
         variants = [
@@ -1205,6 +1223,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             inv[order] = np.arange(order.size)
             folds = [(np.sort(inv[tr]), np.sort(inv[va])) for tr, va in self._splits(X, y)]
             Xs, ys, y_idx, box = X[order], y[order], y_idx[order], box[order]
+            row_w = None if row_w is None else row_w[order]
 
         def problems_of(train, valid, v):
             """The fold's one-vs-one problems, None for a pair it lacks; each
@@ -1212,6 +1231,11 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             present = set(np.unique(y_idx[train]).tolist())
             if len(present) < 2:
                 return [None] * len(pairs)
+            fold_box = box
+            if balanced:
+                counts = np.bincount(y_idx[train], minlength=n_classes)
+                fold_w = train.size / (len(present) * np.maximum(counts, 1.0))
+                fold_box = fold_w[y_idx] if row_w is None else fold_w[y_idx] * row_w
             out = []
             for a, b in pairs:
                 if a not in present or b not in present:
@@ -1220,7 +1244,8 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
                 rows = train[(y_idx[train] == a) | (y_idx[train] == b)]
                 yv = y_idx[valid]
                 target = np.where(yv == a, 1.0, np.where(yv == b, -1.0, 0.0))
-                out.append((rows, np.where(y_idx[rows] == a, 1.0, -1.0), box[rows], None, target))
+                labels = np.where(y_idx[rows] == a, 1.0, -1.0)
+                out.append((rows, labels, fold_box[rows], None, target))
             return out
 
         def predicted(decision):
@@ -1260,6 +1285,11 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         )
         self._finish(X, y, estimator, unconverged, start)
         return self
+
+    def _warm_refit(self) -> bool:
+        # With 'balanced' each fold's boxes follow its own class counts, and
+        # their average can leave the refit's boxes.
+        return not (isinstance(self.class_weight, str) and self.class_weight == "balanced")
 
     def decision_function(self, X):
         """Decision values of the refitted best model.

@@ -1,0 +1,61 @@
+"""SVCCV and SVRCV against GridSearchCV on the cases a demanding user tries:
+per-fold class weights, multiclass decision-value scorers, scorers that need
+probabilities, empty splits and kernels whose dual is not convex."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV
+
+from localsvm import SVC, SVCCV
+
+CS = [0.1, 1.0, 10.0, 100.0]
+GAMMAS = [0.02, 0.2, 1.0]
+
+
+def _pair(X, y, svc_kw=None, grid=None, **kw):
+    """SVCCV without pruning and the grid search over SVC, both at tol 1e-6."""
+    svc_kw = svc_kw or {}
+    grid = grid or {"C": CS, "gamma": GAMMAS}
+    ours = SVCCV(
+        prune=None, Cs=grid["C"], gammas=grid["gamma"], tol=1e-6, cv_tol=1e-6, **svc_kw, **kw
+    ).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = GridSearchCV(SVC(tol=1e-6, **svc_kw), grid, **kw).fit(X, y)
+    return ours, ref
+
+
+def test_balanced_class_weight_is_resolved_on_each_training_fold():
+    # As the grid search's SVC, each fold weighs the classes by the counts
+    # of its own training rows (190 / 10 rows do not split evenly in 3).
+    X, y = make_classification(
+        n_samples=200, n_features=5, weights=[0.95], flip_y=0, random_state=3
+    )
+    ours, ref = _pair(X, y, svc_kw={"class_weight": "balanced"}, cv=3)
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+    )
+    assert ours.best_params_ == ref.best_params_
+    # The refit weighs the classes on all the rows.
+    np.testing.assert_allclose(ours.class_weight_, 200 / (2 * np.bincount(y)))
+
+
+def test_balanced_class_weight_on_a_fold_without_a_class():
+    X, y = make_classification(
+        n_samples=150, n_features=6, n_informative=4, n_classes=3, random_state=1
+    )
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    # Fold 0 trains on classes 0 and 1 only.
+    folds = [
+        (np.flatnonzero(y < 2), np.flatnonzero(y == 2)),
+        (np.arange(0, 150, 2), np.arange(1, 150, 2)),
+    ]
+    ours, ref = _pair(X, y, svc_kw={"class_weight": "balanced"}, cv=folds)
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+    )
