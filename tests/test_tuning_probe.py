@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV
 
@@ -59,3 +60,22 @@ def test_balanced_class_weight_on_a_fold_without_a_class():
     np.testing.assert_allclose(
         ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
     )
+
+
+@pytest.mark.parametrize("scoring", ["top_k_accuracy", "decision_argmax"])
+def test_multiclass_scorers_read_one_score_per_class(scoring):
+    # SVC's decision_function has one column per class ('ovr' shape), and
+    # a scorer reading it must get the same from the search.
+    X, y = make_classification(
+        n_samples=150, n_features=6, n_informative=4, n_classes=3, flip_y=0.05, random_state=3
+    )
+    if scoring == "decision_argmax":
+
+        def scoring(est, X, y):
+            return float(np.mean(est.classes_[np.argmax(est.decision_function(X), 1)] == y))
+
+    ours, ref = _pair(X, y, cv=3, scoring=scoring)
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+    )
+    assert ours.best_params_ == ref.best_params_

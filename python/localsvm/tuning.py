@@ -58,7 +58,7 @@ from ._base import (
 from ._compat import Interval, StrOptions, fit_context
 from ._docstrings import fill
 from ._memory import memory_budget
-from ._multiclass import binary_index, ovo_pairs, vote_winner
+from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends import select_backend
 from .backends.base import CPath, QPProblem, solve_c_path
@@ -1248,25 +1248,27 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
                 out.append((rows, labels, fold_box[rows], None, target))
             return out
 
-        def predicted(decision):
-            """The held-out classes (indices) and, for two classes, the
-            public decision values, from the pairs' decision values
-            ``(n_valid, n_pairs)``; a pair the fold lacked abstains from the
-            vote."""
+        def predicted(decision, public=False):
+            """The held-out classes (indices) and, for two classes or with
+            ``public``, the public decision values (``SVC``'s: one per
+            class, 'ovr' shaped, for more classes), from the pairs' decision
+            values ``(n_valid, n_pairs)``; a pair the fold lacked abstains."""
             if n_classes == 2:
-                public = -decision[:, 0]
-                return binary_index(public), public
+                values = -decision[:, 0]
+                return binary_index(values), values
             abstain = np.isnan(decision)
-            return vote_winner(np.where(abstain, 0.0, decision), n_classes, abstain), None
+            votes = np.where(abstain, 0.0, decision)
+            values = ovo_to_ovr(votes, n_classes, abstain) if public else None
+            return vote_winner(votes, n_classes, abstain), values
 
         def row_loss(decision, valid):
             return (predicted(decision)[0] != y_idx[valid]).astype(np.float64)
 
         def score_fold(decision, valid):
             """Held-out score from the pairs' decision values."""
-            pred, public = predicted(decision)
             if scorer is None:
-                return float(np.mean(pred == y_idx[valid]))
+                return float(np.mean(predicted(decision)[0] == y_idx[valid]))
+            pred, public = predicted(decision, public=True)
             stand_in = _DecidedClassifier(classes, classes[pred], public)
             return float(scorer(stand_in, Xs[valid], ys[valid]))
 
