@@ -79,3 +79,25 @@ def test_multiclass_scorers_read_one_score_per_class(scoring):
         ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
     )
     assert ours.best_params_ == ref.best_params_
+
+
+@pytest.mark.parametrize(
+    ("n_classes", "scoring"),
+    [(2, "neg_log_loss"), (2, "neg_brier_score"), (3, "neg_log_loss"), (3, "roc_auc_ovr")],
+)
+def test_probability_scorers_are_refused_naming_scoring(n_classes, scoring):
+    X, y = make_classification(
+        n_samples=90, n_features=5, n_informative=3, n_classes=n_classes, random_state=0
+    )
+    with pytest.raises(ValueError, match=r"scoring=.*predict_proba"):
+        SVCCV(Cs=2, gammas=2, cv=3, scoring=scoring).fit(X, y)
+
+
+def test_a_callable_scorer_that_asks_for_probabilities_is_refused_naming_scoring():
+    X, y = make_classification(n_samples=90, n_features=5, random_state=0)
+
+    def proba_scorer(est, X, y):
+        return float(np.mean(est.predict_proba(X)[:, 1]))
+
+    with pytest.raises(ValueError, match=r"scoring=.*predict_proba"):
+        SVCCV(Cs=2, gammas=2, cv=3, scoring=proba_scorer).fit(X, y)

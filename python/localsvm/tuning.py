@@ -796,6 +796,35 @@ class _BaseSVMCV(BaseKernelEstimator):
             start = _fold_average(done, folds, problems_of, v, j, n_rows)
         return unconverged, start
 
+    def _scorer(self):
+        """``scoring`` as a scorer (None for the default score). One that
+        needs ``predict_proba`` is refused naming ``scoring``: before the
+        search for a scikit-learn scorer that says so, when it asks for a
+        callable (the held-out rows are scored from decision values)."""
+        if self.scoring is None:
+            return None
+        scorer = check_scoring(self, scoring=self.scoring)
+        wanted = getattr(scorer, "_response_method", None)
+        wanted = {wanted} if isinstance(wanted, str) else set(wanted or ())
+        no_proba = ValueError(
+            f"scoring={self.scoring!r} needs predict_proba, which {type(self).__name__} "
+            "cannot score by: the held-out rows are scored from decision values, and the "
+            "model it refits has no predict_proba. Use a scorer that reads predict or "
+            "decision_function."
+        )
+        if wanted and wanted <= {"predict_proba", "predict_log_proba"}:
+            raise no_proba
+
+        def score(estimator, X, y):
+            try:
+                return scorer(estimator, X, y)
+            except AttributeError as exc:
+                if "predict_proba" in str(exc) or "predict_log_proba" in str(exc):
+                    raise no_proba from exc
+                raise
+
+        return score
+
     def _warm_refit(self) -> bool:
         """Whether the refit may start from the folds' averaged multipliers
         (:func:`_fold_average`): they must lie in the refit's boxes."""
@@ -1210,7 +1239,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             (self._spec(g), {"gamma": float(g) if self.kernel != "linear" else "scale"})
             for g in gammas
         ]
-        scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
+        scorer = self._scorer()
         pairs = ovo_pairs(n_classes)
         folds, Xs, ys = None, X, y
         if n_classes > 2:
@@ -1472,7 +1501,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
             for e in eps
             for g in gammas
         ]
-        scorer = None if self.scoring is None else check_scoring(self, scoring=self.scoring)
+        scorer = self._scorer()
 
         def problems_of(train, valid, v):
             e = variants[v][2]
