@@ -11,7 +11,7 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV
 
-from localsvm import SVC, SVCCV
+from localsvm import SVC, SVCCV, SVRCV
 
 CS = [0.1, 1.0, 10.0, 100.0]
 GAMMAS = [0.02, 0.2, 1.0]
@@ -101,3 +101,18 @@ def test_a_callable_scorer_that_asks_for_probabilities_is_refused_naming_scoring
 
     with pytest.raises(ValueError, match=r"scoring=.*predict_proba"):
         SVCCV(Cs=2, gammas=2, cv=3, scoring=proba_scorer).fit(X, y)
+
+
+@pytest.mark.parametrize("est", [SVCCV(Cs=2, gammas=2), SVRCV(Cs=2, gammas=2, epsilons=1)])
+@pytest.mark.parametrize("empty", ["no splits", "no test rows", "no training rows"])
+def test_empty_splits_are_a_value_error_naming_cv(est, empty):
+    # An empty test part scored R² = 1 for SVRCV, in silence.
+    X, y = make_classification(n_samples=40, n_features=4, random_state=0)
+    rows, none = np.arange(40), np.array([], dtype=int)
+    cv = {
+        "no splits": [],
+        "no test rows": [(rows[:20], rows[20:]), (rows, none)],
+        "no training rows": [(none, rows)],
+    }[empty]
+    with pytest.raises(ValueError, match="cv"):
+        est.set_params(cv=cv).fit(X, y.astype(float) if isinstance(est, SVRCV) else y)

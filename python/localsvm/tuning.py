@@ -529,7 +529,18 @@ class _BaseSVMCV(BaseKernelEstimator):
                 kw = {"shuffle": True, "random_state": self.random_state}
             cv = StratifiedKFold(k, **kw) if classifier else KFold(k, **kw)
         splits = list(check_cv(cv, y, classifier=classifier).split(X, y))
-        return [(np.asarray(tr, dtype=np.intp), np.asarray(va, dtype=np.intp)) for tr, va in splits]
+        if not splits:
+            raise ValueError(f"cv={self.cv!r} gives no (train, test) splits to score by")
+        splits = [
+            (np.asarray(tr, dtype=np.intp), np.asarray(va, dtype=np.intp)) for tr, va in splits
+        ]
+        for k, (tr, va) in enumerate(splits):
+            if tr.size == 0 or va.size == 0:
+                raise ValueError(
+                    f"cv's split {k} has {tr.size} training and {va.size} test rows: every "
+                    "split needs both"
+                )
+        return splits
 
     def _search(
         self, X, y, cs, variants, problems_of, score_fold, label, folds=None, row_loss=None
