@@ -8,10 +8,10 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
-from sklearn.model_selection import GridSearchCV
+from sklearn.datasets import make_classification, make_friedman1
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-from localsvm import SVC, SVCCV, SVRCV
+from localsvm import SVC, SVCCV, SVR, SVRCV
 
 CS = [0.1, 1.0, 10.0, 100.0]
 GAMMAS = [0.02, 0.2, 1.0]
@@ -116,3 +116,49 @@ def test_empty_splits_are_a_value_error_naming_cv(est, empty):
     }[empty]
     with pytest.raises(ValueError, match="cv"):
         est.set_params(cv=cv).fit(X, y.astype(float) if isinstance(est, SVRCV) else y)
+
+
+@pytest.mark.parametrize(
+    "svc_kw",
+    [
+        {"kernel": "sigmoid"},
+        {"kernel": "poly", "degree": 2, "coef0": -1.0},
+    ],
+)
+def test_kernels_without_a_convex_dual_score_and_refit_as_svc(svc_kw):
+    # Their dual has several stationary points: each C must be solved from
+    # zero, as SVC is, or the path's warm starts reach other ones.
+    X, y = make_classification(n_samples=120, n_features=5, flip_y=0.1, random_state=1)
+    ours, ref = _pair(X, y, svc_kw=svc_kw, cv=StratifiedKFold(3))
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+    )
+    assert ours.best_params_ == ref.best_params_
+    alone = SVC(C=ours.C_, gamma=ours.gamma_, tol=1e-6, **svc_kw).fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(X), alone.decision_function(X), atol=1e-5)
+    # The same with the default tolerances and pruning: the refit is SVC's.
+    pruned = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, **svc_kw).fit(X, y)
+    alone = SVC(C=pruned.C_, gamma=pruned.gamma_, **svc_kw).fit(X, y)
+    np.testing.assert_array_equal(pruned.predict(X), alone.predict(X))
+
+
+def test_svrcv_sigmoid_scores_as_grid_search():
+    X, y = make_friedman1(n_samples=100, noise=0.5, random_state=0)
+    X = (X - X.mean(0)) / X.std(0)
+    grid = {"C": [0.1, 1.0, 10.0], "epsilon": [0.1, 1.0], "gamma": [0.02, 0.2]}
+    ours = SVRCV(
+        prune=None,
+        Cs=grid["C"],
+        gammas=grid["gamma"],
+        epsilons=grid["epsilon"],
+        kernel="sigmoid",
+        cv=3,
+        tol=1e-6,
+        cv_tol=1e-6,
+    ).fit(X, y)
+    ref = GridSearchCV(SVR(kernel="sigmoid", tol=1e-6), grid, cv=3).fit(X, y)
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+    )
+    assert ours.best_params_ == ref.best_params_
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), atol=1e-5)

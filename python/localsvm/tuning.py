@@ -32,6 +32,7 @@ their bound to almost none (kernel values lie in [0, 1]).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import time
@@ -61,7 +62,7 @@ from ._memory import memory_budget
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends import select_backend
-from .backends.base import CPath, QPProblem, solve_c_path
+from .backends.base import CPath, CPathResult, QPProblem, solve_c_path
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, core_rows, resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
@@ -319,6 +320,34 @@ def _race(paths, row_loss, valids, margin: float, caps) -> np.ndarray:
     return out_caps
 
 
+def _convex_dual(spec: KernelSpec) -> bool:
+    """Whether the dual of ``spec``'s kernel is convex (the kernel positive
+    semi-definite): 'linear', 'rbf', and 'poly' with ``coef0 >= 0``. The
+    'sigmoid' kernel and 'poly' with ``coef0 < 0`` are not; their duals have
+    several stationary points, and which one a solve ends at depends on
+    where it starts."""
+    return spec.name in ("linear", "rbf") or (spec.name == "poly" and spec.coef0 >= 0.0)
+
+
+def _solve_each_c(backend, path: CPath) -> CPathResult:
+    """``path`` solved at each of its ``C`` values from zero, as a fit is:
+    for a kernel whose dual is not convex (:func:`_convex_dual`), where a
+    start from the previous ``C``'s solution can end at another stationary
+    point than the fit's. Without the path's early stop."""
+    parts = [
+        solve_c_path(backend, dataclasses.replace(path, Cs=path.Cs[k : k + 1], prune=None))
+        for k in range(len(path.Cs))
+    ]
+    alphas = [part.alpha for part in parts]
+    return CPathResult(
+        decision=np.concatenate([np.asarray(part.decision) for part in parts]),
+        n_iter=np.concatenate([np.asarray(part.n_iter) for part in parts]),
+        converged=np.concatenate([np.asarray(part.converged) for part in parts]),
+        error=[e for part in parts for e in part.error],
+        alpha=None if any(a is None for a in alphas) else np.concatenate(alphas),
+    )
+
+
 def _path_task(task, shared):
     """Solve one (variant, fold) task (a variant is a γ, or for ε-SVR an
     (ε, γ) pair): every binary problem of the fold along the increasing
@@ -336,6 +365,7 @@ def _path_task(task, shared):
     train, valid = folds[f]
     start = time.perf_counter()
     spec = variants[v][0]
+    convex = _convex_dual(spec)
     if kernels is not None:
         X, spec = kernels.get(kernel_of[v]), KernelSpec("precomputed")
     problems = problems_of(train, valid, v)
@@ -371,7 +401,7 @@ def _path_task(task, shared):
             **settings,
         )
         try:
-            out = solve_c_path(backend, path)
+            out = solve_c_path(backend, path) if convex else _solve_each_c(backend, path)
         except (ValueError, ArithmeticError, MemoryError) as exc:
             errors = [errors[i] or f"{type(exc).__name__}: {exc}" for i in range(n_c)]
             continue
@@ -838,8 +868,10 @@ class _BaseSVMCV(BaseKernelEstimator):
 
     def _warm_refit(self) -> bool:
         """Whether the refit may start from the folds' averaged multipliers
-        (:func:`_fold_average`): they must lie in the refit's boxes."""
-        return True
+        (:func:`_fold_average`): they must lie in the refit's boxes, and
+        the dual be convex (a start elsewhere than the fit's can end at
+        another of its stationary points)."""
+        return _convex_dual(self._spec(1.0))
 
     def _fill_results(self, scores, fit_time, score_time, cs, variants) -> None:
         """``cv_results_`` in ``GridSearchCV``'s layout over the grid ``{'C':
@@ -1068,7 +1100,11 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     folds (each row's mean over the folds it trained in, a feasible point
     of the whole dual) when they take at most 64 MiB
     (``8 · n_C · n_gamma · n_folds · v`` bytes, ``v`` the variables of
-    one fold's binary problems), else from zero.
+    one fold's binary problems), else from zero. The 'sigmoid' kernel and
+    'poly' with ``coef0 < 0`` are not positive semi-definite: their dual
+    has several stationary points and the one a solve reaches depends on
+    its start, so each ``C`` is solved from zero, as an ``SVC`` fit is
+    (without the path's early stop), and so is the refit.
 
     Parameters
     ----------
@@ -1331,7 +1367,8 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     def _warm_refit(self) -> bool:
         # With 'balanced' each fold's boxes follow its own class counts, and
         # their average can leave the refit's boxes.
-        return not (isinstance(self.class_weight, str) and self.class_weight == "balanced")
+        balanced = isinstance(self.class_weight, str) and self.class_weight == "balanced"
+        return super()._warm_refit() and not balanced
 
     def decision_function(self, X):
         """Decision values of the refitted best model.
