@@ -162,3 +162,19 @@ def test_svrcv_sigmoid_scores_as_grid_search():
     )
     assert ours.best_params_ == ref.best_params_
     np.testing.assert_allclose(ours.predict(X), ref.predict(X), atol=1e-5)
+
+
+@pytest.mark.parametrize("est", [SVCCV(Cs=2, gammas=2, cv=3), SVRCV(Cs=2, gammas=2, cv=3)])
+def test_a_dataframe_fit_checks_the_feature_names_at_predict(est):
+    pd = pytest.importorskip("pandas")
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    est.fit(df, y if isinstance(est, SVCCV) else X[:, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning per call
+        pred = est.predict(df)
+    np.testing.assert_array_equal(pred, est.best_estimator_.predict(df))
+    np.testing.assert_array_equal(est.best_estimator_.feature_names_in_, est.feature_names_in_)
+    # Columns in another order are refused, not silently misread.
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict(df[["d", "c", "b", "a"]])

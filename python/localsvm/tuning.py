@@ -946,6 +946,11 @@ class _BaseSVMCV(BaseKernelEstimator):
                 else:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             self.refit_time_ = time.perf_counter() - t0
+            names = getattr(self, "feature_names_in_", None)
+            if names is not None:
+                # Fitted on the validated array: the names let its predict
+                # check a DataFrame's columns, as a grid search's refit does.
+                estimator.feature_names_in_ = names
             self.best_estimator_ = estimator
         n_bad = int(unconverged.sum())
         if n_bad or refit_warned:
