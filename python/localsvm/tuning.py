@@ -841,28 +841,32 @@ class _BaseSVMCV(BaseKernelEstimator):
         """``scoring`` as a scorer (None for the default score). One that
         needs ``predict_proba`` is refused naming ``scoring``: before the
         search for a scikit-learn scorer that says so, when it asks for a
-        callable (the held-out rows are scored from decision values)."""
+        method the held-out rows lack otherwise (they are scored from
+        decision values)."""
         if self.scoring is None:
             return None
         scorer = check_scoring(self, scoring=self.scoring)
         wanted = getattr(scorer, "_response_method", None)
         wanted = {wanted} if isinstance(wanted, str) else set(wanted or ())
-        no_proba = ValueError(
-            f"scoring={self.scoring!r} needs predict_proba, which {type(self).__name__} "
-            "cannot score by: the held-out rows are scored from decision values, and the "
-            "model it refits has no predict_proba. Use a scorer that reads predict or "
-            "decision_function."
-        )
+        name = type(self).__name__
         if wanted and wanted <= {"predict_proba", "predict_log_proba"}:
-            raise no_proba
+            raise ValueError(
+                f"scoring={self.scoring!r} needs predict_proba, which {name} cannot score "
+                "by: the held-out rows are scored from decision values, and the model it "
+                "refits has no predict_proba. Use a scorer that reads predict or "
+                "decision_function."
+            )
 
         def score(estimator, X, y):
             try:
                 return scorer(estimator, X, y)
             except AttributeError as exc:
-                if "predict_proba" in str(exc) or "predict_log_proba" in str(exc):
-                    raise no_proba from exc
-                raise
+                raise ValueError(
+                    f"scoring={self.scoring!r} asks for a method that {name} cannot score by "
+                    f"({exc}): the held-out rows are scored from predict"
+                    + (" and decision_function" if is_classifier(self) else "")
+                    + ", as the model it refits answers them."
+                ) from exc
 
         return score
 
