@@ -178,3 +178,42 @@ def test_a_dataframe_fit_checks_the_feature_names_at_predict(est):
     # Columns in another order are refused, not silently misread.
     with pytest.raises(ValueError, match="feature names"):
         est.predict(df[["d", "c", "b", "a"]])
+
+
+@pytest.mark.parametrize(
+    ("scoring", "data_seed", "majority", "flip_y", "split_seed"),
+    [("balanced_accuracy", 3, 0.9, 0.02, 3), ("recall", 103, 0.85, 0.03, 3)],
+)
+def test_prune_keeps_the_choice_of_a_scoring_unlike_accuracy(
+    scoring, data_seed, majority, flip_y, split_seed
+):
+    # On imbalanced classes accuracy and these scorings rank candidates
+    # differently: prune judged by the 0-1 loss left out the grid's best.
+    X, y = make_classification(
+        n_samples=300,
+        n_features=8,
+        weights=[majority],
+        flip_y=flip_y,
+        class_sep=0.7,
+        random_state=data_seed,
+    )
+    grid = dict(Cs=6, gammas=6, cv=5, random_state=split_seed, scoring=scoring)
+    full = SVCCV(prune=None, **grid).fit(X, y)
+    pruned = SVCCV(**grid).fit(X, y)
+    mean = full.cv_results_["mean_test_score"]
+    assert mean.max() - mean[pruned.best_index_] <= 0.002
+    if scoring == "balanced_accuracy":
+        # Still raced, by the loss whose mean is one less balanced accuracy.
+        assert np.isnan(pruned.cv_results_["mean_test_score"]).any()
+
+
+def test_svrcv_prune_keeps_the_choice_of_a_scoring_unlike_squared_error():
+    X, y = make_friedman1(n_samples=200, noise=1.0, random_state=0)
+    rng = np.random.RandomState(0)
+    y = y + (rng.rand(200) < 0.08) * rng.standard_cauchy(200) * 5  # heavy tails
+    grid = dict(Cs=5, gammas=4, epsilons=2, cv=5, random_state=0)
+    grid["scoring"] = "neg_median_absolute_error"
+    full = SVRCV(prune=None, **grid).fit(X, y)
+    pruned = SVRCV(**grid).fit(X, y)
+    mean = full.cv_results_["mean_test_score"]
+    assert mean.max() - mean[pruned.best_index_] <= 0.002

@@ -573,7 +573,17 @@ class _BaseSVMCV(BaseKernelEstimator):
         return splits
 
     def _search(
-        self, X, y, cs, variants, problems_of, score_fold, label, folds=None, row_loss=None
+        self,
+        X,
+        y,
+        cs,
+        variants,
+        problems_of,
+        score_fold,
+        label,
+        folds=None,
+        row_loss=None,
+        path_stop=True,
     ):
         """Score every (C, variant) candidate on every fold, fill
         ``cv_results_`` and the ``best_*`` attributes; returns which
@@ -586,9 +596,11 @@ class _BaseSVMCV(BaseKernelEstimator):
         ``problems_of(train, valid, v)`` the fold's binary problems for
         variant ``v``, each with its held-out targets for the early stop;
         ``score_fold(decision, valid)`` a held-out score; ``row_loss(decision,
-        valid)`` each held-out row's loss (the 0-1 loss of the predicted
-        class, or the squared error) for the race after the first folds
-        (None: no race).
+        valid)`` each held-out row's loss, ranking candidates as
+        ``scoring`` does, for the race after the first folds (None: no
+        race); ``path_stop``: whether the paths' own early stop (by the 0-1
+        error of each binary problem, or the squared error) ranks them so
+        (:meth:`_prune_rule`).
 
         Also returns, with ``refit``, the refit's warm start when the folds'
         multipliers fit :data:`WARM_REFIT_BYTES`: per problem of
@@ -603,7 +615,7 @@ class _BaseSVMCV(BaseKernelEstimator):
             max_iter=int(self.max_iter),
             cache_size=float(self.cache_size),
             shrinking=bool(self.shrinking),
-            prune=None if self.prune is None else float(self.prune),
+            prune=None if self.prune is None or not path_stop else float(self.prune),
             regression=not is_classifier(self),
         )
         probe = QPProblem(
@@ -837,6 +849,16 @@ class _BaseSVMCV(BaseKernelEstimator):
             start = _fold_average(done, folds, problems_of, v, j, n_rows)
         return unconverged, start
 
+    def _prune_rule(self, rules: dict) -> tuple:
+        """What ``prune`` judges candidates by: ``rules[scoring]``, a row
+        loss for the race and whether the paths' own early stop may run,
+        for the scorings these losses rank candidates as; ``(None, False)``
+        for any other (a loss that ranks unlike ``scoring`` would leave out
+        the candidates it prefers), which scores every candidate on every
+        fold."""
+        key = self.scoring if self.scoring is None or isinstance(self.scoring, str) else ()
+        return rules.get(key, (None, False))
+
     def _scorer(self):
         """``scoring`` as a scorer (None for the default score). One that
         needs ``predict_proba`` is refused naming ``scoring``: before the
@@ -1053,25 +1075,31 @@ kernel_matrix : {'auto', 'shared', 'per_fold'}, default='auto'
 prune : float or None, default=2.0
     Stops a fold's path over increasing ``C`` (for one ``gamma``) once it
     is clearly beaten: when its held-out error (the 0-1 error of each
-    one-vs-one problem, or the squared error of the regression, whatever
-    ``scoring``) has been more than ``prune`` standard errors above the
-    best the path reached, for two ``C`` values in a row, the larger
-    ``C`` values, the slowest to solve, are left out on that fold. Their
-    ``split<k>_test_score`` is NaN, so their mean is NaN and they rank
-    last, as the candidates ``HalvingGridSearchCV`` drops. Held-out error
-    along ``C`` usually falls to one minimum and then rises, so a path
-    seldom recovers once it is beaten twice in a row. With three folds or
-    more the variants (``gamma``, or ``(epsilon, gamma)``) also race,
-    after the first fold and (with four or more) after the second and
-    (with five or more) the third, once those folds hold 50 held-out rows
-    or more: a candidate whose mean
-    per-row loss over the folds solved so far (the
-    same losses) is more than ``prune`` standard errors of the paired
-    per-row difference above the best candidate's is clearly beaten, and
-    on the next folds each variant solves only up to its largest ``C`` not
+    one-vs-one problem, or the squared error of the regression) has been
+    more than ``prune`` standard errors above the best the path reached,
+    for two ``C`` values in a row, the larger ``C`` values, the slowest to
+    solve, are left out on that fold. Their ``split<k>_test_score`` is
+    NaN, so their mean is NaN and they rank last, as the candidates
+    ``HalvingGridSearchCV`` drops. Held-out error along ``C`` usually
+    falls to one minimum and then rises, so a path seldom recovers once it
+    is beaten twice in a row. With three folds or more the variants
+    (``gamma``, or ``(epsilon, gamma)``) also race, after the first fold
+    and (with four or more) after the second and (with five or more) the
+    third, once those folds hold 50 held-out rows or more: a candidate
+    whose mean per-row loss over the folds solved so far (the same
+    losses) is more than ``prune`` standard errors of the paired per-row
+    difference above the best candidate's is clearly beaten, and on the
+    next folds each variant solves only up to its largest ``C`` not
     beaten (none, for a variant beaten at every ``C``). The candidates
     left out keep the scores of the folds they were solved on and get NaN
-    on the others. None scores every candidate on every fold.
+    on the others. These losses rank candidates as the default
+    ``scoring`` does, and as 'accuracy' (``SVCCV``) or 'r2',
+    'neg_mean_squared_error' and 'neg_root_mean_squared_error'
+    (``SVRCV``); for 'balanced_accuracy' the race weighs each class's
+    rows alike and for 'neg_mean_absolute_error' it judges the absolute
+    error, without the paths' early stop; any other ``scoring`` ranks
+    candidates unlike them, and every candidate is scored on every fold.
+    None scores every candidate on every fold.
 """
 
 
@@ -1349,6 +1377,15 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         def row_loss(decision, valid):
             return (predicted(decision)[0] != y_idx[valid]).astype(np.float64)
 
+        def balanced_row_loss(decision, valid):
+            """The 0-1 loss with each class's rows weighing alike: its mean
+            over a fold is one less the fold's balanced accuracy."""
+            truth = y_idx[valid]
+            counts = np.bincount(truth, minlength=n_classes)
+            return row_loss(decision, valid) * (
+                valid.size / (np.count_nonzero(counts) * counts[truth])
+            )
+
         def score_fold(decision, valid):
             """Held-out score from the pairs' decision values."""
             if scorer is None:
@@ -1357,8 +1394,24 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             stand_in = _DecidedClassifier(classes, classes[pred], public)
             return float(scorer(stand_in, Xs[valid], ys[valid]))
 
+        race_loss, path_stop = self._prune_rule(
+            {
+                None: (row_loss, True),
+                "accuracy": (row_loss, True),
+                "balanced_accuracy": (balanced_row_loss, False),
+            }
+        )
         unconverged, start = self._search(
-            Xs, ys, cs, variants, problems_of, score_fold, "gammas", folds=folds, row_loss=row_loss
+            Xs,
+            ys,
+            cs,
+            variants,
+            problems_of,
+            score_fold,
+            "gammas",
+            folds=folds,
+            row_loss=race_loss,
+            path_stop=path_stop,
         )
         if start is not None and n_classes > 2:
             # Back from the rows grouped by class to the rows as given.
@@ -1588,6 +1641,18 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         def row_loss(decision, valid):
             return (decision[:, 0] - y[valid]) ** 2
 
+        def absolute_loss(decision, valid):
+            return np.abs(decision[:, 0] - y[valid])
+
+        race_loss, path_stop = self._prune_rule(
+            {
+                None: (row_loss, True),
+                "r2": (row_loss, True),
+                "neg_mean_squared_error": (row_loss, True),
+                "neg_root_mean_squared_error": (row_loss, True),
+                "neg_mean_absolute_error": (absolute_loss, False),
+            }
+        )
         unconverged, start = self._search(
             X,
             y,
@@ -1596,7 +1661,8 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
             problems_of,
             score_fold,
             "(epsilon, gamma)",
-            row_loss=row_loss,
+            row_loss=race_loss,
+            path_stop=path_stop,
         )
         best = variants[self.best_index_ % len(variants)]
         self.C_ = float(self.best_params_["C"])
