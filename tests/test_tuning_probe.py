@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_friedman1
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
 from localsvm import SVC, SVCCV, SVR, SVRCV
 
@@ -217,3 +217,89 @@ def test_svrcv_prune_keeps_the_choice_of_a_scoring_unlike_squared_error():
     pruned = SVRCV(**grid).fit(X, y)
     mean = full.cv_results_["mean_test_score"]
     assert mean.max() - mean[pruned.best_index_] <= 0.002
+
+
+def _weights(n, seed, zeros_every=None):
+    w = np.random.default_rng(seed).uniform(0.1, 3.0, n)
+    if zeros_every:
+        w[::zeros_every] = 0.0
+    return w
+
+
+@pytest.mark.parametrize("zeros_every", [None, 7])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_svccv_sample_weight_scores_and_refits_as_grid_search(n_classes, zeros_every):
+    # GridSearchCV hands sample_weight to each fold's SVC.fit and weighs the
+    # held-out scores by it; a weight of 0 leaves the row out of the fits.
+    X, y = make_classification(
+        n_samples=150,
+        n_features=6,
+        n_informative=4,
+        n_classes=n_classes,
+        n_clusters_per_class=1,
+        random_state=0,
+    )
+    w = _weights(y.size, 0, zeros_every)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    grid = {"C": [0.3, 3.0, 30.0], "gamma": [0.05, 0.3]}
+    ours = SVCCV(Cs=grid["C"], gammas=grid["gamma"], cv=cv, prune=None, tol=1e-6, cv_tol=1e-6).fit(
+        X, y, sample_weight=w
+    )
+    ref = GridSearchCV(SVC(tol=1e-6), grid, cv=cv).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-6
+    )
+    assert ours.best_params_ == ref.best_params_
+    alone = SVC(C=ours.C_, gamma=ours.gamma_, tol=1e-6).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.decision_function(X), alone.decision_function(X), atol=1e-4)
+
+
+def test_svccv_unweighted_weights_change_nothing():
+    X, y = make_classification(n_samples=150, n_features=6, random_state=1)
+    kw = dict(Cs=[0.3, 3.0], gammas=[0.05, 0.3], cv=3)
+    plain = SVCCV(**kw).fit(X, y)
+    ones = SVCCV(**kw).fit(X, y, sample_weight=np.ones(y.size))
+    np.testing.assert_array_equal(
+        plain.cv_results_["mean_test_score"], ones.cv_results_["mean_test_score"]
+    )
+
+
+@pytest.mark.parametrize("scoring", [None, "neg_mean_absolute_error"])
+def test_svrcv_sample_weight_scores_and_refits_as_grid_search(scoring):
+    X, y = make_friedman1(120, noise=0.5, random_state=0)
+    w = _weights(y.size, 1, zeros_every=5)
+    cv = KFold(3, shuffle=True, random_state=0)
+    grid = {"C": [1.0, 10.0], "gamma": [0.05, 0.2], "epsilon": [0.05, 0.2]}
+    ours = SVRCV(
+        Cs=grid["C"],
+        gammas=grid["gamma"],
+        epsilons=grid["epsilon"],
+        cv=cv,
+        prune=None,
+        tol=1e-6,
+        cv_tol=1e-6,
+        scoring=scoring,
+    ).fit(X, y, sample_weight=w)
+    ref = GridSearchCV(SVR(tol=1e-6), grid, cv=cv, scoring=scoring).fit(X, y, sample_weight=w)
+
+    def by_params(search):
+        keys = [tuple(sorted(p.items())) for p in search.cv_results_["params"]]
+        return dict(zip(keys, search.cv_results_["mean_test_score"], strict=True))
+
+    ours_scores, ref_scores = by_params(ours), by_params(ref)
+    for key, value in ref_scores.items():
+        np.testing.assert_allclose(ours_scores[key], value, atol=1e-5)
+    alone = SVR(C=ours.C_, gamma=ours.gamma_, epsilon=ours.epsilon_, tol=1e-6)
+    alone.fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.predict(X), alone.predict(X), atol=1e-4)
+
+
+@pytest.mark.parametrize("search", [SVCCV, SVRCV])
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [(np.ones(5), "sample_weight"), (np.zeros(60), "zero or negative")],
+)
+def test_bad_sample_weight_is_refused(search, weights, message):
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        search(Cs=[1.0], gammas=[0.1], cv=3).fit(X, y.astype(float), sample_weight=weights)

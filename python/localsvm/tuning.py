@@ -13,9 +13,12 @@ memory budget, the kernel values themselves are computed once: one matrix
 of squared distances (or inner products) over all the rows, and from it one
 kernel matrix per γ that every fold and ``C`` reads. The tasks run in
 ``n_jobs`` threads; each is computed alone, so the results do not depend
-on how the threads interleave. Every candidate is scored on every fold (no
-candidate is dropped early); the folds' solves stop at ``10 · tol`` unless
-``cv_tol`` says otherwise.
+on how the threads interleave. With ``prune`` (the default) a fold's path
+stops once it is clearly beaten, and the variants race after the first
+folds: the candidates clearly beaten there are not solved on the next folds
+(their scores there are NaN, as ``HalvingGridSearchCV``'s dropped
+candidates'); with ``prune=None`` every candidate is scored on every fold.
+The folds' solves stop at ``10 · tol`` unless ``cv_tol`` says otherwise.
 
 The default grids follow the data's scale: ``gammas`` around
 γ_scale = 1 / (n_features · X.var()) (scikit-learn's ``gamma='scale'``),
@@ -53,6 +56,7 @@ from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     BaseKernelEstimator,
     class_weights,
+    positive_weights,
     restore_on_interrupt,
     store_params,
 )
@@ -318,6 +322,34 @@ def _race(paths, row_loss, valids, margin: float, caps) -> np.ndarray:
             if not beaten:
                 out_caps[v] = j + 1
     return out_caps
+
+
+def _mean(values: np.ndarray, w: np.ndarray | None) -> float:
+    """The mean of ``values``, weighted by ``w`` when given (NaN when the
+    weights sum to zero: no row counts)."""
+    if w is None:
+        return float(np.mean(values))
+    total = float(np.sum(w))
+    return float(np.dot(values, w) / total) if total > 0 else np.nan
+
+
+def _times(w: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    """``values`` weighted by ``w`` (as they are when ``w`` is None)."""
+    return values if w is None else w * values
+
+
+def _weighed(loss, weights):
+    """A per-row loss for the race scaled by the held-out rows' sample
+    weights (``weights()``, every row's), so that its mean over a fold is
+    the weighted mean loss (all zero where the fold's rows weigh nothing)."""
+
+    def weighed_loss(decision, valid):
+        w = weights()[valid]
+        total = float(np.sum(w))
+        values = np.asarray(loss(decision, valid), dtype=np.float64)
+        return values * w * (valid.size / total) if total > 0 else np.zeros_like(values)
+
+    return weighed_loss
 
 
 def _convex_dual(spec: KernelSpec) -> bool:
@@ -879,9 +911,9 @@ class _BaseSVMCV(BaseKernelEstimator):
                 "decision_function."
             )
 
-        def score(estimator, X, y):
+        def score(estimator, X, y, **kw):
             try:
-                return scorer(estimator, X, y)
+                return scorer(estimator, X, y, **kw)
             except AttributeError as exc:
                 raise ValueError(
                     f"scoring={self.scoring!r} asks for a method that {name} cannot score by "
@@ -951,11 +983,11 @@ class _BaseSVMCV(BaseKernelEstimator):
         self.best_params_ = dict(params[self.best_index_])
         self.best_score_ = float(mean[self.best_index_])
 
-    def _finish(self, X, y, estimator, unconverged, start=None) -> None:
+    def _finish(self, X, y, estimator, unconverged, start=None, sample_weight=None) -> None:
         """Refit ``estimator`` on all the data (``refit=True``; from the
-        multipliers ``start``, one vector per binary problem, when given)
-        and warn once for every solve of the search and the refit that
-        stopped at ``max_iter``."""
+        multipliers ``start``, one vector per binary problem, when given;
+        with ``sample_weight``, when given) and warn once for every solve of
+        the search and the refit that stopped at ``max_iter``."""
         refit_warned = False
         if self.refit:
             t0 = time.perf_counter()
@@ -965,7 +997,10 @@ class _BaseSVMCV(BaseKernelEstimator):
                 estimator._alpha_start = start
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                estimator.fit(X, y)
+                if sample_weight is None:
+                    estimator.fit(X, y)
+                else:
+                    estimator.fit(X, y, sample_weight=sample_weight)
             for w in caught:
                 if issubclass(w.category, ConvergenceWarning):
                     refit_warned = True
@@ -1281,7 +1316,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Score every candidate by cross-validation and refit the best.
 
         Parameters
@@ -1290,26 +1325,40 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample multipliers of ``C`` in every fold's fits and in the
+            refit, as ``GridSearchCV`` hands them to each fold's
+            ``SVC.fit``: a sample of weight ``<= 0`` is left out of the
+            fits. The held-out scores weigh each row by its weight, as
+            ``GridSearchCV``'s do; ``prune`` then races by the weighted
+            loss, and the paths' own early stop (which counts rows alike)
+            does not run.
 
         Returns
         -------
         self : SVCCV
             The fitted search.
         """
-        return self._fit_weighted(X, y)
+        return self._fit_weighted(X, y, sample_weight=sample_weight)
 
-    def _fit_weighted(self, X, y, box_weights=None):
-        """:meth:`fit`, with ``box_weights`` (positive, one per row, or
-        None) multiplying each example's box beside ``class_weight``: the
+    def _fit_weighted(self, X, y, box_weights=None, sample_weight=None):
+        """:meth:`fit` with its ``sample_weight``, or with ``box_weights``
+        (positive, one per row, or None) multiplying each example's box
+        beside ``class_weight`` but not weighing the held-out scores: the
         search :class:`localsvm.CellSVC` runs on each cell's rows with the
-        weights the whole training set gave them (with ``refit=False``: the
-        refit does not see them). The caller validates the parameters
-        (``fit`` does it through ``fit_context``)."""
+        factors of ``C`` the whole training set gave them (with
+        ``refit=False``). The caller validates the parameters (``fit`` does
+        it through ``fit_context``)."""
         X, y = validate_training_data(self, X, y, sparse=True)
         y_idx = encode_classes(self, y)
         classes = self.classes_
         n_classes = classes.size
         row_w = None if box_weights is None else np.asarray(box_weights, dtype=np.float64)
+        # The held-out scores' weights (and the refit's): sample_weight's.
+        score_w = weights_given = None
+        if sample_weight is not None:
+            score_w = weights_given = positive_weights(sample_weight, y.size, y_idx)
+            row_w = score_w if row_w is None else row_w * score_w
         box = class_weights(self, y)[y_idx]
         if row_w is not None:
             box = box * row_w
@@ -1337,6 +1386,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             folds = [(np.sort(inv[tr]), np.sort(inv[va])) for tr, va in self._splits(X, y)]
             Xs, ys, y_idx, box = X[order], y[order], y_idx[order], box[order]
             row_w = None if row_w is None else row_w[order]
+            score_w = None if score_w is None else score_w[order]
 
         def problems_of(train, valid, v):
             """The fold's one-vs-one problems, None for a pair it lacks; each
@@ -1349,6 +1399,10 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
                 counts = np.bincount(y_idx[train], minlength=n_classes)
                 fold_w = train.size / (len(present) * np.maximum(counts, 1.0))
                 fold_box = fold_w[y_idx] if row_w is None else fold_w[y_idx] * row_w
+            if row_w is not None:
+                # Samples of weight 0 are left out of the fold's fits.
+                train = train[row_w[train] > 0]
+                present = set(np.unique(y_idx[train]).tolist())
             out = []
             for a, b in pairs:
                 if a not in present or b not in present:
@@ -1387,20 +1441,28 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             )
 
         def score_fold(decision, valid):
-            """Held-out score from the pairs' decision values."""
+            """Held-out score from the pairs' decision values (weighted by
+            the held-out rows' sample weights, when given)."""
+            w = None if score_w is None else score_w[valid]
             if scorer is None:
-                return float(np.mean(predicted(decision)[0] == y_idx[valid]))
+                return _mean(predicted(decision)[0] == y_idx[valid], w)
             pred, public = predicted(decision, public=True)
             stand_in = _DecidedClassifier(classes, classes[pred], public)
-            return float(scorer(stand_in, Xs[valid], ys[valid]))
+            kw = {} if w is None else {"sample_weight": w}
+            return float(scorer(stand_in, Xs[valid], ys[valid], **kw))
 
-        race_loss, path_stop = self._prune_rule(
-            {
+        if score_w is None:
+            rules = {
                 None: (row_loss, True),
                 "accuracy": (row_loss, True),
                 "balanced_accuracy": (balanced_row_loss, False),
             }
-        )
+        else:
+            # The accuracy weighted by the sample weights; the paths' early
+            # stop counts every held-out row alike, so it does not run.
+            weighed = _weighed(row_loss, lambda: score_w)
+            rules = {None: (weighed, False), "accuracy": (weighed, False)}
+        race_loss, path_stop = self._prune_rule(rules)
         unconverged, start = self._search(
             Xs,
             ys,
@@ -1423,7 +1485,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         estimator = self._refit_estimator(
             SVC, C=self.C_, gamma=self.gamma_, class_weight=self.class_weight
         )
-        self._finish(X, y, estimator, unconverged, start)
+        self._finish(X, y, estimator, unconverged, start, weights_given)
         return self
 
     def _warm_refit(self) -> bool:
@@ -1576,7 +1638,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
 
     @restore_on_interrupt
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Score every candidate by cross-validation and refit the best.
 
         Parameters
@@ -1585,6 +1647,14 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
             Training examples.
         y : array-like of shape (n_samples,)
             Targets, finite numbers.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample multipliers of ``C`` in every fold's fits and in the
+            refit, as ``GridSearchCV`` hands them to each fold's
+            ``SVR.fit``: a sample of weight ``<= 0`` is left out of the
+            fits. The held-out scores weigh each row by its weight, as
+            ``GridSearchCV``'s do; ``prune`` then races by the weighted
+            loss, and the paths' own early stop (which counts rows alike)
+            does not run.
 
         Returns
         -------
@@ -1596,6 +1666,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
             self, X, y, dtype=np.float64, order="C", accept_sparse="csr", y_numeric=True
         )
         y = np.asarray(y, dtype=np.float64)
+        sw = None if sample_weight is None else positive_weights(sample_weight, y.size)
         scale = float(np.std(y)) or 1.0
         cs = _grid(self.Cs, "Cs", lambda k: _logspace(C_DECADES, k, scale))
         if np.unique(cs).size != cs.size:
@@ -1615,13 +1686,16 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
 
         def problems_of(train, valid, v):
             e = variants[v][2]
+            if sw is not None:
+                # Samples of weight 0 are left out of the fold's fits.
+                train = train[sw[train] > 0]
             m = train.size
             yt = y[train]
             return [
                 (
                     np.concatenate([train, train]),
                     np.concatenate([np.ones(m), -np.ones(m)]),
-                    np.ones(2 * m),
+                    np.ones(2 * m) if sw is None else np.concatenate([sw[train], sw[train]]),
                     np.concatenate([e - yt, e + yt]),
                     y[valid],
                 )
@@ -1629,14 +1703,18 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
 
         def score_fold(decision, valid):
             pred = decision[:, 0]
+            w = None if sw is None else sw[valid]
             if scorer is None:
                 truth = y[valid]
-                ss = float(np.sum((truth - truth.mean()) ** 2))
-                res = float(np.sum((truth - pred) ** 2))
+                if w is not None and not w.sum() > 0:
+                    return np.nan  # no held-out row weighs anything
+                ss = float(np.sum(_times(w, (truth - np.average(truth, weights=w)) ** 2)))
+                res = float(np.sum(_times(w, (truth - pred) ** 2)))
                 if ss == 0.0:
                     return 1.0 if res == 0.0 else 0.0
                 return 1.0 - res / ss
-            return float(scorer(_DecidedRegressor(pred), X[valid], y[valid]))
+            kw = {} if w is None else {"sample_weight": w}
+            return float(scorer(_DecidedRegressor(pred), X[valid], y[valid], **kw))
 
         def row_loss(decision, valid):
             return (decision[:, 0] - y[valid]) ** 2
@@ -1644,15 +1722,26 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         def absolute_loss(decision, valid):
             return np.abs(decision[:, 0] - y[valid])
 
-        race_loss, path_stop = self._prune_rule(
-            {
+        if sw is None:
+            rules = {
                 None: (row_loss, True),
                 "r2": (row_loss, True),
                 "neg_mean_squared_error": (row_loss, True),
                 "neg_root_mean_squared_error": (row_loss, True),
                 "neg_mean_absolute_error": (absolute_loss, False),
             }
-        )
+        else:
+            # The losses weighted by the sample weights; the paths' early
+            # stop counts every held-out row alike, so it does not run.
+            squared, absolute = _weighed(row_loss, lambda: sw), _weighed(absolute_loss, lambda: sw)
+            rules = {
+                None: (squared, False),
+                "r2": (squared, False),
+                "neg_mean_squared_error": (squared, False),
+                "neg_root_mean_squared_error": (squared, False),
+                "neg_mean_absolute_error": (absolute, False),
+            }
+        race_loss, path_stop = self._prune_rule(rules)
         unconverged, start = self._search(
             X,
             y,
@@ -1669,5 +1758,5 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         self.epsilon_ = best[2]
         self.gamma_ = float(gammas[self.best_index_ % len(gammas)])
         estimator = self._refit_estimator(SVR, C=self.C_, epsilon=self.epsilon_, gamma=self.gamma_)
-        self._finish(X, y, estimator, unconverged, start)
+        self._finish(X, y, estimator, unconverged, start, sw)
         return self
