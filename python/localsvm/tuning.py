@@ -91,10 +91,11 @@ GAMMA_DECADES = (-2.0, 1.5)
 EPSILON_DECADES = (-2.5, -0.5)
 
 
-def _grid(values, name: str, default) -> np.ndarray:
+def _grid(values, name: str, default, zero: bool = False) -> np.ndarray:
     """A grid parameter as a 1-d float array: ``values`` itself, or for an
     int that many points from ``default(k)``. Raises ``ValueError`` naming
-    ``name`` for an empty grid or a value that is not positive and finite."""
+    ``name`` for an empty grid or a value that is not positive (with
+    ``zero``, non-negative) and finite."""
     if isinstance(values, Integral) and not isinstance(values, bool):
         if values < 1:
             raise ValueError(f"{name} must be a positive number of grid points, got {values}")
@@ -104,9 +105,10 @@ def _grid(values, name: str, default) -> np.ndarray:
         raise ValueError(f"{name} must be an int or a list of values, got {values!r}")
     if arr.size == 0:
         raise ValueError(f"{name} must list at least one value")
-    bad = arr[~(np.isfinite(arr) & (arr > 0))]
+    bad = arr[~(np.isfinite(arr) & ((arr >= 0) if zero else (arr > 0)))]
     if bad.size:
-        raise ValueError(f"{name} must hold positive finite values, got {bad[0]!r}")
+        kind = "non-negative" if zero else "positive"
+        raise ValueError(f"{name} must hold {kind} finite values, got {bad[0]!r}")
     return arr
 
 
@@ -1540,9 +1542,9 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         X.var()), scikit-learn's ``gamma='scale'``). Ignored for
         ``kernel='linear'``.
     epsilons : int or array-like of float, default=3
-        The ``epsilon`` values, or how many on the default grid
-        10^-2.5 … 10^-0.5 times the targets' standard deviation (the tube's
-        width follows the targets' scale).
+        The ``epsilon`` values (non-negative, as ``SVR``'s), or how many on
+        the default grid 10^-2.5 … 10^-0.5 times the targets' standard
+        deviation (the tube's width follows the targets' scale).
     cv : int, cross-validation generator or iterable, default=None
         The splits: None for 5 folds, an int for that many (``KFold``), or
         any scikit-learn splitter or list of ``(train, test)`` index pairs.
@@ -1671,7 +1673,9 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         cs = _grid(self.Cs, "Cs", lambda k: _logspace(C_DECADES, k, scale))
         if np.unique(cs).size != cs.size:
             raise ValueError("Cs must not repeat a value")
-        eps = _grid(self.epsilons, "epsilons", lambda k: _logspace(EPSILON_DECADES, k, scale))
+        eps = _grid(
+            self.epsilons, "epsilons", lambda k: _logspace(EPSILON_DECADES, k, scale), zero=True
+        )
         gammas = self._gamma_grid(X)
         variants = [
             (
