@@ -343,15 +343,34 @@ def _times(w: np.ndarray | None, values: np.ndarray) -> np.ndarray:
 def _weighed(loss, weights):
     """A per-row loss for the race scaled by the held-out rows' sample
     weights (``weights()``, every row's), so that its mean over a fold is
-    the weighted mean loss (all zero where the fold's rows weigh nothing)."""
+    the weighted mean loss (all zero where the fold's rows weigh nothing).
+    Its ``row_weights(valid)`` gives the factors (see
+    :func:`_effective_rows`)."""
 
-    def weighed_loss(decision, valid):
+    def row_weights(valid):
         w = weights()[valid]
         total = float(np.sum(w))
-        values = np.asarray(loss(decision, valid), dtype=np.float64)
-        return values * w * (valid.size / total) if total > 0 else np.zeros_like(values)
+        return w * (valid.size / total) if total > 0 else np.zeros(valid.size)
 
+    def weighed_loss(decision, valid):
+        return np.asarray(loss(decision, valid), dtype=np.float64) * row_weights(valid)
+
+    weighed_loss.row_weights = row_weights
     return weighed_loss
+
+
+def _effective_rows(row_loss, valids) -> float:
+    """How many held-out rows the race's losses over the folds ``valids``
+    amount to: their count when ``row_loss`` weighs every row alike, else
+    Kish's effective sample size ``(Σw)² / Σw²`` of the factors its
+    ``row_weights(valid)`` gives (a class-balanced loss on two very unequal
+    classes counts about four times the smaller class's rows)."""
+    weigh = getattr(row_loss, "row_weights", None)
+    if weigh is None:
+        return float(sum(v.size for v in valids))
+    w = np.concatenate([np.asarray(weigh(v), dtype=np.float64) for v in valids])
+    sq = float(np.dot(w, w))
+    return float(np.sum(w)) ** 2 / sq if sq > 0 else 0.0
 
 
 def _convex_dual(spec: KernelSpec) -> bool:
@@ -506,6 +525,8 @@ RACE_FOLDS = 3
 
 #: The held-out rows (of the folds raced so far) below which a race round
 #: is skipped: the paired test's normal approximation needs a few dozen.
+#: For a loss that weighs rows unequally, their effective number
+#: (:func:`_effective_rows`).
 RACE_MIN_ROWS = 50
 
 #: Bytes of the folds' multipliers a search keeps for the refit's warm
@@ -791,7 +812,7 @@ class _BaseSVMCV(BaseKernelEstimator):
             # Race the variants on fold f (and those before): only the C
             # values not clearly beaten there go on to the next folds.
             done.update(run([t for t in tasks if t[1] == f and caps[t[0]] > 0]))
-            if sum(folds[g][1].size for g in range(f + 1)) < RACE_MIN_ROWS:
+            if _effective_rows(row_loss, [folds[g][1] for g in range(f + 1)]) < RACE_MIN_ROWS:
                 continue  # too few held-out rows to tell candidates apart
             raced = [
                 [done[v, g] for g in range(f + 1)] if caps[v] > 0 else None for v in range(n_v)
@@ -1136,7 +1157,10 @@ prune : float or None, default=2.0
     rows alike and for 'neg_mean_absolute_error' it judges the absolute
     error, without the paths' early stop; any other ``scoring`` ranks
     candidates unlike them, and every candidate is scored on every fold.
-    None scores every candidate on every fold.
+    Where the race's loss weighs rows unequally (class-balanced, or with
+    ``sample_weight``) the 50 rows are counted as Kish's effective sample
+    size ``(Σw)² / Σw²``: a small class counts for about four times its
+    rows. None scores every candidate on every fold.
 """
 
 
@@ -1433,14 +1457,19 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         def row_loss(decision, valid):
             return (predicted(decision)[0] != y_idx[valid]).astype(np.float64)
 
+        def class_balance(valid):
+            """Each held-out row's factor that makes every class weigh
+            alike (their mean is 1)."""
+            truth = y_idx[valid]
+            counts = np.bincount(truth, minlength=n_classes)
+            return valid.size / (np.count_nonzero(counts) * counts[truth])
+
         def balanced_row_loss(decision, valid):
             """The 0-1 loss with each class's rows weighing alike: its mean
             over a fold is one less the fold's balanced accuracy."""
-            truth = y_idx[valid]
-            counts = np.bincount(truth, minlength=n_classes)
-            return row_loss(decision, valid) * (
-                valid.size / (np.count_nonzero(counts) * counts[truth])
-            )
+            return row_loss(decision, valid) * class_balance(valid)
+
+        balanced_row_loss.row_weights = class_balance
 
         def score_fold(decision, valid):
             """Held-out score from the pairs' decision values (weighted by
