@@ -187,6 +187,8 @@ def test_default_grids_follow_the_data_scale(binary):
         ({"gammas": [-1.0]}, "gammas"),
         ({"gammas": []}, "gammas"),
         ({"Cs": [1.0, 1.0]}, "Cs"),
+        ({"Cs": [[1.0, 10.0]]}, "Cs"),
+        ({"gammas": [[0.1], [1.0]]}, "gammas"),
     ],
 )
 def test_bad_grids_name_the_parameter(binary, params, name):

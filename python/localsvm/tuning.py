@@ -100,9 +100,9 @@ def _grid(values, name: str, default, zero: bool = False) -> np.ndarray:
         if values < 1:
             raise ValueError(f"{name} must be a positive number of grid points, got {values}")
         return np.asarray(default(int(values)), dtype=np.float64)
-    arr = np.asarray(values, dtype=np.float64).ravel() if np.ndim(values) else None
-    if arr is None:
-        raise ValueError(f"{name} must be an int or a list of values, got {values!r}")
+    if np.ndim(values) != 1:
+        raise ValueError(f"{name} must be an int or a 1-d list of values, got {values!r}")
+    arr = np.asarray(values, dtype=np.float64)
     if arr.size == 0:
         raise ValueError(f"{name} must list at least one value")
     bad = arr[~(np.isfinite(arr) & ((arr >= 0) if zero else (arr > 0)))]
