@@ -538,13 +538,17 @@ class LocalSVC(BaseSVMClassifier):
             count = min(k, ANCHORS, max(ANCHOR_MIN, ANCHOR_WORK // (k * (X.shape[1] + 1))))
             idx = np.sort(rng.choice(k, count, replace=False))
             Xp = X[pair.rows]
+            whole = k == X.shape[0]
             solutions, keep = [], []
             # Blocks of anchors, so that their similarities stay within BLOCK_BYTES.
-            block = max(1, BLOCK_BYTES // (16 * k))
+            block = max(1, BLOCK_BYTES // (16 * X.shape[0]))
             for start in range(0, count, block):
                 part = idx[start : start + block]
-                sigma = compute_similarity(self.similarity, Xp, Xp[part], **self._sim_kwargs)
-                sigma_t = np.ascontiguousarray(sigma.T)
+                # Against every training example, as a test example's are
+                # (the 'knn' neighbours are among all of them), then the
+                # pair's columns.
+                sigma = compute_similarity(self.similarity, X, Xp[part], **self._sim_kwargs)
+                sigma_t = np.ascontiguousarray(sigma.T if whole else sigma.T[:, pair.rows])
                 if self._weights is not None:
                     sigma_t *= self._weights[pair.rows]
                 chunks = self._chunks(part.size)
