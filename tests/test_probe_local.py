@@ -8,9 +8,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from localsvm import LocalSVC
+from localsvm import FLSAClassifier, LocalSVC
 
 
 def test_local_knn_with_more_neighbours_than_a_class_pair_holds():
@@ -35,3 +36,26 @@ def test_local_knn_with_more_neighbours_than_a_class_pair_holds():
                 warm.decision_function(Xt), cold.decision_function(Xt), atol=1e-5
             )
             np.testing.assert_array_equal(warm.predict(Xt), cold.predict(Xt))
+
+
+@pytest.mark.parametrize("bad", [-1, -5, 2.5, True, "3"])
+def test_flsa_path_refuses_a_bad_max_n_support(bad):
+    # A negative count reached the Rust core, whose message named its own
+    # arrays; a fraction was truncated in silence.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = FLSAClassifier(n_support=5, random_state=0).fit(X, y)
+    with pytest.raises((ValueError, TypeError), match="max_n_support"):
+        clf.path_decision_function(X, max_n_support=bad)
+
+
+def test_flsa_path_takes_any_non_negative_max_n_support():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = FLSAClassifier(n_support=5, random_state=0).fit(X, y)
+    full = clf.path_decision_function(X)
+    for k in (0, 3, np.int64(3), 5, 100):
+        part = clf.path_decision_function(X, max_n_support=k)
+        np.testing.assert_array_equal(part, full[: min(int(k), 5) + 1])

@@ -710,6 +710,14 @@ class FLSAClassifier(BaseKernelClassifier):
             path's length (or ``max_n_support``). A binary model whose path is
             shorter keeps its last value.
         """
+        if max_n_support is not None and (
+            isinstance(max_n_support, bool)
+            or not isinstance(max_n_support, Integral)
+            or max_n_support < 0
+        ):
+            raise ValueError(
+                f"max_n_support must be a non-negative int or None, got {max_n_support!r}"
+            )
         X = self._check_X(X)
         longest = max(len(p) for p in self.path_)
         K = longest if max_n_support is None else min(int(max_n_support), longest)
