@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from localsvm import FLSAClassifier, LocalSVC
+from localsvm import FLSAClassifier, IncrementalSVC, LocalSVC
 
 
 def test_local_knn_with_more_neighbours_than_a_class_pair_holds():
@@ -59,3 +59,25 @@ def test_flsa_path_takes_any_non_negative_max_n_support():
     for k in (0, 3, np.int64(3), 5, 100):
         part = clf.path_decision_function(X, max_n_support=k)
         np.testing.assert_array_equal(part, full[: min(int(k), 5) + 1])
+
+
+def test_incremental_batch_whose_rows_all_have_weight_zero_changes_nothing():
+    # Weight 0 leaves a row out of the stream, and a later batch may lose
+    # every row that way; it used to be refused ("all samples have zero or
+    # negative weights") although it only leaves the model as it was.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = IncrementalSVC(gamma=0.5, n_jobs=1).partial_fit(X[:40], y[:40])
+    before = clf.decision_function(X)
+    clf.partial_fit(X[40:50], y[40:50], sample_weight=np.zeros(10))
+    assert clf.n_seen_ == 40
+    np.testing.assert_array_equal(clf.decision_function(X), before)
+    # The stream goes on as if that batch had not been given.
+    clf.partial_fit(X[50:], y[50:])
+    ref = IncrementalSVC(gamma=0.5, n_jobs=1).partial_fit(X[:40], y[:40])
+    ref.partial_fit(X[50:], y[50:])
+    np.testing.assert_array_equal(clf.decision_function(X), ref.decision_function(X))
+    # The first batch must still hold a row to learn from.
+    with pytest.raises(ValueError, match="weight"):
+        IncrementalSVC().partial_fit(X[:5], y[:5], classes=[0, 1], sample_weight=np.zeros(5))

@@ -589,7 +589,9 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             omit it, or must repeat the same classes.
         sample_weight : array-like of shape (n_samples,), default=None
             0 leaves a row out (it is not learnt, nor counted in
-            ``n_seen_``), 1 learns it; no other weights (see Notes).
+            ``n_seen_``), 1 learns it; no other weights (see Notes). A
+            batch after the first may leave out every row: the model then
+            stays as it was.
 
         Returns
         -------
@@ -682,12 +684,17 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             self._start(X, known)
             return self._learn(X, idx, "partial_fit")
         self._check_classes(classes)
-        X, y, idx = self._weighted_batch(X, y, self._encode(y, self.classes_), sample_weight)
+        X, y, idx = self._weighted_batch(
+            X, y, self._encode(y, self.classes_), sample_weight, later=True
+        )
+        if X.shape[0] == 0:
+            return self  # every row left out: the model is as it was
         return self._learn(X, idx, "partial_fit", assemble=False)
 
-    def _weighted_batch(self, X, y, idx, sample_weight):
+    def _weighted_batch(self, X, y, idx, sample_weight, later=False):
         """A batch's rows of positive ``sample_weight`` (every row of a batch
-        may go: a stream's batch need not hold every class)."""
+        may go: a stream's batch need not hold every class). A ``later``
+        batch (not the first) may lose every row; the first must keep one."""
         if sample_weight is None:
             return X, y, idx
         w = finite_sample_weight(sample_weight, X.shape[0])
@@ -695,6 +702,8 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         if np.all(keep):
             self._equal_weight_rows(X, y, idx, None if np.all(w == 1.0) else w)
             return X, y, idx
+        if later and not np.any(keep):
+            return X[keep], y[keep], idx[keep]
         self._equal_weight_rows(X[keep], y[keep], idx[keep], w[keep])
         return X[keep], y[keep], idx[keep]
 
