@@ -81,3 +81,35 @@ def test_incremental_batch_whose_rows_all_have_weight_zero_changes_nothing():
     # The first batch must still hold a row to learn from.
     with pytest.raises(ValueError, match="weight"):
         IncrementalSVC().partial_fit(X[:5], y[:5], classes=[0, 1], sample_weight=np.zeros(5))
+
+
+@pytest.mark.parametrize("name", ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"])
+@pytest.mark.parametrize("precision", ["auto", "float64"])
+def test_model_file_round_trip_is_exact_with_the_original_precision(tmp_path, name, precision):
+    # save_libsvm_model promises an exact round trip; the loader's default
+    # precision ('float64', LIBSVM's) is not the estimators' ('auto'), so the
+    # promise holds with the original's precision (and its break_ties, which
+    # the file cannot hold).
+    import localsvm
+    from localsvm import load_libsvm_model, save_libsvm_model
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(120, 4))
+    Xt = rng.normal(size=(300, 4))
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 2], [-0.7, 0.0, 0.7])
+    Est = getattr(localsvm, name)
+    est = Est(precision=precision)
+    if name in ("SVC", "NuSVC"):
+        est.set_params(break_ties=True).fit(X, y)
+    elif name == "OneClassSVM":
+        est.fit(X)
+    else:
+        est.fit(X, X[:, 0] + 0.1 * rng.normal(size=120))
+    path = tmp_path / "m.model"
+    save_libsvm_model(est, path)
+    loaded = load_libsvm_model(path, n_features=4, precision=precision)
+    if name in ("SVC", "NuSVC"):
+        loaded.set_params(break_ties=True)
+    np.testing.assert_array_equal(loaded.predict(Xt), est.predict(Xt))
+    if hasattr(est, "decision_function"):
+        np.testing.assert_array_equal(loaded.decision_function(Xt), est.decision_function(Xt))
