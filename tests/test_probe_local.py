@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from localsvm import FLSAClassifier, IncrementalSVC, LocalSVC
+from localsvm import FLSAClassifier, IncrementalSVC, LocalSVC, ProfileSVC
 
 
 def test_local_knn_with_more_neighbours_than_a_class_pair_holds():
@@ -113,3 +113,35 @@ def test_model_file_round_trip_is_exact_with_the_original_precision(tmp_path, na
     np.testing.assert_array_equal(loaded.predict(Xt), est.predict(Xt))
     if hasattr(est, "decision_function"):
         np.testing.assert_array_equal(loaded.decision_function(Xt), est.decision_function(Xt))
+
+
+def test_profile_takes_an_imbalance_weight_far_above_the_distances():
+    # R is any non-negative float. Far above the profiles' distances (about
+    # 1e15 here) HiGHS failed on the assignment LP with an error that did
+    # not name R, after churning for seconds; the LP's costs are now scaled
+    # to at most 1, and such an R gives the balance-only assignment.
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(40, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    labels = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for R in (1e14, 1e16, 1e19, 1e300):
+            clf = ProfileSVC(R=R, random_state=0, n_jobs=1).fit(X, y)
+            assert np.isfinite(clf.decision_function(X)).all()
+            labels.append(clf.cluster_labels_)
+    for other in labels[1:]:
+        np.testing.assert_array_equal(other, labels[0])
+
+
+def test_magkmeans_lp_reports_its_optimum_unscaled():
+    from localsvm.clustering.lp import magkmeans_lp
+
+    rng = np.random.default_rng(1)
+    D = rng.uniform(0.0, 5.0, size=(12, 3))
+    y = np.repeat([0, 1], 6)
+    Z, optimum = magkmeans_lp(D, y, 2.0)
+    codes = np.where(y == 1, 1.0, -1.0)
+    # Σ Z·D + R Σ_j |Σ_i Z_ij a_i| with the two-class balance a_i = ±1.
+    imbalance = np.abs((Z * codes[:, None]).sum(axis=0)).sum()
+    assert optimum == pytest.approx((Z * D).sum() + 2.0 * imbalance, rel=1e-9)

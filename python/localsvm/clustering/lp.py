@@ -105,6 +105,11 @@ def magkmeans_lp(
         (np.ones(nz), (np.repeat(np.arange(n), k), np.arange(nz))), shape=(n, nz + nt)
     )
     c = np.concatenate([D.ravel(), np.full(nt, float(R))])
+    # HiGHS sees costs of at most 1: with R many orders of magnitude above
+    # the distances it otherwise fails (or churns for seconds) instead of
+    # returning the balance-only optimum. The optimum is scaled back.
+    scale = float(np.max(np.abs(c), initial=0.0)) or 1.0
+    c /= scale
     bounds = np.zeros((nz + nt, 2))
     bounds[:nz, 1] = 1.0
     bounds[nz:, 1] = np.inf
@@ -118,6 +123,10 @@ def magkmeans_lp(
         method="highs",
     )
     if res.status != 0 or res.x is None:
-        raise RuntimeError(f"the MagKmeans assignment LP failed: {res.message}")
+        raise RuntimeError(
+            f"the MagKmeans assignment LP failed (R={float(R):g}, distances up to "
+            f"{float(D.max(initial=0.0)):.3g}): {res.message}; if R is far above the "
+            "distances, lower R"
+        )
     Z = np.clip(res.x[:nz].reshape(n, k), 0.0, 1.0)
-    return Z, float(res.fun)
+    return Z, float(res.fun) * scale
