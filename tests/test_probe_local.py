@@ -145,3 +145,47 @@ def test_magkmeans_lp_reports_its_optimum_unscaled():
     # Σ Z·D + R Σ_j |Σ_i Z_ij a_i| with the two-class balance a_i = ±1.
     imbalance = np.abs((Z * codes[:, None]).sum(axis=0)).sum()
     assert optimum == pytest.approx((Z * D).sum() + 2.0 * imbalance, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["FLSAClassifier", "RFLSAClassifier", "FLSAClassifierCV"])
+def test_flsa_zero_weights_keep_training_indices_and_precomputed_width(name):
+    # Weight 0 leaves an example out. support_ (and each path's support)
+    # indexed the examples kept, not those given to fit (SVC's rule: X of
+    # fit indexed by support_ is support_vectors_), and a precomputed model
+    # then refused both the full test kernel and the kept columns.
+    import localsvm
+    from localsvm.kernels import KernelSpec, kernel_matrix
+
+    Est = getattr(localsvm, name)
+    params = dict(n_support=8, random_state=0) | ({"cv": 3} if name.endswith("CV") else {})
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(60, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    Xt = rng.normal(size=(20, 3))
+    w = np.ones(60)
+    w[::4] = 0
+    keep = w > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        weighted = Est(gamma=0.4, **params).fit(X, y, sample_weight=w)
+        dropped = Est(gamma=0.4, **params).fit(X[keep], y[keep])
+        np.testing.assert_array_equal(X[weighted.support_], weighted.support_vectors_)
+        assert np.all(keep[weighted.support_])
+        np.testing.assert_array_equal(np.flatnonzero(keep)[dropped.support_], weighted.support_)
+        for a, b in zip(weighted.path_, dropped.path_, strict=True):
+            np.testing.assert_array_equal(a.support, np.flatnonzero(keep)[b.support])
+        np.testing.assert_array_equal(weighted.decision_function(Xt), dropped.decision_function(Xt))
+        np.testing.assert_array_equal(
+            weighted.path_decision_function(Xt), dropped.path_decision_function(Xt)
+        )
+        K = kernel_matrix(KernelSpec("rbf", gamma=0.4), X, X)
+        Kt = kernel_matrix(KernelSpec("rbf", gamma=0.4), Xt, X)
+        pre = Est(kernel="precomputed", **params).fit(K, y, sample_weight=w)
+        assert pre.shape_fit_ == (60, 60)
+        np.testing.assert_array_equal(pre.support_, weighted.support_)
+        np.testing.assert_allclose(pre.decision_function(Kt), weighted.decision_function(Xt))
+        np.testing.assert_allclose(
+            pre.path_decision_function(Kt), weighted.path_decision_function(Xt)
+        )
+        with pytest.raises(ValueError, match="60"):
+            pre.predict(Kt[:, keep])

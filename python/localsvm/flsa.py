@@ -56,6 +56,7 @@ Multiclass problems are one-vs-rest: one path per class.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -73,6 +74,7 @@ from ._base import (
     BaseKernelClassifier,
     equal_weight_rows,
     fit_method,
+    positive_weights,
     store_params,
 )
 from ._compat import Interval, RealNotInt, StrOptions
@@ -452,13 +454,22 @@ class FLSAClassifier(BaseKernelClassifier):
     # ------------------------------------------------------------------ fit
 
     def _validate_xy(self, X, y, sample_weight=None):
+        """The training data, less the examples of weight 0. ``_kept_rows``
+        keeps the indices of those left (None: all of them) and
+        ``_given_shape`` the shape of ``X`` as given, so that the fitted
+        model speaks of the examples given to ``fit``."""
         self._check_kernel_callable()
         X, y = validate_training_data(self, X, y, precomputed=self._precomputed)
+        self._given_shape = X.shape
+        self._kept_rows = None
         if sample_weight is not None:
             y_idx = encode_classes(self, y)
+            n = X.shape[0]
             X, y, _ = equal_weight_rows(
                 self, X, y, y_idx, sample_weight, WEIGHTS_WHY, WEIGHTS_INSTEAD
             )
+            if X.shape[0] < n:
+                self._kept_rows = np.flatnonzero(positive_weights(sample_weight, n) > 0)
         return X, y
 
     def _fit_paths(self, X, y, n_terms: int, *, warn: bool = True, report=None) -> None:
@@ -559,10 +570,17 @@ class FLSAClassifier(BaseKernelClassifier):
                 stacklevel=3,
             )
         rows = np.unique(np.concatenate([p.support for p in self.path_]))
-        self._path_rows = rows
         self._path_X = None if spec.precomputed else X[rows]
+        kept = getattr(self, "_kept_rows", None)
+        if kept is not None:
+            # Indices into the examples given to fit, not those kept.
+            self.path_ = [
+                dataclasses.replace(p, support=kept[p.support].astype(np.intp)) for p in self.path_
+            ]
+            rows = kept[rows].astype(np.intp)
+        self._path_rows = rows
         self.n_pruned_ = np.array([p.n_pruned for p in self.path_])
-        self.shape_fit_ = X.shape
+        self.shape_fit_ = getattr(self, "_given_shape", X.shape)
 
     @fit_method
     def fit(self, X, y, sample_weight=None):
