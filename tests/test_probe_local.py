@@ -189,3 +189,39 @@ def test_flsa_zero_weights_keep_training_indices_and_precomputed_width(name):
         )
         with pytest.raises(ValueError, match="60"):
             pre.predict(Kt[:, keep])
+
+
+def test_incremental_zero_weights_keep_stream_positions():
+    # support_ holds positions in the stream counted over every row passed
+    # (its docstring); rows of weight 0 were not counted, so with them
+    # X[support_] was not support_vectors_ and the positions pointed at
+    # other rows.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 2))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    w = np.ones(80)
+    w[::3] = 0
+    keep = w > 0
+    weighted = IncrementalSVC(gamma=0.5, n_jobs=1).fit(X, y, sample_weight=w)
+    dropped = IncrementalSVC(gamma=0.5, n_jobs=1).fit(X[keep], y[keep])
+    assert weighted.n_seen_ == dropped.n_seen_ == keep.sum()
+    np.testing.assert_array_equal(X[weighted.support_], weighted.support_vectors_)
+    assert np.all(keep[weighted.support_])
+    np.testing.assert_array_equal(np.flatnonzero(keep)[dropped.support_], weighted.support_)
+    np.testing.assert_array_equal(weighted.decision_function(X), dropped.decision_function(X))
+    # The same stream in batches (one of them all weight 0) and row by row.
+    for step in (1, 7, 30):
+        clf = IncrementalSVC(gamma=0.5, n_jobs=1)
+        clf.partial_fit(X[:10], y[:10], classes=[0, 1, 2], sample_weight=np.r_[0, np.ones(9)])
+        for s in range(10, 80, step):
+            sw = w[s : s + step]
+            if s == 10:
+                sw = np.zeros_like(sw)
+            clf.partial_fit(X[s : s + step], y[s : s + step], sample_weight=sw)
+        learnt = keep.copy()
+        learnt[:10] = np.arange(10) > 0
+        learnt[10 : 10 + step] = False
+        np.testing.assert_array_equal(X[clf.support_], clf.support_vectors_)
+        assert np.all(learnt[clf.support_])
+        assert clf.n_seen_ == learnt.sum()
+        assert set(clf.history_["n_seen"].tolist()) == set(np.flatnonzero(learnt).tolist())

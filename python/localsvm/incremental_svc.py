@@ -37,6 +37,7 @@ from ._base import (
     BaseSVMClassifier,
     equal_weight_rows,
     fit_method,
+    positive_weights,
     store_params,
 )
 from ._compat import Interval, StrOptions, fit_context
@@ -569,9 +570,13 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         """
         self._reset()
         X, y, idx = self._fit_prologue(X, y)
+        given = X.shape[0]
         X, _, idx = self._equal_weight_rows(X, y, idx, sample_weight)
+        kept = None
+        if X.shape[0] < given:
+            kept = np.flatnonzero(positive_weights(sample_weight, given) > 0)
         self._start(X, self.classes_)
-        return self._learn(X, idx, "fit")
+        return self._learn(X, idx, "fit", kept=kept, given=given)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn the rows of ``X`` in order, one example at a time.
@@ -680,32 +685,37 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
                     )
             idx = self._encode(y, known)
             self.classes_ = known
-            X, y, idx = self._weighted_batch(X, y, idx, sample_weight)
+            given = X.shape[0]
+            X, y, idx, kept = self._weighted_batch(X, y, idx, sample_weight)
             self._start(X, known)
-            return self._learn(X, idx, "partial_fit")
+            return self._learn(X, idx, "partial_fit", kept=kept, given=given)
         self._check_classes(classes)
-        X, y, idx = self._weighted_batch(
+        given = X.shape[0]
+        X, y, idx, kept = self._weighted_batch(
             X, y, self._encode(y, self.classes_), sample_weight, later=True
         )
         if X.shape[0] == 0:
-            return self  # every row left out: the model is as it was
-        return self._learn(X, idx, "partial_fit", assemble=False)
+            # Every row left out: the model is as it was, the stream moved on.
+            self._n_passed = self._stream_position() + given
+            return self
+        return self._learn(X, idx, "partial_fit", assemble=False, kept=kept, given=given)
 
     def _weighted_batch(self, X, y, idx, sample_weight, later=False):
         """A batch's rows of positive ``sample_weight`` (every row of a batch
         may go: a stream's batch need not hold every class). A ``later``
-        batch (not the first) may lose every row; the first must keep one."""
+        batch (not the first) may lose every row; the first must keep one.
+        The fourth value is the positions of the rows kept in the batch
+        (None: all of them)."""
         if sample_weight is None:
-            return X, y, idx
+            return X, y, idx, None
         w = finite_sample_weight(sample_weight, X.shape[0])
         keep = w > 0
         if np.all(keep):
             self._equal_weight_rows(X, y, idx, None if np.all(w == 1.0) else w)
-            return X, y, idx
-        if later and not np.any(keep):
-            return X[keep], y[keep], idx[keep]
-        self._equal_weight_rows(X[keep], y[keep], idx[keep], w[keep])
-        return X[keep], y[keep], idx[keep]
+            return X, y, idx, None
+        if not (later and not np.any(keep)):
+            self._equal_weight_rows(X[keep], y[keep], idx[keep], w[keep])
+        return X[keep], y[keep], idx[keep], np.flatnonzero(keep)
 
     def _check_classes(self, classes) -> None:
         """``ValueError`` unless ``classes`` (None: not given) are the classes
@@ -752,7 +762,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         )
 
     def _reset(self) -> None:
-        for name in ("_learners", "_spec", "classes_", "n_seen_"):
+        for name in ("_learners", "_spec", "classes_", "n_seen_", "_n_passed"):
             if hasattr(self, name):
                 delattr(self, name)
 
@@ -766,6 +776,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             _Binary(backend.online_learner(self._spec, d), k) for k in range(len(self._tasks))
         ]
         self.n_seen_ = 0
+        self._n_passed = 0
 
     def _context(self) -> _Context:
         """The learners' context for this call: built once per model and
@@ -848,12 +859,19 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             )
         return idx
 
-    def _learn(self, X, idx, task_name: str, assemble: bool = True):
+    def _stream_position(self) -> int:
+        """Rows passed so far, those of weight 0 included: the position in
+        the stream of the next row (``support_``, ``history_``)."""
+        return int(self.__dict__.get("_n_passed", self.n_seen_))
+
+    def _learn(self, X, idx, task_name: str, assemble: bool = True, kept=None, given=None):
         """Learn one batch: a callback task (``task_name``) with one subtask
         per binary model. The fitted attributes are assembled now, or
         (``assemble=False``) when first read after the call (see
         :meth:`__getattr__`): a stream of small batches then does not copy
-        every support vector after each one."""
+        every support vector after each one. ``kept`` holds the positions
+        of the rows of ``X`` in the batch of ``given`` rows passed (None:
+        ``X`` is that batch)."""
         began = time.perf_counter()
         report = self._fit_report(len(self._learners), X, None, task_name=task_name)
         if report.active:
@@ -866,8 +884,12 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             len(self._learners),
         )
         ctx = self._context()
-        seen = np.arange(self.n_seen_, self.n_seen_ + X.shape[0], dtype=np.int64)
+        start = self._stream_position()
         n = X.shape[0]
+        if kept is None:
+            seen = np.arange(start, start + n, dtype=np.int64)
+        else:
+            seen = (start + np.asarray(kept)).astype(np.int64)
         # A problem over every row (two classes, or one-vs-rest) takes the
         # batch as it is, without copies.
         if len(self._tasks) == 1:
@@ -894,6 +916,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         self._learners = [r[0] for r in results]
         stats = [r[1] for r in results]
         self.n_seen_ += X.shape[0]
+        self._n_passed = start + (n if given is None else int(given))
         self.backend_ = ctx.backend.name
         self._warn(stats)
         if assemble:
