@@ -225,3 +225,24 @@ def test_incremental_zero_weights_keep_stream_positions():
         assert np.all(learnt[clf.support_])
         assert clf.n_seen_ == learnt.sum()
         assert set(clf.history_["n_seen"].tolist()) == set(np.flatnonzero(learnt).tolist())
+
+
+def test_profile_warns_once_for_all_its_cluster_svms():
+    # Each cluster's SVC used to warn on its own: one ConvergenceWarning per
+    # cluster, none saying which cluster or how many of them stopped.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = np.digitize(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=200), [-0.3, 0.3])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = ProfileSVC(max_iter=1, n_clusters=10, random_state=0, n_jobs=1).fit(X, y)
+    convergence = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    models = [m for m in clf.cluster_models_ if m is not None]
+    stopped = sum(m.fit_status_ != 0 for m in models)
+    assert stopped > 1
+    assert len(convergence) == 1
+    assert f"{stopped} of {len(models)} cluster SVMs" in str(convergence[0].message)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ProfileSVC(n_clusters=10, random_state=0, n_jobs=1).fit(X, y)
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]

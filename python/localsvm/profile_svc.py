@@ -90,6 +90,15 @@ PROFILE_COPIES = 4
 BLOCK_BYTES = 64 << 20
 
 
+class _ClusterSVM(SVC):
+    """One cluster's :class:`~localsvm.SVC`: its unconverged solves are
+    counted by the :class:`ProfileSVC` that owns it (one warning for all
+    clusters), not warned about cluster by cluster."""
+
+    def _warn_unconverged(self, converged, what, reasons=()) -> bool:
+        return not all(bool(c) for c in converged)
+
+
 def _fit_cluster(members, shared):
     """Fit one cluster's SVM on its members (None for a one-class cluster);
     a :func:`~localsvm.run_tasks` task, module-level so it pickles."""
@@ -97,7 +106,7 @@ def _fit_cluster(members, shared):
         return None
     members, gamma = members
     X, y_idx, weights, params = shared
-    return SVC(n_jobs=1, gamma=gamma, **params).fit(
+    return _ClusterSVM(n_jobs=1, gamma=gamma, **params).fit(
         X[members], y_idx[members], sample_weight=None if weights is None else weights[members]
     )
 
@@ -644,6 +653,9 @@ class ProfileSVC(RegionModelsMixin, BaseSVMClassifier):
             **report.hooks(_describe_cluster),
         )
         timings["svm"] = time.perf_counter() - start
+        self._warn_unconverged(
+            [m.fit_status_ == 0 for m in self.cluster_models_ if m is not None], "cluster SVMs"
+        )
         self.timings_ = timings
         self.cluster_n_iter_ = region_iterations(self.cluster_models_)
         self.n_iter_ = int(self.cluster_n_iter_.sum())
