@@ -246,3 +246,26 @@ def test_profile_warns_once_for_all_its_cluster_svms():
         warnings.simplefilter("always")
         ProfileSVC(n_clusters=10, random_state=0, n_jobs=1).fit(X, y)
     assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+
+
+def test_local_binary_tie_without_neighbours_predicts_as_its_decision_value():
+    # Far from every training example (every σ 0) the fallback is the class
+    # counts; with balanced classes their margin, the decision value, is 0,
+    # which predicts classes_[1] by the rule of every two-class model here
+    # (as LIBSVM's vote); predict took the first class instead.
+    from localsvm._multiclass import binary_index
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = np.repeat(["no", "yes"], 20)
+    far = rng.normal(size=(10, 2)) * 100
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        clf = LocalSVC(bandwidth=1e-3, n_jobs=1).fit(X, y)
+        dec = clf.decision_function(far)
+        assert np.all(dec == 0.0)
+        np.testing.assert_array_equal(clf.predict(far), clf.classes_[binary_index(dec)])
+        both = np.vstack([X[:5], far])
+        np.testing.assert_array_equal(
+            clf.predict(both), clf.classes_[binary_index(clf.decision_function(both))]
+        )

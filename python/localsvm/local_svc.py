@@ -823,9 +823,10 @@ class LocalSVC(BaseSVMClassifier):
         self._warn_isolated(details)
         votes = self._votes(details)
         if self.classes_.shape[0] == 2:
-            dec = -details.decision[:, 0]
-            idx = np.where(
-                details.status[:, 0] == EMPTY, np.argmax(votes, axis=1), binary_index(dec)
+            # The decision values (the fallback vote's margin where nobody is
+            # nearby) by the two-class rule: a tie predicts classes_[1].
+            dec = np.where(
+                details.status[:, 0] == EMPTY, votes[:, 1] - votes[:, 0], -details.decision[:, 0]
             )
-            return self.classes_[idx.astype(np.intp)]
+            return self.classes_[binary_index(dec)]
         return self.classes_[np.argmax(votes, axis=1)]
