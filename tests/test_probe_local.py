@@ -269,3 +269,37 @@ def test_local_binary_tie_without_neighbours_predicts_as_its_decision_value():
         np.testing.assert_array_equal(
             clf.predict(both), clf.classes_[binary_index(clf.decision_function(both))]
         )
+
+
+def test_onnx_of_a_libsvm_file_breaks_vote_ties_as_the_loaded_model(tmp_path):
+    # A model read from a LIBSVM file gives a tie of one-vs-one votes to the
+    # first label of the file's label line (LIBSVM's rule; svm-train lists
+    # labels in their order of appearance). Its ONNX export gave ties to the
+    # smallest label: with three classes a cyclic vote is a tie, and 3 % of
+    # these rows were labelled otherwise than by predict (and LIBSVM).
+    pytest.importorskip("skl2onnx")
+    ort = pytest.importorskip("onnxruntime")
+    svmutil = pytest.importorskip("libsvm.svmutil", reason="libsvm-official is not installed")
+    from localsvm import load_libsvm_model
+    from localsvm._multiclass import ovo_votes
+    from localsvm.onnx import to_onnx
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(150, 2))
+    y = np.array([7, -2, 3])[rng.integers(0, 3, 150)]
+    trained = svmutil.svm_train(y.astype(float).tolist(), X.tolist(), "-t 2 -g 2 -c 10 -q")
+    path = tmp_path / "libsvm.model"
+    svmutil.svm_save_model(str(path), trained)
+    assert "label 7 3 -2" in path.read_text().splitlines()
+    Xt = rng.normal(size=(2000, 2))
+    reference = np.asarray(svmutil.svm_predict([0] * len(Xt), Xt.tolist(), trained, "-q")[0])
+    model = load_libsvm_model(path, n_features=2)
+    np.testing.assert_array_equal(model.predict(Xt), reference)
+    votes = ovo_votes(model._model_decision(Xt), 3)
+    assert ((votes == votes.max(axis=1, keepdims=True)).sum(axis=1) > 1).sum() > 20
+    for double in (False, True):
+        dtype = np.float64 if double else np.float32
+        onx = to_onnx(model, Xt[:1].astype(dtype), double=double)
+        session = ort.InferenceSession(onx.SerializeToString())
+        label = session.run(None, {session.get_inputs()[0].name: Xt.astype(dtype)})[0]
+        np.testing.assert_array_equal(np.asarray(label).ravel(), reference)

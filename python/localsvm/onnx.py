@@ -22,7 +22,9 @@ one-class export labels a decision value of exactly 0 with 0).
 A classifier's ONNX model has two outputs, named as skl2onnx names those of
 scikit-learn's ``SVC`` without probability estimates, so that code written
 for that export runs unchanged: ``label`` (the predicted class, by the
-rules of ``SVC.predict``: the one-vs-one vote, or the largest score with
+rules of ``SVC.predict``: the one-vs-one vote, whose ties go to the first
+label of the file's ``label`` line for a model read by
+:func:`~localsvm.load_libsvm_model`, or the largest score with
 ``break_ties=True``) and ``probabilities`` (``output_label`` and
 ``output_probability`` behind skl2onnx's ZipMap), which, as there, holds
 decision scores, not probabilities. For more than two classes they are
@@ -146,7 +148,17 @@ def _converter(scope, operator, container) -> None:
     # The operator's label is LIBSVM's vote (break_ties=False); with
     # break_ties the label is the largest score instead (written below).
     by_scores = bool(getattr(model, "break_ties", False)) and n_classes > 2
-    label = name("vote_label") if by_scores else operator.outputs[0].full_name
+    # A model read from a LIBSVM file gives a tie of votes to the first
+    # class of the file's label line (LIBSVM's rule), not to the lowest
+    # index as the operator does: its label is the vote written below.
+    order = getattr(model, "_vote_order", None)
+    by_order = (
+        not by_scores
+        and n_classes > 2
+        and order is not None
+        and not np.array_equal(order, np.arange(n_classes))
+    )
+    label = name("vote_label") if by_scores or by_order else operator.outputs[0].full_name
     container.add_node(
         "SVMClassifier",
         operator.inputs[0].full_name,
@@ -217,10 +229,18 @@ def _converter(scope, operator, container) -> None:
         [operator.outputs[1].full_name],
         name=scope.get_unique_operator_name("Identity"),
     )
-    if by_scores:
-        # ArgMax takes the first of equal scores: the lowest class index,
-        # as localsvm._multiclass.predict_index.
-        best = node("ArgMax", [scores], "best", axis=1, keepdims=0)
+    if by_scores or by_order:
+        if by_scores:
+            # ArgMax takes the first of equal scores: the lowest class index,
+            # as localsvm._multiclass.predict_index.
+            best = node("ArgMax", [scores], "best", axis=1, keepdims=0)
+        else:
+            # The votes in the label line's order: ArgMax takes the first of
+            # equal votes, as localsvm._multiclass.vote_winner.
+            ranks = _int_const(container, scope, [int(c) for c in order])
+            ranked = node("Gather", [votes, ranks], "ranked_votes", axis=1)
+            first = node("ArgMax", [ranked], "first_best", axis=1, keepdims=0)
+            best = node("Gather", [ranks, first], "best", axis=0)
         if "classlabels_ints" in attrs:
             labels = _int_const(container, scope, attrs["classlabels_ints"])
         else:
