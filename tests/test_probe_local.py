@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from localsvm import FLSAClassifier, IncrementalSVC, LocalSVC, ProfileSVC
+from localsvm import SVC, FLSAClassifier, IncrementalSVC, LocalSVC, ProfileSVC
 
 
 def test_local_knn_with_more_neighbours_than_a_class_pair_holds():
@@ -303,3 +303,40 @@ def test_onnx_of_a_libsvm_file_breaks_vote_ties_as_the_loaded_model(tmp_path):
         session = ort.InferenceSession(onx.SerializeToString())
         label = session.run(None, {session.get_inputs()[0].name: Xt.astype(dtype)})[0]
         np.testing.assert_array_equal(np.asarray(label).ravel(), reference)
+
+
+def test_libsvm_file_saved_again_keeps_its_label_order(tmp_path):
+    # A model read from a LIBSVM file gives vote ties to the first label of
+    # the file's label line. save_libsvm_model wrote the labels sorted, so
+    # the file saved again gave ties to the smallest label: 66 of 2000 rows
+    # changed their label through load → save → load (and in LIBSVM) with
+    # three classes.
+    svmutil = pytest.importorskip("libsvm.svmutil", reason="libsvm-official is not installed")
+    from localsvm import load_libsvm_model, save_libsvm_model
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(150, 2))
+    y = np.array([7, -2, 3, 5])[rng.integers(0, 4, 150)]
+    trained = svmutil.svm_train(y.astype(float).tolist(), X.tolist(), "-t 2 -g 2 -c 10 -q")
+    first = tmp_path / "libsvm.model"
+    svmutil.svm_save_model(str(first), trained)
+    label_line = [line for line in first.read_text().splitlines() if line.startswith("label")]
+    order = [int(v) for v in label_line[0].split()[1:]]
+    assert order != sorted(order)
+    Xt = rng.normal(size=(2000, 2))
+    model = load_libsvm_model(first, n_features=2)
+    again = tmp_path / "again.model"
+    save_libsvm_model(model, again)
+    assert [line for line in again.read_text().splitlines() if line.startswith("label")] == (
+        label_line
+    )
+    reloaded = load_libsvm_model(again, n_features=2)
+    np.testing.assert_array_equal(reloaded.predict(Xt), model.predict(Xt))
+    np.testing.assert_array_equal(reloaded.decision_function(Xt), model.decision_function(Xt))
+    theirs = svmutil.svm_load_model(str(again))
+    labels = np.asarray(svmutil.svm_predict([0] * len(Xt), Xt.tolist(), theirs, "-q")[0])
+    np.testing.assert_array_equal(labels, model.predict(Xt))
+    # A model fitted here keeps its sorted labels.
+    fitted = SVC(gamma=2.0).fit(X, y)
+    save_libsvm_model(fitted, again)
+    assert "label -2 3 5 7" in again.read_text().splitlines()

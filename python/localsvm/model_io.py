@@ -202,6 +202,52 @@ def _integer_labels(classes: np.ndarray) -> list[int]:
     return [int(v) for v in values]
 
 
+def _in_label_order(layout: dict, order: np.ndarray) -> dict:
+    """A classifier's LIBSVM layout (classes in ``classes_`` order) with
+    its classes in ``order`` (class indices, first label first): the order
+    of the file a model was read from, whose first label wins a tie of
+    one-vs-one votes. The support vectors are regrouped, each coefficient
+    moves to the row of its pair, and a pair whose two classes trade
+    places changes the sign of its coefficients and ``rho``."""
+    K = len(order)
+    if np.array_equal(order, np.arange(K)):
+        return layout
+    position = np.empty(K, dtype=np.intp)
+    position[order] = np.arange(K)
+    counts = np.asarray(layout["n_support"], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    sv_class = np.repeat(np.arange(K), counts)
+    columns = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in order])
+    old = layout["coef"]
+    coef = np.zeros_like(old)
+    for new_col, col in enumerate(columns):
+        c = sv_class[col]
+        for j in range(K):
+            if j == c:
+                continue
+            value = old[j if j < c else j - 1, col]
+            # The pair's first class (positive side) is the one listed first.
+            if (c < j) != (position[c] < position[j]):
+                value = -value
+            coef[position[j] if position[j] < position[c] else position[j] - 1, new_col] = value
+    pair = {p: k for k, p in enumerate(ovo_pairs(K))}
+    rho = np.array(
+        [
+            layout["rho"][pair[(min(a, b), max(a, b))]] * (1.0 if a < b else -1.0)
+            for a, b in ((order[i], order[j]) for i, j in ovo_pairs(K))
+        ]
+    )
+    sv = layout["support_vectors"]
+    return {
+        **layout,
+        "labels": np.asarray(layout["labels"])[order],
+        "n_support": counts[order],
+        "support_vectors": sv[columns],
+        "coef": coef,
+        "rho": rho,
+    }
+
+
 def _num(x: float) -> str:
     """Shortest text that reads back as exactly ``x``."""
     return repr(float(x))
@@ -233,10 +279,13 @@ def save_libsvm_model(model, path) -> None:
     estimators' default 'auto' by about ``1e-6`` (relative) in the decision
     values) predicts exactly as the original. The file holds no prediction
     settings: ``break_ties`` and ``decision_function_shape`` come back at
-    their defaults (set them again on the loaded model). Class labels are written in
-    ``classes_`` order (sorted). The last feature is written on the first
-    support vector even when it is zero, so the number of features survives
-    the round trip (a model without support vectors loses it).
+    their defaults (set them again on the loaded model). Class labels are
+    written in ``classes_`` order (sorted), or, for a model read by
+    :func:`load_libsvm_model`, in its file's order, whose first label wins a
+    tie of one-vs-one votes (LIBSVM's rule, which the model keeps). The
+    last feature is written on the first support vector even when it is
+    zero, so the number of features survives the round trip (a model
+    without support vectors loses it).
 
     Parameters
     ----------
@@ -265,6 +314,9 @@ def save_libsvm_model(model, path) -> None:
     """
     layout = _layout(model, "save_libsvm_model")
     classifier = layout["labels"] is not None
+    order = getattr(model, "_vote_order", None)
+    if classifier and len(layout["labels"]) > 2 and order is not None:
+        layout = _in_label_order(layout, np.asarray(order, dtype=np.intp))
     labels = _integer_labels(np.asarray(layout["labels"])) if classifier else []
     spec = model.kernel_spec_
     sv = layout["support_vectors"]
