@@ -340,3 +340,20 @@ def test_libsvm_file_saved_again_keeps_its_label_order(tmp_path):
     fitted = SVC(gamma=2.0).fit(X, y)
     save_libsvm_model(fitted, again)
     assert "label -2 3 5 7" in again.read_text().splitlines()
+
+
+def test_cluster_binary_tie_predicts_as_its_decision_value():
+    # Two classes mirrored about x0 = 0: every point of that line is as far
+    # from both hyperplanes, its decision value d_0 − d_1 is 0, which
+    # predicts classes_[1] by the rule of every two-class model here;
+    # predict took the first of the equal distances, classes_[0].
+    from localsvm import ClusterSVC
+    from localsvm._multiclass import binary_index
+
+    X = np.array([[-1, 0], [-2, 1], [-2, -1], [1, 0], [2, 1], [2, -1]], dtype=float)
+    y = np.array([0, 0, 0, 1, 1, 1])
+    clf = ClusterSVC(kernel="linear").fit(X, y)
+    Q = np.array([[0.0, 0.0], [0.0, 5.0], [0.0, -3.0], [-1.0, 0.0], [1.5, 2.0]])
+    dec = clf.decision_function(Q)
+    assert np.all(dec[:3] == 0.0)
+    np.testing.assert_array_equal(clf.predict(Q), clf.classes_[binary_index(dec)])

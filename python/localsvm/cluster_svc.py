@@ -30,6 +30,7 @@ from ._base import (
 from ._compat import Interval
 from ._docstrings import X_PARTS, fill
 from ._memory import memory_budget
+from ._multiclass import binary_index
 from .backends.base import QPProblem, QPSolution, solve_checked
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, kernel_matrix
@@ -748,10 +749,17 @@ class ClusterSVC(BaseSVMClassifier):
         Returns
         -------
         ndarray of shape (n_samples,)
-            Class labels.
+            Class labels. Equal distances go to the first class, except with
+            two classes, where they go to ``classes_[1]``, as a decision value
+            of 0 does in every two-class model.
         """
         check_is_fitted(self)
-        return self.classes_[np.argmin(self.distances(X), axis=1)]
+        d = self.distances(X)
+        if self.classes_.shape[0] == 2:
+            # By the decision value d_0 − d_1, as every two-class model here:
+            # equal distances (a value of 0) predict classes_[1].
+            return self.classes_[binary_index(d[:, 0] - d[:, 1])]
+        return self.classes_[np.argmin(d, axis=1)]
 
     @property
     def coef_(self) -> np.ndarray:
