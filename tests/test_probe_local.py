@@ -357,3 +357,30 @@ def test_cluster_binary_tie_predicts_as_its_decision_value():
     dec = clf.decision_function(Q)
     assert np.all(dec[:3] == 0.0)
     np.testing.assert_array_equal(clf.predict(Q), clf.classes_[binary_index(dec)])
+
+
+def test_flsa_cv_folds_given_as_indices_refer_to_the_rows_given():
+    # cv as (train, test) index arrays names rows of X as given to fit; with
+    # sample_weight zeros they were applied to the rows kept: shifted onto
+    # other rows in silence, or an IndexError past the end.
+    from localsvm import FLSAClassifierCV
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+    w = np.ones(60)
+    w[20:30] = 0
+    keep = np.flatnonzero(w > 0)
+    folds = [(np.arange(30, 60), np.arange(0, 30)), (np.arange(0, 30), np.arange(30, 60))]
+    where = np.full(60, -1)
+    where[keep] = np.arange(keep.size)
+    kept_folds = [(where[tr][where[tr] >= 0], where[te][where[te] >= 0]) for tr, te in folds]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        weighted = FLSAClassifierCV(cv=folds, n_support=6).fit(X, y, sample_weight=w)
+        dropped = FLSAClassifierCV(cv=kept_folds, n_support=6).fit(X[keep], y[keep])
+    np.testing.assert_array_equal(weighted.cv_scores_, dropped.cv_scores_)
+    assert weighted.best_n_support_ == dropped.best_n_support_
+    # A fold left without a row of positive weight is refused, naming cv.
+    with pytest.raises(ValueError, match="cv"):
+        FLSAClassifierCV(cv=[(np.arange(30, 60), np.arange(20, 30))]).fit(X, y, sample_weight=w)

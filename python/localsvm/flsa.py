@@ -911,7 +911,9 @@ class FLSAClassifierCV(FLSAClassifier):
     {column_params}
     cv : int, cross-validation generator or iterable, default=5
         As scikit-learn's ``cv``: an int for stratified k-fold, a splitter or
-        an iterable of (train, validation) index arrays.
+        an iterable of (train, validation) index arrays (rows of ``X`` as
+        given to :meth:`fit`; those of ``sample_weight`` 0 are left out of
+        them). An int or a splitter splits the rows of positive weight.
     random_state : int, RandomState instance or None, default=None
         Draws the dictionary (and its order for 'random').
     n_jobs : int or None, default=None
@@ -1000,6 +1002,32 @@ class FLSAClassifierCV(FLSAClassifier):
                 stacklevel=3,
             )
 
+    def _folds(self, X, y) -> list:
+        """The cross-validation folds over the rows kept (``X``, ``y``). An
+        int or a splitter splits them; (train, test) index arrays name rows
+        of ``X`` as given to :meth:`fit`, so with rows of weight 0 left out
+        they are mapped onto the rows kept."""
+        kept = getattr(self, "_kept_rows", None)
+        cv = self.cv
+        if kept is None or cv is None or isinstance(cv, Integral) or hasattr(cv, "split"):
+            return list(check_cv(cv, y, classifier=True).split(X, y))
+        where = np.full(self._given_shape[0], -1, dtype=np.intp)
+        where[kept] = np.arange(kept.size)
+        folds = []
+        for k, (train, test) in enumerate(cv):
+            parts = []
+            for part in (train, test):
+                part = np.asarray(part)
+                rows = where[np.flatnonzero(part) if part.dtype == bool else part]
+                parts.append(rows[rows >= 0])
+            if parts[0].size == 0 or parts[1].size == 0:
+                raise ValueError(
+                    f"cv fold {k} has no example of positive sample_weight in its "
+                    f"{'training' if parts[0].size == 0 else 'test'} rows"
+                )
+            folds.append(tuple(parts))
+        return folds
+
     @fit_method
     def fit(self, X, y, sample_weight=None):
         """Choose ``n_support`` by cross-validation, then fit on all the data.
@@ -1019,7 +1047,7 @@ class FLSAClassifierCV(FLSAClassifier):
             The fitted estimator.
         """
         X, y = self._validate_xy(X, y, sample_weight)
-        folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
+        folds = self._folds(X, y)
         _check_fold_dictionary(self.dictionary_size, X.shape[0], folds)
         params = {k: v for k, v in self.get_params().items() if k not in ("cv", "verbose")}
         K = int(self.n_support)
