@@ -204,32 +204,6 @@ def test_bad_epsilons_name_the_parameter(bad):
         SVRCV(Cs=2, gammas=2, epsilons=bad, cv=3).fit(X, y)
 
 
-def test_a_zero_epsilon_scores_as_svr_does():
-    # SVR takes epsilon=0 (no tube): so does the search, with the same scores.
-    X, y = make_regression(n_samples=60, n_features=3, noise=5.0, random_state=0)
-    y = y / y.std()
-    kf = KFold(3, shuffle=True, random_state=0)
-    grid = {"C": [1.0, 10.0], "gamma": [0.1], "epsilon": [0.0, 0.1]}
-    ours = SVRCV(
-        Cs=grid["C"],
-        gammas=grid["gamma"],
-        epsilons=grid["epsilon"],
-        cv=kf,
-        prune=None,
-        tol=1e-7,
-        cv_tol=1e-7,
-    ).fit(X, y)
-    ref = GridSearchCV(SVR(tol=1e-7), grid, cv=kf).fit(X, y)
-    ours_scores = {
-        tuple(sorted(p.items())): s
-        for p, s in zip(
-            ours.cv_results_["params"], ours.cv_results_["mean_test_score"], strict=True
-        )
-    }
-    for p, s in zip(ref.cv_results_["params"], ref.cv_results_["mean_test_score"], strict=True):
-        assert ours_scores[tuple(sorted(p.items()))] == pytest.approx(s, abs=1e-5)
-
-
 def test_cv_larger_than_the_smallest_class_and_a_missing_class():
     X, y = load_iris(return_X_y=True)
     X, y = X[:103], y[:103]  # class 2 has 3 members

@@ -264,34 +264,52 @@ def test_svccv_unweighted_weights_change_nothing():
     )
 
 
-@pytest.mark.parametrize("scoring", [None, "neg_mean_absolute_error"])
-def test_svrcv_sample_weight_scores_and_refits_as_grid_search(scoring):
-    X, y = make_friedman1(120, noise=0.5, random_state=0)
-    w = _weights(y.size, 1, zeros_every=5)
-    cv = KFold(3, shuffle=True, random_state=0)
-    grid = {"C": [1.0, 10.0], "gamma": [0.05, 0.2], "epsilon": [0.05, 0.2]}
+def _svr_pair(X, y, grid, cv, tol=1e-6, fit_kw=None, **kw):
+    """SVRCV without pruning and the grid search over SVR on the same grid
+    and folds, both at ``tol``, and each one's mean scores by candidate."""
+    fit_kw = fit_kw or {}
     ours = SVRCV(
         Cs=grid["C"],
         gammas=grid["gamma"],
         epsilons=grid["epsilon"],
         cv=cv,
         prune=None,
-        tol=1e-6,
-        cv_tol=1e-6,
-        scoring=scoring,
-    ).fit(X, y, sample_weight=w)
-    ref = GridSearchCV(SVR(tol=1e-6), grid, cv=cv, scoring=scoring).fit(X, y, sample_weight=w)
+        tol=tol,
+        cv_tol=tol,
+        **kw,
+    ).fit(X, y, **fit_kw)
+    ref = GridSearchCV(SVR(tol=tol), grid, cv=cv, **kw).fit(X, y, **fit_kw)
 
     def by_params(search):
         keys = [tuple(sorted(p.items())) for p in search.cv_results_["params"]]
         return dict(zip(keys, search.cv_results_["mean_test_score"], strict=True))
 
-    ours_scores, ref_scores = by_params(ours), by_params(ref)
+    return ours, by_params(ours), by_params(ref)
+
+
+@pytest.mark.parametrize("scoring", [None, "neg_mean_absolute_error"])
+def test_svrcv_sample_weight_scores_and_refits_as_grid_search(scoring):
+    X, y = make_friedman1(120, noise=0.5, random_state=0)
+    w = _weights(y.size, 1, zeros_every=5)
+    cv = KFold(3, shuffle=True, random_state=0)
+    grid = {"C": [1.0, 10.0], "gamma": [0.05, 0.2], "epsilon": [0.05, 0.2]}
+    ours, ours_scores, ref_scores = _svr_pair(
+        X, y, grid, cv, fit_kw={"sample_weight": w}, scoring=scoring
+    )
     for key, value in ref_scores.items():
         np.testing.assert_allclose(ours_scores[key], value, atol=1e-5)
     alone = SVR(C=ours.C_, gamma=ours.gamma_, epsilon=ours.epsilon_, tol=1e-6)
     alone.fit(X, y, sample_weight=w)
     np.testing.assert_allclose(ours.predict(X), alone.predict(X), atol=1e-4)
+
+
+def test_a_zero_epsilon_scores_as_svr_does():
+    # SVR takes epsilon=0 (no tube): so does the search, with the same scores.
+    X, y = make_friedman1(60, noise=0.5, random_state=2)
+    grid = {"C": [1.0, 10.0], "gamma": [0.1], "epsilon": [0.0, 0.1]}
+    _, ours_scores, ref_scores = _svr_pair(X, y, grid, KFold(3, shuffle=True, random_state=0))
+    for key, value in ref_scores.items():
+        assert ours_scores[key] == pytest.approx(value, abs=1e-5)
 
 
 @pytest.mark.parametrize("search", [SVCCV, SVRCV])

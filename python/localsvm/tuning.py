@@ -1164,6 +1164,18 @@ prune : float or None, default=2.0
 """
 
 
+# The sample_weight of SVCCV.fit and SVRCV.fit.
+_SAMPLE_WEIGHT_PARAM = """\
+sample_weight : array-like of shape (n_samples,), default=None
+    Per-sample multipliers of ``C`` in every fold's fits and in the refit,
+    as ``GridSearchCV`` hands them to the fit on each fold: a sample of
+    weight ``<= 0`` is left out of the fits. The held-out scores weigh each
+    row by its weight, as ``GridSearchCV``'s do; ``prune`` then races by
+    the weighted loss, and the paths' own early stop (which counts rows
+    alike) does not run.
+"""
+
+
 # The attributes every search sets, the same in SVCCV and SVRCV.
 _SEARCH_ATTRIBUTES = """\
 n_splits_ : int
@@ -1182,6 +1194,7 @@ n_features_in_ : int
     kernel_params=_KERNEL_PARAMS,
     solve_params=_SOLVE_PARAMS,
     search_attributes=_SEARCH_ATTRIBUTES,
+    sample_weight_param=_SAMPLE_WEIGHT_PARAM,
 )
 class SVCCV(ClassifierMixin, _BaseSVMCV):
     """C-SVM classifier with ``C`` and ``gamma`` chosen by cross-validation.
@@ -1351,14 +1364,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             Training examples.
         y : array-like of shape (n_samples,)
             Class labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample multipliers of ``C`` in every fold's fits and in the
-            refit, as ``GridSearchCV`` hands them to each fold's
-            ``SVC.fit``: a sample of weight ``<= 0`` is left out of the
-            fits. The held-out scores weigh each row by its weight, as
-            ``GridSearchCV``'s do; ``prune`` then races by the weighted
-            loss, and the paths' own early stop (which counts rows alike)
-            does not run.
+        {sample_weight_param}
 
         Returns
         -------
@@ -1545,6 +1551,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
     kernel_params=_KERNEL_PARAMS,
     solve_params=_SOLVE_PARAMS,
     search_attributes=_SEARCH_ATTRIBUTES,
+    sample_weight_param=_SAMPLE_WEIGHT_PARAM,
 )
 class SVRCV(RegressorMixin, _BaseSVMCV):
     """Epsilon-SVR with ``C``, ``gamma`` and ``epsilon`` chosen by cross-validation.
@@ -1678,14 +1685,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
             Training examples.
         y : array-like of shape (n_samples,)
             Targets, finite numbers.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample multipliers of ``C`` in every fold's fits and in the
-            refit, as ``GridSearchCV`` hands them to each fold's
-            ``SVR.fit``: a sample of weight ``<= 0`` is left out of the
-            fits. The held-out scores weigh each row by its weight, as
-            ``GridSearchCV``'s do; ``prune`` then races by the weighted
-            loss, and the paths' own early stop (which counts rows alike)
-            does not run.
+        {sample_weight_param}
 
         Returns
         -------
