@@ -281,7 +281,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         ``n_samples / (n_classes · bincount(y))`` computed once on the whole
         training set, not per cell, so an imbalanced problem gets the same
         weights as with :class:`localsvm.SVC` however the cells divide it
-        (``class_weight_``).
+        (``class_weight_``). In-memory fits only: a fit on an array read in
+        chunks or on a Dask collection refuses it (``ValueError``).
     backend : str, default='auto'
         A registered solver backend for the cells' SVMs.
     random_state : int, RandomState instance or None, default=None
@@ -559,7 +560,9 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             every cell SVM that trains on it (its own cell, and the cells
             whose overlap takes it). As in LIBSVM, an example of weight
             ``<= 0`` is left out before anything is computed (``gamma='scale'``
-            and the partition included).
+            and the partition included). In memory only: with ``X`` read in
+            chunks or a Dask collection, ``sample_weight`` (and
+            ``class_weight``) raise ``ValueError``.
 
         Returns
         -------
@@ -571,6 +574,19 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             kind = "dask"
         search = self._search_settings() if self.tune else None
         if kind is not None:
+            # The chunked and Dask routes train their cells unweighted:
+            # weights given there are refused, not dropped in silence.
+            route = "a Dask collection" if kind == "dask" else "an array read in chunks"
+            for name, value in (
+                ("sample_weight", sample_weight),
+                ("class_weight", self.class_weight),
+            ):
+                if value is not None:
+                    raise ValueError(
+                        f"{name} is not supported when CellSVC is fitted on {route} "
+                        f"(X of type {type(X).__name__}): its cells are trained unweighted; "
+                        f"pass {name}=None, or fit on an in-memory array"
+                    )
             (fit_dask if kind == "dask" else fit_chunked)(self, X, y)
             if search is not None:
                 self._warn_untuned(self.kernel_spec_, search)

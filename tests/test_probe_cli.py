@@ -1,0 +1,82 @@
+"""Regressions found probing the command line, the solver backends and
+``CellSVC``'s out-of-core routes (an array read in chunks, Dask)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+from localsvm import CellSVC
+
+PARAMS = dict(cell_size=400, overlap=0.5, sample_size=600, random_state=0)
+
+
+def _data(n=1500, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 4)
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] > 0).astype(int)
+    return X, y
+
+
+def _memmap(X):
+    path = os.path.join(tempfile.mkdtemp(), "X.f64")
+    mm = np.memmap(path, dtype=X.dtype, mode="w+", shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    return np.memmap(path, dtype=X.dtype, mode="r", shape=X.shape)
+
+
+@pytest.mark.parametrize(
+    "weighting",
+    [
+        ({"class_weight": {0: 1.0, 1: 50.0}}, {}),
+        ({"class_weight": "balanced"}, {}),
+        ({}, {"sample_weight": "per-row"}),
+    ],
+    ids=["class_weight-dict", "class_weight-balanced", "sample_weight"],
+)
+def test_cellsvc_chunked_fit_refuses_weights_it_would_ignore(weighting):
+    """The chunked (memmap) route trains its cells without weights: a
+    class_weight or sample_weight given there changed nothing (the model
+    was the unweighted one, in silence). It is refused, naming the
+    parameter; in memory the same weights are applied."""
+    params, fit_kw = weighting
+    X, y = _data()
+    if fit_kw:
+        fit_kw = {"sample_weight": np.where(y == 1, 50.0, 1.0)}
+    name = "class_weight" if params else "sample_weight"
+    with pytest.raises(ValueError, match=name):
+        CellSVC(**params, **PARAMS).fit(_memmap(X), y, **fit_kw)
+    # In memory the weights change the model.
+    weighted = CellSVC(**params, **PARAMS).fit(X, y, **fit_kw).decision_function(X)
+    plain = CellSVC(**PARAMS).fit(X, y).decision_function(X)
+    assert not np.allclose(weighted, plain)
+
+
+def test_cellsvc_dask_fit_refuses_weights_it_would_ignore():
+    """As on the chunked route: a Dask fit (X on the cluster, y a NumPy
+    array) with class_weight or sample_weight is refused, not fitted
+    unweighted; without them the Dask fit is the chunked one."""
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    X, y = _data()
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as lc,
+        distributed.Client(lc),
+    ):
+        dX = da.from_array(X, chunks=(500, 4))
+        with pytest.raises(ValueError, match="class_weight"):
+            CellSVC(class_weight={0: 1.0, 1: 50.0}, **PARAMS).fit(dX, y)
+        with pytest.raises(ValueError, match="sample_weight"):
+            CellSVC(**PARAMS).fit(dX, da.from_array(y, 500), sample_weight=np.ones(len(y)))
+        with pytest.raises(ValueError, match="sample_weight"):
+            CellSVC(**PARAMS).fit(X, da.from_array(y, 500), sample_weight=np.ones(len(y)))
+        fitted = CellSVC(**PARAMS).fit(dX, y)
+        np.testing.assert_array_equal(
+            fitted.predict(X), CellSVC(**PARAMS).fit(_memmap(X), y).predict(X)
+        )
