@@ -80,3 +80,33 @@ def test_cellsvc_dask_fit_refuses_weights_it_would_ignore():
         np.testing.assert_array_equal(
             fitted.predict(X), CellSVC(**PARAMS).fit(_memmap(X), y).predict(X)
         )
+
+
+def _cli(capsys, *argv):
+    from localsvm.__main__ import main
+
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_cli_labels_beyond_int64_are_not_merged(tmp_path, capsys, monkeypatch):
+    """Whole-number labels were cast to int64 whatever their size: 1e19 and
+    2e19 both became -2**63, so three classes were trained as two, in
+    silence, and the model file held a label no row had."""
+    monkeypatch.chdir(tmp_path)
+    rows = [("1e19", 1.0), ("2e19", 2.0), ("5", 3.0)] * 4
+    (tmp_path / "big.txt").write_text(
+        "".join(f"{lab} 1:{x + 0.01 * i}\n" for i, (lab, x) in enumerate(rows))
+    )
+    status, _, err = _cli(capsys, "train", "-q", "big.txt", "big.model")
+    # Refused in one line, naming the label: LIBSVM's model files hold
+    # integer labels, and no class may be merged into another.
+    assert status == 1
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "whole numbers" in err and "1e+19" in err
+    assert not (tmp_path / "big.model").exists()
+    # Labels with a fraction get the same line (LIBSVM truncates them).
+    (tmp_path / "f.txt").write_text("1.5 1:1\n-2.25 1:2\n1.5 1:1.1\n-2.25 1:2.1\n")
+    status, _, err = _cli(capsys, "train", "-q", "f.txt", "f.model")
+    assert status == 1 and "whole numbers" in err and "1.5" in err

@@ -157,8 +157,10 @@ def _fmt(path: str, fmt: str | None) -> str:
 
 
 def _numeric_labels(y: np.ndarray) -> np.ndarray:
-    """Integer-valued float labels as int64, so they print and save as LIBSVM's."""
-    if y.dtype.kind == "f" and y.size and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+    """Integer-valued float labels as int64, so they print and save as LIBSVM's
+    (those within int64's range only: a larger one would wrap, and labels
+    that differ would become one)."""
+    if y.dtype.kind == "f" and y.size and np.all(np.abs(y) < 2.0**63) and np.all(y == np.round(y)):
         return y.astype(np.int64)
     return y
 
@@ -513,6 +515,12 @@ def train(argv: Sequence[str], out=None) -> int:
         if y.dtype.kind not in "iuf":
             raise CLIError(f"{opts['data']}: regression (-s {svm_type}) needs numeric targets")
         y = y.astype(np.float64)
+    elif svm_type != ONE_CLASS_TYPE and y.dtype.kind == "f":
+        odd = y[(y != np.round(y)) | ~(np.abs(y) < 2.0**63)][0]
+        raise CLIError(
+            f"{opts['data']}: class labels must be whole numbers within 64-bit integer range "
+            f"(got {_format_label(odd)}); -s 3 or -s 4 fit a regression"
+        )
     elif svm_type != ONE_CLASS_TYPE and np.unique(y).size < 2:
         raise CLIError(f"{opts['data']}: the labels hold one class; at least two are needed")
     from sklearn.base import clone
