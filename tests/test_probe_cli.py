@@ -110,3 +110,15 @@ def test_cli_labels_beyond_int64_are_not_merged(tmp_path, capsys, monkeypatch):
     (tmp_path / "f.txt").write_text("1.5 1:1\n-2.25 1:2\n1.5 1:1.1\n-2.25 1:2.1\n")
     status, _, err = _cli(capsys, "train", "-q", "f.txt", "f.model")
     assert status == 1 and "whole numbers" in err and "1.5" in err
+
+
+def test_cli_error_from_the_estimator_is_one_line(tmp_path, capsys, monkeypatch):
+    """scikit-learn's message for NaN in X spans several lines; the command
+    line printed all of them, where every error is one line on stderr."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nan.txt").write_text("1 1:nan\n-1 1:2\n1 1:1\n-1 1:3\n")
+    status, _, err = _cli(capsys, "train", "nan.txt")
+    assert status == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "NaN" in lines[0] and "Traceback" not in err

@@ -711,5 +711,7 @@ def run(command: str, argv: Sequence[str]) -> int:
         message = str(exc) or type(exc).__name__
     except Exception as exc:  # never a traceback on the command line
         message = f"{type(exc).__name__}: {exc}"
+    # One line, whatever the message (scikit-learn's for NaN in X spans two).
+    message = " ".join(part.strip() for part in message.splitlines() if part.strip())
     print(f"localsvm {command}: error: {message}", file=sys.stderr)
     return 1
