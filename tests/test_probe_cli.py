@@ -122,3 +122,34 @@ def test_cli_error_from_the_estimator_is_one_line(tmp_path, capsys, monkeypatch)
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert "NaN" in lines[0] and "Traceback" not in err
+
+
+def test_cli_one_class_cross_validation_with_text_labels(tmp_path, capsys, monkeypatch):
+    """``-s 2 -v k`` on a CSV file with text labels: the ±1 predictions were
+    stored in an array of the labels' text dtype ('-1' cut to '-' for
+    one-letter labels) and then read as numbers, so the command failed with
+    "could not convert string to float". As svm-train, it compares each
+    prediction with the label: no text label equals +1 or -1."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    lines = [f"{a:.5f},{b:.5f},{'a' if i % 2 else 'b'}\n" for i, (a, b) in enumerate(X)]
+    (tmp_path / "t.csv").write_text("".join(lines))
+    status, out, err = _cli(capsys, "train", "-s", "2", "-v", "3", "t.csv")
+    assert status == 0, err
+    assert out.strip() == "Cross Validation Accuracy = 0%"
+    # Labels ±1: the share of rows whose prediction is their label.
+    y = np.where(np.arange(60) % 3 == 0, -1, 1)
+    lines = [f"{a:.5f},{b:.5f},{c}\n" for (a, b), c in zip(X, y, strict=True)]
+    (tmp_path / "p.csv").write_text("".join(lines))
+    status, out, err = _cli(capsys, "train", "-s", "2", "-n", "0.3", "-v", "3", "p.csv")
+    assert status == 0, err
+    from sklearn.model_selection import KFold
+
+    from localsvm import OneClassSVM
+
+    pred = np.empty(60)
+    for tr, te in KFold(3, shuffle=True, random_state=0).split(X):
+        model = OneClassSVM(nu=0.3, gamma="auto", cache_size=100.0).fit(X[tr])
+        pred[te] = model.predict(X[te])
+    assert out.strip() == f"Cross Validation Accuracy = {100 * np.mean(pred == y):g}%"

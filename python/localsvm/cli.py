@@ -534,7 +534,9 @@ def train(argv: Sequence[str], out=None) -> int:
         classify = not regression and svm_type != ONE_CLASS_TYPE
         splitter = StratifiedKFold if classify else KFold
         cv = splitter(n_splits=k, shuffle=True, random_state=0)
-        pred = np.empty(y.shape[0], dtype=np.float64 if regression else y.dtype)
+        # The one-class SVM predicts ±1 whatever the labels: not in their dtype.
+        numeric_pred = regression or svm_type == ONE_CLASS_TYPE
+        pred = np.empty(y.shape[0], dtype=np.float64 if numeric_pred else y.dtype)
         import warnings
 
         with warnings.catch_warnings():
@@ -549,7 +551,9 @@ def train(argv: Sequence[str], out=None) -> int:
             print(f"Cross Validation Squared correlation coefficient = {scc:g}", file=out)
             return 0
         if svm_type == ONE_CLASS_TYPE:
-            acc = float(np.mean(pred.astype(np.float64) == y.astype(np.float64)))
+            # As svm-train: each ±1 prediction against the label (no text
+            # label is a number, so none matches).
+            acc = float(np.mean(pred == y)) if y.dtype.kind in "iuf" else 0.0
         else:
             acc = float(np.mean(pred == y))
         print(f"Cross Validation Accuracy = {100 * acc:g}%", file=out)
