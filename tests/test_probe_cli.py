@@ -9,7 +9,7 @@ import tempfile
 import numpy as np
 import pytest
 
-from localsvm import CellSVC
+from localsvm import CellSVC, load_libsvm_model
 
 PARAMS = dict(cell_size=400, overlap=0.5, sample_size=600, random_state=0)
 
@@ -153,3 +153,30 @@ def test_cli_one_class_cross_validation_with_text_labels(tmp_path, capsys, monke
         model = OneClassSVM(nu=0.3, gamma="auto", cache_size=100.0).fit(X[tr])
         pred[te] = model.predict(X[te])
     assert out.strip() == f"Cross Validation Accuracy = {100 * np.mean(pred == y):g}%"
+
+
+def test_cli_repeated_class_weight_multiplies_as_svm_train(tmp_path, capsys, monkeypatch):
+    """svm-train multiplies C of a class by every ``-wi`` that names it
+    (``-w7 2 -w7 3`` is ``-w7 6``); the command line kept only the last
+    (``-w7 3``), a different model without a word."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.where(X[:, 0] + X[:, 1] ** 2 > 0.5, 7, 2)
+    lines = [
+        f"{c} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n"
+        for x, c in zip(X, y, strict=True)
+    ]
+    (tmp_path / "d.txt").write_text("".join(lines))
+
+    def model(*weights):
+        status, _, err = _cli(capsys, "train", "-q", *weights, "d.txt", "m.model")
+        assert status == 0, err
+        return load_libsvm_model(str(tmp_path / "m.model"))
+
+    twice = model("-w7", "2", "-w7.0", "3")
+    once = model("-w7", "6")
+    last = model("-w7", "3")
+    np.testing.assert_allclose(twice.intercept_, once.intercept_, rtol=1e-12)
+    np.testing.assert_array_equal(twice.support_, once.support_)
+    assert not np.allclose(twice.intercept_, last.intercept_)

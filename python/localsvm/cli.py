@@ -91,7 +91,7 @@ options (as LIBSVM's svm-train):
 -e epsilon : stopping tolerance (default 0.001)
 -h shrinking : 1 to use the shrinking heuristic, 0 not to (default 1)
 -b probability_estimates : 0 only (probability estimates are not supported)
--wi weight : C of class i is weight*C (default 1)
+-wi weight : C of class i is weight*C (default 1; a class named twice gets their product)
 -v n : n-fold cross validation: prints the accuracy (regression: the mean squared
         error and squared correlation coefficient), writes no model
 -q : quiet mode (no output)
@@ -344,7 +344,7 @@ def load_model(path: str, n_features: int | None = None, precision: str = "float
 def _parse_train(argv: Sequence[str]) -> dict:
     opts: dict = {
         "params": {},
-        "weights": {},
+        "weights": [],
         "folds": None,
         "quiet": False,
         "model": "svc",
@@ -418,7 +418,8 @@ def _parse_train(argv: Sequence[str]) -> dict:
                 raise CLIError("n-fold cross validation: n must be at least 2 (-v)")
         elif a.startswith("-w") and len(a) > 2:
             label = a[2:]
-            opts["weights"][label] = value(a, float)
+            # Kept in order: svm-train multiplies C by each -wi naming a class.
+            opts["weights"].append((label, value(a, float)))
         else:
             raise CLIError(f"unknown option {a} (localsvm train --help lists the options)")
     files = args[i:]
@@ -463,7 +464,7 @@ def _estimator(opts: dict, y: np.ndarray, n_features: int):
     if opts["weights"]:
         classes = {str(c): c for c in np.unique(y).tolist()}
         weights = {}
-        for label, w in opts["weights"].items():
+        for label, w in opts["weights"]:
             key = label
             if label not in classes:
                 try:
@@ -472,7 +473,7 @@ def _estimator(opts: dict, y: np.ndarray, n_features: int):
                     key = label
             if key not in classes:
                 raise CLIError(f"-w{label}: no class {label!r} in the data")
-            weights[classes[key]] = w
+            weights[classes[key]] = weights.get(classes[key], 1.0) * w
         params["class_weight"] = weights
         flag["class_weight"] = "-wi"
     for p in params:
