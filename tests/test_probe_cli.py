@@ -180,3 +180,30 @@ def test_cli_repeated_class_weight_multiplies_as_svm_train(tmp_path, capsys, mon
     np.testing.assert_allclose(twice.intercept_, once.intercept_, rtol=1e-12)
     np.testing.assert_array_equal(twice.support_, once.support_)
     assert not np.allclose(twice.intercept_, last.intercept_)
+
+
+def test_cli_csv_with_a_byte_order_mark_keeps_its_first_row(tmp_path, capsys, monkeypatch):
+    """A CSV file saved with a UTF-8 byte order mark (as spreadsheet programs
+    write it) read its first cell as '\\ufeff0.3466', not a number, so the
+    first row was taken for a header and dropped: train fitted one example
+    fewer and predict wrote one line fewer than the file's rows, every
+    prediction on the line of the row after its own."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 2))
+    text = "".join(f"{a:.4f},{b:.4f},{int(a > 0)}\n" for a, b in X)
+    (tmp_path / "bom.csv").write_text(text, encoding="utf-8-sig")
+    (tmp_path / "plain.csv").write_text(text, encoding="utf-8")
+    test = "".join(f"{a:.4f},{b:.4f}\n" for a, b in X)
+    (tmp_path / "t.csv").write_text(test, encoding="utf-8-sig")
+    status, out, err = _cli(capsys, "train", "bom.csv", "bom.model")
+    assert status == 0, err
+    assert "50 examples" in out
+    status, _, err = _cli(capsys, "train", "-q", "plain.csv", "plain.model")
+    assert status == 0, err
+    assert (tmp_path / "bom.model").read_text() == (tmp_path / "plain.model").read_text()
+    status, _, err = _cli(capsys, "predict", "t.csv", "bom.model", "p.txt")
+    assert status == 0, err
+    got = [int(v) for v in (tmp_path / "p.txt").read_text().split()]
+    want = load_libsvm_model(str(tmp_path / "plain.model")).predict(np.round(X, 4))
+    assert got == want.tolist()

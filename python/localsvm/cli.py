@@ -183,7 +183,8 @@ def _read_svmlight(path: str, n_features: int | None, max_mb: float):
 def _read_csv(path: str, label_column: int, n_features: int | None, max_mb: float):
     """Features and labels of a CSV file (labels None when a predict file
     has exactly the model's number of columns)."""
-    with open(path, newline="", encoding="utf-8") as fh:
+    # utf-8-sig: a byte order mark (spreadsheet exports) is not part of the first cell.
+    with open(path, newline="", encoding="utf-8-sig") as fh:
         rows = [(i + 1, r) for i, r in enumerate(csv.reader(fh)) if any(c.strip() for c in r)]
     if not rows:
         raise CLIError(f"{path}: no examples")
