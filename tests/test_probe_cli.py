@@ -29,40 +29,71 @@ def _memmap(X):
     return np.memmap(path, dtype=X.dtype, mode="r", shape=X.shape)
 
 
-@pytest.mark.parametrize(
-    "weighting",
-    [
-        ({"class_weight": {0: 1.0, 1: 50.0}}, {}),
-        ({"class_weight": "balanced"}, {}),
-        ({}, {"sample_weight": "per-row"}),
-    ],
-    ids=["class_weight-dict", "class_weight-balanced", "sample_weight"],
-)
-def test_cellsvc_chunked_fit_refuses_weights_it_would_ignore(weighting):
-    """The chunked (memmap) route trains its cells without weights: a
-    class_weight or sample_weight given there changed nothing (the model
-    was the unweighted one, in silence). It is refused, naming the
-    parameter; in memory the same weights are applied."""
-    params, fit_kw = weighting
+@pytest.mark.parametrize("class_weight", [{0: 1.0, 1: 50.0}, "balanced"])
+def test_cellsvc_chunked_fit_weighs_each_cell_by_class_weight(class_weight):
+    """The chunked (memmap) route trained its cells unweighted, in silence.
+    Each cell's SVM now takes the class factors resolved on the whole
+    training set ('balanced' from the first pass's counts), as in memory:
+    it is the SVC of its training rows with those factors as weights."""
+    from localsvm import SVC
+
+    X, y = _imbalanced()
+    params = dict(n_cells=2, overlap=0.0, random_state=0)
+    clf = CellSVC(class_weight=class_weight, **params).fit(_memmap(X), y)
+    counts = np.bincount(y)
+    factors = (
+        counts.sum() / (2.0 * counts)
+        if class_weight == "balanced"
+        else np.array([class_weight[0], class_weight[1]])
+    )
+    np.testing.assert_array_equal(clf.class_weight_, factors)
+    np.testing.assert_array_equal(
+        clf.class_weight_, CellSVC(class_weight=class_weight, **params).fit(X, y).class_weight_
+    )
+    plain = CellSVC(**params).fit(_memmap(X), y)
+    assert not np.allclose(clf.decision_function(X), plain.decision_function(X))
+    members = clf.cell_labels_
+    for j in range(clf.n_cells_):
+        rows = np.flatnonzero(members == j)
+        ref = SVC(gamma=clf.kernel_spec_.gamma).fit(
+            X[rows], y[rows], sample_weight=factors[y[rows]]
+        )
+        np.testing.assert_allclose(
+            clf.cell_models_[j].decision_function(X[:50]), ref.decision_function(X[:50]), atol=1e-6
+        )
+
+
+def _imbalanced(n=1500, seed=0):
+    X, y = _data(n, seed)
+    # About one row in six of class 1.
+    return X, (y & (X[:, 3] > 0.5)).astype(int)
+
+
+def test_cellsvc_chunked_fit_refuses_sample_weight():
+    """sample_weight is not applied on the chunked route: refused, naming
+    it, not dropped in silence (in memory it changes the model)."""
     X, y = _data()
-    if fit_kw:
-        fit_kw = {"sample_weight": np.where(y == 1, 50.0, 1.0)}
-    name = "class_weight" if params else "sample_weight"
-    with pytest.raises(ValueError, match=name):
-        CellSVC(**params, **PARAMS).fit(_memmap(X), y, **fit_kw)
-    # In memory the weights change the model.
-    weighted = CellSVC(**params, **PARAMS).fit(X, y, **fit_kw).decision_function(X)
-    plain = CellSVC(**PARAMS).fit(X, y).decision_function(X)
-    assert not np.allclose(weighted, plain)
+    w = np.where(y == 1, 50.0, 1.0)
+    with pytest.raises(ValueError, match="sample_weight"):
+        CellSVC(**PARAMS).fit(_memmap(X), y, sample_weight=w)
+    weighted = CellSVC(**PARAMS).fit(X, y, sample_weight=w).decision_function(X)
+    assert not np.allclose(weighted, CellSVC(**PARAMS).fit(X, y).decision_function(X))
 
 
-def test_cellsvc_dask_fit_refuses_weights_it_would_ignore():
-    """As on the chunked route: a Dask fit (X on the cluster, y a NumPy
-    array) with class_weight or sample_weight is refused, not fitted
-    unweighted; without them the Dask fit is the chunked one."""
+def test_cellsvc_chunked_fit_refuses_a_class_weight_of_zero():
+    X, y = _data()
+    with pytest.raises(ValueError, match="class_weight"):
+        CellSVC(class_weight={0: 0.0}, **PARAMS).fit(_memmap(X), y)
+    with pytest.raises(ValueError, match="class_weight names classes"):
+        CellSVC(class_weight={7: 2.0}, **PARAMS).fit(_memmap(X), y)
+
+
+def test_cellsvc_dask_fit_weighs_cells_as_the_chunked_fit():
+    """A Dask fit takes class_weight as the chunked fit does (the same
+    model); sample_weight is refused, naming it."""
     distributed = pytest.importorskip("distributed")
     da = pytest.importorskip("dask.array")
-    X, y = _data()
+    X, y = _imbalanced()
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
@@ -70,16 +101,17 @@ def test_cellsvc_dask_fit_refuses_weights_it_would_ignore():
         distributed.Client(lc),
     ):
         dX = da.from_array(X, chunks=(500, 4))
-        with pytest.raises(ValueError, match="class_weight"):
-            CellSVC(class_weight={0: 1.0, 1: 50.0}, **PARAMS).fit(dX, y)
+        for class_weight in ({0: 1.0, 1: 5.0}, "balanced"):
+            on_dask = CellSVC(class_weight=class_weight, **PARAMS).fit(dX, da.from_array(y, 500))
+            chunked = CellSVC(class_weight=class_weight, **PARAMS).fit(_memmap(X), y)
+            np.testing.assert_array_equal(on_dask.class_weight_, chunked.class_weight_)
+            np.testing.assert_array_equal(
+                on_dask.decision_function(X), chunked.decision_function(X)
+            )
         with pytest.raises(ValueError, match="sample_weight"):
             CellSVC(**PARAMS).fit(dX, da.from_array(y, 500), sample_weight=np.ones(len(y)))
         with pytest.raises(ValueError, match="sample_weight"):
             CellSVC(**PARAMS).fit(X, da.from_array(y, 500), sample_weight=np.ones(len(y)))
-        fitted = CellSVC(**PARAMS).fit(dX, y)
-        np.testing.assert_array_equal(
-            fitted.predict(X), CellSVC(**PARAMS).fit(_memmap(X), y).predict(X)
-        )
 
 
 def _cli(capsys, *argv):

@@ -314,7 +314,7 @@ def _block_stats(X, y, b: int, offset: int, dtype, d: int, sample_rows, check_y:
     total = float(Xf.sum())
     mean = total / count if count else 0.0
     m2 = float(((Xf - mean) ** 2).sum()) if count else 0.0
-    labels = None
+    labels = label_counts = None
     if check_y:
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
@@ -328,13 +328,14 @@ def _block_stats(X, y, b: int, offset: int, dtype, d: int, sample_rows, check_y:
                 f"Input y contains NaN or infinity: block {b}, row {r} of the block "
                 f"(row {offset + r} of y)"
             )
-        labels = np.unique(y)
+        labels, label_counts = np.unique(y, return_counts=True)
     return {
         "rows": X.shape[0],
         "count": count,
         "sum": total,
         "m2": m2,
         "labels": labels,
+        "label_counts": None if labels is None else label_counts,
         "sample": np.ascontiguousarray(Xf[sample_rows]),
     }
 
@@ -605,17 +606,21 @@ def _fit_cell_rows(X: np.ndarray, y_idx: np.ndarray, params: dict):
     """One cell's SVM on its rows (None for a one-class cell), the class
     indices it holds, its size and what :func:`tune_cell` reports.
     ``params`` may hold ``'_tune'``: ``(search settings, seed)`` of
-    ``CellSVC(tune=True)``. Rows given as float32, or a model solved in
-    float32, keep float32 support vectors (half the bytes, the same
-    predictions: see :meth:`_CellSVM._keep_float32`)."""
+    ``CellSVC(tune=True)``, and ``'_class_factors'``: each class's factor
+    of ``C`` (``class_weight``, resolved on the whole training set). Rows
+    given as float32, or a model solved in float32, keep float32 support
+    vectors (half the bytes, the same predictions: see
+    :meth:`_CellSVM._keep_float32`)."""
     held = np.unique(y_idx)
     if held.size < 2:
         return None, held, int(y_idx.shape[0]), NO_CHOICE
     params = dict(params)
     search, seed = params.pop("_tune", (None, 0))
+    factors = params.pop("_class_factors", None)
+    weights = None if factors is None else np.asarray(factors, dtype=np.float64)[y_idx]
     single = np.asarray(X).dtype == np.float32
     X = np.ascontiguousarray(X, dtype=np.float64)
-    model, chosen = tune_cell(X, y_idx.astype(np.intp), None, params, search, seed)
+    model, chosen = tune_cell(X, y_idx.astype(np.intp), weights, params, search, seed)
     if single or getattr(model, "precision_", "float64") == "float32":
         model._keep_float32()
     return model, held, int(y_idx.shape[0]), chosen
@@ -876,6 +881,8 @@ class _Plan:
     router: _Router | None = None
     sizes: np.ndarray | None = None
     routing_scale: float = 1.0
+    class_counts: np.ndarray | None = None
+    class_factors: np.ndarray | None = None
 
 
 def _plan_partition(est, n: int, d: int, stats: list, sample: np.ndarray, rng) -> _Plan:
@@ -887,6 +894,10 @@ def _plan_partition(est, n: int, d: int, stats: list, sample: np.ndarray, rng) -
         raise ValueError(
             f"The number of classes has to be greater than one; got {classes.shape[0]} class"
         )
+    class_counts = np.zeros(classes.shape[0], dtype=np.int64)
+    for s in stats:
+        if s.get("label_counts") is not None:
+            np.add.at(class_counts, np.searchsorted(classes, s["labels"]), s["label_counts"])
     var = _combine_stats(stats)
     spec = KernelSpec(
         est.kernel,
@@ -899,7 +910,33 @@ def _plan_partition(est, n: int, d: int, stats: list, sample: np.ndarray, rng) -
     if k > 1:
         partition = CellPartition.fit(sample, k, spec=spec, random_state=rng, sample_size=None)
         partition = _split_on_sample(est, partition, sample, k, rng)
-    return _Plan(n, d, classes, spec, partition)
+    return _Plan(n, d, classes, spec, partition, class_counts=class_counts)
+
+
+def _class_factors(est, plan: _Plan) -> np.ndarray | None:
+    """Each class's factor of ``C`` from ``est.class_weight`` (None without
+    one), scikit-learn's rule on the whole training set as in memory
+    (:func:`~localsvm._base.class_weights`): 'balanced' is
+    ``n_samples / (n_classes · count)`` from the first pass's counts."""
+    if est.class_weight is None:
+        return None
+    if isinstance(est.class_weight, str):
+        counts = plan.class_counts.astype(np.float64)
+        return float(counts.sum()) / (counts.size * counts)
+    unknown = sorted(set(est.class_weight) - set(plan.classes.tolist()), key=str)
+    if unknown:
+        raise ValueError(
+            f"class_weight names classes that are not in y: {unknown}; "
+            f"the classes are {plan.classes.tolist()}"
+        )
+    factors = np.array([float(est.class_weight.get(c, 1.0)) for c in plan.classes.tolist()])
+    bad = np.flatnonzero(~(factors > 0))
+    if bad.size:
+        raise ValueError(
+            f"class_weight gives class {plan.classes[bad[0]]!r} the factor {factors[bad[0]]:g}: "
+            "every example of it would be left out; give every class a positive weight"
+        )
+    return factors
 
 
 def _plan_overlap(est, plan: _Plan, counts, gaps, margins) -> None:
@@ -1018,6 +1055,9 @@ def _attributes(est, plan: _Plan, results, train_sizes, timings, labels, models=
         timings["tune"] = float(sum(c[4] for c in chosen))
     return {
         "classes_": plan.classes,
+        "class_weight_": (
+            np.ones(plan.classes.shape[0]) if plan.class_factors is None else plan.class_factors
+        ),
         "n_features_in_": plan.d,
         "_spec": plan.spec,
         "partition_": plan.partition,
@@ -1163,7 +1203,7 @@ def fit_chunked(est, X, y) -> None:
         e = min(s + chunk, n)
         local = idx[(idx >= s) & (idx < e)] - s
         part = _block_stats(X[s:e], y[s:e], b, s, dtype, d, local, True)
-        part["labels"] = None
+        part["labels"] = part["label_counts"] = None
         stats.append(part)
     classes, y_idx = np.unique(y, return_inverse=True)
     y_idx = y_idx.astype(np.int32)
@@ -1172,6 +1212,8 @@ def fit_chunked(est, X, y) -> None:
     sample = np.concatenate([s["sample"] for s in stats]) if idx.size else np.empty((0, d))
     plan = _plan_partition(est, n, d, stats, sample, rng)
     del stats
+    plan.class_counts = np.bincount(y_idx, minlength=classes.size)
+    plan.class_factors = _class_factors(est, plan)
     if plan.partition is None:
         labels = np.zeros(n, dtype=np.intp)
         rows_of = [np.arange(n)]
@@ -1216,6 +1258,8 @@ def fit_chunked(est, X, y) -> None:
         "use a smaller cell_size (or more n_cells), a smaller overlap, or fewer n_jobs",
     )
     params = _cell_params(est, plan.spec, max(1, n_jobs // at_once), est.cache_size / at_once)
+    if plan.class_factors is not None:
+        params["_class_factors"] = plan.class_factors
     tasks = list(zip(rows_of, _cell_tuning(est, rng, k), strict=True))
     t0 = time.perf_counter()
     results = run_tasks(_chunked_cell, tasks, n_jobs=at_once, shared=(X, y_idx, chunk, params))
@@ -1444,6 +1488,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
     del got
     plan = _plan_partition(est, n, d, stats, sample, rng)
     del stats
+    plan.class_factors = _class_factors(est, plan)
     report.log(2, "CellSVC fit (Dask): %d blocks, sample %d rows", nblocks, sample.shape[0])
 
     if plan.partition is None:
@@ -1512,6 +1557,8 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
             f"or workers with more memory"
         )
     params = _cell_params(est, plan.spec, 1, float(est.cache_size))
+    if plan.class_factors is not None:
+        params["_class_factors"] = plan.class_factors
     tuning = _cell_tuning(est, rng, k)
     classes = plan.classes
     t0 = time.perf_counter()

@@ -281,8 +281,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         ``n_samples / (n_classes · bincount(y))`` computed once on the whole
         training set, not per cell, so an imbalanced problem gets the same
         weights as with :class:`localsvm.SVC` however the cells divide it
-        (``class_weight_``). In-memory fits only: a fit on an array read in
-        chunks or on a Dask collection refuses it (``ValueError``).
+        (``class_weight_``), also on an array read in chunks or a Dask
+        collection ('balanced' from the first pass's class counts).
     backend : str, default='auto'
         A registered solver backend for the cells' SVMs.
     random_state : int, RandomState instance or None, default=None
@@ -561,8 +561,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             whose overlap takes it). As in LIBSVM, an example of weight
             ``<= 0`` is left out before anything is computed (``gamma='scale'``
             and the partition included). In memory only: with ``X`` read in
-            chunks or a Dask collection, ``sample_weight`` (and
-            ``class_weight``) raise ``ValueError``.
+            chunks or a Dask collection, ``sample_weight`` raises
+            ``ValueError`` (``class_weight`` applies there).
 
         Returns
         -------
@@ -574,19 +574,15 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             kind = "dask"
         search = self._search_settings() if self.tune else None
         if kind is not None:
-            # The chunked and Dask routes train their cells unweighted:
-            # weights given there are refused, not dropped in silence.
+            # The chunked and Dask routes weigh the cells by class_weight
+            # only: sample_weight is refused there, not dropped in silence.
             route = "a Dask collection" if kind == "dask" else "an array read in chunks"
-            for name, value in (
-                ("sample_weight", sample_weight),
-                ("class_weight", self.class_weight),
-            ):
-                if value is not None:
-                    raise ValueError(
-                        f"{name} is not supported when CellSVC is fitted on {route} "
-                        f"(X of type {type(X).__name__}): its cells are trained unweighted; "
-                        f"pass {name}=None, or fit on an in-memory array"
-                    )
+            if sample_weight is not None:
+                raise ValueError(
+                    f"sample_weight is not supported when CellSVC is fitted on {route} "
+                    f"(X of type {type(X).__name__}): its cells take class_weight only; "
+                    "pass sample_weight=None, or fit on an in-memory array"
+                )
             (fit_dask if kind == "dask" else fit_chunked)(self, X, y)
             if search is not None:
                 self._warn_untuned(self.kernel_spec_, search)
