@@ -53,6 +53,19 @@ def rng():
     return np.random.default_rng(12345)
 
 
+def memmap_copy(X: np.ndarray) -> np.memmap:
+    """``X`` copied into a read-only NumPy memmap in a fresh temporary
+    folder: the input ``CellSVC`` reads in chunks."""
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(), "X.f64")
+    mm = np.memmap(path, dtype=X.dtype, mode="w+", shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    return np.memmap(path, dtype=X.dtype, mode="r", shape=X.shape)
+
+
 def make_problem_data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Two overlapping Gaussian classes, labels ±1."""
     r = np.random.default_rng(seed)

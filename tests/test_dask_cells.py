@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import tempfile
 import threading
 import time
 
@@ -20,7 +19,7 @@ distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 import _dask_tasks  # noqa: E402  (this folder is on sys.path under pytest)
-from conftest import run_in_child  # noqa: E402
+from conftest import memmap_copy, run_in_child  # noqa: E402
 from localsvm import SVC, SVR, CellSVC, IncrementalSVC, ProfileSVC  # noqa: E402
 from localsvm._outofcore import _in_groups, input_kind  # noqa: E402
 
@@ -52,12 +51,7 @@ def client():
         yield c
 
 
-def _memmap(X):
-    path = os.path.join(tempfile.mkdtemp(), "X.f64")
-    mm = np.memmap(path, dtype=X.dtype, mode="w+", shape=X.shape)
-    mm[:] = X
-    mm.flush()
-    return np.memmap(path, dtype=X.dtype, mode="r", shape=X.shape)
+_memmap = memmap_copy
 
 
 def test_input_kinds():

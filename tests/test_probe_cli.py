@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 import pytest
 
+from conftest import memmap_copy
 from localsvm import CellSVC, load_libsvm_model
 
 PARAMS = dict(cell_size=400, overlap=0.5, sample_size=600, random_state=0)
@@ -21,12 +19,7 @@ def _data(n=1500, seed=0):
     return X, y
 
 
-def _memmap(X):
-    path = os.path.join(tempfile.mkdtemp(), "X.f64")
-    mm = np.memmap(path, dtype=X.dtype, mode="w+", shape=X.shape)
-    mm[:] = X
-    mm.flush()
-    return np.memmap(path, dtype=X.dtype, mode="r", shape=X.shape)
+_memmap = memmap_copy
 
 
 @pytest.mark.parametrize("class_weight", [{0: 1.0, 1: 50.0}, "balanced"])
