@@ -401,6 +401,8 @@ def test_worker_killed_during_cell_solves_same_model():
         # its packs with it; they are trained again, the same.
         import localsvm._outofcore as ooc
 
+        # The nanny restarts the killed worker; this part needs both back.
+        client.wait_for_workers(2, timeout=120)
         limit = ooc._worker_memory(client)[1]
         sizes = [m._model_bytes() for m in ref.cell_models_ if m is not None]
         saved = ooc.MODEL_MEMORY_SHARE, ooc.PACK_MEMORY_SHARE
