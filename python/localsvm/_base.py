@@ -289,9 +289,11 @@ def equal_weight_rows(
     Returns
     -------
     X, y, y_idx : the rows kept
+    kept : ndarray of int or None
+        Their indices in the rows given (None: every row is kept).
     """
     if sample_weight is None:
-        return X, y, y_idx
+        return X, y, y_idx, None
     n = _num_samples(X)
     w = positive_weights(sample_weight, n, y_idx)
     positive = w[w > 0]
@@ -303,7 +305,7 @@ def equal_weight_rows(
             f"{instead}, which take sample_weight and class_weight"
         )
     if np.all(w > 0):
-        return X, y, y_idx
+        return X, y, y_idx, None
     kept = np.flatnonzero(w > 0)
     left = np.bincount(y_idx[kept], minlength=estimator.classes_.shape[0])
     if np.any(left == 0):
@@ -312,7 +314,7 @@ def equal_weight_rows(
             f"Invalid input: classes {lost} have no sample of positive weight; give them "
             "positive weight or leave them out of y"
         )
-    return _training_rows(estimator, X, kept), y[kept], y_idx[kept]
+    return _training_rows(estimator, X, kept), y[kept], y_idx[kept], kept
 
 
 def _training_rows(estimator, X, kept: np.ndarray):

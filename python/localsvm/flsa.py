@@ -74,7 +74,6 @@ from ._base import (
     BaseKernelClassifier,
     equal_weight_rows,
     fit_method,
-    positive_weights,
     store_params,
 )
 from ._compat import Interval, RealNotInt, StrOptions
@@ -464,12 +463,9 @@ class FLSAClassifier(BaseKernelClassifier):
         self._kept_rows = None
         if sample_weight is not None:
             y_idx = encode_classes(self, y)
-            n = X.shape[0]
-            X, y, _ = equal_weight_rows(
+            X, y, _, self._kept_rows = equal_weight_rows(
                 self, X, y, y_idx, sample_weight, WEIGHTS_WHY, WEIGHTS_INSTEAD
             )
-            if X.shape[0] < n:
-                self._kept_rows = np.flatnonzero(positive_weights(sample_weight, n) > 0)
         return X, y
 
     def _fit_paths(self, X, y, n_terms: int, *, warn: bool = True, report=None) -> None:

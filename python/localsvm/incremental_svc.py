@@ -37,7 +37,6 @@ from ._base import (
     BaseSVMClassifier,
     equal_weight_rows,
     fit_method,
-    positive_weights,
     store_params,
 )
 from ._compat import Interval, StrOptions, fit_context
@@ -571,10 +570,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         self._reset()
         X, y, idx = self._fit_prologue(X, y)
         given = X.shape[0]
-        X, _, idx = self._equal_weight_rows(X, y, idx, sample_weight)
-        kept = None
-        if X.shape[0] < given:
-            kept = np.flatnonzero(positive_weights(sample_weight, given) > 0)
+        X, _, idx, kept = self._equal_weight_rows(X, y, idx, sample_weight)
         self._start(X, self.classes_)
         return self._learn(X, idx, "fit", kept=kept, given=given)
 
@@ -643,8 +639,8 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
                 delattr(self, name)
 
     def _equal_weight_rows(self, X, y, idx, sample_weight):
-        """The rows of positive ``sample_weight``; weights other than 0 and 1
-        refused (see the Notes)."""
+        """The rows of positive ``sample_weight`` and their indices (None:
+        all); weights other than 0 and 1 refused (see the Notes)."""
         return equal_weight_rows(
             self,
             X,
