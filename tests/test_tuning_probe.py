@@ -344,11 +344,11 @@ def test_effective_rows_count_weighted_losses_as_kish_does():
     from localsvm.tuning import _effective_rows, _weighed
 
     valids = [np.arange(0, 10), np.arange(10, 20)]
-    plain = _weighed(lambda d, v: np.ones(v.size), lambda: np.ones(20))
+    plain = _weighed(lambda d, v: np.ones(v.size), np.ones(20))
     assert _effective_rows(lambda d, v: None, valids) == 20.0
     assert _effective_rows(plain, valids) == pytest.approx(20.0)
     # One row of each fold weighing 9 times the others: (Σw)² / Σw².
     w = np.ones(20)
     w[[0, 10]] = 9.0
-    lopsided = _weighed(lambda d, v: np.ones(v.size), lambda: w)
+    lopsided = _weighed(lambda d, v: np.ones(v.size), w)
     assert _effective_rows(lopsided, valids) == pytest.approx(36.0**2 / (2 * 81 + 18))

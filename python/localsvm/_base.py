@@ -154,6 +154,25 @@ def positive_weights(sample_weight, n_samples: int, y_idx: np.ndarray | None = N
     return np.where(keep, sw, 0.0)
 
 
+def balanced_class_factors(counts) -> np.ndarray:
+    """scikit-learn's 'balanced' factors of ``C`` from the rows per class,
+    ``n_samples / (n_classes · count)``, ``n_classes`` the classes that have
+    rows (a class without rows gets ``n_samples / n_classes``, unused).
+
+    Parameters
+    ----------
+    counts : array-like of int of shape (n_classes,)
+        Rows per class.
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+        The factors.
+    """
+    counts = np.asarray(counts)
+    return counts.sum() / (np.count_nonzero(counts) * np.maximum(counts, 1.0))
+
+
 def class_weights(estimator, y) -> np.ndarray:
     """Set and return ``estimator.class_weight_``: its ``class_weight``
     parameter (None: no parameter or no weights) as one factor of ``C`` per

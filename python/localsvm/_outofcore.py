@@ -63,6 +63,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_random_state
 
+from ._base import balanced_class_factors
 from ._memory import check_memory
 from .cells import (
     SOFT_NEGLIGIBLE,
@@ -921,8 +922,7 @@ def _class_factors(est, plan: _Plan) -> np.ndarray | None:
     if est.class_weight is None:
         return None
     if isinstance(est.class_weight, str):
-        counts = plan.class_counts.astype(np.float64)
-        return float(counts.sum()) / (counts.size * counts)
+        return balanced_class_factors(plan.class_counts)
     unknown = sorted(set(est.class_weight) - set(plan.classes.tolist()), key=str)
     if unknown:
         raise ValueError(

@@ -55,6 +55,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
     BaseKernelEstimator,
+    balanced_class_factors,
     class_weights,
     positive_weights,
     restore_on_interrupt,
@@ -340,15 +341,15 @@ def _times(w: np.ndarray | None, values: np.ndarray) -> np.ndarray:
     return values if w is None else w * values
 
 
-def _weighed(loss, weights):
+def _weighed(loss, weights: np.ndarray):
     """A per-row loss for the race scaled by the held-out rows' sample
-    weights (``weights()``, every row's), so that its mean over a fold is
+    weights (``weights``, every row's), so that its mean over a fold is
     the weighted mean loss (all zero where the fold's rows weigh nothing).
     Its ``row_weights(valid)`` gives the factors (see
     :func:`_effective_rows`)."""
 
     def row_weights(valid):
-        w = weights()[valid]
+        w = weights[valid]
         total = float(np.sum(w))
         return w * (valid.size / total) if total > 0 else np.zeros(valid.size)
 
@@ -1428,8 +1429,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
                 return [None] * len(pairs)
             fold_box = box
             if balanced:
-                counts = np.bincount(y_idx[train], minlength=n_classes)
-                fold_w = train.size / (len(present) * np.maximum(counts, 1.0))
+                fold_w = balanced_class_factors(np.bincount(y_idx[train], minlength=n_classes))
                 fold_box = fold_w[y_idx] if row_w is None else fold_w[y_idx] * row_w
             if row_w is not None:
                 # Samples of weight 0 are left out of the fold's fits.
@@ -1467,8 +1467,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             """Each held-out row's factor that makes every class weigh
             alike (their mean is 1)."""
             truth = y_idx[valid]
-            counts = np.bincount(truth, minlength=n_classes)
-            return valid.size / (np.count_nonzero(counts) * counts[truth])
+            return balanced_class_factors(np.bincount(truth, minlength=n_classes))[truth]
 
         def balanced_row_loss(decision, valid):
             """The 0-1 loss with each class's rows weighing alike: its mean
@@ -1497,7 +1496,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         else:
             # The accuracy weighted by the sample weights; the paths' early
             # stop counts every held-out row alike, so it does not run.
-            weighed = _weighed(row_loss, lambda: score_w)
+            weighed = _weighed(row_loss, score_w)
             rules = {None: (weighed, False), "accuracy": (weighed, False)}
         race_loss, path_stop = self._prune_rule(rules)
         unconverged, start = self._search(
@@ -1766,7 +1765,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         else:
             # The losses weighted by the sample weights; the paths' early
             # stop counts every held-out row alike, so it does not run.
-            squared, absolute = _weighed(row_loss, lambda: sw), _weighed(absolute_loss, lambda: sw)
+            squared, absolute = _weighed(row_loss, sw), _weighed(absolute_loss, sw)
             rules = {
                 None: (squared, False),
                 "r2": (squared, False),
