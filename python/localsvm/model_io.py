@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._docstrings import fill
-from ._multiclass import libsvm_to_ovo, ovo_pairs, public_layout
+from ._multiclass import libsvm_to_ovo, ovo_pairs, ovo_to_libsvm, public_layout
 from .kernels import KernelSpec
 from .svc import SVC, NuSVC
 from .svm_family import SVR, NuSVR, OneClassSVM
@@ -206,44 +206,36 @@ def _in_label_order(layout: dict, order: np.ndarray) -> dict:
     """A classifier's LIBSVM layout (classes in ``classes_`` order) with
     its classes in ``order`` (class indices, first label first): the order
     of the file a model was read from, whose first label wins a tie of
-    one-vs-one votes. The support vectors are regrouped, each coefficient
-    moves to the row of its pair, and a pair whose two classes trade
-    places changes the sign of its coefficients and ``rho``."""
+    one-vs-one votes. The support vectors are regrouped, and a pair whose
+    two classes trade places changes the sign of its coefficients and
+    ``rho`` (its first class is the positive side)."""
     K = len(order)
     if np.array_equal(order, np.arange(K)):
         return layout
-    position = np.empty(K, dtype=np.intp)
-    position[order] = np.arange(K)
     counts = np.asarray(layout["n_support"], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
-    sv_class = np.repeat(np.arange(K), counts)
+    pairs = ovo_pairs(K)
+    # Each pair's coefficients over every support vector (0 outside it).
+    coef = np.zeros((len(pairs), int(starts[-1])))
+    for k, (rows, values) in enumerate(libsvm_to_ovo(layout["coef"], counts)):
+        coef[k, rows] = values
     columns = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in order])
-    old = layout["coef"]
-    coef = np.zeros_like(old)
-    for new_col, col in enumerate(columns):
-        c = sv_class[col]
-        for j in range(K):
-            if j == c:
-                continue
-            value = old[j if j < c else j - 1, col]
-            # The pair's first class (positive side) is the one listed first.
-            if (c < j) != (position[c] < position[j]):
-                value = -value
-            coef[position[j] if position[j] < position[c] else position[j] - 1, new_col] = value
-    pair = {p: k for k, p in enumerate(ovo_pairs(K))}
-    rho = np.array(
-        [
-            layout["rho"][pair[(min(a, b), max(a, b))]] * (1.0 if a < b else -1.0)
-            for a, b in ((order[i], order[j]) for i, j in ovo_pairs(K))
-        ]
-    )
-    sv = layout["support_vectors"]
+    index = {p: k for k, p in enumerate(pairs)}
+    moved = np.empty_like(coef)
+    rho = np.empty(len(pairs))
+    for k, (i, j) in enumerate(pairs):
+        a, b = int(order[i]), int(order[j])
+        old = index[(min(a, b), max(a, b))]
+        sign = 1.0 if a < b else -1.0
+        moved[k] = sign * coef[old, columns]
+        rho[k] = sign * layout["rho"][old]
+    n_support = counts[order]
     return {
         **layout,
         "labels": np.asarray(layout["labels"])[order],
-        "n_support": counts[order],
-        "support_vectors": sv[columns],
-        "coef": coef,
+        "n_support": n_support,
+        "support_vectors": layout["support_vectors"][columns],
+        "coef": ovo_to_libsvm(moved, np.repeat(np.arange(K), n_support), K),
         "rho": rho,
     }
 
