@@ -59,6 +59,24 @@ impl Panel {
         Query::with_norm(self.row(i), self.sq[i])
     }
 
+    /// Row `i` written into `q` ([`Panel::query`]'s values), reusing its
+    /// buffers: the column fills of small problems ask for a query per
+    /// column, and two allocations each cost about as much as filling a
+    /// column of a hundred rows.
+    pub fn query_into(&self, i: usize, q: &mut Query) {
+        q.row.clear();
+        q.row.extend((0..self.d).map(|f| self.data[f * self.n + i]));
+        q.nonzero.clear();
+        q.nonzero.extend(
+            q.row
+                .iter()
+                .enumerate()
+                .filter(|(_, &v)| v != 0.0)
+                .map(|(f, &v)| (f, v)),
+        );
+        q.sq = self.sq[i];
+    }
+
     /// Number of rows.
     pub fn n(&self) -> usize {
         self.n
@@ -107,6 +125,18 @@ pub struct Query {
 }
 
 impl Query {
+    /// A query of no features, whose buffers [`Panel::query_into`] fills.
+    pub const EMPTY: Query = Query {
+        row: Vec::new(),
+        nonzero: Vec::new(),
+        sq: 0.0,
+    };
+
+    /// [`Query::EMPTY`], as a value.
+    pub fn empty() -> Query {
+        Query::EMPTY
+    }
+
     /// A query from its values (norm computed here).
     pub fn new(row: Vec<f32>) -> Query {
         let sq = row

@@ -10,7 +10,7 @@ use super::fill::{fill_one, fill_two};
 use super::gram::{Gram, GramRow};
 use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, gather_square, TrainingData};
-use super::panel::Panel;
+use super::panel::{Panel, Query};
 use super::precision::{resolve, Magnitudes, Precision, QValue};
 use super::rows::{gather_rows, kernel_value, Rows};
 use crate::error::{try_copy, value_error, Result};
@@ -20,6 +20,35 @@ use crate::error::{try_copy, value_error, Result};
 const PARALLEL_WORK: usize = 1 << 22;
 /// Rows handed to one rayon task when a column is filled in parallel.
 const PARALLEL_CHUNK: usize = 2048;
+
+std::thread_local! {
+    /// Each thread's two [`Query`] buffers for [`KernelSource::fill`] and
+    /// [`KernelSource::fill_pair`], reused from column to column.
+    static QUERIES: std::cell::RefCell<[Query; 2]> =
+        const { std::cell::RefCell::new([Query::EMPTY, Query::EMPTY]) };
+}
+
+/// `f` given rows `i` and `j` of `panel` as queries held in this thread's
+/// reused buffers ([`Panel::query_into`]); in new buffers when those are
+/// taken (a fill that runs while another on the same thread waits for its
+/// parallel pieces).
+fn with_queries<R>(
+    panel: &Panel,
+    (i, j): (usize, Option<usize>),
+    f: impl FnOnce(&Query, &Query) -> R,
+) -> R {
+    let run = |qs: &mut [Query; 2]| {
+        panel.query_into(i, &mut qs[0]);
+        if let Some(j) = j {
+            panel.query_into(j, &mut qs[1]);
+        }
+        f(&qs[0], &qs[1])
+    };
+    QUERIES.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut qs) => run(&mut qs),
+        Err(_) => run(&mut [Query::empty(), Query::empty()]),
+    })
+}
 
 /// Runs `fill(first, chunk)` over `out` (the entries from index `start` on,
 /// `d` features each): in [`PARALLEL_CHUNK`]-sized chunks on rayon's pool
@@ -379,9 +408,10 @@ impl KernelSource {
         match self {
             KernelSource::Dense { kind, rows, panel } => {
                 let panel = panel.get_or_init(|| Panel::new(rows));
-                let q = panel.query(i);
-                in_chunks(out, start, panel.d(), |s, chunk| {
-                    fill_one(*kind, panel, &q, factor, scale, s, s + chunk.len(), chunk);
+                with_queries(panel, (i, None), |q, _| {
+                    in_chunks(out, start, panel.d(), |s, chunk| {
+                        fill_one(*kind, panel, q, factor, scale, s, s + chunk.len(), chunk);
+                    });
                 });
             }
             KernelSource::Sparse { .. } => {
@@ -406,29 +436,30 @@ impl KernelSource {
         match self {
             KernelSource::Dense { kind, rows, panel } => {
                 let panel = panel.get_or_init(|| Panel::new(rows));
-                let (qi, qj) = (panel.query(i), panel.query(j));
-                if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
-                    out_i
-                        .par_chunks_mut(PARALLEL_CHUNK)
-                        .zip(out_j.par_chunks_mut(PARALLEL_CHUNK))
-                        .enumerate()
-                        .for_each(|(c, (a, b))| {
-                            let s = start + c * PARALLEL_CHUNK;
-                            let e = s + a.len();
-                            fill_two(*kind, panel, [&qi, &qj], [fi, fj], scale, s, e, [a, b]);
-                        });
-                } else {
-                    fill_two(
-                        *kind,
-                        panel,
-                        [&qi, &qj],
-                        [fi, fj],
-                        scale,
-                        start,
-                        end,
-                        [out_i, out_j],
-                    );
-                }
+                with_queries(panel, (i, Some(j)), |qi, qj| {
+                    if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
+                        out_i
+                            .par_chunks_mut(PARALLEL_CHUNK)
+                            .zip(out_j.par_chunks_mut(PARALLEL_CHUNK))
+                            .enumerate()
+                            .for_each(|(c, (a, b))| {
+                                let s = start + c * PARALLEL_CHUNK;
+                                let e = s + a.len();
+                                fill_two(*kind, panel, [qi, qj], [fi, fj], scale, s, e, [a, b]);
+                            });
+                    } else {
+                        fill_two(
+                            *kind,
+                            panel,
+                            [qi, qj],
+                            [fi, fj],
+                            scale,
+                            start,
+                            end,
+                            [out_i, out_j],
+                        );
+                    }
+                });
             }
             KernelSource::Sparse { .. } => {
                 self.fill(i, start, end, fi, scale, out_i);
