@@ -413,7 +413,13 @@ impl<T: QValue> ColumnCache<T> {
         if self.cols[i].capacity() >= len {
             self.cols[i].resize(len, T::default());
         } else {
+            let n = self.cols.len();
             let want = match (self.grow, have) {
+                // Every column at full length fits the budget (small
+                // problems): each buffer is made full-length once, so a
+                // column lengthened after the shrunk variables come back
+                // grows in place instead of into a new buffer.
+                (false, _) if n.saturating_mul(n) <= self.capacity => n,
                 (false, _) => len,
                 (true, 0) => size_class(len),
                 (true, _) => size_class(len + len / 8 + GROW_SLACK),
@@ -619,7 +625,9 @@ mod tests {
 
     #[test]
     fn partial_columns_grow() {
-        let mut c = ColumnCache::<f32>::new(4, 1024);
+        // Twelve values: less than the 16 of every column at full length,
+        // so buffers are made as long as asked.
+        let mut c = ColumnCache::<f32>::new(4, 48);
         assert_eq!(c.prepare(2, 2, None), 0);
         c.column_mut(2).copy_from_slice(&[1.0, 2.0]);
         assert_eq!(c.prepare(2, 4, None), 2);
@@ -633,7 +641,7 @@ mod tests {
 
     #[test]
     fn swap_index_moves_columns_and_entries() {
-        let mut c = ColumnCache::<f32>::new(4, 1024);
+        let mut c = ColumnCache::<f32>::new(4, 48);
         c.prepare(0, 4, None);
         c.column_mut(0).copy_from_slice(&[0.0, 1.0, 2.0, 3.0]);
         c.prepare(1, 2, None);
@@ -648,6 +656,24 @@ mod tests {
         // (its buffer pooled), so every entry is computed again.
         assert_eq!(c.prepare(1, 2, None), 0);
         assert_eq!(c.used(), 6);
+    }
+
+    #[test]
+    fn columns_of_a_cache_that_holds_them_all_grow_in_place() {
+        // 1024 bytes hold all 4 × 4 values: each buffer is made full-length
+        // at once, and a partial column grows in it, keeping its entries.
+        let mut c = ColumnCache::<f32>::new(4, 1024);
+        assert_eq!(c.prepare(2, 2, None), 0);
+        c.column_mut(2).copy_from_slice(&[1.0, 2.0]);
+        assert_eq!(c.used(), 4);
+        let before = c.column(2).as_ptr();
+        assert_eq!(c.prepare(2, 4, None), 2);
+        assert_eq!(c.column(2).len(), 4);
+        assert_eq!(&c.column(2)[..2], &[1.0, 2.0]);
+        assert_eq!(c.column(2).as_ptr(), before);
+        assert_eq!(c.used(), 4);
+        c.prepare(3, 1, None);
+        assert_eq!(c.used(), 8);
     }
 
     #[test]
