@@ -82,6 +82,8 @@ def binary_tasks(
     """The rows of ``y_idx`` (class indices) each binary problem of
     ``problems`` (:func:`problem_classes`) trains on, and their ``±1``
     labels (``+1`` for the problem's first class)."""
+    if problems and all(b >= 0 for _, b in problems):
+        return _pair_tasks(y_idx, problems)
     tasks = []
     # Each class's rows once (ascending), not one pass over y per pair: a
     # pair's rows are the sorted union of its two classes'.
@@ -99,6 +101,41 @@ def binary_tasks(
             rows = np.sort(np.concatenate((members(a), members(b))))
         tasks.append((rows, np.where(y_idx[rows] == a, 1.0, -1.0)))
     return tasks
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + m) for s, m in zip(starts, lengths)])``
+    in a few array operations."""
+    lengths = np.asarray(lengths, dtype=np.intp)
+    total = int(lengths.sum())
+    ends = np.cumsum(lengths)
+    offset = np.repeat(np.asarray(starts, dtype=np.intp) - (ends - lengths), lengths)
+    return np.arange(total, dtype=np.intp) + offset
+
+
+def _pair_tasks(
+    y_idx: np.ndarray, problems: list[tuple[int, int]]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`binary_tasks` of class pairs only, every pair at once: each
+    pair's two classes' rows (grouped by class, ascending within a class)
+    with their labels, ordered by row within each pair by one stable sort
+    of ``pair · n + row``; hundreds of one-vs-one pairs then cost a few array
+    operations, not a few each."""
+    y_idx = np.asarray(y_idx)
+    n = y_idx.shape[0]
+    by_class = np.argsort(y_idx, kind="stable")
+    n_classes = int(max(max(a, b) for a, b in problems)) + 1
+    counts = np.bincount(y_idx[by_class], minlength=n_classes) if n else np.zeros(n_classes, int)
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    seg_class = np.array(problems, dtype=np.intp).reshape(-1)  # a0, b0, a1, b1, …
+    seg_len = counts[seg_class]
+    seg_pair = np.repeat(np.arange(len(problems), dtype=np.int64), 2)
+    rows = by_class[_ranges(first[seg_class], seg_len)]
+    labels = np.repeat(np.tile([1.0, -1.0], len(problems)), seg_len)
+    order = np.argsort(np.repeat(seg_pair, seg_len) * max(n, 1) + rows, kind="stable")
+    rows, labels = rows[order], labels[order]
+    ends = np.cumsum(seg_len.reshape(-1, 2).sum(axis=1))[:-1]
+    return list(zip(np.split(rows, ends), np.split(labels, ends), strict=True))
 
 
 # ------------------------------------------------------------------ fitting
@@ -239,14 +276,15 @@ def ovo_compact(coef: np.ndarray, n_support: np.ndarray) -> np.ndarray:
     ``a``'s support vectors, then over class ``b``'s.
     """
     n_support = np.asarray(n_support, dtype=np.intp)
-    first = np.concatenate(([0], np.cumsum(n_support)))
-    parts = []
-    for k, (a, b) in enumerate(ovo_pairs(n_support.shape[0])):
-        parts.append(coef[k, first[a] : first[a + 1]])
-        parts.append(coef[k, first[b] : first[b + 1]])
-    if not parts:
+    pairs = ovo_pairs(n_support.shape[0])
+    if not pairs:
         return np.zeros(0)
-    return np.ascontiguousarray(np.concatenate(parts), dtype=np.float64)
+    first = np.concatenate(([0], np.cumsum(n_support)))
+    seg_class = np.array(pairs, dtype=np.intp).reshape(-1)  # a0, b0, a1, b1, …
+    seg_len = n_support[seg_class]
+    model = np.repeat(np.repeat(np.arange(len(pairs)), 2), seg_len)
+    column = _ranges(first[seg_class], seg_len)
+    return np.ascontiguousarray(coef[model, column], dtype=np.float64)
 
 
 def ovo_to_libsvm(coef: np.ndarray, sv_class: np.ndarray, n_classes: int) -> np.ndarray:
@@ -260,17 +298,23 @@ def ovo_to_libsvm(coef: np.ndarray, sv_class: np.ndarray, n_classes: int) -> np.
     """
     dual = np.zeros((n_classes - 1, sv_class.shape[0]))
     sv_class = np.asarray(sv_class)
-    if sv_class.size and np.all(sv_class[1:] >= sv_class[:-1]):
+    pairs = ovo_pairs(n_classes)
+    if sv_class.size and pairs and np.all(sv_class[1:] >= sv_class[:-1]):
         # Grouped by class in class order (as :func:`assemble` gives them):
-        # each class is one slice, no mask over every support vector per pair.
+        # each class is one slice, and every pair's two slices are moved by
+        # one scatter (each entry of ``dual`` is written once: class ``a``'s
+        # columns by the pairs ``(a, b)`` into rows ``b − 1 ≥ a``, by the
+        # pairs ``(c, a)`` into rows ``c < a``).
         bounds = np.searchsorted(sv_class, np.arange(n_classes + 1), side="left")
-        for k, (a, b) in enumerate(ovo_pairs(n_classes)):
-            in_a = slice(bounds[a], bounds[a + 1])
-            in_b = slice(bounds[b], bounds[b + 1])
-            dual[b - 1, in_a] = coef[k, in_a]
-            dual[a, in_b] = coef[k, in_b]
+        ab = np.array(pairs, dtype=np.intp)
+        seg_class = ab.reshape(-1)  # a0, b0, a1, b1, …
+        seg_row = np.stack((ab[:, 1] - 1, ab[:, 0]), axis=1).reshape(-1)
+        seg_len = bounds[seg_class + 1] - bounds[seg_class]
+        column = _ranges(bounds[seg_class], seg_len)
+        model = np.repeat(np.repeat(np.arange(len(pairs)), 2), seg_len)
+        dual[np.repeat(seg_row, seg_len), column] = coef[model, column]
         return dual
-    for k, (a, b) in enumerate(ovo_pairs(n_classes)):
+    for k, (a, b) in enumerate(pairs):
         in_a = sv_class == a
         in_b = sv_class == b
         dual[b - 1, in_a] = coef[k, in_a]

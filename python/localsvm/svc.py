@@ -72,8 +72,9 @@ def _pair_problem(task, shared) -> QPProblem:
     with ``nu`` in the settings, the ν-SVC dual (:func:`nu_start`)."""
     rows, labels = task
     X, upper, settings, _ = shared
-    settings = dict(settings)
-    nu = settings.pop("nu", None)
+    nu = settings.get("nu")
+    if nu is not None:
+        settings = {k: v for k, v in settings.items() if k != "nu"}
     # Every row (rows is then 0..n-1): the boxes as they are, not a copy.
     whole = rows.size == X.shape[0]
     problem = QPProblem(

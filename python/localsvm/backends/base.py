@@ -1032,6 +1032,16 @@ def solve_many_checked(backend, problems: Sequence[QPProblem]) -> list[QPSolutio
 def _checked(backend, problem: QPProblem, sol) -> QPSolution:
     """``sol``, ``backend``'s answer to ``problem``, if it is a solution
     (see :func:`solve_checked`); else ``TypeError`` naming the backend."""
+    if (
+        type(sol) is QPSolution
+        and type(sol.alpha) is np.ndarray
+        and sol.alpha.dtype == np.float64
+        and sol.alpha.shape == (problem.n,)
+        and type(sol.rho) is float
+        and type(sol.objective) is float
+    ):
+        # The built-in backends' answer, of the right shape: nothing to name.
+        return sol
     who = f"backend {_backend_name(backend)!r}"
     if sol is None or isinstance(sol, (str, bytes, tuple, list, dict, np.ndarray)):
         raise TypeError(
