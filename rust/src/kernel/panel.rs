@@ -2,7 +2,7 @@
 //! rows kernel columns are computed against.
 
 use super::rows::Rows;
-use crate::error::{checked_len, try_filled, Result};
+use crate::error::{checked_len, memory_error, try_filled, Result};
 
 /// A feature-major `f32` copy of a set of rows (`data[f·n + t]` is feature
 /// `f` of row `t`), the layout the vectorised kernel loops read: one pass over
@@ -27,10 +27,19 @@ impl Panel {
     /// allocation is an [`crate::Error::Memory`].
     pub fn try_new(rows: &Rows) -> Result<Panel> {
         let (n, d) = (rows.n(), rows.d());
-        let what = format!("the float32 copy of {n} rows of {d} features");
-        let hint = "use precision='float64' or fewer rows";
-        let mut data = try_filled(checked_len::<f32>(n, d, &what, hint)?, 0.0f32, &what, hint)?;
-        let mut sq = try_filled(n, 0.0f32, &what, hint)?;
+        // The message is written only when it is needed: a small problem's
+        // panel costs about as much as formatting it.
+        let blocks = || -> Result<(Vec<f32>, Vec<f32>)> {
+            let data = try_filled(checked_len::<f32>(n, d, "", "")?, 0.0f32, "", "")?;
+            Ok((data, try_filled(n, 0.0f32, "", "")?))
+        };
+        let (mut data, mut sq) = blocks().map_err(|_| {
+            memory_error::<f32>(
+                n.saturating_mul(d).saturating_add(n),
+                &format!("the float32 copy of {n} rows of {d} features"),
+                "use precision='float64' or fewer rows",
+            )
+        })?;
         // Transpose in blocks of rows, so the writes along each feature are
         // contiguous and the block's rows stay in the processor's cache.
         const BLOCK: usize = 64;

@@ -1,7 +1,9 @@
 //! Row-major `f64` feature rows with their squared norms.
 
 use super::kinds::KernelKind;
-use crate::error::{checked_len, shape_error, try_with_capacity, value_error, Result};
+use crate::error::{
+    checked_len, memory_error, shape_error, try_with_capacity, value_error, Result,
+};
 
 /// `Σ term(a_k, b_k)` with four independent accumulators
 /// ([`crate::numeric::lanes4`]), added up pairwise.
@@ -148,9 +150,17 @@ pub(crate) fn check_finite(data: &[f64], d: usize) -> Result<()> {
 /// The listed rows of the row-major matrix `data` (rows of `d` values), in
 /// that order.
 pub(crate) fn gather_rows(data: &[f64], d: usize, idx: &[usize]) -> Result<Vec<f64>> {
-    let what = format!("a copy of {} rows of {d} features", idx.len());
-    let hint = "use fewer rows";
-    let mut out = try_with_capacity(checked_len::<f64>(idx.len(), d, &what, hint)?, &what, hint)?;
+    // The message is written only on failure: small problems gather their
+    // rows many times a fit.
+    let mut out = checked_len::<f64>(idx.len(), d, "", "")
+        .and_then(|len| try_with_capacity(len, "", ""))
+        .map_err(|_| {
+            memory_error::<f64>(
+                idx.len().saturating_mul(d),
+                &format!("a copy of {} rows of {d} features", idx.len()),
+                "use fewer rows",
+            )
+        })?;
     for &i in idx {
         out.extend_from_slice(&data[i * d..(i + 1) * d]);
     }

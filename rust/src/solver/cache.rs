@@ -271,7 +271,16 @@ impl<T: QValue> ColumnCache<T> {
     /// Applies the logged swaps column `i` has not seen. A column that
     /// holds one entry of a swapped pair but not the other can no longer be
     /// kept consistent and is dropped.
+    #[inline]
     fn catch_up(&mut self, i: usize) {
+        // Most requests find the column up to date: no call for them.
+        if self.seen[i] as usize != self.log.len() {
+            self.apply_log(i);
+        }
+    }
+
+    /// [`ColumnCache::catch_up`]'s work, for a column behind the log.
+    fn apply_log(&mut self, i: usize) {
         let from = self.seen[i] as usize;
         self.seen[i] = self.log.len() as u32;
         let col = &mut self.cols[i];
@@ -294,10 +303,12 @@ impl<T: QValue> ColumnCache<T> {
         }
     }
 
+    #[inline]
     fn sentinel(&self) -> usize {
         self.cols.len()
     }
 
+    #[inline]
     fn unlink(&mut self, i: usize) {
         if self.linked[i] {
             let (p, n) = (self.prev[i], self.next[i]);
@@ -307,6 +318,7 @@ impl<T: QValue> ColumnCache<T> {
         }
     }
 
+    #[inline]
     fn push_most_recent(&mut self, i: usize) {
         let s = self.sentinel();
         let last = self.prev[s];

@@ -583,6 +583,11 @@ struct SubProblem<'a> {
 /// repeat an index): each variable's first variable on the same row; `None`
 /// when no row repeats.
 pub fn twins_of_rows(rows: &[usize]) -> Option<Vec<usize>> {
+    // Increasing rows (a one-vs-one pair's, a subset's) repeat none: no
+    // table for them.
+    if rows.windows(2).all(|w| w[0] < w[1]) {
+        return None;
+    }
     let mut first = std::collections::HashMap::with_capacity(rows.len());
     let twins: Vec<usize> = rows
         .iter()
