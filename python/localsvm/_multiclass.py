@@ -123,6 +123,11 @@ def _pair_tasks(
     operations, not a few each."""
     y_idx = np.asarray(y_idx)
     n = y_idx.shape[0]
+    if len(problems) == 1:
+        # One pair (two classes): its rows in order, no sort.
+        a, b = problems[0]
+        rows = np.flatnonzero((y_idx == a) | (y_idx == b))
+        return [(rows, np.where(y_idx[rows] == a, 1.0, -1.0))]
     by_class = np.argsort(y_idx, kind="stable")
     n_classes = int(max(max(a, b) for a, b in problems)) + 1
     counts = np.bincount(y_idx[by_class], minlength=n_classes) if n else np.zeros(n_classes, int)

@@ -234,14 +234,14 @@ def effective_n_jobs(n_jobs: int | None) -> int:
     int
         The number of workers, at least 1.
     """
+    if n_jobs is not None and n_jobs > 0:
+        return int(n_jobs)  # without counting the CPUs (a read of the system's list)
+    if n_jobs == 0:
+        raise ValueError("n_jobs must not be 0")
     cpus = os.cpu_count() or 1
     if n_jobs is None:
         return cpus
-    if n_jobs == 0:
-        raise ValueError("n_jobs must not be 0")
-    if n_jobs < 0:
-        return max(1, cpus + 1 + n_jobs)
-    return int(n_jobs)
+    return max(1, cpus + 1 + n_jobs)
 
 
 def run_tasks(
