@@ -293,10 +293,49 @@ def test_cell_beyond_worker_memory():
         mc.as_current(),
     ):
         clf = CellSVC(cell_size=3000)
+        # 3 000 rows of 720 features: about 33 MiB of float64 rows, twice.
+        X = np.repeat(X, 120, axis=1) * rng_factors(X.shape[0], 120 * D)
         with pytest.raises(MemoryError, match=r"cell_size.*|memory_limit of 64 MiB") as err:
             clf.fit(da.from_array(X, chunks=1000), da.from_array(y, chunks=1000))
         assert "cell_size" in str(err.value) and "memory_limit of 64 MiB" in str(err.value)
         assert not hasattr(clf, "cell_models_")
+
+
+def rng_factors(n, d):
+    return np.random.RandomState(1).uniform(0.5, 1.5, size=(n, d))
+
+
+class _FakeClient:
+    def __init__(self, nthreads):
+        self._n = nthreads
+
+    def nthreads(self):
+        return self._n
+
+
+def test_cell_cache_follows_the_workers_memory():
+    from localsvm._outofcore import CELL_CACHE_SHARE, _worker_cache_mib
+
+    est = CellSVC(cache_size=200)
+    limit = float(512 << 20)
+    one = _worker_cache_mib(est, _FakeClient({"a": 1, "b": 1}), limit)
+    assert one == pytest.approx(CELL_CACHE_SHARE * 512)
+    # The worker with the most threads runs that many cells at once.
+    two = _worker_cache_mib(est, _FakeClient({"a": 1, "b": 2}), limit)
+    assert two == pytest.approx(one / 2)
+    # Never more than cache_size; no limit: cache_size.
+    assert _worker_cache_mib(CellSVC(cache_size=4), _FakeClient({"a": 1}), limit) == 4.0
+    assert _worker_cache_mib(est, _FakeClient({"a": 1}), float("inf")) == 200.0
+
+
+def test_cache_size_leaves_the_cell_models_unchanged():
+    # What the cap relies on: a smaller cache computes columns again.
+    X, y = data(1500)
+    a = SVC(cache_size=200).fit(X, y)
+    b = SVC(cache_size=0.05).fit(X, y)
+    assert np.array_equal(a.dual_coef_, b.dual_coef_)
+    assert np.array_equal(a.support_, b.support_)
+    assert np.array_equal(a.intercept_, b.intercept_)
 
 
 def _slow(X, y, delay):

@@ -130,6 +130,15 @@ PIECE_GROUP_BYTES = 16 << 20
 #: A cell's SVM may use at most this share of one worker's memory limit.
 CELL_MEMORY_SHARE = 0.5
 
+#: On a Dask cluster each cell's kernel cache takes at most this share of
+#: one worker's memory limit, divided among the worker's threads (and at
+#: most ``cache_size``): 26 MiB at 512 MiB. A cell's SVM reads its columns
+#: again from a smaller cache, to the same model; its default 200 MB (or a
+#: cell's whole kernel matrix, 100 MB in float32 for 5 000 rows) beside an
+#: idle worker process of 200 to 250 MiB pushed 512 MiB workers past
+#: Distributed's pause threshold at every large cell.
+CELL_CACHE_SHARE = 0.05
+
 #: The cells' SVMs of a Dask fit come back to the client when together they
 #: take at most this share of one worker's memory limit (the blockwise
 #: prediction sends the whole model to every worker; judged from the first
@@ -1335,6 +1344,16 @@ def _worker_memory(client) -> tuple[int, float]:
     return len(workers), (float(lim) if lim else math.inf)
 
 
+def _worker_cache_mib(est, client, limit: float) -> float:
+    """Megabytes of kernel cache of each cell's SVM on the cluster:
+    ``cache_size``, at most :data:`CELL_CACHE_SHARE` of a worker's memory
+    ``limit`` shared by the threads of the worker with the most."""
+    if not math.isfinite(limit):
+        return float(est.cache_size)
+    threads = max(client.nthreads().values(), default=1)
+    return min(float(est.cache_size), CELL_CACHE_SHARE * limit / max(threads, 1) / 2**20)
+
+
 class _Futures:
     """The futures of one fit, all cancelled when it fails or is
     interrupted."""
@@ -1547,7 +1566,8 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
     timings["partition"] = time.perf_counter() - t0
     k = len(train_sizes)
     biggest = int(max(train_sizes))
-    need = _cell_bytes(biggest, d, float(est.cache_size))
+    cache_mib = _worker_cache_mib(est, client, limit)
+    need = _cell_bytes(biggest, d, cache_mib)
     if need > CELL_MEMORY_SHARE * limit:
         raise MemoryError(
             f"the largest cell trains on {biggest} examples, which need about "
@@ -1556,7 +1576,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
             f"use a smaller cell_size (or more n_cells), a smaller overlap or cache_size, "
             f"or workers with more memory"
         )
-    params = _cell_params(est, plan.spec, 1, float(est.cache_size))
+    params = _cell_params(est, plan.spec, 1, cache_mib)
     if plan.class_factors is not None:
         params["_class_factors"] = plan.class_factors
     tuning = _cell_tuning(est, rng, k)

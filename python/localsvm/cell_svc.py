@@ -273,7 +273,10 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         cap); a cell stopped by it is counted in one ``ConvergenceWarning``.
     cache_size : float, default=200
         Megabytes of kernel cache of all the cell SVMs trained at once,
-        together.
+        together. On a Dask cluster each cell's SVM has at most
+        ``cache_size`` and at most 5 % of its worker's ``memory_limit``
+        divided by the worker's threads (26 MB at 512 MiB): a smaller cache
+        only computes kernel columns again, to the same model.
     class_weight : dict, 'balanced' or None, default=None
         Multiplies ``C`` per class, as in :class:`localsvm.SVC`: an example
         of class ``c`` has the box ``C · class_weight[c]`` (times its
