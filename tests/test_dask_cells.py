@@ -338,6 +338,48 @@ def test_cache_size_leaves_the_cell_models_unchanged():
     assert np.array_equal(a.intercept_, b.intercept_)
 
 
+def test_next_fit_removes_packs_of_ended_client_processes(client):
+    import subprocess
+    import sys
+
+    from localsvm._outofcore import PACK_FILE_PREFIX, _fit_owner
+
+    folder = os.path.join(
+        client.run(lambda dask_worker: _pack_folder_of(dask_worker)).popitem()[1],
+        "localsvm-cells",
+    )
+    os.makedirs(folder, exist_ok=True)
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    host, _ = _fit_owner().split("-")
+    gone = os.path.join(folder, f"{PACK_FILE_PREFIX}{host}-{ended.stdout.strip()}-abc-0")
+    mine = os.path.join(folder, f"{PACK_FILE_PREFIX}{_fit_owner()}-abc-0")
+    elsewhere = os.path.join(folder, f"{PACK_FILE_PREFIX}otherhost-1-abc-0")
+    for path in (gone, mine, elsewhere):
+        with open(path, "wb") as fh:
+            fh.write(b"x")
+    try:
+        X, y = data()
+        CellSVC(**PARAMS).fit(da.from_array(X, chunks=(CHUNK, D)), da.from_array(y, CHUNK))
+        deadline = time.monotonic() + 10
+        while os.path.exists(gone) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(gone)
+        assert os.path.exists(mine) and os.path.exists(elsewhere)
+    finally:
+        for path in (gone, mine, elsewhere):
+            if os.path.exists(path):
+                os.remove(path)
+
+
+def _pack_folder_of(dask_worker):
+    return os.path.dirname(os.path.abspath(dask_worker.local_directory))
+
+
 def _slow(X, y, delay):
     dX = da.from_array(X, chunks=(CHUNK, D)).map_blocks(
         _dask_tasks.slow_block, delay, dtype=X.dtype

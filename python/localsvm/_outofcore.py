@@ -764,6 +764,49 @@ def _remove_packs(prefix: str) -> int:
     return removed
 
 
+def _fit_owner() -> str:
+    """The part of a fit's pack names that names the process whose fit
+    wrote them: this machine's name and this process's id."""
+    import socket
+
+    return f"{socket.gethostname().replace('-', '_')}-{os.getpid()}"
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, owned by another user
+        return False
+    return False
+
+
+def _remove_orphan_packs() -> int:
+    """A Dask task: remove this worker's pack files written for a fit whose
+    client process, on this machine, has ended (a fit interrupted with its
+    cluster, or a process that exited without collecting its model): no
+    model can read them any more. Packs of a client on another machine are
+    left alone (whether it still runs cannot be seen from here)."""
+    import glob
+    import socket
+
+    host = socket.gethostname().replace("-", "_")
+    removed = 0
+    folder = os.path.join(_pack_folder(), "localsvm-cells")
+    for path in glob.glob(os.path.join(folder, PACK_FILE_PREFIX + "*")):
+        parts = os.path.basename(path)[len(PACK_FILE_PREFIX) :].split("-")
+        if len(parts) < 3 or parts[0] != host or not parts[1].isdigit():
+            continue
+        if _process_gone(int(parts[1])):
+            try:
+                os.remove(path)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
 def _pick(pack, pos: int):
     """A Dask task: one model of a pack."""
     return pack.load().models[pos]
@@ -1593,6 +1636,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
     metas: list = [None] * k
     results: list = [None] * k
     keep = None
+    _on_every_worker(client, _remove_orphan_packs)
     stored = _Stored(uuid.uuid4().hex)
     total_rows = float(np.sum(train_sizes))
     fit_cell = dask.delayed(_fit_cell_pieces, pure=False)
@@ -1726,28 +1770,32 @@ class ClusterModels(Sequence):
         return f"ClusterModels({len(self)} cells in {len(self.packs)} packs on the cluster)"
 
 
-def _forget_packs(client, prefix: str) -> None:
-    """Remove the pack files of one fit on every worker (run when its
-    :class:`ClusterModels` is garbage-collected; a closed client leaves
-    them to the workers' directories)."""
+def _on_every_worker(client, task, *args) -> None:
+    """Start ``task(*args)`` on every worker, not waiting for it."""
     try:
         from distributed import fire_and_forget
 
         for addr in list(client.scheduler_info().get("workers", {})):
             fire_and_forget(
-                client.submit(
-                    _remove_packs, prefix, workers=[addr], allow_other_workers=True, pure=False
-                )
+                client.submit(task, *args, workers=[addr], allow_other_workers=True, pure=False)
             )
     except Exception:  # the client or the cluster is gone
         pass
+
+
+def _forget_packs(client, prefix: str) -> None:
+    """Remove the pack files of one fit on every worker (run when its
+    :class:`ClusterModels` is garbage-collected; a fit whose client process
+    ended first leaves them to the next fit's
+    :func:`_remove_orphan_packs`)."""
+    _on_every_worker(client, _remove_packs, prefix)
 
 
 class _Stored:
     """The packs of one Dask fit's kept models, written wave by wave."""
 
     def __init__(self, fit_id: str):
-        self.prefix = f"{PACK_FILE_PREFIX}{fit_id}-"
+        self.prefix = f"{PACK_FILE_PREFIX}{_fit_owner()}-{fit_id}-"
         self.packs: list = []
         self.groups: list = []
 

@@ -421,8 +421,10 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
       client): prediction then sends each block's rows to the packs of the
       cells they route to, each task reading one pack from its file, and
       in-memory rows go to the cluster in 32 MiB chunks. The files are
-      removed when the ``ClusterModels`` is garbage-collected (or with the
-      workers' directories). ``cell_labels_`` is a lazy
+      removed when the ``ClusterModels`` is garbage-collected; those of a
+      client process that ended first (a fit interrupted together with its
+      cluster) are removed by the next Dask fit on the same machine.
+      ``cell_labels_`` is a lazy
       Dask array. A cell whose solve needs more than half of a worker's memory
       limit (``16·d + 48`` bytes per training row plus its kernel cache)
       raises ``MemoryError`` before any cell is gathered. Row chunks of
