@@ -6,7 +6,8 @@ the data on the workers: ``n × 16`` float32 standard normal rows in blocks of
 ``--chunk-rows`` (``dask.array.random.default_rng``), labelled by a
 fixed nonlinear rule of the first eight features (:func:`rule`); the test
 rows come from another generator state. ``CellSVC`` (RBF, ``C = 1``, ``gamma='scale'``,
-``--cell-size``, ``--overlap``, ``cache_size=100`` per worker) is fitted on
+``--cell-size``, ``--overlap``, ``cache_size=100`` per worker, which the
+Dask fit caps at 5 % of a worker's memory limit) is fitted on
 the Dask arrays: the sample for the cells drawn on the workers, every block
 routed where it lives, each cell's rows gathered to one worker and its SVM
 trained there (the partitioning of C.-J. Hsieh, S. Si and I. S. Dhillon, "A
@@ -51,8 +52,9 @@ COLUMNS = columns(
     "rows >10d | fit s >8.1f | predict s >9.1f | accuracy >8.2f% | client MiB >10d | "
     "workers MiB >13 | died >4d | moved MiB >9d | model MiB >9d | model on >8 | cells"
 )
-#: Kernel cache (MB) of each worker's cell SVM: a cell solve stays within a
-#: quarter of a 512 MiB worker.
+#: Kernel cache (MB) of each worker's cell SVM (the Dask fit takes at most
+#: 5 % of a worker's memory limit: 26 MB at 512 MiB); the in-memory fit of
+#: the comparison shares this much per worker among its cells.
 CLUSTER_CACHE_MB = 100.0
 #: Random states of the training and test rows.
 TRAIN_STATE, TEST_STATE = 12345, 67890
