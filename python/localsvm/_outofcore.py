@@ -701,36 +701,33 @@ def _pack_folder() -> str:
 
 @dataclass
 class _StoredPack:
-    """Some cells' SVMs in a file on a worker's disk: what the worker holds
-    in memory is this handle (its path and cells), so the kept models do not
-    add to the worker's memory as the cells are solved, and a prediction
-    task reads one pack (:meth:`load`) and drops it when done. Pickled (sent
-    to another process, or spilled by Dask), it carries the models: where
-    its file is not found, it becomes a :class:`_CellPack` in memory."""
+    """Some cells' SVMs in a file on a worker's disk, and where: the client
+    keeps this handle (the file's path, its cells, the models' bytes, the
+    host of the worker that wrote it), and a task that needs the models
+    reads the file (:meth:`load`), on a worker of that host, and drops them
+    when done. Neither a worker's memory nor Dask's task graph holds the
+    models: a worker that restarts loses none of them, and no pack travels
+    between workers."""
 
     path: str
     cells: np.ndarray
     nbytes: int
+    host: str = ""
 
     def load(self) -> _CellPack:
-        with open(self.path, "rb") as fh:
-            return pickle.load(fh)
+        try:
+            with open(self.path, "rb") as fh:
+                return pickle.load(fh)
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"the models of {self.cells.size} cells of a CellSVC fitted on a Dask cluster "
+                f"were kept in {self.path!r} on {self.host or 'a worker'}'s disk, which no "
+                f"longer holds it (the machine was lost or its temporary files removed): "
+                f"fit the model again"
+            ) from None
 
     def __sizeof__(self) -> int:
         return object.__sizeof__(self) + self.cells.nbytes + len(self.path)
-
-    def __reduce__(self):
-        with open(self.path, "rb") as fh:
-            payload = fh.read()
-        return (_restore_pack, (self.path, self.cells, self.nbytes, payload))
-
-
-def _restore_pack(path: str, cells, nbytes: int, payload: bytes):
-    """A pickled :class:`_StoredPack`: the handle again where its file is
-    here, else the models in memory."""
-    if os.path.exists(path):
-        return _StoredPack(path, cells, nbytes)
-    return pickle.loads(payload)
 
 
 def _store_pack(name: str, cells, *results):
@@ -747,7 +744,23 @@ def _store_pack(name: str, cells, *results):
     os.replace(tmp, path)
     del pack, results
     _release_free_memory()
-    return _StoredPack(path, np.asarray(cells), nbytes)
+    return _StoredPack(path, np.asarray(cells), nbytes, _worker_host())
+
+
+def _worker_host() -> str:
+    """The host part of this worker's address ('' outside a worker)."""
+    try:
+        from distributed import get_worker
+        from distributed.comm import get_address_host
+
+        return get_address_host(get_worker().address)
+    except (ImportError, ValueError):
+        return ""
+
+
+def _load_pack(pack: _StoredPack) -> _CellPack:
+    """A Dask task: the models of a pack."""
+    return pack.load()
 
 
 def _remove_packs(prefix: str) -> int:
@@ -807,7 +820,7 @@ def _remove_orphan_packs() -> int:
     return removed
 
 
-def _pick(pack, pos: int):
+def _pick(pack: _StoredPack, pos: int):
     """A Dask task: one model of a pack."""
     return pack.load().models[pos]
 
@@ -1710,22 +1723,27 @@ class ClusterModels(Sequence):
     more than a twentieth of one worker's memory limit (``MODEL_MEMORY_SHARE``):
     packed in groups of cells (at most ``PACK_MEMORY_SHARE`` of a worker's
     limit each), each pack written to a file beside its worker's
-    ``local_directory`` as soon as its wave of cells is solved, and held by
-    a future of the client that fitted them (the worker keeps in memory only
-    the file's name). ``cell_models_`` is then this sequence: indexing it
-    fetches one cell's model (None for a cell holding one class), iterating
-    or pickling it brings every model to the client. Prediction runs where
-    the packs are (see :func:`predict_dask`), a task reading one pack at a
-    time. The models live as long as the client and this object (the files
-    are removed when it is garbage-collected, or with the worker's
-    directory); a worker that dies takes its packs with it, and the
-    scheduler trains their cells again from the data (every task is
-    deterministic: the same models come back).
+    ``local_directory`` as soon as its wave of cells is solved; the client
+    keeps each file's name, cells and host, and no worker holds anything
+    of the models in memory. ``cell_models_`` is then this sequence:
+    indexing it fetches one cell's model (None for a cell holding one
+    class), iterating or pickling it brings every model to the client.
+    Prediction runs on the workers of the machines whose disks hold the
+    packs (see :func:`predict_dask`), a task reading one pack at a time.
+    The files outlive a worker's restart; they are removed when this object
+    is garbage-collected (or, if the client's process ends first, by the
+    next Dask fit on that machine). Should a machine and its files be lost,
+    a prediction that needs them raises ``FileNotFoundError`` naming the
+    file: fit again.
     """
 
-    def __init__(self, packs: list, groups: list, n_cells: int, nbytes: int = 0, prefix=None):
+    def __init__(
+        self, packs: list, groups: list, n_cells: int, nbytes: int = 0, prefix=None, client=None
+    ):
+        #: The packs' handles (:class:`_StoredPack`), one per group of cells.
         self.packs = packs
         self.groups = groups
+        self.client = client
         #: Bytes of the models' arrays (support vectors, coefficients).
         self.nbytes = int(nbytes)
         self.group_of = np.zeros(n_cells, dtype=np.int32)
@@ -1738,7 +1756,7 @@ class ClusterModels(Sequence):
         if prefix is not None and packs:
             import weakref
 
-            weakref.finalize(self, _forget_packs, packs[0].client, prefix)
+            weakref.finalize(self, _forget_packs, client, prefix)
 
     def __len__(self) -> int:
         return int(self.group_of.shape[0])
@@ -1748,13 +1766,15 @@ class ClusterModels(Sequence):
             return [self[i] for i in range(len(self))[j]]
         j = range(len(self))[j]
         pack = self.packs[self.group_of[j]]
-        return pack.client.submit(_pick, pack, int(self.position[j]), pure=False).result()
+        where = _on_host(self.client, pack.host)
+        return self.client.submit(_pick, pack, int(self.position[j]), pure=False, **where).result()
 
     def gather(self) -> list:
         """Every cell's model on the client, a pack at a time."""
         out: list = [None] * len(self)
-        for fut in self.packs:
-            pack = fut.result().load()
+        for handle in self.packs:
+            where = _on_host(self.client, handle.host)
+            pack = self.client.submit(_load_pack, handle, pure=False, **where).result()
             for j, model in zip(pack.cells, pack.models, strict=True):
                 out[int(j)] = model
             del pack
@@ -1768,6 +1788,17 @@ class ClusterModels(Sequence):
 
     def __repr__(self) -> str:
         return f"ClusterModels({len(self)} cells in {len(self.packs)} packs on the cluster)"
+
+
+def _on_host(client, host: str) -> dict:
+    """Task placement on the workers of ``host`` (where a pack's file is),
+    any other worker allowed (which then names the missing file)."""
+    if not host:
+        return {}
+    from distributed.comm import get_address_host
+
+    here = [a for a in client.scheduler_info().get("workers", {}) if get_address_host(a) == host]
+    return {"workers": here, "allow_other_workers": True} if here else {}
 
 
 def _on_every_worker(client, task, *args) -> None:
@@ -1798,6 +1829,7 @@ class _Stored:
         self.prefix = f"{PACK_FILE_PREFIX}{_fit_owner()}-{fit_id}-"
         self.packs: list = []
         self.groups: list = []
+        self.client = None
 
     def add(self, futures, fits: list, wave: list, metas: list, budget: float) -> None:
         """Pack a wave's models (``fits``, the futures of its cells
@@ -1824,11 +1856,16 @@ class _Stored:
         for p in new:
             if p.status == "error":
                 p.result()
-        self.packs.extend(new)
+        # The client keeps the handles, not the futures: nothing of the
+        # models stays in a worker's memory, and a worker that restarts
+        # later loses none of them (their files outlive it).
+        self.packs.extend(futures.gather(new))
+        futures.drop(new)
         futures.drop(fits)
+        self.client = futures.client
 
     def models(self, n_cells: int, nbytes: int) -> ClusterModels:
-        return ClusterModels(self.packs, self.groups, n_cells, nbytes, self.prefix)
+        return ClusterModels(self.packs, self.groups, n_cells, nbytes, self.prefix, self.client)
 
 
 def _route_sums(parts: list) -> list:
@@ -1965,7 +2002,7 @@ def _predict_on_cluster(est, X, what: str):
     if any(math.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()
     models: ClusterModels = est.cell_models_
-    client = models.packs[0].client
+    client = models.client
     limit = _worker_memory(client)[1]
     rows = max(1, int(PREDICT_BLOCK_SHARE * limit) // (8 * max(1, X.shape[1])))
     if X.chunks[0] and max(X.chunks[0]) > rows:
@@ -1981,9 +2018,9 @@ def _predict_on_cluster(est, X, what: str):
     evaluate = dask.delayed(_eval_piece, pure=False)
     combine = dask.delayed(_combine, pure=False)
     classes = est.classes_
-    # Each pack's pieces are labelled where the pack is (its rows travel,
-    # not the pack; any worker may take over should that one be gone).
-    who = client.who_has(models.packs) if n_groups else {}
+    # Each pack's pieces are labelled on a worker of the machine whose disk
+    # holds the pack (its rows travel, not the pack).
+    where = {h: _on_host(client, h) for h in {p.host for p in models.packs}}
     blocks = []
     for b, xb in enumerate(X.to_delayed().ravel()):
         n = int(X.chunks[0][b])
@@ -1992,8 +2029,7 @@ def _predict_on_cluster(est, X, what: str):
             pieces = [pieces]
         parts = []
         for g in range(n_groups):
-            held = list(who.get(models.packs[g].key) or ())
-            with dask.annotate(**({"workers": held, "allow_other_workers": True} if held else {})):
+            with dask.annotate(**where[models.packs[g].host]):
                 parts.append(evaluate(pieces[g], models.packs[g], light, what, hard))
         out = combine(n, classes, what, hard, *parts)
         if what == "predict" or classes.shape[0] == 2:
