@@ -135,14 +135,35 @@ impl OnlineLearner {
                 self.compute_block(x, k, y.len());
             }
             let row = &x[k * d..(k + 1) * d];
-            self.dots_of(row, dots);
+            let t = self.block.next;
             self.block.next += 1;
             let example = Example {
                 label: y[k],
                 cls: cls[k],
                 seen: seen[k],
             };
-            let rec = self.step(row, dots, k_sv, example, opts, report)?;
+            let rec = if self.block.covers_support() {
+                self.step(row, &[], Dots::Block(t), dots, k_sv, example, opts, report)
+            } else {
+                // The block's row itself (no copy): taken out of the block
+                // while the example is learnt (a compaction meanwhile only
+                // ends the block, `maybe_compact`), then put back.
+                self.extend_block_row(t, row);
+                let (n, stride) = (self.len(), self.block.stride);
+                let held = std::mem::take(&mut self.block.dots);
+                let rec = self.step(
+                    row,
+                    &held[t * stride..t * stride + n],
+                    Dots::Full,
+                    dots,
+                    k_sv,
+                    example,
+                    opts,
+                    report,
+                );
+                self.block.dots = held;
+                rec
+            }?;
             report.steps.push(rec);
         }
         Ok(())
@@ -153,34 +174,139 @@ impl OnlineLearner {
     /// row, as the next [`Block`].
     pub(super) fn compute_block(&mut self, x: &[f64], k: usize, m: usize) {
         let (n, d) = (self.len(), self.d);
+        // Few support vectors among many stored rows (a class against a
+        // rare one, where the band holds most of the other class): the
+        // examples classified with margin need the support vectors' dot
+        // products only, and the others are formed at an update.
+        let ex = match self.expansion.take() {
+            Some(ex) => ex,
+            None => self.expand(),
+        };
+        let n_sv = ex.idx.len();
+        let (ratio, least) = self.support_block;
+        let sparse_cover = n_sv > 0 && n >= least && n >= ratio.saturating_mul(n_sv);
+        if sparse_cover {
+            self.compute_support_block(x, k, m, &ex.idx);
+            self.expansion = Some(ex);
+            return;
+        }
+        self.expansion = Some(ex);
         let rows = (m - k)
             .min(BLOCK_ROWS)
             .min((BLOCK_VALUES / n.max(1)).max(1));
         let nz: Vec<Vec<(u32, f64)>> = (k..k + rows)
             .map(|r| nonzeros(&x[r * d..(r + 1) * d]))
             .collect();
+        // Each row has room for the rows stored while the block is learnt
+        // (one per example at most, [`OnlineLearner::extend_block_row`]).
+        // The values are written before they are read: only new room is
+        // zeroed.
+        let stride = n + rows;
         let mut dots = std::mem::take(&mut self.block.dots);
-        dots.clear();
-        dots.resize(rows * n, 0.0);
-        column_dots(&self.cols, &nz, 0, n, &mut dots, n);
+        dots.resize(rows * stride, 0.0);
+        column_dots(&self.cols, &nz, 0, n, &mut dots, stride);
+        let (mut cover, mut slot) = (
+            std::mem::take(&mut self.block.cover),
+            std::mem::take(&mut self.block.slot),
+        );
+        cover.clear();
+        slot.clear();
         self.block = Block {
             dots,
             width: n,
+            stride,
             rows,
             next: 0,
+            cover,
+            slot,
         };
     }
 
-    /// The dot products of `row`, the block's next row, with every stored
-    /// row: from the block, and for the rows stored since it was computed.
-    pub(super) fn dots_of(&mut self, row: &[f64], dots: &mut Vec<f64>) {
-        let n = self.len();
+    /// The next [`Block`] covering only the stored rows of `cover` (the
+    /// support vectors, in increasing position): the dot products of rows
+    /// `k..` of `x` (at most [`BLOCK_ROWS`]) with them ([`row_dots`]).
+    pub(super) fn compute_support_block(&mut self, x: &[f64], k: usize, m: usize, cover: &[usize]) {
+        let (n, d) = (self.len(), self.d);
+        let rows = (m - k)
+            .min(BLOCK_ROWS)
+            .min((BLOCK_VALUES / cover.len()).max(1));
+        // The block's rows feature by feature.
+        let mut qt = std::mem::take(&mut self.scratch.rows);
+        qt.clear();
+        qt.resize(d * rows, 0.0);
+        for t in 0..rows {
+            let row = &x[(k + t) * d..(k + t + 1) * d];
+            for (kk, &v) in row.iter().enumerate() {
+                qt[kk * rows + t] = v;
+            }
+        }
+        let mut dots = std::mem::take(&mut self.block.dots);
+        dots.resize(rows * cover.len(), 0.0);
+        row_dots(&self.x, d, &self.pattern, cover, &qt, rows, &mut dots);
+        self.scratch.rows = qt;
+        let mut slot = std::mem::take(&mut self.block.slot);
+        slot.clear();
+        slot.resize(n, UNCOVERED);
+        for (c, &i) in cover.iter().enumerate() {
+            slot[i] = c as u32;
+        }
+        let mut own = std::mem::take(&mut self.block.cover);
+        own.clear();
+        own.extend_from_slice(cover);
+        self.block = Block {
+            dots,
+            width: n,
+            stride: rows,
+            rows,
+            next: 0,
+            cover: own,
+            slot,
+        };
+    }
+
+    /// The dot products of `xt`, row `t` of a [`Block`] that covers the
+    /// support vectors, with the stored rows `idx` (the current support
+    /// vectors): from the block for the rows it covers, one by one
+    /// ([`OnlineLearner::dot_with`], the same values) for the others.
+    pub(super) fn support_dots(&self, t: usize, xt: &[f64], idx: &[usize], out: &mut Vec<f64>) {
         let b = &self.block;
+        let mut query: Option<Query<'_>> = None;
+        out.clear();
+        out.extend(idx.iter().map(|&i| match b.slot.get(i) {
+            Some(&c) if c != UNCOVERED => b.dots[c as usize * b.rows + t],
+            _ => self.dot_with(i, query.get_or_insert_with(|| Query::new(xt))),
+        }));
+    }
+
+    /// The dot products of `xt` with every stored row, into `dots`.
+    pub(super) fn all_dots(&mut self, xt: &[f64], dots: &mut Vec<f64>) {
+        let n = self.len();
         dots.clear();
-        dots.extend_from_slice(&b.dots[b.next * b.width..(b.next + 1) * b.width]);
         dots.resize(n, 0.0);
-        if n > b.width {
-            let len = n - b.width;
+        let nz = &mut self.scratch.nz;
+        nz.clear();
+        nz.extend(
+            xt.iter()
+                .enumerate()
+                .filter(|(_, &v)| v != 0.0)
+                .map(|(k, &v)| (k as u32, v)),
+        );
+        column_dots(&self.cols, std::slice::from_ref(nz), 0, n, dots, n);
+    }
+
+    /// Completes row `t` of the block (its example `row`) with the dot
+    /// products of the rows stored since the block was computed, in the
+    /// room the row has for them: the row then holds `row`'s dot products
+    /// with every stored row.
+    pub(super) fn extend_block_row(&mut self, t: usize, row: &[f64]) {
+        let n = self.len();
+        let (width, stride) = (self.block.width, self.block.stride);
+        if n > width {
+            let len = n - width;
+            debug_assert!(
+                n <= stride,
+                "one stored row per example of the block at most"
+            );
             let nz = &mut self.scratch.nz;
             nz.clear();
             nz.extend(
@@ -189,14 +315,8 @@ impl OnlineLearner {
                     .filter(|(_, &v)| v != 0.0)
                     .map(|(k, &v)| (k as u32, v)),
             );
-            column_dots(
-                &self.cols,
-                std::slice::from_ref(nz),
-                b.width,
-                len,
-                &mut dots[b.width..],
-                len,
-            );
+            let out = &mut self.block.dots[t * stride + width..t * stride + n];
+            column_dots(&self.cols, std::slice::from_ref(nz), width, len, out, len);
         }
     }
 

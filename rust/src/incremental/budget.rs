@@ -157,23 +157,13 @@ impl OnlineLearner {
         if let Some(ex) = self.expansion.take() {
             self.scratch.spare = ex;
         }
+        // The block's dot products are by storage position: it ends here
+        // (its buffer kept), and the next example forms the next one over
+        // the new positions. `learn_each` may hold the buffer meanwhile.
         let b = &mut self.block;
-        *b = if b.next < b.rows {
-            let width = keep.partition_point(|&i| i < b.width);
-            let mut dots = Vec::with_capacity((b.rows - b.next) * width);
-            for t in b.next..b.rows {
-                let row = &b.dots[t * b.width..(t + 1) * b.width];
-                dots.extend(keep[..width].iter().map(|&i| row[i]));
-            }
-            Block {
-                dots,
-                width,
-                rows: b.rows - b.next,
-                next: 0,
-            }
-        } else {
-            Block::default()
-        };
+        b.rows = b.next;
+        b.cover.clear();
+        b.slot.clear();
     }
 
     /// Removes support vectors while there are more than `budget`, each time

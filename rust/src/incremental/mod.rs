@@ -236,6 +236,25 @@ pub struct LearnerState {
 const BLOCK_VALUES: usize = 1 << 21;
 const BLOCK_ROWS: usize = 64;
 
+/// A batch's [`Block`] covers the support vectors only (the examples
+/// classified with margin need no other dot products) once the stored rows
+/// are at least this many times the support vectors and at least
+/// [`SUPPORT_BLOCK_MIN`]: then an update forms its example's other dot
+/// products on its own, at less cost than a block over every stored row
+/// for every example. The values are the same either way.
+const SUPPORT_BLOCK_RATIO: usize = 4;
+const SUPPORT_BLOCK_MIN: usize = 1024;
+
+/// Where [`OnlineLearner::step`] finds its example's dot products: `Full`,
+/// in the buffer it is given (with every stored row); `Block(t)`, for the
+/// support vectors, in row `t` of a block that covers them
+/// ([`Block::cover`]), the others to be formed if the example updates.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Dots {
+    Full,
+    Block(usize),
+}
+
 /// One binary online SVM (labels ±1); see the module documentation.
 #[derive(Clone, Debug)]
 pub struct OnlineLearner {
@@ -280,6 +299,11 @@ pub struct OnlineLearner {
     /// ([`OnlineOptions::precision`]).
     hessian: Precision,
     scratch: Scratch,
+    /// When a batch's blocks cover the support vectors only: at least
+    /// `.0` times as many stored rows as support vectors, and at least `.1`
+    /// stored rows ([`SUPPORT_BLOCK_RATIO`], [`SUPPORT_BLOCK_MIN`]; the
+    /// tests set others). The values learnt do not depend on it.
+    support_block: (usize, usize),
 }
 
 /// Size of the working sets of most violating examples solved after each
@@ -323,6 +347,7 @@ impl OnlineLearner {
             max_abs: 0.0,
             hessian: Precision::Float32,
             scratch: Scratch::default(),
+            support_block: (SUPPORT_BLOCK_RATIO, SUPPORT_BLOCK_MIN),
         })
     }
 

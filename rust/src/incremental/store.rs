@@ -356,6 +356,62 @@ multiversion! {
     }
 }
 
+multiversion! {
+    /// `out[c·rows + t] = x_i · q_t` for the stored rows `i = cover[c]` and
+    /// the `rows` queries held feature by feature in `qt` (`qt[k·rows + t]`
+    /// is feature `k` of query `t`): the sum over stored row `i`'s features
+    /// in increasing order (its nonzeros when it is sparse, every feature
+    /// otherwise), one accumulator per query that starts at `+0`, each
+    /// product rounded and then added. The same terms as [`column_dots`]
+    /// in the same order, save products with a zero factor, which leave
+    /// such a sum as it is (see [`sparse_pair`]): the same values, the
+    /// loop vectorised across the queries instead of across stored rows,
+    /// so that only the listed rows are visited.
+    pub(super) fn row_dots, fn row_dots_impl(
+        x: &[f64],
+        d: usize,
+        pattern: &Pattern,
+        cover: &[usize],
+        qt: &[f64],
+        rows: usize,
+        out: &mut [f64],
+    ) {
+        for (c, &i) in cover.iter().enumerate() {
+            let acc = &mut out[c * rows..(c + 1) * rows];
+            acc.fill(0.0);
+            let nnz = pattern.nnz[i];
+            if 3 * nnz <= d {
+                let s = pattern.start[i];
+                for (&k, &v) in pattern.idx[s..s + nnz].iter().zip(&pattern.val[s..s + nnz]) {
+                    let k = k as usize;
+                    simd::add_scaled(acc, v, &qt[k * rows..(k + 1) * rows]);
+                }
+            } else {
+                let row = &x[i * d..(i + 1) * d];
+                let mut k = 0;
+                while k + 4 <= d {
+                    let w = [row[k], row[k + 1], row[k + 2], row[k + 3]];
+                    simd::add_scaled_4(
+                        acc,
+                        w,
+                        [
+                            &qt[k * rows..(k + 1) * rows],
+                            &qt[(k + 1) * rows..(k + 2) * rows],
+                            &qt[(k + 2) * rows..(k + 3) * rows],
+                            &qt[(k + 3) * rows..(k + 4) * rows],
+                        ],
+                    );
+                    k += 4;
+                }
+                while k < d {
+                    simd::add_scaled(acc, row[k], &qt[k * rows..(k + 1) * rows]);
+                    k += 1;
+                }
+            }
+        }
+    }
+}
+
 /// A row whose dot products with the stored rows are taken: dense, with
 /// its nonzeros listed when it is sparse enough for [`sparse_pair`] to pick
 /// them.
@@ -396,14 +452,29 @@ impl<'a> Query<'a> {
 /// when it is compacted.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Block {
-    /// Row-major, `width` values per row of the block.
+    /// Row-major, `stride` values per row of the block.
     pub(super) dots: Vec<f64>,
     /// Stored rows the block covers (the first `width`).
     pub(super) width: usize,
+    /// Values from one row of the block to the next in `dots` (a row
+    /// over every stored row has room after its `width` values for the
+    /// rows stored while the block is learnt).
+    pub(super) stride: usize,
     /// Rows in the block; the next to learn is `next`.
     pub(super) rows: usize,
     pub(super) next: usize,
+    /// Empty: `dots` holds each row's dot products with the first `width`
+    /// stored rows. Otherwise the block covers these stored rows only (the
+    /// support vectors when it was computed, [`OnlineLearner::compute_block`]),
+    /// `dots` holding `rows` values per covered row (covered row by covered
+    /// row), and `slot[i]` is where stored row `i` is covered ([`UNCOVERED`]
+    /// if it is not; `slot` spans the first `width` stored rows).
+    pub(super) cover: Vec<usize>,
+    pub(super) slot: Vec<u32>,
 }
+
+/// [`Block::slot`] of a stored row the block does not cover.
+pub(super) const UNCOVERED: u32 = u32::MAX;
 
 /// Buffers reused from example to example (derived, never pickled): an
 /// update would otherwise allocate several store-sized lists.
@@ -439,8 +510,17 @@ impl Block {
     pub(super) fn clear(&mut self) {
         self.dots.clear();
         self.width = 0;
+        self.stride = 0;
         self.rows = 0;
         self.next = 0;
+        self.cover.clear();
+        self.slot.clear();
+    }
+
+    /// True when the block covers the support vectors only (see
+    /// [`Block::cover`]).
+    pub(super) fn covers_support(&self) -> bool {
+        !self.cover.is_empty()
     }
 }
 

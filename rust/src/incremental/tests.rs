@@ -473,6 +473,75 @@ fn one_batch_learns_what_one_example_at_a_time_learns() {
 }
 
 #[test]
+fn blocks_over_the_support_vectors_learn_what_full_blocks_learn() {
+    // An imbalanced stream (a small class inside a large one, as a
+    // one-vs-one problem against a rare class) and the mixed one, in
+    // batches of several sizes: blocks that cover the support vectors
+    // only (their dot products by stored row, [`row_dots`], the others
+    // formed at an update) against blocks over every stored row.
+    let (x2, y2) = stream(900, 21);
+    let imbalanced: Vec<f64> = (0..900)
+        .map(|k| if k % 9 == 0 { y2[k] } else { -1.0 })
+        .collect();
+    let (xm, ym, dm) = mixed_stream(500, 22);
+    let kind = KernelKind::Rbf { gamma: 1.0 };
+    for (x, y, d) in [(&x2, &imbalanced, 2), (&xm, &ym, dm)] {
+        let m = y.len();
+        let seen: Vec<i64> = (0..m as i64).collect();
+        let cls = vec![0; m];
+        for (opts, chunk) in [
+            (OnlineOptions::default(), 64),
+            (OnlineOptions::default(), 37),
+            (
+                OnlineOptions {
+                    epsilon: 0.05,
+                    c: 10.0,
+                    max_support: Some(30),
+                    ..OnlineOptions::default()
+                },
+                100,
+            ),
+        ] {
+            let run = |support_block: (usize, usize)| {
+                let mut lr = OnlineLearner::new(kind, d).unwrap();
+                lr.support_block = support_block;
+                let mut steps = Vec::new();
+                let mut covered = false;
+                for a in (0..m).step_by(chunk) {
+                    let b = (a + chunk).min(m);
+                    // With support vectors, the batch's first block covers
+                    // them only under `(1, 0)`.
+                    covered |= lr.support_block.0 == 1 && lr.n_support() > 0;
+                    let rep = lr
+                        .learn_polled(
+                            Batch {
+                                x: &x[a * d..b * d],
+                                y: &y[a..b],
+                                cls: &cls[a..b],
+                                seen: &seen[a..b],
+                            },
+                            &opts,
+                            &mut || Ok(()),
+                        )
+                        .unwrap();
+                    steps.extend(
+                        rep.steps
+                            .into_iter()
+                            .map(|s| StepRecord { seconds: 0.0, ..s }),
+                    );
+                }
+                (lr.state(), steps, covered)
+            };
+            let (full, full_steps, _) = run((usize::MAX, usize::MAX));
+            let (cover, cover_steps, covered) = run((1, 0));
+            assert!(covered);
+            assert_eq!(full, cover);
+            assert_eq!(full_steps, cover_steps);
+        }
+    }
+}
+
+#[test]
 fn slack_and_bias_are_the_sums_over_the_kept_examples() {
     let (x, y) = stream(300, 14);
     let opts = OnlineOptions::default();

@@ -65,6 +65,8 @@ impl OnlineLearner {
         &mut self,
         xt: &[f64],
         dots: &[f64],
+        source: Dots,
+        buf: &mut Vec<f64>,
         k_sv: &mut Vec<f64>,
         example: Example,
         opts: &OnlineOptions,
@@ -84,8 +86,13 @@ impl OnlineLearner {
             Some(ex) => ex,
             None => self.expand(),
         };
-        k_sv.clear();
-        k_sv.extend(ex.idx.iter().map(|&i| dots[i]));
+        match source {
+            Dots::Full => {
+                k_sv.clear();
+                k_sv.extend(ex.idx.iter().map(|&i| dots[i]));
+            }
+            Dots::Block(t) => self.support_dots(t, xt, &ex.idx, k_sv),
+        }
         self.kernel_values(k_sv, |k| ex.sq[k], sq_t);
         let mut f = self.b;
         for (&coef, &k) in ex.coef.iter().zip(k_sv.iter()) {
@@ -108,6 +115,13 @@ impl OnlineLearner {
             }
             return Ok(self.finish(rec, start));
         }
+        let dots: &[f64] = match source {
+            Dots::Full => dots,
+            Dots::Block(_) => {
+                self.all_dots(xt, buf);
+                buf
+            }
+        };
         let mut rest = std::mem::take(&mut self.scratch.rest);
         let mut k_rest = std::mem::take(&mut self.scratch.k_rest);
         rest.clear();
