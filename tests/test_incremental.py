@@ -672,3 +672,82 @@ def test_parameters_set_between_one_row_calls_take_effect(banana0):
     for i in range(200, 400):
         model.partial_fit(X[i : i + 1], y[i : i + 1])
     assert model.support_.size <= 30
+
+
+def _imbalanced_classes(n=1500, seed=3):
+    # Four classes of very different sizes: a batch of 60 rows often holds
+    # none of the rarest, so some one-vs-one problems get no rows at all.
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n,
+        6,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=4,
+        n_clusters_per_class=1,
+        weights=[0.8, 0.12, 0.05, 0.03],
+        class_sep=2.0,
+        random_state=seed,
+    )
+    return np.ascontiguousarray(X), y
+
+
+def _stream_of(model, X, y, weights=None):
+    for start in range(0, X.shape[0], 60):
+        part = slice(start, start + 60)
+        sw = None if weights is None else weights[part]
+        model.partial_fit(X[part], y[part], classes=[0, 1, 2, 3], sample_weight=sw)
+    return model
+
+
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_one_native_call_per_batch_learns_what_one_call_per_model_learns(
+    multiclass, n_jobs, monkeypatch
+):
+    # Several binary models learn a batch in one call of the core
+    # (learn_many, the models shared between two threads for n_jobs=2):
+    # the same models, histories and predictions as one call per model.
+    X, y = _imbalanced_classes()
+    weights = np.ones(y.shape[0])
+    weights[::7] = 0.0
+    params = {"multiclass": multiclass, "n_jobs": n_jobs, "C": 2.0}
+    batches = -(-y.shape[0] // 60)
+    learn_many = IncrementalSVC._learn_many
+    many_calls = []
+
+    def counted(self, *args):
+        many_calls.append(args[-1])
+        return learn_many(self, *args)
+
+    monkeypatch.setattr(IncrementalSVC, "_learn_many", counted)
+    many = _stream_of(IncrementalSVC(**params), X, y, weights)
+    assert many_calls == [n_jobs] * batches
+    calls = []
+    monkeypatch.setattr(
+        IncrementalSVC,
+        "_learn_many_threads",
+        lambda self, ctx, report: calls.append(1),
+    )
+    one_each = _stream_of(IncrementalSVC(**params), X, y, weights)
+    assert len(calls) == batches and len(many_calls) == batches
+    for a, b in zip(many._learners, one_each._learners, strict=True):
+        for name in ("X", "y", "alpha", "g", "alive", "seen", "cls"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+        assert (a.b, a.t, a.n_iter) == (b.b, b.t, b.n_iter)
+    h_many, h_each = many.history_, one_each.history_
+    for name in h_many:
+        if name != "time":
+            np.testing.assert_array_equal(h_many[name], h_each[name])
+    np.testing.assert_array_equal(many.support_, one_each.support_)
+    np.testing.assert_array_equal(many.decision_function(X), one_each.decision_function(X))
+    assert many.score(X, y) > 0.9
+    # A model pickled mid-stream continues as the one that was not.
+    half = X.shape[0] // 2
+    first = _stream_of(IncrementalSVC(**params), X[:half], y[:half])
+    resumed = _stream_of(pickle.loads(pickle.dumps(first)), X[half:], y[half:])
+    whole = _stream_of(IncrementalSVC(**params), X[:half], y[:half])
+    whole = _stream_of(whole, X[half:], y[half:])
+    np.testing.assert_array_equal(resumed.history_["n_seen"], whole.history_["n_seen"])
+    np.testing.assert_array_equal(resumed.dual_coef_, whole.dual_coef_)

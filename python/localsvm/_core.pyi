@@ -871,6 +871,11 @@ class LearnResult:
     @property
     def unconverged(self) -> int:
         """Subproblems stopped by the iteration cap."""
+    @property
+    def seen(self) -> npt.NDArray[np.int64] | None:
+        """The stream positions of the rows learnt (from
+        :meth:`IncrementalLearner.learn_many`, which picks each learner's
+        rows; None from :meth:`IncrementalLearner.learn`)."""
 
 @final
 class LearnOptions:
@@ -965,6 +970,27 @@ class IncrementalLearner:
         ``rebatch``'s batch solves, as in :func:`solve_qp` (the learner's
         kernel rows, ``g`` and decision values are float64 whatever it
         says). Runs without the GIL; bad input raises ``ValueError``."""
+    @staticmethod
+    def learn_many(
+        learners: list[IncrementalLearner],
+        x: npt.NDArray[np.float64],
+        cls: npt.NDArray[np.int64],
+        seen: npt.NDArray[np.int64],
+        problems: list[tuple[int, int]],
+        *,
+        options: LearnOptions,
+        settings: SolverSettings | None = None,
+        threads: int = 1,
+    ) -> list[LearnResult]:
+        """:meth:`learn` for several binary learners over one batch, in one
+        call: learner ``k`` learns the rows of its problem ``problems[k]``
+        in order, ``(a, b)`` the rows whose class index ``cls`` is ``a``
+        (label +1) or ``b`` (-1), ``(a, -1)`` every row (+1 for class
+        ``a``). The same models as one :meth:`learn` call per learner; the
+        result's ``seen`` gives each learner's rows. With ``threads > 1``
+        the learners are shared between the calling thread and one helper
+        (largest stores first). Not for ``rebatch`` (``ValueError``). Runs
+        without the GIL; bad input raises ``ValueError``."""
     def decision_function(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """``f(x) = Σ α_i y_i K(x_i, x) + b`` for every row of ``x``."""
     def support(self) -> npt.NDArray[np.int64]:

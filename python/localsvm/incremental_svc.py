@@ -182,18 +182,14 @@ class _Binary:
             np.ascontiguousarray(labels, dtype=np.float64),
             np.ascontiguousarray(cls, dtype=np.int64),
             np.ascontiguousarray(seen, dtype=np.int64),
-            options=ctx.backend.online_options(
-                C=ctx.C,
-                threshold=ctx.threshold,
-                epsilon=ctx.epsilon,
-                max_neighbors=ctx.max_neighbors,
-                neighbor_step=ctx.neighbor_step,
-                reprocess=ctx.reprocess,
-                max_support=ctx.max_support,
-                rebatch=ctx.rebatch,
-            ),
+            options=_options(ctx),
             settings=ctx.settings,
         )
+        self.record(res, seen, stats)
+
+    def record(self, res, seen, stats: _CallStats) -> None:
+        """Add a native call's result ``res`` over the rows at stream
+        positions ``seen`` to the history and to ``stats``."""
         stats.capped += res.capped
         stats.updates += res.updates
         stats.solves += res.solves
@@ -225,16 +221,35 @@ class _Binary:
 
     def _call_columns(self, call) -> dict[str, np.ndarray]:
         """One call's history as typed columns; ``call`` is what
-        :meth:`learn` kept, or (in models pickled before it kept that) the
-        columns themselves."""
+        :meth:`learn` kept, ``(start, stop, columns)`` (this learner's
+        slice of columns shared by every learner of a batch, from
+        ``IncrementalSVC._learn_many``), or (in models pickled before
+        either) the columns themselves."""
         if isinstance(call, dict):
             return call
+        if len(call) == 3:
+            start, stop, shared = call
+            call = tuple(col[start:stop] for col in shared)
         seen = np.asarray(call[0], dtype=np.int64)
         cols = (np.full(seen.shape[0], self.learner), seen, *call[1:])
         return {
             k: np.asarray(v, dtype=dt)
             for k, v, dt in zip(HISTORY_FIELDS, cols, _HISTORY_DTYPES, strict=True)
         }
+
+
+def _options(ctx: _Context):
+    """The backend's update options for ``ctx``."""
+    return ctx.backend.online_options(
+        C=ctx.C,
+        threshold=ctx.threshold,
+        epsilon=ctx.epsilon,
+        max_neighbors=ctx.max_neighbors,
+        neighbor_step=ctx.neighbor_step,
+        reprocess=ctx.reprocess,
+        max_support=ctx.max_support,
+        rebatch=ctx.rebatch,
+    )
 
 
 #: The name pickles written before the learner had a single implementation
@@ -886,6 +901,11 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
             seen = np.arange(start, start + n, dtype=np.int64)
         else:
             seen = (start + np.asarray(kept)).astype(np.int64)
+        many = self._learn_many_threads(ctx, report)
+        if many is not None:
+            stats = self._learn_many(X, idx, seen, ctx, many)
+            self._finish_learn(X, start, n, given, ctx, stats, assemble, report, began, task_name)
+            return self
         # A problem over every row (two classes, or one-vs-rest) takes the
         # batch as it is, without copies.
         if len(self._tasks) == 1:
@@ -911,6 +931,68 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         )
         self._learners = [r[0] for r in results]
         stats = [r[1] for r in results]
+        self._finish_learn(X, start, n, given, ctx, stats, assemble, report, began, task_name)
+        return self
+
+    def _learn_many_threads(self, ctx: _Context, report) -> int | None:
+        """Threads for learning a batch of several binary problems in one
+        native call (``learn_many`` of the core's learner), or None when
+        the learners go through :func:`run_tasks` one task each: one
+        problem, callbacks or ``verbose`` (which report per binary model),
+        ``strategy='rebatch'``, a learner without ``learn_many``, or an
+        engine that runs tasks elsewhere."""
+        from .parallel import effective_n_jobs, get_default_engine
+
+        if len(self._learners) < 2 or report.active or ctx.rebatch:
+            return None
+        if not hasattr(type(self._learners[0].native), "learn_many"):
+            return None
+        engine = get_default_engine()
+        if engine == "serial" or not ctx.backend.capabilities.thread_safe:
+            return 1
+        if engine != "threads":
+            return None
+        return min(2, effective_n_jobs(self.n_jobs))
+
+    def _learn_many(self, X, idx, seen, ctx: _Context, threads: int) -> list[_CallStats]:
+        """Every binary learner learns its rows of the batch, in one native
+        call (the rows of each problem picked there): the same models as
+        one call per learner, without a Python task per learner."""
+        res = type(self._learners[0].native).learn_many(
+            [lr.native for lr in self._learners],
+            X,
+            np.ascontiguousarray(idx, dtype=np.int64),
+            seen,
+            self._tasks,
+            options=_options(ctx),
+            settings=ctx.settings,
+            threads=threads,
+        )
+        # One result for every learner, each learner's history a slice of
+        # it (read when history_ is): a few objects per batch, not a
+        # dozen per learner.
+        columns = (
+            res.seen,
+            res.updated,
+            res.neighbourhood,
+            res.n_solves,
+            res.reached,
+            res.criterion,
+            res.n_support,
+            res.n_stored,
+            res.time,
+        )
+        offsets = res.offsets.tolist()
+        for k, learner in enumerate(self._learners):
+            if offsets[k + 1] > offsets[k]:
+                learner._history.append((offsets[k], offsets[k + 1], columns))
+        stats = _CallStats(
+            capped=res.capped, updates=res.updates, solves=res.solves, unconverged=res.unconverged
+        )
+        return [stats]
+
+    def _finish_learn(self, X, start, n, given, ctx, stats, assemble, report, began, task_name):
+        """The bookkeeping after a batch is learnt (see :meth:`_learn`)."""
         self.n_seen_ += X.shape[0]
         self._n_passed = start + (n if given is None else int(given))
         self.backend_ = ctx.backend.name
@@ -931,7 +1013,6 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
                 time.perf_counter() - began,
             )
         report.end(X, None)
-        return self
 
     def _warn(self, stats: list[_CallStats]) -> None:
         capped = sum(s.capped for s in stats)

@@ -9,8 +9,11 @@ use pyo3::types::{PyDict, PyTuple};
 use super::convert::{counts_u64, into_matrix, vec1, Flat, Kernel, SolverSettings};
 use super::runner::{detached, inline};
 
-use crate::incremental::{Batch, LearnerState, OnlineLearner, OnlineOptions, StepRecord};
+use crate::incremental::{
+    Batch, LearnReport, LearnerState, OnlineLearner, OnlineOptions, StepRecord,
+};
 use crate::runtime::control::Control;
+use crate::runtime::team::Team;
 
 /// What `IncrementalLearner.learn` returns: one entry per example, in the
 /// order learnt, and the call's counts.
@@ -40,6 +43,102 @@ pub(super) struct LearnResult {
     solves: usize,
     /// Subproblems stopped by the iteration cap.
     unconverged: usize,
+    /// The stream positions of the rows learnt, for `learn_many` (which
+    /// picks each learner's rows itself); None from `learn`.
+    seen: Option<Py<PyArray1<i64>>>,
+    /// From `learn_many`: learner `k`'s entries are `offsets[k]` to
+    /// `offsets[k + 1]` of each per-example array (the counts are the
+    /// call's totals); None from `learn`.
+    offsets: Option<Py<PyArray1<i64>>>,
+}
+
+/// The options of one learning call from its Python settings.
+fn online_options(options: &LearnOptions, settings: Option<&SolverSettings>) -> OnlineOptions {
+    let defaults = SolverSettings::default_values();
+    let settings = settings.unwrap_or(&defaults);
+    OnlineOptions {
+        c: options.c,
+        threshold: options.threshold,
+        epsilon: options.epsilon,
+        max_neighbors: options.max_neighbors,
+        neighbor_step: options.neighbor_step,
+        reprocess: options.reprocess,
+        max_support: options.max_support,
+        rebatch: options.rebatch,
+        tol: settings.tol_value(),
+        max_iter: settings.iteration_cap(),
+        cache_bytes: settings.cache_bytes(),
+        shrinking: settings.shrinking_value(),
+        precision: settings.precision_value(),
+        control: Control::none(),
+    }
+}
+
+/// A learning call's report as its Python result.
+fn learn_result(py: Python<'_>, rep: &LearnReport) -> LearnResult {
+    learn_results(py, std::slice::from_ref(rep), None)
+}
+
+/// The reports of a `learn_many` call (or of one `learn` call, without
+/// `seen`) as one Python result: each per-example array concatenated in
+/// learner order (`offsets` says where each learner's entries are), the
+/// counts added up. One result for all the learners, not one per learner:
+/// a stream of small batches over many binary problems would otherwise
+/// create hundreds of Python objects per batch (and wake the garbage
+/// collector over the whole heap).
+fn learn_results(
+    py: Python<'_>,
+    reps: &[LearnReport],
+    seen: Option<(Vec<i64>, Vec<i64>)>,
+) -> LearnResult {
+    let all: Vec<StepRecord>;
+    let st: &[StepRecord] = if let [rep] = reps {
+        &rep.steps
+    } else {
+        all = reps.iter().flat_map(|r| r.steps.iter().copied()).collect();
+        &all
+    };
+    let total = |f: fn(&LearnReport) -> usize| reps.iter().map(f).sum::<usize>();
+    let (seen, offsets) = match seen {
+        Some((seen, offsets)) => (Some(seen), Some(offsets)),
+        None => (None, None),
+    };
+    let counts = |f: fn(&StepRecord) -> usize| -> Py<PyArray1<u64>> {
+        counts_u64(st.iter().map(f)).into_pyarray(py).unbind()
+    };
+    LearnResult {
+        updated: per_step(py, st, |s| s.updated),
+        neighbourhood: counts(|s| s.neighbourhood),
+        n_solves: counts(|s| s.n_solves),
+        reached: per_step(py, st, |s| s.reached),
+        criterion: per_step(py, st, |s| s.criterion),
+        n_support: counts(|s| s.n_support),
+        n_stored: counts(|s| s.n_stored),
+        time: per_step(py, st, |s| s.seconds),
+        updates: total(|r| r.updates),
+        capped: total(|r| r.capped),
+        solves: total(|r| r.solves),
+        unconverged: total(|r| r.unconverged),
+        seen: seen.map(|v| v.into_pyarray(py).unbind()),
+        offsets: offsets.map(|v| v.into_pyarray(py).unbind()),
+    }
+}
+
+/// The rows of a batch one binary problem learns: `(a, b)` is a pair of
+/// classes (its rows are those of either, `+1` for `a`), `(a, -1)` class
+/// `a` against the rest (every row). `cls` holds each row's class index.
+/// Returns the rows (None: every row) and their labels.
+fn problem_rows(cls: &[i64], problem: (i64, i64)) -> (Option<Vec<usize>>, Vec<f64>) {
+    let (a, b) = problem;
+    let label = |c: i64| if c == a { 1.0 } else { -1.0 };
+    if b < 0 {
+        return (None, cls.iter().map(|&c| label(c)).collect());
+    }
+    let rows: Vec<usize> = (0..cls.len())
+        .filter(|&r| cls[r] == a || cls[r] == b)
+        .collect();
+    let labels = rows.iter().map(|&r| label(cls[r])).collect();
+    (Some(rows), labels)
 }
 
 /// The settings of LISVM's updates that `IncrementalLearner.learn` takes
@@ -157,25 +256,8 @@ impl IncrementalLearner {
         options: PyRef<'py, LearnOptions>,
         settings: Option<PyRef<'py, SolverSettings>>,
     ) -> PyResult<LearnResult> {
-        let defaults = SolverSettings::default_values();
-        let settings = settings.as_deref().unwrap_or(&defaults);
-        let rebatch = options.rebatch;
-        let opts = OnlineOptions {
-            c: options.c,
-            threshold: options.threshold,
-            epsilon: options.epsilon,
-            max_neighbors: options.max_neighbors,
-            neighbor_step: options.neighbor_step,
-            reprocess: options.reprocess,
-            max_support: options.max_support,
-            rebatch,
-            tol: settings.tol_value(),
-            max_iter: settings.iteration_cap(),
-            cache_bytes: settings.cache_bytes(),
-            shrinking: settings.shrinking_value(),
-            precision: settings.precision_value(),
-            control: Control::none(),
-        };
+        let opts = online_options(&options, settings.as_deref());
+        let rebatch = opts.rebatch;
         let x = self.rows(&x)?;
         let (x, y, cls, seen) = (&x, vec1(y.as_array()), cls.as_array(), seen.as_array());
         let cls: Vec<i64> = cls.iter().copied().collect();
@@ -202,24 +284,85 @@ impl IncrementalLearner {
                 inner.learn_polled(batch, &opts, poll)
             })?
         };
-        let st = &rep.steps;
-        let counts = |f: fn(&StepRecord) -> usize| -> Py<PyArray1<u64>> {
-            counts_u64(st.iter().map(f)).into_pyarray(py).unbind()
+        Ok(learn_result(py, &rep))
+    }
+
+    /// Each learner of `learners` learns its rows of the batch `x` in
+    /// order, all in one call; see `_core.pyi`.
+    #[staticmethod]
+    #[pyo3(signature = (learners, x, cls, seen, problems, *, options, settings = None, threads = 1))]
+    #[allow(clippy::too_many_arguments)]
+    fn learn_many<'py>(
+        py: Python<'py>,
+        learners: Vec<PyRefMut<'py, IncrementalLearner>>,
+        x: PyReadonlyArray2<'py, f64>,
+        cls: PyReadonlyArray1<'py, i64>,
+        seen: PyReadonlyArray1<'py, i64>,
+        problems: Vec<(i64, i64)>,
+        options: PyRef<'py, LearnOptions>,
+        settings: Option<PyRef<'py, SolverSettings>>,
+        threads: usize,
+    ) -> PyResult<LearnResult> {
+        let opts = online_options(&options, settings.as_deref());
+        if opts.rebatch {
+            return Err(PyValueError::new_err(
+                "learn_many does not run rebatch learners: call learn on each",
+            ));
+        }
+        if problems.len() != learners.len() {
+            return Err(PyValueError::new_err(format!(
+                "problems has {} entries, expected one per learner ({})",
+                problems.len(),
+                learners.len()
+            )));
+        }
+        let mut learners = learners;
+        let d = match learners.first() {
+            Some(lr) => lr.inner.d(),
+            None => return Ok(learn_results(py, &[], Some((Vec::new(), vec![0])))),
         };
-        Ok(LearnResult {
-            updated: per_step(py, st, |s| s.updated),
-            neighbourhood: counts(|s| s.neighbourhood),
-            n_solves: counts(|s| s.n_solves),
-            reached: per_step(py, st, |s| s.reached),
-            criterion: per_step(py, st, |s| s.criterion),
-            n_support: counts(|s| s.n_support),
-            n_stored: counts(|s| s.n_stored),
-            time: per_step(py, st, |s| s.seconds),
-            updates: rep.updates,
-            capped: rep.capped,
-            solves: rep.solves,
-            unconverged: rep.unconverged,
-        })
+        if let Some(lr) = learners.iter().find(|lr| lr.inner.d() != d) {
+            return Err(PyValueError::new_err(format!(
+                "the learners were created for {} and {} features",
+                d,
+                lr.inner.d()
+            )));
+        }
+        let x = learners[0].rows(&x)?;
+        let cls: Vec<i64> = cls.as_array().iter().copied().collect();
+        let seen: Vec<i64> = seen.as_array().iter().copied().collect();
+        let m = cls.len();
+        if seen.len() != m || x.as_slice().len() != m * d {
+            return Err(PyValueError::new_err(format!(
+                "x, cls and seen must have one row each, got {}, {} and {}",
+                x.as_slice().len() / d.max(1),
+                m,
+                seen.len()
+            )));
+        }
+        let mut inners: Vec<&mut OnlineLearner> =
+            learners.iter_mut().map(|lr| &mut lr.inner).collect();
+        let reports = inline(py, |poll| {
+            learn_each_problem(
+                &mut inners,
+                x.as_slice(),
+                &cls,
+                &seen,
+                &problems,
+                &opts,
+                threads,
+                poll,
+            )
+        })?;
+        let mut offsets = vec![0i64];
+        let mut all_seen = Vec::new();
+        let mut reps = Vec::with_capacity(reports.len());
+        for (rep, seen) in reports {
+            all_seen.extend_from_slice(&seen);
+            offsets.push(all_seen.len() as i64);
+            reps.push(rep);
+        }
+        Ok(learn_results(py, &reps, Some((all_seen, offsets))))
     }
 
     /// `f(x)` for every row of `x`.
@@ -378,5 +521,143 @@ impl IncrementalLearner {
                 state.into_any(),
             ],
         )
+    }
+}
+
+/// One learner's share of a `learn_many` call: its rows of the batch
+/// (copied out for a pair of classes), learnt in order.
+fn learn_problem(
+    lr: &mut OnlineLearner,
+    x: &[f64],
+    cls: &[i64],
+    seen: &[i64],
+    problem: (i64, i64),
+    opts: &OnlineOptions,
+    poll: &mut dyn FnMut() -> crate::Result<()>,
+) -> crate::Result<(LearnReport, Vec<i64>)> {
+    let d = lr.d();
+    let (rows, labels) = problem_rows(cls, problem);
+    let (own_x, own_cls, own_seen);
+    let batch = match &rows {
+        None => Batch {
+            x,
+            y: &labels,
+            cls,
+            seen,
+        },
+        Some(rows) => {
+            own_x = rows
+                .iter()
+                .flat_map(|&r| x[r * d..(r + 1) * d].iter().copied())
+                .collect::<Vec<f64>>();
+            own_cls = rows.iter().map(|&r| cls[r]).collect::<Vec<i64>>();
+            own_seen = rows.iter().map(|&r| seen[r]).collect::<Vec<i64>>();
+            Batch {
+                x: &own_x,
+                y: &labels,
+                cls: &own_cls,
+                seen: &own_seen,
+            }
+        }
+    };
+    let out_seen = batch.seen.to_vec();
+    if labels.is_empty() {
+        // None of the batch's rows: the learner is as it was.
+        return Ok((LearnReport::default(), out_seen));
+    }
+    let rep = lr.learn_polled(batch, opts, poll)?;
+    Ok((rep, out_seen))
+}
+
+/// `learn_many`'s work: every learner's rows, on the calling thread, or
+/// with `threads > 1` on a two-thread [`Team`] (the learners taken largest
+/// first, each by one thread; the results do not depend on the split).
+/// Signals are answered from the calling thread (`poll`); a stop there
+/// stops the helper's learner before its next example too.
+#[allow(clippy::too_many_arguments)]
+fn learn_each_problem(
+    learners: &mut [&mut OnlineLearner],
+    x: &[f64],
+    cls: &[i64],
+    seen: &[i64],
+    problems: &[(i64, i64)],
+    opts: &OnlineOptions,
+    threads: usize,
+    poll: &mut dyn FnMut() -> crate::Result<()>,
+) -> crate::Result<Vec<(LearnReport, Vec<i64>)>> {
+    let team = if threads > 1 && learners.len() > 1 {
+        Team::new()
+    } else {
+        None
+    };
+    let Some(team) = team else {
+        return learners
+            .iter_mut()
+            .zip(problems)
+            .map(|(lr, &p)| learn_problem(lr, x, cls, seen, p, opts, poll))
+            .collect();
+    };
+    let ctl = Control::new();
+    let opts = OnlineOptions {
+        control: ctl.clone(),
+        ..opts.clone()
+    };
+    let poll = CallerOnly {
+        poll: std::cell::UnsafeCell::new(poll),
+        owner: std::thread::current().id(),
+    };
+    // Largest stores first, so that the last pieces are short ones.
+    let mut order: Vec<usize> = (0..learners.len()).collect();
+    order.sort_by_key(|&k| std::cmp::Reverse(learners[k].len()));
+    let slots: Vec<std::sync::Mutex<&mut &mut OnlineLearner>> =
+        learners.iter_mut().map(std::sync::Mutex::new).collect();
+    let done = team.map(order.len(), |c| {
+        let k = order[c];
+        let mut lr = slots[k].lock().unwrap_or_else(|e| e.into_inner());
+        let mut check = || -> crate::Result<()> {
+            let outcome = poll.call();
+            if outcome.is_err() {
+                ctl.cancel();
+            }
+            outcome
+        };
+        (
+            k,
+            learn_problem(&mut lr, x, cls, seen, problems[k], &opts, &mut check),
+        )
+    });
+    let mut out: Vec<Option<crate::Result<(LearnReport, Vec<i64>)>>> =
+        (0..learners.len()).map(|_| None).collect();
+    for (k, r) in done {
+        out[k] = Some(r);
+    }
+    // The first error in learner order, as the calling thread alone would
+    // have met it.
+    out.into_iter()
+        .map(|r| r.expect("every learner of the job has run"))
+        .collect()
+}
+
+/// The calling thread's poll, shared with a [`Team`] job: only the thread
+/// that made it calls it ([`CallerOnly::call`] does nothing on another).
+struct CallerOnly<'a> {
+    poll: std::cell::UnsafeCell<&'a mut dyn FnMut() -> crate::Result<()>>,
+    owner: std::thread::ThreadId,
+}
+
+// SAFETY: the poll is reached only from the thread `owner` (checked in
+// `call`), which is also the thread that created it, one call at a time
+// (a thread runs one piece of the job at a time).
+unsafe impl Sync for CallerOnly<'_> {}
+
+impl CallerOnly<'_> {
+    /// The poll, on the owning thread; `Ok` on any other.
+    fn call(&self) -> crate::Result<()> {
+        if std::thread::current().id() != self.owner {
+            return Ok(());
+        }
+        // SAFETY: see the `Sync` impl: only the owner gets here, and it
+        // holds no other reference to the poll meanwhile.
+        unsafe { (*self.poll.get())() }
     }
 }
