@@ -876,6 +876,12 @@ class LearnResult:
         """The stream positions of the rows learnt (from
         :meth:`IncrementalLearner.learn_many`, which picks each learner's
         rows; None from :meth:`IncrementalLearner.learn`)."""
+    @property
+    def offsets(self) -> npt.NDArray[np.int64] | None:
+        """From :meth:`IncrementalLearner.learn_many`: learner ``k``'s
+        entries are ``offsets[k]`` to ``offsets[k + 1]`` of each
+        per-example array (the counts are the call's totals); None from
+        :meth:`IncrementalLearner.learn`."""
 
 @final
 class LearnOptions:
@@ -981,13 +987,15 @@ class IncrementalLearner:
         options: LearnOptions,
         settings: SolverSettings | None = None,
         threads: int = 1,
-    ) -> list[LearnResult]:
+    ) -> LearnResult:
         """:meth:`learn` for several binary learners over one batch, in one
         call: learner ``k`` learns the rows of its problem ``problems[k]``
         in order, ``(a, b)`` the rows whose class index ``cls`` is ``a``
         (label +1) or ``b`` (-1), ``(a, -1)`` every row (+1 for class
-        ``a``). The same models as one :meth:`learn` call per learner; the
-        result's ``seen`` gives each learner's rows. With ``threads > 1``
+        ``a``). The same models as one :meth:`learn` call per learner, and
+        one result for all of them: its per-example arrays (``seen`` the
+        stream positions) concatenated in learner order, ``offsets``
+        saying where each learner's are. With ``threads > 1``
         the learners are shared between the calling thread and one helper
         (largest stores first). Not for ``rebatch`` (``ValueError``). Runs
         without the GIL; bad input raises ``ValueError``."""
