@@ -143,7 +143,7 @@ impl OnlineLearner {
                 seen: seen[k],
             };
             let rec = if self.block.covers_support() {
-                self.step(row, &[], Dots::Block(t), dots, k_sv, example, opts, report)
+                self.step(row, Dots::Block(t), dots, k_sv, example, opts, report)
             } else {
                 // The block's row itself (no copy): taken out of the block
                 // while the example is learnt (a compaction meanwhile only
@@ -153,8 +153,7 @@ impl OnlineLearner {
                 let held = std::mem::take(&mut self.block.dots);
                 let rec = self.step(
                     row,
-                    &held[t * stride..t * stride + n],
-                    Dots::Full,
+                    Dots::Full(&held[t * stride..t * stride + n]),
                     dots,
                     k_sv,
                     example,

@@ -246,12 +246,12 @@ const SUPPORT_BLOCK_RATIO: usize = 4;
 const SUPPORT_BLOCK_MIN: usize = 1024;
 
 /// Where [`OnlineLearner::step`] finds its example's dot products: `Full`,
-/// in the buffer it is given (with every stored row); `Block(t)`, for the
-/// support vectors, in row `t` of a block that covers them
-/// ([`Block::cover`]), the others to be formed if the example updates.
+/// the given ones with every stored row; `Block(t)`, for the support
+/// vectors, in row `t` of a block that covers them ([`Block::cover`]), the
+/// others to be formed if the example updates.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Dots {
-    Full,
+pub(super) enum Dots<'a> {
+    Full(&'a [f64]),
     Block(usize),
 }
 

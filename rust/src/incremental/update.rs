@@ -59,13 +59,14 @@ fn solve_dense<T: QValue>(
 }
 
 impl OnlineLearner {
-    /// Learns one example; `dots` holds its dot products with every
-    /// stored row (`k_sv`: room for the support vectors' kernel values).
+    /// Learns one example; `source` gives its dot products with the
+    /// stored rows ([`Dots`]; `buf`: room for all of them when the block
+    /// covers the support vectors only, `k_sv`: for the support vectors'
+    /// kernel values).
     pub(super) fn step(
         &mut self,
         xt: &[f64],
-        dots: &[f64],
-        source: Dots,
+        source: Dots<'_>,
         buf: &mut Vec<f64>,
         k_sv: &mut Vec<f64>,
         example: Example,
@@ -87,7 +88,7 @@ impl OnlineLearner {
             None => self.expand(),
         };
         match source {
-            Dots::Full => {
+            Dots::Full(dots) => {
                 k_sv.clear();
                 k_sv.extend(ex.idx.iter().map(|&i| dots[i]));
             }
@@ -116,7 +117,7 @@ impl OnlineLearner {
             return Ok(self.finish(rec, start));
         }
         let dots: &[f64] = match source {
-            Dots::Full => dots,
+            Dots::Full(dots) => dots,
             Dots::Block(_) => {
                 self.all_dots(xt, buf);
                 buf

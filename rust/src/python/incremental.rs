@@ -524,6 +524,10 @@ impl IncrementalLearner {
     }
 }
 
+/// What one learner of a `learn_many` call did, and the stream positions
+/// of its rows.
+type Learnt = (LearnReport, Vec<i64>);
+
 /// One learner's share of a `learn_many` call: its rows of the batch
 /// (copied out for a pair of classes), learnt in order.
 fn learn_problem(
@@ -534,7 +538,7 @@ fn learn_problem(
     problem: (i64, i64),
     opts: &OnlineOptions,
     poll: &mut dyn FnMut() -> crate::Result<()>,
-) -> crate::Result<(LearnReport, Vec<i64>)> {
+) -> crate::Result<Learnt> {
     let d = lr.d();
     let (rows, labels) = problem_rows(cls, problem);
     let (own_x, own_cls, own_seen);
@@ -584,7 +588,7 @@ fn learn_each_problem(
     opts: &OnlineOptions,
     threads: usize,
     poll: &mut dyn FnMut() -> crate::Result<()>,
-) -> crate::Result<Vec<(LearnReport, Vec<i64>)>> {
+) -> crate::Result<Vec<Learnt>> {
     let team = if threads > 1 && learners.len() > 1 {
         Team::new()
     } else {
@@ -626,8 +630,7 @@ fn learn_each_problem(
             learn_problem(&mut lr, x, cls, seen, problems[k], &opts, &mut check),
         )
     });
-    let mut out: Vec<Option<crate::Result<(LearnReport, Vec<i64>)>>> =
-        (0..learners.len()).map(|_| None).collect();
+    let mut out: Vec<Option<crate::Result<Learnt>>> = (0..learners.len()).map(|_| None).collect();
     for (k, r) in done {
         out[k] = Some(r);
     }
