@@ -161,6 +161,7 @@ impl OnlineLearner {
                     report,
                 );
                 self.block.dots = held;
+                self.block.apply_renumber();
                 rec
             }?;
             report.steps.push(rec);
@@ -218,6 +219,7 @@ impl OnlineLearner {
             next: 0,
             cover,
             slot,
+            renumber: None,
         };
     }
 
@@ -260,6 +262,7 @@ impl OnlineLearner {
             next: 0,
             cover: own,
             slot,
+            renumber: None,
         };
     }
 
@@ -302,7 +305,7 @@ impl OnlineLearner {
         let (width, stride) = (self.block.width, self.block.stride);
         if n > width {
             let len = n - width;
-            debug_assert!(
+            assert!(
                 n <= stride,
                 "one stored row per example of the block at most"
             );

@@ -157,13 +157,29 @@ impl OnlineLearner {
         if let Some(ex) = self.expansion.take() {
             self.scratch.spare = ex;
         }
-        // The block's dot products are by storage position: it ends here
-        // (its buffer kept), and the next example forms the next one over
-        // the new positions. `learn_each` may hold the buffer meanwhile.
+        // The block's dot products are by storage position. One over the
+        // support vectors ends here (the next example forms the next one,
+        // over the new positions); the rest of one over every stored row
+        // is renumbered (`Block::renumber`), once `learn_each` has put back
+        // its buffer, which it holds while an example is learnt.
         let b = &mut self.block;
-        b.rows = b.next;
-        b.cover.clear();
-        b.slot.clear();
+        if b.covers_support() || b.next >= b.rows {
+            b.rows = b.next;
+            b.cover.clear();
+            b.slot.clear();
+            b.renumber = None;
+            return;
+        }
+        // The rows the block covers: its first `width`, or those a pending
+        // renumbering keeps.
+        let covered = b.renumber.as_ref().map_or(b.width, Vec::len);
+        let keep = keep[..keep.partition_point(|&i| i < covered)].to_vec();
+        b.renumber = Some(match b.renumber.take() {
+            // A second compaction before the first is applied: the kept
+            // rows of the kept rows.
+            Some(first) => keep.iter().map(|&i| first[i]).collect(),
+            None => keep,
+        });
     }
 
     /// Removes support vectors while there are more than `budget`, each time

@@ -471,6 +471,10 @@ pub(super) struct Block {
     /// if it is not; `slot` spans the first `width` stored rows).
     pub(super) cover: Vec<usize>,
     pub(super) slot: Vec<u32>,
+    /// After a compaction while the block is learnt: the stored rows it
+    /// covers that were kept, by their former positions (increasing), to
+    /// be applied by [`Block::renumber`].
+    pub(super) renumber: Option<Vec<usize>>,
 }
 
 /// [`Block::slot`] of a stored row the block does not cover.
@@ -515,6 +519,38 @@ impl Block {
         self.next = 0;
         self.cover.clear();
         self.slot.clear();
+        self.renumber = None;
+    }
+
+    /// Applies a pending compaction ([`Block::renumber`]) to a block over
+    /// every stored row: its rows not yet learnt keep the dot products of
+    /// the kept rows, in their new order, and cover those only (the rows
+    /// stored since, renumbered after them, are formed as the block's own
+    /// are, [`OnlineLearner::extend_block_row`]).
+    pub(super) fn apply_renumber(&mut self) {
+        let Some(keep) = self.renumber.take() else {
+            return;
+        };
+        // Room for the rows stored since the block began (one per example
+        // learnt from it, at most) as well as those to come.
+        let (left, width) = (self.rows - self.next, keep.len());
+        let stride = width + self.rows;
+        let mut dots = Vec::with_capacity(left * stride);
+        for t in self.next..self.rows {
+            let row = &self.dots[t * self.stride..t * self.stride + self.width];
+            dots.extend(keep.iter().map(|&i| row[i]));
+            dots.resize(dots.len() + self.rows, 0.0);
+        }
+        *self = Block {
+            dots,
+            width,
+            stride,
+            rows: left,
+            next: 0,
+            cover: std::mem::take(&mut self.cover),
+            slot: std::mem::take(&mut self.slot),
+            renumber: None,
+        };
     }
 
     /// True when the block covers the support vectors only (see
