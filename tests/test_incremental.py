@@ -751,3 +751,20 @@ def test_one_native_call_per_batch_learns_what_one_call_per_model_learns(
     whole = _stream_of(whole, X[half:], y[half:])
     np.testing.assert_array_equal(resumed.history_["n_seen"], whole.history_["n_seen"])
     np.testing.assert_array_equal(resumed.dual_coef_, whole.dual_coef_)
+
+
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+def test_a_budget_compacting_within_a_block_learns_what_one_row_calls_learn(multiclass):
+    # max_support makes the learners compact their stores several times
+    # within one block of a batch's dot products (whose remaining rows are
+    # then renumbered): the same model as one row per call.
+    d = load_iris()
+    X = d.X - d.X.mean(axis=0)
+    params = {"max_support": 50, "multiclass": multiclass, "gamma": 0.5}
+    whole = IncrementalSVC(**params).fit(X, d.y)
+    rows = IncrementalSVC(**params)
+    for k in range(X.shape[0]):
+        rows.partial_fit(X[k : k + 1], d.y[k : k + 1], classes=[0, 1, 2])
+    np.testing.assert_array_equal(whole.support_, rows.support_)
+    np.testing.assert_array_equal(whole.dual_coef_, rows.dual_coef_)
+    np.testing.assert_array_equal(whole.intercept_, rows.intercept_)

@@ -161,7 +161,8 @@ impl OnlineLearner {
                     report,
                 );
                 self.block.dots = held;
-                self.block.apply_renumber();
+                let n = self.len();
+                self.block.apply_renumber(n);
                 rec
             }?;
             report.steps.push(rec);

@@ -523,23 +523,23 @@ impl Block {
     }
 
     /// Applies a pending compaction ([`Block::renumber`]) to a block over
-    /// every stored row: its rows not yet learnt keep the dot products of
-    /// the kept rows, in their new order, and cover those only (the rows
-    /// stored since, renumbered after them, are formed as the block's own
-    /// are, [`OnlineLearner::extend_block_row`]).
-    pub(super) fn apply_renumber(&mut self) {
+    /// every stored row, `n` rows being stored now: its rows not yet learnt
+    /// keep the dot products of the kept rows, in their new order, and
+    /// cover those only (the rows stored after them are formed as the
+    /// block's own are, [`OnlineLearner::extend_block_row`]).
+    pub(super) fn apply_renumber(&mut self, n: usize) {
         let Some(keep) = self.renumber.take() else {
             return;
         };
-        // Room for the rows stored since the block began (one per example
-        // learnt from it, at most) as well as those to come.
+        // Room for the rows stored after the kept ones it covers (of the
+        // `n` stored now) and for one per example still to learn.
         let (left, width) = (self.rows - self.next, keep.len());
-        let stride = width + self.rows;
+        let stride = n.max(width) + left;
         let mut dots = Vec::with_capacity(left * stride);
         for t in self.next..self.rows {
             let row = &self.dots[t * self.stride..t * self.stride + self.width];
             dots.extend(keep.iter().map(|&i| row[i]));
-            dots.resize(dots.len() + self.rows, 0.0);
+            dots.resize(dots.len() + (stride - width), 0.0);
         }
         *self = Block {
             dots,

@@ -501,6 +501,16 @@ fn blocks_over_the_support_vectors_learn_what_full_blocks_learn() {
                 },
                 100,
             ),
+            (
+                // A small budget: the store is compacted several times
+                // within one block.
+                OnlineOptions {
+                    epsilon: 0.05,
+                    max_support: Some(8),
+                    ..OnlineOptions::default()
+                },
+                300,
+            ),
         ] {
             let run = |support_block: (usize, usize)| {
                 let mut lr = OnlineLearner::new(kind, d).unwrap();
