@@ -763,18 +763,28 @@ def _load_pack(pack: _StoredPack) -> _CellPack:
     return pack.load()
 
 
-def _remove_packs(prefix: str) -> int:
-    """A Dask task: remove this worker's pack files of one fit."""
+def _pack_files(prefix: str) -> list[str]:
+    """This process's pack files whose names start with ``prefix``."""
     import glob
 
+    return glob.glob(os.path.join(_pack_folder(), "localsvm-cells", prefix + "*"))
+
+
+def _remove_files(paths) -> int:
+    """Remove ``paths`` (those already gone are skipped); how many went."""
     removed = 0
-    for path in glob.glob(os.path.join(_pack_folder(), "localsvm-cells", prefix + "*")):
+    for path in paths:
         try:
             os.remove(path)
             removed += 1
         except OSError:
             pass
     return removed
+
+
+def _remove_packs(prefix: str) -> int:
+    """A Dask task: remove this worker's pack files of one fit."""
+    return _remove_files(_pack_files(prefix))
 
 
 def _fit_owner() -> str:
@@ -801,23 +811,18 @@ def _remove_orphan_packs() -> int:
     cluster, or a process that exited without collecting its model): no
     model can read them any more. Packs of a client on another machine are
     left alone (whether it still runs cannot be seen from here)."""
-    import glob
-    import socket
+    host = _fit_owner().split("-")[0]
 
-    host = socket.gethostname().replace("-", "_")
-    removed = 0
-    folder = os.path.join(_pack_folder(), "localsvm-cells")
-    for path in glob.glob(os.path.join(folder, PACK_FILE_PREFIX + "*")):
+    def orphaned(path: str) -> bool:
         parts = os.path.basename(path)[len(PACK_FILE_PREFIX) :].split("-")
-        if len(parts) < 3 or parts[0] != host or not parts[1].isdigit():
-            continue
-        if _process_gone(int(parts[1])):
-            try:
-                os.remove(path)
-                removed += 1
-            except OSError:
-                pass
-    return removed
+        return (
+            len(parts) >= 3
+            and parts[0] == host
+            and parts[1].isdigit()
+            and _process_gone(int(parts[1]))
+        )
+
+    return _remove_files(p for p in _pack_files(PACK_FILE_PREFIX) if orphaned(p))
 
 
 def _pick(pack: _StoredPack, pos: int):

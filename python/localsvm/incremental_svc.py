@@ -196,19 +196,7 @@ class _Binary:
         stats.unconverged += res.unconverged
         # The columns as the core returned them, converted when history_ is
         # read: a stream of one-row calls pays for none of it meanwhile.
-        self._history.append(
-            (
-                seen,
-                res.updated,
-                res.neighbourhood,
-                res.n_solves,
-                res.reached,
-                res.criterion,
-                res.n_support,
-                res.n_stored,
-                res.time,
-            )
-        )
+        self._history.append(_history_columns(res, seen))
 
     def history_arrays(self) -> dict[str, np.ndarray]:
         """Every call's history, as columns (see :data:`HISTORY_FIELDS`)."""
@@ -236,6 +224,22 @@ class _Binary:
             k: np.asarray(v, dtype=dt)
             for k, v, dt in zip(HISTORY_FIELDS, cols, _HISTORY_DTYPES, strict=True)
         }
+
+
+def _history_columns(res, seen) -> tuple:
+    """A native call's history columns, as the core returned them, over the
+    rows at stream positions ``seen``."""
+    return (
+        seen,
+        res.updated,
+        res.neighbourhood,
+        res.n_solves,
+        res.reached,
+        res.criterion,
+        res.n_support,
+        res.n_stored,
+        res.time,
+    )
 
 
 def _options(ctx: _Context):
@@ -971,17 +975,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         # One result for every learner, each learner's history a slice of
         # it (read when history_ is): a few objects per batch, not a
         # dozen per learner.
-        columns = (
-            res.seen,
-            res.updated,
-            res.neighbourhood,
-            res.n_solves,
-            res.reached,
-            res.criterion,
-            res.n_support,
-            res.n_stored,
-            res.time,
-        )
+        columns = _history_columns(res, res.seen)
         offsets = res.offsets.tolist()
         for k, learner in enumerate(self._learners):
             if offsets[k + 1] > offsets[k]:
