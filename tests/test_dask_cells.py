@@ -313,6 +313,21 @@ class _FakeClient:
         return self._n
 
 
+def test_workers_listed_whatever_the_clients_refresh():
+    # Client.scheduler_info()'s copy is replaced, by the client's periodic
+    # refresh, with one that lists no worker; a fit asks the scheduler.
+    from localsvm._outofcore import _worker_memory
+
+    with (
+        __import__("dask").config.set({"distributed.client.scheduler-info-interval": "5ms"}),
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as lc,
+        distributed.Client(lc) as c,
+    ):
+        assert all(_worker_memory(c)[0] == 2 for _ in range(2000))
+
+
 def test_cell_cache_follows_the_workers_memory():
     from localsvm._outofcore import CELL_CACHE_SHARE, _worker_cache_mib
 
@@ -494,7 +509,7 @@ def test_worker_killed_during_cell_solves_same_model():
         finally:
             ooc.MODEL_MEMORY_SHARE, ooc.PACK_MEMORY_SHARE = saved
         assert isinstance(kept.cell_models_, ooc.ClusterModels)
-        alive = [a for a in client.scheduler_info()["workers"] if a != killed]
+        alive = [a for a in client.nthreads() if a != killed]
         os.kill(client.run(os.getpid, workers=alive[:1])[alive[0]], signal.SIGKILL)
         np.testing.assert_array_equal(kept.decision_function(Xt), ref.decision_function(Xt))
         client.restart()

@@ -1394,10 +1394,22 @@ def _as_dask_array(X, name: str):
     return X
 
 
+def _workers(client) -> dict:
+    """Every worker's address and facts (``memory_limit`` among them), asked
+    of the scheduler. Not ``Client.scheduler_info()``'s copy: the client's
+    periodic refresh replaces it with one that lists no worker, and it can
+    do so between that method's fetch and its return."""
+    try:
+        info = client.sync(client.scheduler.identity, n_workers=-1)
+    except TypeError:  # a scheduler whose identity takes no n_workers
+        info = client.sync(client.scheduler.identity)
+    return dict(info.get("workers", {}))
+
+
 def _worker_memory(client) -> tuple[int, float]:
     """The number of workers and the smallest memory limit (inf when
     unlimited)."""
-    workers = client.scheduler_info().get("workers", {})
+    workers = _workers(client)
     limits = [w.get("memory_limit") or 0 for w in workers.values()]
     if not workers:
         raise RuntimeError("the Dask cluster has no worker")
@@ -1802,7 +1814,7 @@ def _on_host(client, host: str) -> dict:
         return {}
     from distributed.comm import get_address_host
 
-    here = [a for a in client.scheduler_info().get("workers", {}) if get_address_host(a) == host]
+    here = [a for a in _workers(client) if get_address_host(a) == host]
     return {"workers": here, "allow_other_workers": True} if here else {}
 
 
@@ -1811,7 +1823,7 @@ def _on_every_worker(client, task, *args) -> None:
     try:
         from distributed import fire_and_forget
 
-        for addr in list(client.scheduler_info().get("workers", {})):
+        for addr in list(_workers(client)):
             fire_and_forget(
                 client.submit(task, *args, workers=[addr], allow_other_workers=True, pure=False)
             )
