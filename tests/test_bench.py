@@ -385,3 +385,13 @@ def test_routing_bench_labels_one_model_by_each_rule():
     # The reach only takes blending away: fewer rows blend than without it.
     assert 0 < row["blend_soft"] <= row["blend_log"] <= 1
     assert "generated:12000" in out.getvalue()
+
+
+def test_exact_note_words_follow_the_printed_ratio():
+    from localsvm_benchmarks.scale import exact_note
+
+    at_one = exact_note(0.998)
+    assert "1.00×" in at_one and "not faster than" in at_one
+    below = exact_note(0.994)
+    assert "0.99×" in below and "not faster than" not in below and "faster than" in below
+    assert "not faster than" in exact_note(1.2)
