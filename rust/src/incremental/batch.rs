@@ -287,13 +287,7 @@ impl OnlineLearner {
         dots.clear();
         dots.resize(n, 0.0);
         let nz = &mut self.scratch.nz;
-        nz.clear();
-        nz.extend(
-            xt.iter()
-                .enumerate()
-                .filter(|(_, &v)| v != 0.0)
-                .map(|(k, &v)| (k as u32, v)),
-        );
+        nonzeros_into(xt, nz);
         column_dots(&self.cols, std::slice::from_ref(nz), 0, n, dots, n);
     }
 
@@ -311,13 +305,7 @@ impl OnlineLearner {
                 "one stored row per example of the block at most"
             );
             let nz = &mut self.scratch.nz;
-            nz.clear();
-            nz.extend(
-                row.iter()
-                    .enumerate()
-                    .filter(|(_, &v)| v != 0.0)
-                    .map(|(k, &v)| (k as u32, v)),
-            );
+            nonzeros_into(row, nz);
             let out = &mut self.block.dots[t * stride + width..t * stride + n];
             column_dots(&self.cols, std::slice::from_ref(nz), width, len, out, len);
         }

@@ -117,11 +117,20 @@ pub(super) fn sq_norm(row: &[f64]) -> f64 {
 /// The nonzeros `(column, value)` of a row, in column order: the terms of
 /// its dot products in [`column_dots`].
 pub(super) fn nonzeros(row: &[f64]) -> Vec<(u32, f64)> {
-    row.iter()
-        .enumerate()
-        .filter(|(_, &v)| v != 0.0)
-        .map(|(k, &v)| (k as u32, v))
-        .collect()
+    let mut out = Vec::new();
+    nonzeros_into(row, &mut out);
+    out
+}
+
+/// [`nonzeros`] of `row` into `out` (its old entries dropped, its room kept).
+pub(super) fn nonzeros_into(row: &[f64], out: &mut Vec<(u32, f64)>) {
+    out.clear();
+    out.extend(
+        row.iter()
+            .enumerate()
+            .filter(|(_, &v)| v != 0.0)
+            .map(|(k, &v)| (k as u32, v)),
+    );
 }
 
 /// Kernel rows computed together by [`OnlineLearner::ensure_rows`] (the

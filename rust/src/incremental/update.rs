@@ -287,14 +287,7 @@ impl OnlineLearner {
             // Into the cached row directly; entries of forgotten rows are
             // computed too, and never read (see `forget`).
             let nz = &mut self.scratch.nz;
-            nz.clear();
-            nz.extend(
-                self.x[j * d..(j + 1) * d]
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &v)| v != 0.0)
-                    .map(|(k, &v)| (k as u32, v)),
-            );
+            nonzeros_into(&self.x[j * d..(j + 1) * d], nz);
             let out = &mut self.cache.column_mut(j)[start..n];
             column_dots(&self.cols, std::slice::from_ref(nz), start, len, out, len);
             let sq = &self.sq;
