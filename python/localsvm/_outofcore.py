@@ -1667,7 +1667,7 @@ def _fit_dask(est, X, y, client, futures: _Futures) -> dict:
     results: list = [None] * k
     keep = None
     _on_every_worker(client, _remove_orphan_packs)
-    stored = _Stored(uuid.uuid4().hex)
+    stored = _Stored(uuid.uuid4().hex, client)
     total_rows = float(np.sum(train_sizes))
     fit_cell = dask.delayed(_fit_cell_pieces, pure=False)
     try:
@@ -1842,11 +1842,11 @@ def _forget_packs(client, prefix: str) -> None:
 class _Stored:
     """The packs of one Dask fit's kept models, written wave by wave."""
 
-    def __init__(self, fit_id: str):
+    def __init__(self, fit_id: str, client):
         self.prefix = f"{PACK_FILE_PREFIX}{_fit_owner()}-{fit_id}-"
         self.packs: list = []
         self.groups: list = []
-        self.client = None
+        self.client = client
 
     def add(self, futures, fits: list, wave: list, metas: list, budget: float) -> None:
         """Pack a wave's models (``fits``, the futures of its cells
@@ -1879,7 +1879,6 @@ class _Stored:
         self.packs.extend(futures.gather(new))
         futures.drop(new)
         futures.drop(fits)
-        self.client = futures.client
 
     def models(self, n_cells: int, nbytes: int) -> ClusterModels:
         return ClusterModels(self.packs, self.groups, n_cells, nbytes, self.prefix, self.client)
