@@ -319,6 +319,29 @@ def _documented(*, attributes: str = "", **entries: str):
     return decorate
 
 
+def _regression_dual(X, upper, p_alpha, p_star, **fields) -> QPProblem:
+    """The dual of ε-SVR and ν-SVR over ``2n`` variables ``(α, α*)``: the
+    rows of ``X`` taken twice, labels ``+1`` then ``−1``, the boxes ``upper``
+    for both halves, and the linear terms ``p_alpha`` then ``p_star``;
+    ``fields`` are the formulation's other :class:`QPProblem` fields."""
+    n = upper.shape[0]
+    idx = np.arange(n)
+    return QPProblem(
+        X=X,
+        rows=np.concatenate([idx, idx]),
+        y=np.concatenate([np.ones(n), -np.ones(n)]),
+        upper=np.concatenate([upper, upper]),
+        p=np.concatenate([p_alpha, p_star]),
+        **fields,
+    )
+
+
+def _regression_coefficients(sol: QPSolution, n: int) -> np.ndarray:
+    """``α − α*``, each example's coefficient in the regression function."""
+    a = np.asarray(sol.alpha, dtype=np.float64)
+    return a[:n] - a[n:]
+
+
 @_documented()
 class SVR(RegressorMixin, _BaseSingleDual):
     """Epsilon-support vector regression on the Rust SMO core.
@@ -370,21 +393,11 @@ class SVR(RegressorMixin, _BaseSingleDual):
         store_params(self, locals())
 
     def _dual(self, X, y, sw) -> QPProblem:
-        n = y.shape[0]
-        upper = box_constant(self.C) * sw
-        idx = np.arange(n)
         eps = float(self.epsilon)
-        return QPProblem(
-            X=X,
-            rows=np.concatenate([idx, idx]),
-            y=np.concatenate([np.ones(n), -np.ones(n)]),
-            upper=np.concatenate([upper, upper]),
-            p=np.concatenate([eps - y, eps + y]),
-        )
+        return _regression_dual(X, box_constant(self.C) * sw, eps - y, eps + y)
 
     def _coefficients(self, sol, n):
-        a = np.asarray(sol.alpha, dtype=np.float64)
-        return a[:n] - a[n:]
+        return _regression_coefficients(sol, n)
 
     @fit_method
     def fit(self, X, y, sample_weight=None):
@@ -476,25 +489,21 @@ class NuSVR(RegressorMixin, _BaseSingleDual):
         store_params(self, locals())
 
     def _dual(self, X, y, sw) -> QPProblem:
-        n = y.shape[0]
         upper = box_constant(self.C) * sw
         # LIBSVM's start: α_i = α*_i, filled in order up to C·ν·Σw / 2.
         start = fill_in_order(upper, float(self.nu) * upper.sum() / 2.0)
-        idx = np.arange(n)
-        return QPProblem(
-            X=X,
-            rows=np.concatenate([idx, idx]),
-            y=np.concatenate([np.ones(n), -np.ones(n)]),
-            upper=np.concatenate([upper, upper]),
-            p=np.concatenate([-y, y]),
+        return _regression_dual(
+            X,
+            upper,
+            -y,
+            y,
             alpha0=np.concatenate([start, start]),
             equality_kind="per_label",
         )
 
     def _coefficients(self, sol, n):
         self.epsilon_ = -float(getattr(sol, "r", 0.0))
-        a = np.asarray(sol.alpha, dtype=np.float64)
-        return a[:n] - a[n:]
+        return _regression_coefficients(sol, n)
 
     fit = SVR.fit
     predict = SVR.predict
