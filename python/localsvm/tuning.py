@@ -1191,12 +1191,16 @@ n_features_in_ : int
 """
 
 
-@fill(
+#: The docstring fields SVCCV and SVRCV share.
+_search_docs = fill(
     kernel_params=_KERNEL_PARAMS,
     solve_params=_SOLVE_PARAMS,
     search_attributes=_SEARCH_ATTRIBUTES,
     sample_weight_param=_SAMPLE_WEIGHT_PARAM,
 )
+
+
+@_search_docs
 class SVCCV(ClassifierMixin, _BaseSVMCV):
     """C-SVM classifier with ``C`` and ``gamma`` chosen by cross-validation.
 
@@ -1546,12 +1550,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         return self._best("decision_function").decision_function(X)
 
 
-@fill(
-    kernel_params=_KERNEL_PARAMS,
-    solve_params=_SOLVE_PARAMS,
-    search_attributes=_SEARCH_ATTRIBUTES,
-    sample_weight_param=_SAMPLE_WEIGHT_PARAM,
-)
+@_search_docs
 class SVRCV(RegressorMixin, _BaseSVMCV):
     """Epsilon-SVR with ``C``, ``gamma`` and ``epsilon`` chosen by cross-validation.
 
