@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._docstrings import fill
-from .objective import ASSIGN_PARAMS, join_leave_changes, start_moves
+from .objective import ASSIGN_PARAMS, join_leave_changes, move_example, start_moves
 
 __all__ = ["batched_assign"]
 
@@ -82,11 +82,7 @@ def batched_assign(
             change[src] = 0.0
             dst = int(np.argmin(change))
             if change[dst] < -tol:
-                S[src] -= a
-                S[dst] += a
-                counts[src] -= 1
-                counts[dst] += 1
-                labels[i] = dst
+                move_example(S, counts, labels, i, dst, a)
                 moved += 1
         if moved == 0:
             return labels, True

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._docstrings import fill
-from .objective import ASSIGN_PARAMS, join_leave_changes, start_moves
+from .objective import ASSIGN_PARAMS, join_leave_changes, move_example, start_moves
 
 __all__ = ["greedy_assign"]
 
@@ -49,10 +49,6 @@ def greedy_assign(
         i, j = divmod(flat, k)
         if delta[i, j] >= -tol:
             break
-        S[labels[i]] -= A[i]
-        S[j] += A[i]
-        counts[labels[i]] -= 1
-        counts[j] += 1
-        labels[i] = j
+        move_example(S, counts, labels, i, j, A[i])
         base[i] = D[i] - D[i, j]
     return labels

@@ -201,6 +201,20 @@ def join_leave_changes(S: np.ndarray, a_cls: np.ndarray) -> tuple[np.ndarray, np
     return add, rem
 
 
+def move_example(
+    S: np.ndarray, counts: np.ndarray, labels: np.ndarray, i: int, dst: int, a: np.ndarray
+) -> None:
+    """Move example ``i``, of balance vector ``a``, to cluster ``dst``, keeping
+    the local searches' cluster sums ``S`` and sizes ``counts`` (of
+    :func:`start_moves`) up to date, all in place."""
+    src = labels[i]
+    S[src] -= a
+    S[dst] += a
+    counts[src] -= 1
+    counts[dst] += 1
+    labels[i] = dst
+
+
 def imbalance_from_sums(S: np.ndarray) -> np.ndarray:
     """Per-cluster imbalance from the per-cluster sums of the balance vectors."""
     return np.abs(S).sum(axis=1)
