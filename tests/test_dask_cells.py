@@ -112,6 +112,56 @@ def test_dask_fit_same_model_as_memmap_and_close_to_in_memory(client):
     np.testing.assert_array_equal(dask_fit.cell_labels_.compute(), mm_fit.cell_labels_)
 
 
+def test_large_in_memory_fit_takes_the_chunked_route(monkeypatch):
+    """An in-memory fit whose n x n_cells score matrix passes the budget is
+    the chunked fit of the same rows (the model a memmap or a Dask
+    collection gives); with sample_weight, or under the budget, it stays on
+    the in-memory plan. Feature names are kept."""
+    import pandas as pd
+
+    import localsvm.cell_svc as cell_svc
+
+    X, y = data()
+    Xt, _ = data(1000, seed=1)
+    under = CellSVC(**PARAMS).fit(X, y)
+    mm_fit = CellSVC(**PARAMS).fit(_memmap(X), y)
+    monkeypatch.setattr(cell_svc, "IN_MEMORY_SCORES_BYTES", 4 * N * 2)
+    over = CellSVC(**PARAMS).fit(X, y)
+    np.testing.assert_array_equal(over.cell_train_sizes_, mm_fit.cell_train_sizes_)
+    np.testing.assert_array_equal(over.decision_function(Xt), mm_fit.decision_function(Xt))
+    assert not np.array_equal(under.cell_train_sizes_, over.cell_train_sizes_)
+    weighted = CellSVC(**PARAMS).fit(X, y, sample_weight=np.ones(N))
+    np.testing.assert_array_equal(weighted.decision_function(Xt), under.decision_function(Xt))
+    names = [f"f{j}" for j in range(D)]
+    framed = CellSVC(**PARAMS).fit(pd.DataFrame(X, columns=names), y)
+    assert list(framed.feature_names_in_) == names
+    np.testing.assert_array_equal(
+        framed.decision_function(pd.DataFrame(Xt, columns=names)), over.decision_function(Xt)
+    )
+
+
+def test_chunked_routing_pieces_same_model_on_any_threads(monkeypatch):
+    """The chunked passes route pieces of each chunk in n_jobs threads, cut
+    at the routing's sub-blocks: the same model with 1 and 2 threads."""
+    import localsvm._outofcore as outofcore
+    from localsvm._outofcore import _pieces
+
+    assert _pieces([0, 10], 10, 17, 3, 2) == [(0, 6), (6, 10), (10, 16), (16, 17)]
+    assert _pieces([0], 10, 10, 3, 1) == [(0, 10)]
+    assert _pieces([0], 10, 10, 30, 4) == [(0, 10)]
+    X, y = data()
+    Xt, _ = data(1000, seed=1)
+    # Sub-blocks of 250 rows (600 sampled representatives): 16 per chunk.
+    monkeypatch.setattr(outofcore, "SCORE_BLOCK_BYTES", 4 * 600 * 250)
+    pieces = []
+    monkeypatch.setattr(outofcore, "_pieces", lambda *a: pieces.append(_pieces(*a)) or pieces[-1])
+    one = CellSVC(**PARAMS, n_jobs=1).fit(_memmap(X), y)
+    two = CellSVC(**PARAMS, n_jobs=2).fit(_memmap(X), y)
+    assert [len(p) for p in pieces] == [1, 1, 2, 2]
+    np.testing.assert_array_equal(one.cell_labels_, two.cell_labels_)
+    np.testing.assert_array_equal(one.decision_function(Xt), two.decision_function(Xt))
+
+
 def test_kept_rows_pick_the_members_routing_picks():
     """The rows a block keeps below the cells' ceilings give each cell the
     training rows that routing the block again gives (dropped empty cells

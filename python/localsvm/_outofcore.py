@@ -366,13 +366,18 @@ class _Router:
         state["prepared"] = None
         return state
 
+    def step(self) -> int:
+        """Rows per sub-block of :meth:`scores` (``SCORE_BLOCK_BYTES`` of
+        scores, or of kernel values against the representatives)."""
+        k = self.partition.n_cells
+        m = self.partition.representatives.shape[0]
+        return max(1, SCORE_BLOCK_BYTES // (4 * max(k, m, 1)))
+
     def scores(self, X: np.ndarray):
         """Routing scores of sub-blocks of ``X``: ``(start, S)`` pairs."""
         if self.prepared is None:
             self.prepared = self.partition._prepared()
-        k = self.partition.n_cells
-        m = self.partition.representatives.shape[0]
-        step = max(1, SCORE_BLOCK_BYTES // (4 * max(k, m, 1)))
+        step = self.step()
         for start in range(0, X.shape[0], step):
             yield start, self.partition._block_scores(X[start : start + step], self.prepared)
 
@@ -1222,22 +1227,54 @@ def _chunked_cell(task, shared):
     return out
 
 
+def _pieces(starts, chunk: int, n: int, step: int, parts: int) -> list[tuple[int, int]]:
+    """The row ranges of the chunks from ``starts`` cut into at most
+    ``parts`` pieces each, at multiples of ``step`` rows from the chunk's
+    start (the routing's sub-blocks are then those of the whole chunk)."""
+    out = []
+    for s in starts:
+        e = min(s + chunk, n)
+        per = math.ceil(math.ceil((e - s) / step) / max(1, parts)) * step
+        out.extend((lo, min(e, lo + per)) for lo in range(s, e, per))
+    return out
+
+
+def _map_pieces(func, pieces: list, n_jobs: int) -> list:
+    """``func(start, stop)`` of each piece, in order: in ``n_jobs`` threads
+    when there are several pieces, each with one BLAS thread (also in this
+    thread alone, so that the scores do not depend on ``n_jobs``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .parallel import one_blas_thread
+
+    with one_blas_thread():
+        if n_jobs <= 1 or len(pieces) <= 1:
+            return [func(s, e) for s, e in pieces]
+        with ThreadPoolExecutor(min(n_jobs, len(pieces))) as pool:
+            return list(pool.map(lambda p: func(*p), pieces))
+
+
 def chunked_memory_bound(est, n: int) -> float:
     """The documented bound on what a fit on an array read in chunks adds
     to the process's memory (bytes), for the fitted ``est`` on ``n`` rows:
     1.5 times the model's arrays (support vectors and coefficients; the
     rest for their Python objects and the heap between them), the
-    bookkeeping (``8·(3 + overlap)·n``), one cell's solve (its rows and
-    kernel cache, :func:`_cell_bytes`), two chunks and four score blocks,
-    and three times the sample's kernel matrix (kernel k-means)."""
+    bookkeeping (``8·(3 + overlap)·n``), per thread (``n_jobs``) one
+    cell's solve (its rows and kernel cache, :func:`_cell_bytes`) and four
+    score blocks, two chunks, and three times the sample's kernel matrix
+    (kernel k-means)."""
     from .cells import SAMPLE_GRAM_BYTES
+    from .parallel import effective_n_jobs
 
     d = int(est.n_features_in_)
     models = [m for m in est.cell_models_ if m is not None]
     model = sum(m._model_bytes() for m in models)
     book = 8.0 * (3.0 + float(est.overlap)) * n
-    cell = _cell_bytes(int(np.max(est.cell_train_sizes_)), d, float(est.cache_size))
-    chunk = 2.0 * CHUNK_BYTES + 4.0 * SCORE_BLOCK_BYTES
+    threads = max(1, min(effective_n_jobs(est.n_jobs), int(est.n_cells_)))
+    cell = threads * _cell_bytes(
+        int(np.max(est.cell_train_sizes_)), d, float(est.cache_size) / threads
+    )
+    chunk = 2.0 * CHUNK_BYTES + 4.0 * SCORE_BLOCK_BYTES * threads
     k = est._count_cells(n)
     m = _sample_size(n, k) if est.sample_size == "auto" else int(min(est.sample_size, n))
     kmeans = 3.0 * min(SAMPLE_GRAM_BYTES, 8.0 * m * m) if k > 1 else 0.0
@@ -1296,8 +1333,13 @@ def fit_chunked(est, X, y) -> None:
         gaps = np.zeros((kk, HIST_BINS), np.int64)
         margins = np.zeros(HIST_BINS, np.int64)
         labels = np.empty(n, dtype=np.intp)
-        for s in starts:
-            c, g, mg, lab = _block_route(X[s : s + chunk], plan.router, True)
+        pieces = _pieces(starts, chunk, n, plan.router.step(), n_jobs)
+        plan.router.prepared = plan.partition._prepared()
+        for (s, _), (c, g, mg, lab) in zip(
+            pieces,
+            _map_pieces(lambda s, e: _block_route(X[s:e], plan.router, True), pieces, n_jobs),
+            strict=True,
+        ):
             counts += c
             gaps += g
             margins += mg
@@ -1308,10 +1350,15 @@ def fit_chunked(est, X, y) -> None:
             labels = np.searchsorted(used, labels)
         kk = plan.partition.n_cells
         itype = np.int32 if n < 2**31 else np.int64
-        per_block = []
-        for s in starts:
-            _, (bounds, r) = _block_members(X[s : s + chunk], plan.router)
-            per_block.append((s, bounds, r))
+        pieces = _pieces(starts, chunk, n, plan.router.step(), n_jobs)
+        per_block = [
+            (s, *out[1])
+            for (s, _), out in zip(
+                pieces,
+                _map_pieces(lambda s, e: _block_members(X[s:e], plan.router), pieces, n_jobs),
+                strict=True,
+            )
+        ]
         rows_of = []
         for j in range(kk):
             rows_of.append(

@@ -22,6 +22,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._base import (
@@ -69,6 +70,12 @@ MARGIN_BLOCK = 1 << 16
 #: Bytes per stored routing score (float32): the ``n × n_cells`` scores of
 #: the training examples are kept while the cells' overlaps are chosen.
 SCORE_BYTES = 4
+
+#: Largest ``n × n_cells`` score matrix (bytes) an in-memory fit keeps. A
+#: dense fit without ``sample_weight`` whose matrix would be larger takes
+#: the chunked route's passes over blocks of rows instead: its memory does
+#: not grow with ``n · n_cells``, nor its partition time faster than ``n``.
+IN_MEMORY_SCORES_BYTES = 256 << 20
 
 #: ``tune_size='auto'``: a cell's search runs on at most this many of its
 #: training rows. The search's kernel values and SMO work grow with the
@@ -372,10 +379,16 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     Routing computes 16 MiB of float32 kernel values per thread at a time.
     The fitted cells keep their support vectors, at most
     ``(1 + overlap)·n`` rows. In all, about
-    ``cache_size + 4·n·n_cells + 8·(1 + overlap)·n·d`` bytes besides ``X``
-    (``O(n²/cell_size)`` through the scores): at ``n = 10⁶``, ``d = 20`` and
-    the 108 cells the budget gave, 952 MiB, and that fit peaked 949 MiB
-    above the resident size before it. With ``tune=True`` each cell being
+    ``cache_size + 4·n·n_cells + 8·(1 + overlap)·n·d`` bytes besides ``X``.
+    The scores grow as ``n²/cell_size``: a dense fit without
+    ``sample_weight`` whose scores would take more than 256 MiB (above
+    about 8·10⁵ rows at the default ``cell_size``, 3.7·10⁵ at 2000) takes
+    the route of an array read in chunks below instead, on the same
+    in-memory array: the same model a memmap or a Dask collection of these
+    rows gives, with 16 MiB of scores per thread and ``8·(3 + overlap)·n``
+    bytes of bookkeeping in place of the score matrix, and routing passes
+    that run in ``n_jobs`` threads and take time proportional to ``n``.
+    With ``tune=True`` each cell being
     fitted also holds its search's kernel values, as :class:`localsvm.SVCCV`
     does for ``m = tune_size`` rows: shared kernel matrices of
     ``8 · m² · (2 + 2 · j)`` bytes for ``j`` threads per cell (128 MiB at
@@ -593,6 +606,20 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
                 self._warn_untuned(self.kernel_spec_, search)
             return self
         X, y, y_idx = self._fit_prologue(X, y)
+        if (
+            sample_weight is None
+            and not sp.issparse(X)
+            and SCORE_BYTES * X.shape[0] * self._count_cells(X.shape[0]) > IN_MEMORY_SCORES_BYTES
+        ):
+            # Large: the chunked route's passes, to the model a memmap or a
+            # Dask collection of these rows gives.
+            names = getattr(self, "feature_names_in_", None)
+            fit_chunked(self, X, y)
+            if names is not None:
+                self.feature_names_in_ = names
+            if search is not None:
+                self._warn_untuned(self.kernel_spec_, search)
+            return self
         n_given = X.shape[0]
         X, y, y_idx, weights, kept = weighted_training_rows(self, X, y, y_idx, sample_weight)
         n, d = X.shape
