@@ -670,6 +670,10 @@ def test_models_kept_on_the_cluster_predict_the_same(client, monkeypatch, classe
         assert isinstance(got, da.Array)
         np.testing.assert_array_equal(got.compute(), want)
         np.testing.assert_array_equal(getattr(clf, what)(Xt), want)
+    # In-memory rows are scattered to the workers in chunks (here four of
+    # at most 300 rows), not sent inside the task graph.
+    monkeypatch.setattr(ooc, "CHUNK_BYTES", 8 * D * 300)
+    np.testing.assert_array_equal(clf.decision_function(Xt), ref.decision_function(Xt))
     j = next(i for i, m in enumerate(ref.cell_models_) if m is not None)
     np.testing.assert_array_equal(models[j].support_vectors_, ref.cell_models_[j].support_vectors_)
     back = pickle.loads(pickle.dumps(clf))

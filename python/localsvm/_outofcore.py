@@ -2143,12 +2143,22 @@ def predict_dask(est, X, what: str):
 
 def predict_arrays_on_cluster(est, X, what: str) -> np.ndarray:
     """Predictions or decision values of in-memory rows by cell models kept
-    on the cluster: the rows go to the workers in chunks of
-    ``CHUNK_BYTES`` (as a Dask array) and the answer comes back."""
+    on the cluster: the rows are scattered to the workers in chunks of
+    ``CHUNK_BYTES`` (straight to them, not through the scheduler inside a
+    task graph), predicted there as a Dask array, and the answer comes
+    back."""
+    import dask
     import dask.array as da
 
     X = est._predict_prologue(X)
     if sp.issparse(X):
         X = X.toarray()
     chunk = _chunk_rows(X)
-    return predict_dask(est, da.from_array(X, chunks=(chunk, X.shape[1])), what).compute()
+    client = est.cell_models_.client or _dask_client()
+    parts = []
+    for start in range(0, X.shape[0], chunk):
+        rows = X[start : start + chunk]
+        future = client.scatter(rows, hash=False)
+        parts.append(da.from_delayed(dask.delayed(future), shape=rows.shape, dtype=X.dtype))
+    Xd = parts[0] if len(parts) == 1 else da.concatenate(parts)
+    return predict_dask(est, Xd, what).compute()
