@@ -1215,6 +1215,22 @@ def _release_free_memory() -> None:
 _TRIM: Any = None
 
 
+def describe_cell(model) -> str:
+    """A log line's account of one cell's SVM (None: a one-class cell)."""
+    if model is None:
+        return "one class, no SVM"
+    return (
+        f"{model.shape_fit_[0]} examples, {int(np.sum(model.n_iter_))} iterations, "
+        f"{'converged' if model.fit_status_ == 0 else 'stopped at max_iter'}, "
+        f"{model.support_.size} support vectors"
+    )
+
+
+def _describe_result(out) -> str:
+    """:func:`describe_cell` of a :func:`_fit_cell_rows` result."""
+    return describe_cell(out[0])
+
+
 def _chunked_cell(task, shared):
     """A :func:`~localsvm.run_tasks` task: one cell's SVM on rows read from
     the chunked array."""
@@ -1301,7 +1317,9 @@ def fit_chunked(est, X, y) -> None:
     k = est._count_cells(n)
     rng = check_random_state(est.random_state)
     n_jobs = effective_n_jobs(est.n_jobs)
-    report = est._fit_report(None)
+    # An in-memory array (a large fit of CellSVC.fit) is handed to the callbacks.
+    held = isinstance(X, np.ndarray) and not isinstance(X, np.memmap)
+    report = est._fit_report(None, X if held else None, y if held else None)
     timings = {}
     t0 = time.perf_counter()
     idx = _sample_rows(est, n, k, rng)
@@ -1378,13 +1396,22 @@ def fit_chunked(est, X, y) -> None:
     if plan.class_factors is not None:
         params["_class_factors"] = plan.class_factors
     tasks = list(zip(rows_of, _cell_tuning(est, rng, k), strict=True))
+    report.log(2, "CellSVC fit (chunked): %d cells, partition %.3f s", k, timings["partition"])
+    report.subtasks("cell", k)
     t0 = time.perf_counter()
-    results = run_tasks(_chunked_cell, tasks, n_jobs=at_once, shared=(X, y_idx, chunk, params))
+    results = run_tasks(
+        _chunked_cell,
+        tasks,
+        n_jobs=at_once,
+        shared=(X, y_idx, chunk, params),
+        **report.hooks(_describe_result),
+    )
     timings["svm"] = time.perf_counter() - t0
     train_sizes = [r.size for r in rows_of]
     attrs = _attributes(est, plan, results, train_sizes, timings, labels)
     _apply(est, attrs)
-    report.end(None, None)
+    report.log(1, "CellSVC fit (chunked): %d cell SVMs, %.3f s", k, timings["svm"])
+    report.end(X if held else None, y if held else None)
 
 
 def predict_chunked(est, X, what: str) -> np.ndarray:
@@ -2143,22 +2170,14 @@ def predict_dask(est, X, what: str):
 
 def predict_arrays_on_cluster(est, X, what: str) -> np.ndarray:
     """Predictions or decision values of in-memory rows by cell models kept
-    on the cluster: the rows are scattered to the workers in chunks of
-    ``CHUNK_BYTES`` (straight to them, not through the scheduler inside a
-    task graph), predicted there as a Dask array, and the answer comes
-    back."""
-    import dask
+    on the cluster: the rows go to the workers in chunks of
+    ``CHUNK_BYTES`` (as a Dask array inside the task graph, which the
+    scheduler places on live workers; Distributed warns of a large graph
+    for tens of MiB of rows) and the answer comes back."""
     import dask.array as da
 
     X = est._predict_prologue(X)
     if sp.issparse(X):
         X = X.toarray()
     chunk = _chunk_rows(X)
-    client = est.cell_models_.client or _dask_client()
-    parts = []
-    for start in range(0, X.shape[0], chunk):
-        rows = X[start : start + chunk]
-        future = client.scatter(rows, hash=False)
-        parts.append(da.from_delayed(dask.delayed(future), shape=rows.shape, dtype=X.dtype))
-    Xd = parts[0] if len(parts) == 1 else da.concatenate(parts)
-    return predict_dask(est, Xd, what).compute()
+    return predict_dask(est, da.from_array(X, chunks=(chunk, X.shape[1])), what).compute()

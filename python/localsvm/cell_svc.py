@@ -42,6 +42,7 @@ from ._outofcore import (
     SOFT_QUANTILE,
     _cell_params,
     _CellSVM,
+    describe_cell,
     fit_chunked,
     fit_dask,
     input_kind,
@@ -113,20 +114,9 @@ def _describe_tuned(out) -> str:
     """A log line's account of one tuned cell."""
     model, (C, gamma, score, tuned, seconds, _) = out
     if model is None:
-        return _describe_cell(model)
+        return describe_cell(model)
     how = f"CV score {score:.4f} in {seconds:.2f} s" if tuned else "not tuned (rare class)"
-    return f"C={C:.4g}, gamma={gamma:.4g}, {how}; {_describe_cell(model)}"
-
-
-def _describe_cell(model) -> str:
-    """A log line's account of one cell's SVM."""
-    if model is None:
-        return "one class, no SVM"
-    return (
-        f"{model.shape_fit_[0]} examples, {int(np.sum(model.n_iter_))} iterations, "
-        f"{'converged' if model.fit_status_ == 0 else 'stopped at max_iter'}, "
-        f"{model.support_.size} support vectors"
-    )
+    return f"C={C:.4g}, gamma={gamma:.4g}, {how}; {describe_cell(model)}"
 
 
 class CellSVC(RegionModelsMixin, BaseSVMClassifier):
@@ -689,7 +679,7 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
                 tasks,
                 n_jobs=at_once,
                 shared=(X, y_idx, weights, params),
-                **report.hooks(_describe_cell),
+                **report.hooks(describe_cell),
             )
             fitted = np.array([m is not None for m in self.cell_models_])
             chosen = [
