@@ -112,7 +112,7 @@ def test_dask_fit_same_model_as_memmap_and_close_to_in_memory(client):
     np.testing.assert_array_equal(dask_fit.cell_labels_.compute(), mm_fit.cell_labels_)
 
 
-def test_large_in_memory_fit_takes_the_chunked_route(monkeypatch):
+def test_large_in_memory_fit_takes_the_chunked_route(monkeypatch, caplog):
     """An in-memory fit whose n x n_cells score matrix passes the budget is
     the chunked fit of the same rows (the model a memmap or a Dask
     collection gives); with sample_weight, or under the budget, it stays on
@@ -130,6 +130,11 @@ def test_large_in_memory_fit_takes_the_chunked_route(monkeypatch):
     np.testing.assert_array_equal(over.cell_train_sizes_, mm_fit.cell_train_sizes_)
     np.testing.assert_array_equal(over.decision_function(Xt), mm_fit.decision_function(Xt))
     assert not np.array_equal(under.cell_train_sizes_, over.cell_train_sizes_)
+    # Its cells are reported as an in-memory fit's are.
+    with caplog.at_level("INFO", logger="localsvm"):
+        CellSVC(**PARAMS, verbose=2).fit(X, y)
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum(m.startswith("cell ") and "support vectors" in m for m in lines) == over.n_cells_
     weighted = CellSVC(**PARAMS).fit(X, y, sample_weight=np.ones(N))
     np.testing.assert_array_equal(weighted.decision_function(Xt), under.decision_function(Xt))
     names = [f"f{j}" for j in range(D)]
