@@ -396,3 +396,25 @@ def test_cells_params_add_a_row_with_those_settings():
     # Cs=3 on SVCCV's grid 10⁻¹ … 10³: 0.1, 10, 1000.
     assert set(row["cell_C"]) <= {0.1, 10.0, 1000.0}
     assert route in out.getvalue()
+
+
+def test_cells_table_widens_its_route_column_for_a_long_row_name():
+    # A row named by long cells_params keeps every figure under its header.
+    short = "CellSVC(tune=False)"
+    long = "CellSVC(tune=True, cell_size=50000, tune_size=5000, Cs=10, gammas=10)"
+    rows = [
+        (short, None, 9.19, 9.19, 86.87, 1.0, 0.05),
+        (long, None, 146.4, 146.4, 90.61, 2.154, 0.21),
+    ]
+    out = io.StringIO()
+    tune.print_columns(tune.cells_table([short, long]), rows, out)
+    head, rule, *lines = out.getvalue().splitlines()
+    assert len(rule) == len(head)
+    end = head.index("total s") + len("total s")
+    for line in lines:
+        assert line.startswith(short) or line.startswith(long)
+        # The total column ends where its header does, on every line.
+        assert line[:end].rstrip().endswith(("9.19", "146.40"))
+        assert line[end : end + 1] == " "
+    # The route column never narrows below its least width.
+    assert tune.cells_table([short])[0].head().startswith("route" + " " * 39)

@@ -589,11 +589,22 @@ def run_svr(n: int, shape: Sequence[int], opts: dict, ctx: dict, out: TextIO) ->
 # ------------------------------------------------------------------ CellSVC
 
 
-#: The CellSVC table's layout.
-CELLS_TABLE = columns(
-    "route <44 | search s >9.2f | fit s >8.2f | total s >8.2f | test acc >8.2f% | C >9.4g | "
-    "gamma >10.4g"
+#: The CellSVC table's layout; ``{route}``: the route column's width.
+CELLS_LAYOUT = (
+    "route <{route} | search s >9.2f | fit s >8.2f | total s >8.2f | test acc >8.2f% | "
+    "C >9.4g | gamma >10.4g"
 )
+
+#: The route column's least width (a row named by ``cells_params`` may need more).
+CELLS_ROUTE_WIDTH = 44
+
+
+def cells_table(routes: Sequence[str]):
+    """The CellSVC table's columns, the route column as wide as the
+    longest of ``routes`` (at least :data:`CELLS_ROUTE_WIDTH`), so a row
+    named by long ``cells_params`` keeps its figures under their headers."""
+    width = max([CELLS_ROUTE_WIDTH, *(len(r) for r in routes)])
+    return columns(CELLS_LAYOUT.format(route=width))
 
 
 def cellsvc_tunes() -> bool:
@@ -753,7 +764,7 @@ def run_cells(
             )
             for r in rows
         ]
-        print_columns(CELLS_TABLE, lines, out)
+        print_columns(cells_table([r["route"] for r in rows]), lines, out)
         print(
             "CellSVC: its own defaults (cell_size 10 000, overlap 1; with tune=True a 5 x 5 "
             "grid, 3 folds on up to 2000 rows per cell) but the settings its row names, its "
