@@ -1260,19 +1260,22 @@ def _pieces(starts, chunk: int, n: int, step: int, parts: int) -> list[tuple[int
     return out
 
 
-def _map_pieces(func, pieces: list, n_jobs: int) -> list:
-    """``func(start, stop)`` of each piece, in order: in ``n_jobs`` threads
-    when there are several pieces, each with one BLAS thread (also in this
-    thread alone, so that the scores do not depend on ``n_jobs``)."""
+def _map_pieces(func, pieces: list, n_jobs: int):
+    """``func(start, stop)`` of each piece, yielded in order as they are
+    done (the caller reduces each before the next is kept): in ``n_jobs``
+    threads when there are several pieces, each with one BLAS thread (also
+    in this thread alone, so that the scores do not depend on ``n_jobs``)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from .parallel import one_blas_thread
 
     with one_blas_thread():
         if n_jobs <= 1 or len(pieces) <= 1:
-            return [func(s, e) for s, e in pieces]
+            for s, e in pieces:
+                yield func(s, e)
+            return
         with ThreadPoolExecutor(min(n_jobs, len(pieces))) as pool:
-            return list(pool.map(lambda p: func(*p), pieces))
+            yield from pool.map(lambda p: func(*p), pieces)
 
 
 def chunked_memory_bound(est, n: int) -> float:
