@@ -76,10 +76,9 @@ SCORE_BYTES = 4
 #: dense fit without ``sample_weight`` whose matrix would be larger takes
 #: the chunked route's passes over blocks of rows instead: its memory does
 #: not grow with ``n · n_cells``, nor its partition time faster than ``n``
-#: (below it, the in-memory plan's cuts of large cells on all their rows
-#: keep every cell within twice its share, which the chunked route's cuts
-#: on the sample do not).
-IN_MEMORY_SCORES_BYTES = 1 << 30
+#: (its two routing passes cost more than the in-memory plan's partition on
+#: small score matrices, less on large ones).
+IN_MEMORY_SCORES_BYTES = 256 << 20
 
 #: ``tune_size='auto'``: a cell's search runs on at most this many of its
 #: training rows. The search's kernel values and SMO work grow with the
@@ -372,12 +371,10 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     Routing computes 16 MiB of float32 kernel values per thread at a time.
     The fitted cells keep their support vectors, at most
     ``(1 + overlap)·n`` rows. In all, about
-    ``cache_size + 4·n·n_cells + 8·(1 + overlap)·n·d`` bytes besides ``X``:
-    at ``n = 10⁶``, ``d = 20`` and the 108 cells the budget gave, 952 MiB,
-    and that fit peaked 949 MiB above the resident size before it.
+    ``cache_size + 4·n·n_cells + 8·(1 + overlap)·n·d`` bytes besides ``X``.
     The scores grow as ``n²/cell_size``: a dense fit without
-    ``sample_weight`` whose scores would take more than 1 GiB (above
-    about 1.6·10⁶ rows at the default ``cell_size``, 7.3·10⁵ at 2000) takes
+    ``sample_weight`` whose scores would take more than 256 MiB (above
+    about 8·10⁵ rows at the default ``cell_size``, 3.7·10⁵ at 2000) takes
     the route of an array read in chunks below instead, on the same
     in-memory array: the same model a memmap or a Dask collection of these
     rows gives, with 16 MiB of scores per thread and ``8·(3 + overlap)·n``
