@@ -58,12 +58,14 @@ use crate::solver::smo;
 
 mod batch;
 mod budget;
+mod many;
 mod neighbours;
 mod store;
 mod update;
 
 pub use batch::Batch;
 use batch::Example;
+pub use many::{learn_many, Learnt, ManyBatch};
 use neighbours::*;
 use store::*;
 #[cfg(test)]

@@ -10,10 +10,10 @@ use super::convert::{counts_u64, into_matrix, vec1, Flat, Kernel, SolverSettings
 use super::runner::{detached, inline};
 
 use crate::incremental::{
-    Batch, LearnReport, LearnerState, OnlineLearner, OnlineOptions, StepRecord,
+    learn_many, Batch, LearnReport, LearnerState, ManyBatch, OnlineLearner, OnlineOptions,
+    StepRecord,
 };
 use crate::runtime::control::Control;
-use crate::runtime::team::Team;
 
 /// What `IncrementalLearner.learn` returns: one entry per example, in the
 /// order learnt, and the call's counts.
@@ -122,23 +122,6 @@ fn learn_results(
         seen: seen.map(|v| v.into_pyarray(py).unbind()),
         offsets: offsets.map(|v| v.into_pyarray(py).unbind()),
     }
-}
-
-/// The rows of a batch one binary problem learns: `(a, b)` is a pair of
-/// classes (its rows are those of either, `+1` for `a`), `(a, -1)` class
-/// `a` against the rest (every row). `cls` holds each row's class index.
-/// Returns the rows (None: every row) and their labels.
-fn problem_rows(cls: &[i64], problem: (i64, i64)) -> (Option<Vec<usize>>, Vec<f64>) {
-    let (a, b) = problem;
-    let label = |c: i64| if c == a { 1.0 } else { -1.0 };
-    if b < 0 {
-        return (None, cls.iter().map(|&c| label(c)).collect());
-    }
-    let rows: Vec<usize> = (0..cls.len())
-        .filter(|&r| cls[r] == a || cls[r] == b)
-        .collect();
-    let labels = rows.iter().map(|&r| label(cls[r])).collect();
-    (Some(rows), labels)
 }
 
 /// The settings of LISVM's updates that `IncrementalLearner.learn` takes
@@ -342,17 +325,14 @@ impl IncrementalLearner {
         }
         let mut inners: Vec<&mut OnlineLearner> =
             learners.iter_mut().map(|lr| &mut lr.inner).collect();
+        let batch = ManyBatch {
+            x: x.as_slice(),
+            cls: &cls,
+            seen: &seen,
+            problems: &problems,
+        };
         let reports = inline(py, |poll| {
-            learn_each_problem(
-                &mut inners,
-                x.as_slice(),
-                &cls,
-                &seen,
-                &problems,
-                &opts,
-                threads,
-                poll,
-            )
+            learn_many(&mut inners, &batch, &opts, threads, poll)
         })?;
         let mut offsets = vec![0i64];
         let mut all_seen = Vec::new();
@@ -521,146 +501,5 @@ impl IncrementalLearner {
                 state.into_any(),
             ],
         )
-    }
-}
-
-/// What one learner of a `learn_many` call did, and the stream positions
-/// of its rows.
-type Learnt = (LearnReport, Vec<i64>);
-
-/// One learner's share of a `learn_many` call: its rows of the batch
-/// (copied out for a pair of classes), learnt in order.
-fn learn_problem(
-    lr: &mut OnlineLearner,
-    x: &[f64],
-    cls: &[i64],
-    seen: &[i64],
-    problem: (i64, i64),
-    opts: &OnlineOptions,
-    poll: &mut dyn FnMut() -> crate::Result<()>,
-) -> crate::Result<Learnt> {
-    let d = lr.d();
-    let (rows, labels) = problem_rows(cls, problem);
-    let (own_x, own_cls, own_seen);
-    let batch = match &rows {
-        None => Batch {
-            x,
-            y: &labels,
-            cls,
-            seen,
-        },
-        Some(rows) => {
-            own_x = rows
-                .iter()
-                .flat_map(|&r| x[r * d..(r + 1) * d].iter().copied())
-                .collect::<Vec<f64>>();
-            own_cls = rows.iter().map(|&r| cls[r]).collect::<Vec<i64>>();
-            own_seen = rows.iter().map(|&r| seen[r]).collect::<Vec<i64>>();
-            Batch {
-                x: &own_x,
-                y: &labels,
-                cls: &own_cls,
-                seen: &own_seen,
-            }
-        }
-    };
-    let out_seen = batch.seen.to_vec();
-    if labels.is_empty() {
-        // None of the batch's rows: the learner is as it was.
-        return Ok((LearnReport::default(), out_seen));
-    }
-    let rep = lr.learn_polled(batch, opts, poll)?;
-    Ok((rep, out_seen))
-}
-
-/// `learn_many`'s work: every learner's rows, on the calling thread, or
-/// with `threads > 1` on a two-thread [`Team`] (the learners taken largest
-/// first, each by one thread; the results do not depend on the split).
-/// Signals are answered from the calling thread (`poll`); a stop there
-/// stops the helper's learner before its next example too.
-#[allow(clippy::too_many_arguments)]
-fn learn_each_problem(
-    learners: &mut [&mut OnlineLearner],
-    x: &[f64],
-    cls: &[i64],
-    seen: &[i64],
-    problems: &[(i64, i64)],
-    opts: &OnlineOptions,
-    threads: usize,
-    poll: &mut dyn FnMut() -> crate::Result<()>,
-) -> crate::Result<Vec<Learnt>> {
-    let team = if threads > 1 && learners.len() > 1 {
-        Team::new()
-    } else {
-        None
-    };
-    let Some(team) = team else {
-        return learners
-            .iter_mut()
-            .zip(problems)
-            .map(|(lr, &p)| learn_problem(lr, x, cls, seen, p, opts, poll))
-            .collect();
-    };
-    let ctl = Control::new();
-    let opts = OnlineOptions {
-        control: ctl.clone(),
-        ..opts.clone()
-    };
-    let poll = CallerOnly {
-        poll: std::cell::UnsafeCell::new(poll),
-        owner: std::thread::current().id(),
-    };
-    // Largest stores first, so that the last pieces are short ones.
-    let mut order: Vec<usize> = (0..learners.len()).collect();
-    order.sort_by_key(|&k| std::cmp::Reverse(learners[k].len()));
-    let slots: Vec<std::sync::Mutex<&mut &mut OnlineLearner>> =
-        learners.iter_mut().map(std::sync::Mutex::new).collect();
-    let done = team.map(order.len(), |c| {
-        let k = order[c];
-        let mut lr = slots[k].lock().unwrap_or_else(|e| e.into_inner());
-        let mut check = || -> crate::Result<()> {
-            let outcome = poll.call();
-            if outcome.is_err() {
-                ctl.cancel();
-            }
-            outcome
-        };
-        (
-            k,
-            learn_problem(&mut lr, x, cls, seen, problems[k], &opts, &mut check),
-        )
-    });
-    let mut out: Vec<Option<crate::Result<Learnt>>> = (0..learners.len()).map(|_| None).collect();
-    for (k, r) in done {
-        out[k] = Some(r);
-    }
-    // The first error in learner order, as the calling thread alone would
-    // have met it.
-    out.into_iter()
-        .map(|r| r.expect("every learner of the job has run"))
-        .collect()
-}
-
-/// The calling thread's poll, shared with a [`Team`] job: only the thread
-/// that made it calls it ([`CallerOnly::call`] does nothing on another).
-struct CallerOnly<'a> {
-    poll: std::cell::UnsafeCell<&'a mut dyn FnMut() -> crate::Result<()>>,
-    owner: std::thread::ThreadId,
-}
-
-// SAFETY: the poll is reached only from the thread `owner` (checked in
-// `call`), which is also the thread that created it, one call at a time
-// (a thread runs one piece of the job at a time).
-unsafe impl Sync for CallerOnly<'_> {}
-
-impl CallerOnly<'_> {
-    /// The poll, on the owning thread; `Ok` on any other.
-    fn call(&self) -> crate::Result<()> {
-        if std::thread::current().id() != self.owner {
-            return Ok(());
-        }
-        // SAFETY: see the `Sync` impl: only the owner gets here, and it
-        // holds no other reference to the poll meanwhile.
-        unsafe { (*self.poll.get())() }
     }
 }
