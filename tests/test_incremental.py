@@ -768,3 +768,16 @@ def test_a_budget_compacting_within_a_block_learns_what_one_row_calls_learn(mult
     np.testing.assert_array_equal(whole.support_, rows.support_)
     np.testing.assert_array_equal(whole.dual_coef_, rows.dual_coef_)
     np.testing.assert_array_equal(whole.intercept_, rows.intercept_)
+
+
+def test_history_of_a_learner_that_saw_no_rows():
+    """A one-vs-one learner whose classes have not yet come in the stream
+    has an empty history: history_ lists the other learners' rows only."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 3))
+    model = IncrementalSVC().partial_fit(X, np.zeros(20, dtype=int), classes=[0, 1, 2])
+    h = model.history_
+    # Learners (0, 1) and (0, 2) took the 20 rows of class 0; (1, 2) none.
+    learners, counts = np.unique(h["learner"], return_counts=True)
+    assert learners.tolist() == [0, 1] and counts.tolist() == [20, 20]
+    assert all(col.shape == (40,) for col in h.values())

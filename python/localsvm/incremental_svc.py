@@ -185,18 +185,13 @@ class _Binary:
             options=_options(ctx),
             settings=ctx.settings,
         )
-        self.record(res, seen, stats)
-
-    def record(self, res, seen, stats: _CallStats) -> None:
-        """Add a native call's result ``res`` over the rows at stream
-        positions ``seen`` to the history and to ``stats``."""
         stats.capped += res.capped
         stats.updates += res.updates
         stats.solves += res.solves
         stats.unconverged += res.unconverged
         # The columns as the core returned them, converted when history_ is
         # read: a stream of one-row calls pays for none of it meanwhile.
-        self._history.append(_history_columns(res, seen))
+        self._history.append(_call_history(res, seen))
 
     def history_arrays(self) -> dict[str, np.ndarray]:
         """Every call's history, as columns (see :data:`HISTORY_FIELDS`)."""
@@ -226,7 +221,7 @@ class _Binary:
         }
 
 
-def _history_columns(res, seen) -> tuple:
+def _call_history(res, seen) -> tuple:
     """A native call's history columns, as the core returned them, over the
     rows at stream positions ``seen``."""
     return (
@@ -975,7 +970,7 @@ class IncrementalSVC(BinaryModelsMixin, BaseSVMClassifier):
         # One result for every learner, each learner's history a slice of
         # it (read when history_ is): a few objects per batch, not a
         # dozen per learner.
-        columns = _history_columns(res, res.seen)
+        columns = _call_history(res, res.seen)
         offsets = res.offsets.tolist()
         for k, learner in enumerate(self._learners):
             if offsets[k + 1] > offsets[k]:
