@@ -123,6 +123,32 @@ def test_csv_and_another_estimator_pickled(files, capsys):
     assert got == model.predict(Xt).tolist()
 
 
+def test_csv_header_of_numbered_features(files, capsys):
+    """A header whose feature names are numbers (``y,1,2,...``) is a header,
+    not an example of a class named ``y``; the same rows without the header
+    give the same model."""
+    from localsvm.cli import read_data
+
+    tmp, (X, y), _ = files
+    rows = np.column_stack([y, X])
+    names = "y," + ",".join(str(j + 1) for j in range(X.shape[1]))
+    np.savetxt(tmp / "named.csv", rows, delimiter=",", header=names, comments="")
+    np.savetxt(tmp / "bare.csv", rows, delimiter=",")
+    Xn, yn, _ = read_data(str(tmp / "named.csv"), None, 0, 100.0)
+    Xb, yb, _ = read_data(str(tmp / "bare.csv"), None, 0, 100.0)
+    assert Xn.shape == X.shape and np.array_equal(Xn, Xb)
+    assert yn.dtype.kind == "i" and np.array_equal(yn, yb)
+    # String labels: a first line whose label is a word stays an example.
+    words = np.where(y > 0, "pos", "neg")
+    with open(tmp / "words.csv", "w") as fh:
+        for label, x in zip(words, X, strict=True):
+            fh.write(label + "," + ",".join(repr(float(v)) for v in x) + "\n")
+    Xw, yw, _ = read_data(str(tmp / "words.csv"), None, 0, 100.0)
+    assert Xw.shape == X.shape and yw.tolist() == words.tolist()
+    status, _, err = _run(capsys, "train", "--label-column", "0", "named.csv", "n.model")
+    assert status == 0, err
+
+
 def _one_error(capsys, *argv) -> str:
     status, _, err = _run(capsys, *argv)
     assert status == 1

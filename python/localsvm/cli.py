@@ -100,7 +100,9 @@ localsvm options:
         flsa (FLSAClassifier), rflsa (RFLSAClassifier), lisvm (IncrementalSVC) or
         mcsvm (ClusterSVC); the class name works too
 --format FMT : svmlight or csv (default: csv for a .csv file, else svmlight)
---label-column N : CSV column of the labels, 0-based, negative from the end (default -1)
+--label-column N : CSV column of the labels, 0-based, negative from the end (default -1);
+        a CSV file's first line is a header when one of its features is not a number,
+        or its label is not a number where every other line's label is
 --max-dense-mb MB : largest dense data matrix to build (default 2048)
 --progress : show a progress bar of the fit (scikit-learn's ProgressBar; needs rich)
 Options that the chosen estimator has no parameter for are refused. The models of -s
@@ -180,6 +182,18 @@ def _read_svmlight(path: str, n_features: int | None, max_mb: float):
     return X.toarray(), _numeric_labels(y), True
 
 
+def _is_header(first, feature_cols, col, rest, numeric) -> bool:
+    """Whether a CSV file's first line is a header: a feature cell that is
+    not a number, or, with labels, a label that is not a number where every
+    other line's label is (feature names that are numbers, ``y,1,2,3``; the
+    line would otherwise be read as an example of a class named ``y``)."""
+    if not numeric([first[c] for c in feature_cols]):
+        return True
+    if col is None or numeric([first[col]]) or not rest:
+        return False
+    return all(len(cells) > col and numeric([cells[col]]) for _, cells in rest)
+
+
 def _read_csv(path: str, label_column: int, n_features: int | None, max_mb: float):
     """Features and labels of a CSV file (labels None when a predict file
     has exactly the model's number of columns)."""
@@ -208,8 +222,8 @@ def _read_csv(path: str, label_column: int, n_features: int | None, max_mb: floa
         raise CLIError(f"--label-column {label_column} is outside the {width} columns of {path}")
     col = label_column % width if has_labels else None
     feature_cols = [c for c in range(width) if c != col]
-    if not numeric([first[c] for c in feature_cols]):
-        rows = rows[1:]  # a header line
+    if _is_header(first, feature_cols, col, rows[1:], numeric):
+        rows = rows[1:]
         if not rows:
             raise CLIError(f"{path}: a header line but no examples")
     _dense_limit(len(rows), len(feature_cols), max_mb, path)
