@@ -50,6 +50,12 @@ CHILD = textwrap.dedent(
         X, y = noisy(20000, 50)
         est = localsvm.SVC(C=100.0, n_jobs=1)
         job = fit(est, X, y)
+    elif case in ("svc_small", "svc_small_jobs"):
+        # A small problem (solved on the calling thread) that runs long: a
+        # linear kernel on random labels at a large C.
+        X, y = noisy(2000, 5)
+        est = localsvm.SVC(C=1e4, kernel="linear", n_jobs=1 if case == "svc_small" else 2)
+        job = fit(est, X, y)
     elif case == "svc_multiclass":
         X, y = noisy(18000, 50, classes=3)
         est = localsvm.SVC(C=100.0, n_jobs=2)
@@ -176,6 +182,8 @@ def _run_child(case: str) -> dict:
 CASES = {
     "cells": [],
     "svc_binary": [],
+    "svc_small": [],
+    "svc_small_jobs": [],
     "svccv": [],
     "svc_multiclass": [],
     "flsa": [],

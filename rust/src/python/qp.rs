@@ -366,7 +366,7 @@ pub(super) fn solve_qp<'py>(
     let x = &x;
     // Copying the data into the solver's layouts (f64 rows, f32 panel) runs
     // without the GIL too, so solves started from several threads overlap.
-    let small = posed.n_rows() <= INLINE_ROWS && posed.opts.threads <= 1;
+    let small = posed.n_rows() <= INLINE_ROWS;
     let sol = detached_small(py, small, progress.as_ref(), move |ctl| {
         posed.solve(x, kind, ctl)
     })?;
@@ -409,8 +409,7 @@ pub(super) fn solve_qp_many<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     drop(problems);
-    let small = posed.iter().all(|p| p.opts.threads <= 1)
-        && posed.iter().map(Posed::n_rows).sum::<usize>() <= INLINE_BATCH_ROWS;
+    let small = posed.iter().map(Posed::n_rows).sum::<usize>() <= INLINE_BATCH_ROWS;
     let x = x.input()?;
     let x = &x;
     let solutions = detached_small(py, small, None, move |ctl| {

@@ -6,7 +6,7 @@
 //! carries a [`crate::Error`] (then raised as that error).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyRuntimeError;
@@ -91,17 +91,23 @@ pub(super) fn detached_with_progress<T: Send>(
 }
 
 /// Rows up to which a solve without a progress callback runs on the calling
-/// thread (GIL released) instead of a pool thread: a problem this small
-/// finishes in milliseconds, so waking a pool thread (and its spinning
-/// before it sleeps again) would cost more than the solve; fits of
-/// hundreds of one-vs-one problems pay that per problem. Signals are
-/// handled when it returns.
+/// thread (GIL released) instead of a pool thread, whatever its `threads`
+/// (a problem this small never starts the solver's two-thread team): it
+/// usually finishes in milliseconds, so waking a pool thread (and its
+/// spinning before it sleeps again, or its wait for a core on a busy
+/// machine) would cost more than the solve; fits of hundreds of one-vs-one
+/// problems pay that per problem. Signals are handled while it runs
+/// ([`detached_small`]).
 pub(super) const INLINE_ROWS: usize = 2048;
+const _: () = assert!(cfg!(test) || INLINE_ROWS < crate::solver::problem::TEAM_MIN_VARIABLES);
 
 /// [`detached_with_progress`] for small work: when `inline` (and no
 /// `progress`), `work` runs on the calling thread with the GIL released;
-/// otherwise on a pool thread as there. A panic becomes `RuntimeError`
-/// either way.
+/// otherwise on a pool thread as there. Inline, the work's [`Control`]
+/// takes the GIL every [`SIGNAL_SLICE`] to run Python's signal handlers, so
+/// Ctrl-C stops a small solve that runs long (a hard problem at a large
+/// `C`) as promptly as one on a pool thread. A panic becomes
+/// `RuntimeError` either way.
 pub(super) fn detached_small<T: Send>(
     py: Python<'_>,
     inline: bool,
@@ -111,8 +117,24 @@ pub(super) fn detached_small<T: Send>(
     if !inline || progress.is_some() {
         return detached_with_progress(py, progress, work);
     }
-    let ctl = Control::new();
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let keep = Arc::clone(&raised);
+    let ctl = Control::watched(SIGNAL_SLICE, move || {
+        match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(err) => {
+                if let Ok(mut slot) = keep.lock() {
+                    *slot = Some(err);
+                }
+                true
+            }
+        }
+    });
     let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| work(&ctl))));
+    let raised = raised.lock().ok().and_then(|mut slot| slot.take());
+    if let Some(err) = raised {
+        return Err(err);
+    }
     py.check_signals()?;
     finish(out)
 }

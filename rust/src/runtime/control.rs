@@ -14,13 +14,22 @@
 //! [`Control::none`] (also the `Default`) never cancels: the pure-Rust API
 //! behaves as before for callers that do not ask for cancellation.
 //!
+//! A handle made by [`Control::watched`] also asks a function of its own,
+//! from the thread that made it and at most once per period, whether to
+//! stop: work that runs on the caller's thread (a small solve, where handing
+//! it to a pool thread would cost more than the work) checks for signals
+//! that way, since no other thread waits beside it to do so.
+//!
 //! The same handle carries progress the other way: a solver publishes its
 //! iteration count and current KKT gap with [`Control::report`] (two relaxed
 //! atomic stores, nothing at all on a [`Control::none`] handle), and the
 //! waiting thread reads them with [`Control::progress`].
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::{self, ThreadId};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
@@ -50,18 +59,94 @@ struct Shared {
     iterations: AtomicU64,
     /// The bits of the last KKT gap (`f64`) a solver reported; NaN before.
     gap: AtomicU64,
+    /// [`Control::watched`]'s question, if any.
+    watch: Option<Watch>,
+}
+
+/// Polls of a watched handle between two looks at the clock.
+const WATCH_POLLS: u32 = 64;
+
+/// The question of a [`Control::watched`] handle and when to ask it next.
+struct Watch {
+    /// The thread that made the handle: the only one that asks.
+    owner: ThreadId,
+    period: Duration,
+    /// Polls left before the clock is read again (a plain load and store:
+    /// a lost count among threads only moves the next look a little).
+    countdown: AtomicU32,
+    /// When the question was last asked.
+    last: std::sync::Mutex<Instant>,
+    stop: Box<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl fmt::Debug for Watch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watch")
+            .field("owner", &self.owner)
+            .field("period", &self.period)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Watch {
+    /// Whether `stop` says to stop, asked when this is the owner thread, a
+    /// [`WATCH_POLLS`]-th poll and `period` has passed since the last time.
+    #[cold]
+    fn due_and_stop(&self) -> bool {
+        self.countdown.store(WATCH_POLLS, Ordering::Relaxed);
+        if thread::current().id() != self.owner {
+            return false;
+        }
+        let Ok(mut last) = self.last.lock() else {
+            return false;
+        };
+        if last.elapsed() < self.period {
+            return false;
+        }
+        *last = Instant::now();
+        drop(last);
+        (self.stop)()
+    }
+
+    #[inline]
+    fn poll(&self) -> bool {
+        let left = self.countdown.load(Ordering::Relaxed);
+        if left > 1 {
+            self.countdown.store(left - 1, Ordering::Relaxed);
+            return false;
+        }
+        self.due_and_stop()
+    }
 }
 
 impl Control {
     /// A handle that can be cancelled by [`Control::cancel`] on any clone or
     /// by a later [`interrupt_all`].
     pub fn new() -> Self {
+        Self::with_watch(None)
+    }
+
+    /// [`Control::new`], and cancelled too once `stop()` returns true:
+    /// `stop` is asked only on the calling thread, at most once per
+    /// `period` (the clock is read once every few dozen polls).
+    pub fn watched(period: Duration, stop: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        Self::with_watch(Some(Watch {
+            owner: thread::current().id(),
+            period,
+            countdown: AtomicU32::new(WATCH_POLLS),
+            last: std::sync::Mutex::new(Instant::now()),
+            stop: Box::new(stop),
+        }))
+    }
+
+    fn with_watch(watch: Option<Watch>) -> Self {
         Control {
             inner: Some(Arc::new(Shared {
                 cancelled: AtomicBool::new(false),
                 epoch: EPOCH.load(Ordering::Relaxed),
                 iterations: AtomicU64::new(0),
                 gap: AtomicU64::new(f64::NAN.to_bits()),
+                watch,
             })),
         }
     }
@@ -80,13 +165,23 @@ impl Control {
     }
 
     /// True once the handle was cancelled or [`interrupt_all`] was called
-    /// after it was made.
+    /// after it was made (or, on a [`Control::watched`] handle, once its
+    /// question said to stop).
     #[inline]
     pub fn is_cancelled(&self) -> bool {
         match &self.inner {
             None => false,
             Some(s) => {
-                s.cancelled.load(Ordering::Relaxed) || EPOCH.load(Ordering::Relaxed) != s.epoch
+                if s.cancelled.load(Ordering::Relaxed) || EPOCH.load(Ordering::Relaxed) != s.epoch {
+                    return true;
+                }
+                match &s.watch {
+                    Some(w) if w.poll() => {
+                        s.cancelled.store(true, Ordering::Relaxed);
+                        true
+                    }
+                    _ => false,
+                }
             }
         }
     }
@@ -151,6 +246,40 @@ mod tests {
         let n = Control::none();
         n.report(7, 1.0);
         assert_eq!(n.progress().0, 0);
+    }
+
+    #[test]
+    fn a_watched_handle_asks_on_its_own_thread_once_per_period() {
+        use std::sync::atomic::AtomicUsize;
+        let asked = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&asked);
+        // Says stop at its third question.
+        let c = Control::watched(Duration::ZERO, move || {
+            seen.fetch_add(1, Ordering::Relaxed) + 1 >= 3
+        });
+        let mut polls = 0;
+        while !c.is_cancelled() {
+            polls += 1;
+            assert!(polls < 10 * WATCH_POLLS as usize, "never stopped");
+        }
+        assert_eq!(asked.load(Ordering::Relaxed), 3);
+        assert!(polls >= 2 * WATCH_POLLS as usize);
+        assert!(c.clone().is_cancelled());
+        // Another thread polls, but never asks.
+        let other = Control::watched(Duration::ZERO, || panic!("asked on another thread"));
+        let handle = other.clone();
+        std::thread::spawn(move || {
+            for _ in 0..(4 * WATCH_POLLS) {
+                assert!(!handle.is_cancelled());
+            }
+        })
+        .join()
+        .unwrap();
+        // A long period: not asked again before it has passed.
+        let slow = Control::watched(Duration::from_secs(3600), || panic!("asked too soon"));
+        for _ in 0..(4 * WATCH_POLLS) {
+            assert!(!slow.is_cancelled());
+        }
     }
 
     #[test]
