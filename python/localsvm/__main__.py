@@ -158,6 +158,12 @@ def run_demo(quick: bool = False, out=None, progress=None) -> list[dict]:
     print(header, file=out, flush=True)
     print("-" * len(header), file=out, flush=True)
     cases = _cases(quick)
+    # One untimed fit of each library first: a process's first fit also finds
+    # the plugins and imports what validation needs, which no later fit pays.
+    print("... warming up (one untimed small fit each)", file=progress, flush=True)
+    first = cases[0]
+    for warm in (SVC(**first.params), SklearnSVC(**first.params)):
+        warm.fit(first.X_train[:50], first.y_train[:50])
     for case in cases:
         models: list[tuple[str, object]] = [
             (f"localsvm SVC [{b}]", SVC(backend=b, **case.params)) for b in case.backends
