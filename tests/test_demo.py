@@ -21,9 +21,14 @@ def test_demo_table():
     assert abs(ours["accuracy"] - theirs["accuracy"]) < 0.005
     assert ours["accuracy"] > 0.85
     assert not any("scipy" in model for _, model in by)  # --quick leaves it out
-    # One progress line before each row's fit, naming what runs next.
+    # The untimed warm-up, then one progress line before each row's fit,
+    # naming what runs next.
     lines = progress.getvalue().splitlines()
-    assert lines == [f"... next: {r['data']}, {r['model']}" for r in rows] + ["... done"]
+    assert lines == (
+        ["... warming up (one untimed small fit each)"]
+        + [f"... next: {r['data']}, {r['model']}" for r in rows]
+        + ["... done"]
+    )
 
 
 class _Recorder(io.StringIO):
