@@ -201,7 +201,12 @@ def class_weights(estimator, y) -> np.ndarray:
                 f"class_weight names classes that are not in y: {unknown}; "
                 f"the classes are {classes.tolist()}"
             )
-    estimator.class_weight_ = compute_class_weight(class_weight, classes=classes, y=y)
+    if class_weight is None:
+        # compute_class_weight's answer, without its parameter validation
+        # (a fixed cost of every small fit).
+        estimator.class_weight_ = np.ones(classes.shape[0], dtype=np.float64)
+    else:
+        estimator.class_weight_ = compute_class_weight(class_weight, classes=classes, y=y)
     return estimator.class_weight_
 
 
