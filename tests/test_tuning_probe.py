@@ -142,6 +142,19 @@ def test_kernels_without_a_convex_dual_score_and_refit_as_svc(svc_kw):
     np.testing.assert_array_equal(pruned.predict(X), alone.predict(X))
 
 
+def test_multiclass_sigmoid_poses_each_pair_in_the_given_order():
+    # Where a solve from zero of a dual that is not convex ends depends on
+    # the order of its variables: each pair's rows must come as SVC poses
+    # them (in the order given), not grouped by class.
+    X, y = make_classification(
+        n_samples=90, n_features=5, n_informative=3, n_classes=3, flip_y=0.1, random_state=4
+    )
+    ours, ref = _pair(X, y, svc_kw={"kernel": "sigmoid"}, cv=StratifiedKFold(3))
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-9
+    )
+
+
 def test_svrcv_sigmoid_scores_as_grid_search():
     X, y = make_friedman1(n_samples=100, noise=0.5, random_state=0)
     X = (X - X.mean(0)) / X.std(0)

@@ -1412,11 +1412,15 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         scorer = self._scorer()
         pairs = ovo_pairs(n_classes)
         folds, Xs, ys = None, X, y
-        if n_classes > 2:
+        grouped = n_classes > 2 and _convex_dual(self._spec(1.0))
+        if grouped:
             # The search's rows grouped by class: a one-vs-one problem then
             # reads two runs of each shared kernel row instead of values
             # scattered over all of it (a third less time on 10 classes).
-            # The folds are cv's splits of the rows as given.
+            # The folds are cv's splits of the rows as given. Not for a
+            # dual that is not convex: where its solve from zero ends
+            # depends on the order of the variables, and SVC poses each
+            # pair's rows in the order given.
             order = np.argsort(y_idx, kind="stable")
             inv = np.empty_like(order)
             inv[order] = np.arange(order.size)
@@ -1515,7 +1519,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
             row_loss=race_loss,
             path_stop=path_stop,
         )
-        if start is not None and n_classes > 2:
+        if start is not None and grouped:
             # Back from the rows grouped by class to the rows as given.
             for k, s in enumerate(start):
                 start[k] = np.empty_like(s)
