@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
@@ -365,3 +366,37 @@ def test_effective_rows_count_weighted_losses_as_kish_does():
     w[[0, 10]] = 9.0
     lopsided = _weighed(lambda d, v: np.ones(v.size), w)
     assert _effective_rows(lopsided, valids) == pytest.approx(36.0**2 / (2 * 81 + 18))
+
+
+@pytest.mark.parametrize(
+    "est", [SVCCV(Cs=[1.0, 10.0], gammas=[0.2]), SVRCV(Cs=[1.0], gammas=[0.2])]
+)
+def test_boolean_mask_splits_score_as_grid_search(est):
+    # Masks were cast to integers: every split trained and tested on rows 0
+    # and 1, and every candidate scored 1.0, in silence.
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    y = y.astype(float) if isinstance(est, SVRCV) else y
+    masks = []
+    for _, test in KFold(3).split(X):
+        mask = np.zeros(60, dtype=bool)
+        mask[test] = True
+        masks.append((~mask, mask))
+    ours = clone(est).set_params(cv=masks, prune=None).fit(X, y)
+    indices = clone(est).set_params(cv=KFold(3), prune=None).fit(X, y)
+    np.testing.assert_array_equal(
+        ours.cv_results_["mean_test_score"], indices.cv_results_["mean_test_score"]
+    )
+
+
+@pytest.mark.parametrize(
+    "split, match",
+    [
+        ((np.arange(30), np.array([0.5, 40.0])), "dtype float64"),
+        ((np.arange(30), np.array([30, 60])), "row 60, outside the 60 rows"),
+        ((np.ones(59, dtype=bool), np.ones(60, dtype=bool)), "mask of 59 training rows"),
+    ],
+)
+def test_bad_split_indices_name_cv(split, match):
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        SVCCV(Cs=[1.0], gammas=[0.2], cv=[split]).fit(X, y)

@@ -50,7 +50,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_clas
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._base import (
     CLASS_WEIGHT_CONSTRAINT,
@@ -111,6 +111,40 @@ def _grid(values, name: str, default, zero: bool = False) -> np.ndarray:
         kind = "non-negative" if zero else "positive"
         raise ValueError(f"{name} must hold {kind} finite values, got {bad[0]!r}")
     return arr
+
+
+def _split_rows(part, n: int, k: int, what: str) -> np.ndarray:
+    """One part (``what``: 'training' or 'test') of ``cv``'s split ``k`` as
+    row indices into ``n`` rows, read as scikit-learn's searches index rows:
+    integer indices (negative ones from the end) or a boolean mask of
+    length ``n``. Anything else (a mask of another length, indices out of
+    range, floats) is a ``ValueError`` naming ``cv``: cast to integers,
+    a mask would index rows 0 and 1 and floats would be truncated."""
+    arr = np.asarray(part)
+    if arr.size == 0:
+        return np.empty(0, dtype=np.intp)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"cv's split {k} gives {what} rows of shape {arr.shape}: each part of a split must "
+            "be a 1-d array of row indices or a boolean mask"
+        )
+    if arr.dtype == bool:
+        if arr.size != n:
+            raise ValueError(
+                f"cv's split {k} gives a boolean mask of {arr.size} {what} rows for {n} rows"
+            )
+        return np.flatnonzero(arr).astype(np.intp)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"cv's split {k} gives {what} rows of dtype {arr.dtype}: row indices must be "
+            "integers (or a boolean mask)"
+        )
+    bad = (arr >= n) | (arr < -n)
+    if bad.any():
+        raise ValueError(
+            f"cv's split {k} names {what} row {arr[bad][0]}, outside the {n} rows of X"
+        )
+    return np.where(arr < 0, arr + n, arr).astype(np.intp)
 
 
 def _logspace(decades: tuple[float, float], k: int, scale: float = 1.0) -> np.ndarray:
@@ -617,8 +651,10 @@ class _BaseSVMCV(BaseKernelEstimator):
         splits = list(check_cv(cv, y, classifier=classifier).split(X, y))
         if not splits:
             raise ValueError(f"cv={self.cv!r} gives no (train, test) splits to score by")
+        n = _num_samples(X)
         splits = [
-            (np.asarray(tr, dtype=np.intp), np.asarray(va, dtype=np.intp)) for tr, va in splits
+            (_split_rows(tr, n, k, "training"), _split_rows(va, n, k, "test"))
+            for k, (tr, va) in enumerate(splits)
         ]
         for k, (tr, va) in enumerate(splits):
             if tr.size == 0 or va.size == 0:
