@@ -400,3 +400,34 @@ def test_bad_split_indices_name_cv(split, match):
     X, y = make_classification(n_samples=60, n_features=4, random_state=0)
     with pytest.raises(ValueError, match=match):
         SVCCV(Cs=[1.0], gammas=[0.2], cv=[split]).fit(X, y)
+
+
+def test_svrcv_r2_on_one_held_out_row_is_nan_as_grid_search():
+    # R² of one row is undefined (r2_score's NaN); the search scored it 0
+    # or 1 and chose among the candidates by it.
+    from sklearn.model_selection import LeaveOneOut
+
+    X, y = make_friedman1(n_samples=20, noise=0.5, random_state=0)
+    one = [(np.arange(1, 20), np.array([0])), (np.arange(10), np.arange(10, 20))]
+    with pytest.warns(UserWarning, match="1 of 2 held-out scores are not finite"):
+        ours = SVRCV(Cs=[1.0], gammas=[0.2], epsilons=[0.1], cv=one).fit(X, y)
+    assert np.isnan(ours.cv_results_["split0_test_score"][0])
+    with pytest.raises(ValueError, match="R² needs at least two held-out rows"):
+        with pytest.warns(UserWarning, match="40 of 40 held-out scores"):
+            SVRCV(Cs=[1.0, 10.0], gammas=[0.2], epsilons=[0.1], cv=LeaveOneOut()).fit(X, y)
+    # A score defined on one row chooses as usual.
+    mse = SVRCV(
+        Cs=[1.0, 10.0],
+        gammas=[0.2],
+        epsilons=[0.1],
+        cv=LeaveOneOut(),
+        scoring="neg_mean_squared_error",
+    ).fit(X, y)
+    assert np.isfinite(mse.best_score_)
+
+
+def test_a_scorer_giving_only_nan_is_named_not_blamed_on_failed_fits():
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    with pytest.warns(UserWarning, match="not finite"):
+        with pytest.raises(ValueError, match="Every held-out score of SVCCV is NaN: scoring="):
+            SVCCV(Cs=[1.0], gammas=[0.2], cv=3, scoring=lambda est, X, y: np.nan).fit(X, y)

@@ -877,6 +877,8 @@ class _BaseSVMCV(BaseKernelEstimator):
         score_time = np.zeros((n_v, n_f, n_c))
         unconverged = np.zeros((n_v, n_c), dtype=bool)
         failures: list[str] = []
+        # Candidate-fold scores that scoring itself made NaN or infinite.
+        non_finite: list[tuple[int, int, int]] = []
         iters = np.zeros((n_v, n_c), dtype=np.int64)
         n_pruned = 0
         for v, f in tasks:
@@ -903,6 +905,8 @@ class _BaseSVMCV(BaseKernelEstimator):
                     scores[v, f, k] = self.error_score
                 else:
                     scores[v, f, k] = score_fold(decision[j], valid)
+                    if not np.isfinite(scores[v, f, k]):
+                        non_finite.append((k, v, f))
                 score_time[v, f, k] = time.perf_counter() - t0
                 fit_time[v, f, k] = secs / n_c
                 unconverged[v, k] |= not conv[j]
@@ -912,6 +916,17 @@ class _BaseSVMCV(BaseKernelEstimator):
                 f"{len(failures)} of {scores.size} fits failed and were scored "
                 f"error_score={self.error_score!r}. The first reason: {failures[0]}",
                 FitFailedWarning,
+            )
+        smallest = min(valid.size for _, valid in folds)
+        if non_finite:
+            # As GridSearchCV does for scores that are not finite.
+            k, v, f = non_finite[0]
+            self._warn(
+                f"{len(non_finite)} of {scores.size} held-out scores are not finite (the "
+                f"first: C={cs[k]:g}, {variants[v][1]} on fold {f}, of {folds[f][1].size} "
+                f"held-out rows); scoring={self.scoring!r} gave no finite score there"
+                + self._non_finite_hint(smallest),
+                UserWarning,
             )
         if n_pruned:
             report.log(
@@ -923,7 +938,9 @@ class _BaseSVMCV(BaseKernelEstimator):
                 scores.size,
                 self.prune,
             )
-        self._fill_results(scores, fit_time, score_time, cs, variants)
+        self._fill_results(
+            scores, fit_time, score_time, cs, variants, failed=bool(failures), smallest=smallest
+        )
         # In cv_results_' order: candidate (C number ic, variant v) at ic · n_v + v.
         self.n_iter_ = iters.T.reshape(-1)
         report.log(
@@ -991,7 +1008,14 @@ class _BaseSVMCV(BaseKernelEstimator):
         another of its stationary points)."""
         return _convex_dual(self._spec(1.0))
 
-    def _fill_results(self, scores, fit_time, score_time, cs, variants) -> None:
+    def _non_finite_hint(self, smallest: int) -> str:
+        """What a warning about scores that are not finite adds, given the
+        fewest held-out rows of a fold (``smallest``)."""
+        return ""
+
+    def _fill_results(
+        self, scores, fit_time, score_time, cs, variants, failed=True, smallest=2
+    ) -> None:
         """``cv_results_`` in ``GridSearchCV``'s layout over the grid ``{'C':
         Cs, ...}``: the candidate of ``C`` number ``ic`` and variant ``v`` at
         index ``ic · n_variants + v`` (ParameterGrid's order with the
@@ -1035,9 +1059,15 @@ class _BaseSVMCV(BaseKernelEstimator):
         res["rank_test_score"] = rankdata(-key, method="min").astype(np.int32)
         self.cv_results_ = res
         if np.all(np.isnan(split)):
+            if failed:
+                raise ValueError(
+                    f"All the {split.size} fits of {type(self).__name__} failed: no score to "
+                    "choose by (see the FitFailedWarning for the reason)"
+                )
             raise ValueError(
-                f"All the {split.size} fits of {type(self).__name__} failed: no score to "
-                "choose by (see the FitFailedWarning for the reason)"
+                f"Every held-out score of {type(self).__name__} is NaN: scoring="
+                f"{self.scoring!r} gave no score to choose by on these folds"
+                + self._non_finite_hint(smallest)
             )
         self.best_index_ = int(np.argmin(res["rank_test_score"]))
         self.best_params_ = dict(params[self.best_index_])
@@ -1685,6 +1715,15 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
 
     _block_factor: ClassVar[int] = 4
 
+    def _non_finite_hint(self, smallest: int) -> str:
+        if self.scoring in (None, "r2") and smallest < 2:
+            return (
+                " (R² needs at least two held-out rows, and a split of cv holds out "
+                f"{smallest}: hold out more rows per split, or give a scoring defined on one "
+                "row, such as 'neg_mean_squared_error')"
+            )
+        return ""
+
     def __init__(
         self,
         *,
@@ -1779,6 +1818,8 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
                 truth = y[valid]
                 if w is not None and not w.sum() > 0:
                     return np.nan  # no held-out row weighs anything
+                if truth.size < 2:
+                    return np.nan  # R² is not defined on one row (r2_score's NaN)
                 ss = float(np.sum(_times(w, (truth - np.average(truth, weights=w)) ** 2)))
                 res = float(np.sum(_times(w, (truth - pred) ** 2)))
                 if ss == 0.0:
