@@ -431,3 +431,33 @@ def test_a_scorer_giving_only_nan_is_named_not_blamed_on_failed_fits():
     with pytest.warns(UserWarning, match="not finite"):
         with pytest.raises(ValueError, match="Every held-out score of SVCCV is NaN: scoring="):
             SVCCV(Cs=[1.0], gammas=[0.2], cv=3, scoring=lambda est, X, y: np.nan).fit(X, y)
+
+
+@pytest.mark.parametrize("Cs", [[1.0, 1e50], [1e-300, 1.0, 1e300]])
+@pytest.mark.parametrize("est", ["svc", "svr"])
+def test_a_grid_with_a_huge_step_of_c_scores_as_grid_search(est, Cs):
+    # The path scaled its bounded multipliers by the step (1e50: no solve
+    # reached tol in 10^7 iterations; 1e-300 to 1e300: an infinite
+    # gradient, every fit failed); past a step of 1e6 it starts from zero.
+    X, y = make_classification(
+        n_samples=90, n_features=3, n_informative=2, n_redundant=0, random_state=0
+    )
+    if est == "svc":
+        ours = SVCCV(Cs=Cs, gammas=[0.5], cv=3, prune=None)
+        ref = GridSearchCV(SVC(), {"C": Cs, "gamma": [0.5]}, cv=3)
+        y_fit = y
+    else:
+        ours = SVRCV(Cs=Cs, gammas=[0.5], epsilons=[0.1], cv=3, prune=None)
+        ref = GridSearchCV(SVR(), {"C": Cs, "epsilon": [0.1], "gamma": [0.5]}, cv=3)
+        y_fit = X[:, 0] + 0.1 * y
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours.fit(X, y_fit)
+    ref.fit(X, y_fit)
+    # The largest C only: the smallest leaves every multiplier at its bound,
+    # where the intercept is any value of an interval.
+    np.testing.assert_allclose(
+        ours.cv_results_["mean_test_score"][-1],
+        ref.cv_results_["mean_test_score"][-1],
+        atol=1e-3,
+    )

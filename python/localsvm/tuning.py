@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import threading
 import time
 import warnings
@@ -417,14 +418,22 @@ def _convex_dual(spec: KernelSpec) -> bool:
     return spec.name in ("linear", "rbf") or (spec.name == "poly" and spec.coef0 >= 0.0)
 
 
-def _solve_each_c(backend, path: CPath) -> CPathResult:
-    """``path`` solved at each of its ``C`` values from zero, as a fit is:
-    for a kernel whose dual is not convex (:func:`_convex_dual`), where a
-    start from the previous ``C``'s solution can end at another stationary
-    point than the fit's. Without the path's early stop."""
+#: The largest ratio of one ``C`` to the previous that a path starts from
+#: the previous solution: its multipliers at their bounds are scaled by
+#: that ratio, and the rounding of the gradient they leave grows with it
+#: (from 1 to 1e50 a solve no longer reaches ``tol``), so a larger step
+#: starts again from zero, as a fit does.
+MAX_C_STEP = 1e6
+
+
+def _solve_segments(backend, path: CPath, starts) -> CPathResult:
+    """``path`` solved in pieces, each from zero along its own ``C`` values:
+    ``starts`` lists the index of each piece's first ``C`` (0 first).
+    Without the path's early stop."""
+    bounds = [*starts, len(path.Cs)]
     parts = [
-        solve_c_path(backend, dataclasses.replace(path, Cs=path.Cs[k : k + 1], prune=None))
-        for k in range(len(path.Cs))
+        solve_c_path(backend, dataclasses.replace(path, Cs=path.Cs[a:b], prune=None))
+        for a, b in itertools.pairwise(bounds)
     ]
     alphas = [part.alpha for part in parts]
     return CPathResult(
@@ -434,6 +443,14 @@ def _solve_each_c(backend, path: CPath) -> CPathResult:
         error=[e for part in parts for e in part.error],
         alpha=None if any(a is None for a in alphas) else np.concatenate(alphas),
     )
+
+
+def _solve_each_c(backend, path: CPath) -> CPathResult:
+    """``path`` solved at each of its ``C`` values from zero, as a fit is:
+    for a kernel whose dual is not convex (:func:`_convex_dual`), where a
+    start from the previous ``C``'s solution can end at another stationary
+    point than the fit's. Without the path's early stop."""
+    return _solve_segments(backend, path, range(len(path.Cs)))
 
 
 def _path_task(task, shared):
@@ -461,6 +478,11 @@ def _path_task(task, shared):
     # The race leaves the C values past caps[v] unsolved.
     pruned_from = int(caps[v])
     solved = cs[:pruned_from]
+    # The path starts again from zero past a step of C above MAX_C_STEP
+    # (or one whose ratio overflows: C from 1e-300 to 1e300).
+    with np.errstate(over="ignore"):
+        steps = solved[1:] / solved[:-1]
+    jumps = [0, *(np.flatnonzero(~(steps <= MAX_C_STEP)) + 1).tolist()]
     decision = np.full((n_c, valid.size, len(problems)), np.nan)
     n_iter = np.zeros(n_c, dtype=np.int64)
     converged = np.ones(n_c, dtype=bool)
@@ -489,7 +511,12 @@ def _path_task(task, shared):
             **settings,
         )
         try:
-            out = solve_c_path(backend, path) if convex else _solve_each_c(backend, path)
+            if not convex:
+                out = _solve_each_c(backend, path)
+            elif len(jumps) > 1:
+                out = _solve_segments(backend, path, jumps)
+            else:
+                out = solve_c_path(backend, path)
         except (ValueError, ArithmeticError, MemoryError) as exc:
             errors = [errors[i] or f"{type(exc).__name__}: {exc}" for i in range(n_c)]
             continue
