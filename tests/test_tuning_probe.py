@@ -461,3 +461,15 @@ def test_a_grid_with_a_huge_step_of_c_scores_as_grid_search(est, Cs):
         ref.cv_results_["mean_test_score"][-1],
         atol=1e-3,
     )
+
+
+def test_svrcv_refits_after_a_path_over_a_wide_range_of_c():
+    # The folds' yᵀα = 0 held to the rounding of multipliers of 1e12: their
+    # average was refused as the refit's start (ValueError from the refit).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=90)
+    search = SVRCV(Cs=[1.0, 1e12], gammas=[0.5], epsilons=[0.1], cv=3, prune=None).fit(X, y)
+    assert search.C_ == 1e12
+    alone = SVR(C=1e12, gamma=0.5, epsilon=0.1).fit(X, y)
+    np.testing.assert_allclose(search.predict(X), alone.predict(X), atol=1e-3)

@@ -68,7 +68,7 @@ from ._memory import memory_budget
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends import select_backend
-from .backends.base import CPath, CPathResult, QPProblem, solve_c_path
+from .backends.base import FEASIBILITY_TOL, CPath, CPathResult, QPProblem, solve_c_path
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, core_rows, resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
@@ -557,6 +557,7 @@ def _fold_average(done, folds, problems_of, v, j, n_rows):
     seeding for support vector machines", KDD 2000). None when a fold left
     the candidate unsolved."""
     sums: list = []
+    signs: list = []
     trained = np.zeros(n_rows)
     for f, (train, valid) in enumerate(folds):
         out = done.get((v, f))
@@ -565,6 +566,7 @@ def _fold_average(done, folds, problems_of, v, j, n_rows):
         problems = problems_of(train, valid, v)
         if not sums:
             sums = [None] * len(problems)
+            signs = [None] * len(problems)
         for k, (problem, alpha) in enumerate(zip(problems, out[6], strict=True)):
             if problem is None:
                 continue
@@ -574,12 +576,21 @@ def _fold_average(done, folds, problems_of, v, j, n_rows):
             copy = _copy_of(rows)
             if sums[k] is None:
                 sums[k] = np.zeros((int(copy.max()) + 1) * n_rows)
+                signs[k] = np.zeros_like(sums[k])
             sums[k][copy * n_rows + rows] += alpha[j]
+            signs[k][copy * n_rows + rows] = problem[1]
         trained[train] += 1
     most = float(trained.max())
     if most == 0 or any(s is None for s in sums):
         return None
-    return [s / most for s in sums]
+    starts = [s / most for s in sums]
+    for start, sign in zip(starts, signs, strict=True):
+        # Each fold's yᵀα = 0 holds to rounding of the largest multipliers
+        # its path held, which a path over a wide range of C (1 to 1e12)
+        # makes larger than the refit's start allows: it then starts from zero.
+        if abs(float(sign @ start)) > 0.5 * FEASIBILITY_TOL * max(float(start.sum()), 1.0):
+            return None
+    return starts
 
 
 #: The folds after which a search races its variants (see ``prune``).
