@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_friedman1
+from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
 from localsvm import SVC, SVCCV, SVR, SVRCV
@@ -473,3 +474,14 @@ def test_svrcv_refits_after_a_path_over_a_wide_range_of_c():
     assert search.C_ == 1e12
     alone = SVR(C=1e12, gamma=0.5, epsilon=0.1).fit(X, y)
     np.testing.assert_allclose(search.predict(X), alone.predict(X), atol=1e-3)
+
+
+def test_all_failed_fits_give_the_reason_in_the_error():
+    # A cell's search records its warnings for CellSVC, which never saw them
+    # when the search raised: the error itself names the first reason.
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    ones = np.flatnonzero(y == 1)
+    cv = [(ones[:20], np.flatnonzero(y == 0)), (ones[5:25], np.flatnonzero(y == 0))]
+    with pytest.warns(FitFailedWarning):
+        with pytest.raises(ValueError, match="first reason: ValueError: the training fold"):
+            SVCCV(Cs=[1.0], gammas=[0.2], cv=cv).fit(X, y)

@@ -977,7 +977,13 @@ class _BaseSVMCV(BaseKernelEstimator):
                 self.prune,
             )
         self._fill_results(
-            scores, fit_time, score_time, cs, variants, failed=bool(failures), smallest=smallest
+            scores,
+            fit_time,
+            score_time,
+            cs,
+            variants,
+            failed=failures[0] if failures else None,
+            smallest=smallest,
         )
         # In cv_results_' order: candidate (C number ic, variant v) at ic · n_v + v.
         self.n_iter_ = iters.T.reshape(-1)
@@ -1052,7 +1058,7 @@ class _BaseSVMCV(BaseKernelEstimator):
         return ""
 
     def _fill_results(
-        self, scores, fit_time, score_time, cs, variants, failed=True, smallest=2
+        self, scores, fit_time, score_time, cs, variants, failed=None, smallest=2
     ) -> None:
         """``cv_results_`` in ``GridSearchCV``'s layout over the grid ``{'C':
         Cs, ...}``: the candidate of ``C`` number ``ic`` and variant ``v`` at
@@ -1100,7 +1106,7 @@ class _BaseSVMCV(BaseKernelEstimator):
             if failed:
                 raise ValueError(
                     f"All the {split.size} fits of {type(self).__name__} failed: no score to "
-                    "choose by (see the FitFailedWarning for the reason)"
+                    f"choose by. The first reason: {failed}"
                 )
             raise ValueError(
                 f"Every held-out score of {type(self).__name__} is NaN: scoring="
