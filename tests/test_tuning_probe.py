@@ -434,6 +434,14 @@ def test_a_scorer_giving_only_nan_is_named_not_blamed_on_failed_fits():
             SVCCV(Cs=[1.0], gammas=[0.2], cv=3, scoring=lambda est, X, y: np.nan).fit(X, y)
 
 
+def test_refit_false_leaves_no_model_from_an_earlier_fit():
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    search = SVCCV(Cs=[1.0], gammas=[0.2], cv=3).fit(X, y)
+    search.set_params(refit=False).fit(X[:40, :3], y[:40])
+    assert not hasattr(search, "best_estimator_")
+    assert not hasattr(search, "refit_time_")
+
+
 @pytest.mark.parametrize("Cs", [[1.0, 1e50], [1e-300, 1.0, 1e300]])
 @pytest.mark.parametrize("est", ["svc", "svr"])
 def test_a_grid_with_a_huge_step_of_c_scores_as_grid_search(est, Cs):

@@ -1147,6 +1147,10 @@ class _BaseSVMCV(BaseKernelEstimator):
                 # check a DataFrame's columns, as a grid search's refit does.
                 estimator.feature_names_in_ = names
             self.best_estimator_ = estimator
+        else:
+            # Not left over from an earlier fit with refit=True (on other data).
+            for name in ("best_estimator_", "refit_time_"):
+                self.__dict__.pop(name, None)
         n_bad = int(unconverged.sum())
         if n_bad or refit_warned:
             what = f"{n_bad} of {unconverged.size} candidates stopped at max_iter={self.max_iter}"
