@@ -493,3 +493,13 @@ def test_all_failed_fits_give_the_reason_in_the_error():
     with pytest.warns(FitFailedWarning):
         with pytest.raises(ValueError, match="first reason: ValueError: the training fold"):
             SVCCV(Cs=[1.0], gammas=[0.2], cv=cv).fit(X, y)
+
+
+@pytest.mark.parametrize("est", [SVCCV(Cs=[1.0], gammas=[0.2], cv=3), SVC()])
+@pytest.mark.parametrize("factor", [np.nan, np.inf])
+def test_a_class_weight_that_is_not_finite_names_class_weight(est, factor):
+    # Every fold failed on "weights must be finite and non-negative", or the
+    # fit on "upper bounds must be finite": neither named class_weight.
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    with pytest.raises(ValueError, match="class_weight must give finite factors; class 0"):
+        clone(est).set_params(class_weight={0: factor}).fit(X, y)

@@ -205,8 +205,15 @@ def class_weights(estimator, y) -> np.ndarray:
         # compute_class_weight's answer, without its parameter validation
         # (a fixed cost of every small fit).
         estimator.class_weight_ = np.ones(classes.shape[0], dtype=np.float64)
-    else:
-        estimator.class_weight_ = compute_class_weight(class_weight, classes=classes, y=y)
+        return estimator.class_weight_
+    factors = compute_class_weight(class_weight, classes=classes, y=y)
+    bad = ~np.isfinite(factors)
+    if bad.any():
+        raise ValueError(
+            f"class_weight must give finite factors; class {classes[bad].tolist()[0]!r} has "
+            f"{float(factors[bad][0])}"
+        )
+    estimator.class_weight_ = factors
     return estimator.class_weight_
 
 
