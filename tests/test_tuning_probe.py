@@ -503,3 +503,17 @@ def test_a_class_weight_that_is_not_finite_names_class_weight(est, factor):
     X, y = make_classification(n_samples=60, n_features=4, random_state=0)
     with pytest.raises(ValueError, match="class_weight must give finite factors; class 0"):
         clone(est).set_params(class_weight={0: factor}).fit(X, y)
+
+
+@pytest.mark.parametrize("est", [SVCCV(Cs=[1.0], gammas=[0.2]), SVRCV(Cs=[1.0], gammas=[0.2])])
+def test_a_group_splitter_is_refused_naming_cv_and_the_way_round(est):
+    # The error was scikit-learn's "The 'groups' parameter should not be
+    # None.", naming neither cv nor how to pass the groups' splits.
+    from sklearn.model_selection import GroupKFold
+
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    with pytest.raises(ValueError, match=r"cv=GroupKFold.*list\(cv.split\(X, y, groups\)\)"):
+        clone(est).set_params(cv=GroupKFold(3)).fit(X, y.astype(float))
+    groups = np.arange(60) % 5
+    fitted = clone(est).set_params(cv=list(GroupKFold(3).split(X, y, groups))).fit(X, y)
+    assert fitted.n_splits_ == 3

@@ -686,7 +686,16 @@ class _BaseSVMCV(BaseKernelEstimator):
             if self.random_state is not None:
                 kw = {"shuffle": True, "random_state": self.random_state}
             cv = StratifiedKFold(k, **kw) if classifier else KFold(k, **kw)
-        splits = list(check_cv(cv, y, classifier=classifier).split(X, y))
+        try:
+            splits = list(check_cv(cv, y, classifier=classifier).split(X, y))
+        except ValueError as exc:
+            if "groups" not in str(exc):
+                raise
+            raise ValueError(
+                f"cv={self.cv!r} splits by groups, which {type(self).__name__}.fit does not "
+                "take: give its splits as a list of (train, test) index pairs, "
+                f"list(cv.split(X, y, groups)) ({exc})"
+            ) from exc
         if not splits:
             raise ValueError(f"cv={self.cv!r} gives no (train, test) splits to score by")
         n = _num_samples(X)
