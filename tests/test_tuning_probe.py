@@ -517,3 +517,10 @@ def test_a_group_splitter_is_refused_naming_cv_and_the_way_round(est):
     groups = np.arange(60) % 5
     fitted = clone(est).set_params(cv=list(GroupKFold(3).split(X, y, groups))).fit(X, y)
     assert fitted.n_splits_ == 3
+
+
+def test_svrcv_targets_whose_spread_overflows_name_y():
+    # Every fit failed on "p must be finite" after an overflow warning.
+    X, y = make_friedman1(n_samples=40, random_state=0)
+    with pytest.raises(ValueError, match=r"targets' spread overflows float64.*scale y"):
+        SVRCV(Cs=[1.0], gammas=[0.2], cv=3).fit(X, y * 1e200)

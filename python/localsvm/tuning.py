@@ -1832,7 +1832,14 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
         )
         y = np.asarray(y, dtype=np.float64)
         sw = None if sample_weight is None else positive_weights(sample_weight, y.size)
-        scale = float(np.std(y)) or 1.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = float(np.std(y)) or 1.0
+        if not np.isfinite(scale):
+            raise ValueError(
+                f"the targets' spread overflows float64 (largest |y| = {np.max(np.abs(y)):.3g}): "
+                "the default grids, epsilon's scale and the squared errors cannot be computed; "
+                "scale y (e.g. divide it by its standard deviation)"
+            )
         cs = _grid(self.Cs, "Cs", lambda k: _logspace(C_DECADES, k, scale))
         if np.unique(cs).size != cs.size:
             raise ValueError("Cs must not repeat a value")
