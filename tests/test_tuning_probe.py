@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_friedman1
-from sklearn.exceptions import FitFailedWarning
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
 from localsvm import SVC, SVCCV, SVR, SVRCV
@@ -524,3 +524,18 @@ def test_svrcv_targets_whose_spread_overflows_name_y():
     X, y = make_friedman1(n_samples=40, random_state=0)
     with pytest.raises(ValueError, match=r"targets' spread overflows float64.*scale y"):
         SVRCV(Cs=[1.0], gammas=[0.2], cv=3).fit(X, y * 1e200)
+
+
+@pytest.mark.parametrize(
+    "max_iter, says",
+    [
+        (-1, r"the solver's iteration cap \(max_iter=-1.*leave out the largest Cs"),
+        (5, r"max_iter=5 .*raise max_iter"),
+    ],
+)
+def test_the_convergence_warning_gives_a_remedy_for_the_cap_that_stopped(max_iter, says):
+    # With max_iter=-1 the warning said "stopped at max_iter=-1 ... raise
+    # max_iter": no remedy, the cap being the solver's own.
+    search = SVCCV(max_iter=max_iter, refit=False)
+    with pytest.warns(ConvergenceWarning, match=says):
+        search._finish(None, None, None, np.array([[True, False]]))

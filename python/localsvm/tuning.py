@@ -1162,11 +1162,18 @@ class _BaseSVMCV(BaseKernelEstimator):
                 self.__dict__.pop(name, None)
         n_bad = int(unconverged.sum())
         if n_bad or refit_warned:
-            what = f"{n_bad} of {unconverged.size} candidates stopped at max_iter={self.max_iter}"
+            if self.max_iter == -1:
+                # The solver's own cap: raising max_iter is no remedy.
+                cap = "the solver's iteration cap (max_iter=-1: max(10^7, 100 per variable))"
+                remedy = "scale the features (StandardScaler), or leave out the largest Cs"
+            else:
+                cap = f"max_iter={self.max_iter}"
+                remedy = "raise max_iter, or scale the features (StandardScaler)"
+            what = f"{n_bad} of {unconverged.size} candidates stopped at {cap}"
             what += " on some fold" + (", and so did the refit," if refit_warned else "")
             self._warn(
                 f"{type(self).__name__}: {what} before reaching tol. Their scores may be "
-                "inaccurate; raise max_iter, or scale the features (StandardScaler).",
+                f"inaccurate; {remedy}.",
                 ConvergenceWarning,
             )
 
