@@ -13,7 +13,7 @@ from sklearn.datasets import make_classification, make_friedman1
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
-from localsvm import SVC, SVCCV, SVR, SVRCV
+from localsvm import SVC, SVCCV, SVR, SVRCV, get_backend
 
 CS = [0.1, 1.0, 10.0, 100.0]
 GAMMAS = [0.02, 0.2, 1.0]
@@ -539,3 +539,40 @@ def test_the_convergence_warning_gives_a_remedy_for_the_cap_that_stopped(max_ite
     search = SVCCV(max_iter=max_iter, refit=False)
     with pytest.warns(ConvergenceWarning, match=says):
         search._finish(None, None, None, np.array([[True, False]]))
+
+
+def test_a_backend_whose_solutions_meet_the_equality_loosely_scores_every_c():
+    # An interior-point solver (the clarabel plugin) meets yᵀα = 0 to about
+    # 1e-8: the generic path handed that solution to the next C as its
+    # start, which was refused ("alpha0 violates the equality constraint")
+    # and the candidate scored NaN with a FitFailedWarning.
+    from localsvm.backends.base import CPath, solve_c_path_generic
+    from localsvm.kernels import KernelSpec
+
+    rust = get_backend("rust")
+
+    class Loose:
+        name = "loose"
+        capabilities = rust.capabilities
+
+        def solve(self, problem):
+            sol = rust.solve(problem)
+            sol.alpha = np.asarray(sol.alpha) + 1e-6 * (np.asarray(problem.y) > 0)
+            return sol
+
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    labels = np.where(y == 1, 1.0, -1.0)
+    path = CPath(
+        X=X,
+        rows=np.arange(40),
+        y=labels[:40],
+        weights=np.ones(40),
+        p=None,
+        Cs=np.array([0.1, 1.0, 10.0]),
+        valid=np.arange(40, 60),
+        kernel=KernelSpec("rbf", gamma=0.2),
+        target=labels[40:],
+    )
+    out = solve_c_path_generic(Loose(), path)
+    assert out.error == [None, None, None]
+    assert np.all(np.isfinite(out.decision))

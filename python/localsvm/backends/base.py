@@ -1215,10 +1215,22 @@ def smo_settings(source) -> dict[str, Any]:
     }
 
 
+def _next_start(alpha: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """A solution as the next ``C``'s start (its box only wider): clipped
+    at 0, or None (start from zero) when ``yᵀα = 0`` holds less closely
+    than a start must (:data:`FEASIBILITY_TOL`), as an interior-point
+    solver's answer can (1e-8 off)."""
+    a = np.maximum(alpha, 0.0)
+    if abs(float(y @ a)) > 0.5 * FEASIBILITY_TOL * max(float(a.sum()), 1.0):
+        return None
+    return a
+
+
 def solve_c_path_generic(backend, path: CPath) -> CPathResult:
     """Solve a :class:`CPath` with any backend's ``solve``: one
     :class:`QPProblem` per ``C``, started from the previous ``C``'s
-    solution (feasible, the boxes having widened), the held-out decision
+    solution (feasible, the boxes having widened; from zero when it meets
+    ``yᵀα = 0`` too loosely to start from), the held-out decision
     values from the kernel between the held-out rows and the support
     vectors."""
     path.validate()
@@ -1270,7 +1282,7 @@ def solve_c_path_generic(backend, path: CPath) -> CPathResult:
             decision[k] = -float(sol.rho)
         n_iter[k] = int(sol.n_iter)
         converged[k] = bool(sol.converged)
-        alpha = a
+        alpha = _next_start(a, y)
         if kept is not None:
             kept[k] = a
     return CPathResult(
