@@ -576,3 +576,34 @@ def test_a_backend_whose_solutions_meet_the_equality_loosely_scores_every_c():
     out = solve_c_path_generic(Loose(), path)
     assert out.error == [None, None, None]
     assert np.all(np.isfinite(out.decision))
+
+
+@pytest.mark.parametrize(
+    "est, grids, names",
+    [
+        (SVCCV(cv=3), {"Cs": 10**8, "gammas": 1}, "a grid of 100000000 Cs"),
+        (SVCCV(cv=3), {"Cs": 3, "gammas": 10**6}, r"3 x 1000000 candidates.*fewer Cs and gammas"),
+        (SVRCV(cv=3), {"Cs": 2, "gammas": 2, "epsilons": 10**6}, "fewer Cs, epsilons and gammas"),
+    ],
+)
+def test_grids_too_large_for_memory_are_a_memory_error_naming_them(monkeypatch, est, grids, names):
+    # numpy's MemoryError ("Unable to allocate 1.49 GiB for an array with
+    # shape (10000000, 20, 1)") came after seconds of work and named no
+    # parameter; 10^8 gammas took minutes of Python objects first.
+    from localsvm import _memory
+
+    monkeypatch.setattr(_memory, "available_memory", lambda: 600 << 20)
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    with pytest.raises(MemoryError, match=names):
+        clone(est).set_params(**grids).fit(X, y)
+
+
+def test_the_held_out_values_of_a_long_c_grid_are_a_memory_error_naming_cs(monkeypatch):
+    from localsvm import _memory
+
+    monkeypatch.setattr(_memory, "available_memory", lambda: 600 << 20)
+    # 200 held-out rows of 2e5 C values: 320 MB of decision values.
+    X, y = make_classification(n_samples=600, n_features=4, random_state=0)
+    Cs = np.logspace(-1, 3, 2 * 10**5)
+    with pytest.raises(MemoryError, match=r"scoring 200000 C values.*fewer Cs"):
+        SVCCV(Cs=Cs, gammas=[0.1], cv=3, n_jobs=1).fit(X, y)

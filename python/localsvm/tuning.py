@@ -64,7 +64,7 @@ from ._base import (
 )
 from ._compat import Interval, StrOptions, fit_context
 from ._docstrings import fill
-from ._memory import memory_budget
+from ._memory import check_memory, memory_budget
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends import select_backend
@@ -101,6 +101,7 @@ def _grid(values, name: str, default, zero: bool = False) -> np.ndarray:
     if isinstance(values, Integral) and not isinstance(values, bool):
         if values < 1:
             raise ValueError(f"{name} must be a positive number of grid points, got {values}")
+        check_memory(8.0 * int(values), f"a grid of {values} {name}", f"give fewer {name}")
         return np.asarray(default(int(values)), dtype=np.float64)
     if np.ndim(values) != 1:
         raise ValueError(f"{name} must be an int or a 1-d list of values, got {values!r}")
@@ -593,6 +594,10 @@ def _fold_average(done, folds, problems_of, v, j, n_rows):
     return starts
 
 
+#: Bytes a candidate's records take at most: its kernel and parameters,
+#: and its row of ``cv_results_`` (boxed values in dicts and object arrays).
+CANDIDATE_BYTES = 1024
+
 #: The folds after which a search races its variants (see ``prune``).
 RACE_FOLDS = 3
 
@@ -665,6 +670,16 @@ class _BaseSVMCV(BaseKernelEstimator):
             return np.array([resolve_gamma("scale", X)])
         g_scale = resolve_gamma("scale", X)
         return _grid(self.gammas, "gammas", lambda k: _logspace(GAMMA_DECADES, k, g_scale))
+
+    def _check_candidates(self, n_c: int, n_v: int, names: str) -> None:
+        """``MemoryError`` naming the grids (``names``) when ``n_c · n_v``
+        candidates' records (their kernels, parameters and ``cv_results_``
+        rows, :data:`CANDIDATE_BYTES` each) exceed the memory budget."""
+        check_memory(
+            float(CANDIDATE_BYTES) * n_c * n_v,
+            f"the records of {n_c} x {n_v} candidates",
+            f"give fewer {names}",
+        )
 
     def _refit_estimator(self, estimator_class, **chosen):
         """The model to refit: ``estimator_class`` with the chosen values
@@ -768,6 +783,17 @@ class _BaseSVMCV(BaseKernelEstimator):
         if sp.issparse(X):
             core_rows(X, cache=True)  # the core's copy, shared by the tasks
         n_v, n_f, n_c = len(variants), len(folds), cs.size
+        # Each running task holds the held-out decision values of every C
+        # (n_C · n_valid per binary problem); the results, three numbers per
+        # candidate and fold.
+        n_problems = len(problems_of(*folds[0], 0))
+        most_valid = max(valid.size for _, valid in folds)
+        running = min(effective_n_jobs(self.n_jobs), n_v * n_f)
+        check_memory(
+            8.0 * n_c * (most_valid * n_problems * running + 3 * n_v * n_f),
+            f"scoring {n_c} C values x {n_v} {label} on {n_f} folds",
+            "give fewer Cs (and gammas" + (", epsilons" if label != "gammas" else "") + ")",
+        )
         # Variants with the same kernel (ε-SVR's epsilons at one γ) share
         # its matrix: their tasks run one after another.
         specs: list[KernelSpec] = []
@@ -1535,6 +1561,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         balanced = isinstance(self.class_weight, str) and self.class_weight == "balanced"
         cs = self._c_grid()
         gammas = self._gamma_grid(X)
+        self._check_candidates(cs.size, gammas.size, "Cs and gammas")
         variants = [
             (self._spec(g), {"gamma": float(g) if self.kernel != "linear" else "scale"})
             for g in gammas
@@ -1854,6 +1881,7 @@ class SVRCV(RegressorMixin, _BaseSVMCV):
             self.epsilons, "epsilons", lambda k: _logspace(EPSILON_DECADES, k, scale), zero=True
         )
         gammas = self._gamma_grid(X)
+        self._check_candidates(cs.size, eps.size * gammas.size, "Cs, epsilons and gammas")
         variants = [
             (
                 self._spec(g),
