@@ -607,3 +607,24 @@ def test_the_held_out_values_of_a_long_c_grid_are_a_memory_error_naming_cs(monke
     Cs = np.logspace(-1, 3, 2 * 10**5)
     with pytest.raises(MemoryError, match=r"scoring 200000 C values.*fewer Cs"):
         SVCCV(Cs=Cs, gammas=[0.1], cv=3, n_jobs=1).fit(X, y)
+
+
+def test_a_cell_whose_search_scores_no_candidate_on_every_fold_is_not_tuned():
+    # Unshuffled KFold on rows sorted by class: a training fold holds one
+    # class, every candidate's mean is NaN, and the search's first candidate
+    # (chosen by nothing) was reported as the cell's tuned choice.
+    from localsvm import CellSVC
+
+    X, y = make_classification(n_samples=120, n_features=4, weights=[0.75], random_state=0)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    with pytest.warns(Warning) as caught:
+        cell = CellSVC(tune=True, n_cells=1, cv=KFold(2), Cs=[0.5, 5.0], C=2.0, random_state=0).fit(
+            X, y
+        )
+    assert not cell.cell_tuned_[0]
+    assert cell.cell_C_[0] == 2.0
+    assert np.isnan(cell.cell_cv_score_[0])
+    messages = " ".join(str(w.message) for w in caught)
+    assert "fewer than two classes" in messages
+    assert "scored no candidate on every fold" in messages

@@ -211,8 +211,9 @@ def tune_cell(X, y_idx, weights, params: dict, search: dict | None, seed: int):
     gamma, best mean CV score, tuned, search seconds, the search's
     warnings)`` (``(category, message)`` pairs, reported by the caller once
     for every cell); a cell whose tuning rows hold a class with fewer
-    examples than there are folds is fitted at ``params``' values, not
-    tuned, with a NaN score."""
+    examples than there are folds, or whose search scored no candidate on
+    every fold, is fitted at ``params``' values, not tuned, with a NaN
+    score."""
     from .tuning import SVCCV
 
     C, gamma, score, tuned, seconds = params["C"], params["gamma"], np.nan, False, 0.0
@@ -248,8 +249,12 @@ def tune_cell(X, y_idx, weights, params: dict, search: dict | None, seed: int):
             cv_search._warning_sink = notes
             cv_search._fit_weighted(Xs, ys, None if weights is None else weights[sub])
             seconds = time.perf_counter() - start
-            C, gamma, score = cv_search.C_, cv_search.gamma_, cv_search.best_score_
-            tuned = True
+            if np.isfinite(cv_search.best_score_):
+                C, gamma, score = cv_search.C_, cv_search.gamma_, cv_search.best_score_
+                tuned = True
+            # Else no candidate has a score on every fold (a fit failed on
+            # one: its FitFailedWarning is in notes): the search's first
+            # candidate was chosen by nothing, and the cell is not tuned.
     model = _CellSVM(**{**params, "C": C, "gamma": gamma}).fit(X, y_idx, sample_weight=weights)
     return model, (float(C), float(gamma), float(score), tuned, seconds, tuple(notes))
 

@@ -177,9 +177,12 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     candidates and folds, so on large data the cells' searches together
     stay near the cost of the cells' fits instead of a multiple of it. A
     cell whose tuning rows hold a class with fewer examples than the
-    number of folds cannot be cross-validated: it is trained at ``C`` and
-    the resolved ``gamma`` (the values of ``tune=False``), marked False in
-    ``cell_tuned_``, and one ``UserWarning`` names those cells. ``C``
+    number of folds cannot be cross-validated, nor can one whose search
+    scores no candidate on every fold (a fold's fits failed, as when a
+    splitter that does not stratify leaves a class out of a training fold):
+    it is trained at ``C`` and the resolved ``gamma`` (the values of
+    ``tune=False``), marked False in ``cell_tuned_``, and one
+    ``UserWarning`` names those cells. ``C``
     chosen on a subsample is used unchanged on the cell's whole rows, as
     in the usual workflow of tuning on a subsample.
 
@@ -353,8 +356,8 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     cell_tuned_ : ndarray of shape (n_cells_,) of bool
         Whether each cell's ``C`` and ``gamma`` come from its search (False
         everywhere with ``tune=False``; with ``tune=True`` False for a
-        one-class cell and a cell with too few examples of a class for
-        ``cv``).
+        one-class cell, a cell with too few examples of a class for
+        ``cv`` and one whose search scored no candidate on every fold).
     timings_ : dict
         Seconds spent in 'partition' and 'svm' (the cells' searches and
         fits) during fit; with ``tune=True`` also 'tune', the cells'
@@ -750,8 +753,10 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
             f"CellSVC(tune=True): {untuned.size} of {fitted.sum()} cell SVMs (cells "
             f"{untuned[:5].tolist()}{' ...' if untuned.size > 5 else ''}) were fitted at "
             f"C={self.C:g}, gamma={spec.gamma:.6g} without tuning: their tuning rows hold a "
-            f"class with fewer examples than cv={search['cv']!r} has folds. cell_tuned_ marks "
-            "the tuned cells; a smaller cv, a larger tune_size or larger cells tune them.",
+            f"class with fewer examples than cv={search['cv']!r} has folds, or their search "
+            "scored no candidate on every fold (a fold's fits failed). cell_tuned_ marks "
+            "the tuned cells; a smaller or stratified cv, a larger tune_size or larger cells "
+            "tune them.",
             UserWarning,
             # Past fit's two wrappers (interrupt restore, parameter checks).
             stacklevel=5,
