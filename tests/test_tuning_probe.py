@@ -1,6 +1,9 @@
 """SVCCV and SVRCV against GridSearchCV on the cases a demanding user tries:
 per-fold class weights, multiclass decision-value scorers, scorers that need
-probabilities, empty splits and kernels whose dual is not convex."""
+probabilities, empty splits and kernels whose dual is not convex; splits
+given as masks or bad indices, one-row held-out parts, C grids spanning
+many decades, grids too large for memory, loose third-party solutions,
+stale refit attributes, and CellSVC cells whose search scores nothing."""
 
 from __future__ import annotations
 
