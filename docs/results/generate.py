@@ -32,6 +32,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
+#: ``bench tune``'s options for localsvm's routes alone (no peers, no SVR table).
+LOCALSVM_ONLY = [
+    "--peers",
+    "localsvm",
+    "--max-sklearn",
+    "0",
+    "--max-sklearnex",
+    "0",
+    "--svr-rows",
+    "0",
+]
+
 #: name -> (arguments of ``python -m localsvm``, or a whole command line from
 #: ``bash`` or ``python``; long run?; how long it takes)
 COMMANDS: dict[str, tuple[list[str], bool, str]] = {
@@ -80,17 +92,10 @@ COMMANDS: dict[str, tuple[list[str], bool, str]] = {
             "a9a,ijcnn1",
             "--sizes",
             "20000",
-            "--peers",
-            "localsvm",
-            "--max-sklearn",
-            "0",
-            "--max-sklearnex",
-            "0",
-            "--svr-rows",
-            "0",
+            *LOCALSVM_ONLY,
         ],
         True,
-        "about 30 minutes",
+        "about an hour",
     ),
     # Tuned cells against SVCCV on a 20 000-row subsample and one SVC, at 200 000 rows.
     "bench-tune-cells": (
@@ -101,14 +106,7 @@ COMMANDS: dict[str, tuple[list[str], bool, str]] = {
             "a9a",
             "--sizes",
             "1000",
-            "--peers",
-            "localsvm",
-            "--max-sklearn",
-            "0",
-            "--max-sklearnex",
-            "0",
-            "--svr-rows",
-            "0",
+            *LOCALSVM_ONLY,
             "--cells-rows",
             "200000",
             "--cells-params",
