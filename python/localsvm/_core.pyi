@@ -373,8 +373,10 @@ def solve_qp_many(
     the first problem that fails raises its error. The arrays are read
     while the GIL is held and the solves run one after the other without
     it: on the calling thread for a batch of at most 2048 rows in all (as
-    ``solve_qp`` runs a solve of that size), else on a worker thread while
-    the caller handles signals every 50 ms (Ctrl-C stops the batch)."""
+    ``solve_qp`` runs a solve of that size without ``progress``, whatever
+    its ``threads``; the solve itself then takes the GIL every 50 ms to
+    handle signals), else on a worker thread while the caller handles
+    signals every 50 ms. Either way Ctrl-C stops the batch."""
 
 def dual_gradient(
     x: npt.NDArray[np.float64] | CsrMatrix,
