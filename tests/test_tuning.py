@@ -337,6 +337,37 @@ def test_class_weight_matches_grid_search(binary):
         SVCCV(prune=None, Cs=2, gammas=2, cv=3, class_weight={7: 1.0}).fit(X, y)
 
 
+@pytest.mark.parametrize("seed", [48, 58])
+def test_balanced_weights_at_small_c_score_as_fits(seed):
+    """With class_weight='balanced' both classes' bounded multipliers carry
+    the same mass, and at a small C every multiplier sits at its bound, so
+    any intercept of an interval is optimal: the path's solves and a fit
+    from zero must take the same one (a multiplier that SMO's steps left a
+    rounding inside its box set it alone, and which one that was depended
+    on where the solve started: held-out accuracy 0.25 where the fit scored
+    0.75)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 5))
+    y = (rng.random(60) < 0.3).astype(int)
+    X[:, 0] += y
+    fold = next(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    cs, gamma = [0.05, 0.1, 0.2, 0.4], 0.01
+    ours = SVCCV(
+        Cs=cs,
+        gammas=[gamma],
+        cv=[fold],
+        class_weight="balanced",
+        prune=None,
+        tol=1e-7,
+        cv_tol=1e-7,
+    ).fit(X, y)
+    train, valid = fold
+    for i, params in enumerate(ours.cv_results_["params"]):
+        fit = SVC(C=params["C"], gamma=gamma, class_weight="balanced", tol=1e-7)
+        fit.fit(X[train], y[train])
+        assert ours.cv_results_["split0_test_score"][i] == fit.score(X[valid], y[valid])
+
+
 def test_shared_and_per_fold_kernels_agree(binary):
     X, y = binary
     a = SVCCV(Cs=CS, gammas=GAMMAS, cv=3, kernel_matrix="shared", tol=1e-6, cv_tol=1e-6).fit(X, y)

@@ -67,6 +67,12 @@ enum Bound {
     Free,
 }
 
+/// How close to a bound, relative to the box, a free multiplier counts as
+/// at the bound when `ρ` is computed ([`State::rho_bound`]): far above the
+/// roundings SMO's steps leave (a few ulps of the box), far below any
+/// distance at which a multiplier is free in the solution's terms.
+pub const RHO_BOUND_SLACK: f64 = 1e-12;
+
 /// LIBSVM's shrinking rule (Fan, Chen & Lin, JMLR 6, 2005; Chang & Lin,
 /// ACM TIST 2, 2011, §5.1): a variable at a bound whose gradient lies beyond
 /// the current maximal violations `up = max_{up} −y_t G_t` and
@@ -157,6 +163,32 @@ impl State {
             Bound::Lower
         } else {
             Bound::Free
+        }
+    }
+
+    /// The bound status of `t` as `ρ` reads it: a free multiplier within
+    /// [`RHO_BOUND_SLACK`] of a bound (relative to its box) counts as at
+    /// that bound. SMO's pair clipping can leave one some ulps inside its
+    /// box when both of a pair's multipliers reach their bounds at once
+    /// (its partner's value less a difference, rounded); counted free, that
+    /// one alone would set `ρ` where every other multiplier is bounded
+    /// (any `ρ` of an interval is then optimal), and which variable keeps
+    /// the rounding depends on the order of the steps: a fit from zero and
+    /// a solve started elsewhere (the next `C` of a path) gave the same
+    /// multipliers different intercepts.
+    fn rho_bound(&self, t: usize) -> Bound {
+        match self.bound[t] {
+            Bound::Free => {
+                let slack = RHO_BOUND_SLACK * self.upper[t];
+                if self.alpha[t] >= self.upper[t] - slack {
+                    Bound::Upper
+                } else if self.alpha[t] <= slack {
+                    Bound::Lower
+                } else {
+                    Bound::Free
+                }
+            }
+            bound => bound,
         }
     }
 
@@ -653,7 +685,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         for t in 0..self.active {
             let yg = st.y[t] * st.grad[t];
             let positive = st.y[t] > 0.0;
-            match st.bound[t] {
+            match st.rho_bound(t) {
                 Bound::Free => {
                     free += 1;
                     sum += yg;
@@ -679,7 +711,7 @@ impl<T: QValue, Q: QMatrix<T>> Smo<'_, T, Q> {
         for t in 0..self.active {
             let c = usize::from(st.y[t] < 0.0);
             let g = st.grad[t];
-            match st.bound[t] {
+            match st.rho_bound(t) {
                 Bound::Free => {
                     free[c] += 1;
                     sum[c] += g;
