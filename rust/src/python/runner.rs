@@ -7,12 +7,12 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
-use crate::runtime::control::Control;
+use crate::runtime::control::{Control, WATCH_POLLS};
 
 /// How long the waiting caller sleeps between signal checks.
 const SIGNAL_SLICE: Duration = Duration::from_millis(50);
@@ -117,26 +117,9 @@ pub(super) fn detached_small<T: Send>(
     if !inline || progress.is_some() {
         return detached_with_progress(py, progress, work);
     }
-    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
-    let keep = Arc::clone(&raised);
-    let ctl = Control::watched(SIGNAL_SLICE, move || {
-        match Python::attach(|py| py.check_signals()) {
-            Ok(()) => false,
-            Err(err) => {
-                if let Ok(mut slot) = keep.lock() {
-                    *slot = Some(err);
-                }
-                true
-            }
-        }
-    });
-    let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| work(&ctl))));
-    let raised = raised.lock().ok().and_then(|mut slot| slot.take());
-    if let Some(err) = raised {
-        return Err(err);
-    }
+    let out = on_calling_thread(py, WATCH_POLLS, work)?;
     py.check_signals()?;
-    finish(out)
+    Ok(out)
 }
 
 /// Runs `work` on the calling thread without the GIL, for work made of
@@ -152,23 +135,31 @@ where
     T: Send,
     F: FnOnce(&mut dyn FnMut() -> crate::Result<()>) -> crate::Result<T> + Send,
 {
-    let ctl = Control::new();
-    let mut raised: Option<PyErr> = None;
-    let out = py.detach(|| {
-        let mut last = Instant::now();
-        let mut poll = || -> crate::Result<()> {
-            ctl.check()?;
-            if last.elapsed() >= SIGNAL_SLICE {
-                last = Instant::now();
-                if let Err(err) = Python::attach(|py| py.check_signals()) {
-                    raised = Some(err);
-                    return Err(crate::Error::Interrupted);
+    on_calling_thread(py, 1, move |ctl: &Control| work(&mut || ctl.check()))
+}
+
+/// Runs `work` on the calling thread without the GIL with a [`Control`]
+/// that, polled on this thread, takes the GIL every [`SIGNAL_SLICE`] (the
+/// clock read once every `every` polls) to run Python's signal handlers:
+/// when one raises, the control is cancelled, the work stops at its next
+/// poll, and the handler's exception is returned. A panic becomes
+/// `RuntimeError`, as in [`detached`].
+fn on_calling_thread<T: Send>(py: Python<'_>, every: u32, work: impl Work<T>) -> PyResult<T> {
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let keep = Arc::clone(&raised);
+    let ctl = Control::watched(SIGNAL_SLICE, every, move || {
+        match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(err) => {
+                if let Ok(mut slot) = keep.lock() {
+                    *slot = Some(err);
                 }
+                true
             }
-            Ok(())
-        };
-        catch_unwind(AssertUnwindSafe(|| work(&mut poll)))
+        }
     });
+    let out = py.detach(|| catch_unwind(AssertUnwindSafe(|| work(&ctl))));
+    let raised = raised.lock().ok().and_then(|mut slot| slot.take());
     match raised {
         Some(err) => Err(err),
         None => finish(out),

@@ -63,14 +63,18 @@ struct Shared {
     watch: Option<Watch>,
 }
 
-/// Polls of a watched handle between two looks at the clock.
-const WATCH_POLLS: u32 = 64;
+/// Polls of a watched handle between two looks at the clock for work that
+/// polls once per short step (an SMO iteration): reading the clock costs
+/// more than such a poll.
+pub const WATCH_POLLS: u32 = 64;
 
 /// The question of a [`Control::watched`] handle and when to ask it next.
 struct Watch {
     /// The thread that made the handle: the only one that asks.
     owner: ThreadId,
     period: Duration,
+    /// Polls between two looks at the clock (at least 1).
+    every: u32,
     /// Polls left before the clock is read again (a plain load and store:
     /// a lost count among threads only moves the next look a little).
     countdown: AtomicU32,
@@ -89,11 +93,11 @@ impl fmt::Debug for Watch {
 }
 
 impl Watch {
-    /// Whether `stop` says to stop, asked when this is the owner thread, a
-    /// [`WATCH_POLLS`]-th poll and `period` has passed since the last time.
+    /// Whether `stop` says to stop, asked when this is the owner thread, an
+    /// `every`-th poll and `period` has passed since the last time.
     #[cold]
     fn due_and_stop(&self) -> bool {
-        self.countdown.store(WATCH_POLLS, Ordering::Relaxed);
+        self.countdown.store(self.every, Ordering::Relaxed);
         if thread::current().id() != self.owner {
             return false;
         }
@@ -128,12 +132,20 @@ impl Control {
 
     /// [`Control::new`], and cancelled too once `stop()` returns true:
     /// `stop` is asked only on the calling thread, at most once per
-    /// `period` (the clock is read once every few dozen polls).
-    pub fn watched(period: Duration, stop: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+    /// `period`, the clock being read once every `every` polls
+    /// ([`WATCH_POLLS`] for work that polls per iteration, 1 for work that
+    /// polls between steps of milliseconds).
+    pub fn watched(
+        period: Duration,
+        every: u32,
+        stop: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Self {
+        let every = every.max(1);
         Self::with_watch(Some(Watch {
             owner: thread::current().id(),
             period,
-            countdown: AtomicU32::new(WATCH_POLLS),
+            every,
+            countdown: AtomicU32::new(every),
             last: std::sync::Mutex::new(Instant::now()),
             stop: Box::new(stop),
         }))
@@ -254,7 +266,7 @@ mod tests {
         let asked = Arc::new(AtomicUsize::new(0));
         let seen = Arc::clone(&asked);
         // Says stop at its third question.
-        let c = Control::watched(Duration::ZERO, move || {
+        let c = Control::watched(Duration::ZERO, WATCH_POLLS, move || {
             seen.fetch_add(1, Ordering::Relaxed) + 1 >= 3
         });
         let mut polls = 0;
@@ -266,7 +278,9 @@ mod tests {
         assert!(polls >= 2 * WATCH_POLLS as usize);
         assert!(c.clone().is_cancelled());
         // Another thread polls, but never asks.
-        let other = Control::watched(Duration::ZERO, || panic!("asked on another thread"));
+        let other = Control::watched(Duration::ZERO, WATCH_POLLS, || {
+            panic!("asked on another thread")
+        });
         let handle = other.clone();
         std::thread::spawn(move || {
             for _ in 0..(4 * WATCH_POLLS) {
@@ -276,10 +290,21 @@ mod tests {
         .join()
         .unwrap();
         // A long period: not asked again before it has passed.
-        let slow = Control::watched(Duration::from_secs(3600), || panic!("asked too soon"));
+        let slow = Control::watched(Duration::from_secs(3600), 1, || panic!("asked too soon"));
         for _ in 0..(4 * WATCH_POLLS) {
             assert!(!slow.is_cancelled());
         }
+        // Asked at every poll when `every` is 1.
+        let count = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&count);
+        let each = Control::watched(Duration::ZERO, 1, move || {
+            seen.fetch_add(1, Ordering::Relaxed);
+            false
+        });
+        for _ in 0..5 {
+            assert!(!each.is_cancelled());
+        }
+        assert_eq!(count.load(Ordering::Relaxed), 5);
     }
 
     #[test]
