@@ -68,7 +68,7 @@ from ._memory import check_memory, memory_budget
 from ._multiclass import binary_index, ovo_pairs, ovo_to_ovr, vote_winner
 from ._validation import encode_classes, prepare_input, validate_training_data
 from .backends import select_backend
-from .backends.base import FEASIBILITY_TOL, CPath, CPathResult, QPProblem, solve_c_path
+from .backends.base import CPath, CPathResult, QPProblem, equality_start, solve_c_path
 from .engines import interrupt_epoch, interrupted_since
 from .kernels import KernelSpec, core_rows, resolve_gamma
 from .parallel import effective_n_jobs, run_tasks
@@ -584,14 +584,11 @@ def _fold_average(done, folds, problems_of, v, j, n_rows):
     most = float(trained.max())
     if most == 0 or any(s is None for s in sums):
         return None
-    starts = [s / most for s in sums]
-    for start, sign in zip(starts, signs, strict=True):
-        # Each fold's yᵀα = 0 holds to rounding of the largest multipliers
-        # its path held, which a path over a wide range of C (1 to 1e12)
-        # makes larger than the refit's start allows: it then starts from zero.
-        if abs(float(sign @ start)) > 0.5 * FEASIBILITY_TOL * max(float(start.sum()), 1.0):
-            return None
-    return starts
+    # Each fold's yᵀα = 0 holds to rounding of the largest multipliers its
+    # path held, which a path over a wide range of C (1 to 1e12) makes larger
+    # than the refit's start allows: it then starts from zero.
+    starts = [equality_start(s / most, sign) for s, sign in zip(sums, signs, strict=True)]
+    return None if any(s is None for s in starts) else starts
 
 
 #: Bytes a candidate's records take at most: its kernel and parameters,

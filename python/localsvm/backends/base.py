@@ -1215,11 +1215,13 @@ def smo_settings(source) -> dict[str, Any]:
     }
 
 
-def _next_start(alpha: np.ndarray, y: np.ndarray) -> np.ndarray | None:
-    """A solution as the next ``C``'s start (its box only wider): clipped
-    at 0, or None (start from zero) when ``yᵀα = 0`` holds less closely
-    than a start must (:data:`FEASIBILITY_TOL`), as an interior-point
-    solver's answer can (1e-8 off)."""
+def equality_start(alpha: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """``alpha`` (clipped at 0) as the start of a problem with ``yᵀα = 0``,
+    or None (start from zero) when that equality holds less closely than a
+    start must, with a margin (half :data:`FEASIBILITY_TOL`, relative, of
+    :meth:`QPProblem.validate`'s check): an interior-point solver's answer
+    (1e-8 off), or multipliers averaged over folds whose paths rounded
+    large values."""
     a = np.maximum(alpha, 0.0)
     if abs(float(y @ a)) > 0.5 * FEASIBILITY_TOL * max(float(a.sum()), 1.0):
         return None
@@ -1282,7 +1284,7 @@ def solve_c_path_generic(backend, path: CPath) -> CPathResult:
             decision[k] = -float(sol.rho)
         n_iter[k] = int(sol.n_iter)
         converged[k] = bool(sol.converged)
-        alpha = _next_start(a, y)
+        alpha = equality_start(a, y)
         if kept is not None:
             kept[k] = a
     return CPathResult(
