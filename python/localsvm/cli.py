@@ -182,16 +182,25 @@ def _read_svmlight(path: str, n_features: int | None, max_mb: float):
     return X.toarray(), _numeric_labels(y), True
 
 
-def _is_header(first, feature_cols, col, rest, numeric) -> bool:
+def _numbers(cells) -> bool:
+    """Whether every cell of ``cells`` reads as a number."""
+    try:
+        [float(c) for c in cells]
+    except ValueError:
+        return False
+    return True
+
+
+def _is_header(first, feature_cols, col, rest) -> bool:
     """Whether a CSV file's first line is a header: a feature cell that is
     not a number, or, with labels, a label that is not a number where every
     other line's label is (feature names that are numbers, ``y,1,2,3``; the
     line would otherwise be read as an example of a class named ``y``)."""
-    if not numeric([first[c] for c in feature_cols]):
+    if not _numbers([first[c] for c in feature_cols]):
         return True
-    if col is None or numeric([first[col]]) or not rest:
+    if col is None or _numbers([first[col]]) or not rest:
         return False
-    return all(len(cells) > col and numeric([cells[col]]) for _, cells in rest)
+    return all(len(cells) > col and _numbers([cells[col]]) for _, cells in rest)
 
 
 def _read_csv(path: str, label_column: int, n_features: int | None, max_mb: float):
@@ -204,13 +213,6 @@ def _read_csv(path: str, label_column: int, n_features: int | None, max_mb: floa
         raise CLIError(f"{path}: no examples")
     width = len(rows[0][1])
 
-    def numeric(cells):
-        try:
-            [float(c) for c in cells]
-        except ValueError:
-            return False
-        return True
-
     first = rows[0][1]
     has_labels = n_features is None or width == n_features + 1
     if n_features is not None and width not in (n_features, n_features + 1):
@@ -222,7 +224,7 @@ def _read_csv(path: str, label_column: int, n_features: int | None, max_mb: floa
         raise CLIError(f"--label-column {label_column} is outside the {width} columns of {path}")
     col = label_column % width if has_labels else None
     feature_cols = [c for c in range(width) if c != col]
-    if _is_header(first, feature_cols, col, rows[1:], numeric):
+    if _is_header(first, feature_cols, col, rows[1:]):
         rows = rows[1:]
         if not rows:
             raise CLIError(f"{path}: a header line but no examples")
