@@ -26,7 +26,8 @@
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::sync::Mutex;
+use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
 /// How long the idle helper spins before it parks.
@@ -83,9 +84,37 @@ struct Shared {
     panicked: AtomicBool,
     sleeping: AtomicBool,
     quit: AtomicBool,
+    /// Set by a caller that parks until the helper finishes its pieces (see
+    /// [`Team::run`]); the helper then wakes the thread in `waiter`.
+    waiting: AtomicBool,
+    waiter: Mutex<Option<Thread>>,
 }
 
 impl Shared {
+    /// Parks the calling thread until the helper has finished `theirs`
+    /// pieces of the current job. The flag and the count are both
+    /// sequentially consistent, as in the helper's [`Shared::finished`]:
+    /// either the helper sees `waiting` and wakes this thread, or this thread
+    /// sees the count; an early wake-up only costs one more check.
+    fn park_until_done(&self, theirs: usize) {
+        *self.waiter.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread::current());
+        self.waiting.store(true, Ordering::SeqCst);
+        while self.helper_done.load(Ordering::SeqCst) < theirs {
+            thread::park_timeout(PARK);
+        }
+        self.waiting.store(false, Ordering::SeqCst);
+    }
+
+    /// The helper's account of a finished piece, waking a parked caller.
+    fn finished(&self) {
+        self.helper_done.fetch_add(1, Ordering::SeqCst);
+        if self.waiting.load(Ordering::SeqCst) {
+            if let Some(caller) = &*self.waiter.lock().unwrap_or_else(|e| e.into_inner()) {
+                caller.unpark();
+            }
+        }
+    }
+
     /// Claims the next piece of job `epoch`, if any is left.
     fn claim(&self, epoch: u32) -> Option<usize> {
         let mut s = self.state.load(Ordering::Acquire);
@@ -217,6 +246,8 @@ impl Team {
             panicked: AtomicBool::new(false),
             sleeping: AtomicBool::new(false),
             quit: AtomicBool::new(false),
+            waiting: AtomicBool::new(false),
+            waiter: Mutex::new(None),
         });
         let theirs = Arc::clone(&shared);
         let helper = thread::Builder::new()
@@ -297,7 +328,10 @@ impl Team {
                 if spins < 1 << 12 {
                     std::hint::spin_loop();
                 } else {
-                    thread::yield_now();
+                    // A long piece on the helper (one piece of an uneven job
+                    // can be most of it): wait without holding the core.
+                    sh.park_until_done(theirs);
+                    break;
                 }
             }
             let beyond = waiting.elapsed().saturating_sub(longest_piece);
@@ -426,7 +460,7 @@ fn helper_loop(sh: &Shared) {
             if catch_unwind(AssertUnwindSafe(|| job(c))).is_err() {
                 sh.panicked.store(true, Ordering::Relaxed);
             }
-            sh.helper_done.fetch_add(1, Ordering::Release);
+            sh.finished();
         }
     }
 }
@@ -462,6 +496,39 @@ mod tests {
         let sums = team.map_chunks(&mut a, 100, |_, p| p.iter().sum::<u64>());
         assert_eq!(sums.len(), 11);
         assert_eq!(sums.iter().sum::<u64>(), (0..1003u64).sum::<u64>());
+    }
+
+    /// The calling thread's CPU time in nanoseconds, where Linux reports it.
+    fn thread_cpu_ns() -> Option<u64> {
+        let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        stat.split_whitespace().next()?.parse().ok()
+    }
+
+    #[test]
+    fn a_caller_waiting_for_a_long_helper_piece_does_not_hold_its_core() {
+        let team = Team::new().expect("a thread");
+        let caller = thread::current().id();
+        let hits = AtomicUsize::new(0);
+        let before = thread_cpu_ns();
+        let started = Instant::now();
+        // The helper's pieces are long and the caller's short: the caller
+        // runs out of pieces and waits for the helper's.
+        team.run(16, &|_| {
+            let long = thread::current().id() != caller;
+            thread::sleep(Duration::from_millis(if long { 300 } else { 2 }));
+            hits.fetch_add(1, Ordering::Relaxed);
+        });
+        let waited = started.elapsed();
+        assert_eq!(hits.load(Ordering::Relaxed), 16);
+        if let (Some(a), Some(b)) = (before, thread_cpu_ns()) {
+            if waited >= Duration::from_millis(250) {
+                let busy = Duration::from_nanos(b - a);
+                assert!(
+                    busy < Duration::from_millis(100),
+                    "{busy:?} busy of {waited:?}"
+                );
+            }
+        }
     }
 
     #[test]
