@@ -436,9 +436,13 @@ fn float64_and_float32_paths_agree_on_ordinary_data() {
     let src = rbf_source(&x, 0.7);
     let (oa, ob) = (objective(&src, &y, &a.alpha), objective(&src, &y, &b.alpha));
     assert!((oa - ob).abs() < 1e-4 * ob.abs().max(1.0), "{oa} vs {ob}");
-    // Precomputed kernels take the f64 path too when asked.
+    // Precomputed kernels take the f64 path too when asked: given the
+    // dense path's own f64 kernel columns, the same solution.
     let n = 80;
-    let gram: Vec<f64> = (0..n * n).map(|k| src.eval(k / n, k % n)).collect();
+    let mut gram = vec![0.0; n * n];
+    for (i, column) in gram.chunks_exact_mut(n).enumerate() {
+        src.fill64(i, (0, n), 1.0, &vec![1.0; n], column);
+    }
     let pre = problem(KernelSource::precomputed(gram, n).unwrap(), &y, &upper)
         .solve_with(&opts(1e-4), Precision::Float64)
         .unwrap();
