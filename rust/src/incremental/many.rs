@@ -1,10 +1,10 @@
 //! One batch of a multiclass stream learnt by every binary learner at once
 //! (`IncrementalLearner.learn_many`): each learner takes its rows of the
 //! batch (a pair of classes, or one class against the rest), on the calling
-//! thread or shared between two threads, largest store first.
+//! thread or shared between it and one helper thread, largest store first.
 
 use super::*;
-use crate::runtime::team::Team;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One batch of a multiclass stream: row-major `x` (`d` features), each
 /// row's class index `cls` and stream position `seen`, and per learner its
@@ -82,8 +82,8 @@ fn learn_problem(
 }
 
 /// Every learner learns its rows of `batch` (learner `k` the problem
-/// `batch.problems[k]`), on the calling thread, or with `threads > 1` on a
-/// two-thread [`Team`] (the learners taken largest first, each by one
+/// `batch.problems[k]`), on the calling thread, or with `threads > 1` on it
+/// and one helper thread (the learners taken largest first, each by one
 /// thread; the results do not depend on the split). Signals are answered
 /// from the calling thread (`poll`); a stop there stops the helper's
 /// learner before its next example too. The first error in learner order
@@ -96,18 +96,13 @@ pub fn learn_many(
     poll: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Vec<Learnt>> {
     let problems = batch.problems;
-    let team = if threads > 1 && learners.len() > 1 {
-        Team::new()
-    } else {
-        None
-    };
-    let Some(team) = team else {
+    if threads < 2 || learners.len() < 2 {
         return learners
             .iter_mut()
             .zip(problems)
             .map(|(lr, &p)| learn_problem(lr, batch, p, opts, poll))
             .collect();
-    };
+    }
     let ctl = Control::new();
     let opts = OnlineOptions {
         control: ctl.clone(),
@@ -122,20 +117,47 @@ pub fn learn_many(
     order.sort_by_key(|&k| std::cmp::Reverse(learners[k].len()));
     let slots: Vec<std::sync::Mutex<&mut &mut OnlineLearner>> =
         learners.iter_mut().map(std::sync::Mutex::new).collect();
-    let done = team.map(order.len(), |c| {
-        let k = order[c];
-        let mut lr = slots[k].lock().unwrap_or_else(|e| e.into_inner());
-        let mut check = || -> Result<()> {
-            let outcome = poll.call();
-            if outcome.is_err() {
-                ctl.cancel();
+    let next = AtomicUsize::new(0);
+    // Each thread takes the next learner until none is left. One job per
+    // batch: the helper ends with it (a spawned thread, not a team that
+    // spins for more work), and the caller waits for it by joining, off its
+    // core, when the helper holds the longest learner.
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&k) = order.get(c) else {
+                return done;
+            };
+            let mut lr = slots[k].lock().unwrap_or_else(|e| e.into_inner());
+            let mut check = || -> Result<()> {
+                let outcome = poll.call();
+                if outcome.is_err() {
+                    ctl.cancel();
+                }
+                outcome
+            };
+            done.push((
+                k,
+                learn_problem(&mut lr, batch, problems[k], &opts, &mut check),
+            ));
+        }
+    };
+    let done = std::thread::scope(|s| {
+        // Without a thread (the system refuses one) the caller takes every
+        // learner; the results do not depend on the split.
+        let helper = std::thread::Builder::new()
+            .name("localsvm-learn".into())
+            .spawn_scoped(s, work)
+            .ok();
+        let mut done = work();
+        if let Some(h) = helper {
+            match h.join() {
+                Ok(theirs) => done.extend(theirs),
+                Err(payload) => std::panic::resume_unwind(payload),
             }
-            outcome
-        };
-        (
-            k,
-            learn_problem(&mut lr, batch, problems[k], &opts, &mut check),
-        )
+        }
+        done
     });
     let mut out: Vec<Option<Result<Learnt>>> = (0..learners.len()).map(|_| None).collect();
     for (k, r) in done {
@@ -146,7 +168,7 @@ pub fn learn_many(
         .collect()
 }
 
-/// The calling thread's poll, shared with a [`Team`] job: only the thread
+/// The calling thread's poll, shared with the helper: only the thread
 /// that made it calls it ([`CallerOnly::call`] does nothing on another).
 struct CallerOnly<'a> {
     poll: std::cell::UnsafeCell<&'a mut dyn FnMut() -> Result<()>>,
