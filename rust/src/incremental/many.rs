@@ -4,7 +4,12 @@
 //! thread or shared between it and one helper thread, largest store first.
 
 use super::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// How often the caller, its learners done, answers signals while the
+/// helper finishes its own.
+const WAIT_POLL: Duration = Duration::from_millis(50);
 
 /// One batch of a multiclass stream: row-major `x` (`d` features), each
 /// row's class index `cls` and stream position `seen`, and per learner its
@@ -143,22 +148,42 @@ pub fn learn_many(
             ));
         }
     };
-    let done = std::thread::scope(|s| {
+    let finished = AtomicBool::new(false);
+    let caller = std::thread::current();
+    let (done, stopped) = std::thread::scope(|s| {
         // Without a thread (the system refuses one) the caller takes every
         // learner; the results do not depend on the split.
         let helper = std::thread::Builder::new()
             .name("localsvm-learn".into())
-            .spawn_scoped(s, work)
+            .spawn_scoped(s, || {
+                let theirs = work();
+                finished.store(true, Ordering::Release);
+                caller.unpark();
+                theirs
+            })
             .ok();
         let mut done = work();
+        let mut stopped = Ok(());
         if let Some(h) = helper {
+            // Signals are still answered while the helper finishes its
+            // learner: a stop cancels it before its next example.
+            while !finished.load(Ordering::Acquire) {
+                if stopped.is_ok() {
+                    stopped = poll.call();
+                    if stopped.is_err() {
+                        ctl.cancel();
+                    }
+                }
+                std::thread::park_timeout(WAIT_POLL);
+            }
             match h.join() {
                 Ok(theirs) => done.extend(theirs),
                 Err(payload) => std::panic::resume_unwind(payload),
             }
         }
-        done
+        (done, stopped)
     });
+    stopped?;
     let mut out: Vec<Option<Result<Learnt>>> = (0..learners.len()).map(|_| None).collect();
     for (k, r) in done {
         out[k] = Some(r);
