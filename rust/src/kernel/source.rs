@@ -68,6 +68,43 @@ fn in_chunks<T: Send>(
     }
 }
 
+/// Entries per stack block of [`kernel_run`]'s RBF exponentials.
+const RUN_BLOCK: usize = 256;
+
+/// `out[k] = value(s + k, K)` with `K` the kernel value of the dot product
+/// and squared norms `terms(s + k)` gives ([`KernelKind::from_dot`]); the
+/// RBF values in blocks, their exponentials by the vectorised
+/// [`exp_scaled`] as the dense `f64` columns' (so a sparse and a dense copy
+/// of the same rows give the same values where their distances agree).
+fn kernel_run<T>(
+    kind: KernelKind,
+    s: usize,
+    out: &mut [T],
+    value: &impl Fn(usize, f64) -> T,
+    terms: impl Fn(usize) -> (f64, f64, f64),
+) {
+    let KernelKind::Rbf { gamma } = kind else {
+        for (k, slot) in out.iter_mut().enumerate() {
+            let (dot, sq_a, sq_b) = terms(s + k);
+            *slot = value(s + k, kind.from_dot(dot, sq_a, sq_b));
+        }
+        return;
+    };
+    let mut block = [0.0f64; RUN_BLOCK];
+    for (b, part) in out.chunks_mut(RUN_BLOCK).enumerate() {
+        let from = s + b * RUN_BLOCK;
+        let d2 = &mut block[..part.len()];
+        for (k, v) in d2.iter_mut().enumerate() {
+            let (dot, sq_a, sq_b) = terms(from + k);
+            *v = (sq_a + sq_b - 2.0 * dot).max(0.0);
+        }
+        exp_scaled(d2, -gamma);
+        for (k, (slot, &v)) in part.iter_mut().zip(d2.iter()).enumerate() {
+            *slot = value(from + k, v);
+        }
+    }
+}
+
 /// A sparse source's two zeroed work vectors: the dense row a column's row
 /// is scattered into ([`CsrRows::scatter`], `d` values), and the dot
 /// products accumulated over the transpose ([`Csc::accumulate`], `n`
@@ -221,21 +258,20 @@ impl KernelSource {
                 cols.accumulate(idx, val, acc);
                 let acc_ref: &[f64] = acc;
                 in_chunks(out, start, 1, |s, chunk| {
-                    for (k, slot) in chunk.iter_mut().enumerate() {
-                        let t = perm[s + k];
-                        *slot = value(s + k, kind.from_dot(acc_ref[t], sq_i, rows.sq_norm(t)));
-                    }
+                    kernel_run(*kind, s, chunk, &value, |t| {
+                        let t = perm[t];
+                        (acc_ref[t], sq_i, rows.sq_norm(t))
+                    });
                 });
                 cols.clear(idx, acc);
             } else {
                 rows.scatter(r, w);
                 let w_ref: &[f64] = w;
                 in_chunks(out, start, per_row, |s, chunk| {
-                    for (k, slot) in chunk.iter_mut().enumerate() {
-                        let t = perm[s + k];
-                        let dot = rows.gather_dot(t, w_ref);
-                        *slot = value(s + k, kind.from_dot(dot, sq_i, rows.sq_norm(t)));
-                    }
+                    kernel_run(*kind, s, chunk, &value, |t| {
+                        let t = perm[t];
+                        (rows.gather_dot(t, w_ref), sq_i, rows.sq_norm(t))
+                    });
                 });
                 rows.clear(r, w);
             }
