@@ -3,6 +3,7 @@
 
 use super::rows::Rows;
 use crate::error::{checked_len, memory_error, try_filled, Result};
+use crate::numeric::simd;
 
 /// A feature-major `f32` copy of a set of rows (`data[f·n + t]` is feature
 /// `f` of row `t`), the layout the vectorised kernel loops read: one pass over
@@ -174,5 +175,139 @@ impl Query {
     /// centred or scaled (as SVMs want anyway).
     pub(super) fn sparse(&self) -> bool {
         4 * self.nonzero.len() <= 3 * self.row.len()
+    }
+}
+
+/// The largest [`Columns64`] made: a fit's memory stays within what its
+/// float64 rows and cache take (the rows once more would be a third copy of
+/// the training data), plus this much; larger data sets fill row by row.
+pub const COLUMNS64_MAX_BYTES: usize = 64 << 20;
+
+/// The rows feature by feature in `f64` (`data[f·n + t]` is feature `f` of
+/// row `t`), for the `float64` RBF columns: their squared distances are
+/// summed across rows one feature at a time, so the loop vectorises over
+/// rows ([`Columns64::sq_dists`]), the same sums as [`sq_dist_in_order`]
+/// row by row.
+#[derive(Clone, Debug)]
+pub struct Columns64 {
+    data: Vec<f64>,
+    n: usize,
+}
+
+impl Columns64 {
+    /// The copy of `rows`; `None` beyond [`COLUMNS64_MAX_BYTES`] or when it
+    /// cannot be allocated (the fills then go row by row, to the same
+    /// values).
+    pub fn try_new(rows: &Rows) -> Option<Columns64> {
+        let (n, d) = (rows.n(), rows.d());
+        let len = n.checked_mul(d)?;
+        if len.saturating_mul(std::mem::size_of::<f64>()) > COLUMNS64_MAX_BYTES {
+            return None;
+        }
+        let mut data = try_filled(len, 0.0f64, "", "").ok()?;
+        for t in 0..n {
+            for (f, &v) in rows.row(t).iter().enumerate() {
+                data[f * n + t] = v;
+            }
+        }
+        Some(Columns64 { data, n })
+    }
+
+    /// Applies a sequence of swaps of rows, in order.
+    pub fn swap_many(&mut self, swaps: &[(usize, usize)]) {
+        if self.n == 0 {
+            return;
+        }
+        for col in self.data.chunks_exact_mut(self.n) {
+            for &(i, j) in swaps {
+                col.swap(i, j);
+            }
+        }
+    }
+
+    /// `out[k] = Σ_f (x_{start+k, f} − q_f)²`, the features in order.
+    pub fn sq_dists(&self, q: &[f64], start: usize, out: &mut [f64]) {
+        sq_dists_across(&self.data, self.n, q, start, out);
+    }
+}
+
+/// Rows per tile of [`Columns64::sq_dists`] (4 KiB of sums).
+const SQ_DIST_TILE: usize = 512;
+
+simd::multiversion! {
+    /// [`Columns64::sq_dists`]'s loop: one pass over the rows per feature,
+    /// plain multiplies and adds (no fused ones) as in [`sq_dist_in_order`].
+    fn sq_dists_across, fn sq_dists_across_impl(
+        data: &[f64],
+        n: usize,
+        q: &[f64],
+        start: usize,
+        out: &mut [f64],
+    ) {
+        let _ = FMA;
+        // In tiles that stay in the first-level cache across the features.
+        for (c, tile) in out.chunks_mut(SQ_DIST_TILE).enumerate() {
+            let from = start + c * SQ_DIST_TILE;
+            tile.iter_mut().for_each(|o| *o = 0.0);
+            for (f, &qf) in q.iter().enumerate() {
+                let col = &data[f * n + from..f * n + from + tile.len()];
+                for (o, &v) in tile.iter_mut().zip(col) {
+                    let t = v - qf;
+                    *o += t * t;
+                }
+            }
+        }
+    }
+}
+
+/// `‖a − b‖²` summed feature by feature in order, with plain multiplies and
+/// adds: the value [`Columns64::sq_dists`] gives for each row.
+#[inline]
+pub fn sq_dist_in_order(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (&x, &y) in a.iter().zip(b) {
+        let t = x - y;
+        s += t * t;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_major_distances_are_the_row_by_row_sums_bit_for_bit() {
+        // Odd row counts and widths (tiles and vector tails), magnitudes far
+        // apart, and the rows permuted as shrinking does.
+        let mut state = 7u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        };
+        for (n, d) in [(1, 1), (7, 3), (1037, 9), (2 * SQ_DIST_TILE + 5, 22)] {
+            let data: Vec<f64> = (0..n * d)
+                .map(|k| next() * [1.0, 1e4, 1e-3][k % 3])
+                .collect();
+            let mut rows = Rows::new(data, n, d).unwrap();
+            let mut cols = Columns64::try_new(&rows).unwrap();
+            let swaps: Vec<(usize, usize)> = (0..n / 2).map(|k| (k, n - 1 - k / 2)).collect();
+            for &(i, j) in &swaps {
+                rows.swap(i, j);
+            }
+            cols.swap_many(&swaps);
+            for i in [0, n / 2, n - 1] {
+                for start in [0, n / 3] {
+                    let mut got = vec![f64::NAN; n - start];
+                    cols.sq_dists(rows.row(i), start, &mut got);
+                    for (k, g) in got.iter().enumerate() {
+                        let want = sq_dist_in_order(rows.row(i), rows.row(start + k));
+                        assert_eq!(g.to_bits(), want.to_bits(), "n={n} d={d} i={i} row {k}");
+                    }
+                }
+            }
+        }
     }
 }

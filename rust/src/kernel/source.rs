@@ -10,9 +10,9 @@ use super::fill::{fill_one, fill_two};
 use super::gram::{Gram, GramRow};
 use super::kinds::KernelKind;
 use super::matrix::{check_indices, check_kernel_values, exp_scaled, gather_square, TrainingData};
-use super::panel::{Panel, Query};
+use super::panel::{sq_dist_in_order, Columns64, Panel, Query};
 use super::precision::{resolve, Magnitudes, Precision, QValue};
-use super::rows::{gather_rows, kernel_value, sq_dist, Rows};
+use super::rows::{gather_rows, kernel_value, Rows};
 use crate::error::{try_copy, value_error, Result};
 
 /// Rows × features below which a kernel column is filled on one thread:
@@ -156,6 +156,10 @@ pub enum KernelSource {
         kind: KernelKind,
         rows: Rows,
         panel: OnceLock<Panel>,
+        /// The rows feature by feature in `f64`, made by the first `f64`
+        /// RBF fill (`None`: no room for it; the fills then go row by row,
+        /// to the same values).
+        cols64: OnceLock<Option<Columns64>>,
     },
     /// Sparse feature rows (CSR), addressed through a permutation; every
     /// kernel value is computed in `f64` from dot products over stored
@@ -200,6 +204,7 @@ impl KernelSource {
             kind,
             rows,
             panel: OnceLock::new(),
+            cols64: OnceLock::new(),
         })
     }
 
@@ -442,7 +447,9 @@ impl KernelSource {
     ) {
         debug_assert_eq!(out.len(), end - start);
         match self {
-            KernelSource::Dense { kind, rows, panel } => {
+            KernelSource::Dense {
+                kind, rows, panel, ..
+            } => {
                 let panel = panel.get_or_init(|| Panel::new(rows));
                 with_queries(panel, (i, None), |q, _| {
                     in_chunks(out, start, panel.d(), |s, chunk| {
@@ -470,7 +477,9 @@ impl KernelSource {
         out_j: &mut [f32],
     ) {
         match self {
-            KernelSource::Dense { kind, rows, panel } => {
+            KernelSource::Dense {
+                kind, rows, panel, ..
+            } => {
                 let panel = panel.get_or_init(|| Panel::new(rows));
                 with_queries(panel, (i, Some(j)), |qi, qj| {
                     if (end - start) * panel.d().max(1) >= PARALLEL_WORK {
@@ -521,15 +530,27 @@ impl KernelSource {
     ) {
         debug_assert_eq!(out.len(), end - start);
         match self {
-            KernelSource::Dense { kind, rows, .. } => {
+            KernelSource::Dense {
+                kind, rows, cols64, ..
+            } => {
                 let (xi, sq_i) = (rows.row(i), rows.sq_norm(i));
+                let cols = match kind {
+                    KernelKind::Rbf { .. } => cols64.get_or_init(|| Columns64::try_new(rows)),
+                    _ => &None,
+                };
                 in_chunks(out, start, rows.d(), |s, chunk| {
                     if let KernelKind::Rbf { gamma } = *kind {
-                        // The squared distances, then their exponentials in
-                        // one vectorised pass (within an ulp of `f64::exp`,
-                        // at a fraction of its scalar cost).
-                        for (k, slot) in chunk.iter_mut().enumerate() {
-                            *slot = sq_dist(xi, rows.row(s + k));
+                        // The squared distances (across rows feature by
+                        // feature, or row by row: the same sums), then their
+                        // exponentials in one vectorised pass (within an ulp
+                        // of `f64::exp`, at a fraction of its scalar cost).
+                        match cols {
+                            Some(cols) => cols.sq_dists(xi, s, chunk),
+                            None => {
+                                for (k, slot) in chunk.iter_mut().enumerate() {
+                                    *slot = sq_dist_in_order(xi, rows.row(s + k));
+                                }
+                            }
                         }
                         exp_scaled(chunk, -gamma);
                         for (k, slot) in chunk.iter_mut().enumerate() {
@@ -586,12 +607,20 @@ impl KernelSource {
     /// Applies a sequence of swaps, in order.
     pub fn swap_many(&mut self, swaps: &[(usize, usize)]) {
         match self {
-            KernelSource::Dense { rows, panel, .. } => {
+            KernelSource::Dense {
+                rows,
+                panel,
+                cols64,
+                ..
+            } => {
                 for &(i, j) in swaps {
                     rows.swap(i, j);
                 }
                 if let Some(panel) = panel.get_mut() {
                     panel.swap_many(swaps);
+                }
+                if let Some(Some(cols)) = cols64.get_mut() {
+                    cols.swap_many(swaps);
                 }
             }
             KernelSource::Precomputed { perm, .. } | KernelSource::Sparse { perm, .. } => {
@@ -610,6 +639,7 @@ impl KernelSource {
                 kind: *kind,
                 rows: rows.gather(idx)?,
                 panel: OnceLock::new(),
+                cols64: OnceLock::new(),
             },
             KernelSource::Sparse {
                 kind, rows, perm, ..

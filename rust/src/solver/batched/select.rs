@@ -84,7 +84,9 @@ pub(super) fn apply_swaps<T>(v: &mut [T], swaps: &[(usize, usize)]) {
 /// The kind, rows and `f32` panel of a dense source.
 pub(super) fn dense_parts(source: &KernelSource) -> Option<(KernelKind, &Rows, &Panel)> {
     match source {
-        KernelSource::Dense { kind, rows, panel } => Some((*kind, rows, panel.get()?)),
+        KernelSource::Dense {
+            kind, rows, panel, ..
+        } => Some((*kind, rows, panel.get()?)),
         _ => None,
     }
 }

@@ -493,7 +493,10 @@ fn block_values_are_the_columns_bit_for_bit() {
     let n = 300;
     let (x, y) = overlapping(n);
     let src = prepared(&x, n);
-    let KernelSource::Dense { kind, rows, panel } = &src else {
+    let KernelSource::Dense {
+        kind, rows, panel, ..
+    } = &src
+    else {
         unreachable!("a dense source");
     };
     let panel = panel.get().unwrap();
