@@ -1212,14 +1212,24 @@ class _BaseSVMCV(BaseKernelEstimator):
         else:
             sink.append((category, message))
 
-    def _best(self, method: str):
+    def _best(self, method: str, X):
+        """``method`` of the refitted model on ``X``, whose feature count
+        and names are checked against this search's fit first: a mismatch
+        is reported in this estimator's name, not in its refitted model's
+        (SVC, SVR), and only once."""
         check_is_fitted(self)
         if not self.refit:
             raise AttributeError(
                 f"{type(self).__name__} was fitted with refit=False: {method} needs the "
                 "model refitted on all the data"
             )
-        return self.best_estimator_
+        validate_data(self, X, reset=False, skip_check_array=True)
+        with warnings.catch_warnings():
+            # Said above, in this estimator's name.
+            warnings.filterwarnings(
+                "ignore", message="X (does not have valid|has) feature names", category=UserWarning
+            )
+            return getattr(self.best_estimator_, method)(X)
 
     def predict(self, X):
         """Predict with the refitted best model.
@@ -1234,7 +1244,7 @@ class _BaseSVMCV(BaseKernelEstimator):
         ndarray of shape (n_samples,)
             Predicted classes or targets.
         """
-        return self._best("predict").predict(X)
+        return self._best("predict", X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1705,7 +1715,7 @@ class SVCCV(ClassifierMixin, _BaseSVMCV):
         ndarray of shape (n_samples,) or (n_samples, n_classes)
             As :meth:`localsvm.SVC.decision_function`.
         """
-        return self._best("decision_function").decision_function(X)
+        return self._best("decision_function", X)
 
 
 @_search_docs

@@ -1,0 +1,40 @@
+"""Bad input to the searches and to CellSVC's per-cell tuning: one clear
+message, in the name of the estimator the user called."""
+
+import warnings
+
+import pandas as pd
+import pytest
+from sklearn.datasets import make_classification, make_regression
+
+from localsvm import SVCCV, SVRCV
+
+
+@pytest.mark.parametrize("method", ["predict", "decision_function", "score"])
+def test_svccv_names_itself_when_x_has_the_wrong_number_of_features(method):
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    search = SVCCV(Cs=[1.0], gammas=[0.2], cv=3).fit(X, y)
+    args = (X[:, :3], y) if method == "score" else (X[:, :3],)
+    with pytest.raises(ValueError, match="X has 3 features, but SVCCV is expecting 4"):
+        getattr(search, method)(*args)
+
+
+def test_svrcv_names_itself_when_x_has_the_wrong_number_of_features():
+    X, y = make_regression(n_samples=60, n_features=4, random_state=0)
+    search = SVRCV(Cs=[1.0], gammas=[0.2], epsilons=[0.1], cv=3).fit(X, y)
+    with pytest.raises(ValueError, match="X has 2 features, but SVRCV is expecting 4"):
+        search.predict(X[:, :2])
+
+
+def test_search_warns_once_in_its_own_name_about_feature_names():
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    search = SVCCV(Cs=[1.0], gammas=[0.2], cv=3).fit(frame, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.predict(X)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1, messages
+    assert "SVCCV was fitted with feature names" in messages[0]
+    with pytest.raises(ValueError, match="Feature names must be in the same order"):
+        search.predict(frame[["b", "a", "c", "d"]])
