@@ -3,6 +3,7 @@ message, in the name of the estimator the user called."""
 
 import warnings
 
+import numpy as np
 import pandas as pd
 import pytest
 from sklearn.datasets import make_classification, make_regression
@@ -38,3 +39,29 @@ def test_search_warns_once_in_its_own_name_about_feature_names():
     assert "SVCCV was fitted with feature names" in messages[0]
     with pytest.raises(ValueError, match="Feature names must be in the same order"):
         search.predict(frame[["b", "a", "c", "d"]])
+
+
+def _nan_scoring(estimator, X, y):
+    return float("nan")
+
+
+@pytest.mark.parametrize("Search", [SVCCV, SVRCV])
+def test_a_scoring_of_only_nan_gives_one_error_and_no_warning(Search):
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    if Search is SVRCV:
+        y = X[:, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=f"Every held-out score of {Search.__name__} is NaN"):
+            Search(Cs=[1.0, 10.0], gammas=[0.2], cv=3, scoring=_nan_scoring).fit(X, y)
+
+
+def test_failed_fits_and_nan_scores_together_give_one_error_naming_both():
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    one_class = np.flatnonzero(y == 0)
+    rest = np.setdiff1d(np.arange(60), one_class[:20])
+    cv = [(one_class[:20], rest), (np.arange(40), np.arange(40, 60))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"is NaN: scoring=.*1 of the 2 fits failed"):
+            SVCCV(Cs=[1.0], gammas=[0.2], cv=cv, scoring=_nan_scoring).fit(X, y)

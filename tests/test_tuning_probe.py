@@ -416,8 +416,10 @@ def test_svrcv_r2_on_one_held_out_row_is_nan_as_grid_search():
     with pytest.warns(UserWarning, match="1 of 2 held-out scores are not finite"):
         ours = SVRCV(Cs=[1.0], gammas=[0.2], epsilons=[0.1], cv=one).fit(X, y)
     assert np.isnan(ours.cv_results_["split0_test_score"][0])
-    with pytest.raises(ValueError, match="R² needs at least two held-out rows"):
-        with pytest.warns(UserWarning, match="40 of 40 held-out scores"):
+    # Every score NaN: one error, no warning repeating it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="R² needs at least two held-out rows"):
             SVRCV(Cs=[1.0, 10.0], gammas=[0.2], epsilons=[0.1], cv=LeaveOneOut()).fit(X, y)
     # A score defined on one row chooses as usual.
     mse = SVRCV(
@@ -432,7 +434,9 @@ def test_svrcv_r2_on_one_held_out_row_is_nan_as_grid_search():
 
 def test_a_scorer_giving_only_nan_is_named_not_blamed_on_failed_fits():
     X, y = make_classification(n_samples=60, n_features=4, random_state=0)
-    with pytest.warns(UserWarning, match="not finite"):
+    # One message: the error, without a warning saying the same before it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         with pytest.raises(ValueError, match="Every held-out score of SVCCV is NaN: scoring="):
             SVCCV(Cs=[1.0], gammas=[0.2], cv=3, scoring=lambda est, X, y: np.nan).fit(X, y)
 

@@ -981,14 +981,18 @@ class _BaseSVMCV(BaseKernelEstimator):
                 fit_time[v, f, k] = secs / n_c
                 unconverged[v, k] |= not conv[j]
                 iters[v, k] += int(it[j])
-        if failures:
+        # Every score NaN, some by scoring: _fill_results' error names the
+        # failed fits too, and a warning before it would say it twice. (All
+        # fits failed: warned and raised, as GridSearchCV does.)
+        all_nan = bool(non_finite) and bool(np.isnan(scores).all())
+        if failures and not all_nan:
             self._warn(
                 f"{len(failures)} of {scores.size} fits failed and were scored "
                 f"error_score={self.error_score!r}. The first reason: {failures[0]}",
                 FitFailedWarning,
             )
         smallest = min(valid.size for _, valid in folds)
-        if non_finite:
+        if non_finite and not all_nan:
             # As GridSearchCV does for scores that are not finite.
             k, v, f = non_finite[0]
             self._warn(
@@ -1015,6 +1019,8 @@ class _BaseSVMCV(BaseKernelEstimator):
             cs,
             variants,
             failed=failures[0] if failures else None,
+            n_failed=len(failures),
+            n_non_finite=len(non_finite),
             smallest=smallest,
         )
         # In cv_results_' order: candidate (C number ic, variant v) at ic · n_v + v.
@@ -1090,7 +1096,16 @@ class _BaseSVMCV(BaseKernelEstimator):
         return ""
 
     def _fill_results(
-        self, scores, fit_time, score_time, cs, variants, failed=None, smallest=2
+        self,
+        scores,
+        fit_time,
+        score_time,
+        cs,
+        variants,
+        failed=None,
+        n_failed=0,
+        n_non_finite=0,
+        smallest=2,
     ) -> None:
         """``cv_results_`` in ``GridSearchCV``'s layout over the grid ``{'C':
         Cs, ...}``: the candidate of ``C`` number ``ic`` and variant ``v`` at
@@ -1135,14 +1150,21 @@ class _BaseSVMCV(BaseKernelEstimator):
         res["rank_test_score"] = rankdata(-key, method="min").astype(np.int32)
         self.cv_results_ = res
         if np.all(np.isnan(split)):
-            if failed:
+            if failed and not n_non_finite:
                 raise ValueError(
                     f"All the {split.size} fits of {type(self).__name__} failed: no score to "
                     f"choose by. The first reason: {failed}"
                 )
+            also = ""
+            if failed:
+                also = (
+                    f" ({n_failed} of the {split.size} fits failed and were scored "
+                    f"error_score={self.error_score!r}; the first reason: {failed})"
+                )
             raise ValueError(
                 f"Every held-out score of {type(self).__name__} is NaN: scoring="
                 f"{self.scoring!r} gave no score to choose by on these folds"
+                + also
                 + self._non_finite_hint(smallest)
             )
         self.best_index_ = int(np.argmin(res["rank_test_score"]))
