@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.datasets import make_classification, make_regression
+from sklearn.model_selection import GroupKFold, KFold, LeaveOneGroupOut, PredefinedSplit
 
-from localsvm import SVCCV, SVRCV
+from localsvm import SVCCV, SVRCV, CellSVC
 
 
 @pytest.mark.parametrize("method", ["predict", "decision_function", "score"])
@@ -65,3 +66,28 @@ def test_failed_fits_and_nan_scores_together_give_one_error_naming_both():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match=r"is NaN: scoring=.*1 of the 2 fits failed"):
             SVCCV(Cs=[1.0], gammas=[0.2], cv=cv, scoring=_nan_scoring).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "cv",
+    [
+        PredefinedSplit(np.arange(200) % 3),
+        GroupKFold(3),
+        LeaveOneGroupOut(),
+    ],
+)
+def test_cell_svc_refuses_a_split_over_all_rows_before_any_work(cv):
+    # A cell's search sees the cell's rows only: PredefinedSplit named rows
+    # past the cell's ("outside the 162 rows of X") and a group splitter
+    # asked for groups SVCCV does not take, both from inside a cell.
+    X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    est = CellSVC(tune=True, n_cells=2, cv=cv, random_state=0)
+    with pytest.raises(ValueError, match=r"cannot be applied within a cell.*SVCCV"):
+        est.fit(X, y)
+    assert not hasattr(est, "cell_models_")
+
+
+def test_cell_svc_takes_a_splitter_of_any_rows():
+    X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    est = CellSVC(tune=True, n_cells=2, Cs=2, gammas=2, cv=KFold(3), random_state=0)
+    assert est.fit(X, y).cell_tuned_.all()

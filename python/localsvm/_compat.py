@@ -1,9 +1,11 @@
 """Every use of scikit-learn's private API, in one place.
 
-localsvm relies on two private pieces of scikit-learn: the ``_fit_context``
+localsvm relies on three private pieces of scikit-learn: the ``_fit_context``
 decorator (parameter validation once per ``fit``, nested estimators
-skipped) and the parameter-constraint classes of
-``sklearn.utils._param_validation`` (so our errors read as scikit-learn's).
+skipped), the parameter-constraint classes of
+``sklearn.utils._param_validation`` (so our errors read as scikit-learn's)
+and ``GroupsConsumerMixin``, the base of the splitters that split by
+groups (which :class:`localsvm.CellSVC`'s per-cell search refuses).
 A scikit-learn release that moves them breaks this module only;
 ``pyproject.toml`` states the range the test suite runs against.
 
@@ -17,6 +19,7 @@ methods), so nothing else is needed.
 from __future__ import annotations
 
 from sklearn.base import _fit_context as fit_context
+from sklearn.model_selection._split import GroupsConsumerMixin
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, RealNotInt, StrOptions
 
 try:
@@ -29,6 +32,7 @@ except ImportError:  # scikit-learn < 1.9: no callback API, fits report nothing
 
 __all__ = [
     "CallbackSupportMixin",
+    "GroupsConsumerMixin",
     "HasMethods",
     "Hidden",
     "Interval",

@@ -23,6 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.model_selection import PredefinedSplit
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from ._base import (
@@ -34,7 +35,7 @@ from ._base import (
     store_params,
     weighted_training_rows,
 )
-from ._compat import HasMethods, Interval, StrOptions, fit_context
+from ._compat import GroupsConsumerMixin, HasMethods, Interval, StrOptions, fit_context
 from ._memory import check_memory
 from ._multiclass import scores_index
 from ._outofcore import (
@@ -263,7 +264,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         ``tune=True``: the folds of each cell's search: an int for that
         many (``StratifiedKFold``, shuffled by a seed drawn per cell from
         ``random_state``), or a scikit-learn splitter (with ``split`` and
-        ``get_n_splits``), applied to each cell's tuning rows.
+        ``get_n_splits``), applied to each cell's tuning rows: one that
+        splits whatever rows it is given. ``PredefinedSplit`` and the
+        splitters by groups (``GroupKFold``, ``LeaveOneGroupOut``, ...),
+        whose folds are set per row of the whole training set, raise
+        ``ValueError``.
     tune_size : int, 'auto' or None, default='auto'
         ``tune=True``: training rows of a cell its search runs on (a random
         subsample when the cell has more); 'auto' is 2000, None all of
@@ -729,7 +734,30 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         size = self.tune_size
         if size == "auto":
             size = AUTO_TUNE_SIZE
+        self._check_cell_cv()
         return {"Cs": Cs, "gammas": gammas, "cv": self.cv, "tune_size": size}
+
+    def _check_cell_cv(self) -> None:
+        """Refuse a ``cv`` that splits the whole training set's rows, not any
+        rows it is given: each cell's search sees only the cell's rows."""
+        cv = self.cv
+        if isinstance(cv, Integral):
+            return
+        if isinstance(cv, PredefinedSplit) or hasattr(cv, "test_fold"):
+            why = "assigns a fold to each row of the whole training set"
+        elif isinstance(cv, GroupsConsumerMixin):
+            why = "splits by groups, which are given per row of the whole training set"
+        else:
+            return
+        raise ValueError(
+            f"cv={cv!r} {why}, but CellSVC(tune=True) searches each cell on the cell's own "
+            "training rows (its members and overlap, a random subsample of tune_size "
+            "beyond that), so such a split cannot be applied within a cell. Pass an int "
+            "(StratifiedKFold on each cell's rows) or a splitter that splits whatever rows "
+            "it is given (KFold, StratifiedKFold, ShuffleSplit), or choose C and gamma "
+            "with localsvm.SVCCV(cv=...) on all the rows and fit CellSVC(tune=False) at "
+            "the chosen values"
+        )
 
     def _warn_untuned(self, spec, search) -> None:
         """One warning naming the cells with two classes that were fitted
