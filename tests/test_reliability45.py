@@ -9,7 +9,7 @@ import pytest
 from sklearn.datasets import make_classification, make_regression
 from sklearn.model_selection import GroupKFold, KFold, LeaveOneGroupOut, PredefinedSplit
 
-from localsvm import SVCCV, SVRCV, CellSVC
+from localsvm import SVCCV, SVRCV, CellSVC, NuSVR
 
 
 @pytest.mark.parametrize("method", ["predict", "decision_function", "score"])
@@ -91,3 +91,24 @@ def test_cell_svc_takes_a_splitter_of_any_rows():
     X, y = make_classification(n_samples=200, n_features=4, random_state=0)
     est = CellSVC(tune=True, n_cells=2, Cs=2, gammas=2, cv=KFold(3), random_state=0)
     assert est.fit(X, y).cell_tuned_.all()
+
+
+def test_nusvr_warns_when_rounding_decides_its_predictions():
+    # C · nu · sum(w) = 1.5e8 multipliers from the start: the gradient's
+    # rounding (~3e-8) dwarfs targets of spread ~1e-10, and the solver
+    # stopped at once with an intercept 50 times that spread, silently.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 1))
+    y = 1e-10 * np.sin(X[:, 0])
+    with pytest.warns(UserWarning, match=r"NuSVR: the dual's gradient is rounded by about"):
+        NuSVR(C=1e6, nu=0.5, gamma=6.0, tol=1e-6).fit(X, y)
+
+
+def test_nusvr_says_nothing_of_rounding_on_ordinary_data():
+    X, y = make_regression(n_samples=200, n_features=3, noise=1.0, random_state=0)
+    with warnings.catch_warnings():
+        # Large C may stop at the iteration cap (its own warning).
+        warnings.filterwarnings("error", message="NuSVR: the dual's gradient")
+        for C in (1.0, 1e3, 1e6):
+            for kernel in ("rbf", "linear"):
+                NuSVR(C=C, nu=0.5, kernel=kernel, max_iter=10**5).fit(X, y / np.std(y))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 import time
+import warnings
 from numbers import Real
 from typing import ClassVar
 
@@ -58,6 +59,7 @@ from ._validation import prepare_input, reject_dask
 from .backends.base import QPProblem, QPSolution, smo_settings, solve_checked
 from .kernels import KERNELS, core_rows, decision_values
 from .parallel import effective_n_jobs
+from .svc import kernel_value_scale
 
 
 def _describe(sol: QPSolution) -> str:
@@ -121,6 +123,10 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
 
     _needs_y: ClassVar[bool] = True
 
+    def _check_rounding(self, sol: QPSolution, problem: QPProblem, y) -> None:
+        """Warn of a solution that the rounding of its gradient decides
+        (nothing to check here; see :class:`NuSVR`)."""
+
     def _fit(self, X, y, sample_weight):
         # A warm start handed over by the search that refits this model
         # (SVRCV: the folds' averaged multipliers, one per variable of the
@@ -151,6 +157,7 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         report.task_end(0, sol, _describe)
         self._check_finite([sol])
         self._check_hard_margin([sol], "fits every target within epsilon")
+        self._check_rounding(sol, problem, y)
         self.backend_ = backend.name
         self.precision_ = getattr(sol, "precision", "float64")
         coef = self._coefficients(sol, n)
@@ -504,6 +511,36 @@ class NuSVR(RegressorMixin, _BaseSingleDual):
     def _coefficients(self, sol, n):
         self.epsilon_ = -float(getattr(sol, "r", 0.0))
         return _regression_coefficients(sol, n)
+
+    def _check_rounding(self, sol: QPSolution, problem: QPProblem, y) -> None:
+        """Warn when the rounding of the gradient is not small against the
+        targets' spread. ν-SVR's multipliers sum to ``C · ν · Σ w`` from the
+        start (LIBSVM's start, ``α_i = α*_i``), so every gradient entry
+        carries a rounding of about ``ε · s · C · ν · Σ w`` (``s`` the
+        kernel values' scale), however small the model's coefficients
+        ``α − α*`` are; past the targets' spread the solver stops on
+        rounding (or never reaches ``tol``) and the intercept, hence every
+        prediction, is off by about that much."""
+        if y is None or not np.size(y):
+            return
+        y = np.asarray(y, dtype=np.float64)
+        spread = float(np.ptp(y)) or float(np.abs(y).max())
+        # The float64 sums of α_j·K_ij (float32 kernel values round alike
+        # for α_j and α*_j, which cancel): |K| <= 1 for 'rbf'.
+        spec = problem.kernel
+        scale = 1.0 if spec.name == "rbf" else kernel_value_scale(spec, problem.X, problem.rows)
+        total = float(np.abs(np.asarray(sol.alpha, dtype=np.float64)).sum())
+        rounding = float(np.finfo(np.float64).eps) * scale * total
+        if spread > 0.0 and rounding > 1e-3 * spread:
+            warnings.warn(
+                f"NuSVR: the dual's gradient is rounded by about {rounding:.3g} (C · nu · "
+                "sum(sample_weight) times the kernel values' scale times the unit roundoff), "
+                f"not small against the spread of y ({spread:.3g}): the intercept and the "
+                "predictions are not determined to better than that. Lower C (or the "
+                "sample weights), or scale y (e.g. standardize it)",
+                UserWarning,
+                stacklevel=4,
+            )
 
     fit = SVR.fit
     predict = SVR.predict
