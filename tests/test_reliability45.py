@@ -112,3 +112,32 @@ def test_nusvr_says_nothing_of_rounding_on_ordinary_data():
         for C in (1.0, 1e3, 1e6):
             for kernel in ("rbf", "linear"):
                 NuSVR(C=C, nu=0.5, kernel=kernel, max_iter=10**5).fit(X, y / np.std(y))
+
+
+@pytest.mark.parametrize("scale", [1e150, 1e30, 1e-150])
+@pytest.mark.parametrize("kernel", ["rbf", "sigmoid", "linear"])
+def test_cell_routing_that_overflows_float32_is_refused(kernel, scale):
+    # Routing runs in float32: rows of 1e150 became inf, their kernel
+    # values NaN or exp(-inf) = 0, and the rows went to cells by nothing,
+    # with a numpy RuntimeWarning at most.
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    est = CellSVC(n_cells=3, kernel=kernel, random_state=0)
+    if kernel == "linear" and scale < 1:
+        est.fit(X * scale, y)  # linear routing sums in float64 first: fine
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        # (or, past float64's range, the kernel's own overflow check)
+        with pytest.raises(
+            ValueError, match=r"kernel('s)? values (computed in float32, which )?overflow"
+        ):
+            est.fit(X * scale, y)
+
+
+def test_cell_routing_of_ordinary_rows_is_unchanged():
+    X, y = make_classification(n_samples=300, n_features=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for kernel in ("rbf", "sigmoid", "linear", "poly"):
+            est = CellSVC(n_cells=3, kernel=kernel, random_state=0).fit(X, y)
+            assert est.score(X, y) > 0.6

@@ -200,6 +200,21 @@ random_state : int, RandomState instance or None, default=None
     Seeds the samples and the clustering."""
 
 
+def _check_float32(values: np.ndarray, X, RT: np.ndarray) -> None:
+    """Refuse routing values that float32 cannot hold: an overflow (to
+    ``inf``, or ``inf − inf = NaN``) would send rows to cells by nothing
+    (``exp(−inf) = 0`` and ``tanh(inf) = 1`` hide it), in silence."""
+    if np.isfinite(values).all():
+        return
+    top = float(np.abs(X).max()) if X.shape[0] else 0.0
+    raise ValueError(
+        "the cells route rows by kernel values computed in float32, which overflow "
+        f"for these rows (largest |x| = {top:.3g}, largest |representative| = "
+        f"{float(np.abs(RT[np.isfinite(RT)]).max(initial=0.0)):.3g} after the kernel's "
+        "scaling): scale the features (e.g. StandardScaler), or lower gamma"
+    )
+
+
 @fill(rows_params=_ROWS_PARAMS)
 @dataclass
 class CellPartition:
@@ -246,33 +261,43 @@ class CellPartition:
         if self.spec.name == "rbf":
             g = self.spec.gamma
             R = np.column_stack([2.0 * g * R, -g * (R * R).sum(axis=1)])
-        return np.ascontiguousarray(R.T, dtype=np.float32), starts, inv, means
+        with np.errstate(over="ignore"):
+            # An overflow here is refused by the first block's scores.
+            return np.ascontiguousarray(R.T, dtype=np.float32), starts, inv, means
 
     def _block_scores(self, X: np.ndarray, prepared) -> np.ndarray:
         """:meth:`scores` of one block of rows, in float32 (kernel values
         for routing only: the same rule for training and new examples)."""
         spec = self.spec
         RT, starts, inv, means = prepared
-        within = self.within.astype(np.float32)
+        with np.errstate(over="ignore"):
+            within = self.within.astype(np.float32)
         if spec.name == "linear":
-            return within - 2 * (X @ means.T).astype(np.float32)
-        Xb = np.asarray(X, dtype=np.float32)
-        if spec.name == "rbf":
-            g = np.float32(spec.gamma)
-            K = np.column_stack([Xb, np.ones(Xb.shape[0], dtype=np.float32)]) @ RT
-            K -= g * (Xb * Xb).sum(axis=1)[:, None]
-            np.minimum(K, 0.0, out=K)
-            np.exp(K, out=K)
-        else:
-            K = Xb @ RT
-            K *= np.float32(spec.gamma)
-            K += np.float32(spec.coef0)
-            if spec.name == "poly":
-                K **= spec.degree
-            elif spec.name == "sigmoid":
-                np.tanh(K, out=K)
-            else:  # pragma: no cover - guarded by the estimators' constraints
-                raise ValueError(f"cells need a kernel function, not {spec.name!r}")
+            with np.errstate(over="ignore", invalid="ignore"):
+                S = within - 2 * (X @ means.T).astype(np.float32)
+            _check_float32(S, X, RT)
+            return S
+        with np.errstate(over="ignore", invalid="ignore"):
+            Xb = np.asarray(X, dtype=np.float32)
+            if spec.name == "rbf":
+                g = np.float32(spec.gamma)
+                K = np.column_stack([Xb, np.ones(Xb.shape[0], dtype=np.float32)]) @ RT
+                K -= g * (Xb * Xb).sum(axis=1)[:, None]
+                _check_float32(K, X, RT)
+                np.minimum(K, 0.0, out=K)
+                np.exp(K, out=K)
+            else:
+                K = Xb @ RT
+                K *= np.float32(spec.gamma)
+                K += np.float32(spec.coef0)
+                if spec.name == "poly":
+                    K **= spec.degree
+                elif spec.name == "sigmoid":
+                    _check_float32(K, X, RT)
+                    np.tanh(K, out=K)
+                else:  # pragma: no cover - guarded by the estimators' constraints
+                    raise ValueError(f"cells need a kernel function, not {spec.name!r}")
+                _check_float32(K, X, RT)
         # Each cell's mean kernel value: sums over its (contiguous) columns.
         # With one representative per cell (as many cells as sampled rows)
         # the sums are the values themselves; numpy's reduceat would pay a
