@@ -7,7 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.datasets import make_classification, make_regression
-from sklearn.model_selection import GroupKFold, KFold, LeaveOneGroupOut, PredefinedSplit
+from sklearn.model_selection import (
+    GroupKFold,
+    KFold,
+    LeaveOneGroupOut,
+    LeaveOneOut,
+    PredefinedSplit,
+)
 
 from localsvm import SVCCV, SVRCV, CellSVC, NuSVR
 
@@ -141,3 +147,30 @@ def test_cell_routing_of_ordinary_rows_is_unchanged():
         for kernel in ("rbf", "sigmoid", "linear", "poly"):
             est = CellSVC(n_cells=3, kernel=kernel, random_state=0).fit(X, y)
             assert est.score(X, y) > 0.6
+
+
+@pytest.mark.parametrize("cv", [LeaveOneOut(), KFold(40)])
+def test_cell_svc_tunes_with_a_splitter_of_more_folds_than_a_class_has(cv):
+    # The check for StratifiedKFold (every class at least once per fold)
+    # was applied to any splitter: LeaveOneOut on 40 rows of classes of 20
+    # tuned no cell, though SVCCV with the same cv on the same rows does.
+    X, y = make_classification(n_samples=40, n_features=4, random_state=0)
+    est = CellSVC(tune=True, cv=cv, Cs=2, gammas=2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est.fit(X, y)
+    assert est.cell_tuned_.all()
+    search = SVCCV(Cs=2, gammas=2, cv=cv).fit(X, y)  # one cell: the same rows
+    assert est.cell_cv_score_[0] == pytest.approx(search.best_score_)
+
+
+def test_cell_svc_leaves_untuned_a_cell_a_splitter_leaves_a_class_out_of():
+    X, y = make_classification(n_samples=40, n_features=4, random_state=0)
+    order = np.argsort(y, kind="stable")
+    est = CellSVC(tune=True, cv=KFold(2), Cs=2, gammas=2, random_state=0)
+    with pytest.warns(
+        UserWarning,
+        match=r"cv=KFold.* gives their tuning rows no training fold with all their classes",
+    ):
+        est.fit(X[order], y[order])
+    assert not est.cell_tuned_.any()

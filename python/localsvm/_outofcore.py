@@ -211,7 +211,8 @@ def tune_cell(X, y_idx, weights, params: dict, search: dict | None, seed: int):
     gamma, best mean CV score, tuned, search seconds, the search's
     warnings)`` (``(category, message)`` pairs, reported by the caller once
     for every cell); a cell whose tuning rows hold a class with fewer
-    examples than there are folds, or whose search scored no candidate on
+    examples than an int ``cv`` has folds (a splitter's: no training fold
+    with all the cell's classes), or whose search scored no candidate on
     every fold, is fitted at ``params``' values, not tuned, with a NaN
     score."""
     from .tuning import SVCCV
@@ -226,10 +227,22 @@ def tune_cell(X, y_idx, weights, params: dict, search: dict | None, seed: int):
             sub = np.sort(rs.choice(sub.size, size, replace=False))
         Xs, ys = X[sub], y_idx[sub]
         cv = search["cv"]
-        n_splits = int(cv) if isinstance(cv, Integral) else int(cv.get_n_splits(Xs, ys))
         held = np.unique(y_idx)
-        counts = np.bincount(ys, minlength=int(held.max()) + 1)[held]
-        if counts.min() >= n_splits:
+        if isinstance(cv, Integral):
+            # StratifiedKFold: every class in every fold.
+            counts = np.bincount(ys, minlength=int(held.max()) + 1)[held]
+            can_tune = counts.min() >= int(cv)
+        else:
+            # A splitter (LeaveOneOut, ShuffleSplit, ...) need not stratify:
+            # the search runs when a training fold holds every class (a fold
+            # that lacks one fails, its candidates score NaN, and the cell
+            # is not tuned below, its FitFailedWarning in notes); with no
+            # such fold every fit would fail and the search raise.
+            splits = list(cv.split(Xs, ys))
+            can_tune = any(
+                np.unique(ys[np.asarray(train)]).size == held.size for train, _ in splits
+            )
+        if can_tune:
             start = time.perf_counter()
             cv_search = SVCCV(
                 Cs=search["Cs"],

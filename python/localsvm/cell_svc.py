@@ -177,10 +177,12 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     per cell: its cost grows with the square of its rows and linearly with
     candidates and folds, so on large data the cells' searches together
     stay near the cost of the cells' fits instead of a multiple of it. A
-    cell whose tuning rows hold a class with fewer examples than the
-    number of folds cannot be cross-validated, nor can one whose search
-    scores no candidate on every fold (a fold's fits failed, as when a
-    splitter that does not stratify leaves a class out of a training fold):
+    cell whose tuning rows hold a class with fewer examples than an int
+    ``cv``'s number of folds cannot be cross-validated (with a splitter:
+    one that gives the cell no training fold with all its classes), nor
+    can one whose search scores no candidate on every fold (a fold's fits
+    failed, as when a splitter that does not stratify leaves a class out
+    of a training fold):
     it is trained at ``C`` and the resolved ``gamma`` (the values of
     ``tune=False``), marked False in ``cell_tuned_``, and one
     ``UserWarning`` names those cells. ``C``
@@ -777,11 +779,15 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
         untuned = np.flatnonzero(fitted & ~self.cell_tuned_)
         if untuned.size == 0:
             return
+        cv = search["cv"]
+        if isinstance(cv, Integral):
+            why = f"their tuning rows hold a class with fewer examples than cv={cv!r} has folds"
+        else:
+            why = f"cv={cv!r} gives their tuning rows no training fold with all their classes"
         warnings.warn(
             f"CellSVC(tune=True): {untuned.size} of {fitted.sum()} cell SVMs (cells "
             f"{untuned[:5].tolist()}{' ...' if untuned.size > 5 else ''}) were fitted at "
-            f"C={self.C:g}, gamma={spec.gamma:.6g} without tuning: their tuning rows hold a "
-            f"class with fewer examples than cv={search['cv']!r} has folds, or their search "
+            f"C={self.C:g}, gamma={spec.gamma:.6g} without tuning: {why}, or their search "
             "scored no candidate on every fold (a fold's fits failed). cell_tuned_ marks "
             "the tuned cells; a smaller or stratified cv, a larger tune_size or larger cells "
             "tune them.",
