@@ -378,7 +378,11 @@ class CellSVC(RegionModelsMixin, BaseSVMClassifier):
     (``8 · cell_size · (1 + overlap) · d`` bytes) and its share of
     ``cache_size``; a ``MemoryError`` naming ``cell_size`` is raised before
     anything is computed when that exceeds half of the available memory.
-    Routing computes 16 MiB of float32 kernel values per thread at a time.
+    Routing computes 16 MiB of float32 kernel values per thread at a time;
+    values that overflow float32 (features of magnitude beyond about
+    ``1e30``, or below about ``1e-30`` with ``gamma='scale'``, whose
+    ``gamma`` is then about ``1e60``) raise ``ValueError`` at fit or
+    prediction: scale the features.
     The fitted cells keep their support vectors, at most
     ``(1 + overlap)·n`` rows. In all, about
     ``cache_size + 4·n·n_cells + 8·(1 + overlap)·n·d`` bytes besides ``X``.
