@@ -174,3 +174,12 @@ def test_cell_svc_leaves_untuned_a_cell_a_splitter_leaves_a_class_out_of():
     ):
         est.fit(X[order], y[order])
     assert not est.cell_tuned_.any()
+
+
+def test_search_names_itself_for_a_list_with_the_wrong_number_of_features():
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    search = SVCCV(Cs=[1.0], gammas=[0.2], cv=3).fit(X, y)
+    with pytest.raises(ValueError, match="X has 3 features, but SVCCV is expecting 4"):
+        search.predict(X[:5, :3].tolist())
+    with pytest.raises(ValueError, match="Reshape your data"):
+        search.predict(X[0])

@@ -1245,7 +1245,18 @@ class _BaseSVMCV(BaseKernelEstimator):
                 f"{type(self).__name__} was fitted with refit=False: {method} needs the "
                 "model refitted on all the data"
             )
-        validate_data(self, X, reset=False, skip_check_array=True)
+        shape = getattr(X, "shape", None)
+        if shape is not None:
+            rows_of_features = len(shape) == 2
+        else:
+            rows_of_features = (
+                isinstance(X, (list, tuple))
+                and len(X) > 0
+                and isinstance(X[0], (list, tuple, np.ndarray))
+            )
+        if rows_of_features:
+            # Else the refitted model's check says what X should be.
+            validate_data(self, X, reset=False, skip_check_array=True)
         with warnings.catch_warnings():
             # Said above, in this estimator's name.
             warnings.filterwarnings(
