@@ -105,14 +105,7 @@ impl Panel {
     /// Applies a sequence of row swaps, in order, one feature at a time (so
     /// each feature's row stays in the processor's cache).
     pub fn swap_many(&mut self, swaps: &[(usize, usize)]) {
-        if self.n == 0 {
-            return;
-        }
-        for row in self.data.chunks_exact_mut(self.n) {
-            for &(i, j) in swaps {
-                row.swap(i, j);
-            }
-        }
+        swap_feature_major(&mut self.data, self.n, swaps);
         for &(i, j) in swaps {
             self.sq.swap(i, j);
         }
@@ -178,6 +171,20 @@ impl Query {
     }
 }
 
+/// Row swaps, in order, on `n` rows stored feature by feature (`data[f·n +
+/// t]`), one feature at a time (so each feature's values stay in the
+/// processor's cache).
+fn swap_feature_major<T>(data: &mut [T], n: usize, swaps: &[(usize, usize)]) {
+    if n == 0 {
+        return;
+    }
+    for feature in data.chunks_exact_mut(n) {
+        for &(i, j) in swaps {
+            feature.swap(i, j);
+        }
+    }
+}
+
 /// The largest [`Columns64`] made: a fit's memory stays within what its
 /// float64 rows and cache take (the rows once more would be a third copy of
 /// the training data), plus this much; larger data sets fill row by row.
@@ -215,14 +222,7 @@ impl Columns64 {
 
     /// Applies a sequence of swaps of rows, in order.
     pub fn swap_many(&mut self, swaps: &[(usize, usize)]) {
-        if self.n == 0 {
-            return;
-        }
-        for col in self.data.chunks_exact_mut(self.n) {
-            for &(i, j) in swaps {
-                col.swap(i, j);
-            }
-        }
+        swap_feature_major(&mut self.data, self.n, swaps);
     }
 
     /// `out[k] = Σ_f (x_{start+k, f} − q_f)²`, the features in order.
