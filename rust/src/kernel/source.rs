@@ -157,8 +157,9 @@ pub enum KernelSource {
         rows: Rows,
         panel: OnceLock<Panel>,
         /// The rows feature by feature in `f64`, made by the first `f64`
-        /// RBF fill (`None`: no room for it; the fills then go row by row,
-        /// to the same values).
+        /// RBF fill (`None`: too large, or no room for it, see
+        /// [`Columns64::try_new`]; the fills then go row by row, to the same
+        /// values).
         cols64: OnceLock<Option<Columns64>>,
     },
     /// Sparse feature rows (CSR), addressed through a permutation; every
