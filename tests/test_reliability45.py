@@ -1,6 +1,7 @@
 """Bad input to the searches and to CellSVC's per-cell tuning: one clear
 message, in the name of the estimator the user called."""
 
+import re
 import warnings
 
 import numpy as np
@@ -15,6 +16,7 @@ from sklearn.model_selection import (
     PredefinedSplit,
 )
 
+import localsvm
 from localsvm import SVCCV, SVRCV, CellSVC, NuSVR
 
 
@@ -183,3 +185,21 @@ def test_search_names_itself_for_a_list_with_the_wrong_number_of_features():
         search.predict(X[:5, :3].tolist())
     with pytest.raises(ValueError, match="Reshape your data"):
         search.predict(X[0])
+
+
+@pytest.mark.parametrize("make", [lambda: localsvm.NuSVC(), lambda: localsvm.OneClassSVM()])
+def test_overflowing_weights_are_refused_in_few_words(make):
+    # Uniform weights of 1e200 overflow the dual's objective: the error names
+    # the weights (these estimators have no C to lower) and prints its
+    # figures in scientific notation, not as 200-digit integers.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 3))
+    y = (X[:, 0] > 0).astype(int)
+    est = make()
+    with pytest.raises(ValueError, match="sample weights") as err:
+        est.fit(
+            X,
+            None if isinstance(est, localsvm.OneClassSVM) else y,
+            sample_weight=np.full(20, 1e200),
+        )
+    assert not re.search(r"\d{20}", str(err.value)), str(err.value)

@@ -528,9 +528,10 @@ impl DualProblem {
             && result.alpha.iter().all(|a| a.is_finite());
         if !finite {
             value_error!(
-                "the dual solution is not finite (objective {}, rho {}): the kernel values or \
-                 C are too large for float64 arithmetic; scale the features (e.g. \
-                 StandardScaler) or lower C",
+                "the dual solution is not finite (objective {:.3e}, rho {:.3e}): the kernel \
+                 values or the bounds of the multipliers (C times the sample weights) are too \
+                 large for float64 arithmetic; scale the features (e.g. StandardScaler), or \
+                 lower C or the sample weights",
                 result.objective,
                 result.rho
             );
