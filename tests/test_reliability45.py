@@ -203,3 +203,15 @@ def test_overflowing_weights_are_refused_in_few_words(make):
             sample_weight=np.full(20, 1e200),
         )
     assert not re.search(r"\d{20}", str(err.value)), str(err.value)
+
+
+def test_nusvc_refusing_small_weights_says_to_scale_them_up():
+    # Uniform weights of 1e-6 shrink nu-SVC's multipliers and its margin
+    # variable r with them, below tol: the refusal says the weights are the
+    # cause and how to mend it, and weights of mean 1 fit.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(200) > 0).astype(int)
+    with pytest.raises(ValueError, match="scale small sample weights up"):
+        localsvm.NuSVC().fit(X, y, sample_weight=np.full(200, 1e-6))
+    localsvm.NuSVC().fit(X, y, sample_weight=np.full(200, 1.0))

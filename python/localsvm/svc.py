@@ -202,8 +202,10 @@ def _rescale_nu(sol: QPSolution, nu: float, floor: float) -> QPSolution:
             f"{floor:.3g} of 0 (tol plus the rounding of the kernel values), so the decision "
             "function is 0 within that uncertainty and the dual coefficients alpha / r "
             f"are not determined: for nu={nu!r} the two classes' reduced convex hulls "
-            "meet (a larger nu shrinks them), or nu is so small that every gradient is "
-            "below tol. Raise nu, lower tol, or change the kernel"
+            "meet (a larger nu shrinks them), or nu or the sample weights are so small "
+            "that every gradient is below tol (the multipliers, and r with them, scale "
+            "with the weights; tol does not). Raise nu, lower tol, scale small sample "
+            "weights up (e.g. to mean 1), or change the kernel"
         )
     sol.alpha = np.asarray(sol.alpha) / r
     sol.rho = sol.rho / r
