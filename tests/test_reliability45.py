@@ -215,3 +215,20 @@ def test_nusvc_refusing_small_weights_says_to_scale_them_up():
     with pytest.raises(ValueError, match="scale small sample weights up"):
         localsvm.NuSVC().fit(X, y, sample_weight=np.full(200, 1e-6))
     localsvm.NuSVC().fit(X, y, sample_weight=np.full(200, 1.0))
+
+
+def test_one_class_svm_with_tiny_uniform_weights_is_the_unweighted_model_scaled():
+    # The one-class dual scales with uniform weights, but tol bounds the
+    # gradient, which scales too: at weights of 2**-40 (or 1e-10) every
+    # gradient was below tol at the start and the start came back. The
+    # weights are now scaled by a power of two for the solve.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    plain = localsvm.OneClassSVM().fit(X)
+    tiny = localsvm.OneClassSVM().fit(X, sample_weight=np.full(300, 2.0**-40))
+    np.testing.assert_allclose(
+        tiny.decision_function(X) * 2.0**40, plain.decision_function(X), rtol=1e-12, atol=1e-12
+    )
+    np.testing.assert_array_equal(tiny.predict(X), plain.predict(X))
+    small = localsvm.OneClassSVM().fit(X, sample_weight=np.full(300, 1e-10))
+    assert np.mean(small.predict(X) == plain.predict(X)) >= 0.99

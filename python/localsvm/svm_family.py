@@ -123,6 +123,11 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
 
     _needs_y: ClassVar[bool] = True
 
+    def _weight_scale(self, sw: np.ndarray) -> float:
+        """The power of two the weights are multiplied by for the solve (the
+        solution divided by it after); 1 here, see :class:`OneClassSVM`."""
+        return 1.0
+
     def _check_rounding(self, sol: QPSolution, problem: QPProblem, y) -> None:
         """Warn of a solution that the rounding of its gradient decides
         (nothing to check here; see :class:`NuSVR`)."""
@@ -139,7 +144,8 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         X, spec = self._training_kernel(X)
         report = self._fit_report(1, X, y)
         tasks = report.subtasks("dual-problem", 1, iterative=True)
-        problem = self._dual(X, y, sw)
+        scale = self._weight_scale(sw)
+        problem = self._dual(X, y, sw * scale if scale != 1.0 else sw)
         problem.kernel = spec
         fits = alpha_start is not None and alpha_start[0].shape == (problem.n,)
         if fits and problem.alpha0 is None:
@@ -154,6 +160,11 @@ class _BaseSingleDual(SVMDualMixin, BaseKernelEstimator):
         start = time.perf_counter()
         report.task_begin(0)
         sol = solve_checked(backend, problem)
+        if scale != 1.0:
+            # Back to the weights given (exact: a power of two).
+            sol.alpha = np.asarray(sol.alpha, dtype=np.float64) / scale
+            sol.rho = float(sol.rho) / scale
+            sol.objective = float(sol.objective) / scale / scale
         report.task_end(0, sol, _describe)
         self._check_finite([sol])
         self._check_hard_margin([sol], "fits every target within epsilon")
@@ -580,7 +591,11 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
 
     The dual ``min ½αᵀKα`` with ``0 ≤ α_i ≤ 1`` and ``Σ α = ν·n`` is solved
     as in LIBSVM (Chang & Lin, ACM TIST 2(3), 2011, §2.2) from its start,
-    the first ``⌊ν·n⌋`` coefficients at 1.
+    the first ``⌊ν·n⌋`` coefficients at 1. With ``sample_weight`` the boxes
+    are the weights and the sum ``ν`` times theirs; weights whose largest is
+    below ``2**-10`` are scaled by a power of two for the solve and the
+    solution scaled back (exactly), since ``tol`` bounds a gradient that
+    shrinks with them: LIBSVM stops near its start there.
 
     {sections}
 
@@ -619,6 +634,22 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
         precision="auto",
     ):
         store_params(self, locals())
+
+    def _weight_scale(self, sw: np.ndarray) -> float:
+        """A power of two that brings small weights (the largest below
+        ``2**-10``, as weights normalised to sum 1 over a thousand rows or
+        more) to a largest in ``[1, 2)``. The one-class dual is homogeneous
+        in the weights (boxes ``w_i``, ``Σα = ν Σw``: the solution and
+        ``rho`` scale with them), but ``tol`` bounds the gradient, which
+        scales with them too: with small weights every gradient is below
+        ``tol`` near the start, and the solver stopped there (as LIBSVM
+        does). The scaled solve and the solution scaled back are exact.
+        Large weights are left as they are (their solution scaled back could
+        overflow)."""
+        top = float(np.max(sw)) if sw.size else 1.0
+        if not (np.isfinite(top) and 0.0 < top < 2.0**-10):
+            return 1.0
+        return float(np.ldexp(1.0, -int(np.frexp(top)[1] - 1)))
 
     def _dual(self, X, y, sw) -> QPProblem:
         n = X.shape[0]
