@@ -232,3 +232,15 @@ def test_one_class_svm_with_tiny_uniform_weights_is_the_unweighted_model_scaled(
     np.testing.assert_array_equal(tiny.predict(X), plain.predict(X))
     small = localsvm.OneClassSVM().fit(X, sample_weight=np.full(300, 1e-10))
     assert np.mean(small.predict(X) == plain.predict(X)) >= 0.99
+
+
+def test_prediction_with_coefficients_below_float32s_range_takes_float64():
+    # Weights of 1e-300 give dual coefficients near 1e-300: the float32
+    # prediction path flushed them to 0 and every decision value was -rho
+    # (half the labels flipped). precision='auto' now predicts in float64.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    plain = localsvm.OneClassSVM().fit(X)
+    tiny = localsvm.OneClassSVM().fit(X, sample_weight=np.full(300, 1e-300))
+    assert np.unique(tiny.decision_function(X)).size > 1
+    assert np.mean(tiny.predict(X) == plain.predict(X)) >= 0.98

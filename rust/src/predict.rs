@@ -9,7 +9,7 @@ use crate::kernel::{
     Query, Rows,
 };
 use crate::numeric::simd;
-use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE};
+use crate::precision::{resolve, Magnitudes, Precision, F32_MAX_SAFE, F32_MIN_SAFE};
 use crate::runtime::control::Control;
 
 /// Test rows handed to one rayon task.
@@ -371,7 +371,10 @@ fn decision_core(
     let mags = Magnitudes::of_rows(test).join(Magnitudes::of_rows(sv));
     let mut path = resolve(precision, kind, mags, None)?;
     let coef_max = coef.iter().fold(0.0f64, |a, c| a.max(c.abs()));
-    if path == Precision::Float32 && precision == Precision::Auto && coef_max > F32_MAX_SAFE {
+    // Coefficients outside float32's safe range (huge, or so small that
+    // their products with the kernel values underflow) go to float64.
+    let coef_outside = coef_max > F32_MAX_SAFE || (coef_max > 0.0 && coef_max < F32_MIN_SAFE);
+    if path == Precision::Float32 && precision == Precision::Auto && coef_outside {
         path = Precision::Float64;
     }
     if k == 0 || m == 0 {
