@@ -205,16 +205,19 @@ def test_overflowing_weights_are_refused_in_few_words(make):
     assert not re.search(r"\d{20}", str(err.value)), str(err.value)
 
 
-def test_nusvc_refusing_small_weights_says_to_scale_them_up():
-    # Uniform weights of 1e-6 shrink nu-SVC's multipliers and its margin
-    # variable r with them, below tol: the refusal says the weights are the
-    # cause and how to mend it, and weights of mean 1 fit.
+def test_nusvc_with_small_uniform_weights_is_the_unweighted_model():
+    # A common factor of the weights leaves nu-SVC's model (alpha / r) as it
+    # is, but tol bounds a gradient that shrinks with them: uniform weights
+    # of 1e-6 had r below tol and were refused. Weights below 2**-10 are now
+    # scaled up by a power of two: 2**-40 gives the unweighted model exactly.
     rng = np.random.default_rng(0)
     X = rng.standard_normal((200, 3))
     y = (X[:, 0] + 0.3 * rng.standard_normal(200) > 0).astype(int)
-    with pytest.raises(ValueError, match="scale small sample weights up"):
-        localsvm.NuSVC().fit(X, y, sample_weight=np.full(200, 1e-6))
-    localsvm.NuSVC().fit(X, y, sample_weight=np.full(200, 1.0))
+    plain = localsvm.NuSVC().fit(X, y)
+    exact = localsvm.NuSVC().fit(X, y, sample_weight=np.full(200, 2.0**-40))
+    np.testing.assert_array_equal(exact.decision_function(X), plain.decision_function(X))
+    small = localsvm.NuSVC().fit(X, y, sample_weight=np.full(200, 1e-6))
+    np.testing.assert_allclose(small.decision_function(X), plain.decision_function(X), atol=1e-2)
 
 
 def test_one_class_svm_with_tiny_uniform_weights_is_the_unweighted_model_scaled():

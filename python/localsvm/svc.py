@@ -1400,7 +1400,10 @@ class NuSVC(SVC):
     reduced convex hulls meet and ``α / r`` is of arbitrary size, which
     LIBSVM returns all the same. As LIBSVM's, the solver
     ignores ``class_weight`` (the attribute ``class_weight_`` is still set);
-    ``sample_weight`` sets each sample's box.
+    ``sample_weight`` sets each sample's box. A common factor of the weights
+    does not change the model, but ``tol`` bounds a gradient that shrinks
+    with them: weights whose largest is below ``2**-10`` are scaled up by a
+    power of two for the solve (where LIBSVM stops near its start).
 
     Parameters
     ----------
@@ -1496,8 +1499,18 @@ class NuSVC(SVC):
         store_params(self, locals())
 
     def _box(self, y_idx: np.ndarray, sw: np.ndarray) -> np.ndarray:
-        """The sample weights (LIBSVM's ν-SVC boxes; no ``C``, no class weight)."""
-        return sw.astype(np.float64, copy=True)
+        """The sample weights (LIBSVM's ν-SVC boxes; no ``C``, no class
+        weight); weights whose largest is below ``2**-10`` multiplied by the
+        power of two that brings it to ``[1, 2)``. The fitted model does not
+        change with a common factor of the weights (``α / r`` and ``ρ / r``
+        are the same), but ``tol`` bounds a gradient that shrinks with them,
+        so small weights stopped the solver near its start, or left ``r``
+        within ``tol`` of 0 (refused). The factor is exact."""
+        box = sw.astype(np.float64, copy=True)
+        top = float(np.max(box)) if box.size else 1.0
+        if np.isfinite(top) and 0.0 < top < 2.0**-10:
+            box *= float(np.ldexp(1.0, -int(np.frexp(top)[1] - 1)))
+        return box
 
     def _check_box(self, upper: np.ndarray, y_idx: np.ndarray) -> None:
         """LIBSVM's feasibility test of ``nu`` over every pair of classes,
