@@ -177,6 +177,19 @@ def _row_blocks(X, rows, idx: np.ndarray, size: int):
         yield np.ascontiguousarray(X[b : b + size]) if rows is None else X[idx[b : b + size]]
 
 
+def small_weight_scale(weights: np.ndarray) -> float:
+    """The power of two that brings the largest of ``weights`` to ``[1, 2)``
+    when it is below ``2**-10``, else 1. For the duals homogeneous in the
+    weights (ν-SVC, the one-class SVM): their solution scales with a common
+    factor of the weights, and so does their gradient, which ``tol`` bounds
+    in absolute terms; solved at this scale, small weights do not stop the
+    solver near its start. Multiplying by it is exact."""
+    top = float(np.max(weights)) if np.size(weights) else 1.0
+    if not (np.isfinite(top) and 0.0 < top < 2.0**-10):
+        return 1.0
+    return float(np.ldexp(1.0, -int(np.frexp(top)[1] - 1)))
+
+
 def _rescale_nu(sol: QPSolution, nu: float, floor: float) -> QPSolution:
     """A ν-SVC solution in C-SVC form (LIBSVM): ``α``, ``ρ`` divided by the
     margin variable ``r``, the objective by ``r²``.
@@ -1506,11 +1519,7 @@ class NuSVC(SVC):
         are the same), but ``tol`` bounds a gradient that shrinks with them,
         so small weights stopped the solver near its start, or left ``r``
         within ``tol`` of 0 (refused). The factor is exact."""
-        box = sw.astype(np.float64, copy=True)
-        top = float(np.max(box)) if box.size else 1.0
-        if np.isfinite(top) and 0.0 < top < 2.0**-10:
-            box *= float(np.ldexp(1.0, -int(np.frexp(top)[1] - 1)))
-        return box
+        return sw.astype(np.float64, copy=True) * small_weight_scale(sw)
 
     def _check_box(self, upper: np.ndarray, y_idx: np.ndarray) -> None:
         """LIBSVM's feasibility test of ``nu`` over every pair of classes,

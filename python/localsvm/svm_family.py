@@ -59,7 +59,7 @@ from ._validation import prepare_input, reject_dask
 from .backends.base import QPProblem, QPSolution, smo_settings, solve_checked
 from .kernels import KERNELS, core_rows, decision_values
 from .parallel import effective_n_jobs
-from .svc import kernel_value_scale
+from .svc import kernel_value_scale, small_weight_scale
 
 
 def _describe(sol: QPSolution) -> str:
@@ -636,20 +636,11 @@ class OneClassSVM(OutlierMixin, _BaseSingleDual):
         store_params(self, locals())
 
     def _weight_scale(self, sw: np.ndarray) -> float:
-        """A power of two that brings small weights (the largest below
-        ``2**-10``, as weights normalised to sum 1 over a thousand rows or
-        more) to a largest in ``[1, 2)``. The one-class dual is homogeneous
-        in the weights (boxes ``w_i``, ``Σα = ν Σw``: the solution and
-        ``rho`` scale with them), but ``tol`` bounds the gradient, which
-        scales with them too: with small weights every gradient is below
-        ``tol`` near the start, and the solver stopped there (as LIBSVM
-        does). The scaled solve and the solution scaled back are exact.
-        Large weights are left as they are (their solution scaled back could
-        overflow)."""
-        top = float(np.max(sw)) if sw.size else 1.0
-        if not (np.isfinite(top) and 0.0 < top < 2.0**-10):
-            return 1.0
-        return float(np.ldexp(1.0, -int(np.frexp(top)[1] - 1)))
+        """:func:`~localsvm.svc.small_weight_scale`: the one-class dual
+        (boxes ``w_i``, ``Σα = ν Σw``) and ``rho`` scale with the weights;
+        the solution is scaled back after the solve. Large weights are left
+        as they are (their solution scaled back could overflow)."""
+        return small_weight_scale(sw)
 
     def _dual(self, X, y, sw) -> QPProblem:
         n = X.shape[0]
