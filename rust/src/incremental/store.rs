@@ -718,27 +718,3 @@ multiversion! {
         (sum + tail_sum, free, ub, lb)
     }
 }
-
-/// [`OnlineLearner::kernel_values`] for a kernel `kind`, as a function
-/// of the kernel alone (so it can fill a cached row in place).
-#[inline]
-pub(super) fn kernel_values(
-    kind: KernelKind,
-    vals: &mut [f64],
-    sq_of: impl Fn(usize) -> f64,
-    sq_q: f64,
-) {
-    match kind {
-        KernelKind::Rbf { gamma } => {
-            for (k, v) in vals.iter_mut().enumerate() {
-                *v = (sq_of(k) + sq_q - 2.0 * *v).max(0.0);
-            }
-            exp_scaled(vals, -gamma);
-        }
-        kind => {
-            for (k, v) in vals.iter_mut().enumerate() {
-                *v = kind.from_dot(*v, sq_of(k), sq_q);
-            }
-        }
-    }
-}

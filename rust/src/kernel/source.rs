@@ -68,38 +68,32 @@ fn in_chunks<T: Send>(
     }
 }
 
-/// Entries per stack block of [`kernel_run`]'s RBF exponentials.
+/// Entries per stack block of [`kernel_run`].
 const RUN_BLOCK: usize = 256;
 
 /// `out[k] = value(s + k, K)` with `K` the kernel value of the dot product
-/// and squared norms `terms(s + k)` gives ([`KernelKind::from_dot`]); the
-/// RBF values in blocks, their exponentials by the vectorised
-/// [`exp_scaled`] as the dense `f64` columns' (so a sparse and a dense copy
-/// of the same rows give the same values where their distances agree).
+/// `dot(s + k)`, the squared norm `sq(s + k)` and the query's `sq_q`: in
+/// blocks on the stack, by [`KernelKind::values_from_dots`] (the dense
+/// `float64` columns' exponential, so a sparse and a dense copy of the same
+/// rows give the same values where their distances agree).
 fn kernel_run<T>(
     kind: KernelKind,
     s: usize,
     out: &mut [T],
     value: &impl Fn(usize, f64) -> T,
-    terms: impl Fn(usize) -> (f64, f64, f64),
+    dot: impl Fn(usize) -> f64,
+    sq: impl Fn(usize) -> f64,
+    sq_q: f64,
 ) {
-    let KernelKind::Rbf { gamma } = kind else {
-        for (k, slot) in out.iter_mut().enumerate() {
-            let (dot, sq_a, sq_b) = terms(s + k);
-            *slot = value(s + k, kind.from_dot(dot, sq_a, sq_b));
-        }
-        return;
-    };
     let mut block = [0.0f64; RUN_BLOCK];
     for (b, part) in out.chunks_mut(RUN_BLOCK).enumerate() {
         let from = s + b * RUN_BLOCK;
-        let d2 = &mut block[..part.len()];
-        for (k, v) in d2.iter_mut().enumerate() {
-            let (dot, sq_a, sq_b) = terms(from + k);
-            *v = (sq_a + sq_b - 2.0 * dot).max(0.0);
+        let vals = &mut block[..part.len()];
+        for (k, v) in vals.iter_mut().enumerate() {
+            *v = dot(from + k);
         }
-        exp_scaled(d2, -gamma);
-        for (k, (slot, &v)) in part.iter_mut().zip(d2.iter()).enumerate() {
+        kind.values_from_dots(vals, |k| sq(from + k), sq_q);
+        for (k, (slot, &v)) in part.iter_mut().zip(vals.iter()).enumerate() {
             *slot = value(from + k, v);
         }
     }
@@ -264,20 +258,20 @@ impl KernelSource {
                 cols.accumulate(idx, val, acc);
                 let acc_ref: &[f64] = acc;
                 in_chunks(out, start, 1, |s, chunk| {
-                    kernel_run(*kind, s, chunk, &value, |t| {
-                        let t = perm[t];
-                        (acc_ref[t], sq_i, rows.sq_norm(t))
-                    });
+                    let (dot, sq) = (
+                        |t: usize| acc_ref[perm[t]],
+                        |t: usize| rows.sq_norm(perm[t]),
+                    );
+                    kernel_run(*kind, s, chunk, &value, dot, sq, sq_i);
                 });
                 cols.clear(idx, acc);
             } else {
                 rows.scatter(r, w);
                 let w_ref: &[f64] = w;
                 in_chunks(out, start, per_row, |s, chunk| {
-                    kernel_run(*kind, s, chunk, &value, |t| {
-                        let t = perm[t];
-                        (rows.gather_dot(t, w_ref), sq_i, rows.sq_norm(t))
-                    });
+                    let dot = |t: usize| rows.gather_dot(perm[t], w_ref);
+                    let sq = |t: usize| rows.sq_norm(perm[t]);
+                    kernel_run(*kind, s, chunk, &value, dot, sq, sq_i);
                 });
                 rows.clear(r, w);
             }
