@@ -41,25 +41,14 @@ impl Panel {
                 "use precision='float64' or fewer rows",
             )
         })?;
-        // Transpose in blocks of rows, so the writes along each feature are
-        // contiguous and the block's rows stay in the processor's cache.
-        const BLOCK: usize = 64;
-        for t0 in (0..n).step_by(BLOCK) {
-            let t1 = (t0 + BLOCK).min(n);
-            for f in 0..d {
-                let dst = &mut data[f * n + t0..f * n + t1];
-                for (k, slot) in dst.iter_mut().enumerate() {
-                    *slot = rows.row(t0 + k)[f] as f32;
-                }
-            }
-            for (t, norm) in (t0..t1).zip(&mut sq[t0..t1]) {
-                let sum: f64 = rows
-                    .row(t)
-                    .iter()
-                    .map(|&v| f64::from(v as f32).powi(2))
-                    .sum();
-                *norm = sum as f32;
-            }
+        transpose_into(rows, &mut data, |v| v as f32);
+        for (t, norm) in sq.iter_mut().enumerate() {
+            let sum: f64 = rows
+                .row(t)
+                .iter()
+                .map(|&v| f64::from(v as f32).powi(2))
+                .sum();
+            *norm = sum as f32;
         }
         Ok(Panel { data, sq, n, d })
     }
@@ -171,6 +160,23 @@ impl Query {
     }
 }
 
+/// `data[f·n + t] = cast(x_tf)` for the `n` rows of `rows`: the feature-major
+/// copy, transposed in blocks of rows so that the writes along each feature
+/// are contiguous and the block's rows stay in the processor's cache.
+fn transpose_into<T>(rows: &Rows, data: &mut [T], cast: impl Fn(f64) -> T) {
+    const BLOCK: usize = 64;
+    let (n, d) = (rows.n(), rows.d());
+    for t0 in (0..n).step_by(BLOCK) {
+        let t1 = (t0 + BLOCK).min(n);
+        for f in 0..d {
+            let dst = &mut data[f * n + t0..f * n + t1];
+            for (k, slot) in dst.iter_mut().enumerate() {
+                *slot = cast(rows.row(t0 + k)[f]);
+            }
+        }
+    }
+}
+
 /// Row swaps, in order, on `n` rows stored feature by feature (`data[f·n +
 /// t]`), one feature at a time (so each feature's values stay in the
 /// processor's cache).
@@ -212,11 +218,7 @@ impl Columns64 {
             return None;
         }
         let mut data = try_filled(len, 0.0f64, "", "").ok()?;
-        for t in 0..n {
-            for (f, &v) in rows.row(t).iter().enumerate() {
-                data[f * n + t] = v;
-            }
-        }
+        transpose_into(rows, &mut data, |v| v);
         Some(Columns64 { data, n })
     }
 
