@@ -125,8 +125,8 @@ pub fn learn_many(
     let next = AtomicUsize::new(0);
     // Each thread takes the next learner until none is left. One job per
     // batch: the helper ends with it (a spawned thread, not a team that
-    // spins for more work), and the caller waits for it by joining, off its
-    // core, when the helper holds the longest learner.
+    // spins for more work), and a caller done first waits for it off its
+    // core (parked, woken by the helper), answering signals meanwhile.
     let work = || {
         let mut done = Vec::new();
         loop {
