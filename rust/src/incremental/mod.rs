@@ -46,7 +46,7 @@ use std::cmp::Ordering;
 use std::time::Instant;
 
 use crate::error::{checked_len, memory_error, shape_error, try_filled, value_error, Result};
-use crate::kernel::{dot, KernelKind, KernelSource, Rows};
+use crate::kernel::{dot, values_from_dots, KernelKind, KernelSource, Rows};
 use crate::local::local_iteration_cap;
 use crate::numeric::simd::{self, multiversion};
 use crate::precision::{resolve, Magnitudes, Precision, QValue};

@@ -261,7 +261,7 @@ impl OnlineLearner {
     /// `f64::exp`, several times faster).
     #[inline]
     pub(super) fn kernel_values(&self, vals: &mut [f64], sq_of: impl Fn(usize) -> f64, sq_q: f64) {
-        self.kind.values_from_dots(vals, sq_of, sq_q);
+        values_from_dots(self.kind, vals, sq_of, sq_q);
     }
 
     /// The kernel matrix of the listed stored rows (row-major).
@@ -291,7 +291,7 @@ impl OnlineLearner {
             let out = &mut self.cache.column_mut(j)[start..n];
             column_dots(&self.cols, std::slice::from_ref(nz), start, len, out, len);
             let sq = &self.sq;
-            self.kind.values_from_dots(out, |k| sq[start + k], sq[j]);
+            values_from_dots(self.kind, out, |k| sq[start + k], sq[j]);
         }
     }
 
@@ -334,7 +334,7 @@ impl OnlineLearner {
                 let out = &mut self.cache.column_mut(j)[..n];
                 out.copy_from_slice(&buf[t * n..(t + 1) * n]);
                 let sq = &self.sq;
-                self.kind.values_from_dots(out, |k| sq[k], sq[j]);
+                values_from_dots(self.kind, out, |k| sq[k], sq[j]);
             }
         }
         self.scratch.rows = buf;

@@ -1,6 +1,5 @@
 //! The kernel functions of LIBSVM / scikit-learn and their parameters.
 
-use super::matrix::exp_scaled;
 use crate::error::{value_error, Result};
 
 /// The kernels of LIBSVM / scikit-learn, with their parameters.
@@ -79,33 +78,6 @@ impl KernelKind {
     #[inline]
     pub fn needs_norms(&self) -> bool {
         matches!(self, KernelKind::Rbf { .. })
-    }
-
-    /// [`KernelKind::from_dot`] over a buffer in place: `vals[k]`, a dot
-    /// product `x_k · q`, becomes `K(x_k, q)`, with `sq_of(k) = ‖x_k‖²` and
-    /// `sq_q = ‖q‖²`; the RBF exponentials in one vectorised pass
-    /// ([`exp_scaled`], within an ulp of `f64::exp`), so each value is the
-    /// same function of its pair wherever a buffer of them is computed.
-    #[inline]
-    pub(crate) fn values_from_dots(
-        &self,
-        vals: &mut [f64],
-        sq_of: impl Fn(usize) -> f64,
-        sq_q: f64,
-    ) {
-        match *self {
-            KernelKind::Rbf { gamma } => {
-                for (k, v) in vals.iter_mut().enumerate() {
-                    *v = (sq_of(k) + sq_q - 2.0 * *v).max(0.0);
-                }
-                exp_scaled(vals, -gamma);
-            }
-            kind => {
-                for (k, v) in vals.iter_mut().enumerate() {
-                    *v = kind.from_dot(*v, sq_of(k), sq_q);
-                }
-            }
-        }
     }
 
     /// The kernel value from a dot product and the two squared norms.

@@ -93,6 +93,33 @@ pub fn gather_square(matrix: &[f64], n: usize, idx: &[usize], hint: &str) -> Res
     Ok(sub)
 }
 
+/// [`KernelKind::from_dot`] over a buffer in place: `vals[k]`, a dot
+/// product `x_k · q`, becomes `K(x_k, q)`, with `sq_of(k) = ‖x_k‖²` and
+/// `sq_q = ‖q‖²`; the RBF exponentials in one vectorised pass
+/// ([`exp_scaled`], within an ulp of `f64::exp`), so each value is the same
+/// function of its pair wherever a buffer of them is computed.
+#[inline]
+pub(crate) fn values_from_dots(
+    kind: KernelKind,
+    vals: &mut [f64],
+    sq_of: impl Fn(usize) -> f64,
+    sq_q: f64,
+) {
+    match kind {
+        KernelKind::Rbf { gamma } => {
+            for (k, v) in vals.iter_mut().enumerate() {
+                *v = (sq_of(k) + sq_q - 2.0 * *v).max(0.0);
+            }
+            exp_scaled(vals, -gamma);
+        }
+        kind => {
+            for (k, v) in vals.iter_mut().enumerate() {
+                *v = kind.from_dot(*v, sq_of(k), sq_q);
+            }
+        }
+    }
+}
+
 /// Checks caller-supplied kernel values: `rows × cols` of them, all finite.
 /// `what` names the matrix in the error message.
 pub fn check_kernel_values(values: &[f64], rows: usize, cols: usize, what: &str) -> Result<()> {

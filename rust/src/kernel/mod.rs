@@ -31,6 +31,7 @@ pub use csr::{scratch, Csc, CsrRows};
 pub(crate) use fill::{fill_four_impl, fill_one_impl};
 pub use gram::{Gram, GramRow};
 pub use kinds::KernelKind;
+pub(crate) use matrix::values_from_dots;
 pub use matrix::{
     check_indices, check_kernel_values, gather_square, kernel_matrix, kernel_matrix_or,
     kernel_matrix_with, KernelRowsAgainst, Prepared, TrainingData,

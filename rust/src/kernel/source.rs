@@ -9,7 +9,9 @@ use super::csr::{scratch, Csc, CsrRows};
 use super::fill::{fill_one, fill_two};
 use super::gram::{Gram, GramRow};
 use super::kinds::KernelKind;
-use super::matrix::{check_indices, check_kernel_values, exp_scaled, gather_square, TrainingData};
+use super::matrix::{
+    check_indices, check_kernel_values, exp_scaled, gather_square, values_from_dots, TrainingData,
+};
 use super::panel::{sq_dist_in_order, Columns64, Panel, Query};
 use super::precision::{resolve, Magnitudes, Precision, QValue};
 use super::rows::{gather_rows, kernel_value, Rows};
@@ -73,7 +75,7 @@ const RUN_BLOCK: usize = 256;
 
 /// `out[k] = value(s + k, K)` with `K` the kernel value of the dot product
 /// `dot(s + k)`, the squared norm `sq(s + k)` and the query's `sq_q`: in
-/// blocks on the stack, by [`KernelKind::values_from_dots`] (the dense
+/// blocks on the stack, by [`values_from_dots`] (the dense
 /// `float64` columns' exponential, so a sparse and a dense copy of the same
 /// rows give the same values where their distances agree).
 fn kernel_run<T>(
@@ -92,7 +94,7 @@ fn kernel_run<T>(
         for (k, v) in vals.iter_mut().enumerate() {
             *v = dot(from + k);
         }
-        kind.values_from_dots(vals, |k| sq(from + k), sq_q);
+        values_from_dots(kind, vals, |k| sq(from + k), sq_q);
         for (k, (slot, &v)) in part.iter_mut().zip(vals.iter()).enumerate() {
             *slot = value(from + k, v);
         }
